@@ -1,0 +1,26 @@
+//===- packed_file.h - packed weight files ----------------------*- C++ -*-===//
+//
+// `lowbit pack` output. A .lbw file is a fixed little-endian header followed
+// by the PackedWeights arrays (layout in runtime/README.md). The gguf layout
+// (q4_0 only) is the bare ggml block_q4_0 array, row after row, exactly the
+// bytes ggml's quantize_row_q4_0_ref writes.
+//
+//===----------------------------------------------------------------------===//
+#ifndef LOWBIT_PACKED_FILE_H
+#define LOWBIT_PACKED_FILE_H
+
+#include "lowbit/format.h"
+
+#include <string>
+
+namespace lowbit {
+
+void save_packed(const std::string &path, const PackedWeights &W);
+/// Validates header, sizes and contents; throws Error on any mismatch.
+PackedWeights load_packed(const std::string &path);
+/// q4_0 only: writes W.codes as they are (bare ggml blocks).
+void save_gguf_blocks(const std::string &path, const PackedWeights &W);
+
+} // namespace lowbit
+
+#endif // LOWBIT_PACKED_FILE_H

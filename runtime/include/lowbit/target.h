@@ -1,0 +1,48 @@
+//===- target.h - host features, targets and strategies ---------*- C++ -*-===//
+#ifndef LOWBIT_TARGET_H
+#define LOWBIT_TARGET_H
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace lowbit {
+
+/// ISA features of the host, detected at run time (CPUID + XGETBV on x86,
+/// so a feature the OS does not enable counts as missing).
+struct CpuFeatures {
+  std::string arch;   // "x86_64", "aarch64", ...
+  std::string vendor; // "AuthenticAMD", ...
+  std::string model;  // brand string
+  bool sse42 = false, avx2 = false, fma = false, f16c = false;
+  bool avxvnni = false, avxvnniint8 = false;
+  bool avx512f = false, avx512bw = false, avx512vl = false,
+       avx512vnni = false;
+  bool neon = false, dotprod = false;
+};
+
+const CpuFeatures &host_cpu_features();
+
+enum class Target {
+  Native, Generic, X86Avx2, X86AvxVnni, X86Avx512Vnni, Aarch64Neon,
+  SpirvVulkan, SpirvXe2,
+};
+
+/// Throws Error listing the known targets on an unknown name.
+Target parse_target(std::string_view name);
+std::string target_name(Target t);
+std::vector<Target> all_targets();
+/// Whether code for `t` can run natively on this host.
+bool host_runs(Target t);
+/// The best native target on this host (what `native` resolves to).
+Target native_target();
+
+enum class Strategy { Reference, Upconvert, LutElementwise, LutBitserial, Auto };
+
+/// Throws Error listing the known strategies on an unknown name.
+Strategy parse_strategy(std::string_view name);
+std::string strategy_name(Strategy s);
+
+} // namespace lowbit
+
+#endif // LOWBIT_TARGET_H
