@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Sets up lowbit on Debian 12 from nothing: installs every Debian package the
+# project needs (idempotent: only missing packages are installed), configures
+# and builds into build/ (binaries in build/bin/), then runs the main job on a
+# built-in default problem. Safe to re-run.
+#
+#   bash scripts/setup.sh            # install + build + demo
+#   bash scripts/setup.sh --no-run   # install + build only
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+packages=(
+  cmake ninja-build ccache git
+  clang-22 lld-22 llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools
+  libclang-rt-22-dev nlohmann-json3-dev libgtest-dev
+  python3 python3-numpy
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
+    missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "setup: installing ${missing[*]}"
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+if [ ! -f build/build.ninja ]; then
+  cmake -S . -B build -G Ninja \
+    -DCMAKE_BUILD_TYPE=Release \
+    -DCMAKE_C_COMPILER=clang-22 -DCMAKE_CXX_COMPILER=clang++-22 \
+    -DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache \
+    -DMLIR_DIR=/usr/lib/llvm-22/lib/cmake/mlir \
+    -DLLVM_EXTERNAL_LIT=/usr/lib/llvm-22/bin/lit
+fi
+ninja -C build
+
+if [ "${1:-}" != "--no-run" ]; then
+  echo
+  build/bin/lowbit targets
+  echo
+  echo "Default job: every format, reference strategy, built-in 2560x2560 weights, N = 1"
+  for f in i2s tl1 tl2 w1g128 w2g64 w3g64 w4g32 q4_0; do
+    build/bin/lowbit run --format "$f" --check
+  done
+fi

@@ -1,0 +1,23 @@
+//===- Commands.h - the subcommands of the lowbit CLI -----------*- C++ -*-===//
+#ifndef LOWBIT_TOOLS_LOWBIT_COMMANDS_H
+#define LOWBIT_TOOLS_LOWBIT_COMMANDS_H
+
+#include "Options.h"
+
+#include <string>
+#include <vector>
+
+namespace lowbit::cli {
+
+struct Command {
+  CommandSpec spec;
+  int (*run)(const ParsedOptions &options);
+};
+
+const Command &targetsCommand();
+const Command &runCommand();
+const Command &packCommand();
+
+} // namespace lowbit::cli
+
+#endif // LOWBIT_TOOLS_LOWBIT_COMMANDS_H

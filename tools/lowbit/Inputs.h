@@ -1,0 +1,33 @@
+//===- Inputs.h - matrices the lowbit CLI reads or makes up -----*- C++ -*-===//
+#ifndef LOWBIT_TOOLS_LOWBIT_INPUTS_H
+#define LOWBIT_TOOLS_LOWBIT_INPUTS_H
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace lowbit::cli {
+
+/// A row-major fp32 matrix. `vector` records that it came from (or goes to) a
+/// 1-D .npy file, which is treated as a single row.
+struct Matrix {
+  int64_t rows = 0, cols = 0;
+  bool vector = false;
+  std::vector<float> data;
+};
+
+/// Reads a 1-D or 2-D float32 .npy; `role` ("weights", "activations") names
+/// it in errors. Rejects empty arrays.
+Matrix readMatrix(const std::string &path, const std::string &role);
+void writeMatrix(const std::string &path, const Matrix &m);
+
+/// Deterministic pseudo-random matrix (uniform in [-1, 1)), identical on
+/// every platform for a given seed.
+Matrix syntheticMatrix(int64_t rows, int64_t cols, uint64_t seed);
+
+/// Parses "MxK" (e.g. "2560x6912") into {M, K}.
+std::pair<int64_t, int64_t> parseShape(const std::string &text);
+
+} // namespace lowbit::cli
+
+#endif // LOWBIT_TOOLS_LOWBIT_INPUTS_H

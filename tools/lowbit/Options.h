@@ -1,0 +1,57 @@
+//===- Options.h - command-line options of the lowbit CLI -------*- C++ -*-===//
+//
+// A deliberately small `--name value` parser: every subcommand declares its
+// options in a table, which drives both parsing and `--help`. Any mistake
+// (unknown option, missing value, repeated option, missing required option)
+// throws lowbit::Error with one line that names it.
+//
+//===----------------------------------------------------------------------===//
+#ifndef LOWBIT_TOOLS_LOWBIT_OPTIONS_H
+#define LOWBIT_TOOLS_LOWBIT_OPTIONS_H
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace lowbit::cli {
+
+struct OptionSpec {
+  const char *name;    // without the leading "--"
+  const char *metavar; // nullptr for a boolean flag
+  const char *help;
+  bool required = false;
+};
+
+struct CommandSpec {
+  const char *name;
+  const char *summary;
+  const char *usageNotes; // printed after the option list; may be nullptr
+  std::vector<OptionSpec> options;
+};
+
+class ParsedOptions {
+public:
+  ParsedOptions(const CommandSpec &spec, const std::vector<std::string> &args);
+
+  bool helpRequested() const { return help; }
+  bool has(const std::string &name) const { return values.count(name) != 0; }
+  std::optional<std::string> get(const std::string &name) const;
+  std::string getOr(const std::string &name, const std::string &fallback) const;
+  /// A positive integer option, or `fallback` when absent.
+  int64_t getPositive(const std::string &name, int64_t fallback) const;
+
+private:
+  std::map<std::string, std::string> values;
+  bool help = false;
+};
+
+std::string renderHelp(const CommandSpec &spec);
+
+/// Parses a positive decimal integer; `what` names it in the error.
+int64_t parsePositive(const std::string &text, const std::string &what);
+
+} // namespace lowbit::cli
+
+#endif // LOWBIT_TOOLS_LOWBIT_OPTIONS_H

@@ -1,0 +1,174 @@
+//===- RunCommand.cpp - `lowbit run` --------------------------------------===//
+//
+// Quantizes and packs the weights (or loads a packed .lbw file), runs the
+// chosen strategy and writes Y = X * W^T. Without --weights/--act it runs a
+// built-in deterministic problem, which is what `scripts/setup.sh` shows a
+// newcomer.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Commands.h"
+#include "Inputs.h"
+
+#include "lowbit/error.h"
+#include "lowbit/format.h"
+#include "lowbit/packed_file.h"
+#include "lowbit/reference.h"
+#include "lowbit/target.h"
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+
+namespace lowbit::cli {
+
+static constexpr const char *kDefaultShape = "2560x2560";
+
+static bool isPackedFile(const std::string &path) {
+  std::ifstream in(path, std::ios::binary);
+  char magic[8] = {};
+  return in.read(magic, sizeof(magic)) &&
+         std::string(magic, sizeof(magic)) == std::string("LOWBITW\0", 8);
+}
+
+static PackedWeights loadWeights(const ParsedOptions &options,
+                                 const Format &format) {
+  auto path = options.get("weights");
+  if (path && isPackedFile(*path)) {
+    if (options.has("shape"))
+      throw Error("--shape cannot be combined with --weights");
+    PackedWeights packed = load_packed(*path);
+    if (packed.format.name() != format.name())
+      throw Error(*path + ": packed as " + packed.format.name() +
+                  ", but --format is " + format.name());
+    return packed;
+  }
+  Matrix W;
+  if (path) {
+    if (options.has("shape"))
+      throw Error("--shape cannot be combined with --weights");
+    W = readMatrix(*path, "weights");
+    if (W.vector)
+      throw Error(*path + ": weights must be a 2-D [M, K] array, got 1-D");
+  } else {
+    auto [M, K] = parseShape(options.getOr("shape", kDefaultShape));
+    format.check_shape(M, K);
+    W = syntheticMatrix(M, K, /*seed=*/1);
+  }
+  format.check_shape(W.rows, W.cols);
+  return quantize(format, W.data.data(), W.rows, W.cols);
+}
+
+static Matrix loadActivations(const ParsedOptions &options, int64_t K) {
+  auto path = options.get("act");
+  if (!path)
+    return syntheticMatrix(options.getPositive("n", 1), K, /*seed=*/2);
+  if (options.has("n"))
+    throw Error("--n cannot be combined with --act");
+  Matrix X = readMatrix(*path, "activations");
+  if (X.cols != K)
+    throw Error("shape mismatch: weights are [M, K] with K = " +
+                std::to_string(K) + ", but " + *path + " has K = " +
+                std::to_string(X.cols));
+  return X;
+}
+
+/// ||Y - Y64|| / ||Y64|| where Y64 is the fp64 product of the dequantized
+/// weights with the fp32 activations: how far the quantized computation is
+/// from the exact product of the weights it actually stores.
+static double normalizedError(const PackedWeights &W, const Matrix &X,
+                              const Matrix &Y) {
+  std::vector<float> deq(static_cast<size_t>(W.M * W.K));
+  dequantize(W, deq.data());
+  double diff = 0, norm = 0;
+  for (int64_t n = 0; n < X.rows; ++n)
+    for (int64_t m = 0; m < W.M; ++m) {
+      double exact = 0;
+      for (int64_t k = 0; k < W.K; ++k)
+        exact += double(deq[m * W.K + k]) * double(X.data[n * W.K + k]);
+      double d = double(Y.data[n * W.M + m]) - exact;
+      diff += d * d;
+      norm += exact * exact;
+    }
+  return norm > 0 ? std::sqrt(diff / norm) : std::sqrt(diff);
+}
+
+static void checkTarget(Target target) {
+  if (target == Target::Aarch64Neon || target == Target::SpirvVulkan ||
+      target == Target::SpirvXe2)
+    throw Error("target '" + target_name(target) +
+                "' is not supported by 'lowbit run' yet");
+  if (!host_runs(target))
+    throw Error("target '" + target_name(target) +
+                "' cannot run on this host (see 'lowbit targets')");
+}
+
+static int runRun(const ParsedOptions &options) {
+  Format format = Format::parse(*options.get("format"));
+  Strategy strategy = parse_strategy(options.getOr("strategy", "reference"));
+  Target target = parse_target(options.getOr("target", "native"));
+  options.getPositive("threads", 1);
+  if (strategy != Strategy::Reference && strategy != Strategy::Auto)
+    throw Error("strategy '" + strategy_name(strategy) +
+                "' is not available in this build yet (use reference)");
+  checkTarget(target);
+
+  PackedWeights W = loadWeights(options, format);
+  Matrix X = loadActivations(options, W.K);
+  Matrix Y;
+  Y.rows = X.rows;
+  Y.cols = W.M;
+  Y.vector = X.vector;
+  Y.data.resize(static_cast<size_t>(Y.rows * Y.cols));
+
+  auto start = std::chrono::steady_clock::now();
+  reference_mpgemm(W, X.data.data(), X.rows, Y.data.data());
+  double us = std::chrono::duration<double, std::micro>(
+                  std::chrono::steady_clock::now() - start)
+                  .count();
+
+  if (auto out = options.get("out"))
+    writeMatrix(*out, Y);
+  std::printf("%s  M=%lld K=%lld N=%lld  strategy=reference target=%s  "
+              "%.1f us  %.3f bits/weight\n",
+              format.name().c_str(), (long long)W.M, (long long)W.K,
+              (long long)X.rows, target_name(target).c_str(), us,
+              format.bits_per_weight());
+  if (options.has("check"))
+    std::printf("normalized error vs fp64 product of the dequantized "
+                "weights: %.3g\n",
+                normalizedError(W, X, Y));
+  return 0;
+}
+
+const Command &runCommand() {
+  static const Command command{
+      {"run",
+       "Quantize and pack the weights W [M, K] in --format, run Y = X * W^T "
+       "with the chosen strategy and write Y [N, M].",
+       "Arrays are little-endian float32 .npy files in C order. --weights may "
+       "also be a .lbw file\nwritten by 'lowbit pack'. Without --weights and "
+       "--act a built-in deterministic problem\nis used (--shape, default " 
+       "2560x2560, and --n, default 1).\n\nformats:    i2s, tl1, tl2, "
+       "w<b>g<G> (b in 1..4, G a multiple of 32), q4_0\nstrategies: reference "
+       "(this build; upconvert, lut-elementwise, lut-bitserial follow)\n"
+       "targets:    native, generic, x86-avx2, x86-avxvnni, x86-avx512vnni "
+       "(see 'lowbit targets')\n",
+       {{"format", "F", "weight format", true},
+        {"strategy", "S", "kernel strategy (default reference)"},
+        {"target", "T", "target ISA (default native)"},
+        {"weights", "W.npy", "weights [M, K], .npy or a packed .lbw file"},
+        {"act", "X.npy", "activations [N, K] (or [K])"},
+        {"out", "Y.npy", "where to write Y [N, M]"},
+        {"shape", "MxK", "shape of the built-in weights (no --weights)"},
+        {"n", "N", "rows of the built-in activations (no --act)"},
+        {"threads", "N", "worker threads (the reference is single-threaded)"},
+        {"check", nullptr,
+         "also print the error against the fp64 product of the dequantized "
+         "weights"}}},
+      runRun};
+  return command;
+}
+
+} // namespace lowbit::cli

@@ -1,0 +1,59 @@
+//===- TargetsCommand.cpp - `lowbit targets` ------------------------------===//
+//
+// Prints the host's ISA features (detected at run time) and, for every
+// target, whether code for it runs here.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Commands.h"
+
+#include "lowbit/target.h"
+
+#include <cstdio>
+#include <string>
+
+namespace lowbit::cli {
+
+static int runTargets(const ParsedOptions &) {
+  const CpuFeatures &cpu = host_cpu_features();
+  std::printf("host: %s %s%s%s\n", cpu.arch.c_str(), cpu.vendor.c_str(),
+              cpu.model.empty() ? "" : ", ", cpu.model.c_str());
+  struct {
+    const char *name;
+    bool present;
+  } features[] = {
+      {"sse4.2", cpu.sse42},          {"avx2", cpu.avx2},
+      {"fma", cpu.fma},               {"f16c", cpu.f16c},
+      {"avx-vnni", cpu.avxvnni},      {"avx-vnni-int8", cpu.avxvnniint8},
+      {"avx512f", cpu.avx512f},       {"avx512bw", cpu.avx512bw},
+      {"avx512vl", cpu.avx512vl},     {"avx512-vnni", cpu.avx512vnni},
+      {"neon", cpu.neon},             {"dotprod", cpu.dotprod},
+  };
+  std::string present, missing;
+  for (const auto &f : features)
+    (f.present ? present : missing) += std::string(" ") + f.name;
+  std::printf("features:%s\n", present.empty() ? " (none)" : present.c_str());
+  std::printf("missing: %s\n", missing.empty() ? " (none)" : missing.c_str());
+  std::printf("native target: %s\n\ntargets:\n",
+              target_name(native_target()).c_str());
+  for (Target t : all_targets()) {
+    if (t == Target::Native)
+      continue;
+    std::printf("  %-16s %s\n", target_name(t).c_str(),
+                host_runs(t) ? "runs on this host" : "does not run here");
+  }
+  return 0;
+}
+
+const Command &targetsCommand() {
+  static const Command command{
+      {"targets",
+       "Print the host CPU's ISA features, detected at run time, and which "
+       "lowbit targets run on this host.",
+       nullptr,
+       {}},
+      runTargets};
+  return command;
+}
+
+} // namespace lowbit::cli
