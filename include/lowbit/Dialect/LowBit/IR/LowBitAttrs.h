@@ -1,0 +1,38 @@
+//===- LowBitAttrs.h - lowbit attributes ------------------------*- C++ -*-===//
+//
+// Declares the lowbit enums, the strategy-config attribute interface and the
+// attributes (#lowbit.weight, #lowbit.layout and one config per strategy).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LOWBIT_DIALECT_LOWBIT_IR_LOWBITATTRS_H
+#define LOWBIT_DIALECT_LOWBIT_IR_LOWBITATTRS_H
+
+#include "mlir/IR/Attributes.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/DialectImplementation.h"
+
+#include "lowbit/Dialect/LowBit/IR/LowBitEnums.h.inc"
+
+namespace mlir::lowbit {
+class WeightAttr;
+class LayoutAttr;
+} // namespace mlir::lowbit
+
+#include "lowbit/Dialect/LowBit/IR/LowBitAttrInterfaces.h.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "lowbit/Dialect/LowBit/IR/LowBitAttrs.h.inc"
+
+namespace mlir::lowbit {
+
+/// Bytes per weight row for the layouts that store one row after another
+/// (canonical, i2s, tl1, tl2, gguf), or std::nullopt for the tiled layouts
+/// (vnni4, bitplanes). Assumes `k` is legal for the layout and `weight`.
+std::optional<int64_t> getRowBytes(WeightAttr weight, LayoutAttr layout,
+                                   int64_t k);
+
+} // namespace mlir::lowbit
+
+#endif // LOWBIT_DIALECT_LOWBIT_IR_LOWBITATTRS_H

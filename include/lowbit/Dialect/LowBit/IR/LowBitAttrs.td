@@ -1,0 +1,266 @@
+//===- LowBitAttrs.td - lowbit attributes ------------------*- tablegen -*-===//
+//
+// The three attributes of a lowbit matmul: what the weights mean
+// (#lowbit.weight), how they are packed (#lowbit.layout), and which kernel
+// strategy computes the product with which tiles (one attribute per
+// strategy, all implementing StrategyConfigAttrInterface).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LOWBIT_DIALECT_LOWBIT_IR_LOWBITATTRS_TD
+#define LOWBIT_DIALECT_LOWBIT_IR_LOWBITATTRS_TD
+
+include "lowbit/Dialect/LowBit/IR/LowBitBase.td"
+include "lowbit/Dialect/LowBit/IR/LowBitEnums.td"
+include "lowbit/Dialect/LowBit/IR/LowBitInterfaces.td"
+include "mlir/IR/AttrTypeBase.td"
+
+//===----------------------------------------------------------------------===//
+// Parameter helpers
+//===----------------------------------------------------------------------===//
+
+class LowBit_DefaultEnumParameter<EnumInfo enumInfo, string case>
+    : EnumParameter<enumInfo> {
+  let defaultValue = enumInfo.cppType # "::" # case;
+}
+
+// A boolean spelled `true` / `false`, `false` unless given.
+def LowBit_FlagParameter : AttrParameter<"bool", "a true/false flag"> {
+  let defaultValue = "false";
+  let parser = [{
+    [&]() -> ::mlir::FailureOr<bool> {
+      if (::mlir::succeeded($_parser.parseOptionalKeyword("true")))
+        return true;
+      if (::mlir::succeeded($_parser.parseOptionalKeyword("false")))
+        return false;
+      return $_parser.emitError($_parser.getCurrentLocation(),
+                                "expected 'true' or 'false'");
+    }()
+  }];
+  let printer = [{ $_printer << ($_self ? "true" : "false") }];
+}
+
+class LowBit_Attr<string name, string attrMnemonic, list<Trait> traits = []>
+    : AttrDef<LowBit_Dialect, name, traits> {
+  let mnemonic = attrMnemonic;
+}
+
+class LowBit_ConfigAttr<string name, string attrMnemonic>
+    : LowBit_Attr<name, attrMnemonic, [
+        DeclareAttrInterfaceMethods<LowBit_StrategyConfigAttrInterface>]>;
+
+//===----------------------------------------------------------------------===//
+// Weight encoding
+//===----------------------------------------------------------------------===//
+
+def LowBit_WeightAttr : LowBit_Attr<"Weight", "weight"> {
+  let summary = "Quantization math of a low-bit weight matrix";
+  let description = [{
+    What the integer codes of an M x K weight matrix mean, independent of how
+    they are packed into bytes.
+
+    - `bits`: bits per weight code, 1 to 4.
+    - `encoding`: `ternary` (codes -1/0/+1, BitNet b1.58), `binary` (codes
+      -1/+1), `unsigned` (codes 0..2^bits-1 with a zero point) or `gguf_q4_0`
+      (GGUF Q4_0 blocks of 32, byte-identical to ggml).
+    - `group`: weights along K that share a scale; 0 (the default) when the
+      scale is not per group.
+    - `scale`: `per_tensor` (the default), `per_group` or `per_block` (the
+      scale is stored inside each block).
+
+    The legal combinations are the formats of the runtime:
+
+    | format  | bits | encoding    | group                 | scale        |
+    | ------- | ---- | ----------- | --------------------- | ------------ |
+    | ternary | 2    | `ternary`   | 0                     | `per_tensor` |
+    | w1gG    | 1    | `binary`    | G, a multiple of 32   | `per_group`  |
+    | wbgG    | 2..4 | `unsigned`  | G, a multiple of 32   | `per_group`  |
+    | q4_0    | 4    | `gguf_q4_0` | 32                    | `per_block`  |
+
+    Parameters equal to their default are omitted when printing.
+
+    ```mlir
+    #lowbit.weight<bits = 2, encoding = ternary>
+    #lowbit.weight<bits = 1, encoding = binary, group = 128, scale = per_group>
+    #lowbit.weight<bits = 3, encoding = unsigned, group = 64, scale = per_group>
+    #lowbit.weight<bits = 4, encoding = gguf_q4_0, group = 32, scale = per_block>
+    ```
+  }];
+  let parameters = (ins
+    "int64_t":$bits,
+    EnumParameter<LowBit_Encoding>:$encoding,
+    DefaultValuedParameter<"int64_t", "0">:$group,
+    LowBit_DefaultEnumParameter<LowBit_ScaleGranularity, "PerTensor">:$scale
+  );
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Packed layout
+//===----------------------------------------------------------------------===//
+
+def LowBit_LayoutAttr : LowBit_Attr<"Layout", "layout"> {
+  let summary = "Packed byte layout of a low-bit weight matrix";
+  let description = [{
+    How the weight codes are packed into the bytes of the `lowbit.mpgemm`
+    weights operand. The kind names a layout; the optional parameters
+    describe the tiling that a strategy chose when it repacked the weights.
+
+    - `canonical`: the runtime's row-major packing of binary and unsigned
+      codes, `K * bits / 8` bytes per row.
+    - `i2s`: ternary, four 2-bit codes per byte, `ceil(K / 4)` bytes per row
+      (bitnet.cpp I2_S).
+    - `tl1`: ternary, two weights form one 4-bit table index, `ceil(K / 4)`
+      bytes per row (bitnet.cpp TL1); K must be even.
+    - `tl2`: ternary, three weights form a sign bit and a 4-bit index, with
+      the K remainder in tl1 form (bitnet.cpp TL2, 1.67 bits per weight).
+    - `gguf`: GGUF Q4_0 blocks of 18 bytes per 32 weights.
+    - `vnni4`: int8-VNNI interleaved layout for up-convert kernels
+      (`[M/tile_m][K/tile_k][tile_k/4][...][k4][m<interleave>]`).
+    - `bitplanes`: one plane per bit of the code, for bit-serial LUT kernels.
+
+    Parameters (0 means "not tiled along that dimension"; all default and are
+    omitted when printing at their default):
+    - `tile_m`: rows per tile;
+    - `tile_k`: weights per tile along K, a multiple of the number of weights
+      the kind packs together (i2s and vnni4: 4, tl1: 2, tl2: 3,
+      bitplanes: 8);
+    - `interleave`: rows interleaved together (default 1), dividing `tile_m`.
+
+    `canonical` and `gguf` take no parameters.
+
+    ```mlir
+    #lowbit.layout<i2s>
+    #lowbit.layout<tl2, tile_m = 256, tile_k = 96>
+    #lowbit.layout<vnni4, tile_m = 32, tile_k = 64, interleave = 4>
+    ```
+  }];
+  let parameters = (ins
+    EnumParameter<LowBit_LayoutKind>:$kind,
+    DefaultValuedParameter<"int64_t", "0">:$tile_m,
+    DefaultValuedParameter<"int64_t", "0">:$tile_k,
+    DefaultValuedParameter<"int64_t", "1">:$interleave
+  );
+  let assemblyFormat = [{
+    `<` $kind (`,` struct($tile_m, $tile_k, $interleave)^)? `>`
+  }];
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    /// Whether this layout has any parameter away from its default.
+    bool isTiled() const;
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Strategy configs
+//===----------------------------------------------------------------------===//
+
+def LowBit_ReferenceAttr : LowBit_ConfigAttr<"Reference", "reference"> {
+  let summary = "Scalar reference strategy";
+  let description = [{
+    The scalar C++ oracle that every other strategy is tested against. It
+    supports every weight encoding and layout and has no parameters.
+
+    ```mlir
+    #lowbit.reference
+    ```
+  }];
+}
+
+def LowBit_UpconvertAttr : LowBit_ConfigAttr<"Upconvert", "upconvert"> {
+  let summary = "Up-convert-and-FMA strategy and its tiles";
+  let description = [{
+    Unpacks weights to int8 in registers and multiplies with int8 dot-product
+    instructions (vpdpbusd / vpmaddubsw / sdot), never dequantizing to memory.
+    Supports ternary weights (i2s or vnni4 layout), binary, unsigned 2- and
+    4-bit, and gguf_q4_0; not 3-bit weights, tl1 or tl2.
+
+    - `tile_m`, `tile_k`, `tile_n`: output rows, reduction depth and
+      activation rows per micro-tile; `tile_k` is a multiple of 4 (one VNNI
+      dot product), of 32 for gguf_q4_0, and divides or is divided by the
+      weight group size;
+    - `unroll`: K-loop unroll factor (default 1);
+    - `prefetch`: prefetch distance in K tiles, 0 (the default) for none.
+
+    ```mlir
+    #lowbit.upconvert<tile_m = 32, tile_k = 256, tile_n = 4>
+    #lowbit.upconvert<tile_m = 16, tile_k = 128, tile_n = 1, unroll = 4, prefetch = 2>
+    ```
+  }];
+  let parameters = (ins
+    "int64_t":$tile_m,
+    "int64_t":$tile_k,
+    "int64_t":$tile_n,
+    DefaultValuedParameter<"int64_t", "1">:$unroll,
+    DefaultValuedParameter<"int64_t", "0">:$prefetch
+  );
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+}
+
+def LowBit_LutElementwiseAttr
+    : LowBit_ConfigAttr<"LutElementwise", "lut_elementwise"> {
+  let summary = "Element-wise LUT strategy (bitnet.cpp TL1/TL2) and its tiles";
+  let description = [{
+    Builds per-activation lookup tables and gathers them with the weight
+    indices (pshufb / tbl), as bitnet.cpp's TL1 and TL2 kernels do. Needs a
+    `tl1` or `tl2` layout.
+
+    - `bm`: rows per tile (bitnet.cpp `BM`);
+    - `bk`: weights per tile along K (`BK`), a multiple of 2 for tl1 and of
+      3 for tl2;
+    - `sub_m`: rows per table lookup pass (bitnet.cpp `bm`, default 32),
+      dividing `bm`.
+
+    When the layout is tiled its tiles must equal `bm` and `bk`.
+
+    ```mlir
+    #lowbit.lut_elementwise<bm = 256, bk = 96>
+    #lowbit.lut_elementwise<bm = 128, bk = 64, sub_m = 64>
+    ```
+  }];
+  let parameters = (ins
+    "int64_t":$bm,
+    "int64_t":$bk,
+    DefaultValuedParameter<"int64_t", "32">:$sub_m
+  );
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+}
+
+def LowBit_LutBitserialAttr
+    : LowBit_ConfigAttr<"LutBitserial", "lut_bitserial"> {
+  let summary = "Bit-serial LUT strategy (T-MAC) and its tiles";
+  let description = [{
+    Splits b-bit weights into b one-bit planes, looks up g = 4 activation
+    sums per plane in a table held in one register and accumulates the
+    planes with their weights (T-MAC). Supports ternary (as two planes, i2s
+    or bitplanes layout), binary and unsigned 1..4 bit weights; not
+    gguf_q4_0, tl1 or tl2.
+
+    - `bm`: rows per tile;
+    - `bn`: activation rows per tile (default 1);
+    - `kfactor`: groups of 4 weights per table lookup step;
+    - `act_group`: activations per table-quantization scale, a positive
+      multiple of 4 (default 32) dividing the weight group size;
+    - `fast_aggregation`: 8-bit aggregation of table values (lossy, opt-in,
+      default false).
+
+    ```mlir
+    #lowbit.lut_bitserial<bm = 512, kfactor = 16>
+    #lowbit.lut_bitserial<bm = 256, bn = 4, kfactor = 8, act_group = 64, fast_aggregation = true>
+    ```
+  }];
+  let parameters = (ins
+    "int64_t":$bm,
+    DefaultValuedParameter<"int64_t", "1">:$bn,
+    "int64_t":$kfactor,
+    DefaultValuedParameter<"int64_t", "32">:$act_group,
+    LowBit_FlagParameter:$fast_aggregation
+  );
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+}
+
+#endif // LOWBIT_DIALECT_LOWBIT_IR_LOWBITATTRS_TD

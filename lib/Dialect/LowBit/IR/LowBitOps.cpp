@@ -1,0 +1,187 @@
+//===- LowBitOps.cpp - lowbit operations ------------------------*- C++ -*-===//
+//
+// The lowbit.mpgemm verifier: shapes of activations, packed weights, scales
+// and result, the ties between weight encoding and layout, and the strategy
+// config's support for both.
+//
+//===----------------------------------------------------------------------===//
+
+#include "lowbit/Dialect/LowBit/IR/LowBitOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/OpImplementation.h"
+
+using namespace mlir;
+using namespace mlir::lowbit;
+
+#define GET_OP_CLASSES
+#include "lowbit/Dialect/LowBit/IR/LowBitOps.cpp.inc"
+
+/// Spells a dimension size as in a tensor type: `?` when dynamic.
+static std::string formatDim(int64_t size) {
+  return ShapedType::isDynamic(size) ? "?" : std::to_string(size);
+}
+
+/// Checks that the weight encoding can be stored in the layout.
+static LogicalResult verifyLayoutEncoding(MpGemmOp op, WeightAttr weight,
+                                          LayoutAttr layout) {
+  Encoding encoding = weight.getEncoding();
+  StringRef kind = stringifyLayoutKind(layout.getKind());
+  switch (layout.getKind()) {
+  case LayoutKind::I2S:
+  case LayoutKind::TL1:
+  case LayoutKind::TL2:
+    if (encoding == Encoding::Ternary)
+      return success();
+    if (weight.getBits() != 2)
+      return op.emitOpError() << kind
+                              << " layout requires 2-bit ternary weights, got "
+                                 "bits = "
+                              << weight.getBits();
+    return op.emitOpError()
+           << kind << " layout requires 2-bit ternary weights, got "
+           << stringifyEncoding(encoding) << " encoding";
+  case LayoutKind::Gguf:
+    if (encoding == Encoding::GgufQ4_0)
+      return success();
+    return op.emitOpError()
+           << "gguf layout requires gguf_q4_0 weights, got "
+           << stringifyEncoding(encoding) << " encoding";
+  case LayoutKind::Canonical:
+    if (encoding == Encoding::Binary || encoding == Encoding::Unsigned)
+      return success();
+    return op.emitOpError()
+           << "canonical layout requires binary or unsigned weights, got "
+           << stringifyEncoding(encoding) << " encoding";
+  case LayoutKind::BitPlanes:
+    if (encoding != Encoding::GgufQ4_0)
+      return success();
+    return op.emitOpError()
+           << "bitplanes layout does not support gguf_q4_0 weights";
+  case LayoutKind::VNNI4:
+    return success();
+  }
+  llvm_unreachable("unknown layout kind");
+}
+
+/// Checks the constraints that the encoding and layout put on K.
+static LogicalResult verifyReductionDim(MpGemmOp op, WeightAttr weight,
+                                        LayoutAttr layout, int64_t k) {
+  if (weight.getEncoding() == Encoding::GgufQ4_0 && k % 32 != 0)
+    return op.emitOpError()
+           << "gguf_q4_0 weights require K to be a multiple of 32, got K = "
+           << k;
+  int64_t group = weight.getGroup();
+  if (group > 0 && k % group != 0)
+    return op.emitOpError()
+           << "group size " << group << " does not divide K = " << k;
+  LayoutKind kind = layout.getKind();
+  if ((kind == LayoutKind::TL1 || kind == LayoutKind::TL2) && k % 2 != 0)
+    return op.emitOpError() << stringifyLayoutKind(kind)
+                            << " layout requires an even K, got K = " << k;
+  return success();
+}
+
+/// Checks the shape of the packed weights operand.
+static LogicalResult verifyPackedShape(MpGemmOp op, WeightAttr weight,
+                                       LayoutAttr layout, int64_t m,
+                                       int64_t k) {
+  auto packedType = cast<RankedTensorType>(op.getPacked().getType());
+  if (!packedType.hasStaticShape())
+    return op.emitOpError() << "packed weights must have a static shape, got "
+                            << packedType;
+  std::optional<int64_t> rowBytes = getRowBytes(weight, layout, k);
+  if (!rowBytes)
+    return success();
+
+  StringRef kind = stringifyLayoutKind(layout.getKind());
+  if (packedType.getRank() != 2)
+    return op.emitOpError()
+           << "packed weights for " << kind
+           << " layout must be a 2-D tensor<M x R x i8>, got rank "
+           << packedType.getRank();
+  if (packedType.getDimSize(0) != m)
+    return op.emitOpError() << "packed weights have "
+                            << packedType.getDimSize(0)
+                            << " rows but the result has M = " << m;
+  if (packedType.getDimSize(1) != *rowBytes)
+    return op.emitOpError()
+           << kind << " layout needs " << *rowBytes << " bytes per row for K = "
+           << k << ", got " << packedType.getDimSize(1);
+  return success();
+}
+
+/// Returns the type the scales operand must have, or a null type when the
+/// encoding keeps its scales inside the packed weights.
+static RankedTensorType getExpectedScalesType(MLIRContext *ctx,
+                                              WeightAttr weight, int64_t m,
+                                              int64_t k) {
+  Type f16 = Float16Type::get(ctx);
+  switch (weight.getEncoding()) {
+  case Encoding::Ternary:
+    return RankedTensorType::get({1}, Float32Type::get(ctx));
+  case Encoding::Binary:
+    return RankedTensorType::get({m, k / weight.getGroup()}, f16);
+  case Encoding::Unsigned:
+    return RankedTensorType::get({m, k / weight.getGroup(), 2}, f16);
+  case Encoding::GgufQ4_0:
+    return {};
+  }
+  llvm_unreachable("unknown encoding");
+}
+
+/// Checks that a scales operand is present exactly when the encoding needs
+/// one, with the exact type it needs.
+static LogicalResult verifyScales(MpGemmOp op, WeightAttr weight, int64_t m,
+                                  int64_t k) {
+  RankedTensorType expected =
+      getExpectedScalesType(op.getContext(), weight, m, k);
+  StringRef encoding = stringifyEncoding(weight.getEncoding());
+  Value scales = op.getScales();
+  if (!expected) {
+    if (!scales)
+      return success();
+    return op.emitOpError()
+           << encoding
+           << " weights carry their scales in the packed blocks; unexpected "
+              "scales operand of type "
+           << scales.getType();
+  }
+  if (!scales)
+    return op.emitOpError() << encoding
+                            << " weights need a scales operand of type "
+                            << expected;
+  if (scales.getType() != expected)
+    return op.emitOpError() << "scales operand must be " << expected << " for "
+                            << encoding << " weights, got "
+                            << scales.getType();
+  return success();
+}
+
+LogicalResult MpGemmOp::verify() {
+  auto xType = cast<RankedTensorType>(getX().getType());
+  auto resultType = cast<RankedTensorType>(getResult().getType());
+  int64_t k = getK();
+  int64_t m = getM();
+  if (ShapedType::isDynamic(k))
+    return emitOpError() << "activation K dimension must be static";
+  if (k <= 0)
+    return emitOpError() << "K must be positive, got K = " << k;
+  if (ShapedType::isDynamic(m))
+    return emitOpError() << "result M dimension must be static";
+  if (xType.getDimSize(0) != resultType.getDimSize(0))
+    return emitOpError() << "result N dimension ("
+                         << formatDim(resultType.getDimSize(0))
+                         << ") does not match activation N dimension ("
+                         << formatDim(xType.getDimSize(0)) << ")";
+
+  WeightAttr weight = getWeight();
+  LayoutAttr layout = getLayout();
+  if (failed(verifyLayoutEncoding(*this, weight, layout)) ||
+      failed(verifyReductionDim(*this, weight, layout, k)) ||
+      failed(verifyPackedShape(*this, weight, layout, m, k)) ||
+      failed(verifyScales(*this, weight, m, k)))
+    return failure();
+  return getConfig().verifyFor([&] { return emitOpError(); }, weight, layout,
+                               m, k);
+}

@@ -1,0 +1,35 @@
+# -*- Python -*-
+# lit configuration for the lowbit tests (test/Dialect, test/cli, ...).
+# Loaded through build/test/lit.site.cfg.py, which sets the paths used here.
+
+import os
+
+import lit.formats
+from lit.llvm import llvm_config
+from lit.llvm.subst import ToolSubst
+
+config.name = "LOWBIT"
+config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
+config.suffixes = [".mlir", ".test"]
+config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py", "Inputs",
+                   "README.md"]
+
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.lowbit_obj_root, "test")
+
+# FileCheck, not and count from the LLVM tools directory.
+llvm_config.use_default_substitutions()
+
+# %python is the system Python (it has numpy), not the one running lit.
+config.substitutions = [s for s in config.substitutions if s[0] != "%python"]
+config.substitutions.append(("%python", config.python_executable))
+config.substitutions.append(("%lowbit_src", config.lowbit_src_root))
+
+llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
+llvm_config.with_environment("PATH", config.lowbit_tools_dir, append_path=True)
+
+# The project's binaries from build/bin. The CLI may not be built (yet).
+llvm_config.add_tool_substitutions(
+    [ToolSubst("lowbit-opt", unresolved="fatal"),
+     ToolSubst("lowbit", unresolved="ignore")],
+    [config.lowbit_tools_dir])
