@@ -11,7 +11,7 @@
 include "mlir/IR/EnumAttr.td"
 
 def LowBit_Encoding : I32Enum<"Encoding",
-    "how integer weight codes map to real weights", [
+    "weight encoding", [
   I32EnumCase<"Ternary", 0, "ternary">,
   I32EnumCase<"Binary", 1, "binary">,
   I32EnumCase<"Unsigned", 2, "unsigned">,
@@ -21,7 +21,7 @@ def LowBit_Encoding : I32Enum<"Encoding",
 }
 
 def LowBit_ScaleGranularity : I32Enum<"ScaleGranularity",
-    "how many weights share one scale", [
+    "scale granularity", [
   I32EnumCase<"PerTensor", 0, "per_tensor">,
   I32EnumCase<"PerGroup", 1, "per_group">,
   I32EnumCase<"PerBlock", 2, "per_block">
@@ -30,7 +30,7 @@ def LowBit_ScaleGranularity : I32Enum<"ScaleGranularity",
 }
 
 def LowBit_LayoutKind : I32Enum<"LayoutKind",
-    "packed byte layout of a weight tensor", [
+    "layout kind", [
   I32EnumCase<"Canonical", 0, "canonical">,
   I32EnumCase<"I2S", 1, "i2s">,
   I32EnumCase<"TL1", 2, "tl1">,

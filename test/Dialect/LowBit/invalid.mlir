@@ -1,0 +1,897 @@
+// RUN: lowbit-opt %s -split-input-file -verify-diagnostics
+
+// One case per diagnostic of the lowbit attributes and of lowbit.mpgemm.
+
+//===----------------------------------------------------------------------===//
+// #lowbit.weight
+//===----------------------------------------------------------------------===//
+
+// expected-error@+2 {{expected one of [ternary, binary, unsigned, gguf_q4_0] for weight encoding, got: int2}}
+// expected-error@+1 {{failed to parse LowBit_WeightAttr parameter 'encoding' which is to be a `::mlir::lowbit::Encoding`}}
+func.func private @f() attributes {a = #lowbit.weight<bits = 2, encoding = int2>}
+
+// -----
+
+// expected-error@+1 {{struct is missing required parameter: bits}}
+func.func private @f() attributes {a = #lowbit.weight<encoding = ternary>}
+
+// -----
+
+// expected-error@+1 {{duplicate or unknown struct parameter name: bits}}
+func.func private @f() attributes {a = #lowbit.weight<bits = 2, encoding = ternary, bits = 2>}
+
+// -----
+
+// expected-error@+1 {{bits must be in [1, 4], got 5}}
+func.func private @f() attributes {a = #lowbit.weight<bits = 5, encoding = unsigned, group = 32, scale = per_group>}
+
+// -----
+
+// expected-error@+1 {{group size must be non-negative, got -32}}
+func.func private @f() attributes {a = #lowbit.weight<bits = 2, encoding = unsigned, group = -32, scale = per_group>}
+
+// -----
+
+// expected-error@+1 {{ternary encoding requires bits = 2, got bits = 3}}
+func.func private @f() attributes {a = #lowbit.weight<bits = 3, encoding = ternary>}
+
+// -----
+
+// expected-error@+1 {{ternary encoding requires group = 0, got group = 64}}
+func.func private @f() attributes {a = #lowbit.weight<bits = 2, encoding = ternary, group = 64>}
+
+// -----
+
+// expected-error@+1 {{ternary encoding requires scale = per_tensor, got scale = per_group}}
+func.func private @f() attributes {a = #lowbit.weight<bits = 2, encoding = ternary, scale = per_group>}
+
+// -----
+
+// expected-error@+1 {{binary encoding requires bits = 1, got bits = 2}}
+func.func private @f() attributes {a = #lowbit.weight<bits = 2, encoding = binary, group = 32, scale = per_group>}
+
+// -----
+
+// expected-error@+1 {{binary encoding requires a group size that is a positive multiple of 32, got group = 48}}
+func.func private @f() attributes {a = #lowbit.weight<bits = 1, encoding = binary, group = 48, scale = per_group>}
+
+// -----
+
+// expected-error@+1 {{binary encoding requires a group size that is a positive multiple of 32, got group = 0}}
+func.func private @f() attributes {a = #lowbit.weight<bits = 1, encoding = binary, scale = per_group>}
+
+// -----
+
+// expected-error@+1 {{binary encoding requires scale = per_group, got scale = per_tensor}}
+func.func private @f() attributes {a = #lowbit.weight<bits = 1, encoding = binary, group = 32>}
+
+// -----
+
+// expected-error@+1 {{unsigned encoding requires bits in [2, 4], got bits = 1}}
+func.func private @f() attributes {a = #lowbit.weight<bits = 1, encoding = unsigned, group = 32, scale = per_group>}
+
+// -----
+
+// expected-error@+1 {{unsigned encoding requires a group size that is a positive multiple of 32, got group = 100}}
+func.func private @f() attributes {a = #lowbit.weight<bits = 4, encoding = unsigned, group = 100, scale = per_group>}
+
+// -----
+
+// expected-error@+1 {{unsigned encoding requires scale = per_group, got scale = per_block}}
+func.func private @f() attributes {a = #lowbit.weight<bits = 4, encoding = unsigned, group = 32, scale = per_block>}
+
+// -----
+
+// expected-error@+1 {{gguf_q4_0 encoding requires bits = 4, got bits = 3}}
+func.func private @f() attributes {a = #lowbit.weight<bits = 3, encoding = gguf_q4_0, group = 32, scale = per_block>}
+
+// -----
+
+// expected-error@+1 {{gguf_q4_0 encoding requires group = 32, got group = 64}}
+func.func private @f() attributes {a = #lowbit.weight<bits = 4, encoding = gguf_q4_0, group = 64, scale = per_block>}
+
+// -----
+
+// expected-error@+1 {{gguf_q4_0 encoding requires scale = per_block, got scale = per_group}}
+func.func private @f() attributes {a = #lowbit.weight<bits = 4, encoding = gguf_q4_0, group = 32, scale = per_group>}
+
+// -----
+
+// expected-error@+2 {{expected one of [per_tensor, per_group, per_block] for scale granularity, got: per_row}}
+// expected-error@+1 {{failed to parse LowBit_WeightAttr parameter 'scale' which is to be a `::mlir::lowbit::ScaleGranularity`}}
+func.func private @f() attributes {a = #lowbit.weight<bits = 2, encoding = ternary, scale = per_row>}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// #lowbit.layout
+//===----------------------------------------------------------------------===//
+
+// expected-error@+2 {{expected one of [canonical, i2s, tl1, tl2, gguf, vnni4, bitplanes] for layout kind, got: i3s}}
+// expected-error@+1 {{failed to parse LowBit_LayoutAttr parameter 'kind' which is to be a `::mlir::lowbit::LayoutKind`}}
+func.func private @f() attributes {a = #lowbit.layout<i3s>}
+
+// -----
+
+// expected-error@+1 {{duplicate or unknown struct parameter name: tile_n}}
+func.func private @f() attributes {a = #lowbit.layout<vnni4, tile_n = 4>}
+
+// -----
+
+// expected-error@+1 {{layout tile_m must be non-negative, got -1}}
+func.func private @f() attributes {a = #lowbit.layout<i2s, tile_m = -1>}
+
+// -----
+
+// expected-error@+1 {{layout tile_k must be non-negative, got -4}}
+func.func private @f() attributes {a = #lowbit.layout<i2s, tile_k = -4>}
+
+// -----
+
+// expected-error@+1 {{layout interleave must be positive, got 0}}
+func.func private @f() attributes {a = #lowbit.layout<vnni4, interleave = 0>}
+
+// -----
+
+// expected-error@+1 {{canonical layout takes no tile or interleave parameters}}
+func.func private @f() attributes {a = #lowbit.layout<canonical, tile_m = 32>}
+
+// -----
+
+// expected-error@+1 {{gguf layout takes no tile or interleave parameters}}
+func.func private @f() attributes {a = #lowbit.layout<gguf, interleave = 4>}
+
+// -----
+
+// expected-error@+1 {{i2s layout requires tile_k to be a multiple of 4, got 6}}
+func.func private @f() attributes {a = #lowbit.layout<i2s, tile_k = 6>}
+
+// -----
+
+// expected-error@+1 {{tl1 layout requires tile_k to be a multiple of 2, got 63}}
+func.func private @f() attributes {a = #lowbit.layout<tl1, tile_k = 63>}
+
+// -----
+
+// expected-error@+1 {{tl2 layout requires tile_k to be a multiple of 3, got 64}}
+func.func private @f() attributes {a = #lowbit.layout<tl2, tile_k = 64>}
+
+// -----
+
+// expected-error@+1 {{vnni4 layout requires tile_k to be a multiple of 4, got 30}}
+func.func private @f() attributes {a = #lowbit.layout<vnni4, tile_k = 30>}
+
+// -----
+
+// expected-error@+1 {{bitplanes layout requires tile_k to be a multiple of 8, got 12}}
+func.func private @f() attributes {a = #lowbit.layout<bitplanes, tile_k = 12>}
+
+// -----
+
+// expected-error@+1 {{layout interleave 3 does not divide tile_m = 32}}
+func.func private @f() attributes {a = #lowbit.layout<vnni4, tile_m = 32, interleave = 3>}
+
+// -----
+
+// expected-error@+1 {{layout interleave 4 does not divide tile_m = 0}}
+func.func private @f() attributes {a = #lowbit.layout<vnni4, interleave = 4>}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// Strategy configs
+//===----------------------------------------------------------------------===//
+
+// expected-error@+1 {{unknown attribute `mystery` in dialect `lowbit`}}
+func.func private @f() attributes {a = #lowbit.mystery}
+
+// -----
+
+// expected-error@+1 {{struct is missing required parameter: tile_n}}
+func.func private @f() attributes {a = #lowbit.upconvert<tile_m = 32, tile_k = 256>}
+
+// -----
+
+// expected-error@+1 {{upconvert tile_m must be positive, got 0}}
+func.func private @f() attributes {a = #lowbit.upconvert<tile_m = 0, tile_k = 256, tile_n = 4>}
+
+// -----
+
+// expected-error@+1 {{upconvert tile_k must be positive, got -4}}
+func.func private @f() attributes {a = #lowbit.upconvert<tile_m = 32, tile_k = -4, tile_n = 4>}
+
+// -----
+
+// expected-error@+1 {{upconvert tile_n must be positive, got 0}}
+func.func private @f() attributes {a = #lowbit.upconvert<tile_m = 32, tile_k = 256, tile_n = 0>}
+
+// -----
+
+// expected-error@+1 {{upconvert unroll must be positive, got 0}}
+func.func private @f() attributes {a = #lowbit.upconvert<tile_m = 32, tile_k = 256, tile_n = 4, unroll = 0>}
+
+// -----
+
+// expected-error@+1 {{upconvert tile_k must be a multiple of 4, got 30}}
+func.func private @f() attributes {a = #lowbit.upconvert<tile_m = 32, tile_k = 30, tile_n = 4>}
+
+// -----
+
+// expected-error@+1 {{upconvert prefetch must be non-negative, got -1}}
+func.func private @f() attributes {a = #lowbit.upconvert<tile_m = 32, tile_k = 256, tile_n = 4, prefetch = -1>}
+
+// -----
+
+// expected-error@+1 {{lut_elementwise bm must be positive, got 0}}
+func.func private @f() attributes {a = #lowbit.lut_elementwise<bm = 0, bk = 96>}
+
+// -----
+
+// expected-error@+1 {{lut_elementwise bk must be positive, got 0}}
+func.func private @f() attributes {a = #lowbit.lut_elementwise<bm = 256, bk = 0>}
+
+// -----
+
+// expected-error@+1 {{lut_elementwise sub_m must be positive, got -32}}
+func.func private @f() attributes {a = #lowbit.lut_elementwise<bm = 256, bk = 96, sub_m = -32>}
+
+// -----
+
+// expected-error@+1 {{lut_elementwise bm = 100 is not a multiple of sub_m = 32}}
+func.func private @f() attributes {a = #lowbit.lut_elementwise<bm = 100, bk = 96>}
+
+// -----
+
+// expected-error@+1 {{lut_bitserial bm must be positive, got 0}}
+func.func private @f() attributes {a = #lowbit.lut_bitserial<bm = 0, kfactor = 16>}
+
+// -----
+
+// expected-error@+1 {{lut_bitserial bn must be positive, got 0}}
+func.func private @f() attributes {a = #lowbit.lut_bitserial<bm = 512, bn = 0, kfactor = 16>}
+
+// -----
+
+// expected-error@+1 {{lut_bitserial kfactor must be positive, got 0}}
+func.func private @f() attributes {a = #lowbit.lut_bitserial<bm = 512, kfactor = 0>}
+
+// -----
+
+// expected-error@+1 {{lut_bitserial act_group must be a positive multiple of 4, got 30}}
+func.func private @f() attributes {a = #lowbit.lut_bitserial<bm = 512, kfactor = 16, act_group = 30>}
+
+// -----
+
+// expected-error@+1 {{lut_bitserial act_group must be a positive multiple of 4, got 0}}
+func.func private @f() attributes {a = #lowbit.lut_bitserial<bm = 512, kfactor = 16, act_group = 0>}
+
+// -----
+
+// expected-error@+2 {{expected 'true' or 'false'}}
+// expected-error@+1 {{failed to parse LowBit_LutBitserialAttr parameter 'fast_aggregation' which is to be a `bool`}}
+func.func private @f() attributes {a = #lowbit.lut_bitserial<bm = 512, kfactor = 16, fast_aggregation = 1>}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// lowbit.mpgemm: operand and attribute types (ODS)
+//===----------------------------------------------------------------------===//
+
+func.func @x_rank(%x: tensor<4x256x1xf32>, %w: tensor<64x64xi8>, %s: tensor<1xf32>) -> tensor<4x64xf32> {
+  // expected-error@+1 {{'lowbit.mpgemm' op operand #0 must be 2D tensor of 32-bit float values, but got 'tensor<4x256x1xf32>'}}
+  %y = lowbit.mpgemm %x, %w, %s {
+         weight = #lowbit.weight<bits = 2, encoding = ternary>,
+         layout = #lowbit.layout<i2s>,
+         config = #lowbit.reference}
+       : (tensor<4x256x1xf32>, tensor<64x64xi8>, tensor<1xf32>) -> tensor<4x64xf32>
+  return %y : tensor<4x64xf32>
+}
+
+// -----
+
+func.func @packed_element_type(%x: tensor<?x256xf32>, %w: tensor<64x64xf32>, %s: tensor<1xf32>) -> tensor<?x64xf32> {
+  // expected-error@+1 {{'lowbit.mpgemm' op operand #1 must be ranked tensor of 8-bit signless integer or 8-bit unsigned integer values, but got 'tensor<64x64xf32>'}}
+  %y = lowbit.mpgemm %x, %w, %s {
+         weight = #lowbit.weight<bits = 2, encoding = ternary>,
+         layout = #lowbit.layout<i2s>,
+         config = #lowbit.reference}
+       : (tensor<?x256xf32>, tensor<64x64xf32>, tensor<1xf32>) -> tensor<?x64xf32>
+  return %y : tensor<?x64xf32>
+}
+
+// -----
+
+func.func @config_not_a_strategy(%x: tensor<?x256xf32>, %w: tensor<64x64xi8>, %s: tensor<1xf32>) -> tensor<?x64xf32> {
+  // expected-error@+1 {{'lowbit.mpgemm' op attribute 'config' failed to satisfy constraint: StrategyConfigAttrInterface instance}}
+  %y = lowbit.mpgemm %x, %w, %s {
+         weight = #lowbit.weight<bits = 2, encoding = ternary>,
+         layout = #lowbit.layout<i2s>,
+         config = #lowbit.layout<i2s>}
+       : (tensor<?x256xf32>, tensor<64x64xi8>, tensor<1xf32>) -> tensor<?x64xf32>
+  return %y : tensor<?x64xf32>
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// lowbit.mpgemm: shapes
+//===----------------------------------------------------------------------===//
+
+func.func @dynamic_k(%x: tensor<?x?xf32>, %w: tensor<64x64xi8>, %s: tensor<1xf32>) -> tensor<?x64xf32> {
+  // expected-error@+1 {{activation K dimension must be static}}
+  %y = lowbit.mpgemm %x, %w, %s {
+         weight = #lowbit.weight<bits = 2, encoding = ternary>,
+         layout = #lowbit.layout<i2s>,
+         config = #lowbit.reference}
+       : (tensor<?x?xf32>, tensor<64x64xi8>, tensor<1xf32>) -> tensor<?x64xf32>
+  return %y : tensor<?x64xf32>
+}
+
+// -----
+
+func.func @zero_k(%x: tensor<?x0xf32>, %w: tensor<64x0xi8>, %s: tensor<1xf32>) -> tensor<?x64xf32> {
+  // expected-error@+1 {{K must be positive, got K = 0}}
+  %y = lowbit.mpgemm %x, %w, %s {
+         weight = #lowbit.weight<bits = 2, encoding = ternary>,
+         layout = #lowbit.layout<i2s>,
+         config = #lowbit.reference}
+       : (tensor<?x0xf32>, tensor<64x0xi8>, tensor<1xf32>) -> tensor<?x64xf32>
+  return %y : tensor<?x64xf32>
+}
+
+// -----
+
+func.func @dynamic_m(%x: tensor<?x256xf32>, %w: tensor<64x64xi8>, %s: tensor<1xf32>) -> tensor<?x?xf32> {
+  // expected-error@+1 {{result M dimension must be static}}
+  %y = lowbit.mpgemm %x, %w, %s {
+         weight = #lowbit.weight<bits = 2, encoding = ternary>,
+         layout = #lowbit.layout<i2s>,
+         config = #lowbit.reference}
+       : (tensor<?x256xf32>, tensor<64x64xi8>, tensor<1xf32>) -> tensor<?x?xf32>
+  return %y : tensor<?x?xf32>
+}
+
+// -----
+
+func.func @n_mismatch(%x: tensor<4x256xf32>, %w: tensor<64x64xi8>, %s: tensor<1xf32>) -> tensor<?x64xf32> {
+  // expected-error@+1 {{result N dimension (?) does not match activation N dimension (4)}}
+  %y = lowbit.mpgemm %x, %w, %s {
+         weight = #lowbit.weight<bits = 2, encoding = ternary>,
+         layout = #lowbit.layout<i2s>,
+         config = #lowbit.reference}
+       : (tensor<4x256xf32>, tensor<64x64xi8>, tensor<1xf32>) -> tensor<?x64xf32>
+  return %y : tensor<?x64xf32>
+}
+
+// -----
+
+func.func @n_mismatch_static(%x: tensor<4x256xf32>, %w: tensor<64x64xi8>, %s: tensor<1xf32>) -> tensor<2x64xf32> {
+  // expected-error@+1 {{result N dimension (2) does not match activation N dimension (4)}}
+  %y = lowbit.mpgemm %x, %w, %s {
+         weight = #lowbit.weight<bits = 2, encoding = ternary>,
+         layout = #lowbit.layout<i2s>,
+         config = #lowbit.reference}
+       : (tensor<4x256xf32>, tensor<64x64xi8>, tensor<1xf32>) -> tensor<2x64xf32>
+  return %y : tensor<2x64xf32>
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// lowbit.mpgemm: weight encoding and layout
+//===----------------------------------------------------------------------===//
+
+func.func @tl2_bits(%x: tensor<?x256xf32>, %w: tensor<64x64xi8>, %s: tensor<64x8x2xf16>) -> tensor<?x64xf32> {
+  // expected-error@+1 {{tl2 layout requires 2-bit ternary weights, got bits = 3}}
+  %y = lowbit.mpgemm %x, %w, %s {
+         weight = #lowbit.weight<bits = 3, encoding = unsigned, group = 32, scale = per_group>,
+         layout = #lowbit.layout<tl2>,
+         config = #lowbit.reference}
+       : (tensor<?x256xf32>, tensor<64x64xi8>, tensor<64x8x2xf16>) -> tensor<?x64xf32>
+  return %y : tensor<?x64xf32>
+}
+
+// -----
+
+func.func @i2s_binary(%x: tensor<?x256xf32>, %w: tensor<64x64xi8>, %s: tensor<64x2xf16>) -> tensor<?x64xf32> {
+  // expected-error@+1 {{i2s layout requires 2-bit ternary weights, got bits = 1}}
+  %y = lowbit.mpgemm %x, %w, %s {
+         weight = #lowbit.weight<bits = 1, encoding = binary, group = 128, scale = per_group>,
+         layout = #lowbit.layout<i2s>,
+         config = #lowbit.reference}
+       : (tensor<?x256xf32>, tensor<64x64xi8>, tensor<64x2xf16>) -> tensor<?x64xf32>
+  return %y : tensor<?x64xf32>
+}
+
+// -----
+
+func.func @tl1_unsigned(%x: tensor<?x256xf32>, %w: tensor<64x64xi8>, %s: tensor<64x4x2xf16>) -> tensor<?x64xf32> {
+  // expected-error@+1 {{tl1 layout requires 2-bit ternary weights, got unsigned encoding}}
+  %y = lowbit.mpgemm %x, %w, %s {
+         weight = #lowbit.weight<bits = 2, encoding = unsigned, group = 64, scale = per_group>,
+         layout = #lowbit.layout<tl1>,
+         config = #lowbit.reference}
+       : (tensor<?x256xf32>, tensor<64x64xi8>, tensor<64x4x2xf16>) -> tensor<?x64xf32>
+  return %y : tensor<?x64xf32>
+}
+
+// -----
+
+func.func @gguf_unsigned(%x: tensor<?x256xf32>, %w: tensor<64x144xi8>, %s: tensor<64x8x2xf16>) -> tensor<?x64xf32> {
+  // expected-error@+1 {{gguf layout requires gguf_q4_0 weights, got unsigned encoding}}
+  %y = lowbit.mpgemm %x, %w, %s {
+         weight = #lowbit.weight<bits = 4, encoding = unsigned, group = 32, scale = per_group>,
+         layout = #lowbit.layout<gguf>,
+         config = #lowbit.reference}
+       : (tensor<?x256xf32>, tensor<64x144xi8>, tensor<64x8x2xf16>) -> tensor<?x64xf32>
+  return %y : tensor<?x64xf32>
+}
+
+// -----
+
+func.func @canonical_ternary(%x: tensor<?x256xf32>, %w: tensor<64x64xi8>, %s: tensor<1xf32>) -> tensor<?x64xf32> {
+  // expected-error@+1 {{canonical layout requires binary or unsigned weights, got ternary encoding}}
+  %y = lowbit.mpgemm %x, %w, %s {
+         weight = #lowbit.weight<bits = 2, encoding = ternary>,
+         layout = #lowbit.layout<canonical>,
+         config = #lowbit.reference}
+       : (tensor<?x256xf32>, tensor<64x64xi8>, tensor<1xf32>) -> tensor<?x64xf32>
+  return %y : tensor<?x64xf32>
+}
+
+// -----
+
+func.func @bitplanes_q4_0(%x: tensor<?x256xf32>, %w: tensor<4x64x32xi8>) -> tensor<?x64xf32> {
+  // expected-error@+1 {{bitplanes layout does not support gguf_q4_0 weights}}
+  %y = lowbit.mpgemm %x, %w {
+         weight = #lowbit.weight<bits = 4, encoding = gguf_q4_0, group = 32, scale = per_block>,
+         layout = #lowbit.layout<bitplanes>,
+         config = #lowbit.reference}
+       : (tensor<?x256xf32>, tensor<4x64x32xi8>) -> tensor<?x64xf32>
+  return %y : tensor<?x64xf32>
+}
+
+// -----
+
+func.func @q4_0_k(%x: tensor<?x100xf32>, %w: tensor<64x54xi8>) -> tensor<?x64xf32> {
+  // expected-error@+1 {{gguf_q4_0 weights require K to be a multiple of 32, got K = 100}}
+  %y = lowbit.mpgemm %x, %w {
+         weight = #lowbit.weight<bits = 4, encoding = gguf_q4_0, group = 32, scale = per_block>,
+         layout = #lowbit.layout<gguf>,
+         config = #lowbit.reference}
+       : (tensor<?x100xf32>, tensor<64x54xi8>) -> tensor<?x64xf32>
+  return %y : tensor<?x64xf32>
+}
+
+// -----
+
+func.func @group_k(%x: tensor<?x100xf32>, %w: tensor<64x25xi8>, %s: tensor<64x1x2xf16>) -> tensor<?x64xf32> {
+  // expected-error@+1 {{group size 64 does not divide K = 100}}
+  %y = lowbit.mpgemm %x, %w, %s {
+         weight = #lowbit.weight<bits = 2, encoding = unsigned, group = 64, scale = per_group>,
+         layout = #lowbit.layout<canonical>,
+         config = #lowbit.reference}
+       : (tensor<?x100xf32>, tensor<64x25xi8>, tensor<64x1x2xf16>) -> tensor<?x64xf32>
+  return %y : tensor<?x64xf32>
+}
+
+// -----
+
+func.func @tl1_odd_k(%x: tensor<?x255xf32>, %w: tensor<64x64xi8>, %s: tensor<1xf32>) -> tensor<?x64xf32> {
+  // expected-error@+1 {{tl1 layout requires an even K, got K = 255}}
+  %y = lowbit.mpgemm %x, %w, %s {
+         weight = #lowbit.weight<bits = 2, encoding = ternary>,
+         layout = #lowbit.layout<tl1>,
+         config = #lowbit.reference}
+       : (tensor<?x255xf32>, tensor<64x64xi8>, tensor<1xf32>) -> tensor<?x64xf32>
+  return %y : tensor<?x64xf32>
+}
+
+// -----
+
+func.func @tl2_odd_k(%x: tensor<?x255xf32>, %w: tensor<64x54xi8>, %s: tensor<1xf32>) -> tensor<?x64xf32> {
+  // expected-error@+1 {{tl2 layout requires an even K, got K = 255}}
+  %y = lowbit.mpgemm %x, %w, %s {
+         weight = #lowbit.weight<bits = 2, encoding = ternary>,
+         layout = #lowbit.layout<tl2>,
+         config = #lowbit.reference}
+       : (tensor<?x255xf32>, tensor<64x54xi8>, tensor<1xf32>) -> tensor<?x64xf32>
+  return %y : tensor<?x64xf32>
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// lowbit.mpgemm: packed weights
+//===----------------------------------------------------------------------===//
+
+func.func @packed_dynamic(%x: tensor<?x256xf32>, %w: tensor<?x64xi8>, %s: tensor<1xf32>) -> tensor<?x64xf32> {
+  // expected-error@+1 {{packed weights must have a static shape, got 'tensor<?x64xi8>'}}
+  %y = lowbit.mpgemm %x, %w, %s {
+         weight = #lowbit.weight<bits = 2, encoding = ternary>,
+         layout = #lowbit.layout<i2s>,
+         config = #lowbit.reference}
+       : (tensor<?x256xf32>, tensor<?x64xi8>, tensor<1xf32>) -> tensor<?x64xf32>
+  return %y : tensor<?x64xf32>
+}
+
+// -----
+
+func.func @packed_rank(%x: tensor<?x256xf32>, %w: tensor<4096xi8>, %s: tensor<1xf32>) -> tensor<?x64xf32> {
+  // expected-error@+1 {{packed weights for i2s layout must be a 2-D tensor<M x R x i8>, got rank 1}}
+  %y = lowbit.mpgemm %x, %w, %s {
+         weight = #lowbit.weight<bits = 2, encoding = ternary>,
+         layout = #lowbit.layout<i2s>,
+         config = #lowbit.reference}
+       : (tensor<?x256xf32>, tensor<4096xi8>, tensor<1xf32>) -> tensor<?x64xf32>
+  return %y : tensor<?x64xf32>
+}
+
+// -----
+
+func.func @packed_rows(%x: tensor<?x256xf32>, %w: tensor<32x64xi8>, %s: tensor<1xf32>) -> tensor<?x64xf32> {
+  // expected-error@+1 {{packed weights have 32 rows but the result has M = 64}}
+  %y = lowbit.mpgemm %x, %w, %s {
+         weight = #lowbit.weight<bits = 2, encoding = ternary>,
+         layout = #lowbit.layout<i2s>,
+         config = #lowbit.reference}
+       : (tensor<?x256xf32>, tensor<32x64xi8>, tensor<1xf32>) -> tensor<?x64xf32>
+  return %y : tensor<?x64xf32>
+}
+
+// -----
+
+func.func @i2s_row_bytes(%x: tensor<?x256xf32>, %w: tensor<64x60xi8>, %s: tensor<1xf32>) -> tensor<?x64xf32> {
+  // expected-error@+1 {{i2s layout needs 64 bytes per row for K = 256, got 60}}
+  %y = lowbit.mpgemm %x, %w, %s {
+         weight = #lowbit.weight<bits = 2, encoding = ternary>,
+         layout = #lowbit.layout<i2s>,
+         config = #lowbit.reference}
+       : (tensor<?x256xf32>, tensor<64x60xi8>, tensor<1xf32>) -> tensor<?x64xf32>
+  return %y : tensor<?x64xf32>
+}
+
+// -----
+
+func.func @tl1_row_bytes(%x: tensor<?x256xf32>, %w: tensor<64x54xi8>, %s: tensor<1xf32>) -> tensor<?x64xf32> {
+  // expected-error@+1 {{tl1 layout needs 64 bytes per row for K = 256, got 54}}
+  %y = lowbit.mpgemm %x, %w, %s {
+         weight = #lowbit.weight<bits = 2, encoding = ternary>,
+         layout = #lowbit.layout<tl1>,
+         config = #lowbit.reference}
+       : (tensor<?x256xf32>, tensor<64x54xi8>, tensor<1xf32>) -> tensor<?x64xf32>
+  return %y : tensor<?x64xf32>
+}
+
+// -----
+
+// K3 = 252 (84 triples), remainder 4: 42 + 11 + 1 bytes.
+func.func @tl2_row_bytes(%x: tensor<?x256xf32>, %w: tensor<64x64xi8>, %s: tensor<1xf32>) -> tensor<?x64xf32> {
+  // expected-error@+1 {{tl2 layout needs 54 bytes per row for K = 256, got 64}}
+  %y = lowbit.mpgemm %x, %w, %s {
+         weight = #lowbit.weight<bits = 2, encoding = ternary>,
+         layout = #lowbit.layout<tl2>,
+         config = #lowbit.reference}
+       : (tensor<?x256xf32>, tensor<64x64xi8>, tensor<1xf32>) -> tensor<?x64xf32>
+  return %y : tensor<?x64xf32>
+}
+
+// -----
+
+func.func @canonical_row_bytes(%x: tensor<?x256xf32>, %w: tensor<64x128xi8>, %s: tensor<64x8x2xf16>) -> tensor<?x64xf32> {
+  // expected-error@+1 {{canonical layout needs 96 bytes per row for K = 256, got 128}}
+  %y = lowbit.mpgemm %x, %w, %s {
+         weight = #lowbit.weight<bits = 3, encoding = unsigned, group = 32, scale = per_group>,
+         layout = #lowbit.layout<canonical>,
+         config = #lowbit.reference}
+       : (tensor<?x256xf32>, tensor<64x128xi8>, tensor<64x8x2xf16>) -> tensor<?x64xf32>
+  return %y : tensor<?x64xf32>
+}
+
+// -----
+
+func.func @gguf_row_bytes(%x: tensor<?x256xf32>, %w: tensor<64x128xi8>) -> tensor<?x64xf32> {
+  // expected-error@+1 {{gguf layout needs 144 bytes per row for K = 256, got 128}}
+  %y = lowbit.mpgemm %x, %w {
+         weight = #lowbit.weight<bits = 4, encoding = gguf_q4_0, group = 32, scale = per_block>,
+         layout = #lowbit.layout<gguf>,
+         config = #lowbit.reference}
+       : (tensor<?x256xf32>, tensor<64x128xi8>) -> tensor<?x64xf32>
+  return %y : tensor<?x64xf32>
+}
+
+// -----
+
+func.func @vnni4_dynamic(%x: tensor<?x256xf32>, %w: tensor<2x?x32xi8>, %s: tensor<64x8x2xf16>) -> tensor<?x64xf32> {
+  // expected-error@+1 {{packed weights must have a static shape, got 'tensor<2x?x32xi8>'}}
+  %y = lowbit.mpgemm %x, %w, %s {
+         weight = #lowbit.weight<bits = 4, encoding = unsigned, group = 32, scale = per_group>,
+         layout = #lowbit.layout<vnni4>,
+         config = #lowbit.reference}
+       : (tensor<?x256xf32>, tensor<2x?x32xi8>, tensor<64x8x2xf16>) -> tensor<?x64xf32>
+  return %y : tensor<?x64xf32>
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// lowbit.mpgemm: scales
+//===----------------------------------------------------------------------===//
+
+func.func @ternary_missing_scales(%x: tensor<?x256xf32>, %w: tensor<64x64xi8>) -> tensor<?x64xf32> {
+  // expected-error@+1 {{ternary weights need a scales operand of type 'tensor<1xf32>'}}
+  %y = lowbit.mpgemm %x, %w {
+         weight = #lowbit.weight<bits = 2, encoding = ternary>,
+         layout = #lowbit.layout<i2s>,
+         config = #lowbit.reference}
+       : (tensor<?x256xf32>, tensor<64x64xi8>) -> tensor<?x64xf32>
+  return %y : tensor<?x64xf32>
+}
+
+// -----
+
+func.func @ternary_wrong_scales(%x: tensor<?x256xf32>, %w: tensor<64x64xi8>, %s: tensor<64xf32>) -> tensor<?x64xf32> {
+  // expected-error@+1 {{scales operand must be 'tensor<1xf32>' for ternary weights, got 'tensor<64xf32>'}}
+  %y = lowbit.mpgemm %x, %w, %s {
+         weight = #lowbit.weight<bits = 2, encoding = ternary>,
+         layout = #lowbit.layout<i2s>,
+         config = #lowbit.reference}
+       : (tensor<?x256xf32>, tensor<64x64xi8>, tensor<64xf32>) -> tensor<?x64xf32>
+  return %y : tensor<?x64xf32>
+}
+
+// -----
+
+func.func @binary_missing_scales(%x: tensor<?x256xf32>, %w: tensor<64x32xi8>) -> tensor<?x64xf32> {
+  // expected-error@+1 {{binary weights need a scales operand of type 'tensor<64x2xf16>'}}
+  %y = lowbit.mpgemm %x, %w {
+         weight = #lowbit.weight<bits = 1, encoding = binary, group = 128, scale = per_group>,
+         layout = #lowbit.layout<canonical>,
+         config = #lowbit.reference}
+       : (tensor<?x256xf32>, tensor<64x32xi8>) -> tensor<?x64xf32>
+  return %y : tensor<?x64xf32>
+}
+
+// -----
+
+func.func @binary_wrong_scales(%x: tensor<?x256xf32>, %w: tensor<64x32xi8>, %s: tensor<64x2xf32>) -> tensor<?x64xf32> {
+  // expected-error@+1 {{scales operand must be 'tensor<64x2xf16>' for binary weights, got 'tensor<64x2xf32>'}}
+  %y = lowbit.mpgemm %x, %w, %s {
+         weight = #lowbit.weight<bits = 1, encoding = binary, group = 128, scale = per_group>,
+         layout = #lowbit.layout<canonical>,
+         config = #lowbit.reference}
+       : (tensor<?x256xf32>, tensor<64x32xi8>, tensor<64x2xf32>) -> tensor<?x64xf32>
+  return %y : tensor<?x64xf32>
+}
+
+// -----
+
+func.func @unsigned_wrong_scales(%x: tensor<?x256xf32>, %w: tensor<64x64xi8>, %s: tensor<64x4xf16>) -> tensor<?x64xf32> {
+  // expected-error@+1 {{scales operand must be 'tensor<64x4x2xf16>' for unsigned weights, got 'tensor<64x4xf16>'}}
+  %y = lowbit.mpgemm %x, %w, %s {
+         weight = #lowbit.weight<bits = 2, encoding = unsigned, group = 64, scale = per_group>,
+         layout = #lowbit.layout<canonical>,
+         config = #lowbit.reference}
+       : (tensor<?x256xf32>, tensor<64x64xi8>, tensor<64x4xf16>) -> tensor<?x64xf32>
+  return %y : tensor<?x64xf32>
+}
+
+// -----
+
+func.func @q4_0_extra_scales(%x: tensor<?x256xf32>, %w: tensor<64x144xi8>, %s: tensor<1xf32>) -> tensor<?x64xf32> {
+  // expected-error@+1 {{gguf_q4_0 weights carry their scales in the packed blocks; unexpected scales operand of type 'tensor<1xf32>'}}
+  %y = lowbit.mpgemm %x, %w, %s {
+         weight = #lowbit.weight<bits = 4, encoding = gguf_q4_0, group = 32, scale = per_block>,
+         layout = #lowbit.layout<gguf>,
+         config = #lowbit.reference}
+       : (tensor<?x256xf32>, tensor<64x144xi8>, tensor<1xf32>) -> tensor<?x64xf32>
+  return %y : tensor<?x64xf32>
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// lowbit.mpgemm: strategy support (StrategyConfigAttrInterface::verifyFor)
+//===----------------------------------------------------------------------===//
+
+func.func @upconvert_3bit(%x: tensor<?x256xf32>, %w: tensor<64x96xi8>, %s: tensor<64x8x2xf16>) -> tensor<?x64xf32> {
+  // expected-error@+1 {{upconvert strategy does not support 3-bit unsigned weights}}
+  %y = lowbit.mpgemm %x, %w, %s {
+         weight = #lowbit.weight<bits = 3, encoding = unsigned, group = 32, scale = per_group>,
+         layout = #lowbit.layout<canonical>,
+         config = #lowbit.upconvert<tile_m = 32, tile_k = 256, tile_n = 4>}
+       : (tensor<?x256xf32>, tensor<64x96xi8>, tensor<64x8x2xf16>) -> tensor<?x64xf32>
+  return %y : tensor<?x64xf32>
+}
+
+// -----
+
+func.func @upconvert_tl1(%x: tensor<?x256xf32>, %w: tensor<64x64xi8>, %s: tensor<1xf32>) -> tensor<?x64xf32> {
+  // expected-error@+1 {{upconvert strategy does not support tl1 layout}}
+  %y = lowbit.mpgemm %x, %w, %s {
+         weight = #lowbit.weight<bits = 2, encoding = ternary>,
+         layout = #lowbit.layout<tl1>,
+         config = #lowbit.upconvert<tile_m = 32, tile_k = 256, tile_n = 4>}
+       : (tensor<?x256xf32>, tensor<64x64xi8>, tensor<1xf32>) -> tensor<?x64xf32>
+  return %y : tensor<?x64xf32>
+}
+
+// -----
+
+func.func @upconvert_bitplanes(%x: tensor<?x256xf32>, %w: tensor<2x64x32xi8>, %s: tensor<1xf32>) -> tensor<?x64xf32> {
+  // expected-error@+1 {{upconvert strategy does not support bitplanes layout}}
+  %y = lowbit.mpgemm %x, %w, %s {
+         weight = #lowbit.weight<bits = 2, encoding = ternary>,
+         layout = #lowbit.layout<bitplanes>,
+         config = #lowbit.upconvert<tile_m = 32, tile_k = 256, tile_n = 4>}
+       : (tensor<?x256xf32>, tensor<2x64x32xi8>, tensor<1xf32>) -> tensor<?x64xf32>
+  return %y : tensor<?x64xf32>
+}
+
+// -----
+
+func.func @upconvert_q4_0_tile_k(%x: tensor<?x256xf32>, %w: tensor<64x144xi8>) -> tensor<?x64xf32> {
+  // expected-error@+1 {{upconvert tile_k must be a multiple of 32 for gguf_q4_0 weights, got 16}}
+  %y = lowbit.mpgemm %x, %w {
+         weight = #lowbit.weight<bits = 4, encoding = gguf_q4_0, group = 32, scale = per_block>,
+         layout = #lowbit.layout<gguf>,
+         config = #lowbit.upconvert<tile_m = 32, tile_k = 16, tile_n = 4>}
+       : (tensor<?x256xf32>, tensor<64x144xi8>) -> tensor<?x64xf32>
+  return %y : tensor<?x64xf32>
+}
+
+// -----
+
+func.func @upconvert_group(%x: tensor<?x256xf32>, %w: tensor<64x128xi8>, %s: tensor<64x8x2xf16>) -> tensor<?x64xf32> {
+  // expected-error@+1 {{upconvert tile_k = 48 and weight group size 32 must divide one another}}
+  %y = lowbit.mpgemm %x, %w, %s {
+         weight = #lowbit.weight<bits = 4, encoding = unsigned, group = 32, scale = per_group>,
+         layout = #lowbit.layout<canonical>,
+         config = #lowbit.upconvert<tile_m = 32, tile_k = 48, tile_n = 4>}
+       : (tensor<?x256xf32>, tensor<64x128xi8>, tensor<64x8x2xf16>) -> tensor<?x64xf32>
+  return %y : tensor<?x64xf32>
+}
+
+// -----
+
+func.func @upconvert_layout_tile_m(%x: tensor<?x256xf32>, %w: tensor<8192xi8>, %s: tensor<64x8x2xf16>) -> tensor<?x64xf32> {
+  // expected-error@+1 {{upconvert tile_m = 16 is not a multiple of layout tile_m = 32}}
+  %y = lowbit.mpgemm %x, %w, %s {
+         weight = #lowbit.weight<bits = 4, encoding = unsigned, group = 32, scale = per_group>,
+         layout = #lowbit.layout<vnni4, tile_m = 32, tile_k = 64, interleave = 4>,
+         config = #lowbit.upconvert<tile_m = 16, tile_k = 128, tile_n = 4>}
+       : (tensor<?x256xf32>, tensor<8192xi8>, tensor<64x8x2xf16>) -> tensor<?x64xf32>
+  return %y : tensor<?x64xf32>
+}
+
+// -----
+
+func.func @upconvert_layout_tile_k(%x: tensor<?x256xf32>, %w: tensor<8192xi8>, %s: tensor<64x8x2xf16>) -> tensor<?x64xf32> {
+  // expected-error@+1 {{upconvert tile_k = 32 is not a multiple of layout tile_k = 64}}
+  %y = lowbit.mpgemm %x, %w, %s {
+         weight = #lowbit.weight<bits = 4, encoding = unsigned, group = 32, scale = per_group>,
+         layout = #lowbit.layout<vnni4, tile_m = 32, tile_k = 64, interleave = 4>,
+         config = #lowbit.upconvert<tile_m = 32, tile_k = 32, tile_n = 4>}
+       : (tensor<?x256xf32>, tensor<8192xi8>, tensor<64x8x2xf16>) -> tensor<?x64xf32>
+  return %y : tensor<?x64xf32>
+}
+
+// -----
+
+func.func @lut_elementwise_i2s(%x: tensor<?x256xf32>, %w: tensor<64x64xi8>, %s: tensor<1xf32>) -> tensor<?x64xf32> {
+  // expected-error@+1 {{lut_elementwise strategy requires tl1 or tl2 layout, got i2s}}
+  %y = lowbit.mpgemm %x, %w, %s {
+         weight = #lowbit.weight<bits = 2, encoding = ternary>,
+         layout = #lowbit.layout<i2s>,
+         config = #lowbit.lut_elementwise<bm = 256, bk = 96>}
+       : (tensor<?x256xf32>, tensor<64x64xi8>, tensor<1xf32>) -> tensor<?x64xf32>
+  return %y : tensor<?x64xf32>
+}
+
+// -----
+
+func.func @lut_elementwise_tl1_bk(%x: tensor<?x256xf32>, %w: tensor<64x64xi8>, %s: tensor<1xf32>) -> tensor<?x64xf32> {
+  // expected-error@+1 {{lut_elementwise bk must be a multiple of 2 for tl1 layout, got 63}}
+  %y = lowbit.mpgemm %x, %w, %s {
+         weight = #lowbit.weight<bits = 2, encoding = ternary>,
+         layout = #lowbit.layout<tl1>,
+         config = #lowbit.lut_elementwise<bm = 256, bk = 63>}
+       : (tensor<?x256xf32>, tensor<64x64xi8>, tensor<1xf32>) -> tensor<?x64xf32>
+  return %y : tensor<?x64xf32>
+}
+
+// -----
+
+func.func @lut_elementwise_tl2_bk(%x: tensor<?x256xf32>, %w: tensor<64x54xi8>, %s: tensor<1xf32>) -> tensor<?x64xf32> {
+  // expected-error@+1 {{lut_elementwise bk must be a multiple of 3 for tl2 layout, got 64}}
+  %y = lowbit.mpgemm %x, %w, %s {
+         weight = #lowbit.weight<bits = 2, encoding = ternary>,
+         layout = #lowbit.layout<tl2>,
+         config = #lowbit.lut_elementwise<bm = 256, bk = 64>}
+       : (tensor<?x256xf32>, tensor<64x54xi8>, tensor<1xf32>) -> tensor<?x64xf32>
+  return %y : tensor<?x64xf32>
+}
+
+// -----
+
+func.func @lut_elementwise_layout_tile_m(%x: tensor<?x256xf32>, %w: tensor<64x54xi8>, %s: tensor<1xf32>) -> tensor<?x64xf32> {
+  // expected-error@+1 {{lut_elementwise bm = 256 does not match layout tile_m = 128}}
+  %y = lowbit.mpgemm %x, %w, %s {
+         weight = #lowbit.weight<bits = 2, encoding = ternary>,
+         layout = #lowbit.layout<tl2, tile_m = 128, tile_k = 96>,
+         config = #lowbit.lut_elementwise<bm = 256, bk = 96>}
+       : (tensor<?x256xf32>, tensor<64x54xi8>, tensor<1xf32>) -> tensor<?x64xf32>
+  return %y : tensor<?x64xf32>
+}
+
+// -----
+
+func.func @lut_elementwise_layout_tile_k(%x: tensor<?x256xf32>, %w: tensor<64x54xi8>, %s: tensor<1xf32>) -> tensor<?x64xf32> {
+  // expected-error@+1 {{lut_elementwise bk = 192 does not match layout tile_k = 96}}
+  %y = lowbit.mpgemm %x, %w, %s {
+         weight = #lowbit.weight<bits = 2, encoding = ternary>,
+         layout = #lowbit.layout<tl2, tile_m = 256, tile_k = 96>,
+         config = #lowbit.lut_elementwise<bm = 256, bk = 192>}
+       : (tensor<?x256xf32>, tensor<64x54xi8>, tensor<1xf32>) -> tensor<?x64xf32>
+  return %y : tensor<?x64xf32>
+}
+
+// -----
+
+func.func @lut_bitserial_q4_0(%x: tensor<?x256xf32>, %w: tensor<64x144xi8>) -> tensor<?x64xf32> {
+  // expected-error@+1 {{lut_bitserial strategy does not support gguf_q4_0 weights}}
+  %y = lowbit.mpgemm %x, %w {
+         weight = #lowbit.weight<bits = 4, encoding = gguf_q4_0, group = 32, scale = per_block>,
+         layout = #lowbit.layout<gguf>,
+         config = #lowbit.lut_bitserial<bm = 512, kfactor = 16>}
+       : (tensor<?x256xf32>, tensor<64x144xi8>) -> tensor<?x64xf32>
+  return %y : tensor<?x64xf32>
+}
+
+// -----
+
+func.func @lut_bitserial_tl2(%x: tensor<?x256xf32>, %w: tensor<64x54xi8>, %s: tensor<1xf32>) -> tensor<?x64xf32> {
+  // expected-error@+1 {{lut_bitserial strategy does not support tl2 layout}}
+  %y = lowbit.mpgemm %x, %w, %s {
+         weight = #lowbit.weight<bits = 2, encoding = ternary>,
+         layout = #lowbit.layout<tl2>,
+         config = #lowbit.lut_bitserial<bm = 512, kfactor = 16>}
+       : (tensor<?x256xf32>, tensor<64x54xi8>, tensor<1xf32>) -> tensor<?x64xf32>
+  return %y : tensor<?x64xf32>
+}
+
+// -----
+
+func.func @lut_bitserial_vnni4(%x: tensor<?x256xf32>, %w: tensor<64x64xi8>, %s: tensor<1xf32>) -> tensor<?x64xf32> {
+  // expected-error@+1 {{lut_bitserial strategy does not support vnni4 layout}}
+  %y = lowbit.mpgemm %x, %w, %s {
+         weight = #lowbit.weight<bits = 2, encoding = ternary>,
+         layout = #lowbit.layout<vnni4>,
+         config = #lowbit.lut_bitserial<bm = 512, kfactor = 16>}
+       : (tensor<?x256xf32>, tensor<64x64xi8>, tensor<1xf32>) -> tensor<?x64xf32>
+  return %y : tensor<?x64xf32>
+}
+
+// -----
+
+func.func @lut_bitserial_act_group(%x: tensor<?x256xf32>, %w: tensor<64x128xi8>, %s: tensor<64x8x2xf16>) -> tensor<?x64xf32> {
+  // expected-error@+1 {{lut_bitserial act_group = 64 does not divide weight group size 32}}
+  %y = lowbit.mpgemm %x, %w, %s {
+         weight = #lowbit.weight<bits = 4, encoding = unsigned, group = 32, scale = per_group>,
+         layout = #lowbit.layout<canonical>,
+         config = #lowbit.lut_bitserial<bm = 512, kfactor = 16, act_group = 64>}
+       : (tensor<?x256xf32>, tensor<64x128xi8>, tensor<64x8x2xf16>) -> tensor<?x64xf32>
+  return %y : tensor<?x64xf32>
+}
+
+// -----
+
+func.func @lut_bitserial_layout_tile_m(%x: tensor<?x256xf32>, %w: tensor<2x64x32xi8>, %s: tensor<64x4x2xf16>) -> tensor<?x64xf32> {
+  // expected-error@+1 {{lut_bitserial bm = 512 does not match layout tile_m = 256}}
+  %y = lowbit.mpgemm %x, %w, %s {
+         weight = #lowbit.weight<bits = 2, encoding = unsigned, group = 64, scale = per_group>,
+         layout = #lowbit.layout<bitplanes, tile_m = 256>,
+         config = #lowbit.lut_bitserial<bm = 512, kfactor = 16>}
+       : (tensor<?x256xf32>, tensor<2x64x32xi8>, tensor<64x4x2xf16>) -> tensor<?x64xf32>
+  return %y : tensor<?x64xf32>
+}

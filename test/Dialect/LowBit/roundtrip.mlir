@@ -1,0 +1,263 @@
+// RUN: lowbit-opt %s | lowbit-opt | FileCheck %s
+// RUN: lowbit-opt %s --mlir-print-op-generic | lowbit-opt | FileCheck %s
+// RUN: lowbit-opt %s --emit-bytecode | lowbit-opt | FileCheck %s
+// RUN: lowbit-opt %s --mlir-print-op-generic | FileCheck %s --check-prefix=GENERIC
+
+// Every attribute in every form, then lowbit.mpgemm in every form. Parameters
+// at their default value are omitted when printing.
+
+//===----------------------------------------------------------------------===//
+// #lowbit.weight
+//===----------------------------------------------------------------------===//
+
+// CHECK-LABEL: func.func private @weight_ternary()
+// CHECK-SAME: a = #lowbit.weight<bits = 2, encoding = ternary>
+// CHECK-SAME: b = #lowbit.weight<bits = 2, encoding = ternary>
+func.func private @weight_ternary() attributes {
+  a = #lowbit.weight<bits = 2, encoding = ternary, group = 0, scale = per_tensor>,
+  b = #lowbit.weight<bits = 2, encoding = ternary>}
+
+// CHECK-LABEL: func.func private @weight_binary()
+// CHECK-SAME: a = #lowbit.weight<bits = 1, encoding = binary, group = 32, scale = per_group>
+// CHECK-SAME: b = #lowbit.weight<bits = 1, encoding = binary, group = 128, scale = per_group>
+func.func private @weight_binary() attributes {
+  a = #lowbit.weight<bits = 1, encoding = binary, group = 32, scale = per_group>,
+  b = #lowbit.weight<scale = per_group, group = 128, encoding = binary, bits = 1>}
+
+// CHECK-LABEL: func.func private @weight_unsigned()
+// CHECK-SAME: a = #lowbit.weight<bits = 2, encoding = unsigned, group = 64, scale = per_group>
+// CHECK-SAME: b = #lowbit.weight<bits = 3, encoding = unsigned, group = 32, scale = per_group>
+// CHECK-SAME: c = #lowbit.weight<bits = 4, encoding = unsigned, group = 128, scale = per_group>
+func.func private @weight_unsigned() attributes {
+  a = #lowbit.weight<bits = 2, encoding = unsigned, group = 64, scale = per_group>,
+  b = #lowbit.weight<bits = 3, encoding = unsigned, group = 32, scale = per_group>,
+  c = #lowbit.weight<bits = 4, encoding = unsigned, group = 128, scale = per_group>}
+
+// CHECK-LABEL: func.func private @weight_gguf_q4_0()
+// CHECK-SAME: a = #lowbit.weight<bits = 4, encoding = gguf_q4_0, group = 32, scale = per_block>
+func.func private @weight_gguf_q4_0() attributes {
+  a = #lowbit.weight<bits = 4, encoding = gguf_q4_0, group = 32, scale = per_block>}
+
+//===----------------------------------------------------------------------===//
+// #lowbit.layout
+//===----------------------------------------------------------------------===//
+
+// CHECK-LABEL: func.func private @layout_untiled()
+// CHECK-SAME: a = #lowbit.layout<canonical>
+// CHECK-SAME: b = #lowbit.layout<i2s>
+// CHECK-SAME: c = #lowbit.layout<tl1>
+// CHECK-SAME: d = #lowbit.layout<tl2>
+// CHECK-SAME: e = #lowbit.layout<gguf>
+// CHECK-SAME: f = #lowbit.layout<vnni4>
+// CHECK-SAME: g = #lowbit.layout<bitplanes>
+// CHECK-SAME: h = #lowbit.layout<i2s>
+func.func private @layout_untiled() attributes {
+  a = #lowbit.layout<canonical>,
+  b = #lowbit.layout<i2s>,
+  c = #lowbit.layout<tl1>,
+  d = #lowbit.layout<tl2>,
+  e = #lowbit.layout<gguf>,
+  f = #lowbit.layout<vnni4>,
+  g = #lowbit.layout<bitplanes>,
+  h = #lowbit.layout<i2s, tile_m = 0, tile_k = 0, interleave = 1>}
+
+// CHECK-LABEL: func.func private @layout_tiled()
+// CHECK-SAME: a = #lowbit.layout<i2s, tile_m = 4, tile_k = 128, interleave = 4>
+// CHECK-SAME: b = #lowbit.layout<tl1, tile_m = 256, tile_k = 128>
+// CHECK-SAME: c = #lowbit.layout<tl2, tile_m = 256, tile_k = 96>
+// CHECK-SAME: d = #lowbit.layout<vnni4, tile_m = 32, tile_k = 64, interleave = 4>
+// CHECK-SAME: e = #lowbit.layout<bitplanes, tile_m = 512>
+// CHECK-SAME: f = #lowbit.layout<bitplanes, tile_k = 64>
+func.func private @layout_tiled() attributes {
+  a = #lowbit.layout<i2s, tile_m = 4, tile_k = 128, interleave = 4>,
+  b = #lowbit.layout<tl1, tile_k = 128, tile_m = 256>,
+  c = #lowbit.layout<tl2, tile_m = 256, tile_k = 96, interleave = 1>,
+  d = #lowbit.layout<vnni4, tile_m = 32, tile_k = 64, interleave = 4>,
+  e = #lowbit.layout<bitplanes, tile_m = 512>,
+  f = #lowbit.layout<bitplanes, tile_k = 64>}
+
+//===----------------------------------------------------------------------===//
+// Strategy configs
+//===----------------------------------------------------------------------===//
+
+// CHECK-LABEL: func.func private @config_reference()
+// CHECK-SAME: a = #lowbit.reference
+func.func private @config_reference() attributes {a = #lowbit.reference}
+
+// CHECK-LABEL: func.func private @config_upconvert()
+// CHECK-SAME: a = #lowbit.upconvert<tile_m = 32, tile_k = 256, tile_n = 4>
+// CHECK-SAME: b = #lowbit.upconvert<tile_m = 32, tile_k = 256, tile_n = 4>
+// CHECK-SAME: c = #lowbit.upconvert<tile_m = 16, tile_k = 128, tile_n = 1, unroll = 4, prefetch = 2>
+func.func private @config_upconvert() attributes {
+  a = #lowbit.upconvert<tile_m = 32, tile_k = 256, tile_n = 4>,
+  b = #lowbit.upconvert<tile_m = 32, tile_k = 256, tile_n = 4, unroll = 1, prefetch = 0>,
+  c = #lowbit.upconvert<prefetch = 2, unroll = 4, tile_n = 1, tile_k = 128, tile_m = 16>}
+
+// CHECK-LABEL: func.func private @config_lut_elementwise()
+// CHECK-SAME: a = #lowbit.lut_elementwise<bm = 256, bk = 96>
+// CHECK-SAME: b = #lowbit.lut_elementwise<bm = 256, bk = 96>
+// CHECK-SAME: c = #lowbit.lut_elementwise<bm = 128, bk = 64, sub_m = 64>
+func.func private @config_lut_elementwise() attributes {
+  a = #lowbit.lut_elementwise<bm = 256, bk = 96>,
+  b = #lowbit.lut_elementwise<bm = 256, bk = 96, sub_m = 32>,
+  c = #lowbit.lut_elementwise<bm = 128, bk = 64, sub_m = 64>}
+
+// CHECK-LABEL: func.func private @config_lut_bitserial()
+// CHECK-SAME: a = #lowbit.lut_bitserial<bm = 512, kfactor = 16>
+// CHECK-SAME: b = #lowbit.lut_bitserial<bm = 512, kfactor = 16>
+// CHECK-SAME: c = #lowbit.lut_bitserial<bm = 256, bn = 4, kfactor = 8, act_group = 64, fast_aggregation = true>
+func.func private @config_lut_bitserial() attributes {
+  a = #lowbit.lut_bitserial<bm = 512, kfactor = 16>,
+  b = #lowbit.lut_bitserial<bm = 512, bn = 1, kfactor = 16, act_group = 32, fast_aggregation = false>,
+  c = #lowbit.lut_bitserial<bm = 256, bn = 4, kfactor = 8, act_group = 64, fast_aggregation = true>}
+
+//===----------------------------------------------------------------------===//
+// lowbit.mpgemm
+//===----------------------------------------------------------------------===//
+
+// Ternary i2s: ceil(256 / 4) = 64 bytes per row, per-tensor scale.
+// CHECK-LABEL: func.func @mpgemm_i2s_dynamic_n(
+// CHECK: %[[Y:.*]] = lowbit.mpgemm %{{.*}}, %{{.*}}, %{{.*}} {config = #lowbit.reference, layout = #lowbit.layout<i2s>, weight = #lowbit.weight<bits = 2, encoding = ternary>} : (tensor<?x256xf32>, tensor<64x64xi8>, tensor<1xf32>) -> tensor<?x64xf32>
+// CHECK: return %[[Y]]
+// GENERIC-LABEL: sym_name = "mpgemm_i2s_dynamic_n"
+// GENERIC: "lowbit.mpgemm"(%{{.*}}, %{{.*}}, %{{.*}}) <{config = #lowbit.reference, layout = #lowbit.layout<i2s>, weight = #lowbit.weight<bits = 2, encoding = ternary>}> : (tensor<?x256xf32>, tensor<64x64xi8>, tensor<1xf32>) -> tensor<?x64xf32>
+func.func @mpgemm_i2s_dynamic_n(%x: tensor<?x256xf32>, %w: tensor<64x64xi8>,
+                                %s: tensor<1xf32>) -> tensor<?x64xf32> {
+  %y = lowbit.mpgemm %x, %w, %s {
+         weight = #lowbit.weight<bits = 2, encoding = ternary, group = 0, scale = per_tensor>,
+         layout = #lowbit.layout<i2s>,
+         config = #lowbit.reference}
+       : (tensor<?x256xf32>, tensor<64x64xi8>, tensor<1xf32>) -> tensor<?x64xf32>
+  return %y : tensor<?x64xf32>
+}
+
+// CHECK-LABEL: func.func @mpgemm_i2s_static_n(
+// CHECK: lowbit.mpgemm {{.*}} {config = #lowbit.upconvert<tile_m = 32, tile_k = 256, tile_n = 4>, layout = #lowbit.layout<i2s>, weight = #lowbit.weight<bits = 2, encoding = ternary>} : (tensor<1x255xf32>, tensor<64x64xui8>, tensor<1xf32>) -> tensor<1x64xf32>
+func.func @mpgemm_i2s_static_n(%x: tensor<1x255xf32>, %w: tensor<64x64xui8>,
+                               %s: tensor<1xf32>) -> tensor<1x64xf32> {
+  %y = lowbit.mpgemm %x, %w, %s {
+         weight = #lowbit.weight<bits = 2, encoding = ternary>,
+         layout = #lowbit.layout<i2s>,
+         config = #lowbit.upconvert<tile_m = 32, tile_k = 256, tile_n = 4>}
+       : (tensor<1x255xf32>, tensor<64x64xui8>, tensor<1xf32>) -> tensor<1x64xf32>
+  return %y : tensor<1x64xf32>
+}
+
+// Ternary tl1: ceil(256 / 4) = 64 bytes per row.
+// CHECK-LABEL: func.func @mpgemm_tl1(
+// CHECK: lowbit.mpgemm {{.*}} {config = #lowbit.lut_elementwise<bm = 256, bk = 128>, layout = #lowbit.layout<tl1, tile_m = 256, tile_k = 128>, weight = #lowbit.weight<bits = 2, encoding = ternary>} : (tensor<?x256xf32>, tensor<64x64xi8>, tensor<1xf32>) -> tensor<?x64xf32>
+func.func @mpgemm_tl1(%x: tensor<?x256xf32>, %w: tensor<64x64xi8>,
+                      %s: tensor<1xf32>) -> tensor<?x64xf32> {
+  %y = lowbit.mpgemm %x, %w, %s {
+         weight = #lowbit.weight<bits = 2, encoding = ternary>,
+         layout = #lowbit.layout<tl1, tile_m = 256, tile_k = 128>,
+         config = #lowbit.lut_elementwise<bm = 256, bk = 128>}
+       : (tensor<?x256xf32>, tensor<64x64xi8>, tensor<1xf32>) -> tensor<?x64xf32>
+  return %y : tensor<?x64xf32>
+}
+
+// Ternary tl2, K = 256: K3 = 252 (84 triples) and a remainder of 4 in tl1
+// form: 42 + 11 + 1 = 54 bytes per row.
+// CHECK-LABEL: func.func @mpgemm_tl2_remainder(
+// CHECK: lowbit.mpgemm {{.*}} {config = #lowbit.lut_elementwise<bm = 256, bk = 96>, layout = #lowbit.layout<tl2>, weight = #lowbit.weight<bits = 2, encoding = ternary>} : (tensor<?x256xf32>, tensor<64x54xi8>, tensor<1xf32>) -> tensor<?x64xf32>
+func.func @mpgemm_tl2_remainder(%x: tensor<?x256xf32>, %w: tensor<64x54xi8>,
+                                %s: tensor<1xf32>) -> tensor<?x64xf32> {
+  %y = lowbit.mpgemm %x, %w, %s {
+         weight = #lowbit.weight<bits = 2, encoding = ternary>,
+         layout = #lowbit.layout<tl2>,
+         config = #lowbit.lut_elementwise<bm = 256, bk = 96>}
+       : (tensor<?x256xf32>, tensor<64x54xi8>, tensor<1xf32>) -> tensor<?x64xf32>
+  return %y : tensor<?x64xf32>
+}
+
+// Ternary tl2, K = 192 = 3 * 64: 32 + 8 + 0 = 40 bytes per row.
+// CHECK-LABEL: func.func @mpgemm_tl2_exact(
+// CHECK: lowbit.mpgemm {{.*}} : (tensor<8x192xf32>, tensor<32x40xi8>, tensor<1xf32>) -> tensor<8x32xf32>
+func.func @mpgemm_tl2_exact(%x: tensor<8x192xf32>, %w: tensor<32x40xi8>,
+                            %s: tensor<1xf32>) -> tensor<8x32xf32> {
+  %y = lowbit.mpgemm %x, %w, %s {
+         weight = #lowbit.weight<bits = 2, encoding = ternary>,
+         layout = #lowbit.layout<tl2, tile_m = 32, tile_k = 96>,
+         config = #lowbit.lut_elementwise<bm = 32, bk = 96>}
+       : (tensor<8x192xf32>, tensor<32x40xi8>, tensor<1xf32>) -> tensor<8x32xf32>
+  return %y : tensor<8x32xf32>
+}
+
+// Ternary as two bit planes for the bit-serial strategy.
+// CHECK-LABEL: func.func @mpgemm_ternary_bitplanes(
+// CHECK: lowbit.mpgemm {{.*}} {config = #lowbit.lut_bitserial<bm = 512, kfactor = 16>, layout = #lowbit.layout<bitplanes>, weight = #lowbit.weight<bits = 2, encoding = ternary>} : (tensor<?x256xf32>, tensor<2x64x32xi8>, tensor<1xf32>) -> tensor<?x64xf32>
+func.func @mpgemm_ternary_bitplanes(%x: tensor<?x256xf32>, %w: tensor<2x64x32xi8>,
+                                    %s: tensor<1xf32>) -> tensor<?x64xf32> {
+  %y = lowbit.mpgemm %x, %w, %s {
+         weight = #lowbit.weight<bits = 2, encoding = ternary>,
+         layout = #lowbit.layout<bitplanes>,
+         config = #lowbit.lut_bitserial<bm = 512, kfactor = 16>}
+       : (tensor<?x256xf32>, tensor<2x64x32xi8>, tensor<1xf32>) -> tensor<?x64xf32>
+  return %y : tensor<?x64xf32>
+}
+
+// Binary, groups of 128: 256 / 8 = 32 bytes per row, scales [M][K/G] f16.
+// CHECK-LABEL: func.func @mpgemm_binary(
+// CHECK: lowbit.mpgemm {{.*}} {config = #lowbit.upconvert<tile_m = 32, tile_k = 128, tile_n = 1>, layout = #lowbit.layout<canonical>, weight = #lowbit.weight<bits = 1, encoding = binary, group = 128, scale = per_group>} : (tensor<?x256xf32>, tensor<64x32xi8>, tensor<64x2xf16>) -> tensor<?x64xf32>
+func.func @mpgemm_binary(%x: tensor<?x256xf32>, %w: tensor<64x32xi8>,
+                         %s: tensor<64x2xf16>) -> tensor<?x64xf32> {
+  %y = lowbit.mpgemm %x, %w, %s {
+         weight = #lowbit.weight<bits = 1, encoding = binary, group = 128, scale = per_group>,
+         layout = #lowbit.layout<canonical>,
+         config = #lowbit.upconvert<tile_m = 32, tile_k = 128, tile_n = 1>}
+       : (tensor<?x256xf32>, tensor<64x32xi8>, tensor<64x2xf16>) -> tensor<?x64xf32>
+  return %y : tensor<?x64xf32>
+}
+
+// Unsigned 3-bit, groups of 64: 256 * 3 / 8 = 96 bytes per row, scales
+// [M][K/G][2] f16 holding (scale, zero point).
+// CHECK-LABEL: func.func @mpgemm_unsigned3(
+// CHECK: lowbit.mpgemm {{.*}} {config = #lowbit.lut_bitserial<bm = 256, bn = 4, kfactor = 8, act_group = 64, fast_aggregation = true>, layout = #lowbit.layout<canonical>, weight = #lowbit.weight<bits = 3, encoding = unsigned, group = 64, scale = per_group>} : (tensor<4x256xf32>, tensor<64x96xi8>, tensor<64x4x2xf16>) -> tensor<4x64xf32>
+func.func @mpgemm_unsigned3(%x: tensor<4x256xf32>, %w: tensor<64x96xi8>,
+                            %s: tensor<64x4x2xf16>) -> tensor<4x64xf32> {
+  %y = lowbit.mpgemm %x, %w, %s {
+         weight = #lowbit.weight<bits = 3, encoding = unsigned, group = 64, scale = per_group>,
+         layout = #lowbit.layout<canonical>,
+         config = #lowbit.lut_bitserial<bm = 256, bn = 4, kfactor = 8, act_group = 64, fast_aggregation = true>}
+       : (tensor<4x256xf32>, tensor<64x96xi8>, tensor<64x4x2xf16>) -> tensor<4x64xf32>
+  return %y : tensor<4x64xf32>
+}
+
+// Unsigned 4-bit repacked for VNNI: only a static shape is required.
+// CHECK-LABEL: func.func @mpgemm_unsigned4_vnni4(
+// CHECK: lowbit.mpgemm {{.*}} {config = #lowbit.upconvert<tile_m = 32, tile_k = 64, tile_n = 4, unroll = 2, prefetch = 1>, layout = #lowbit.layout<vnni4, tile_m = 32, tile_k = 32, interleave = 4>, weight = #lowbit.weight<bits = 4, encoding = unsigned, group = 32, scale = per_group>} : (tensor<?x256xf32>, tensor<2x8x8x4x32xui8>, tensor<64x8x2xf16>) -> tensor<?x64xf32>
+func.func @mpgemm_unsigned4_vnni4(%x: tensor<?x256xf32>, %w: tensor<2x8x8x4x32xui8>,
+                                  %s: tensor<64x8x2xf16>) -> tensor<?x64xf32> {
+  %y = lowbit.mpgemm %x, %w, %s {
+         weight = #lowbit.weight<bits = 4, encoding = unsigned, group = 32, scale = per_group>,
+         layout = #lowbit.layout<vnni4, tile_m = 32, tile_k = 32, interleave = 4>,
+         config = #lowbit.upconvert<tile_m = 32, tile_k = 64, tile_n = 4, unroll = 2, prefetch = 1>}
+       : (tensor<?x256xf32>, tensor<2x8x8x4x32xui8>, tensor<64x8x2xf16>) -> tensor<?x64xf32>
+  return %y : tensor<?x64xf32>
+}
+
+// GGUF Q4_0: 256 / 32 * 18 = 144 bytes per row, no scales operand.
+// CHECK-LABEL: func.func @mpgemm_q4_0(
+// CHECK: lowbit.mpgemm %{{.*}}, %{{.*}} {config = #lowbit.upconvert<tile_m = 32, tile_k = 256, tile_n = 4>, layout = #lowbit.layout<gguf>, weight = #lowbit.weight<bits = 4, encoding = gguf_q4_0, group = 32, scale = per_block>} : (tensor<?x256xf32>, tensor<64x144xi8>) -> tensor<?x64xf32>
+// GENERIC-LABEL: sym_name = "mpgemm_q4_0"
+// GENERIC: "lowbit.mpgemm"(%{{.*}}, %{{.*}}) <{config = #lowbit.upconvert<tile_m = 32, tile_k = 256, tile_n = 4>, layout = #lowbit.layout<gguf>, weight = #lowbit.weight<bits = 4, encoding = gguf_q4_0, group = 32, scale = per_block>}> : (tensor<?x256xf32>, tensor<64x144xi8>) -> tensor<?x64xf32>
+func.func @mpgemm_q4_0(%x: tensor<?x256xf32>, %w: tensor<64x144xi8>) -> tensor<?x64xf32> {
+  %y = lowbit.mpgemm %x, %w {
+         weight = #lowbit.weight<bits = 4, encoding = gguf_q4_0, group = 32, scale = per_block>,
+         layout = #lowbit.layout<gguf>,
+         config = #lowbit.upconvert<tile_m = 32, tile_k = 256, tile_n = 4>}
+       : (tensor<?x256xf32>, tensor<64x144xi8>) -> tensor<?x64xf32>
+  return %y : tensor<?x64xf32>
+}
+
+// The reference strategy takes every format, here Q4_0 with N static.
+// CHECK-LABEL: func.func @mpgemm_q4_0_reference(
+// CHECK: lowbit.mpgemm {{.*}} {config = #lowbit.reference, layout = #lowbit.layout<gguf>, {{.*}}} : (tensor<3x64xf32>, tensor<5x36xi8>) -> tensor<3x5xf32>
+func.func @mpgemm_q4_0_reference(%x: tensor<3x64xf32>, %w: tensor<5x36xi8>) -> tensor<3x5xf32> {
+  %y = lowbit.mpgemm %x, %w {
+         weight = #lowbit.weight<bits = 4, encoding = gguf_q4_0, group = 32, scale = per_block>,
+         layout = #lowbit.layout<gguf>,
+         config = #lowbit.reference}
+       : (tensor<3x64xf32>, tensor<5x36xi8>) -> tensor<3x5xf32>
+  return %y : tensor<3x5xf32>
+}
