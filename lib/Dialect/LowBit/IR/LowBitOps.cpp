@@ -44,9 +44,8 @@ static LogicalResult verifyLayoutEncoding(MpGemmOp op, WeightAttr weight,
   case LayoutKind::Gguf:
     if (encoding == Encoding::GgufQ4_0)
       return success();
-    return op.emitOpError()
-           << "gguf layout requires gguf_q4_0 weights, got "
-           << stringifyEncoding(encoding) << " encoding";
+    return op.emitOpError() << "gguf layout requires gguf_q4_0 weights, got "
+                            << stringifyEncoding(encoding) << " encoding";
   case LayoutKind::Canonical:
     if (encoding == Encoding::Binary || encoding == Encoding::Unsigned)
       return success();
@@ -88,8 +87,8 @@ static LogicalResult verifyPackedShape(MpGemmOp op, WeightAttr weight,
                                        int64_t k) {
   auto packedType = cast<RankedTensorType>(op.getPacked().getType());
   if (!packedType.hasStaticShape())
-    return op.emitOpError() << "packed weights must have a static shape, got "
-                            << packedType;
+    return op.emitOpError()
+           << "packed weights must have a static shape, got " << packedType;
   std::optional<int64_t> rowBytes = getRowBytes(weight, layout, k);
   if (!rowBytes)
     return success();
@@ -101,13 +100,13 @@ static LogicalResult verifyPackedShape(MpGemmOp op, WeightAttr weight,
            << " layout must be a 2-D tensor<M x R x i8>, got rank "
            << packedType.getRank();
   if (packedType.getDimSize(0) != m)
-    return op.emitOpError() << "packed weights have "
-                            << packedType.getDimSize(0)
-                            << " rows but the result has M = " << m;
-  if (packedType.getDimSize(1) != *rowBytes)
     return op.emitOpError()
-           << kind << " layout needs " << *rowBytes << " bytes per row for K = "
-           << k << ", got " << packedType.getDimSize(1);
+           << "packed weights have " << packedType.getDimSize(0)
+           << " rows but the result has M = " << m;
+  if (packedType.getDimSize(1) != *rowBytes)
+    return op.emitOpError() << kind << " layout needs " << *rowBytes
+                            << " bytes per row for K = " << k << ", got "
+                            << packedType.getDimSize(1);
   return success();
 }
 
@@ -148,13 +147,11 @@ static LogicalResult verifyScales(MpGemmOp op, WeightAttr weight, int64_t m,
            << scales.getType();
   }
   if (!scales)
-    return op.emitOpError() << encoding
-                            << " weights need a scales operand of type "
-                            << expected;
+    return op.emitOpError()
+           << encoding << " weights need a scales operand of type " << expected;
   if (scales.getType() != expected)
     return op.emitOpError() << "scales operand must be " << expected << " for "
-                            << encoding << " weights, got "
-                            << scales.getType();
+                            << encoding << " weights, got " << scales.getType();
   return success();
 }
 
@@ -182,6 +179,6 @@ LogicalResult MpGemmOp::verify() {
       failed(verifyPackedShape(*this, weight, layout, m, k)) ||
       failed(verifyScales(*this, weight, m, k)))
     return failure();
-  return getConfig().verifyFor([&] { return emitOpError(); }, weight, layout,
-                               m, k);
+  return getConfig().verifyFor([&] { return emitOpError(); }, weight, layout, m,
+                               k);
 }
