@@ -23,7 +23,10 @@ llvm_config.use_default_substitutions()
 # %python is the system Python (it has numpy), not the one running lit.
 config.substitutions = [s for s in config.substitutions if s[0] != "%python"]
 config.substitutions.append(("%python", config.python_executable))
+# %lowbit_src before %lowbit: the second is a prefix of the first.
 config.substitutions.append(("%lowbit_src", config.lowbit_src_root))
+config.substitutions.append(
+    ("%lowbit", os.path.join(config.lowbit_tools_dir, "lowbit")))
 
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.with_environment("PATH", config.lowbit_tools_dir, append_path=True)
