@@ -1,0 +1,199 @@
+//===- target.cpp - host features, targets and strategies -----------------===//
+//
+// x86 features come from CPUID and are only reported when XGETBV shows that
+// the OS saves the register state they need (YMM for AVX*, opmask and ZMM
+// for AVX-512). Built without any -m flag, so this runs on every CPU.
+//
+//===----------------------------------------------------------------------===//
+
+#include "lowbit/target.h"
+#include "lowbit/error.h"
+
+#include <cstring>
+#include <string_view>
+#include <utility>
+
+#if defined(__x86_64__)
+#include <cpuid.h>
+#elif defined(__aarch64__) && defined(__linux__)
+#include <sys/auxv.h>
+#endif
+
+namespace lowbit {
+
+#if defined(__x86_64__)
+static uint64_t read_xcr0() {
+  uint32_t lo, hi;
+  // XGETBV as an instruction, not _xgetbv(), which needs -mxsave.
+  __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+  return (uint64_t(hi) << 32) | lo;
+}
+
+static void detect_x86(CpuFeatures &f) {
+  f.arch = "x86_64";
+  unsigned a, b, c, d;
+  if (!__get_cpuid_count(0, 0, &a, &b, &c, &d))
+    return;
+  const unsigned max_leaf = a;
+  char vendor[13] = {};
+  std::memcpy(vendor, &b, 4);
+  std::memcpy(vendor + 4, &d, 4);
+  std::memcpy(vendor + 8, &c, 4);
+  f.vendor = vendor;
+
+  unsigned a1, b1, c1, d1;
+  __get_cpuid_count(1, 0, &a1, &b1, &c1, &d1);
+  const bool osxsave = c1 & (1u << 27);
+  const uint64_t xcr0 = osxsave ? read_xcr0() : 0;
+  const bool ymm = (xcr0 & 0x6) == 0x6;    // XMM and YMM state
+  const bool zmm = (xcr0 & 0xE6) == 0xE6;  // plus opmask, ZMM_Hi256, Hi16_ZMM
+  const bool avx = ymm && (c1 & (1u << 28));
+  f.sse42 = c1 & (1u << 20);
+  f.fma = avx && (c1 & (1u << 12));
+  f.f16c = avx && (c1 & (1u << 29));
+
+  if (max_leaf >= 7) {
+    unsigned a7, b7, c7, d7;
+    __get_cpuid_count(7, 0, &a7, &b7, &c7, &d7);
+    f.avx2 = avx && (b7 & (1u << 5));
+    f.avx512f = zmm && (b7 & (1u << 16));
+    f.avx512bw = f.avx512f && (b7 & (1u << 30));
+    f.avx512vl = f.avx512f && (b7 & (1u << 31));
+    f.avx512vnni = f.avx512f && (c7 & (1u << 11));
+    if (a7 >= 1) {
+      __get_cpuid_count(7, 1, &a7, &b7, &c7, &d7);
+      f.avxvnni = avx && (a7 & (1u << 4));
+      f.avxvnniint8 = avx && (d7 & (1u << 4));
+    }
+  }
+
+  unsigned max_ext, unused;
+  __get_cpuid_count(0x80000000, 0, &max_ext, &unused, &unused, &unused);
+  if (max_ext >= 0x80000004) {
+    unsigned brand[12];
+    for (unsigned i = 0; i < 3; ++i)
+      __get_cpuid_count(0x80000002 + i, 0, &brand[4 * i], &brand[4 * i + 1],
+                        &brand[4 * i + 2], &brand[4 * i + 3]);
+    char text[49] = {};
+    std::memcpy(text, brand, 48);
+    std::string model = text;
+    size_t first = model.find_first_not_of(' ');
+    size_t last = model.find_last_not_of(' ');
+    f.model = first == std::string::npos ? ""
+                                         : model.substr(first, last - first + 1);
+  }
+}
+#endif
+
+static CpuFeatures detect() {
+  CpuFeatures f;
+#if defined(__x86_64__)
+  detect_x86(f);
+#elif defined(__aarch64__)
+  f.arch = "aarch64";
+  f.neon = true; // Advanced SIMD is part of the AArch64 base ISA.
+#if defined(__linux__)
+  f.dotprod = getauxval(AT_HWCAP) & (1ul << 20); // HWCAP_ASIMDDP
+#endif
+#else
+  f.arch = "unknown";
+#endif
+  return f;
+}
+
+const CpuFeatures &host_cpu_features() {
+  static const CpuFeatures features = detect();
+  return features;
+}
+
+static constexpr std::pair<Target, const char *> kTargets[] = {
+    {Target::Native, "native"},
+    {Target::Generic, "generic"},
+    {Target::X86Avx2, "x86-avx2"},
+    {Target::X86AvxVnni, "x86-avxvnni"},
+    {Target::X86Avx512Vnni, "x86-avx512vnni"},
+    {Target::Aarch64Neon, "aarch64-neon"},
+    {Target::SpirvVulkan, "spirv-vulkan"},
+    {Target::SpirvXe2, "spirv-xe2"},
+};
+
+static constexpr std::pair<Strategy, const char *> kStrategies[] = {
+    {Strategy::Reference, "reference"},
+    {Strategy::Upconvert, "upconvert"},
+    {Strategy::LutElementwise, "lut-elementwise"},
+    {Strategy::LutBitserial, "lut-bitserial"},
+    {Strategy::Auto, "auto"},
+};
+
+// Looks `name` up in a (value, name) table; throws Error listing the names.
+template <typename T, size_t N>
+static T parse_name(const std::pair<T, const char *> (&table)[N],
+                    std::string_view name, const char *kind) {
+  std::string known;
+  for (const auto &[value, text] : table) {
+    if (name == text)
+      return value;
+    known += (known.empty() ? "" : ", ") + std::string(text);
+  }
+  throw Error("unknown " + std::string(kind) + " '" + std::string(name) +
+              "' (expected " + known + ")");
+}
+
+template <typename T, size_t N>
+static std::string name_of(const std::pair<T, const char *> (&table)[N],
+                           T value) {
+  for (const auto &[v, text] : table)
+    if (v == value)
+      return text;
+  return "?";
+}
+
+Target parse_target(std::string_view name) {
+  return parse_name(kTargets, name, "target");
+}
+
+std::string target_name(Target t) { return name_of(kTargets, t); }
+
+std::vector<Target> all_targets() {
+  std::vector<Target> targets;
+  for (const auto &entry : kTargets)
+    targets.push_back(entry.first);
+  return targets;
+}
+
+bool host_runs(Target t) {
+  const CpuFeatures &f = host_cpu_features();
+  switch (t) {
+  case Target::Native:
+  case Target::Generic:
+    return true;
+  case Target::X86Avx2:
+    return f.avx2 && f.fma;
+  case Target::X86AvxVnni:
+    return f.avxvnni && f.avx2;
+  case Target::X86Avx512Vnni:
+    return f.avx512f && f.avx512bw && f.avx512vl && f.avx512vnni;
+  case Target::Aarch64Neon:
+    return f.neon;
+  case Target::SpirvVulkan:
+  case Target::SpirvXe2:
+    return false; // GPU targets: not run by the host CPU
+  }
+  return false;
+}
+
+Target native_target() {
+  for (Target t : {Target::X86Avx512Vnni, Target::X86AvxVnni,
+                   Target::X86Avx2, Target::Aarch64Neon})
+    if (host_runs(t))
+      return t;
+  return Target::Generic;
+}
+
+Strategy parse_strategy(std::string_view name) {
+  return parse_name(kStrategies, name, "strategy");
+}
+
+std::string strategy_name(Strategy s) { return name_of(kStrategies, s); }
+
+} // namespace lowbit

@@ -1,0 +1,63 @@
+//===- validate.cpp - consistency checks of PackedWeights -----------------===//
+//
+// Accepts exactly what quantize() can produce: the arrays have the sizes of
+// the layout, every code is in range, padding bits are zero and every scale
+// is finite. Row decoding (unpack_row) is the one place that checks codes.
+//
+//===----------------------------------------------------------------------===//
+
+#include "group.h"
+#include "layout.h"
+#include "q4_0.h"
+
+#include "lowbit/error.h"
+#include "lowbit/format.h"
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+namespace lowbit {
+
+using namespace detail;
+
+static void check_tensor_scale(const PackedWeights &W) {
+  const float s = W.tensor_scale;
+  if (W.format.is_ternary()) {
+    if (!std::isfinite(s) || !(s > 0.0f))
+      throw Error(W.format.name() + ": tensor scale " + std::to_string(s) +
+                  " is not a finite positive number");
+  } else if (s != 0.0f || std::signbit(s)) {
+    throw Error(W.format.name() + ": tensor scale must be 0 (unused), got " +
+                std::to_string(s));
+  }
+}
+
+static void check_scales(const PackedWeights &W, int64_t m) {
+  if (W.format.kind == FormatKind::Q4_0) {
+    const uint8_t *row = W.codes.data() + m * W.row_bytes();
+    for (int64_t b = 0; b < W.K / kQ4_0Block; ++b)
+      if ((q4_0_block_scale(row, b) & 0x7C00) == 0x7C00)
+        throw Error("q4_0 row " + std::to_string(m) + " block " +
+                    std::to_string(b) + ": scale d is not finite");
+    return;
+  }
+  const int64_t groups = scales_per_row(W.format, W.K);
+  for (int64_t g = 0; g < groups; ++g)
+    check_group_scale(W.format, W.scales[m * groups + g],
+                      has_zeros(W.format) ? W.zeros[m * groups + g] : 0, m,
+                      g);
+}
+
+void validate(const PackedWeights &W) {
+  check_layout(W);
+  check_tensor_scale(W);
+  std::vector<int8_t> q(W.K);
+  for (int64_t m = 0; m < W.M; ++m) {
+    unpack_row(W, m, q.data());
+    if (!W.format.is_ternary())
+      check_scales(W, m);
+  }
+}
+
+} // namespace lowbit
