@@ -26,12 +26,12 @@ static void check_shape(int64_t N, int64_t K, int64_t block) {
   else if (block < 1 || K % block != 0)
     problem = "K must be a multiple of the block " + std::to_string(block);
   if (!problem.empty())
-    throw Error("activations [" + std::to_string(N) + ", " +
-                std::to_string(K) + "]: " + problem);
+    throw Error("activations [" + std::to_string(N) + ", " + std::to_string(K) +
+                "]: " + problem);
 }
 
-QuantizedActivations quantize_activations(const float *X, int64_t N,
-                                          int64_t K, int64_t block) {
+QuantizedActivations quantize_activations(const float *X, int64_t N, int64_t K,
+                                          int64_t block) {
   check_shape(N, K, block);
   QuantizedActivations A;
   A.N = N;
@@ -43,8 +43,9 @@ QuantizedActivations quantize_activations(const float *X, int64_t N,
     float amax = 0.0f;
     for (int64_t k = i; k < i + block; ++k) {
       if (!std::isfinite(X[k])) {
-        const char *what =
-            std::isnan(X[k]) ? "NaN" : X[k] > 0 ? "+inf" : "-inf";
+        const char *what = std::isnan(X[k]) ? "NaN"
+                           : X[k] > 0       ? "+inf"
+                                            : "-inf";
         throw Error("activation [" + std::to_string(k / K) + ", " +
                     std::to_string(k % K) + "] is " + what);
       }

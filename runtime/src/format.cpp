@@ -43,9 +43,9 @@ Format Format::parse(std::string_view name) {
   if (name == "q4_0")
     return {FormatKind::Q4_0, 4, int(kQ4_0Block)};
   int group = 0;
-  if (name.size() >= 4 && name[0] == 'w' && name[1] >= '1' &&
-      name[1] <= '4' && name[2] == 'g' &&
-      parse_positive_int(name.substr(3), group) && group % 32 == 0)
+  if (name.size() >= 4 && name[0] == 'w' && name[1] >= '1' && name[1] <= '4' &&
+      name[2] == 'g' && parse_positive_int(name.substr(3), group) &&
+      group % 32 == 0)
     return {FormatKind::Group, name[1] - '0', group};
   throw Error("unknown format '" + std::string(name) + "' (expected " +
               format_names_help() + ")");
@@ -183,8 +183,8 @@ bool has_zeros(const Format &format) {
   return format.encoding() == Encoding::Unsigned;
 }
 
-static void check_size(const PackedWeights &W, const char *array,
-                       size_t actual, int64_t expected) {
+static void check_size(const PackedWeights &W, const char *array, size_t actual,
+                       int64_t expected) {
   if (actual != uint64_t(expected))
     throw Error(W.format.name() + " weights [" + std::to_string(W.M) + ", " +
                 std::to_string(W.K) + "]: " + array + " has " +

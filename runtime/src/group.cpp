@@ -29,8 +29,7 @@ static bool half_is_finite(uint16_t h) { return (h & 0x7C00) != 0x7C00; }
 static uint16_t checked_scale(const Format &format, float s, int64_t m,
                               int64_t g) {
   uint16_t h = float_to_half(s);
-  if (!half_is_finite(h))
-  {
+  if (!half_is_finite(h)) {
     char text[32];
     std::snprintf(text, sizeof(text), "%g", double(s));
     throw Error(where(format, m, g) + ": scale " + text +
@@ -39,9 +38,8 @@ static uint16_t checked_scale(const Format &format, float s, int64_t m,
   return h;
 }
 
-void quantize_group(const Format &format, const float *w, int64_t m,
-                    int64_t g, uint8_t *codes, uint16_t *scale,
-                    uint16_t *zero) {
+void quantize_group(const Format &format, const float *w, int64_t m, int64_t g,
+                    uint8_t *codes, uint16_t *scale, uint16_t *zero) {
   const int64_t G = format.group;
   if (format.bits == 1) {
     // Binary: q = sign(W) as +-1, s = mean |W| (the L1-optimal scale).
@@ -70,10 +68,10 @@ void quantize_group(const Format &format, const float *w, int64_t m,
   if (sf != 0.0f)
     z = int(std::clamp(std::nearbyintf(-lo / sf), 0.0f, qmax));
   for (int64_t i = 0; i < G; ++i)
-    codes[i] = sf == 0.0f ? 0
-                          : uint8_t(std::clamp(
-                                std::nearbyintf(w[i] / sf) + float(z), 0.0f,
-                                qmax));
+    codes[i] = sf == 0.0f
+                   ? 0
+                   : uint8_t(std::clamp(std::nearbyintf(w[i] / sf) + float(z),
+                                        0.0f, qmax));
   *zero = float_to_half(float(z));
 }
 

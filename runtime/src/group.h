@@ -18,9 +18,8 @@ namespace lowbit::detail {
 /// codes (binary: 1 for W >= 0, else 0; unsigned: 0..2^b-1) and the fp16
 /// scale and zero point (zero is left alone for binary). Throws Error naming
 /// the row and group when the scale overflows fp16.
-void quantize_group(const Format &format, const float *w, int64_t m,
-                    int64_t g, uint8_t *codes, uint16_t *scale,
-                    uint16_t *zero);
+void quantize_group(const Format &format, const float *w, int64_t m, int64_t g,
+                    uint8_t *codes, uint16_t *scale, uint16_t *zero);
 
 /// The dequantization of one group: W ~= s * (q - z) with q as unpack_row
 /// returns it (binary: q = -1/+1 and z = 0).
@@ -28,8 +27,7 @@ struct ScaleZero {
   float s;
   int32_t z;
 };
-ScaleZero group_scale_zero(const Format &format, uint16_t scale,
-                           uint16_t zero);
+ScaleZero group_scale_zero(const Format &format, uint16_t scale, uint16_t zero);
 
 /// (s, z) of each 32-weight block of row m of a w1..w4 or q4_0 matrix (a
 /// group of G repeats its values G / 32 times), so W ~= s * (q - z) for the

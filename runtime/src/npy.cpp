@@ -54,9 +54,10 @@ public:
     skip_space();
     while (!consume('}')) {
       std::string key = parse_string();
-      int index = key == "descr" ? 0 : key == "fortran_order" ? 1
-                                   : key == "shape"         ? 2
-                                                            : -1;
+      int index = key == "descr"           ? 0
+                  : key == "fortran_order" ? 1
+                  : key == "shape"         ? 2
+                                           : -1;
       if (index < 0)
         fail("unknown key '" + printable(key) + "'");
       if (seen[index])
@@ -199,8 +200,7 @@ private:
 
 } // namespace
 
-NpyArray parse_npy(const uint8_t *bytes, size_t size,
-                   const std::string &what) {
+NpyArray parse_npy(const uint8_t *bytes, size_t size, const std::string &what) {
   if (size < kMagicLength || std::memcmp(bytes, kMagic, kMagicLength) != 0)
     throw Error(what + ": not a .npy file (bad magic)");
   if (size < kMagicLength + 2)
@@ -213,9 +213,8 @@ NpyArray parse_npy(const uint8_t *bytes, size_t size,
   const size_t prefix = kMagicLength + 2 + length_bytes;
   if (size < prefix)
     throw Error(what + ": truncated .npy header");
-  const uint64_t header_length = major == 1
-                                     ? load_le<uint16_t>(bytes + 8)
-                                     : load_le<uint32_t>(bytes + 8);
+  const uint64_t header_length =
+      major == 1 ? load_le<uint16_t>(bytes + 8) : load_le<uint32_t>(bytes + 8);
   if (header_length > size - prefix)
     throw Error(what + ": truncated .npy header (" +
                 std::to_string(header_length) + " bytes announced, " +
@@ -243,8 +242,8 @@ NpyArray parse_npy(const uint8_t *bytes, size_t size,
   const uint64_t present = size - prefix - header_length;
   if (present != expected)
     throw Error(what + (present < expected ? ": truncated" : ": trailing") +
-                " data: expected " + std::to_string(expected) +
-                " bytes, got " + std::to_string(present));
+                " data: expected " + std::to_string(expected) + " bytes, got " +
+                std::to_string(present));
 
   NpyArray array;
   array.shape = header.shape;
@@ -267,17 +266,19 @@ void write_npy(const std::string &path, const std::vector<int64_t> &shape,
                 "-D array (1-D or 2-D only)");
   int64_t count = 1;
   for (int64_t d : shape) {
-    if (d < 0 || (d != 0 && count > std::numeric_limits<int64_t>::max() / 4 / d))
+    if (d < 0 ||
+        (d != 0 && count > std::numeric_limits<int64_t>::max() / 4 / d))
       throw Error(path + ": invalid shape for writing");
     count *= d;
   }
   // The header numpy.save writes: sorted keys, repr of the shape tuple, room
   // to grow the first axis to 21 digits, then spaces and '\n' so that the
   // data starts at a multiple of 64 bytes.
-  std::string dims = std::to_string(shape[0]) +
-                     (shape.size() == 1 ? "," : ", " + std::to_string(shape[1]));
-  std::string dict = "{'descr': '<f4', 'fortran_order': False, 'shape': (" +
-                     dims + "), }";
+  std::string dims =
+      std::to_string(shape[0]) +
+      (shape.size() == 1 ? "," : ", " + std::to_string(shape[1]));
+  std::string dict =
+      "{'descr': '<f4', 'fortran_order': False, 'shape': (" + dims + "), }";
   dict += std::string(21 - std::to_string(shape[0]).size(), ' ');
   const size_t prefix = kMagicLength + 4;
   dict += std::string(64 - (prefix + dict.size() + 1) % 64, ' ') + "\n";

@@ -155,8 +155,8 @@ private:
     uint64_t v = load_le<uint64_t>(bytes + offset);
     if (v != uint64_t(expected))
       fail(std::string(array) + " count " + std::to_string(v) +
-           " does not match the format (expected " +
-           std::to_string(expected) + ")");
+           " does not match the format (expected " + std::to_string(expected) +
+           ")");
     return v;
   }
 

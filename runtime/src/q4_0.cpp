@@ -4,8 +4,9 @@
 // by operation, so the bytes are identical:
 //   amax, max = the |x|-largest element of the block and its sign (the first
 //               one on ties); d = max / -8; id = d ? 1 / d : 0;
-//   code_j    = MIN(15, (int8_t)(x_j * id + 8.5f))  (truncation, not rounding)
-// all in float, each operation rounded separately (no FMA contraction).
+//   code_j    = MIN(15, (int8_t)(x_j * id + 8.5f))
+// all in float, each operation rounded separately (no FMA contraction). The
+// cast truncates a value >= 0, so x * id is rounded half up, not to even.
 //
 //===----------------------------------------------------------------------===//
 
@@ -65,8 +66,8 @@ void quantize_q4_0_row(const float *x, int64_t K, int64_t m, uint8_t *row) {
     uint8_t *block = row + b * kQ4_0BlockBytes;
     store_le(block, dh);
     for (int64_t j = 0; j < kQ4_0Block / 2; ++j)
-      block[2 + j] = uint8_t(code(x[j], id) |
-                             (code(x[j + kQ4_0Block / 2], id) << 4));
+      block[2 + j] =
+          uint8_t(code(x[j], id) | (code(x[j + kQ4_0Block / 2], id) << 4));
   }
 }
 

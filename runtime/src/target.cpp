@@ -29,59 +29,60 @@ static uint64_t read_xcr0() {
   return (uint64_t(hi) << 32) | lo;
 }
 
+struct CpuidRegs {
+  unsigned a = 0, b = 0, c = 0, d = 0;
+};
+
+// All zero for a leaf beyond the CPU's maximum (__get_cpuid_count checks).
+static CpuidRegs cpuid(unsigned leaf, unsigned subleaf) {
+  CpuidRegs r;
+  __get_cpuid_count(leaf, subleaf, &r.a, &r.b, &r.c, &r.d);
+  return r;
+}
+
 static void detect_x86(CpuFeatures &f) {
   f.arch = "x86_64";
-  unsigned a, b, c, d;
-  if (!__get_cpuid_count(0, 0, &a, &b, &c, &d))
-    return;
-  const unsigned max_leaf = a;
-  char vendor[13] = {};
-  std::memcpy(vendor, &b, 4);
-  std::memcpy(vendor + 4, &d, 4);
-  std::memcpy(vendor + 8, &c, 4);
-  f.vendor = vendor;
+  const CpuidRegs vendor = cpuid(0, 0);
+  char name[13] = {};
+  std::memcpy(name, &vendor.b, 4);
+  std::memcpy(name + 4, &vendor.d, 4);
+  std::memcpy(name + 8, &vendor.c, 4);
+  f.vendor = name;
 
-  unsigned a1, b1, c1, d1;
-  __get_cpuid_count(1, 0, &a1, &b1, &c1, &d1);
-  const bool osxsave = c1 & (1u << 27);
+  const CpuidRegs l1 = cpuid(1, 0);
+  const bool osxsave = l1.c & (1u << 27);
   const uint64_t xcr0 = osxsave ? read_xcr0() : 0;
-  const bool ymm = (xcr0 & 0x6) == 0x6;    // XMM and YMM state
-  const bool zmm = (xcr0 & 0xE6) == 0xE6;  // plus opmask, ZMM_Hi256, Hi16_ZMM
-  const bool avx = ymm && (c1 & (1u << 28));
-  f.sse42 = c1 & (1u << 20);
-  f.fma = avx && (c1 & (1u << 12));
-  f.f16c = avx && (c1 & (1u << 29));
+  const bool ymm = (xcr0 & 0x6) == 0x6;   // XMM and YMM state
+  const bool zmm = (xcr0 & 0xE6) == 0xE6; // plus opmask, ZMM_Hi256, Hi16_ZMM
+  const bool avx = ymm && (l1.c & (1u << 28));
+  f.sse42 = l1.c & (1u << 20);
+  f.fma = avx && (l1.c & (1u << 12));
+  f.f16c = avx && (l1.c & (1u << 29));
 
-  if (max_leaf >= 7) {
-    unsigned a7, b7, c7, d7;
-    __get_cpuid_count(7, 0, &a7, &b7, &c7, &d7);
-    f.avx2 = avx && (b7 & (1u << 5));
-    f.avx512f = zmm && (b7 & (1u << 16));
-    f.avx512bw = f.avx512f && (b7 & (1u << 30));
-    f.avx512vl = f.avx512f && (b7 & (1u << 31));
-    f.avx512vnni = f.avx512f && (c7 & (1u << 11));
-    if (a7 >= 1) {
-      __get_cpuid_count(7, 1, &a7, &b7, &c7, &d7);
-      f.avxvnni = avx && (a7 & (1u << 4));
-      f.avxvnniint8 = avx && (d7 & (1u << 4));
-    }
+  const CpuidRegs l7 = cpuid(7, 0);
+  f.avx2 = avx && (l7.b & (1u << 5));
+  f.avx512f = zmm && (l7.b & (1u << 16));
+  f.avx512bw = f.avx512f && (l7.b & (1u << 30));
+  f.avx512vl = f.avx512f && (l7.b & (1u << 31));
+  f.avx512vnni = f.avx512f && (l7.c & (1u << 11));
+  if (l7.a >= 1) { // subleaf 1 exists
+    const CpuidRegs l7s1 = cpuid(7, 1);
+    f.avxvnni = avx && (l7s1.a & (1u << 4));
+    f.avxvnniint8 = avx && (l7s1.d & (1u << 4));
   }
 
-  unsigned max_ext, unused;
-  __get_cpuid_count(0x80000000, 0, &max_ext, &unused, &unused, &unused);
-  if (max_ext >= 0x80000004) {
-    unsigned brand[12];
-    for (unsigned i = 0; i < 3; ++i)
-      __get_cpuid_count(0x80000002 + i, 0, &brand[4 * i], &brand[4 * i + 1],
-                        &brand[4 * i + 2], &brand[4 * i + 3]);
-    char text[49] = {};
-    std::memcpy(text, brand, 48);
-    std::string model = text;
-    size_t first = model.find_first_not_of(' ');
-    size_t last = model.find_last_not_of(' ');
-    f.model = first == std::string::npos ? ""
-                                         : model.substr(first, last - first + 1);
+  unsigned brand[12] = {};
+  for (unsigned i = 0; i < 3; ++i) {
+    const CpuidRegs r = cpuid(0x80000002 + i, 0);
+    unsigned words[4] = {r.a, r.b, r.c, r.d};
+    std::memcpy(brand + 4 * i, words, sizeof(words));
   }
+  char text[49] = {};
+  std::memcpy(text, brand, 48);
+  const std::string model = text;
+  const size_t first = model.find_first_not_of(' ');
+  if (first != std::string::npos)
+    f.model = model.substr(first, model.find_last_not_of(' ') - first + 1);
 }
 #endif
 
@@ -183,8 +184,8 @@ bool host_runs(Target t) {
 }
 
 Target native_target() {
-  for (Target t : {Target::X86Avx512Vnni, Target::X86AvxVnni,
-                   Target::X86Avx2, Target::Aarch64Neon})
+  for (Target t : {Target::X86Avx512Vnni, Target::X86AvxVnni, Target::X86Avx2,
+                   Target::Aarch64Neon})
     if (host_runs(t))
       return t;
   return Target::Generic;

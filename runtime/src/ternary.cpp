@@ -95,8 +95,7 @@ public:
              range(k0 + j * width, width) + " is out of range 0.." +
              std::to_string(max_code));
     if (!padding_is_zero(in, n, bits))
-      fail(std::string("non-zero padding bits after the ") + what +
-           " stream");
+      fail(std::string("non-zero padding bits after the ") + what + " stream");
     return codes;
   }
 

@@ -45,8 +45,7 @@ static void check_scales(const PackedWeights &W, int64_t m) {
   const int64_t groups = scales_per_row(W.format, W.K);
   for (int64_t g = 0; g < groups; ++g)
     check_group_scale(W.format, W.scales[m * groups + g],
-                      has_zeros(W.format) ? W.zeros[m * groups + g] : 0, m,
-                      g);
+                      has_zeros(W.format) ? W.zeros[m * groups + g] : 0, m, g);
 }
 
 void validate(const PackedWeights &W) {

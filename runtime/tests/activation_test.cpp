@@ -57,9 +57,9 @@ TEST(Activation, TiesRoundToEven) {
 
 TEST(Activation, RejectsNonFinite) {
   const float inf = std::numeric_limits<float>::infinity();
-  for (auto [value, name] : {std::pair{std::numeric_limits<float>::quiet_NaN(),
-                                       "NaN"},
-                             std::pair{inf, "+inf"}, std::pair{-inf, "-inf"}}) {
+  for (auto [value, name] :
+       {std::pair{std::numeric_limits<float>::quiet_NaN(), "NaN"},
+        std::pair{inf, "+inf"}, std::pair{-inf, "-inf"}}) {
     std::vector<float> X(3 * 64, 1.0f);
     X[2 * 64 + 33] = value;
     EXPECT_EQ(error_of([&] { quantize_activations(X.data(), 3, 64, 32); }),
@@ -89,9 +89,9 @@ TEST(Activation, HugeTernaryRow) {
   const QuantizedActivations A = quantize_activations(X.data(), 1, K, K);
   ASSERT_EQ(A.scales.size(), 1u);
   EXPECT_EQ(A.scales[0], 0.5f);
-  EXPECT_EQ(A.q[0], -64);   // -127 * 0.5 = -63.5 -> -64 (even)
-  EXPECT_EQ(A.q[1], -63);   // -126 * 0.5
-  EXPECT_EQ(A.q[254], 64);  // 127 * 0.5 = 63.5 -> 64 (even)
+  EXPECT_EQ(A.q[0], -64);  // -127 * 0.5 = -63.5 -> -64 (even)
+  EXPECT_EQ(A.q[1], -63);  // -126 * 0.5
+  EXPECT_EQ(A.q[254], 64); // 127 * 0.5 = 63.5 -> 64 (even)
   EXPECT_EQ(A.q[K - 1], -127);
 }
 

@@ -48,9 +48,13 @@ TEST(Format, BitsPerWeight) {
 }
 
 TEST(Format, RejectsUnknownNames) {
-  const char *bad[] = {"w5g64",  "w0g32",  "w2g48", "w2g0",   "w2g064",
-                       "w2g",    "wg32",   "w2g-32", "w2g 64", "I2S",
-                       "q4_1",   "",       "i2s ",  "w2g99999999999999999999",
+  const char *bad[] = {"w5g64",  "w0g32",
+                       "w2g48",  "w2g0",
+                       "w2g064", "w2g",
+                       "wg32",   "w2g-32",
+                       "w2g 64", "I2S",
+                       "q4_1",   "",
+                       "i2s ",   "w2g99999999999999999999",
                        "w12g32", "w2g32x"};
   for (const char *name : bad) {
     std::string message = error_of([&] { Format::parse(name); });

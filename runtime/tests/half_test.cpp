@@ -25,7 +25,7 @@ TEST(Half, KnownBitPatterns) {
   EXPECT_EQ(float_to_half(1.0f), 0x3C00);
   EXPECT_EQ(float_to_half(-2.0f), 0xC000);
   EXPECT_EQ(float_to_half(0.5f), 0x3800);
-  EXPECT_EQ(float_to_half(65504.0f), 0x7BFF);            // largest finite
+  EXPECT_EQ(float_to_half(65504.0f), 0x7BFF);              // largest finite
   EXPECT_EQ(float_to_half(std::ldexp(1.0f, -14)), 0x0400); // smallest normal
   EXPECT_EQ(float_to_half(std::ldexp(1.0f, -24)), 0x0001); // smallest subnormal
   EXPECT_EQ(float_to_half(std::ldexp(1023.0f, -24)), 0x03FF);
@@ -38,8 +38,7 @@ TEST(Half, RoundsToNearestEven) {
   // 1 + 3 * 2^-11 is halfway between 0x3C01 and 0x3C02: to even 0x3C02.
   EXPECT_EQ(float_to_half(1.0f + 3 * std::ldexp(1.0f, -11)), 0x3C02);
   // Just above the tie rounds up.
-  EXPECT_EQ(float_to_half(1.0f + std::ldexp(1.0f, -11) +
-                          std::ldexp(1.0f, -20)),
+  EXPECT_EQ(float_to_half(1.0f + std::ldexp(1.0f, -11) + std::ldexp(1.0f, -20)),
             0x3C01);
   // 2^-25 is halfway between 0 and the smallest subnormal: to 0.
   EXPECT_EQ(float_to_half(std::ldexp(1.0f, -25)), 0x0000);

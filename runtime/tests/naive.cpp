@@ -82,8 +82,8 @@ static void naive_ternary(const Format &f, const std::vector<float> &W,
   }
 }
 
-static void naive_group(const Format &f, const std::vector<float> &W,
-                        int64_t M, int64_t K, NaiveWeights &out) {
+static void naive_group(const Format &f, const std::vector<float> &W, int64_t M,
+                        int64_t K, NaiveWeights &out) {
   const int b = f.bits;
   const int64_t G = f.group;
   const int qmax = (1 << b) - 1;
@@ -203,8 +203,8 @@ NaiveActivations naive_activations(const std::vector<float> &X, int64_t N,
 }
 
 std::vector<float> naive_mpgemm(const Format &format, const NaiveWeights &W,
-                                const NaiveActivations &A, int64_t M,
-                                int64_t N, int64_t K) {
+                                const NaiveActivations &A, int64_t M, int64_t N,
+                                int64_t K) {
   std::vector<float> Y(static_cast<size_t>(N * M));
   const bool ternary = format.kind == FormatKind::I2S ||
                        format.kind == FormatKind::TL1 ||

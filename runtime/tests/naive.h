@@ -22,13 +22,13 @@ float ref_float(uint16_t h);
 
 struct NaiveWeights {
   float tensor_scale = 0.0f;
-  std::vector<int8_t> q;         // [M][K], what unpack_row must return
-  std::vector<uint8_t> codes;    // canonical bytes
-  std::vector<uint16_t> scales;  // [M][K/G]
-  std::vector<uint16_t> zeros;   // [M][K/G], w2..w4
-  std::vector<float> block_s;    // [M][K/32], non-ternary: W ~= s (q - z)
-  std::vector<int> block_z;      // [M][K/32]
-  std::vector<float> dequant;    // [M][K]
+  std::vector<int8_t> q;        // [M][K], what unpack_row must return
+  std::vector<uint8_t> codes;   // canonical bytes
+  std::vector<uint16_t> scales; // [M][K/G]
+  std::vector<uint16_t> zeros;  // [M][K/G], w2..w4
+  std::vector<float> block_s;   // [M][K/32], non-ternary: W ~= s (q - z)
+  std::vector<int> block_z;     // [M][K/32]
+  std::vector<float> dequant;   // [M][K]
 };
 
 NaiveWeights naive_quantize(const Format &format, const std::vector<float> &W,
@@ -36,8 +36,8 @@ NaiveWeights naive_quantize(const Format &format, const std::vector<float> &W,
 
 struct NaiveActivations {
   int64_t block = 0;
-  std::vector<int8_t> q;  // [N][K]
-  std::vector<float> s;   // [N][K/block]
+  std::vector<int8_t> q; // [N][K]
+  std::vector<float> s;  // [N][K/block]
 };
 
 NaiveActivations naive_activations(const std::vector<float> &X, int64_t N,
@@ -45,8 +45,8 @@ NaiveActivations naive_activations(const std::vector<float> &X, int64_t N,
 
 /// The reference formula with int64 accumulators: Y [N][M].
 std::vector<float> naive_mpgemm(const Format &format, const NaiveWeights &W,
-                                const NaiveActivations &A, int64_t M,
-                                int64_t N, int64_t K);
+                                const NaiveActivations &A, int64_t M, int64_t N,
+                                int64_t K);
 
 } // namespace lowbit::test
 

@@ -15,8 +15,8 @@ using test::error_of;
 // A .npy image: magic, version, header length, header text, payload.
 std::vector<uint8_t> npy_image(const std::string &header, size_t payload_bytes,
                                int major = 1) {
-  std::vector<uint8_t> bytes = {0x93, 'N', 'U', 'M', 'P', 'Y',
-                                static_cast<uint8_t>(major), 0};
+  std::vector<uint8_t> bytes = {
+      0x93, 'N', 'U', 'M', 'P', 'Y', static_cast<uint8_t>(major), 0};
   const size_t length = header.size();
   bytes.push_back(static_cast<uint8_t>(length));
   bytes.push_back(static_cast<uint8_t>(length >> 8));
@@ -53,7 +53,8 @@ TEST(Npy, AcceptsPythonSpellings) {
       {"{'descr': '<f4', 'fortran_order': False, 'shape': (6,), }", {6}},
       {"{\"shape\": (6,), \"fortran_order\": False, \"descr\": \"<f4\"}", {6}},
       {"{'descr':'<f4','fortran_order':False,'shape':(2,3)}", {2, 3}},
-      {"{ 'descr' : '<f4' , 'fortran_order' : False , 'shape' : ( 1 , 6 , ) , }",
+      {"{ 'descr' : '<f4' , 'fortran_order' : False , 'shape' : ( 1 , 6 , ) , "
+       "}",
        {1, 6}},
   };
   for (const auto &[dict, shape] : cases) {
@@ -114,8 +115,8 @@ TEST(Npy, RejectsMalformedFiles) {
 
   std::vector<uint8_t> short_header = npy_image(kGood, 0);
   short_header.resize(40);
-  EXPECT_EQ(parse_error(short_header).rfind("bad.npy: truncated .npy header", 0),
-            0u);
+  EXPECT_EQ(
+      parse_error(short_header).rfind("bad.npy: truncated .npy header", 0), 0u);
 }
 
 TEST(Npy, RejectsBadHeaderSyntax) {
@@ -196,13 +197,17 @@ TEST(Npy, FileErrorsNameTheFile) {
   EXPECT_EQ(error_of([&] { read_npy(missing); }).rfind(missing + ": ", 0), 0u);
   const float x = 1.0f;
   const std::string unwritable = dir.file("no/such/dir.npy");
-  EXPECT_EQ(error_of([&] { write_npy(unwritable, {1}, &x); })
-                .rfind(unwritable + ": cannot write", 0),
+  EXPECT_EQ(error_of([&] {
+              write_npy(unwritable, {1}, &x);
+            }).rfind(unwritable + ": cannot write", 0),
             0u);
-  EXPECT_EQ(error_of([&] { write_npy(dir.file("d.npy"), {1, 1, 1}, &x); }),
+  EXPECT_EQ(error_of([&] {
+              write_npy(dir.file("d.npy"), {1, 1, 1}, &x);
+            }),
             dir.file("d.npy") + ": cannot write a 3-D array (1-D or 2-D only)");
-  EXPECT_EQ(error_of([&] { read_npy(dir.file("")); }).rfind(dir.file("") + ": ", 0),
-            0u);
+  EXPECT_EQ(
+      error_of([&] { read_npy(dir.file("")); }).rfind(dir.file("") + ": ", 0),
+      0u);
 }
 
 } // namespace

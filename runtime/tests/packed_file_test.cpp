@@ -133,7 +133,8 @@ TEST_F(CorruptFile, HeaderFields) {
   EXPECT_EQ(load_error(b), "reserved header field is not 0");
   b = good;
   b[81] |= 0x80; // bits 12..15 of a row of 6 codes are padding
-  EXPECT_EQ(load_error(b), "i2s row 0: non-zero padding bits after the code stream");
+  EXPECT_EQ(load_error(b),
+            "i2s row 0: non-zero padding bits after the code stream");
   b = good;
   b[39] = 0x80; // M = 2^63 + 2
   EXPECT_EQ(load_error(b), "M = 9223372036854775810 is too large");
@@ -159,8 +160,7 @@ TEST_F(CorruptFile, Counts) {
 TEST_F(CorruptFile, Contents) {
   std::vector<uint8_t> b = good;
   b[80] |= 0x03; // the first code of row 0 becomes 3
-  EXPECT_EQ(load_error(b),
-            "i2s row 0: code 3 at k = 0 is out of range 0..2");
+  EXPECT_EQ(load_error(b), "i2s row 0: code 3 at k = 0 is out of range 0..2");
   b = good;
   b[48] = 0;
   b[49] = 0;

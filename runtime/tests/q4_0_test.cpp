@@ -3,7 +3,8 @@
 // ggml's quantize_row_q4_0_ref per block of 32: amax/max = the first element
 // of largest |x| and its sign, d = max / -8, id = 1 / d (0 if d == 0),
 // code = MIN(15, (int8_t)(x * id + 8.5f)), block = fp16 d (little-endian),
-// then qs[j] = code[j] | code[j + 16] << 4.
+// then qs[j] = code[j] | code[j + 16] << 4. Truncating x * id + 8.5 >= 0
+// rounds x * id halves up, which the ties below tell apart from nearbyint.
 //
 //===----------------------------------------------------------------------===//
 
@@ -28,8 +29,8 @@ std::vector<float> hand_weights() {
       0.0f,   // 8.5 -> 8
       1.0f,   // 10.5 -> 10
       -1.0f,  // 6.5 -> 6
-      0.25f,  // 9.0 -> 9
-      0.2f,   // 8.9000001 -> 8 (rounding would give 9)
+      0.25f,  // 9.0 -> 9 (x id = 0.5 rounds half up, not to even 8)
+      0.2f,   // 8.8999996 -> 8
       -4.0f,  // 0.5 -> 0
       3.75f,  // 16.0 -> 16 -> MIN 15
       4.0f,   // 16.5 -> 16 -> MIN 15
@@ -40,7 +41,7 @@ std::vector<float> hand_weights() {
       -2.0f,  // 4.5 -> 4
       1.5f,   // 11.5 -> 11
       -1.5f,  // 5.5 -> 5
-      0.7f,   // 9.8999996 -> 9 (rounding would give 10)
+      0.7f,   // 9.8999996 -> 9
       -0.7f,  // 7.1000000 -> 7
       3.0f,   // 14.5 -> 14
       -3.0f,  // 2.5 -> 2
@@ -56,7 +57,7 @@ std::vector<float> hand_weights() {
       2.75f,  // 14.0 -> 14
       -2.75f, // 3.0 -> 3
       0.75f,  // 10.0 -> 10
-      -0.75f, // 7.0 -> 7
+      -0.75f, // 7.0 -> 7 (x id = -1.5 rounds half up, not to even 6)
   };
   std::copy(a, a + 32, W.begin());
   // Block B: all zeros. max = +0, so d = 0 / -8 = -0 (fp16 0x8000), id = 0
@@ -114,9 +115,9 @@ TEST(Q4_0, UnpackAndDequantize) {
   const PackedWeights P = quantize(Format::parse("q4_0"), W.data(), 2, 64);
   int8_t q[64];
   unpack_row(P, 0, q);
-  const int8_t block_a[32] = {8, 10, 6,  9, 8,  0,  15, 15, 1,  9, 7,
-                              12, 4, 11, 5, 9, 7,  14, 2,  8,  8,  13,
-                              3,  15, 1, 11, 6, 8, 14, 3,  10, 7};
+  const int8_t block_a[32] = {8,  10, 6,  9,  8, 0, 15, 15, 1,  9, 7,
+                              12, 4,  11, 5,  9, 7, 14, 2,  8,  8, 13,
+                              3,  15, 1,  11, 6, 8, 14, 3,  10, 7};
   for (int j = 0; j < 32; ++j) {
     EXPECT_EQ(q[j], block_a[j]) << j;
     EXPECT_EQ(q[32 + j], 8) << j;

@@ -73,19 +73,16 @@ TEST_P(QuantizeTest, MatchesNaiveQuantizer) {
 
 INSTANTIATE_TEST_SUITE_P(
     Formats, QuantizeTest,
-    ::testing::Values(FormatCase{"i2s", {1, 2, 3, 5, 7, 33, 255}},
-                      FormatCase{"tl1", {2, 6, 10, 34, 254}},
-                      // tl2 tails of 0, 2 and 4 weights
-                      FormatCase{"tl2", {2, 4, 6, 8, 10, 12, 14, 34, 254, 256}},
-                      FormatCase{"w1g32", {32, 96, 160}},
-                      FormatCase{"w1g128", {128, 384}},
-                      FormatCase{"w2g32", {32, 96}},
-                      FormatCase{"w2g64", {64, 192}},
-                      FormatCase{"w3g32", {32, 96, 160}},
-                      FormatCase{"w3g128", {128, 384}},
-                      FormatCase{"w4g32", {32, 96}},
-                      FormatCase{"w4g64", {64, 192}},
-                      FormatCase{"q4_0", {32, 96, 160}}),
+    ::testing::Values(
+        FormatCase{"i2s", {1, 2, 3, 5, 7, 33, 255}},
+        FormatCase{"tl1", {2, 6, 10, 34, 254}},
+        // tl2 tails of 0, 2 and 4 weights
+        FormatCase{"tl2", {2, 4, 6, 8, 10, 12, 14, 34, 254, 256}},
+        FormatCase{"w1g32", {32, 96, 160}}, FormatCase{"w1g128", {128, 384}},
+        FormatCase{"w2g32", {32, 96}}, FormatCase{"w2g64", {64, 192}},
+        FormatCase{"w3g32", {32, 96, 160}}, FormatCase{"w3g128", {128, 384}},
+        FormatCase{"w4g32", {32, 96}}, FormatCase{"w4g64", {64, 192}},
+        FormatCase{"q4_0", {32, 96, 160}}),
     [](const auto &info) { return std::string(info.param.format); });
 
 TEST(Quantize, TernaryFormatsAgree) {
@@ -173,8 +170,9 @@ TEST(Quantize, RejectsNonFiniteWeights) {
 
 TEST(Quantize, RejectsIllegalShapes) {
   std::vector<float> W(200, 1.0f);
-  EXPECT_EQ(error_of([&] { quantize(Format::parse("w2g64"), W.data(), 2, 100); }),
-            "w2g64 needs K % 64 == 0, got K = 100");
+  EXPECT_EQ(
+      error_of([&] { quantize(Format::parse("w2g64"), W.data(), 2, 100); }),
+      "w2g64 needs K % 64 == 0, got K = 100");
   EXPECT_EQ(error_of([&] { quantize(Format::parse("tl1"), W.data(), 1, 7); }),
             "tl1 needs K even, got K = 7");
   EXPECT_EQ(error_of([&] { quantize(Format::parse("i2s"), W.data(), 0, 7); }),
@@ -185,12 +183,14 @@ TEST(Quantize, RejectsScalesBeyondFp16) {
   std::vector<float> W(64, 1e5f);
   W[40] = -1e5f;
   // w2: s = 2e5 / 3 > 65504 in group 1 only.
-  EXPECT_EQ(error_of([&] { quantize(Format::parse("w2g32"), W.data(), 1, 64); }),
-            "w2g32 row 0 group 1: scale 66666.7 overflows fp16 (weights too "
-            "large for this format)");
+  EXPECT_EQ(
+      error_of([&] { quantize(Format::parse("w2g32"), W.data(), 1, 64); }),
+      "w2g32 row 0 group 1: scale 66666.7 overflows fp16 (weights too "
+      "large for this format)");
   // w1: mean |W| = 1e5.
-  EXPECT_NE(error_of([&] { quantize(Format::parse("w1g32"), W.data(), 2, 32); })
-                .find("w1g32 row 0 group 0: scale 100000 overflows fp16"),
+  EXPECT_NE(error_of([&] {
+              quantize(Format::parse("w1g32"), W.data(), 2, 32);
+            }).find("w1g32 row 0 group 0: scale 100000 overflows fp16"),
             std::string::npos);
   // q4_0: d = 1e5 / -8 = -12500 fits; 1e6 / -8 does not.
   EXPECT_NO_THROW(quantize(Format::parse("q4_0"), W.data(), 1, 64));

@@ -36,8 +36,8 @@ TEST_P(ReferenceTest, MatchesNaiveFormula) {
   for (int64_t M : {1, 3, 31}) {
     for (int64_t K : GetParam().Ks) {
       for (int64_t N : {1, 3, 16}) {
-        SCOPED_TRACE(f.name() + " M=" + std::to_string(M) + " K=" +
-                     std::to_string(K) + " N=" + std::to_string(N));
+        SCOPED_TRACE(f.name() + " M=" + std::to_string(M) +
+                     " K=" + std::to_string(K) + " N=" + std::to_string(N));
         const std::vector<float> W = test::random_values(M * K, seed++);
         const std::vector<float> X = test::random_values(N * K, seed++, 2.0f);
         const PackedWeights P = quantize(f, W.data(), M, K);
@@ -90,7 +90,7 @@ INSTANTIATE_TEST_SUITE_P(
 // The int32 accumulator at the largest K a ternary format allows.
 TEST(Reference, TernaryAtReductionLimit) {
   const int64_t K = max_reduction_length();
-  std::vector<float> W(static_cast<size_t>(K), 1.0f); // s_w = 1, q = 1
+  std::vector<float> W(static_cast<size_t>(K), 1.0f);  // s_w = 1, q = 1
   std::vector<float> X(static_cast<size_t>(K), -3.0f); // s_x = 127/3, Xq = -127
   const PackedWeights P = quantize(Format::parse("i2s"), W.data(), 1, K);
   float Y = 0.0f;

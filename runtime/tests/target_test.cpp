@@ -15,7 +15,7 @@ using test::error_of;
 
 TEST(Target, NamesRoundTrip) {
   const std::vector<std::string> names = {
-      "native",       "generic",        "x86-avx2",     "x86-avxvnni",
+      "native",         "generic",      "x86-avx2",     "x86-avxvnni",
       "x86-avx512vnni", "aarch64-neon", "spirv-vulkan", "spirv-xe2"};
   std::vector<Target> targets = all_targets();
   ASSERT_EQ(targets.size(), names.size());

@@ -85,8 +85,9 @@ TEST(Validate, Scales) {
   for (uint16_t bad : {nan, inf, minus_one}) {
     PackedWeights P = packed("w1g32", 1, 64);
     P.scales[1] = bad;
-    EXPECT_EQ(error_of([&] { validate(P); }).rfind("w1g32 row 0 group 1: scale", 0),
-              0u);
+    EXPECT_EQ(
+        error_of([&] { validate(P); }).rfind("w1g32 row 0 group 1: scale", 0),
+        0u);
   }
   PackedWeights P = packed("w2g32", 2, 64);
   P.zeros[3] = test::ref_half(4.0f); // w2: z in 0..3
