@@ -46,7 +46,8 @@ struct Format {
   void check_shape(int64_t M, int64_t K) const;
 };
 
-/// "i2s, tl1, tl2, w<b>g<G> (b in 1..4, G a multiple of 32), q4_0".
+/// "i2s, tl1, tl2, w<b>g<G> with b in 1..4 and G a multiple of 32, q4_0"
+/// (Format::parse quotes it in its error message).
 const char *format_names_help();
 
 /// Weights in the canonical packed form of their format. See runtime/README.md
