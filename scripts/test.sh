@@ -1,43 +1,71 @@
 #!/usr/bin/env bash
-# Runs every lowbit test: the build, lit (dialect + CLI), the runtime's
-# GoogleTest suite, the same suite under ASan+UBSan, and the .npy fuzzer for a
-# fixed time. Expects scripts/setup.sh to have run (it calls it with --no-run
-# so a fresh checkout works too). Prints one closing "N passed, N failed" line.
+# Runs every lowbit test: lit (dialect + CLI), the runtime's GoogleTest suite,
+# the same suite under ASan+UBSan, and the .npy fuzzer for a fixed time
+# (LOWBIT_FUZZ_SECONDS, default 60). Calls scripts/setup.sh --no-run first, so
+# a fresh checkout works. Ends with one "tests: N passed, N failed" line.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 fuzz_seconds="${LOWBIT_FUZZ_SECONDS:-60}"
+log=build/test-logs
+lit=/usr/lib/llvm-22/bin/lit
+runtime_cmake=(-G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo
+  -DCMAKE_CXX_COMPILER=clang++-22 -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
 
 bash scripts/setup.sh --no-run || exit 1
+mkdir -p "$log"
 
 passed=0 failed=0
-step() {
-  local name="$1"
-  shift
-  echo "=== $name"
-  if "$@"; then
-    passed=$((passed + 1))
-    echo "=== $name: ok"
-  else
-    failed=$((failed + 1))
-    echo "=== $name: FAILED"
-  fi
+# count NAME PASSED FAILED: adds a step's test counts to the totals.
+count() {
+  echo "=== $1: $2 passed, $3 failed"
+  passed=$((passed + $2))
+  failed=$((failed + $3))
 }
 
-cc=(-G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo
-  -DCMAKE_C_COMPILER=clang-22 -DCMAKE_CXX_COMPILER=clang++-22
-  -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+# lit: dialect round trips and diagnostics, CLI behaviour and outputs.
+"$lit" -sv build/test 2>&1 | tee "$log/lit.txt"
+count lit "$(grep -oP '^\s*Passed\s*: \K\d+' "$log/lit.txt" || echo 0)" \
+  "$(grep -oP '^\s*(Failed|Unresolved|Timed Out)\s*: \K\d+' "$log/lit.txt" |
+    awk '{s += $1} END {print s + 0}')"
+grep -q "Passed" "$log/lit.txt" || count "lit (did not run)" 0 1
 
-step "lit (dialect, CLI)" /usr/lib/llvm-22/bin/lit -sv build/test
-step "runtime unit tests" ctest --test-dir build/runtime --output-on-failure
-step "runtime unit tests (ASan+UBSan)" bash -c "
-  cmake -S runtime -B build/asan ${cc[*]} -DLOWBIT_SANITIZE=ON >/dev/null &&
-  ninja -C build/asan >/dev/null &&
-  ctest --test-dir build/asan --output-on-failure"
-step "npy fuzzer (${fuzz_seconds}s)" bash -c "set -o pipefail;
-  cmake -S runtime -B build/fuzz ${cc[*]} -DLOWBIT_FUZZ=ON -DLOWBIT_RUNTIME_TESTS=OFF >/dev/null &&
-  ninja -C build/fuzz lowbit-npy-fuzz >/dev/null &&
-  mkdir -p build/fuzz/corpus && cp runtime/fuzz/corpus/* build/fuzz/corpus/ &&
-  build/fuzz/lowbit-npy-fuzz -max_total_time=${fuzz_seconds} -print_final_stats=1 build/fuzz/corpus 2>&1 | tail -n 5"
+# ctest DIR NAME: runs a GoogleTest build's ctest and counts its results.
+ctest_step() {
+  ctest --test-dir "$1" --output-on-failure 2>&1 | tee "$log/$2.txt"
+  local line total bad
+  line=$(grep -E 'tests passed, [0-9]+ tests failed out of' "$log/$2.txt")
+  if [ -z "$line" ]; then
+    count "$2 (did not run)" 0 1
+    return
+  fi
+  bad=$(sed -E 's/.* ([0-9]+) tests failed.*/\1/' <<<"$line")
+  total=$(sed -E 's/.*out of ([0-9]+).*/\1/' <<<"$line")
+  count "$2" $((total - bad)) "$bad"
+}
+ctest_step build/runtime runtime
 
-echo "test steps: $passed passed, $failed failed"
+if cmake -S runtime -B build/asan "${runtime_cmake[@]}" -DLOWBIT_SANITIZE=ON >/dev/null &&
+  ninja -C build/asan >/dev/null; then
+  ctest_step build/asan runtime-asan-ubsan
+else
+  count "runtime-asan-ubsan (build failed)" 0 1
+fi
+
+if cmake -S runtime -B build/fuzz "${runtime_cmake[@]}" -DLOWBIT_FUZZ=ON \
+  -DLOWBIT_RUNTIME_TESTS=OFF >/dev/null && ninja -C build/fuzz lowbit-npy-fuzz >/dev/null; then
+  mkdir -p build/fuzz/corpus
+  cp runtime/fuzz/corpus/* build/fuzz/corpus/
+  if build/fuzz/lowbit-npy-fuzz -max_total_time="$fuzz_seconds" \
+    -print_final_stats=1 build/fuzz/corpus >"$log/fuzz.txt" 2>&1; then
+    tail -n 5 "$log/fuzz.txt"
+    count "npy fuzzer (${fuzz_seconds}s)" 1 0
+  else
+    tail -n 40 "$log/fuzz.txt"
+    count "npy fuzzer (${fuzz_seconds}s)" 0 1
+  fi
+else
+  count "npy fuzzer (build failed)" 0 1
+fi
+
+echo "tests: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]
