@@ -1,0 +1,70 @@
+//===- upconvert.h - weights and activations for generated kernels -*- C++ -*-//
+//
+// The runtime half of the kernel ABI (lowbit/kernel_abi.h, which specifies
+// the "vnni4" packed layout, the activation arrays and the math byte by
+// byte): repacking canonical weights into the upconvert layout, and preparing
+// int8 activations with their per-block scales and sums.
+//
+//===----------------------------------------------------------------------===//
+#ifndef LOWBIT_UPCONVERT_H
+#define LOWBIT_UPCONVERT_H
+
+#include "lowbit/aligned.h"
+#include "lowbit/format.h"
+
+#include <cstdint>
+
+namespace lowbit {
+
+/// Rows per tile and K per padding unit of the upconvert layout.
+inline constexpr int64_t kUpconvertTileRows = 16;
+inline constexpr int64_t kUpconvertKAlign = 32;
+
+/// Weights in the upconvert layout of kernel_abi.h.
+struct UpconvertWeights {
+  Format format;
+  int64_t M = 0, K = 0;
+  int64_t Mp = 0, Kp = 0; // M rounded up to 16, K rounded up to 32
+  int bits = 0;           // 1, 2 or 4
+  int64_t group = 0;      // G of the scales (32 for q4_0), 0 without scales
+  float w_scale = 0.0f;   // ternary s_w; 0 for the other formats
+  AlignedArray<uint8_t> codes;   // Mp * Kp * bits / 8 bytes
+  AlignedArray<uint16_t> scales; // fp16 [Mp/16][Kp/G][16], or empty
+  AlignedArray<uint16_t> zeros;  // fp16 [Mp/16][Kp/G][16], w2/w4 only
+
+  int64_t num_tiles() const { return Mp / kUpconvertTileRows; }
+  /// Bytes a kernel streams per call: codes + scales + zeros.
+  int64_t packed_bytes() const {
+    return int64_t(codes.bytes() + scales.bytes() + zeros.bytes());
+  }
+  /// The pointers to pass to a kernel (nullptr for an absent array).
+  const uint16_t *scales_or_null() const { return scales.data(); }
+  const uint16_t *zeros_or_null() const { return zeros.data(); }
+};
+
+/// Whether `format` has an upconvert layout: i2s, w1gG, w2gG, w4gG, q4_0.
+bool has_upconvert_layout(const Format &format);
+
+/// Repacks validated canonical weights into the upconvert layout. Throws
+/// Error naming the format for any other format (tl1, tl2, w3gG), and
+/// validate()'s Error for inconsistent weights.
+UpconvertWeights pack_upconvert(const PackedWeights &canonical);
+
+/// Activations as generated kernels read them (kernel_abi.h, ACTIVATIONS).
+struct PreparedActivations {
+  int64_t N = 0, K = 0, Kp = 0;
+  int64_t block = 0;               // Kp for ternary formats, 32 otherwise
+  AlignedArray<int8_t> xq;         // [N][Kp], zero padded
+  AlignedArray<float> x_scales;    // [N][Kp/block], the multiplier s
+  AlignedArray<int32_t> x_sums;    // [N][Kp/block], sum of xq over a block
+};
+
+/// Quantizes X [N][K] as activation.h does for `format` (the same
+/// quantize_activations) and lays it out for the kernels. Throws Error when K
+/// is illegal for the format or X has a NaN or infinity.
+PreparedActivations prepare_activations(const Format &format, const float *X,
+                                        int64_t N, int64_t K);
+
+} // namespace lowbit
+
+#endif // LOWBIT_UPCONVERT_H

@@ -1,0 +1,32 @@
+//===- run_kernel.cpp - calling a generated kernel on a thread pool -------===//
+
+#include "lowbit/run_kernel.h"
+#include "lowbit/error.h"
+
+#include <string>
+
+namespace lowbit {
+
+void run_kernel(lowbit_kernel_fn kernel, const UpconvertWeights &W,
+                const PreparedActivations &A, float *y, int64_t M,
+                ThreadPool &pool) {
+  if (!kernel)
+    throw Error("run_kernel: no kernel function");
+  if (M != W.M)
+    throw Error("run_kernel: M = " + std::to_string(M) +
+                " but the weights have M = " + std::to_string(W.M));
+  const int64_t block = W.format.is_ternary() ? W.Kp : 32;
+  if (A.K != W.K || A.Kp != W.Kp || A.block != block)
+    throw Error("run_kernel: activations have K = " + std::to_string(A.K) +
+                " (block " + std::to_string(A.block) + "), weights K = " +
+                std::to_string(W.K) + " (" + W.format.name() + ", block " +
+                std::to_string(block) + ")");
+  if (A.N < 1)
+    throw Error("run_kernel: activations have N = " + std::to_string(A.N));
+  pool.run(W.num_tiles(), [&](int64_t begin, int64_t end, int) {
+    kernel(W.codes.data(), W.scales_or_null(), W.zeros_or_null(), A.xq.data(),
+           A.x_scales.data(), A.x_sums.data(), y, A.N, begin, end, W.w_scale);
+  });
+}
+
+} // namespace lowbit
