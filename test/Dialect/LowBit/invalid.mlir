@@ -754,26 +754,109 @@ func.func @upconvert_group(%x: tensor<?x256xf32>, %w: tensor<64x128xi8>, %s: ten
 
 // -----
 
-func.func @upconvert_layout_tile_m(%x: tensor<?x256xf32>, %w: tensor<8192xi8>, %s: tensor<64x8x2xf16>) -> tensor<?x64xf32> {
+func.func @upconvert_layout_tile_m(%x: tensor<?x256xf32>, %w: tensor<2x32x128xi8>, %s: tensor<64x8x2xf16>) -> tensor<?x64xf32> {
   // expected-error@+1 {{upconvert tile_m = 16 is not a multiple of layout tile_m = 32}}
   %y = lowbit.mpgemm %x, %w, %s {
          weight = #lowbit.weight<bits = 4, encoding = unsigned, group = 32, scale = per_group>,
-         layout = #lowbit.layout<vnni4, tile_m = 32, tile_k = 64, interleave = 4>,
+         layout = #lowbit.layout<vnni4, tile_m = 32, tile_k = 8>,
          config = #lowbit.upconvert<tile_m = 16, tile_k = 128, tile_n = 4>}
-       : (tensor<?x256xf32>, tensor<8192xi8>, tensor<64x8x2xf16>) -> tensor<?x64xf32>
+       : (tensor<?x256xf32>, tensor<2x32x128xi8>, tensor<64x8x2xf16>) -> tensor<?x64xf32>
   return %y : tensor<?x64xf32>
 }
 
 // -----
 
-func.func @upconvert_layout_tile_k(%x: tensor<?x256xf32>, %w: tensor<8192xi8>, %s: tensor<64x8x2xf16>) -> tensor<?x64xf32> {
-  // expected-error@+1 {{upconvert tile_k = 32 is not a multiple of layout tile_k = 64}}
+func.func @upconvert_layout_tile_k(%x: tensor<?x256xf32>, %w: tensor<2x32x128xi8>, %s: tensor<64x8x2xf16>) -> tensor<?x64xf32> {
+  // expected-error@+1 {{upconvert tile_k = 4 is not a multiple of layout tile_k = 8}}
   %y = lowbit.mpgemm %x, %w, %s {
          weight = #lowbit.weight<bits = 4, encoding = unsigned, group = 32, scale = per_group>,
-         layout = #lowbit.layout<vnni4, tile_m = 32, tile_k = 64, interleave = 4>,
-         config = #lowbit.upconvert<tile_m = 32, tile_k = 32, tile_n = 4>}
-       : (tensor<?x256xf32>, tensor<8192xi8>, tensor<64x8x2xf16>) -> tensor<?x64xf32>
+         layout = #lowbit.layout<vnni4, tile_m = 32, tile_k = 8>,
+         config = #lowbit.upconvert<tile_m = 32, tile_k = 4, tile_n = 4>}
+       : (tensor<?x256xf32>, tensor<2x32x128xi8>, tensor<64x8x2xf16>) -> tensor<?x64xf32>
   return %y : tensor<?x64xf32>
+}
+
+// -----
+
+func.func @upconvert_tile_m_16(%x: tensor<?x256xf32>, %w: tensor<64x64xi8>, %s: tensor<1xf32>) -> tensor<?x64xf32> {
+  // expected-error@+1 {{upconvert tile_m must be a multiple of 16 (rows per packed tile), got 24}}
+  %y = lowbit.mpgemm %x, %w, %s {
+         weight = #lowbit.weight<bits = 2, encoding = ternary>,
+         layout = #lowbit.layout<i2s>,
+         config = #lowbit.upconvert<tile_m = 24, tile_k = 64, tile_n = 1>}
+       : (tensor<?x256xf32>, tensor<64x64xi8>, tensor<1xf32>) -> tensor<?x64xf32>
+  return %y : tensor<?x64xf32>
+}
+
+// -----
+
+func.func @upconvert_tile_k_32(%x: tensor<?x256xf32>, %w: tensor<64x64xi8>, %s: tensor<1xf32>) -> tensor<?x64xf32> {
+  // expected-error@+1 {{upconvert tile_k must be a multiple of 32 (the activation block), got 48}}
+  %y = lowbit.mpgemm %x, %w, %s {
+         weight = #lowbit.weight<bits = 2, encoding = ternary>,
+         layout = #lowbit.layout<i2s>,
+         config = #lowbit.upconvert<tile_m = 16, tile_k = 48, tile_n = 1>}
+       : (tensor<?x256xf32>, tensor<64x64xi8>, tensor<1xf32>) -> tensor<?x64xf32>
+  return %y : tensor<?x64xf32>
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// lowbit.mpgemm: the vnni4 layout of kernel_abi.h
+//===----------------------------------------------------------------------===//
+
+func.func @vnni4_tile_k(%x: tensor<?x256xf32>, %w: tensor<4x16x64xi8>, %s: tensor<1xf32>) -> tensor<?x64xf32> {
+  // expected-error@+1 {{vnni4 layout requires tile_k = 32 / bits = 16 for 2-bit weights, got 32}}
+  %y = lowbit.mpgemm %x, %w, %s {
+         weight = #lowbit.weight<bits = 2, encoding = ternary>,
+         layout = #lowbit.layout<vnni4, tile_m = 16, tile_k = 32>}
+       : (tensor<?x256xf32>, tensor<4x16x64xi8>, tensor<1xf32>) -> tensor<?x64xf32>
+  return %y : tensor<?x64xf32>
+}
+
+// -----
+
+func.func @vnni4_tile_m(%x: tensor<?x256xf32>, %w: tensor<4x16x64xi8>, %s: tensor<1xf32>) -> tensor<?x64xf32> {
+  // expected-error@+1 {{tiled vnni4 layout requires a positive tile_m, got 0}}
+  %y = lowbit.mpgemm %x, %w, %s {
+         weight = #lowbit.weight<bits = 2, encoding = ternary>,
+         layout = #lowbit.layout<vnni4, tile_k = 16>}
+       : (tensor<?x256xf32>, tensor<4x16x64xi8>, tensor<1xf32>) -> tensor<?x64xf32>
+  return %y : tensor<?x64xf32>
+}
+
+// -----
+
+func.func @vnni4_interleave(%x: tensor<?x256xf32>, %w: tensor<4x16x64xi8>, %s: tensor<1xf32>) -> tensor<?x64xf32> {
+  // expected-error@+1 {{vnni4 layout keeps the 4 k of a row together; interleave must be 1, got 4}}
+  %y = lowbit.mpgemm %x, %w, %s {
+         weight = #lowbit.weight<bits = 2, encoding = ternary>,
+         layout = #lowbit.layout<vnni4, tile_m = 16, tile_k = 16, interleave = 4>}
+       : (tensor<?x256xf32>, tensor<4x16x64xi8>, tensor<1xf32>) -> tensor<?x64xf32>
+  return %y : tensor<?x64xf32>
+}
+
+// -----
+
+func.func @vnni4_3bit(%x: tensor<?x256xf32>, %w: tensor<4x24x64xi8>, %s: tensor<64x8x2xf16>) -> tensor<?x64xf32> {
+  // expected-error@+1 {{vnni4 layout packs whole codes per byte; bits must be 1, 2 or 4, got 3}}
+  %y = lowbit.mpgemm %x, %w, %s {
+         weight = #lowbit.weight<bits = 3, encoding = unsigned, group = 32, scale = per_group>,
+         layout = #lowbit.layout<vnni4, tile_m = 16, tile_k = 8>}
+       : (tensor<?x256xf32>, tensor<4x24x64xi8>, tensor<64x8x2xf16>) -> tensor<?x64xf32>
+  return %y : tensor<?x64xf32>
+}
+
+// -----
+
+func.func @vnni4_shape(%x: tensor<?x100xf32>, %w: tensor<3x7x64xi8>, %s: tensor<1xf32>) -> tensor<?x33xf32> {
+  // expected-error@+1 {{vnni4 layout with tile_m = 16 needs packed weights of shape 3x8x64 for M = 33, K = 100, bits = 2, got 'tensor<3x7x64xi8>'}}
+  %y = lowbit.mpgemm %x, %w, %s {
+         weight = #lowbit.weight<bits = 2, encoding = ternary>,
+         layout = #lowbit.layout<vnni4, tile_m = 16, tile_k = 16>}
+       : (tensor<?x100xf32>, tensor<3x7x64xi8>, tensor<1xf32>) -> tensor<?x33xf32>
+  return %y : tensor<?x33xf32>
 }
 
 // -----

@@ -223,16 +223,44 @@ func.func @mpgemm_unsigned3(%x: tensor<4x256xf32>, %w: tensor<64x96xi8>,
   return %y : tensor<4x64xf32>
 }
 
-// Unsigned 4-bit repacked for VNNI: only a static shape is required.
+// Unsigned 4-bit repacked for VNNI: 2 tiles of 32 rows, 256 * 4 / 32 = 32
+// vectors of 4 * 32 bytes per tile.
 // CHECK-LABEL: func.func @mpgemm_unsigned4_vnni4(
-// CHECK: lowbit.mpgemm {{.*}} {config = #lowbit.upconvert<tile_m = 32, tile_k = 64, tile_n = 4, unroll = 2, prefetch = 1>, layout = #lowbit.layout<vnni4, tile_m = 32, tile_k = 32, interleave = 4>, weight = #lowbit.weight<bits = 4, encoding = unsigned, group = 32, scale = per_group>} : (tensor<?x256xf32>, tensor<2x8x8x4x32xui8>, tensor<64x8x2xf16>) -> tensor<?x64xf32>
-func.func @mpgemm_unsigned4_vnni4(%x: tensor<?x256xf32>, %w: tensor<2x8x8x4x32xui8>,
+// CHECK: lowbit.mpgemm {{.*}} {config = #lowbit.upconvert<tile_m = 32, tile_k = 64, tile_n = 4, unroll = 2, prefetch = 1>, layout = #lowbit.layout<vnni4, tile_m = 32, tile_k = 8>, weight = #lowbit.weight<bits = 4, encoding = unsigned, group = 32, scale = per_group>} : (tensor<?x256xf32>, tensor<2x32x128xui8>, tensor<64x8x2xf16>) -> tensor<?x64xf32>
+func.func @mpgemm_unsigned4_vnni4(%x: tensor<?x256xf32>, %w: tensor<2x32x128xui8>,
                                   %s: tensor<64x8x2xf16>) -> tensor<?x64xf32> {
   %y = lowbit.mpgemm %x, %w, %s {
          weight = #lowbit.weight<bits = 4, encoding = unsigned, group = 32, scale = per_group>,
-         layout = #lowbit.layout<vnni4, tile_m = 32, tile_k = 32, interleave = 4>,
+         layout = #lowbit.layout<vnni4, tile_m = 32, tile_k = 8>,
          config = #lowbit.upconvert<tile_m = 32, tile_k = 64, tile_n = 4, unroll = 2, prefetch = 1>}
-       : (tensor<?x256xf32>, tensor<2x8x8x4x32xui8>, tensor<64x8x2xf16>) -> tensor<?x64xf32>
+       : (tensor<?x256xf32>, tensor<2x32x128xui8>, tensor<64x8x2xf16>) -> tensor<?x64xf32>
+  return %y : tensor<?x64xf32>
+}
+
+// The kernel_abi.h layout of ragged ternary weights: M = 33 rows in 3 tiles
+// of 16, K = 100 padded to 128, 2-bit codes: 8 vectors of 64 bytes per tile.
+// CHECK-LABEL: func.func @mpgemm_i2s_vnni4_ragged(
+// CHECK: layout = #lowbit.layout<vnni4, tile_m = 16, tile_k = 16>
+// CHECK-SAME: (tensor<?x100xf32>, tensor<3x8x64xi8>, tensor<1xf32>) -> tensor<?x33xf32>
+func.func @mpgemm_i2s_vnni4_ragged(%x: tensor<?x100xf32>, %w: tensor<3x8x64xi8>,
+                                   %s: tensor<1xf32>) -> tensor<?x33xf32> {
+  %y = lowbit.mpgemm %x, %w, %s {
+         weight = #lowbit.weight<bits = 2, encoding = ternary>,
+         layout = #lowbit.layout<vnni4, tile_m = 16, tile_k = 16>,
+         config = #lowbit.upconvert<tile_m = 32, tile_k = 64, tile_n = 1>}
+       : (tensor<?x100xf32>, tensor<3x8x64xi8>, tensor<1xf32>) -> tensor<?x33xf32>
+  return %y : tensor<?x33xf32>
+}
+
+// Before lowbit-select-config runs, the config is absent.
+// CHECK-LABEL: func.func @mpgemm_no_config(
+// CHECK: lowbit.mpgemm {{.*}} {layout = #lowbit.layout<i2s>, weight = #lowbit.weight<bits = 2, encoding = ternary>}
+func.func @mpgemm_no_config(%x: tensor<?x256xf32>, %w: tensor<64x64xi8>,
+                            %s: tensor<1xf32>) -> tensor<?x64xf32> {
+  %y = lowbit.mpgemm %x, %w, %s {
+         weight = #lowbit.weight<bits = 2, encoding = ternary>,
+         layout = #lowbit.layout<i2s>}
+       : (tensor<?x256xf32>, tensor<64x64xi8>, tensor<1xf32>) -> tensor<?x64xf32>
   return %y : tensor<?x64xf32>
 }
 

@@ -273,6 +273,16 @@ LogicalResult UpconvertAttr::verifyFor(EmitErrorFn emitError,
     return emitError() << "upconvert tile_k = " << tileK
                        << " is not a multiple of layout tile_k = "
                        << layout.getTileK();
+  // The kernels of kernel_abi.h work on 16-row tiles and on the 32-k blocks
+  // of the activations' scales and sums.
+  if (getTileM() % 16 != 0)
+    return emitError() << "upconvert tile_m must be a multiple of 16 (rows "
+                          "per packed tile), got "
+                       << getTileM();
+  if (tileK % 32 != 0)
+    return emitError() << "upconvert tile_k must be a multiple of 32 (the "
+                          "activation block), got "
+                       << tileK;
   return success();
 }
 

@@ -81,6 +81,42 @@ static LogicalResult verifyReductionDim(MpGemmOp op, WeightAttr weight,
   return success();
 }
 
+/// Checks a tiled vnni4 layout and the packed shape it implies:
+/// tensor<ceil(M / tile_m) x Kp * bits / 32 x 4 * tile_m x i8>.
+static LogicalResult verifyVnni4Shape(MpGemmOp op, WeightAttr weight,
+                                      LayoutAttr layout,
+                                      RankedTensorType packedType, int64_t m,
+                                      int64_t k) {
+  int64_t bits = weight.getBits();
+  if (32 % bits != 0)
+    return op.emitOpError() << "vnni4 layout packs whole codes per byte; "
+                               "bits must be 1, 2 or 4, got "
+                            << bits;
+  if (layout.getTileM() <= 0)
+    return op.emitOpError()
+           << "tiled vnni4 layout requires a positive tile_m, got "
+           << layout.getTileM();
+  if (layout.getTileK() != 32 / bits)
+    return op.emitOpError()
+           << "vnni4 layout requires tile_k = 32 / bits = " << 32 / bits
+           << " for " << bits << "-bit weights, got " << layout.getTileK();
+  if (layout.getInterleave() != 1)
+    return op.emitOpError() << "vnni4 layout keeps the 4 k of a row together; "
+                               "interleave must be 1, got "
+                            << layout.getInterleave();
+  int64_t tileM = layout.getTileM();
+  SmallVector<int64_t, 3> expected = {llvm::divideCeilSigned(m, tileM),
+                                      llvm::divideCeilSigned(k, int64_t(32)) * bits,
+                                      4 * tileM};
+  if (packedType.getShape() != ArrayRef<int64_t>(expected))
+    return op.emitOpError()
+           << "vnni4 layout with tile_m = " << tileM << " needs packed weights "
+           << "of shape " << expected[0] << "x" << expected[1] << "x"
+           << expected[2] << " for M = " << m << ", K = " << k << ", bits = "
+           << bits << ", got " << packedType;
+  return success();
+}
+
 /// Checks the shape of the packed weights operand.
 static LogicalResult verifyPackedShape(MpGemmOp op, WeightAttr weight,
                                        LayoutAttr layout, int64_t m,
@@ -89,6 +125,8 @@ static LogicalResult verifyPackedShape(MpGemmOp op, WeightAttr weight,
   if (!packedType.hasStaticShape())
     return op.emitOpError()
            << "packed weights must have a static shape, got " << packedType;
+  if (layout.getKind() == LayoutKind::VNNI4 && layout.isTiled())
+    return verifyVnni4Shape(op, weight, layout, packedType, m, k);
   std::optional<int64_t> rowBytes = getRowBytes(weight, layout, k);
   if (!rowBytes)
     return success();
@@ -179,6 +217,8 @@ LogicalResult MpGemmOp::verify() {
       failed(verifyPackedShape(*this, weight, layout, m, k)) ||
       failed(verifyScales(*this, weight, m, k)))
     return failure();
-  return getConfig().verifyFor([&] { return emitOpError(); }, weight, layout, m,
-                               k);
+  StrategyConfigAttrInterface config = getConfigAttr();
+  if (!config)
+    return success();
+  return config.verifyFor([&] { return emitOpError(); }, weight, layout, m, k);
 }

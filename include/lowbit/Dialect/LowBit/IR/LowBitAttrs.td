@@ -183,6 +183,13 @@ def LowBit_UpconvertAttr : LowBit_ConfigAttr<"Upconvert", "upconvert"> {
     - `unroll`: K-loop unroll factor (default 1);
     - `prefetch`: prefetch distance in K tiles, 0 (the default) for none.
 
+    Used on an `lowbit.mpgemm`, the kernels of `kernel_abi.h` further need
+    `tile_m` to be a multiple of 16 (tile_m / 16 packed tiles are
+    register-blocked together) and `tile_k` a multiple of 32 (the block of
+    the activations' scales and sums). One K-loop step then covers
+    `tile_k * unroll` weights per row; `tile_n` activation rows share every
+    unpacked weight register.
+
     ```mlir
     #lowbit.upconvert<tile_m = 32, tile_k = 256, tile_n = 4>
     #lowbit.upconvert<tile_m = 16, tile_k = 128, tile_n = 1, unroll = 4, prefetch = 2>

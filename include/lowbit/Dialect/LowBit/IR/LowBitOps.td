@@ -9,6 +9,7 @@
 
 include "lowbit/Dialect/LowBit/IR/LowBitBase.td"
 include "lowbit/Dialect/LowBit/IR/LowBitAttrs.td"
+include "lowbit/Dialect/LowBit/IR/LowBitMicrokernelOps.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 
 class LowBit_Op<string mnemonic, list<Trait> traits = []>
@@ -21,7 +22,8 @@ def LowBit_MpGemmOp : LowBit_Op<"mpgemm", [Pure]> {
     activation matrix `tensor<N x K x f32>` (N static or dynamic, K static),
     `W` the M x K weight matrix quantized as `weight` and packed as `layout`,
     and `Y` the fp32 result `tensor<N x M x f32>`. `config` names the kernel
-    strategy and its tiles.
+    strategy and its tiles; it is absent until `lowbit-select-config` picks
+    one.
 
     The packed weights are bytes (`i8` or `ui8`). For the `canonical`, `i2s`,
     `tl1`, `tl2` and `gguf` layouts they are a `tensor<M x R x i8>` with R
@@ -34,8 +36,16 @@ def LowBit_MpGemmOp : LowBit_Op<"mpgemm", [Pure]> {
     | tl2       | ceil(K3/3 / 2) + ceil(K3/3 / 8) + ceil((K - K3)/4) |
     | gguf      | K / 32 * 18                                        |
 
-    where, for tl2, K3 = 3 * floor(K / 3) less 3 when K - K3 is odd. The
-    tiled `vnni4` and `bitplanes` layouts only need a static shape.
+    where, for tl2, K3 = 3 * floor(K / 3) less 3 when K - K3 is odd.
+
+    A tiled `vnni4` layout (the up-convert layout of kernel_abi.h, written by
+    `lowbit-pack-layout`) packs, per tile of `tile_m` rows, vectors of
+    `tile_m` x 4 bytes, each byte holding `8 / bits` codes of one row (bit
+    plane j = k offset 4j within the vector), so `tile_k` must be
+    `32 / bits` and `interleave` 1. The packed weights are a
+    `tensor<Mt x V x (4 * tile_m) x i8>` with Mt = ceil(M / tile_m) tiles and
+    V = Kp * bits / 32 vectors per tile, Kp = K rounded up to 32. An untiled
+    `vnni4` layout and `bitplanes` only need a static shape.
 
     The scales operand depends on the encoding:
     - ternary (per tensor): `tensor<1xf32>`;
@@ -67,7 +77,7 @@ def LowBit_MpGemmOp : LowBit_Op<"mpgemm", [Pure]> {
     Optional<RankedTensorOf<[F32, F16]>>:$scales,
     LowBit_WeightAttr:$weight,
     LowBit_LayoutAttr:$layout,
-    LowBit_StrategyConfigAttrInterface:$config
+    OptionalAttr<LowBit_StrategyConfigAttrInterface>:$config
   );
   let results = (outs 2DTensorOf<[F32]>:$result);
 

@@ -1,0 +1,221 @@
+//===- LowBitMicrokernelOps.td - lowbit microkernel ops ----*- tablegen -*-===//
+//
+// Register-level operations of the up-convert kernels (`lowbit.uk.*`). The
+// target-independent lowering (lowbit-lower-upconvert) writes tiled loops out
+// of these; the per-target conversions to EmitC turn each one into a few
+// intrinsics (x86) or portable scalar C++ (generic) through TargetInfo hooks.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LOWBIT_DIALECT_LOWBIT_IR_LOWBITMICROKERNELOPS_TD
+#define LOWBIT_DIALECT_LOWBIT_IR_LOWBITMICROKERNELOPS_TD
+
+include "lowbit/Dialect/LowBit/IR/LowBitBase.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+class LowBit_UkOp<string mnemonic, list<Trait> traits = []>
+    : Op<LowBit_Dialect, "uk." # mnemonic, traits>;
+
+// A register of bytes: 4 * L bytes, lane i holding 4 consecutive bytes.
+def LowBit_ByteRegister : VectorOfRankAndType<[1], [I8]>;
+// A register of L int32 or f32 lanes, one per weight row.
+def LowBit_I32Register : VectorOfRankAndType<[1], [I32]>;
+def LowBit_F32Register : VectorOfRankAndType<[1], [F32]>;
+
+def LowBit_UkLoadOp : LowBit_UkOp<"load", [MemoryEffects<[MemRead]>]> {
+  let summary = "Loads one register of packed weight codes";
+  let description = [{
+    Loads `R` consecutive bytes of the packed codes starting at byte
+    `offset`, where `R` is the number of elements of the result. In the
+    vnni4 layout a 64-byte vector holds 16 rows x 4 k per bit plane, so an
+    R-byte register holds R/4 rows. No alignment is assumed.
+
+    ```mlir
+    %w = lowbit.uk.load %codes[%off] : memref<?xui8> -> vector<64xi8>
+    ```
+  }];
+  let arguments = (ins MemRefRankOf<[UI8], [1]>:$base, Index:$offset);
+  let results = (outs LowBit_ByteRegister:$result);
+  let assemblyFormat = [{
+    $base `[` $offset `]` attr-dict `:` type($base) `->` type($result)
+  }];
+}
+
+def LowBit_UkBroadcast4Op
+    : LowBit_UkOp<"broadcast4", [MemoryEffects<[MemRead]>]> {
+  let summary = "Broadcasts 4 consecutive int8 activations to every lane";
+  let description = [{
+    Reads the 4 bytes `base[offset .. offset + 3]` and repeats them in every
+    32-bit lane of the result: byte `4 * i + r` of the result is
+    `base[offset + r]`. This is the activation operand of `lowbit.uk.dot4`.
+
+    ```mlir
+    %x = lowbit.uk.broadcast4 %xq[%k] : memref<?xi8> -> vector<64xi8>
+    ```
+  }];
+  let arguments = (ins MemRefRankOf<[I8], [1]>:$base, Index:$offset);
+  let results = (outs LowBit_ByteRegister:$result);
+  let assemblyFormat = [{
+    $base `[` $offset `]` attr-dict `:` type($base) `->` type($result)
+  }];
+}
+
+def LowBit_UkUnpackOp
+    : LowBit_UkOp<"unpack", [Pure, AllTypesMatch<["packed", "result"]>]> {
+  let summary = "Extracts one bit plane of packed codes as unsigned bytes";
+  let description = [{
+    Every byte of the result is `(byte >> (bits * plane)) & (2^bits - 1)` of
+    the same byte of `packed`: with the vnni4 layout this is the 16 rows x
+    4 k block of unsigned int8 codes for k offset `4 * plane` of the vector.
+    `bits` is 1, 2 or 4 and `plane` is in `[0, 8 / bits)`.
+
+    ```mlir
+    %c = lowbit.uk.unpack %w {bits = 2, plane = 3} : vector<64xi8>
+    ```
+  }];
+  let arguments = (ins LowBit_ByteRegister:$packed,
+                   ConfinedAttr<I64Attr, [IntMinValue<1>]>:$bits,
+                   ConfinedAttr<I64Attr, [IntNonNegative]>:$plane);
+  let results = (outs LowBit_ByteRegister:$result);
+  let assemblyFormat = "$packed attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
+def LowBit_UkDot4Op
+    : LowBit_UkOp<"dot4", [Pure, AllTypesMatch<["acc", "result"]>,
+                           AllTypesMatch<["codes", "x"]>]> {
+  let summary = "Unsigned x signed int8 4-way dot product, accumulated in int32";
+  let description = [{
+    For every lane i: `result[i] = acc[i] + sum_{r < 4} codes[4i + r] *
+    x[4i + r]`, with `codes` read as unsigned and `x` as signed bytes and the
+    sum wrapping modulo 2^32 (the semantics of x86 `vpdpbusd`; no
+    intermediate saturation can occur for codes below 16).
+
+    ```mlir
+    %a1 = lowbit.uk.dot4 %a0, %c, %x : vector<64xi8> -> vector<16xi32>
+    ```
+  }];
+  let arguments = (ins LowBit_I32Register:$acc, LowBit_ByteRegister:$codes,
+                   LowBit_ByteRegister:$x);
+  let results = (outs LowBit_I32Register:$result);
+  let assemblyFormat = [{
+    $acc `,` $codes `,` $x attr-dict `:` type($codes) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def LowBit_UkLoadHalfOp
+    : LowBit_UkOp<"load_half", [MemoryEffects<[MemRead]>]> {
+  let summary = "Loads fp16 values and widens them to f32";
+  let description = [{
+    Loads as many IEEE binary16 values (stored as 16-bit integers) as the
+    result has lanes, from element `offset` on, and converts them exactly to
+    f32. Used for the per-row group scales and zero points.
+
+    ```mlir
+    %s = lowbit.uk.load_half %scales[%i] : memref<?xui16> -> vector<16xf32>
+    ```
+  }];
+  let arguments = (ins MemRefRankOf<[UI16], [1]>:$base, Index:$offset);
+  let results = (outs LowBit_F32Register:$result);
+  let assemblyFormat = [{
+    $base `[` $offset `]` attr-dict `:` type($base) `->` type($result)
+  }];
+}
+
+def LowBit_UkBlockCombineOp
+    : LowBit_UkOp<"block_combine", [Pure,
+                                    AllTypesMatch<["y", "scale", "result"]>]> {
+  let summary = "Folds one 32-k block's integer dot product into the output";
+  let description = [{
+    For group formats, with D the block's `lowbit.uk.dot4` sums, S the block's
+    activation sum and `inv` = 1 / s_b the reciprocal of its activation
+    scale, computes per lane
+
+        result = y + (dot_multiplier * D - z * S) * (scale * inv)
+
+    where z is the `zero` operand when present (per-row zero points) and the
+    `zero_point` attribute otherwise. `dot_multiplier * D - z * S` is exact
+    in f32. w1gG uses dot_multiplier = 2 and zero_point = 1 (q = 2c - 1),
+    q4_0 zero_point = 8, w2gG/w4gG a `zero` operand. The float rounding of
+    the combination is the kernel's own (kernel_abi.h: group formats are
+    checked within an error bound).
+
+    ```mlir
+    %y1 = lowbit.uk.block_combine %y0, %d, %s, %sum, %inv zero(%z : vector<16xf32>)
+          : vector<16xi32> -> vector<16xf32>
+    %y2 = lowbit.uk.block_combine %y0, %d, %s, %sum, %inv {zero_point = 8}
+          : vector<16xi32> -> vector<16xf32>
+    ```
+  }];
+  let arguments = (ins LowBit_F32Register:$y, LowBit_I32Register:$dot,
+                   LowBit_F32Register:$scale,
+                   Optional<LowBit_F32Register>:$zero, I32:$sum, F32:$inv,
+                   DefaultValuedAttr<I64Attr, "1">:$dot_multiplier,
+                   DefaultValuedAttr<I64Attr, "0">:$zero_point);
+  let results = (outs LowBit_F32Register:$result);
+  let assemblyFormat = [{
+    $y `,` $dot `,` $scale `,` $sum `,` $inv (`zero` `(` $zero^ `:` type($zero) `)`)?
+    attr-dict `:` type($dot) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def LowBit_UkTernaryScaleOp : LowBit_UkOp<"ternary_scale", [Pure]> {
+  let summary = "Scales a ternary row's integer dot product, bit-exactly";
+  let description = [{
+    For every lane: `result = ((float)(dot - sum) * w_scale) / x_scale`,
+    each operation rounded separately in f32 (no fused multiply-add), which
+    is exactly the reference's `(float)acc * s_w / s_x`. `dot` is the
+    whole-row `lowbit.uk.dot4` sum of the unsigned codes c = q + 1 and `sum`
+    the row's activation sum, so `dot - sum` is the exact int32 acc.
+
+    ```mlir
+    %y = lowbit.uk.ternary_scale %d, %sum, %ws, %sx : vector<16xi32> -> vector<16xf32>
+    ```
+  }];
+  let arguments = (ins LowBit_I32Register:$dot, I32:$sum, F32:$w_scale,
+                   F32:$x_scale);
+  let results = (outs LowBit_F32Register:$result);
+  let assemblyFormat = [{
+    $dot `,` $sum `,` $w_scale `,` $x_scale attr-dict `:` type($dot) `->`
+    type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def LowBit_UkStoreOp : LowBit_UkOp<"store", [MemoryEffects<[MemWrite]>]> {
+  let summary = "Stores a register of f32 outputs, optionally only a prefix";
+  let description = [{
+    Stores the lanes of `value` to `base[offset + i]`. With `count`, only the
+    lanes `i < count` are written (`count` is in `[0, lanes]`); this is how
+    the rows m >= M of the last tile are left untouched.
+
+    ```mlir
+    lowbit.uk.store %y, %out[%off] : vector<16xf32>, memref<?xf32>
+    lowbit.uk.store %y, %out[%off], %rows : vector<16xf32>, memref<?xf32>
+    ```
+  }];
+  let arguments = (ins LowBit_F32Register:$value, MemRefRankOf<[F32], [1]>:$base,
+                   Index:$offset, Optional<Index>:$count);
+  let assemblyFormat = [{
+    $value `,` $base `[` $offset `]` (`,` $count^)? attr-dict `:`
+    type($value) `,` type($base)
+  }];
+}
+
+def LowBit_UkPrefetchOp : LowBit_UkOp<"prefetch"> {
+  let summary = "Hints that packed codes at an offset will be read soon";
+  let description = [{
+    A cache hint for the byte `base[offset]`; it has no other effect and a
+    target without prefetch instructions drops it.
+
+    ```mlir
+    lowbit.uk.prefetch %codes[%off] : memref<?xui8>
+    ```
+  }];
+  let arguments = (ins MemRefRankOf<[UI8], [1]>:$base, Index:$offset);
+  let assemblyFormat = "$base `[` $offset `]` attr-dict `:` type($base)";
+}
+
+#endif // LOWBIT_DIALECT_LOWBIT_IR_LOWBITMICROKERNELOPS_TD

@@ -1,0 +1,64 @@
+//===- LowBitMicrokernelOps.cpp - lowbit.uk.* verifiers ---------*- C++ -*-===//
+//
+// Verifiers of the register-level microkernel ops: bit widths and planes,
+// and the lane counts that tie byte registers to int32/f32 registers.
+//
+//===----------------------------------------------------------------------===//
+
+#include "lowbit/Dialect/LowBit/IR/LowBitOps.h"
+
+using namespace mlir;
+using namespace mlir::lowbit;
+
+static int64_t getLanes(Value v) {
+  return cast<VectorType>(v.getType()).getNumElements();
+}
+
+/// Checks that a byte register has 4 bytes per lane of a 32-bit register.
+static LogicalResult verifyBytesPerLane(Operation *op, Value bytes,
+                                        Value lanes) {
+  if (getLanes(bytes) == 4 * getLanes(lanes))
+    return success();
+  return op->emitOpError() << "byte register " << bytes.getType()
+                           << " must hold 4 bytes per lane of "
+                           << lanes.getType();
+}
+
+LogicalResult UkUnpackOp::verify() {
+  int64_t bits = int64_t(getBits());
+  if (bits != 1 && bits != 2 && bits != 4)
+    return emitOpError() << "bits must be 1, 2 or 4, got " << bits;
+  if (int64_t(getPlane()) >= 8 / bits)
+    return emitOpError() << "plane must be below " << 8 / bits << " for "
+                         << bits << "-bit codes, got " << getPlane();
+  return success();
+}
+
+LogicalResult UkDot4Op::verify() {
+  return verifyBytesPerLane(*this, getCodes(), getAcc());
+}
+
+LogicalResult UkBlockCombineOp::verify() {
+  if (getLanes(getDot()) != getLanes(getY()))
+    return emitOpError() << "dot " << getDot().getType()
+                         << " and output " << getY().getType()
+                         << " must have the same number of lanes";
+  if (getZero() && getZero().getType() != getY().getType())
+    return emitOpError() << "zero " << getZero().getType()
+                         << " must have the output type " << getY().getType();
+  if (getZero() && getZeroPoint() != 0)
+    return emitOpError()
+           << "takes either a zero operand or a zero_point, not both";
+  if (getDotMultiplier() != 1 && getDotMultiplier() != 2)
+    return emitOpError() << "dot_multiplier must be 1 or 2, got "
+                         << getDotMultiplier();
+  return success();
+}
+
+LogicalResult UkTernaryScaleOp::verify() {
+  if (getLanes(getDot()) != getLanes(getResult()))
+    return emitOpError() << "dot " << getDot().getType() << " and result "
+                         << getResult().getType()
+                         << " must have the same number of lanes";
+  return success();
+}

@@ -1,0 +1,65 @@
+// RUN: lowbit-opt %s -split-input-file -verify-diagnostics
+
+// One case per diagnostic of the lowbit.uk.* verifiers.
+
+func.func @unpack_bits(%w: vector<64xi8>) -> vector<64xi8> {
+  // expected-error@+1 {{'lowbit.uk.unpack' op bits must be 1, 2 or 4, got 3}}
+  %c = lowbit.uk.unpack %w {bits = 3, plane = 0} : vector<64xi8>
+  return %c : vector<64xi8>
+}
+
+// -----
+
+func.func @unpack_plane(%w: vector<64xi8>) -> vector<64xi8> {
+  // expected-error@+1 {{'lowbit.uk.unpack' op plane must be below 2 for 4-bit codes, got 2}}
+  %c = lowbit.uk.unpack %w {bits = 4, plane = 2} : vector<64xi8>
+  return %c : vector<64xi8>
+}
+
+// -----
+
+func.func @dot4_lanes(%acc: vector<8xi32>, %w: vector<64xi8>) -> vector<8xi32> {
+  // expected-error@+1 {{'lowbit.uk.dot4' op byte register 'vector<64xi8>' must hold 4 bytes per lane of 'vector<8xi32>'}}
+  %d = lowbit.uk.dot4 %acc, %w, %w : vector<64xi8> -> vector<8xi32>
+  return %d : vector<8xi32>
+}
+
+// -----
+
+func.func @combine_lanes(%y: vector<16xf32>, %d: vector<8xi32>, %sum: i32, %inv: f32) -> vector<16xf32> {
+  // expected-error@+1 {{'lowbit.uk.block_combine' op dot 'vector<8xi32>' and output 'vector<16xf32>' must have the same number of lanes}}
+  %r = lowbit.uk.block_combine %y, %d, %y, %sum, %inv : vector<8xi32> -> vector<16xf32>
+  return %r : vector<16xf32>
+}
+
+// -----
+
+func.func @combine_zero_twice(%y: vector<16xf32>, %d: vector<16xi32>, %sum: i32, %inv: f32) -> vector<16xf32> {
+  // expected-error@+1 {{'lowbit.uk.block_combine' op takes either a zero operand or a zero_point, not both}}
+  %r = lowbit.uk.block_combine %y, %d, %y, %sum, %inv zero(%y : vector<16xf32>) {zero_point = 8} : vector<16xi32> -> vector<16xf32>
+  return %r : vector<16xf32>
+}
+
+// -----
+
+func.func @combine_multiplier(%y: vector<16xf32>, %d: vector<16xi32>, %sum: i32, %inv: f32) -> vector<16xf32> {
+  // expected-error@+1 {{'lowbit.uk.block_combine' op dot_multiplier must be 1 or 2, got 3}}
+  %r = lowbit.uk.block_combine %y, %d, %y, %sum, %inv {dot_multiplier = 3} : vector<16xi32> -> vector<16xf32>
+  return %r : vector<16xf32>
+}
+
+// -----
+
+func.func @ternary_lanes(%d: vector<16xi32>, %sum: i32, %s: f32) -> vector<8xf32> {
+  // expected-error@+1 {{'lowbit.uk.ternary_scale' op dot 'vector<16xi32>' and result 'vector<8xf32>' must have the same number of lanes}}
+  %r = lowbit.uk.ternary_scale %d, %sum, %s, %s : vector<16xi32> -> vector<8xf32>
+  return %r : vector<8xf32>
+}
+
+// -----
+
+func.func @load_element_type(%codes: memref<?xi8>, %off: index) -> vector<64xi8> {
+  // expected-error@+1 {{'lowbit.uk.load' op operand #0 must be 1D memref of 8-bit unsigned integer values, but got 'memref<?xi8>'}}
+  %w = lowbit.uk.load %codes[%off] : memref<?xi8> -> vector<64xi8>
+  return %w : vector<64xi8>
+}

@@ -1,0 +1,49 @@
+// RUN: lowbit-opt %s | lowbit-opt | FileCheck %s
+// RUN: lowbit-opt %s --mlir-print-op-generic | lowbit-opt | FileCheck %s
+
+// Every lowbit.uk.* op in every form, at AVX-512 (64-byte) and generic
+// (4-byte) register widths.
+
+// CHECK-LABEL: func.func @microkernel_zmm(
+func.func @microkernel_zmm(%codes: memref<?xui8>, %xq: memref<?xi8>,
+                           %scales: memref<?xui16>, %y: memref<?xf32>,
+                           %off: index, %sum: i32, %inv: f32,
+                           %acc: vector<16xi32>, %out: vector<16xf32>) {
+  // CHECK: %[[W:.*]] = lowbit.uk.load %{{.*}}[%{{.*}}] : memref<?xui8> -> vector<64xi8>
+  %w = lowbit.uk.load %codes[%off] : memref<?xui8> -> vector<64xi8>
+  // CHECK: %[[X:.*]] = lowbit.uk.broadcast4 %{{.*}}[%{{.*}}] : memref<?xi8> -> vector<64xi8>
+  %x = lowbit.uk.broadcast4 %xq[%off] : memref<?xi8> -> vector<64xi8>
+  // CHECK: %[[C:.*]] = lowbit.uk.unpack %[[W]] {bits = 2 : i64, plane = 3 : i64} : vector<64xi8>
+  %c = lowbit.uk.unpack %w {bits = 2, plane = 3} : vector<64xi8>
+  // CHECK: %[[D:.*]] = lowbit.uk.dot4 %{{.*}}, %[[C]], %[[X]] : vector<64xi8> -> vector<16xi32>
+  %d = lowbit.uk.dot4 %acc, %c, %x : vector<64xi8> -> vector<16xi32>
+  // CHECK: %[[S:.*]] = lowbit.uk.load_half %{{.*}}[%{{.*}}] : memref<?xui16> -> vector<16xf32>
+  %s = lowbit.uk.load_half %scales[%off] : memref<?xui16> -> vector<16xf32>
+  // CHECK: %[[Y1:.*]] = lowbit.uk.block_combine %{{.*}}, %[[D]], %[[S]], %{{.*}}, %{{.*}} zero(%[[S]] : vector<16xf32>) : vector<16xi32> -> vector<16xf32>
+  %y1 = lowbit.uk.block_combine %out, %d, %s, %sum, %inv zero(%s : vector<16xf32>) : vector<16xi32> -> vector<16xf32>
+  // CHECK: %[[Y2:.*]] = lowbit.uk.block_combine %[[Y1]], %[[D]], %[[S]], %{{.*}}, %{{.*}} {dot_multiplier = 2 : i64, zero_point = 1 : i64} : vector<16xi32> -> vector<16xf32>
+  %y2 = lowbit.uk.block_combine %y1, %d, %s, %sum, %inv {dot_multiplier = 2, zero_point = 1} : vector<16xi32> -> vector<16xf32>
+  // CHECK: %[[T:.*]] = lowbit.uk.ternary_scale %[[D]], %{{.*}}, %{{.*}}, %{{.*}} : vector<16xi32> -> vector<16xf32>
+  %t = lowbit.uk.ternary_scale %d, %sum, %inv, %inv : vector<16xi32> -> vector<16xf32>
+  // CHECK: lowbit.uk.store %[[Y2]], %{{.*}}[%{{.*}}] : vector<16xf32>, memref<?xf32>
+  lowbit.uk.store %y2, %y[%off] : vector<16xf32>, memref<?xf32>
+  // CHECK: lowbit.uk.store %[[T]], %{{.*}}[%{{.*}}], %{{.*}} : vector<16xf32>, memref<?xf32>
+  lowbit.uk.store %t, %y[%off], %off : vector<16xf32>, memref<?xf32>
+  // CHECK: lowbit.uk.prefetch %{{.*}}[%{{.*}}] : memref<?xui8>
+  lowbit.uk.prefetch %codes[%off] : memref<?xui8>
+  return
+}
+
+// CHECK-LABEL: func.func @microkernel_scalar(
+func.func @microkernel_scalar(%codes: memref<?xui8>, %xq: memref<?xi8>,
+                              %acc: vector<1xi32>, %off: index) -> vector<1xi32> {
+  // CHECK: lowbit.uk.load {{.*}} -> vector<4xi8>
+  %w = lowbit.uk.load %codes[%off] : memref<?xui8> -> vector<4xi8>
+  // CHECK: lowbit.uk.broadcast4 {{.*}} -> vector<4xi8>
+  %x = lowbit.uk.broadcast4 %xq[%off] : memref<?xi8> -> vector<4xi8>
+  // CHECK: lowbit.uk.unpack {{.*}} {bits = 1 : i64, plane = 7 : i64} : vector<4xi8>
+  %c = lowbit.uk.unpack %w {bits = 1, plane = 7} : vector<4xi8>
+  // CHECK: lowbit.uk.dot4 {{.*}} : vector<4xi8> -> vector<1xi32>
+  %d = lowbit.uk.dot4 %acc, %c, %x : vector<4xi8> -> vector<1xi32>
+  return %d : vector<1xi32>
+}
