@@ -1,0 +1,544 @@
+//===- Bench.cpp - honest roofline measurements ---------------------------===//
+
+#include "Bench.h"
+
+#include "lowbit/error.h"
+#include "lowbit/run_kernel.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <fstream>
+#include <thread>
+
+#include <sys/mman.h>
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
+namespace lowbit::cli {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+// Results of the measurement loops end here so that no loop is optimised
+// away.
+volatile uint64_t sink;
+
+void check_reps(int reps) {
+  if (reps < kMinReps)
+    throw Error("benchmarks need at least " + std::to_string(kMinReps) +
+                " timed reps, got " + std::to_string(reps));
+}
+
+//===----------------------------------------------------------------------===//
+// Read loops: 8 independent accumulators of the widest loads.
+//===----------------------------------------------------------------------===//
+
+uint64_t read_scalar(const uint8_t *p, size_t bytes) {
+  const uint64_t *q = reinterpret_cast<const uint64_t *>(p);
+  uint64_t a[8] = {};
+  for (size_t i = 0; i < bytes / 8; i += 8)
+    for (int j = 0; j < 8; ++j)
+      a[j] += q[i + size_t(j)];
+  return a[0] ^ a[1] ^ a[2] ^ a[3] ^ a[4] ^ a[5] ^ a[6] ^ a[7];
+}
+
+#if defined(__x86_64__)
+__attribute__((target("avx2"))) uint64_t read_avx2(const uint8_t *p,
+                                                   size_t bytes) {
+  __m256i a0 = _mm256_setzero_si256(), a1 = a0, a2 = a0, a3 = a0, a4 = a0,
+          a5 = a0, a6 = a0, a7 = a0;
+  for (size_t i = 0; i < bytes; i += 256) {
+    const __m256i *v = reinterpret_cast<const __m256i *>(p + i);
+    a0 = _mm256_add_epi64(a0, _mm256_load_si256(v + 0));
+    a1 = _mm256_add_epi64(a1, _mm256_load_si256(v + 1));
+    a2 = _mm256_add_epi64(a2, _mm256_load_si256(v + 2));
+    a3 = _mm256_add_epi64(a3, _mm256_load_si256(v + 3));
+    a4 = _mm256_add_epi64(a4, _mm256_load_si256(v + 4));
+    a5 = _mm256_add_epi64(a5, _mm256_load_si256(v + 5));
+    a6 = _mm256_add_epi64(a6, _mm256_load_si256(v + 6));
+    a7 = _mm256_add_epi64(a7, _mm256_load_si256(v + 7));
+  }
+  const __m256i s = _mm256_add_epi64(
+      _mm256_add_epi64(_mm256_add_epi64(a0, a1), _mm256_add_epi64(a2, a3)),
+      _mm256_add_epi64(_mm256_add_epi64(a4, a5), _mm256_add_epi64(a6, a7)));
+  return uint64_t(_mm256_extract_epi64(s, 0) ^ _mm256_extract_epi64(s, 1) ^
+                  _mm256_extract_epi64(s, 2) ^ _mm256_extract_epi64(s, 3));
+}
+
+__attribute__((target("avx512f"))) uint64_t read_avx512(const uint8_t *p,
+                                                        size_t bytes) {
+  __m512i a0 = _mm512_setzero_si512(), a1 = a0, a2 = a0, a3 = a0, a4 = a0,
+          a5 = a0, a6 = a0, a7 = a0;
+  for (size_t i = 0; i < bytes; i += 512) {
+    const uint8_t *v = p + i;
+    a0 = _mm512_add_epi64(a0, _mm512_load_si512(v + 0));
+    a1 = _mm512_add_epi64(a1, _mm512_load_si512(v + 64));
+    a2 = _mm512_add_epi64(a2, _mm512_load_si512(v + 128));
+    a3 = _mm512_add_epi64(a3, _mm512_load_si512(v + 192));
+    a4 = _mm512_add_epi64(a4, _mm512_load_si512(v + 256));
+    a5 = _mm512_add_epi64(a5, _mm512_load_si512(v + 320));
+    a6 = _mm512_add_epi64(a6, _mm512_load_si512(v + 384));
+    a7 = _mm512_add_epi64(a7, _mm512_load_si512(v + 448));
+  }
+  const __m512i s = _mm512_add_epi64(
+      _mm512_add_epi64(_mm512_add_epi64(a0, a1), _mm512_add_epi64(a2, a3)),
+      _mm512_add_epi64(_mm512_add_epi64(a4, a5), _mm512_add_epi64(a6, a7)));
+  return uint64_t(_mm512_reduce_add_epi64(s));
+}
+#endif
+
+using ReadFn = uint64_t (*)(const uint8_t *, size_t);
+
+ReadFn read_function(std::string &loads) {
+  const CpuFeatures &cpu = host_cpu_features();
+  if (loads == "auto")
+    loads = cpu.avx512f ? "avx512" : cpu.avx2 ? "avx2" : "scalar";
+  if (loads == "scalar")
+    return read_scalar;
+#if defined(__x86_64__)
+  if (loads == "avx512" && cpu.avx512f)
+    return read_avx512;
+  if (loads == "avx2" && cpu.avx2)
+    return read_avx2;
+#endif
+  if (loads == "avx512" || loads == "avx2")
+    throw Error("this host cannot run " + loads + " loads");
+  throw Error("unknown load width '" + loads +
+              "' (expected auto, avx512, avx2 or scalar)");
+}
+
+/// Anonymous memory that no one has touched yet (so the probe decides which
+/// thread writes each page first), unmapped at scope exit.
+class UntouchedBuffer {
+public:
+  explicit UntouchedBuffer(size_t bytes) : bytes_(bytes) {
+    void *p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED)
+      throw Error("cannot map a " + std::to_string(bytes >> 20) +
+                  " MiB probe buffer");
+    data_ = static_cast<uint8_t *>(p);
+  }
+  ~UntouchedBuffer() { munmap(data_, bytes_); }
+  UntouchedBuffer(const UntouchedBuffer &) = delete;
+  UntouchedBuffer &operator=(const UntouchedBuffer &) = delete;
+  uint8_t *data() const { return data_; }
+
+private:
+  uint8_t *data_ = nullptr;
+  size_t bytes_ = 0;
+};
+
+//===----------------------------------------------------------------------===//
+// int8 peak loops: independent accumulator chains. Each chain starts from a
+// different value (identical chains could be merged by the compiler) and
+// the inputs pass through an empty asm so they are opaque.
+//===----------------------------------------------------------------------===//
+
+#if defined(__x86_64__)
+#define LOWBIT_OPAQUE(v) asm volatile("" : "+v"(v))
+
+// vpdpbusd zmm: 16 chains of 64 MACs.
+__attribute__((target("avx512f,avx512bw,avx512vnni"))) uint64_t
+peak_avx512vnni(int64_t iterations) {
+  __m512i a = _mm512_set1_epi8(3), b = _mm512_set1_epi8(-2);
+  LOWBIT_OPAQUE(a);
+  LOWBIT_OPAQUE(b);
+  __m512i acc[16];
+  for (int j = 0; j < 16; ++j)
+    acc[j] = _mm512_set1_epi32(j);
+  for (int64_t i = 0; i < iterations; ++i) {
+#pragma GCC unroll 16
+    for (int j = 0; j < 16; ++j)
+      acc[j] = _mm512_dpbusd_epi32(acc[j], a, b);
+  }
+  __m512i s = acc[0];
+  for (int j = 1; j < 16; ++j)
+    s = _mm512_add_epi32(s, acc[j]);
+  return uint64_t(_mm512_reduce_add_epi32(s));
+}
+
+// vpdpbusd ymm (VEX, 16 registers): 12 chains of 32 MACs.
+__attribute__((target("avx2,avxvnni"))) uint64_t
+peak_avxvnni(int64_t iterations) {
+  __m256i a = _mm256_set1_epi8(3), b = _mm256_set1_epi8(-2);
+  LOWBIT_OPAQUE(a);
+  LOWBIT_OPAQUE(b);
+  __m256i acc[12];
+  for (int j = 0; j < 12; ++j)
+    acc[j] = _mm256_set1_epi32(j);
+  for (int64_t i = 0; i < iterations; ++i) {
+#pragma GCC unroll 12
+    for (int j = 0; j < 12; ++j)
+      acc[j] = _mm256_dpbusd_avx_epi32(acc[j], a, b);
+  }
+  __m256i s = acc[0];
+  for (int j = 1; j < 12; ++j)
+    s = _mm256_add_epi32(s, acc[j]);
+  return uint64_t(_mm256_extract_epi32(s, 0) + _mm256_extract_epi32(s, 5));
+}
+
+// AVX2 has no int8 dot product: vpmaddubsw, vpmaddwd (by ones), vpaddd per
+// 32 MACs. 8 chains from 2 x 4 distinct operand pairs, re-made opaque every
+// iteration so the products cannot be hoisted or shared.
+__attribute__((target("avx2"))) uint64_t peak_avx2(int64_t iterations) {
+  __m256i a0 = _mm256_set1_epi8(3), a1 = _mm256_set1_epi8(5);
+  __m256i b0 = _mm256_set1_epi8(-2), b1 = _mm256_set1_epi8(7),
+          b2 = _mm256_set1_epi8(-9), b3 = _mm256_set1_epi8(11);
+  __m256i ones = _mm256_set1_epi16(1);
+  LOWBIT_OPAQUE(b0);
+  LOWBIT_OPAQUE(b1);
+  LOWBIT_OPAQUE(b2);
+  LOWBIT_OPAQUE(b3);
+  LOWBIT_OPAQUE(ones);
+  __m256i acc[8];
+  for (int j = 0; j < 8; ++j)
+    acc[j] = _mm256_set1_epi32(j);
+#define LOWBIT_STEP(j, a, b)                                                   \
+  acc[j] = _mm256_add_epi32(                                                   \
+      acc[j], _mm256_madd_epi16(_mm256_maddubs_epi16(a, b), ones))
+  for (int64_t i = 0; i < iterations; ++i) {
+    LOWBIT_OPAQUE(a0);
+    LOWBIT_OPAQUE(a1);
+    LOWBIT_STEP(0, a0, b0);
+    LOWBIT_STEP(1, a0, b1);
+    LOWBIT_STEP(2, a0, b2);
+    LOWBIT_STEP(3, a0, b3);
+    LOWBIT_STEP(4, a1, b0);
+    LOWBIT_STEP(5, a1, b1);
+    LOWBIT_STEP(6, a1, b2);
+    LOWBIT_STEP(7, a1, b3);
+  }
+#undef LOWBIT_STEP
+  __m256i s = acc[0];
+  for (int j = 1; j < 8; ++j)
+    s = _mm256_add_epi32(s, acc[j]);
+  return uint64_t(_mm256_extract_epi32(s, 0) + _mm256_extract_epi32(s, 5));
+}
+#undef LOWBIT_OPAQUE
+#endif
+
+struct PeakLoop {
+  uint64_t (*run)(int64_t iterations) = nullptr;
+  double macs_per_iteration = 0;
+};
+
+PeakLoop peak_loop(const std::string &isa) {
+  const CpuFeatures &cpu = host_cpu_features();
+#if defined(__x86_64__)
+  if (isa == "avx512vnni" && cpu.avx512f && cpu.avx512bw && cpu.avx512vnni)
+    return {peak_avx512vnni, 16 * 64};
+  if (isa == "avxvnni" && cpu.avxvnni && cpu.avx2)
+    return {peak_avxvnni, 12 * 32};
+  if (isa == "avx2" && cpu.avx2)
+    return {peak_avx2, 8 * 32};
+#endif
+  if (isa == "avx512vnni" || isa == "avxvnni" || isa == "avx2")
+    throw Error("this host cannot run the " + isa + " int8 peak loop");
+  throw Error("unknown int8 peak ISA '" + isa +
+              "' (expected avx512vnni, avxvnni or avx2)");
+}
+
+} // namespace
+
+double median(std::vector<double> values) {
+  if (values.empty())
+    return 0.0;
+  std::sort(values.begin(), values.end());
+  const size_t n = values.size();
+  return n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
+}
+
+//===----------------------------------------------------------------------===//
+// Read bandwidth
+//===----------------------------------------------------------------------===//
+
+BandwidthResult measure_read_bandwidth(ThreadPool &pool, int64_t bytes,
+                                       int reps, const std::string &loads) {
+  check_reps(reps);
+  constexpr int64_t kPage = 4096;
+  if (bytes < (int64_t(1) << 20))
+    throw Error("the read-bandwidth probe needs at least 1 MiB, got " +
+                std::to_string(bytes) + " bytes");
+  BandwidthResult result;
+  result.loads = loads;
+  const ReadFn read = read_function(result.loads);
+  const int64_t pages = bytes / kPage;
+  result.bytes = pages * kPage;
+  result.threads = pool.size();
+
+  UntouchedBuffer buffer(size_t(result.bytes));
+  const int threads = pool.size();
+  // Thread t owns the same whole pages in every pass: it writes them first
+  // (non-zero, distinct values) and is the only one to read them.
+  auto slice = [&](int thread, uint8_t *&begin, size_t &length) {
+    const TileRange r = split_tiles(pages, threads, thread);
+    begin = buffer.data() + r.begin * kPage;
+    length = size_t(r.size() * kPage);
+  };
+  pool.run_on_all([&](int thread) {
+    uint8_t *begin;
+    size_t length;
+    slice(thread, begin, length);
+    uint64_t *words = reinterpret_cast<uint64_t *>(begin);
+    const uint64_t first = uint64_t(begin - buffer.data()) / 8;
+    for (size_t i = 0; i < length / 8; ++i)
+      words[i] = ((first + i) * 0x9E3779B97F4A7C15ull) | 1u;
+  });
+
+  std::vector<uint64_t> sums(static_cast<size_t>(threads));
+  auto pass = [&] {
+    const Clock::time_point start = Clock::now();
+    pool.run_on_all([&](int thread) {
+      uint8_t *begin;
+      size_t length;
+      slice(thread, begin, length);
+      sums[size_t(thread)] = read(begin, length);
+    });
+    const double s = seconds_since(start);
+    for (uint64_t v : sums)
+      sink = sink ^ v;
+    return double(result.bytes) / s / 1e9;
+  };
+  pass(); // warm-up
+  for (int r = 0; r < reps; ++r)
+    result.rep_gbps.push_back(pass());
+  result.gbps = median(result.rep_gbps);
+  return result;
+}
+
+//===----------------------------------------------------------------------===//
+// Kernel timing
+//===----------------------------------------------------------------------===//
+
+int64_t cold_copy_count(int64_t bytes_per_matrix, int64_t min_total) {
+  if (bytes_per_matrix <= 0)
+    return 1;
+  return std::max<int64_t>(1, (min_total + bytes_per_matrix - 1) /
+                                  bytes_per_matrix);
+}
+
+Timing time_calls(const std::function<void(int64_t)> &call, int64_t copies,
+                  bool cold, int reps) {
+  check_reps(reps);
+  if (copies < 1)
+    throw Error("time_calls: need at least one matrix copy");
+  if (!cold && copies != 1)
+    throw Error("time_calls: a warm run uses one matrix, got " +
+                std::to_string(copies) + " copies");
+  Timing t;
+  t.cold = cold;
+  t.copies = copies;
+  if (cold) {
+    t.calls_per_rep = copies;
+    for (int64_t i = 0; i < copies; ++i) // warm-up pass
+      call(i);
+  } else {
+    call(0);
+    Clock::time_point start = Clock::now();
+    call(0);
+    const double one = std::max(seconds_since(start), 1e-7);
+    t.calls_per_rep =
+        std::clamp<int64_t>(int64_t(std::ceil(0.02 / one)), 1, 1000000);
+  }
+  for (int r = 0; r < reps; ++r) {
+    const Clock::time_point start = Clock::now();
+    for (int64_t i = 0; i < t.calls_per_rep; ++i)
+      call(cold ? i : 0);
+    t.rep_us.push_back(seconds_since(start) * 1e6 / double(t.calls_per_rep));
+  }
+  t.us = median(t.rep_us);
+  return t;
+}
+
+KernelTiming time_kernel(lowbit_kernel_fn kernel, const UpconvertWeights &W,
+                         const PreparedActivations &A, ThreadPool &pool,
+                         bool cold, int reps) {
+  KernelTiming result;
+  result.packed_bytes = W.packed_bytes();
+  std::vector<UpconvertWeights> copies;
+  if (cold) {
+    const int64_t count = cold_copy_count(result.packed_bytes);
+    copies.reserve(size_t(count));
+    for (int64_t i = 0; i < count; ++i)
+      copies.push_back(W); // a deep copy: a distinct, fully written buffer
+  }
+  std::vector<float> y(size_t(A.N * W.M));
+  result.timing = time_calls(
+      [&](int64_t i) {
+        run_kernel(kernel, cold ? copies[size_t(i)] : W, A, y.data(), W.M,
+                   pool);
+      },
+      cold ? int64_t(copies.size()) : 1, cold, reps);
+  const double ns = result.timing.us * 1e3;
+  result.gbps = double(result.packed_bytes) / ns;
+  result.gops = 2.0 * double(W.M) * double(W.K) * double(A.N) / ns;
+  return result;
+}
+
+//===----------------------------------------------------------------------===//
+// int8 peak
+//===----------------------------------------------------------------------===//
+
+std::string peak_isa_for(Target target) {
+  switch (target) {
+  case Target::X86Avx512Vnni:
+    return "avx512vnni";
+  case Target::X86AvxVnni:
+    return "avxvnni";
+  case Target::X86Avx2:
+    return "avx2";
+  case Target::Native:
+    return peak_isa_for(native_target());
+  default:
+    return "";
+  }
+}
+
+PeakResult measure_int8_peak(ThreadPool &pool, const std::string &isa,
+                             int reps) {
+  check_reps(reps);
+  const PeakLoop loop = peak_loop(isa);
+  PeakResult result;
+  result.isa = isa;
+  result.threads = pool.size();
+
+  // Calibrate on the calling thread: about 50 ms per rep.
+  int64_t iterations = 1 << 14;
+  for (;;) {
+    const Clock::time_point start = Clock::now();
+    sink = sink ^ loop.run(iterations);
+    const double s = seconds_since(start);
+    if (s > 0.005) {
+      iterations = std::max<int64_t>(1, int64_t(double(iterations) * 0.05 / s));
+      break;
+    }
+    iterations *= 4;
+  }
+  std::vector<uint64_t> sums(static_cast<size_t>(pool.size()));
+  auto pass = [&] {
+    const Clock::time_point start = Clock::now();
+    pool.run_on_all(
+        [&](int thread) { sums[size_t(thread)] = loop.run(iterations); });
+    const double s = seconds_since(start);
+    for (uint64_t v : sums)
+      sink = sink ^ v;
+    return 2.0 * loop.macs_per_iteration * double(iterations) *
+           double(pool.size()) / s / 1e9;
+  };
+  pass(); // warm-up
+  for (int r = 0; r < reps; ++r)
+    result.rep_gops.push_back(pass());
+  result.gops = median(result.rep_gops);
+  return result;
+}
+
+//===----------------------------------------------------------------------===//
+// Records
+//===----------------------------------------------------------------------===//
+
+BenchRecord make_record(int64_t M, int64_t K, int64_t N,
+                        const std::string &format, const std::string &strategy,
+                        const std::string &target, int threads,
+                        const KernelTiming &timing,
+                        const BandwidthResult &bandwidth,
+                        const PeakResult *peak) {
+  BenchRecord r;
+  r.M = M;
+  r.K = K;
+  r.N = N;
+  r.format = format;
+  r.strategy = strategy;
+  r.target = target;
+  r.threads = threads;
+  r.cold = timing.timing.cold;
+  r.us = timing.timing.us;
+  r.gbps = timing.gbps;
+  r.roofline_gbps = bandwidth.gbps;
+  r.ratio = bandwidth.gbps > 0 ? timing.gbps / bandwidth.gbps : 0.0;
+  r.packed_bytes = timing.packed_bytes;
+  r.copies = timing.timing.copies;
+  r.reps = int(timing.timing.rep_us.size());
+  if (N > 1) {
+    r.gops = timing.gops;
+    if (peak) {
+      r.peak_gops = peak->gops;
+      r.peak_isa = peak->isa;
+      r.gops_ratio = peak->gops > 0 ? timing.gops / peak->gops : 0.0;
+    }
+  }
+  return r;
+}
+
+nlohmann::ordered_json to_json(const BenchRecord &r) {
+  nlohmann::ordered_json j = {
+      {"shape", std::to_string(r.M) + "x" + std::to_string(r.K)},
+      {"M", r.M},
+      {"K", r.K},
+      {"N", r.N},
+      {"format", r.format},
+      {"strategy", r.strategy},
+      {"target", r.target},
+      {"threads", r.threads},
+      {"cold", r.cold},
+      {"us", r.us},
+      {"gbps", r.gbps},
+      {"roofline_gbps", r.roofline_gbps},
+      {"ratio", r.ratio},
+      {"packed_bytes", r.packed_bytes},
+      {"copies", r.copies},
+      {"reps", r.reps},
+  };
+  if (r.N > 1) {
+    j["gops"] = r.gops;
+    j["peak_gops"] = r.peak_gops;
+    j["gops_ratio"] = r.gops_ratio;
+    j["peak_isa"] = r.peak_isa;
+  }
+  return j;
+}
+
+nlohmann::ordered_json to_json(const BandwidthResult &b) {
+  return {{"gbps", b.gbps},
+          {"rep_gbps", b.rep_gbps},
+          {"bytes", b.bytes},
+          {"threads", b.threads},
+          {"loads", b.loads}};
+}
+
+nlohmann::ordered_json to_json(const PeakResult &p) {
+  return {{"gops", p.gops},
+          {"rep_gops", p.rep_gops},
+          {"threads", p.threads},
+          {"isa", p.isa}};
+}
+
+void write_bench_json(const std::string &path,
+                      const std::vector<BenchRecord> &records,
+                      const BandwidthResult &bandwidth,
+                      const PeakResult *peak) {
+  const CpuFeatures &cpu = host_cpu_features();
+  nlohmann::ordered_json doc = {
+      {"host", {{"arch", cpu.arch}, {"cpu", cpu.model}}},
+      {"read_bandwidth", to_json(bandwidth)},
+  };
+  if (peak)
+    doc["int8_peak"] = to_json(*peak);
+  doc["records"] = nlohmann::ordered_json::array();
+  for (const BenchRecord &r : records)
+    doc["records"].push_back(to_json(r));
+  std::ofstream out(path);
+  out << doc.dump(2) << "\n";
+  if (!out.flush())
+    throw Error("cannot write " + path);
+}
+
+} // namespace lowbit::cli

@@ -1,0 +1,152 @@
+//===- Bench.h - honest roofline measurements -------------------*- C++ -*-===//
+//
+// The measurement side of `lowbit bench`, following DESIGN.md "Measuring
+// performance":
+//  - the read-bandwidth probe: >= 1 GiB, every byte first written (non-zero)
+//    by the thread that later reads it, wide loads into 8 independent
+//    accumulators, median of >= 5 reps after a warm-up, on the same thread
+//    pool the kernels use;
+//  - GEMV timing over distinct weight copies totalling >= 256 MiB ("cold":
+//    each rep is one pass over all copies, as a model goes layer after
+//    layer), or one matrix repeated ("warm", labelled as such);
+//  - the int8 compute peak: independent vpdpbusd (zmm or ymm) or
+//    vpmaddubsw/vpmaddwd chains on every thread, 2 ops per MAC;
+//  - one JSON record per case, ratios taken in one run.
+// Bandwidths are in GB/s = 1e9 bytes per second.
+//
+//===----------------------------------------------------------------------===//
+#ifndef LOWBIT_TOOLS_LOWBIT_BENCH_H
+#define LOWBIT_TOOLS_LOWBIT_BENCH_H
+
+#include "lowbit/kernel_abi.h"
+#include "lowbit/target.h"
+#include "lowbit/thread_pool.h"
+#include "lowbit/upconvert.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace lowbit::cli {
+
+inline constexpr int64_t kProbeBytes = int64_t(1) << 30;  // 1 GiB
+inline constexpr int64_t kColdBytes = int64_t(256) << 20; // 256 MiB
+inline constexpr int kMinReps = 5;
+
+/// Median of the values (the mean of the middle two for an even count).
+double median(std::vector<double> values);
+
+struct BandwidthResult {
+  double gbps = 0.0;            // median over the reps
+  std::vector<double> rep_gbps; // every timed rep
+  int64_t bytes = 0;            // buffer size
+  int threads = 0;
+  std::string loads; // "avx512", "avx2" or "scalar"
+};
+
+/// The read-bandwidth probe on `pool`'s threads. `loads`: "auto" (AVX-512
+/// when the host has it, else AVX2, else 64-bit scalar loads), "avx512",
+/// "avx2" or "scalar". Throws Error for reps < 5, bytes < 1 MiB, or loads
+/// the host lacks.
+BandwidthResult measure_read_bandwidth(ThreadPool &pool,
+                                       int64_t bytes = kProbeBytes,
+                                       int reps = kMinReps,
+                                       const std::string &loads = "auto");
+
+/// Copies needed for `bytes_per_matrix`-byte matrices to total
+/// >= min_total bytes (at least 1).
+int64_t cold_copy_count(int64_t bytes_per_matrix,
+                        int64_t min_total = kColdBytes);
+
+struct Timing {
+  bool cold = true;
+  int64_t copies = 0;         // distinct matrices (1 when warm)
+  int64_t calls_per_rep = 0;  // cold: copies; warm: calibrated to >= 20 ms
+  std::vector<double> rep_us; // per call, every timed rep
+  double us = 0.0;            // median of rep_us
+};
+
+/// Times `call(i)` (one GEMV or GEMM on matrix copy i). Cold: every rep
+/// calls copies 0..copies-1 once; warm (copies must be 1): every rep calls
+/// copy 0 calls_per_rep times. One untimed pass first. Throws Error for
+/// reps < 5, copies < 1 or warm with copies != 1.
+Timing time_calls(const std::function<void(int64_t)> &call, int64_t copies,
+                  bool cold, int reps = kMinReps);
+
+struct KernelTiming {
+  Timing timing;
+  int64_t packed_bytes = 0; // codes + scales + zeros of one matrix
+  double gbps = 0.0;        // packed_bytes / median time
+  double gops = 0.0;        // 2 * M * K * N / median time, in 1e9 per s
+};
+
+/// Times run_kernel(kernel, W, A, ...) on `pool`: cold over
+/// cold_copy_count(W.packed_bytes()) deep copies of W (every page written,
+/// distinct allocations), or warm on W itself.
+KernelTiming time_kernel(lowbit_kernel_fn kernel, const UpconvertWeights &W,
+                         const PreparedActivations &A, ThreadPool &pool,
+                         bool cold, int reps = kMinReps);
+
+struct PeakResult {
+  double gops = 0.0; // median, 2 ops per MAC, all threads
+  std::vector<double> rep_gops;
+  int threads = 0;
+  std::string isa; // "avx512vnni" (vpdpbusd zmm), "avxvnni" (vpdpbusd ymm),
+                   // "avx2" (vpmaddubsw + vpmaddwd + vpaddd ymm)
+};
+
+/// The int8 instruction sequence whose peak bounds kernels of `target`:
+/// x86-avx512vnni "avx512vnni", x86-avxvnni "avxvnni", x86-avx2 "avx2";
+/// native resolves first; "" for targets without one.
+std::string peak_isa_for(Target target);
+
+/// The int8 compute peak of `isa` on every thread of `pool` (independent
+/// accumulator chains, median of `reps` reps of about 50 ms). Throws Error
+/// when the host lacks the ISA.
+PeakResult measure_int8_peak(ThreadPool &pool, const std::string &isa,
+                             int reps = kMinReps);
+
+/// One benchmark case as `lowbit bench --json` writes it.
+struct BenchRecord {
+  int64_t M = 0, K = 0, N = 1;
+  std::string format, strategy, target;
+  int threads = 1;
+  bool cold = true;
+  double us = 0.0;            // median per call
+  double gbps = 0.0;          // effective: packed weight bytes / us
+  double roofline_gbps = 0.0; // the probe's median in the same run
+  double ratio = 0.0;         // gbps / roofline_gbps
+  int64_t packed_bytes = 0;
+  int64_t copies = 0;
+  int reps = 0;
+  // N > 1 only (0 otherwise):
+  double gops = 0.0, peak_gops = 0.0, gops_ratio = 0.0;
+  std::string peak_isa;
+};
+
+/// Fills a record from a timing and the run's roofline measurements (peak
+/// may be null for N = 1).
+BenchRecord make_record(int64_t M, int64_t K, int64_t N,
+                        const std::string &format, const std::string &strategy,
+                        const std::string &target, int threads,
+                        const KernelTiming &timing,
+                        const BandwidthResult &bandwidth,
+                        const PeakResult *peak);
+
+nlohmann::ordered_json to_json(const BenchRecord &record);
+nlohmann::ordered_json to_json(const BandwidthResult &bandwidth);
+nlohmann::ordered_json to_json(const PeakResult &peak);
+
+/// Writes {"host": ..., "read_bandwidth": ..., "int8_peak": ... (when
+/// given), "records": [...]} to `path` (pretty-printed); throws Error when
+/// the file cannot be written.
+void write_bench_json(const std::string &path,
+                      const std::vector<BenchRecord> &records,
+                      const BandwidthResult &bandwidth, const PeakResult *peak);
+
+} // namespace lowbit::cli
+
+#endif // LOWBIT_TOOLS_LOWBIT_BENCH_H

@@ -1,0 +1,459 @@
+//===- BenchTests.cpp - tests of the kernel cache, benchmarks and chart ---===//
+
+#include "Bench.h"
+#include "KernelCache.h"
+#include "Plot.h"
+
+#include "lowbit/error.h"
+#include "lowbit/reference.h"
+#include "lowbit/run_kernel.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <random>
+
+namespace lowbit::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+template <typename F> std::string error_of(F &&body) {
+  try {
+    body();
+  } catch (const Error &e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "expected lowbit::Error";
+  return "";
+}
+
+/// Points XDG_CACHE_HOME (and optionally LOWBIT_CXX) at test values for the
+/// scope of a test.
+class ScopedCache {
+public:
+  ScopedCache() {
+    dir_ = fs::temp_directory_path() /
+           ("lowbit-cache-test-" + std::to_string(std::random_device{}()));
+    fs::create_directories(dir_);
+    save("XDG_CACHE_HOME");
+    save("LOWBIT_CXX");
+    setenv("XDG_CACHE_HOME", dir_.c_str(), 1);
+  }
+  ~ScopedCache() {
+    for (auto &[name, value] : saved_)
+      if (value.first)
+        setenv(name.c_str(), value.second.c_str(), 1);
+      else
+        unsetenv(name.c_str());
+    std::error_code ignored;
+    fs::remove_all(dir_, ignored);
+  }
+  fs::path dir() const { return dir_ / "lowbit"; }
+
+private:
+  void save(const std::string &name) {
+    const char *v = std::getenv(name.c_str());
+    saved_.push_back({name, {v != nullptr, v ? v : ""}});
+  }
+  fs::path dir_;
+  std::vector<std::pair<std::string, std::pair<bool, std::string>>> saved_;
+};
+
+size_t files_in(const fs::path &dir) {
+  size_t n = 0;
+  for (const auto &entry : fs::directory_iterator(dir)) {
+    (void)entry;
+    ++n;
+  }
+  return n;
+}
+
+TEST(Sha256, KnownVectors) {
+  EXPECT_EQ(sha256_hex(""), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934c"
+                            "a495991b7852b855");
+  EXPECT_EQ(sha256_hex("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a"
+                               "9cb410ff61f20015ad");
+  EXPECT_EQ(
+      sha256_hex("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq"),
+      "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
+  EXPECT_EQ(sha256_hex(std::string(1000000, 'a')),
+            "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
+}
+
+const char *kAddOne = R"(
+#include <stdint.h>
+static float helper(float v) { return v + 1.0f; }
+extern "C" void add_one(const uint8_t *, const uint16_t *, const uint16_t *,
+                        const int8_t *, const float *, const int32_t *,
+                        float *y, int64_t n, int64_t, int64_t, float) {
+  for (int64_t i = 0; i < n; ++i) y[i] = helper(y[i]);
+}
+)";
+
+const char *kTimesTwo = R"(
+#include <stdint.h>
+static float helper(float v) { return v * 2.0f; }
+extern "C" void times_two(const uint8_t *, const uint16_t *, const uint16_t *,
+                          const int8_t *, const float *, const int32_t *,
+                          float *y, int64_t n, int64_t, int64_t, float) {
+  for (int64_t i = 0; i < n; ++i) y[i] = helper(y[i]);
+}
+)";
+
+void call(lowbit_kernel_fn fn, std::vector<float> &y) {
+  fn(nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, y.data(),
+     int64_t(y.size()), 0, 0, 0.0f);
+}
+
+TEST(KernelCache, CompilesOnceThenReuses) {
+  ScopedCache cache;
+  LoadedKernel first = compile_and_load(kAddOne, "add_one", {});
+  EXPECT_FALSE(first.library->cached());
+  std::vector<float> y = {1.0f, 2.5f};
+  call(first.fn, y);
+  EXPECT_EQ(y, (std::vector<float>{2.0f, 3.5f}));
+  EXPECT_EQ(fs::path(first.library->path()).parent_path(), cache.dir());
+  EXPECT_EQ(fs::path(first.library->path()).extension(), ".so");
+  EXPECT_EQ(fs::path(first.library->path()).stem().string().size(), 64u);
+
+  LoadedKernel again = compile_and_load(kAddOne, "add_one", {});
+  EXPECT_TRUE(again.library->cached());
+  EXPECT_EQ(again.library->path(), first.library->path());
+
+  // Different flags or source: a different object.
+  LoadedKernel other = compile_and_load(kAddOne, "add_one", {"-DX=1"});
+  EXPECT_FALSE(other.library->cached());
+  EXPECT_NE(other.library->path(), first.library->path());
+  // Only the two objects are left (no temporary directories).
+  EXPECT_EQ(files_in(cache.dir()), 2u);
+}
+
+TEST(KernelCache, BatchOfTranslationUnits) {
+  ScopedCache cache;
+  // Both sources define a static `helper`: separate translation units.
+  auto library = compile_and_load(std::vector<std::string>{kAddOne, kTimesTwo},
+                                  isa_flags(Target::Native));
+  std::vector<float> y = {1.0f, 3.0f};
+  call(library->kernel("add_one"), y);
+  call(library->kernel("times_two"), y);
+  EXPECT_EQ(y, (std::vector<float>{4.0f, 8.0f}));
+  EXPECT_EQ(error_of([&] { library->kernel("missing"); }),
+            "symbol 'missing' not found in " + library->path());
+  EXPECT_TRUE(compile_and_load(std::vector<std::string>{kAddOne, kTimesTwo},
+                               isa_flags(Target::Native))
+                  ->cached());
+}
+
+TEST(KernelCache, CompilerErrorGivesItsFirstErrorLine) {
+  ScopedCache cache;
+  const std::string message = error_of([] {
+    compile_and_load("int f() { return undefined_name; }\n", "f", {});
+  });
+  EXPECT_EQ(message.rfind("kernel compilation failed (", 0), 0u) << message;
+  EXPECT_NE(message.find("kernel0.cpp:1:"), std::string::npos) << message;
+  EXPECT_NE(message.find("error"), std::string::npos) << message;
+  EXPECT_NE(message.find("undefined_name"), std::string::npos) << message;
+  EXPECT_EQ(message.find('\n'), std::string::npos) << message;
+  EXPECT_EQ(files_in(cache.dir()), 0u); // nothing half-written is left
+}
+
+TEST(KernelCache, MissingCompilerOrSymbol) {
+  ScopedCache cache;
+  EXPECT_EQ(error_of([] {
+              compile_and_load(kAddOne, "nope", {});
+            }).rfind("symbol 'nope' not found in ", 0),
+            0u);
+  setenv("LOWBIT_CXX", "lowbit-no-such-compiler", 1);
+  EXPECT_EQ(host_cxx(), "lowbit-no-such-compiler");
+  EXPECT_EQ(error_of([] { compile_and_load(kAddOne, "add_one", {}); }),
+            "cannot run the C++ compiler 'lowbit-no-such-compiler': No such "
+            "file or directory");
+  EXPECT_EQ(error_of([] { compile_and_load(std::vector<std::string>{}, {}); }),
+            "compile_and_load: no kernel sources");
+}
+
+TEST(KernelCache, IsaFlags) {
+  EXPECT_EQ(isa_flags("generic"), std::vector<std::string>{});
+  EXPECT_EQ(isa_flags("x86-avx2"),
+            (std::vector<std::string>{"-mavx2", "-mfma", "-mf16c"}));
+  EXPECT_EQ(
+      isa_flags("x86-avxvnni"),
+      (std::vector<std::string>{"-mavx2", "-mfma", "-mf16c", "-mavxvnni"}));
+  EXPECT_EQ(isa_flags("x86-avx512vnni"),
+            (std::vector<std::string>{"-mavx512f", "-mavx512bw", "-mavx512vl",
+                                      "-mavx512vnni", "-mfma", "-mf16c"}));
+  EXPECT_EQ(isa_flags("native"), isa_flags(native_target()));
+  EXPECT_EQ(error_of([] { isa_flags("spirv-vulkan"); }),
+            "target 'spirv-vulkan' is not compiled by the host kernel cache");
+  EXPECT_NE(error_of([] { isa_flags("x86-sse"); }), "");
+}
+
+// A scalar i2s kernel written as generated code would be (M, K compiled in),
+// compiled through the cache with the native ISA flags, run on a 2-thread
+// pool: equal to the reference bit for bit.
+TEST(KernelCache, GeneratedStyleKernelMatchesReference) {
+  ScopedCache cache;
+  const int64_t M = 37, K = 70, N = 3, Kp = 96;
+  const std::string source = R"(
+#include <stdint.h>
+enum : int64_t { M = 37, Kp = 96 };
+extern "C" void i2s_37x70(const uint8_t *codes, const uint16_t *,
+                          const uint16_t *, const int8_t *xq,
+                          const float *x_scales, const int32_t *x_sums,
+                          float *y, int64_t n, int64_t tile_begin,
+                          int64_t tile_end, float w_scale) {
+  for (int64_t c = 0; c < n; ++c)
+    for (int64_t m = tile_begin * 16; m < tile_end * 16 && m < M; ++m) {
+      int32_t d = 0;
+      for (int64_t k = 0; k < Kp; ++k) {
+        const uint8_t byte =
+            codes[((m / 16) * (Kp / 16) + k / 16) * 64 + (m % 16) * 4 + k % 4];
+        d += int32_t((byte >> (2 * ((k % 16) / 4))) & 3) * xq[c * Kp + k];
+      }
+      y[c * M + m] = float(d - x_sums[c]) * w_scale / x_scales[c];
+    }
+}
+)";
+  LoadedKernel k = compile_and_load(source, "i2s_37x70", isa_flags("native"));
+  std::mt19937 rng(3);
+  std::normal_distribution<float> dist;
+  std::vector<float> W(size_t(M * K)), X(size_t(N * K));
+  for (float &w : W)
+    w = dist(rng);
+  for (float &x : X)
+    x = dist(rng);
+  const Format f = Format::parse("i2s");
+  const PackedWeights P = quantize(f, W.data(), M, K);
+  std::vector<float> expected(size_t(N * M)), y(size_t(N * M), NAN);
+  reference_mpgemm(P, X.data(), N, expected.data());
+  const UpconvertWeights U = pack_upconvert(P);
+  ASSERT_EQ(U.Kp, Kp);
+  const PreparedActivations A = prepare_activations(f, X.data(), N, K);
+  ThreadPool pool(2);
+  run_kernel(k.fn, U, A, y.data(), M, pool);
+  for (size_t i = 0; i < y.size(); ++i)
+    ASSERT_EQ(std::memcmp(&y[i], &expected[i], 4), 0)
+        << "y[" << i << "] = " << y[i] << ", expected " << expected[i];
+}
+
+TEST(Bench, Median) {
+  EXPECT_EQ(median({}), 0.0);
+  EXPECT_EQ(median({3, 1, 2}), 2.0);
+  EXPECT_EQ(median({4, 1, 3, 2}), 2.5);
+}
+
+TEST(Bench, ColdCopyCount) {
+  EXPECT_EQ(cold_copy_count(1 << 20), 256);
+  EXPECT_EQ(cold_copy_count((1 << 20) + 1), 256);
+  EXPECT_EQ(cold_copy_count(100 << 20), 3);
+  EXPECT_EQ(cold_copy_count(int64_t(300) << 20), 1);
+  EXPECT_EQ(cold_copy_count(0), 1);
+  EXPECT_EQ(cold_copy_count(10, 100), 10);
+}
+
+TEST(Bench, ColdTimingCyclesThroughEveryCopyEachRep) {
+  std::vector<int64_t> calls;
+  const Timing t =
+      time_calls([&](int64_t i) { calls.push_back(i); }, 4, true, 5);
+  EXPECT_TRUE(t.cold);
+  EXPECT_EQ(t.copies, 4);
+  EXPECT_EQ(t.calls_per_rep, 4);
+  ASSERT_EQ(t.rep_us.size(), 5u);
+  ASSERT_EQ(calls.size(), 4u * 6); // a warm-up pass and 5 timed ones
+  for (size_t i = 0; i < calls.size(); ++i)
+    EXPECT_EQ(calls[i], int64_t(i % 4));
+  EXPECT_EQ(t.us, median(t.rep_us));
+}
+
+TEST(Bench, WarmTimingRepeatsOneMatrix) {
+  int64_t count = 0;
+  const Timing t = time_calls(
+      [&](int64_t i) {
+        EXPECT_EQ(i, 0);
+        ++count;
+      },
+      1, false, 5);
+  EXPECT_FALSE(t.cold);
+  EXPECT_EQ(t.copies, 1);
+  EXPECT_GE(t.calls_per_rep, 1);
+  EXPECT_EQ(count, 2 + 5 * t.calls_per_rep);
+  EXPECT_EQ(error_of([] { time_calls([](int64_t) {}, 2, false, 5); }),
+            "time_calls: a warm run uses one matrix, got 2 copies");
+  EXPECT_EQ(error_of([] { time_calls([](int64_t) {}, 1, true, 4); }),
+            "benchmarks need at least 5 timed reps, got 4");
+}
+
+TEST(Bench, ReadBandwidthProbe) {
+  ThreadPool pool(2);
+  const BandwidthResult r =
+      measure_read_bandwidth(pool, int64_t(8) << 20, 5, "auto");
+  EXPECT_EQ(r.bytes, int64_t(8) << 20);
+  EXPECT_EQ(r.threads, 2);
+  EXPECT_EQ(r.rep_gbps.size(), 5u);
+  EXPECT_GT(r.gbps, 0.0);
+  EXPECT_NE(r.loads, "auto");
+  EXPECT_EQ(measure_read_bandwidth(pool, int64_t(2) << 20, 5, "scalar").loads,
+            "scalar");
+  EXPECT_EQ(error_of([&] { measure_read_bandwidth(pool, 4096, 5); }),
+            "the read-bandwidth probe needs at least 1 MiB, got 4096 bytes");
+  EXPECT_EQ(error_of([&] {
+              measure_read_bandwidth(pool, int64_t(2) << 20, 5, "sse");
+            }),
+            "unknown load width 'sse' (expected auto, avx512, avx2 or "
+            "scalar)");
+}
+
+TEST(Bench, Int8Peak) {
+  ThreadPool pool(1);
+  const std::string isa = peak_isa_for(Target::Native);
+  if (isa.empty())
+    GTEST_SKIP() << "no int8 peak loop for this host";
+  const PeakResult r = measure_int8_peak(pool, isa, 5);
+  EXPECT_EQ(r.isa, isa);
+  EXPECT_EQ(r.rep_gops.size(), 5u);
+  EXPECT_GT(r.gops, 1.0);
+  EXPECT_EQ(peak_isa_for(Target::X86AvxVnni), "avxvnni");
+  EXPECT_EQ(peak_isa_for(Target::Generic), "");
+  EXPECT_EQ(error_of([&] { measure_int8_peak(pool, "sse"); }),
+            "unknown int8 peak ISA 'sse' (expected avx512vnni, avxvnni or "
+            "avx2)");
+}
+
+BenchRecord sample_record(const std::string &format, int64_t M, int64_t K,
+                          double ratio, bool cold = true, int64_t N = 1) {
+  BenchRecord r;
+  r.M = M;
+  r.K = K;
+  r.N = N;
+  r.format = format;
+  r.strategy = "upconvert";
+  r.target = "x86-avx512vnni";
+  r.threads = 2;
+  r.cold = cold;
+  r.roofline_gbps = 40.0;
+  r.gbps = 40.0 * ratio;
+  r.ratio = ratio;
+  r.us = 50.0;
+  return r;
+}
+
+TEST(Bench, RecordsAndJson) {
+  KernelTiming t;
+  t.timing.cold = true;
+  t.timing.copies = 160;
+  t.timing.rep_us = {50, 51, 49, 50, 52};
+  t.timing.us = 50;
+  t.packed_bytes = 1638400;
+  t.gbps = 32.768;
+  t.gops = 262.144;
+  BandwidthResult bw;
+  bw.gbps = 40.96;
+  PeakResult peak;
+  peak.gops = 1000;
+  peak.isa = "avx512vnni";
+  const BenchRecord gemv = make_record(2560, 2560, 1, "i2s", "upconvert",
+                                       "x86-avx512vnni", 2, t, bw, &peak);
+  EXPECT_DOUBLE_EQ(gemv.ratio, 0.8);
+  EXPECT_EQ(gemv.gops, 0.0); // N = 1: no compute figures
+  const nlohmann::ordered_json j = to_json(gemv);
+  for (const char *key :
+       {"shape", "M", "K", "N", "format", "strategy", "target", "threads", "us",
+        "gbps", "roofline_gbps", "ratio", "cold"})
+    EXPECT_TRUE(j.contains(key)) << key;
+  EXPECT_EQ(j["shape"], "2560x2560");
+  EXPECT_EQ(j["cold"], true);
+  EXPECT_FALSE(j.contains("gops"));
+
+  const BenchRecord gemm = make_record(2560, 2560, 128, "i2s", "upconvert",
+                                       "x86-avx512vnni", 2, t, bw, &peak);
+  const nlohmann::ordered_json g = to_json(gemm);
+  EXPECT_DOUBLE_EQ(g["gops"].get<double>(), 262.144);
+  EXPECT_DOUBLE_EQ(g["gops_ratio"].get<double>(), 0.262144);
+  EXPECT_EQ(g["peak_isa"], "avx512vnni");
+
+  const fs::path path = fs::temp_directory_path() / "lowbit-bench-test.json";
+  write_bench_json(path.string(), {gemv, gemm}, bw, &peak);
+  std::ifstream in(path);
+  const nlohmann::json doc = nlohmann::json::parse(in);
+  EXPECT_EQ(doc["records"].size(), 2u);
+  EXPECT_DOUBLE_EQ(doc["read_bandwidth"]["gbps"].get<double>(), 40.96);
+  EXPECT_DOUBLE_EQ(doc["int8_peak"]["gops"].get<double>(), 1000.0);
+  fs::remove(path);
+  EXPECT_EQ(error_of([&] {
+              write_bench_json("/nonexistent-dir/x.json", {}, bw, nullptr);
+            }),
+            "cannot write /nonexistent-dir/x.json");
+}
+
+// Timing a real (scalar) kernel, warm and cold, on a small matrix.
+TEST(Bench, TimeKernel) {
+  ScopedCache cache;
+  const Format f = Format::parse("i2s");
+  std::vector<float> W(1024 * 1024, 0.5f), X(1024, 1.0f);
+  W[3] = -1.0f;
+  const UpconvertWeights U = pack_upconvert(quantize(f, W.data(), 1024, 1024));
+  const PreparedActivations A = prepare_activations(f, X.data(), 1, 1024);
+  LoadedKernel k = compile_and_load(kAddOne, "add_one", {});
+  ThreadPool pool(2);
+  const KernelTiming warm = time_kernel(k.fn, U, A, pool, false, 5);
+  EXPECT_FALSE(warm.timing.cold);
+  EXPECT_EQ(warm.packed_bytes, 1024 * 1024 / 4);
+  EXPECT_GT(warm.gbps, 0.0);
+  EXPECT_GT(warm.gops, 0.0);
+  const KernelTiming cold = time_kernel(k.fn, U, A, pool, true, 5);
+  EXPECT_TRUE(cold.timing.cold);
+  EXPECT_EQ(cold.timing.copies, 1024);
+}
+
+TEST(Plot, ChartFromRecords) {
+  BandwidthResult bw;
+  bw.gbps = 41.0;
+  bw.bytes = int64_t(1) << 30;
+  bw.loads = "avx512";
+  bw.rep_gbps = {41, 41, 41, 41, 41};
+  const std::vector<BenchRecord> records = {
+      sample_record("i2s", 2560, 2560, 0.9),
+      sample_record("q4_0", 2560, 2560, 0.8),
+      sample_record("i2s", 4096, 4096, 0.95),
+      sample_record("i2s", 4096, 4096, 1.4, false),
+      sample_record("i2s", 4096, 4096, 0.5, true, 128), // N > 1: not drawn
+  };
+  const RooflineChart chart = roofline_chart(records, bw);
+  EXPECT_EQ(chart.categories,
+            (std::vector<std::string>{"2560x2560", "4096x4096"}));
+  ASSERT_EQ(chart.series.size(), 3u);
+  EXPECT_EQ(chart.series[0].name, "i2s upconvert x86-avx512vnni");
+  EXPECT_EQ(chart.series[2].name, "i2s upconvert x86-avx512vnni (warm)");
+  EXPECT_EQ(chart.series[1].values[0], 0.8);
+  EXPECT_TRUE(std::isnan(chart.series[1].values[1]));
+  EXPECT_EQ(chart.roofline_gbps, 41.0);
+  EXPECT_NE(chart.title.find("41.0 GB/s"), std::string::npos);
+  EXPECT_NE(chart.title.find("2 threads"), std::string::npos);
+
+  const std::string svg = render_svg(chart);
+  EXPECT_EQ(svg.rfind("<svg xmlns=\"http://www.w3.org/2000/svg\"", 0), 0u);
+  EXPECT_NE(svg.find("</svg>"), std::string::npos);
+  EXPECT_NE(svg.find("measured read limit = 1.0 (41.0 GB/s)"), std::string::npos);
+  EXPECT_NE(svg.find(">0.95<"), std::string::npos);
+  EXPECT_EQ(svg.find("nan"), std::string::npos);
+}
+
+TEST(Plot, EscapesText) {
+  RooflineChart chart;
+  chart.title = "a < b & c";
+  chart.categories = {"x"};
+  chart.series = {{"s\"1", {0.5}}};
+  const std::string svg = render_svg(chart);
+  EXPECT_NE(svg.find("a &lt; b &amp; c"), std::string::npos);
+  EXPECT_NE(svg.find("s&quot;1"), std::string::npos);
+  EXPECT_EQ(error_of([&] { write_svg("/nonexistent-dir/x.svg", chart); }),
+            "cannot write /nonexistent-dir/x.svg");
+}
+
+} // namespace
+} // namespace lowbit::cli

@@ -1,0 +1,471 @@
+//===- KernelCache.cpp - compile generated C++ into cached shared objects -===//
+
+#include "KernelCache.h"
+
+#include "lowbit/error.h"
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <sstream>
+#include <thread>
+
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char **environ;
+
+namespace lowbit::cli {
+
+namespace fs = std::filesystem;
+
+//===----------------------------------------------------------------------===//
+// SHA-256 (FIPS 180-4)
+//===----------------------------------------------------------------------===//
+
+namespace {
+constexpr std::array<uint32_t, 64> kSha256K = {
+    0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1,
+    0x923f82a4, 0xab1c5ed5, 0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3,
+    0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174, 0xe49b69c1, 0xefbe4786,
+    0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da,
+    0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147,
+    0x06ca6351, 0x14292967, 0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13,
+    0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85, 0xa2bfe8a1, 0xa81a664b,
+    0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070,
+    0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a,
+    0x5b9cca4f, 0x682e6ff3, 0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208,
+    0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2};
+
+uint32_t rotr(uint32_t x, int n) { return (x >> n) | (x << (32 - n)); }
+
+void sha256_block(std::array<uint32_t, 8> &h, const unsigned char *p) {
+  uint32_t w[64];
+  for (int i = 0; i < 16; ++i)
+    w[i] = uint32_t(p[4 * i]) << 24 | uint32_t(p[4 * i + 1]) << 16 |
+           uint32_t(p[4 * i + 2]) << 8 | uint32_t(p[4 * i + 3]);
+  for (int i = 16; i < 64; ++i) {
+    const uint32_t s0 =
+        rotr(w[i - 15], 7) ^ rotr(w[i - 15], 18) ^ (w[i - 15] >> 3);
+    const uint32_t s1 =
+        rotr(w[i - 2], 17) ^ rotr(w[i - 2], 19) ^ (w[i - 2] >> 10);
+    w[i] = w[i - 16] + s0 + w[i - 7] + s1;
+  }
+  uint32_t a = h[0], b = h[1], c = h[2], d = h[3], e = h[4], f = h[5], g = h[6],
+           hh = h[7];
+  for (int i = 0; i < 64; ++i) {
+    const uint32_t t1 = hh + (rotr(e, 6) ^ rotr(e, 11) ^ rotr(e, 25)) +
+                        ((e & f) ^ (~e & g)) + kSha256K[size_t(i)] + w[i];
+    const uint32_t t2 = (rotr(a, 2) ^ rotr(a, 13) ^ rotr(a, 22)) +
+                        ((a & b) ^ (a & c) ^ (b & c));
+    hh = g;
+    g = f;
+    f = e;
+    e = d + t1;
+    d = c;
+    c = b;
+    b = a;
+    a = t1 + t2;
+  }
+  h[0] += a;
+  h[1] += b;
+  h[2] += c;
+  h[3] += d;
+  h[4] += e;
+  h[5] += f;
+  h[6] += g;
+  h[7] += hh;
+}
+} // namespace
+
+std::string sha256_hex(const std::string &data) {
+  std::array<uint32_t, 8> h = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
+                               0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
+  std::string msg = data;
+  const uint64_t bit_length = uint64_t(data.size()) * 8;
+  msg.push_back(char(0x80));
+  while (msg.size() % 64 != 56)
+    msg.push_back('\0');
+  for (int i = 7; i >= 0; --i)
+    msg.push_back(char((bit_length >> (8 * i)) & 0xff));
+  for (size_t i = 0; i < msg.size(); i += 64)
+    sha256_block(h, reinterpret_cast<const unsigned char *>(msg.data() + i));
+  char hex[65];
+  for (int i = 0; i < 8; ++i)
+    std::snprintf(hex + 8 * i, 9, "%08x", h[size_t(i)]);
+  return std::string(hex, 64);
+}
+
+//===----------------------------------------------------------------------===//
+// Processes
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// Starts argv[0] (looked up on PATH) with stdout and stderr appended to
+/// `log` (or to a pipe whose read end is returned in *pipe_read).
+pid_t spawn(const std::vector<std::string> &argv, const std::string &log,
+            int *pipe_read = nullptr) {
+  std::vector<char *> args;
+  for (const std::string &a : argv)
+    args.push_back(const_cast<char *>(a.c_str()));
+  args.push_back(nullptr);
+
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  int fds[2] = {-1, -1};
+  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+  if (pipe_read) {
+    if (pipe(fds) != 0)
+      throw Error(std::string("cannot create a pipe: ") + std::strerror(errno));
+    posix_spawn_file_actions_adddup2(&actions, fds[1], 1);
+    posix_spawn_file_actions_adddup2(&actions, fds[1], 2);
+    posix_spawn_file_actions_addclose(&actions, fds[0]);
+    posix_spawn_file_actions_addclose(&actions, fds[1]);
+  } else {
+    posix_spawn_file_actions_addopen(&actions, 1, log.c_str(),
+                                     O_WRONLY | O_CREAT | O_APPEND, 0644);
+    posix_spawn_file_actions_adddup2(&actions, 1, 2);
+  }
+  pid_t pid = -1;
+  const int rc =
+      posix_spawnp(&pid, args[0], &actions, nullptr, args.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  if (pipe_read) {
+    close(fds[1]);
+    if (rc != 0)
+      close(fds[0]);
+    else
+      *pipe_read = fds[0];
+  }
+  if (rc != 0)
+    throw Error("cannot run the C++ compiler '" + argv[0] +
+                "': " + std::strerror(rc));
+  return pid;
+}
+
+/// Waits for `pid`; returns its exit status (128 + signal when killed).
+int wait_for(pid_t pid) {
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0)
+    if (errno != EINTR)
+      return 127;
+  if (WIFEXITED(status))
+    return WEXITSTATUS(status);
+  return 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+}
+
+/// Runs argv and returns {exit status, stdout + stderr}.
+std::pair<int, std::string> run_capture(const std::vector<std::string> &argv) {
+  int fd = -1;
+  const pid_t pid = spawn(argv, "", &fd);
+  std::string out;
+  char buffer[4096];
+  for (;;) {
+    const ssize_t n = read(fd, buffer, sizeof(buffer));
+    if (n > 0)
+      out.append(buffer, size_t(n));
+    else if (n == 0 || errno != EINTR)
+      break;
+  }
+  close(fd);
+  return {wait_for(pid), out};
+}
+
+bool executable_on_path(const std::string &name) {
+  if (name.find('/') != std::string::npos)
+    return access(name.c_str(), X_OK) == 0;
+  const char *path = std::getenv("PATH");
+  std::stringstream dirs(path ? path : "/usr/bin:/bin");
+  std::string dir;
+  while (std::getline(dirs, dir, ':'))
+    if (!dir.empty() && access((dir + "/" + name).c_str(), X_OK) == 0)
+      return true;
+  return false;
+}
+
+/// The compiler's `--version` text, once per process and compiler.
+std::string compiler_identity(const std::string &cxx) {
+  static std::mutex mutex;
+  static std::map<std::string, std::string> known;
+  std::lock_guard<std::mutex> lock(mutex);
+  auto it = known.find(cxx);
+  if (it != known.end())
+    return it->second;
+  auto [status, out] = run_capture({cxx, "--version"});
+  if (status != 0)
+    throw Error("the C++ compiler '" + cxx + "' does not run ('" + cxx +
+                " --version' exited with status " + std::to_string(status) +
+                ")");
+  return known[cxx] = out;
+}
+
+std::string read_file(const fs::path &path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+void write_file(const fs::path &path, const std::string &text) {
+  std::ofstream out(path, std::ios::binary);
+  out << text;
+  if (!out.flush())
+    throw Error("cannot write " + path.string());
+}
+
+/// The compiler's first error line (paths inside `dir` shortened to the
+/// file name), else its first non-empty line.
+std::string first_error_line(const std::string &log, const fs::path &dir) {
+  std::stringstream lines(log);
+  std::string line, first;
+  while (std::getline(lines, line)) {
+    if (first.empty() && !line.empty())
+      first = line;
+    if (line.find("error") != std::string::npos) {
+      first = line;
+      break;
+    }
+  }
+  const std::string prefix = dir.string() + "/";
+  for (size_t at; (at = first.find(prefix)) != std::string::npos;)
+    first.erase(at, prefix.size());
+  return first;
+}
+
+/// A private directory inside the cache (so that rename() stays on one file
+/// system), removed with its contents at scope exit.
+class WorkDir {
+public:
+  explicit WorkDir(const fs::path &parent) {
+    std::string pattern = (parent / "tmp-XXXXXX").string();
+    if (!mkdtemp(pattern.data()))
+      throw Error("cannot create a directory in " + parent.string() + ": " +
+                  std::strerror(errno));
+    path_ = pattern;
+  }
+  ~WorkDir() {
+    std::error_code ignored;
+    fs::remove_all(path_, ignored);
+  }
+  const fs::path &path() const { return path_; }
+
+private:
+  fs::path path_;
+};
+
+const std::vector<std::string> kBaseFlags = {"-O3", "-fPIC", "-std=c++17"};
+
+/// Compiles the sources into `out` (a shared object) inside `dir`.
+void build_shared_object(const std::string &cxx,
+                         const std::vector<std::string> &sources,
+                         const std::vector<std::string> &flags,
+                         const fs::path &dir, const fs::path &out) {
+  const fs::path log = dir / "compiler.log";
+  auto command = [&](std::vector<std::string> tail) {
+    std::vector<std::string> argv = {cxx};
+    argv.insert(argv.end(), kBaseFlags.begin(), kBaseFlags.end());
+    argv.insert(argv.end(), flags.begin(), flags.end());
+    argv.insert(argv.end(), tail.begin(), tail.end());
+    return argv;
+  };
+  auto fail = [&](int status) {
+    std::string line = first_error_line(read_file(log), dir);
+    if (line.empty())
+      line = "exit status " + std::to_string(status);
+    throw Error("kernel compilation failed (" + cxx + "): " + line);
+  };
+
+  std::vector<std::string> files;
+  for (size_t i = 0; i < sources.size(); ++i) {
+    files.push_back((dir / ("kernel" + std::to_string(i) + ".cpp")).string());
+    write_file(files.back(), sources[i]);
+  }
+  if (files.size() == 1) {
+    const int status = wait_for(spawn(
+        command({"-shared", files[0], "-o", out.string()}), log.string()));
+    if (status != 0)
+      fail(status);
+    return;
+  }
+  // Several translation units: compile in parallel, then link.
+  const size_t jobs = std::max<size_t>(1, std::thread::hardware_concurrency());
+  std::vector<std::string> objects;
+  for (size_t first = 0; first < files.size(); first += jobs) {
+    std::vector<pid_t> running;
+    for (size_t i = first; i < std::min(files.size(), first + jobs); ++i) {
+      objects.push_back(files[i] + ".o");
+      running.push_back(
+          spawn(command({"-c", files[i], "-o", objects.back()}), log.string()));
+    }
+    int worst = 0;
+    for (pid_t pid : running)
+      worst = std::max(worst, wait_for(pid));
+    if (worst != 0)
+      fail(worst);
+  }
+  std::vector<std::string> link = {"-shared"};
+  link.insert(link.end(), objects.begin(), objects.end());
+  link.insert(link.end(), {"-o", out.string()});
+  const int status = wait_for(spawn(command(link), log.string()));
+  if (status != 0)
+    fail(status);
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// The cache
+//===----------------------------------------------------------------------===//
+
+KernelLibrary::KernelLibrary(void *handle, std::string path, bool cached)
+    : handle_(handle), path_(std::move(path)), cached_(cached) {}
+
+KernelLibrary::~KernelLibrary() {
+  if (handle_)
+    dlclose(handle_);
+}
+
+void *KernelLibrary::symbol(const std::string &name) const {
+  dlerror();
+  void *address = dlsym(handle_, name.c_str());
+  if (!address)
+    throw Error("symbol '" + name + "' not found in " + path_);
+  return address;
+}
+
+lowbit_kernel_fn KernelLibrary::kernel(const std::string &name) const {
+  return reinterpret_cast<lowbit_kernel_fn>(symbol(name));
+}
+
+std::string host_cxx() {
+  if (const char *cxx = std::getenv("LOWBIT_CXX"); cxx && *cxx)
+    return cxx;
+  for (const char *candidate : {"clang++-22", "c++", "g++"})
+    if (executable_on_path(candidate))
+      return candidate;
+  throw Error("no C++ compiler found (set LOWBIT_CXX, or install clang-22 "
+              "or g++)");
+}
+
+std::string kernel_cache_dir() {
+  fs::path base;
+  if (const char *xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg)
+    base = xdg;
+  else if (const char *home = std::getenv("HOME"); home && *home)
+    base = fs::path(home) / ".cache";
+  else
+    throw Error("cannot place the kernel cache: neither XDG_CACHE_HOME nor "
+                "HOME is set");
+  const fs::path dir = base / "lowbit";
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec)
+    throw Error("cannot create the kernel cache " + dir.string() + ": " +
+                ec.message());
+  return dir.string();
+}
+
+std::shared_ptr<KernelLibrary>
+compile_and_load(const std::vector<std::string> &cppSources,
+                 const std::vector<std::string> &flags) {
+  if (cppSources.empty())
+    throw Error("compile_and_load: no kernel sources");
+  const std::string cxx = host_cxx();
+  // Every input of the build, each length-prefixed so that no two different
+  // inputs give the same key text.
+  std::string key = "lowbit kernel cache v1\n";
+  auto add = [&key](const std::string &part) {
+    key += std::to_string(part.size()) + ":" + part + "\n";
+  };
+  add(cxx);
+  add(compiler_identity(cxx));
+  for (const std::string &flag : kBaseFlags)
+    add(flag);
+  add("flags " + std::to_string(flags.size()));
+  for (const std::string &flag : flags)
+    add(flag);
+  add("sources " + std::to_string(cppSources.size()));
+  for (const std::string &source : cppSources)
+    add(source);
+
+  const fs::path dir = kernel_cache_dir();
+  const fs::path target = dir / (sha256_hex(key) + ".so");
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    bool cached = fs::exists(target);
+    if (!cached) {
+      WorkDir work(dir);
+      const fs::path built = work.path() / "kernels.so";
+      build_shared_object(cxx, cppSources, flags, work.path(), built);
+      std::error_code ec;
+      fs::rename(built, target, ec);
+      if (ec)
+        throw Error("cannot move a compiled kernel into " + dir.string() +
+                    ": " + ec.message());
+    }
+    if (void *handle = dlopen(target.c_str(), RTLD_NOW | RTLD_LOCAL))
+      return std::make_shared<KernelLibrary>(handle, target.string(), cached);
+    const char *why = dlerror();
+    if (!cached || attempt == 1)
+      throw Error("cannot load " + target.string() + ": " +
+                  (why ? why : "dlopen failed"));
+    // A cached file that does not load (damaged): build it again once.
+    std::error_code ignored;
+    fs::remove(target, ignored);
+  }
+  throw Error("cannot load " + target.string());
+}
+
+LoadedKernel compile_and_load(const std::string &cppSource,
+                              const std::string &symbol,
+                              const std::vector<std::string> &flags) {
+  LoadedKernel k;
+  k.library = compile_and_load(std::vector<std::string>{cppSource}, flags);
+  k.fn = k.library->kernel(symbol);
+  return k;
+}
+
+std::vector<std::string> isa_flags(Target target) {
+  switch (target) {
+  case Target::Generic:
+    return {};
+  case Target::X86Avx2:
+    return {"-mavx2", "-mfma", "-mf16c"};
+  case Target::X86AvxVnni:
+    return {"-mavx2", "-mfma", "-mf16c", "-mavxvnni"};
+  case Target::X86Avx512Vnni:
+    return {"-mavx512f",    "-mavx512bw", "-mavx512vl",
+            "-mavx512vnni", "-mfma",      "-mf16c"};
+  case Target::Native:
+    return isa_flags(native_target());
+  case Target::Aarch64Neon:
+    // Only natively, on an AArch64 host (NEON is baseline there).
+    if (host_cpu_features().arch == "aarch64")
+      return host_cpu_features().dotprod
+                 ? std::vector<std::string>{"-march=armv8.2-a+dotprod"}
+                 : std::vector<std::string>{};
+    break;
+  case Target::SpirvVulkan:
+  case Target::SpirvXe2:
+    break;
+  }
+  throw Error("target '" + target_name(target) +
+              "' is not compiled by the host kernel cache");
+}
+
+std::vector<std::string> isa_flags(const std::string &targetName) {
+  return isa_flags(parse_target(targetName));
+}
+
+} // namespace lowbit::cli

@@ -1,0 +1,93 @@
+//===- KernelCache.h - compile generated C++ into cached shared objects -*- C++
+//-*-//
+//
+// Generated kernels leave the compiler as C++ text. To run them, `lowbit run`
+// and `lowbit bench` compile the text with the host C++ compiler into a
+// shared object named by a SHA-256 of everything that determines it (compiler
+// path and --version, flags, sources), under $XDG_CACHE_HOME/lowbit (default
+// ~/.cache/lowbit), then dlopen it. A later call with the same inputs loads
+// the cached file without compiling. Files appear atomically (compiled in a
+// private temporary directory, then renamed), so concurrent lowbit processes
+// share the cache safely.
+//
+// Only the source text and the flags are hashed: a kernel source should be
+// self-contained (headers it includes through -I flags are not part of the
+// key).
+//
+//===----------------------------------------------------------------------===//
+#ifndef LOWBIT_TOOLS_LOWBIT_KERNELCACHE_H
+#define LOWBIT_TOOLS_LOWBIT_KERNELCACHE_H
+
+#include "lowbit/kernel_abi.h"
+#include "lowbit/target.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace lowbit::cli {
+
+/// A dlopen'ed shared object; dlclose'd when the last reference goes.
+class KernelLibrary {
+public:
+  KernelLibrary(void *handle, std::string path, bool cached);
+  ~KernelLibrary();
+  KernelLibrary(const KernelLibrary &) = delete;
+  KernelLibrary &operator=(const KernelLibrary &) = delete;
+
+  /// The address of `name`; throws Error naming the symbol and the file when
+  /// it is missing.
+  void *symbol(const std::string &name) const;
+  lowbit_kernel_fn kernel(const std::string &name) const;
+  const std::string &path() const { return path_; }
+  /// True when the file was already in the cache (nothing was compiled).
+  bool cached() const { return cached_; }
+
+private:
+  void *handle_;
+  std::string path_;
+  bool cached_;
+};
+
+/// One kernel: the library that holds it and its entry point.
+struct LoadedKernel {
+  std::shared_ptr<KernelLibrary> library;
+  lowbit_kernel_fn fn = nullptr;
+};
+
+/// Compiles `cppSource` with `<cxx> -O3 -shared -fPIC -std=c++17 <flags>`
+/// (reusing the cached object when present), loads it and looks up `symbol`
+/// (an extern "C" function with the kernel_abi.h signature). A compiler
+/// failure throws Error with the compiler's first error line.
+LoadedKernel compile_and_load(const std::string &cppSource,
+                              const std::string &symbol,
+                              const std::vector<std::string> &flags);
+
+/// A batch: every source is its own translation unit (compiled in parallel,
+/// so sources may reuse helper names), all linked into one shared object
+/// that is cached as a whole. Returns the library; look kernels up with
+/// KernelLibrary::kernel.
+std::shared_ptr<KernelLibrary>
+compile_and_load(const std::vector<std::string> &cppSources,
+                 const std::vector<std::string> &flags);
+
+/// The compiler: $LOWBIT_CXX, else the first of clang++-22, c++, g++ found
+/// on PATH. Throws Error when there is none.
+std::string host_cxx();
+
+/// $XDG_CACHE_HOME/lowbit, else $HOME/.cache/lowbit (created on demand).
+std::string kernel_cache_dir();
+
+/// Compiler flags for the ISA of a target: x86-avx2 -mavx2 -mfma -mf16c;
+/// x86-avxvnni the same plus -mavxvnni; x86-avx512vnni -mavx512f -mavx512bw
+/// -mavx512vl -mavx512vnni -mfma -mf16c; generic none; native those of
+/// native_target(). Other targets do not run on the host: Error.
+std::vector<std::string> isa_flags(Target target);
+std::vector<std::string> isa_flags(const std::string &targetName);
+
+/// SHA-256 of `data` as 64 lowercase hex digits (the cache key).
+std::string sha256_hex(const std::string &data);
+
+} // namespace lowbit::cli
+
+#endif // LOWBIT_TOOLS_LOWBIT_KERNELCACHE_H
