@@ -115,28 +115,6 @@ ReadFn read_function(std::string &loads) {
               "' (expected auto, avx512, avx2 or scalar)");
 }
 
-/// Anonymous memory that no one has touched yet (so the probe decides which
-/// thread writes each page first), unmapped at scope exit.
-class UntouchedBuffer {
-public:
-  explicit UntouchedBuffer(size_t bytes) : bytes_(bytes) {
-    void *p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE,
-                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (p == MAP_FAILED)
-      throw Error("cannot map a " + std::to_string(bytes >> 20) +
-                  " MiB probe buffer");
-    data_ = static_cast<uint8_t *>(p);
-  }
-  ~UntouchedBuffer() { munmap(data_, bytes_); }
-  UntouchedBuffer(const UntouchedBuffer &) = delete;
-  UntouchedBuffer &operator=(const UntouchedBuffer &) = delete;
-  uint8_t *data() const { return data_; }
-
-private:
-  uint8_t *data_ = nullptr;
-  size_t bytes_ = 0;
-};
-
 //===----------------------------------------------------------------------===//
 // int8 peak loops: independent accumulator chains. Each chain starts from a
 // different value (identical chains could be merged by the compiler) and
@@ -261,58 +239,68 @@ double median(std::vector<double> values) {
 // Read bandwidth
 //===----------------------------------------------------------------------===//
 
-BandwidthResult measure_read_bandwidth(ThreadPool &pool, int64_t bytes,
-                                       int reps, const std::string &loads) {
-  check_reps(reps);
-  constexpr int64_t kPage = 4096;
+constexpr int64_t kPage = 4096;
+
+ReadProbe::ReadProbe(ThreadPool &pool, int64_t bytes, const std::string &loads)
+    : pool_(pool), loads_(loads) {
   if (bytes < (int64_t(1) << 20))
     throw Error("the read-bandwidth probe needs at least 1 MiB, got " +
                 std::to_string(bytes) + " bytes");
-  BandwidthResult result;
-  result.loads = loads;
-  const ReadFn read = read_function(result.loads);
-  const int64_t pages = bytes / kPage;
-  result.bytes = pages * kPage;
-  result.threads = pool.size();
-
-  UntouchedBuffer buffer(size_t(result.bytes));
-  const int threads = pool.size();
+  read_ = read_function(loads_);
+  bytes_ = bytes / kPage * kPage;
+  // Anonymous memory that no one has touched yet, so that the probe decides
+  // which thread writes each page first.
+  void *p = mmap(nullptr, size_t(bytes_), PROT_READ | PROT_WRITE,
+                 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED)
+    throw Error("cannot map a " + std::to_string(bytes_ >> 20) +
+                " MiB probe buffer");
+  data_ = static_cast<uint8_t *>(p);
+  sums_.assign(size_t(pool_.size()), 0);
   // Thread t owns the same whole pages in every pass: it writes them first
   // (non-zero, distinct values) and is the only one to read them.
-  auto slice = [&](int thread, uint8_t *&begin, size_t &length) {
-    const TileRange r = split_tiles(pages, threads, thread);
-    begin = buffer.data() + r.begin * kPage;
-    length = size_t(r.size() * kPage);
-  };
-  pool.run_on_all([&](int thread) {
-    uint8_t *begin;
-    size_t length;
-    slice(thread, begin, length);
-    uint64_t *words = reinterpret_cast<uint64_t *>(begin);
-    const uint64_t first = uint64_t(begin - buffer.data()) / 8;
-    for (size_t i = 0; i < length / 8; ++i)
-      words[i] = ((first + i) * 0x9E3779B97F4A7C15ull) | 1u;
+  const int64_t pages = bytes_ / kPage;
+  pool_.run(pages, [&](int64_t first, int64_t end, int) {
+    uint64_t *words = reinterpret_cast<uint64_t *>(data_ + first * kPage);
+    const uint64_t base = uint64_t(first * kPage / 8);
+    const size_t count = size_t((end - first) * kPage / 8);
+    for (size_t i = 0; i < count; ++i)
+      words[i] = ((base + i) * 0x9E3779B97F4A7C15ull) | 1u;
   });
-
-  std::vector<uint64_t> sums(static_cast<size_t>(threads));
-  auto pass = [&] {
-    const Clock::time_point start = Clock::now();
-    pool.run_on_all([&](int thread) {
-      uint8_t *begin;
-      size_t length;
-      slice(thread, begin, length);
-      sums[size_t(thread)] = read(begin, length);
-    });
-    const double s = seconds_since(start);
-    for (uint64_t v : sums)
-      sink = sink ^ v;
-    return double(result.bytes) / s / 1e9;
-  };
   pass(); // warm-up
+}
+
+ReadProbe::~ReadProbe() { munmap(data_, size_t(bytes_)); }
+
+double ReadProbe::pass() {
+  const Clock::time_point start = Clock::now();
+  pool_.run(bytes_ / kPage, [&](int64_t first, int64_t end, int thread) {
+    sums_[size_t(thread)] =
+        read_(data_ + first * kPage, size_t((end - first) * kPage));
+  });
+  const double s = seconds_since(start);
+  for (uint64_t v : sums_)
+    sink = sink ^ v;
+  return double(bytes_) / s / 1e9;
+}
+
+BandwidthResult ReadProbe::measure(int reps) {
+  check_reps(reps);
+  BandwidthResult result;
+  result.loads = loads_;
+  result.bytes = bytes_;
+  result.threads = pool_.size();
   for (int r = 0; r < reps; ++r)
     result.rep_gbps.push_back(pass());
   result.gbps = median(result.rep_gbps);
   return result;
+}
+
+BandwidthResult measure_read_bandwidth(ThreadPool &pool, int64_t bytes,
+                                       int reps, const std::string &loads) {
+  check_reps(reps);
+  ReadProbe probe(pool, bytes, loads);
+  return probe.measure(reps);
 }
 
 //===----------------------------------------------------------------------===//
@@ -327,7 +315,8 @@ int64_t cold_copy_count(int64_t bytes_per_matrix, int64_t min_total) {
 }
 
 Timing time_calls(const std::function<void(int64_t)> &call, int64_t copies,
-                  bool cold, int reps) {
+                  bool cold, int reps,
+                  const std::function<void(int)> &before_rep) {
   check_reps(reps);
   if (copies < 1)
     throw Error("time_calls: need at least one matrix copy");
@@ -350,6 +339,8 @@ Timing time_calls(const std::function<void(int64_t)> &call, int64_t copies,
         std::clamp<int64_t>(int64_t(std::ceil(0.02 / one)), 1, 1000000);
   }
   for (int r = 0; r < reps; ++r) {
+    if (before_rep)
+      before_rep(r);
     const Clock::time_point start = Clock::now();
     for (int64_t i = 0; i < t.calls_per_rep; ++i)
       call(cold ? i : 0);
@@ -361,7 +352,7 @@ Timing time_calls(const std::function<void(int64_t)> &call, int64_t copies,
 
 KernelTiming time_kernel(lowbit_kernel_fn kernel, const UpconvertWeights &W,
                          const PreparedActivations &A, ThreadPool &pool,
-                         bool cold, int reps) {
+                         bool cold, int reps, const Pairing &pairing) {
   KernelTiming result;
   result.packed_bytes = W.packed_bytes();
   std::vector<UpconvertWeights> copies;
@@ -372,15 +363,41 @@ KernelTiming time_kernel(lowbit_kernel_fn kernel, const UpconvertWeights &W,
       copies.push_back(W); // a deep copy: a distinct, fully written buffer
   }
   std::vector<float> y(size_t(A.N * W.M));
-  result.timing = time_calls(
-      [&](int64_t i) {
-        run_kernel(kernel, cold ? copies[size_t(i)] : W, A, y.data(), W.M,
-                   pool);
-      },
-      cold ? int64_t(copies.size()) : 1, cold, reps);
+  auto call = [&](int64_t i) {
+    run_kernel(kernel, cold ? copies[size_t(i)] : W, A, y.data(), W.M, pool);
+  };
+  auto before_rep = [&](int) {
+    if (pairing.probe)
+      result.probe_gbps.push_back(pairing.probe->pass());
+    if (pairing.peak)
+      result.peak_gops.push_back(pairing.peak->pass());
+    if (!cold) // the probe evicted the warm matrix: bring it back
+      call(0);
+  };
+  const bool paired = pairing.probe || pairing.peak;
+  if (pairing.peak)
+    result.peak_isa = pairing.peak->isa();
+  result.timing =
+      time_calls(call, cold ? int64_t(copies.size()) : 1, cold, reps,
+                 paired ? std::function<void(int)>(before_rep) : nullptr);
+
+  const double ops = 2.0 * double(W.M) * double(W.K) * double(A.N);
   const double ns = result.timing.us * 1e3;
   result.gbps = double(result.packed_bytes) / ns;
-  result.gops = 2.0 * double(W.M) * double(W.K) * double(A.N) / ns;
+  result.gops = ops / ns;
+  std::vector<double> ratios, gops_ratios;
+  for (size_t r = 0; r < result.timing.rep_us.size(); ++r) {
+    const double rep_ns = result.timing.rep_us[r] * 1e3;
+    if (r < result.probe_gbps.size())
+      ratios.push_back(double(result.packed_bytes) / rep_ns /
+                       result.probe_gbps[r]);
+    if (r < result.peak_gops.size())
+      gops_ratios.push_back(ops / rep_ns / result.peak_gops[r]);
+  }
+  result.roofline_gbps = median(result.probe_gbps);
+  result.ratio = median(ratios);
+  result.peak_gops_median = median(result.peak_gops);
+  result.gops_ratio = median(gops_ratios);
   return result;
 }
 
@@ -403,42 +420,56 @@ std::string peak_isa_for(Target target) {
   }
 }
 
-PeakResult measure_int8_peak(ThreadPool &pool, const std::string &isa,
-                             int reps) {
-  check_reps(reps);
+Int8Peak::Int8Peak(ThreadPool &pool, const std::string &isa,
+                   double seconds_per_pass)
+    : pool_(pool), isa_(isa) {
   const PeakLoop loop = peak_loop(isa);
-  PeakResult result;
-  result.isa = isa;
-  result.threads = pool.size();
-
-  // Calibrate on the calling thread: about 50 ms per rep.
-  int64_t iterations = 1 << 14;
+  run_ = loop.run;
+  macs_per_iteration_ = loop.macs_per_iteration;
+  sums_.assign(size_t(pool_.size()), 0);
+  // Calibrate on the calling thread.
+  int64_t iterations = 1 << 12;
   for (;;) {
     const Clock::time_point start = Clock::now();
-    sink = sink ^ loop.run(iterations);
+    sink = sink ^ run_(iterations);
     const double s = seconds_since(start);
-    if (s > 0.005) {
-      iterations = std::max<int64_t>(1, int64_t(double(iterations) * 0.05 / s));
+    if (s > 0.002) {
+      iterations_ = std::max<int64_t>(
+          1, int64_t(double(iterations) * seconds_per_pass / s));
       break;
     }
     iterations *= 4;
   }
-  std::vector<uint64_t> sums(static_cast<size_t>(pool.size()));
-  auto pass = [&] {
-    const Clock::time_point start = Clock::now();
-    pool.run_on_all(
-        [&](int thread) { sums[size_t(thread)] = loop.run(iterations); });
-    const double s = seconds_since(start);
-    for (uint64_t v : sums)
-      sink = sink ^ v;
-    return 2.0 * loop.macs_per_iteration * double(iterations) *
-           double(pool.size()) / s / 1e9;
-  };
-  pass(); // warm-up
+  pass(); // warm-up (and the frequency settles)
+}
+
+double Int8Peak::pass() {
+  const Clock::time_point start = Clock::now();
+  pool_.run_on_all(
+      [&](int thread) { sums_[size_t(thread)] = run_(iterations_); });
+  const double s = seconds_since(start);
+  for (uint64_t v : sums_)
+    sink = sink ^ v;
+  return 2.0 * macs_per_iteration_ * double(iterations_) *
+         double(pool_.size()) / s / 1e9;
+}
+
+PeakResult Int8Peak::measure(int reps) {
+  check_reps(reps);
+  PeakResult result;
+  result.isa = isa_;
+  result.threads = pool_.size();
   for (int r = 0; r < reps; ++r)
     result.rep_gops.push_back(pass());
   result.gops = median(result.rep_gops);
   return result;
+}
+
+PeakResult measure_int8_peak(ThreadPool &pool, const std::string &isa,
+                             int reps) {
+  check_reps(reps);
+  Int8Peak peak(pool, isa);
+  return peak.measure(reps);
 }
 
 //===----------------------------------------------------------------------===//
@@ -462,18 +493,26 @@ BenchRecord make_record(int64_t M, int64_t K, int64_t N,
   r.cold = timing.timing.cold;
   r.us = timing.timing.us;
   r.gbps = timing.gbps;
-  r.roofline_gbps = bandwidth.gbps;
-  r.ratio = bandwidth.gbps > 0 ? timing.gbps / bandwidth.gbps : 0.0;
+  r.paired = !timing.probe_gbps.empty();
+  r.roofline_gbps = r.paired ? timing.roofline_gbps : bandwidth.gbps;
+  r.ratio = r.paired             ? timing.ratio
+            : bandwidth.gbps > 0 ? timing.gbps / bandwidth.gbps
+                                 : 0.0;
   r.packed_bytes = timing.packed_bytes;
   r.copies = timing.timing.copies;
   r.reps = int(timing.timing.rep_us.size());
   if (N > 1) {
     r.gops = timing.gops;
-    if (peak) {
+    if (!timing.peak_gops.empty()) {
+      r.peak_gops = timing.peak_gops_median;
+      r.gops_ratio = timing.gops_ratio;
+    } else if (peak) {
       r.peak_gops = peak->gops;
-      r.peak_isa = peak->isa;
       r.gops_ratio = peak->gops > 0 ? timing.gops / peak->gops : 0.0;
     }
+    r.peak_isa = !timing.peak_isa.empty() ? timing.peak_isa
+                 : peak                   ? peak->isa
+                                          : "";
   }
   return r;
 }
@@ -493,6 +532,7 @@ nlohmann::ordered_json to_json(const BenchRecord &r) {
       {"gbps", r.gbps},
       {"roofline_gbps", r.roofline_gbps},
       {"ratio", r.ratio},
+      {"paired", r.paired},
       {"packed_bytes", r.packed_bytes},
       {"copies", r.copies},
       {"reps", r.reps},

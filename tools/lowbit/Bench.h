@@ -47,14 +47,83 @@ struct BandwidthResult {
   std::string loads; // "avx512", "avx2" or "scalar"
 };
 
-/// The read-bandwidth probe on `pool`'s threads. `loads`: "auto" (AVX-512
-/// when the host has it, else AVX2, else 64-bit scalar loads), "avx512",
-/// "avx2" or "scalar". Throws Error for reps < 5, bytes < 1 MiB, or loads
-/// the host lacks.
+/// The read-bandwidth probe: a buffer of `bytes` (whole pages) that every
+/// thread of `pool` first writes (non-zero, distinct values) in its own
+/// contiguous part and later reads alone. `loads`: "auto" (AVX-512 when the
+/// host has it, else AVX2, else 64-bit scalar loads), "avx512", "avx2" or
+/// "scalar". The constructor writes the buffer and runs one untimed pass;
+/// the object keeps the buffer so that single passes can be interleaved with
+/// kernel reps (see Pairing). Throws Error for bytes < 1 MiB or loads the
+/// host lacks.
+class ReadProbe {
+public:
+  explicit ReadProbe(ThreadPool &pool, int64_t bytes = kProbeBytes,
+                     const std::string &loads = "auto");
+  ~ReadProbe();
+  ReadProbe(const ReadProbe &) = delete;
+  ReadProbe &operator=(const ReadProbe &) = delete;
+
+  /// One timed pass over the whole buffer on every thread, in GB/s.
+  double pass();
+  /// `reps` (>= 5) timed passes.
+  BandwidthResult measure(int reps = kMinReps);
+  const std::string &loads() const { return loads_; }
+  int64_t bytes() const { return bytes_; }
+
+private:
+  ThreadPool &pool_;
+  std::string loads_;
+  uint64_t (*read_)(const uint8_t *, size_t) = nullptr;
+  uint8_t *data_ = nullptr;
+  int64_t bytes_ = 0;
+  std::vector<uint64_t> sums_;
+};
+
+/// ReadProbe(pool, bytes, loads).measure(reps).
 BandwidthResult measure_read_bandwidth(ThreadPool &pool,
                                        int64_t bytes = kProbeBytes,
                                        int reps = kMinReps,
                                        const std::string &loads = "auto");
+
+struct PeakResult {
+  double gops = 0.0; // median, 2 ops per MAC, all threads
+  std::vector<double> rep_gops;
+  int threads = 0;
+  std::string isa; // "avx512vnni" (vpdpbusd zmm), "avxvnni" (vpdpbusd ymm),
+                   // "avx2" (vpmaddubsw + vpmaddwd + vpaddd ymm)
+};
+
+/// The int8 instruction sequence whose peak bounds kernels of `target`:
+/// x86-avx512vnni "avx512vnni", x86-avxvnni "avxvnni", x86-avx2 "avx2";
+/// native resolves first; "" for targets without one.
+std::string peak_isa_for(Target target);
+
+/// The int8 compute peak of `isa` on every thread of `pool`: independent
+/// accumulator chains (16 vpdpbusd zmm, 12 vpdpbusd ymm, or 8 AVX2
+/// vpmaddubsw/vpmaddwd/vpaddd sequences), calibrated on construction to
+/// about `seconds_per_pass`. Throws Error when the host lacks the ISA.
+class Int8Peak {
+public:
+  Int8Peak(ThreadPool &pool, const std::string &isa,
+           double seconds_per_pass = 0.05);
+  /// One timed pass on every thread, in GOPS (2 ops per MAC).
+  double pass();
+  /// `reps` (>= 5) timed passes after an untimed one.
+  PeakResult measure(int reps = kMinReps);
+  const std::string &isa() const { return isa_; }
+
+private:
+  ThreadPool &pool_;
+  std::string isa_;
+  uint64_t (*run_)(int64_t iterations) = nullptr;
+  double macs_per_iteration_ = 0;
+  int64_t iterations_ = 0;
+  std::vector<uint64_t> sums_;
+};
+
+/// Int8Peak(pool, isa).measure(reps).
+PeakResult measure_int8_peak(ThreadPool &pool, const std::string &isa,
+                             int reps = kMinReps);
 
 /// Copies needed for `bytes_per_matrix`-byte matrices to total
 /// >= min_total bytes (at least 1).
@@ -71,16 +140,34 @@ struct Timing {
 
 /// Times `call(i)` (one GEMV or GEMM on matrix copy i). Cold: every rep
 /// calls copies 0..copies-1 once; warm (copies must be 1): every rep calls
-/// copy 0 calls_per_rep times. One untimed pass first. Throws Error for
+/// copy 0 calls_per_rep times. One untimed pass first; `before_rep(rep)`
+/// (when given) runs untimed before every timed rep. Throws Error for
 /// reps < 5, copies < 1 or warm with copies != 1.
 Timing time_calls(const std::function<void(int64_t)> &call, int64_t copies,
-                  bool cold, int reps = kMinReps);
+                  bool cold, int reps = kMinReps,
+                  const std::function<void(int)> &before_rep = nullptr);
+
+/// Roofline measurements taken right before every timed rep of a kernel, so
+/// that each rep is compared with the limit of its own moment. This host's
+/// limit moves while a benchmark runs (the 2-thread read bandwidth of this VM
+/// switches between about 44 and about 88 GB/s within seconds), so a single
+/// probe at the start of a run can be off by 2x for a later case.
+struct Pairing {
+  ReadProbe *probe = nullptr;
+  Int8Peak *peak = nullptr;
+};
 
 struct KernelTiming {
   Timing timing;
   int64_t packed_bytes = 0; // codes + scales + zeros of one matrix
   double gbps = 0.0;        // packed_bytes / median time
   double gops = 0.0;        // 2 * M * K * N / median time, in 1e9 per s
+  // With a Pairing: the probe / peak pass before each rep, their medians,
+  // and the medians of the per-rep ratios (empty / 0 without).
+  std::vector<double> probe_gbps, peak_gops;
+  double roofline_gbps = 0.0, ratio = 0.0;
+  double peak_gops_median = 0.0, gops_ratio = 0.0;
+  std::string peak_isa;
 };
 
 /// Times run_kernel(kernel, W, A, ...) on `pool`: cold over
@@ -88,26 +175,8 @@ struct KernelTiming {
 /// distinct allocations), or warm on W itself.
 KernelTiming time_kernel(lowbit_kernel_fn kernel, const UpconvertWeights &W,
                          const PreparedActivations &A, ThreadPool &pool,
-                         bool cold, int reps = kMinReps);
-
-struct PeakResult {
-  double gops = 0.0; // median, 2 ops per MAC, all threads
-  std::vector<double> rep_gops;
-  int threads = 0;
-  std::string isa; // "avx512vnni" (vpdpbusd zmm), "avxvnni" (vpdpbusd ymm),
-                   // "avx2" (vpmaddubsw + vpmaddwd + vpaddd ymm)
-};
-
-/// The int8 instruction sequence whose peak bounds kernels of `target`:
-/// x86-avx512vnni "avx512vnni", x86-avxvnni "avxvnni", x86-avx2 "avx2";
-/// native resolves first; "" for targets without one.
-std::string peak_isa_for(Target target);
-
-/// The int8 compute peak of `isa` on every thread of `pool` (independent
-/// accumulator chains, median of `reps` reps of about 50 ms). Throws Error
-/// when the host lacks the ISA.
-PeakResult measure_int8_peak(ThreadPool &pool, const std::string &isa,
-                             int reps = kMinReps);
+                         bool cold, int reps = kMinReps,
+                         const Pairing &pairing = {});
 
 /// One benchmark case as `lowbit bench --json` writes it.
 struct BenchRecord {
@@ -117,8 +186,10 @@ struct BenchRecord {
   bool cold = true;
   double us = 0.0;            // median per call
   double gbps = 0.0;          // effective: packed weight bytes / us
-  double roofline_gbps = 0.0; // the probe's median in the same run
-  double ratio = 0.0;         // gbps / roofline_gbps
+  double roofline_gbps = 0.0; // measured read bandwidth (see `paired`)
+  double ratio = 0.0;         // effective / measured read bandwidth
+  bool paired = false; // roofline and ratio from probe passes before each
+                       // rep (median of per-rep ratios), else the run's probe
   int64_t packed_bytes = 0;
   int64_t copies = 0;
   int reps = 0;
@@ -127,8 +198,8 @@ struct BenchRecord {
   std::string peak_isa;
 };
 
-/// Fills a record from a timing and the run's roofline measurements (peak
-/// may be null for N = 1).
+/// Fills a record from a timing: roofline figures from its pairing when it
+/// has one, else from the run's `bandwidth` and `peak` (peak may be null).
 BenchRecord make_record(int64_t M, int64_t K, int64_t N,
                         const std::string &format, const std::string &strategy,
                         const std::string &target, int threads,

@@ -301,6 +301,12 @@ TEST(Bench, ReadBandwidthProbe) {
             "scalar");
   EXPECT_EQ(error_of([&] { measure_read_bandwidth(pool, 4096, 5); }),
             "the read-bandwidth probe needs at least 1 MiB, got 4096 bytes");
+  ReadProbe probe(pool, (int64_t(2) << 20) + 100);
+  EXPECT_EQ(probe.bytes(), int64_t(2) << 20); // whole pages
+  EXPECT_GT(probe.pass(), 0.0);
+  EXPECT_EQ(probe.measure(6).rep_gbps.size(), 6u);
+  EXPECT_EQ(error_of([&] { probe.measure(4); }),
+            "benchmarks need at least 5 timed reps, got 4");
   EXPECT_EQ(error_of([&] {
               measure_read_bandwidth(pool, int64_t(2) << 20, 5, "sse");
             }),
@@ -408,6 +414,44 @@ TEST(Bench, TimeKernel) {
   const KernelTiming cold = time_kernel(k.fn, U, A, pool, true, 5);
   EXPECT_TRUE(cold.timing.cold);
   EXPECT_EQ(cold.timing.copies, 1024);
+  EXPECT_TRUE(cold.probe_gbps.empty());
+  EXPECT_EQ(cold.ratio, 0.0);
+}
+
+// With a Pairing, a probe pass (and a peak pass) precedes every timed rep;
+// the record takes its roofline and ratios from those.
+TEST(Bench, PairedTiming) {
+  ScopedCache cache;
+  const Format f = Format::parse("i2s");
+  std::vector<float> W(256 * 256, 0.5f), X(4 * 256, 1.0f);
+  const UpconvertWeights U = pack_upconvert(quantize(f, W.data(), 256, 256));
+  const PreparedActivations A = prepare_activations(f, X.data(), 4, 256);
+  LoadedKernel k = compile_and_load(kAddOne, "add_one", {});
+  ThreadPool pool(2);
+  ReadProbe probe(pool, int64_t(4) << 20);
+  const std::string isa = peak_isa_for(Target::Native);
+  std::unique_ptr<Int8Peak> peak;
+  if (!isa.empty())
+    peak = std::make_unique<Int8Peak>(pool, isa, 0.002);
+  const KernelTiming t =
+      time_kernel(k.fn, U, A, pool, false, 6, Pairing{&probe, peak.get()});
+  ASSERT_EQ(t.probe_gbps.size(), 6u);
+  EXPECT_EQ(t.roofline_gbps, median(t.probe_gbps));
+  EXPECT_GT(t.ratio, 0.0);
+  BandwidthResult run_probe;
+  run_probe.gbps = 1.0;
+  const BenchRecord r = make_record(256, 256, 4, "i2s", "upconvert", "native",
+                                    2, t, run_probe, nullptr);
+  EXPECT_TRUE(r.paired);
+  EXPECT_EQ(r.roofline_gbps, t.roofline_gbps);
+  EXPECT_EQ(r.ratio, t.ratio);
+  if (peak) {
+    ASSERT_EQ(t.peak_gops.size(), 6u);
+    EXPECT_EQ(r.peak_gops, median(t.peak_gops));
+    EXPECT_EQ(r.gops_ratio, t.gops_ratio);
+    EXPECT_EQ(r.peak_isa, isa);
+  }
+  EXPECT_EQ(to_json(r)["paired"], true);
 }
 
 TEST(Plot, ChartFromRecords) {
@@ -438,7 +482,8 @@ TEST(Plot, ChartFromRecords) {
   const std::string svg = render_svg(chart);
   EXPECT_EQ(svg.rfind("<svg xmlns=\"http://www.w3.org/2000/svg\"", 0), 0u);
   EXPECT_NE(svg.find("</svg>"), std::string::npos);
-  EXPECT_NE(svg.find("measured read limit = 1.0 (41.0 GB/s)"), std::string::npos);
+  EXPECT_NE(svg.find("measured read limit = 1.0 (41.0 GB/s)"),
+            std::string::npos);
   EXPECT_NE(svg.find(">0.95<"), std::string::npos);
   EXPECT_EQ(svg.find("nan"), std::string::npos);
 }
@@ -453,6 +498,42 @@ TEST(Plot, EscapesText) {
   EXPECT_NE(svg.find("s&quot;1"), std::string::npos);
   EXPECT_EQ(error_of([&] { write_svg("/nonexistent-dir/x.svg", chart); }),
             "cannot write /nonexistent-dir/x.svg");
+}
+
+} // namespace
+} // namespace lowbit::cli
+
+namespace lowbit::cli {
+namespace {
+
+// Not a test: the full-size measurements of this host, on demand:
+//   build/tools/lowbit/lowbit_bench_tests --gtest_also_run_disabled_tests \
+//     --gtest_filter='HostRoofline.*'
+TEST(HostRoofline, DISABLED_Measure) {
+  for (int threads : {1, 2}) {
+    ThreadPool pool(threads);
+    for (const char *loads : {"avx512", "avx2"}) {
+      if (std::string(loads) == "avx512" && !host_cpu_features().avx512f)
+        continue;
+      const BandwidthResult r =
+          measure_read_bandwidth(pool, kProbeBytes, 7, loads);
+      std::printf("read bandwidth, %d thread(s), 1 GiB, %s loads: median "
+                  "%.1f GB/s, reps",
+                  threads, loads, r.gbps);
+      for (double g : r.rep_gbps)
+        std::printf(" %.1f", g);
+      std::printf("\n");
+    }
+    for (const char *isa : {"avx512vnni", "avxvnni", "avx2"}) {
+      try {
+        const PeakResult p = measure_int8_peak(pool, isa, 5);
+        std::printf("int8 peak, %d thread(s), %s: median %.0f GOPS\n",
+                    threads, isa, p.gops);
+      } catch (const Error &e) {
+        std::printf("int8 peak, %s: %s\n", isa, e.what());
+      }
+    }
+  }
 }
 
 } // namespace
