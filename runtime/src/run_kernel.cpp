@@ -18,9 +18,9 @@ void run_kernel(lowbit_kernel_fn kernel, const UpconvertWeights &W,
   const int64_t block = W.format.is_ternary() ? W.Kp : 32;
   if (A.K != W.K || A.Kp != W.Kp || A.block != block)
     throw Error("run_kernel: activations have K = " + std::to_string(A.K) +
-                " (block " + std::to_string(A.block) + "), weights K = " +
-                std::to_string(W.K) + " (" + W.format.name() + ", block " +
-                std::to_string(block) + ")");
+                " (block " + std::to_string(A.block) +
+                "), weights K = " + std::to_string(W.K) + " (" +
+                W.format.name() + ", block " + std::to_string(block) + ")");
   if (A.N < 1)
     throw Error("run_kernel: activations have N = " + std::to_string(A.N));
   pool.run(W.num_tiles(), [&](int64_t begin, int64_t end, int) {

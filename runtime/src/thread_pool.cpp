@@ -34,8 +34,8 @@ static inline void cpu_relax() {
 template <typename Done> static bool spin_until(int spin_us, Done done) {
   if (spin_us <= 0)
     return done();
-  const auto limit = std::chrono::steady_clock::now() +
-                     std::chrono::microseconds(spin_us);
+  const auto limit =
+      std::chrono::steady_clock::now() + std::chrono::microseconds(spin_us);
   for (;;) {
     for (int i = 0; i < 32; ++i) {
       if (done())
@@ -84,7 +84,7 @@ ThreadPool::ThreadPool(const Options &options) : threads_(options.threads) {
   const std::vector<int> cpus = allowed_cpus();
   const int usable = cpus.empty() ? int(std::thread::hardware_concurrency())
                                   : int(cpus.size());
-  spin_us_ = options.spin_us >= 0 ? options.spin_us
+  spin_us_ = options.spin_us >= 0              ? options.spin_us
              : threads_ > usable && usable > 0 ? 0
                                                : 100;
   cpus_.assign(size_t(threads_), -1);
@@ -211,9 +211,7 @@ void ThreadPool::dispatch(Invoke invoke, const void *ctx) {
     own = std::current_exception();
   }
 
-  auto finished = [&] {
-    return pending_.load(std::memory_order_acquire) == 0;
-  };
+  auto finished = [&] { return pending_.load(std::memory_order_acquire) == 0; };
   if (!spin_until(spin_us_, finished)) {
     std::unique_lock<std::mutex> lock(mutex_);
     caller_sleeping_.store(true, std::memory_order_seq_cst);

@@ -13,7 +13,9 @@ namespace lowbit {
 
 using namespace detail;
 
-static int64_t round_up(int64_t x, int64_t to) { return (x + to - 1) / to * to; }
+static int64_t round_up(int64_t x, int64_t to) {
+  return (x + to - 1) / to * to;
+}
 
 bool has_upconvert_layout(const Format &format) {
   switch (format.kind) {
@@ -62,8 +64,8 @@ UpconvertWeights pack_upconvert(const PackedWeights &canonical) {
   U.w_scale = canonical.tensor_scale;
 
   const int b = U.bits;
-  const int64_t kv = 32 / b;               // k values per 64-byte vector
-  const int64_t vectors = U.Kp / kv;       // vectors per tile
+  const int64_t kv = 32 / b;         // k values per 64-byte vector
+  const int64_t vectors = U.Kp / kv; // vectors per tile
   U.codes = AlignedArray<uint8_t>(size_t(U.Mp * U.Kp * b / 8));
 
   const Encoding encoding = f.encoding();
@@ -92,8 +94,8 @@ UpconvertWeights pack_upconvert(const PackedWeights &canonical) {
     for (int64_t g = 0; g < groups; ++g) {
       const size_t at = size_t((t * groups + g) * kUpconvertTileRows + i);
       if (f.kind == FormatKind::Q4_0) {
-        U.scales[at] = q4_0_block_scale(
-            canonical.codes.data() + m * row_bytes, g);
+        U.scales[at] =
+            q4_0_block_scale(canonical.codes.data() + m * row_bytes, g);
         continue;
       }
       U.scales[at] = canonical.scales[size_t(m * groups + g)];

@@ -24,10 +24,9 @@ unsigned layout_code(const uint8_t *codes, int bits, int64_t Kp, int64_t m,
 
 extern "C" void scalar_kernel_impl(const uint8_t *codes, const uint16_t *scales,
                                    const uint16_t *zeros, const int8_t *xq,
-                                   const float *x_scales,
-                                   const int32_t *x_sums, float *y, int64_t N,
-                                   int64_t tile_begin, int64_t tile_end,
-                                   float w_scale) {
+                                   const float *x_scales, const int32_t *x_sums,
+                                   float *y, int64_t N, int64_t tile_begin,
+                                   int64_t tile_end, float w_scale) {
   const Config &c = config;
   const Format &f = c.format;
   const int bits = f.bits;
@@ -58,7 +57,8 @@ extern "C" void scalar_kernel_impl(const uint8_t *codes, const uint16_t *scales,
           acc = D - 8 * S;
         else
           acc = D - int32_t(ref_float(zeros[at])) * S;
-        sum = sum + float(acc) * ref_float(scales[at]) / x_scales[n * blocks + b];
+        sum =
+            sum + float(acc) * ref_float(scales[at]) / x_scales[n * blocks + b];
       }
       y[n * c.M + m] = sum;
     }

@@ -1,4 +1,5 @@
-//===- scalar_kernel.h - a scalar kernel of the kernel ABI, for tests -*- C++ -*-//
+//===- scalar_kernel.h - a scalar kernel of the kernel ABI, for tests -*- C++
+//-*-//
 //
 // A test oracle, not a kernel strategy: a straight scalar transcription of
 // the MATH section of lowbit/kernel_abi.h that reads the upconvert layout

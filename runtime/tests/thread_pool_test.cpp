@@ -151,9 +151,7 @@ TEST(ThreadPool, PinsOnePerCpuOrNone) {
 TEST(ThreadPool, DispatchOverhead) {
   ThreadPool pool(2);
   std::atomic<int64_t> sink{0};
-  auto once = [&] {
-    pool.run(2, [&](int64_t b, int64_t, int) { sink += b; });
-  };
+  auto once = [&] { pool.run(2, [&](int64_t b, int64_t, int) { sink += b; }); };
   for (int i = 0; i < 1000; ++i)
     once();
   const int jobs = 20000;

@@ -122,8 +122,8 @@ TEST_P(UpconvertTest, ChainMatchesReference) {
   for (int64_t M : kMs) {
     for (int64_t K : GetParam().Ks) {
       for (int64_t N : {1, 3}) {
-        SCOPED_TRACE(f.name() + " M=" + std::to_string(M) + " K=" +
-                     std::to_string(K) + " N=" + std::to_string(N));
+        SCOPED_TRACE(f.name() + " M=" + std::to_string(M) +
+                     " K=" + std::to_string(K) + " N=" + std::to_string(N));
         const std::vector<float> W = test::random_values(M * K, seed++);
         const std::vector<float> X = test::random_values(N * K, seed++, 2.0f);
         const PackedWeights P = quantize(f, W.data(), M, K);
@@ -138,8 +138,8 @@ TEST_P(UpconvertTest, ChainMatchesReference) {
           run_kernel(kernel, U, A, Y.data(), M, pool);
           for (int64_t i = 0; i < N * M; ++i)
             ASSERT_EQ(bits(Y[size_t(i)]), bits(expected[size_t(i)]))
-                << "threads=" << pool.size() << " Y[" << i / M << ", "
-                << i % M << "] = " << Y[size_t(i)] << ", expected "
+                << "threads=" << pool.size() << " Y[" << i / M << ", " << i % M
+                << "] = " << Y[size_t(i)] << ", expected "
                 << expected[size_t(i)];
         }
         if (f.is_ternary())
@@ -197,9 +197,9 @@ TEST(PrepareActivations, LayoutPerFormat) {
     const char *format;
     int64_t N, K;
   };
-  for (const Shape s : {Shape{"i2s", 3, 7}, Shape{"i2s", 2, 100},
-                        Shape{"i2s", 1, 64}, Shape{"w2g64", 3, 128},
-                        Shape{"q4_0", 2, 96}}) {
+  for (const Shape s :
+       {Shape{"i2s", 3, 7}, Shape{"i2s", 2, 100}, Shape{"i2s", 1, 64},
+        Shape{"w2g64", 3, 128}, Shape{"q4_0", 2, 96}}) {
     const Format f = Format::parse(s.format);
     SCOPED_TRACE(f.name() + " K=" + std::to_string(s.K));
     const std::vector<float> X = test::random_values(s.N * s.K, 5, 3.0f);
@@ -215,8 +215,8 @@ TEST(PrepareActivations, LayoutPerFormat) {
     ASSERT_EQ(int64_t(P.x_sums.size()), s.N * blocks);
     ASSERT_EQ(reinterpret_cast<uintptr_t>(P.xq.data()) % 64, 0u);
 
-    const test::NaiveActivations A = test::naive_activations(
-        X, s.N, s.K, f.is_ternary() ? s.K : 32);
+    const test::NaiveActivations A =
+        test::naive_activations(X, s.N, s.K, f.is_ternary() ? s.K : 32);
     for (int64_t n = 0; n < s.N; ++n) {
       for (int64_t k = 0; k < Kp; ++k)
         ASSERT_EQ(P.xq[size_t(n * Kp + k)],
@@ -257,8 +257,8 @@ TEST(RunKernel, RejectsMismatchedOperands) {
   const UpconvertWeights U = pack_upconvert(quantize(f, W.data(), 20, 64));
   const PreparedActivations A = prepare_activations(f, X.data(), 2, 64);
   const PreparedActivations A32 = prepare_activations(f, X.data(), 2, 32);
-  const PreparedActivations T = prepare_activations(Format::parse("i2s"),
-                                                    X.data(), 2, 64);
+  const PreparedActivations T =
+      prepare_activations(Format::parse("i2s"), X.data(), 2, 64);
   ThreadPool pool(2);
   const lowbit_kernel_fn kernel = test::scalar_kernel(f, 20, 64);
   EXPECT_NO_THROW(run_kernel(kernel, U, A, Y.data(), 20, pool));

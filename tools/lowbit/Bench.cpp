@@ -91,7 +91,10 @@ __attribute__((target("avx512f"))) uint64_t read_avx512(const uint8_t *p,
   const __m512i s = _mm512_add_epi64(
       _mm512_add_epi64(_mm512_add_epi64(a0, a1), _mm512_add_epi64(a2, a3)),
       _mm512_add_epi64(_mm512_add_epi64(a4, a5), _mm512_add_epi64(a6, a7)));
-  return uint64_t(_mm512_reduce_add_epi64(s));
+  alignas(64) uint64_t lanes[8];
+  _mm512_store_si512(lanes, s);
+  return lanes[0] ^ lanes[1] ^ lanes[2] ^ lanes[3] ^ lanes[4] ^ lanes[5] ^
+         lanes[6] ^ lanes[7];
 }
 #endif
 
@@ -141,7 +144,9 @@ peak_avx512vnni(int64_t iterations) {
   __m512i s = acc[0];
   for (int j = 1; j < 16; ++j)
     s = _mm512_add_epi32(s, acc[j]);
-  return uint64_t(_mm512_reduce_add_epi32(s));
+  alignas(64) uint32_t lanes[16];
+  _mm512_store_si512(lanes, s);
+  return uint64_t(lanes[0]) + lanes[5] + lanes[10] + lanes[15];
 }
 
 // vpdpbusd ymm (VEX, 16 registers): 12 chains of 32 MACs.

@@ -506,9 +506,9 @@ TEST(Plot, EscapesText) {
 namespace lowbit::cli {
 namespace {
 
-// Not a test: the full-size measurements of this host, on demand:
-//   build/tools/lowbit/lowbit_bench_tests --gtest_also_run_disabled_tests \
-//     --gtest_filter='HostRoofline.*'
+// Not a test: the full-size measurements of this host, on demand (one line):
+//   build/tools/lowbit/lowbit_bench_tests --gtest_also_run_disabled_tests
+//   --gtest_filter='HostRoofline.*'
 TEST(HostRoofline, DISABLED_Measure) {
   for (int threads : {1, 2}) {
     ThreadPool pool(threads);
@@ -527,8 +527,8 @@ TEST(HostRoofline, DISABLED_Measure) {
     for (const char *isa : {"avx512vnni", "avxvnni", "avx2"}) {
       try {
         const PeakResult p = measure_int8_peak(pool, isa, 5);
-        std::printf("int8 peak, %d thread(s), %s: median %.0f GOPS\n",
-                    threads, isa, p.gops);
+        std::printf("int8 peak, %d thread(s), %s: median %.0f GOPS\n", threads,
+                    isa, p.gops);
       } catch (const Error &e) {
         std::printf("int8 peak, %s: %s\n", isa, e.what());
       }

@@ -33,8 +33,8 @@ public:
       return;
     if (count > SIZE_MAX / sizeof(T))
       throw std::bad_alloc();
-    data_ = static_cast<T *>(::operator new(
-        count * sizeof(T), std::align_val_t(kVectorAlignment)));
+    data_ = static_cast<T *>(
+        ::operator new(count * sizeof(T), std::align_val_t(kVectorAlignment)));
     std::memset(static_cast<void *>(data_), 0, count * sizeof(T));
   }
   AlignedArray(const AlignedArray &other) : AlignedArray(other.size_) {

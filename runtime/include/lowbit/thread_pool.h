@@ -43,8 +43,8 @@ TileRange split_tiles(int64_t num_tiles, int parts, int index);
 class ThreadPool {
 public:
   struct Options {
-    int threads = 1;      // including the calling thread
-    bool pin = true;      // pin worker w to the w-th CPU this process may use
+    int threads = 1;        // including the calling thread
+    bool pin = true;        // pin worker w to the w-th CPU this process may use
     bool pin_caller = true; // and the constructing thread to the 0-th
     /// How long an idle thread spins before it sleeps; -1: 100 us, or 0 when
     /// there are more threads than usable CPUs (spinning would steal the

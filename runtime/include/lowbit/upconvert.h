@@ -53,10 +53,10 @@ UpconvertWeights pack_upconvert(const PackedWeights &canonical);
 /// Activations as generated kernels read them (kernel_abi.h, ACTIVATIONS).
 struct PreparedActivations {
   int64_t N = 0, K = 0, Kp = 0;
-  int64_t block = 0;               // Kp for ternary formats, 32 otherwise
-  AlignedArray<int8_t> xq;         // [N][Kp], zero padded
-  AlignedArray<float> x_scales;    // [N][Kp/block], the multiplier s
-  AlignedArray<int32_t> x_sums;    // [N][Kp/block], sum of xq over a block
+  int64_t block = 0;            // Kp for ternary formats, 32 otherwise
+  AlignedArray<int8_t> xq;      // [N][Kp], zero padded
+  AlignedArray<float> x_scales; // [N][Kp/block], the multiplier s
+  AlignedArray<int32_t> x_sums; // [N][Kp/block], sum of xq over a block
 };
 
 /// Quantizes X [N][K] as activation.h does for `format` (the same
