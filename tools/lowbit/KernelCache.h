@@ -81,7 +81,8 @@ std::string kernel_cache_dir();
 /// Compiler flags for the ISA of a target: x86-avx2 -mavx2 -mfma -mf16c;
 /// x86-avxvnni the same plus -mavxvnni; x86-avx512vnni -mavx512f -mavx512bw
 /// -mavx512vl -mavx512vnni -mfma -mf16c; generic none; native those of
-/// native_target(). Other targets do not run on the host: Error.
+/// native_target(); aarch64-neon only on an AArch64 host (+dotprod when it
+/// has it). Targets the host cannot run (SPIR-V, AArch64 on x86): Error.
 std::vector<std::string> isa_flags(Target target);
 std::vector<std::string> isa_flags(const std::string &targetName);
 
