@@ -18,4 +18,10 @@
 #define GET_OP_CLASSES
 #include "lowbit/Dialect/LowBit/IR/LowBitOps.h.inc"
 
+namespace mlir::lowbit {
+/// Unit attribute on a memref argument of a lowered kernel that the kernel
+/// only reads; its C parameter becomes a pointer to const.
+constexpr StringLiteral kReadOnlyArgAttrName = "lowbit.readonly";
+} // namespace mlir::lowbit
+
 #endif // LOWBIT_DIALECT_LOWBIT_IR_LOWBITOPS_H

@@ -1,0 +1,62 @@
+//===- Passes.td - lowbit conversion passes ----------------*- tablegen -*-===//
+//
+// The per-target last step of the pipeline: lowered kernels to EmitC, from
+// which mlir::emitc::translateToCpp writes the C++.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LOWBIT_CONVERSION_PASSES_TD
+#define LOWBIT_CONVERSION_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def LowBitConvertToX86 : Pass<"lowbit-convert-to-x86", "ModuleOp"> {
+  let summary = "Converts lowered up-convert kernels to EmitC with x86 intrinsics";
+  let description = [{
+    Converts every kernel written by `lowbit-lower-upconvert` (func, scf,
+    arith, memref and `lowbit.uk.*` ops) to EmitC: the generic ops through
+    the upstream ArithToEmitC, SCFToEmitC and FuncToEmitC patterns, pointers
+    and the microkernel ops through the hooks of the x86 TargetInfo of
+    `isa`. The module gets `#include <immintrin.h>` and the kernels C
+    linkage and kernel_abi.h's exact parameter types.
+
+    | isa          | register | dot4                                   |
+    | ------------ | -------- | -------------------------------------- |
+    | `avx512vnni` | `__m512i`| `_mm512_dpbusd_epi32`                  |
+    | `avxvnni`    | `__m256i`| `_mm256_dpbusd_avx_epi32`              |
+    | `avx2`       | `__m256i`| `_mm256_maddubs_epi16` + `_mm256_madd_epi16` |
+
+    ```mlir
+    %d = lowbit.uk.dot4 %acc, %w, %x : vector<64xi8> -> vector<16xi32>
+    // becomes
+    %d = emitc.call_opaque "_mm512_dpbusd_epi32"(%acc, %w, %x)
+         : (!emitc.opaque<"__m512i">, !emitc.opaque<"__m512i">, !emitc.opaque<"__m512i">)
+         -> !emitc.opaque<"__m512i">
+    ```
+  }];
+  let dependentDialects = ["::mlir::emitc::EmitCDialect"];
+  let options = [
+    Option<"isa", "isa", "std::string", /*default=*/"\"avx512vnni\"",
+           "x86 instruction set: avx2, avxvnni or avx512vnni">,
+  ];
+}
+
+def LowBitConvertToGeneric : Pass<"lowbit-convert-to-generic", "ModuleOp"> {
+  let summary = "Converts lowered up-convert kernels to portable scalar C++ in EmitC";
+  let description = [{
+    The same conversion as `lowbit-convert-to-x86` with the generic
+    TargetInfo: a register is one weight row x 4 k in a `uint32_t`, unpacked
+    with shifts and masks (SWAR) and multiplied byte by byte; fp16 scales
+    are widened with `ldexpf`. No intrinsics: any C++17 compiler, any CPU.
+
+    ```mlir
+    %w = lowbit.uk.unpack %r {bits = 2, plane = 1} : vector<4xi8>
+    // becomes
+    %s = emitc.bitwise_right_shift %r, %c2 : (ui32, ui32) -> ui32
+    %w = emitc.bitwise_and %s, %c0x03030303 : (ui32, ui32) -> ui32
+    ```
+  }];
+  let dependentDialects = ["::mlir::emitc::EmitCDialect"];
+}
+
+#endif // LOWBIT_CONVERSION_PASSES_TD

@@ -1,0 +1,39 @@
+//===- Passes.h - lowbit transformation passes ------------------*- C++ -*-===//
+#ifndef LOWBIT_DIALECT_LOWBIT_TRANSFORMS_PASSES_H
+#define LOWBIT_DIALECT_LOWBIT_TRANSFORMS_PASSES_H
+
+#include "lowbit/Dialect/LowBit/IR/LowBitOps.h"
+#include "lowbit/Target/TargetInfo.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Pass/Pass.h"
+
+namespace mlir::lowbit {
+
+#define GEN_PASS_DECL
+#include "lowbit/Dialect/LowBit/Transforms/Passes.h.inc"
+
+/// The heuristic up-convert config of lowbit-select-config for an M x K
+/// product with `weight`, for GEMV (`gemv`) or GEMM, on `target` with
+/// `threads` threads.
+UpconvertAttr selectUpconvertConfig(MLIRContext *ctx, const TargetInfo &target,
+                                    WeightAttr weight, int64_t m, int64_t k,
+                                    bool gemv, int64_t threads);
+
+/// Register slices of a 16-row tile (64 / register bytes of them) that one
+/// K loop accumulates at once: the largest divisor of the slice count whose
+/// accumulators (tilesPerGroup x slices x tileN, twice for group formats,
+/// which also carry f32 outputs), tileN broadcasts and 3 working registers
+/// fit the target's register file; at least 1.
+int64_t getSlicesPerLoop(const TargetInfo &target, int64_t tilesPerGroup,
+                         int64_t tileN, bool ternary);
+
+#define GEN_PASS_REGISTRATION
+#include "lowbit/Dialect/LowBit/Transforms/Passes.h.inc"
+
+} // namespace mlir::lowbit
+
+#endif // LOWBIT_DIALECT_LOWBIT_TRANSFORMS_PASSES_H

@@ -1,0 +1,154 @@
+//===- Passes.td - lowbit transformation passes ------------*- tablegen -*-===//
+//
+// The target-independent steps of the pipeline in DESIGN.md: pick a config,
+// record the packed layout it needs, lower to tiled loops of microkernel ops.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LOWBIT_DIALECT_LOWBIT_TRANSFORMS_PASSES_TD
+#define LOWBIT_DIALECT_LOWBIT_TRANSFORMS_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def LowBitSelectConfig : Pass<"lowbit-select-config", "ModuleOp"> {
+  let summary = "Chooses a strategy config for every lowbit.mpgemm";
+  let description = [{
+    Sets the `config` attribute of every `lowbit.mpgemm` that has none (a
+    `config` given in the IR is kept):
+
+    1. with `config`, that attribute (the CLI's override);
+    2. else with `schedule`, the entry of the JSON schedule file for the op's
+       (format, M, K, n_class, target, threads), where n_class is `gemv`
+       when N (static N, else `n-hint`) is 1 and `gemm` otherwise;
+    3. else, or when the schedule has no entry for the op, an up-convert
+       config from the target's TargetInfo (see `selectUpconvertConfig`):
+       GEMV blocks enough 16-row tiles to hide the dot-product latency
+       (`tile_m` 64 on AVX512-VNNI, 32 on AVX-VNNI, 16 on AVX2 and generic)
+       with `tile_n = 1`; GEMM blocks the most tiles x columns whose
+       accumulators fit in the register file (AVX512: `tile_m = 32,
+       tile_n = 4`); `tile_k = 64`.
+
+    The chosen config must pass the op's verifier (`verifyFor`); a schedule
+    that cannot be read or parsed, a version other than 1, an entry with a
+    missing or mistyped field, or a config that does not parse or verify is
+    an error naming the file and the entry.
+
+    Schedule format (version 1):
+
+    ```json
+    {"version": 1, "entries": [
+      {"format": "i2s", "M": 2560, "K": 2560, "n_class": "gemv",
+       "target": "x86-avx512vnni", "threads": 2,
+       "config": "#lowbit.upconvert<tile_m = 32, tile_k = 64, tile_n = 1>"}
+    ]}
+    ```
+
+    Example (`target=x86-avx512vnni`):
+
+    ```mlir
+    %y = lowbit.mpgemm %x, %w, %s {weight = #lowbit.weight<bits = 2, encoding = ternary>,
+                                   layout = #lowbit.layout<i2s>}
+         : (tensor<?x2560xf32>, tensor<2560x640xi8>, tensor<1xf32>) -> tensor<?x2560xf32>
+    // becomes
+    %y = lowbit.mpgemm %x, %w, %s {config = #lowbit.upconvert<tile_m = 64, tile_k = 64, tile_n = 1>, ...}
+    ```
+  }];
+  let dependentDialects = ["::mlir::lowbit::LowBitDialect"];
+  let options = [
+    Option<"target", "target", "std::string", /*default=*/"\"generic\"",
+           "Target the config is for (x86-avx2, x86-avxvnni, "
+           "x86-avx512vnni, generic)">,
+    Option<"threads", "threads", "int64_t", /*default=*/"1",
+           "Threads the kernel will run on (schedule key; the heuristic "
+           "keeps at least this many tile groups)">,
+    Option<"nHint", "n-hint", "int64_t", /*default=*/"1",
+           "Expected activation rows N when N is dynamic (1 selects GEMV)">,
+    Option<"schedule", "schedule", "std::string", /*default=*/"",
+           "Path of a JSON schedule file to look configs up in">,
+    Option<"config", "config", "std::string", /*default=*/"",
+           "A config attribute to use for every op, e.g. "
+           "'#lowbit.upconvert<tile_m = 32, tile_k = 64, tile_n = 1>'">,
+  ];
+}
+
+def LowBitPackLayout : Pass<"lowbit-pack-layout", "::mlir::func::FuncOp"> {
+  let summary = "Records the packed weight layout that the chosen strategy reads";
+  let description = [{
+    For every `lowbit.mpgemm` with an up-convert config, replaces its layout
+    by the vnni4 layout of kernel_abi.h, `#lowbit.layout<vnni4, tile_m = 16,
+    tile_k = 32 / bits>`, and the type of its packed weights (a function
+    argument, whose type changes with it) by
+    `tensor<ceil(M/16) x ceil(K/32)*bits x 64 x i8>`: tiles of 16 rows,
+    vectors of 64 bytes. Ops with a reference config are left alone; an op
+    without a config, or with a strategy that has no packed layout yet, is
+    an error.
+
+    ```mlir
+    func.func @k(%x: tensor<?x100xf32>, %w: tensor<33x25xi8>, %s: tensor<1xf32>) -> tensor<?x33xf32> {
+      %y = lowbit.mpgemm %x, %w, %s {layout = #lowbit.layout<i2s>, config = #lowbit.upconvert<...>, ...}
+    // becomes
+    func.func @k(%x: tensor<?x100xf32>, %w: tensor<3x8x64xi8>, %s: tensor<1xf32>) -> tensor<?x33xf32> {
+      %y = lowbit.mpgemm %x, %w, %s {layout = #lowbit.layout<vnni4, tile_m = 16, tile_k = 16>, ...}
+    ```
+  }];
+  let dependentDialects = ["::mlir::lowbit::LowBitDialect"];
+}
+
+def LowBitLowerUpconvert : Pass<"lowbit-lower-upconvert", "::mlir::func::FuncOp"> {
+  let summary = "Lowers an up-convert lowbit.mpgemm to tiled loops of microkernel ops";
+  let description = [{
+    Rewrites a function whose body is one `lowbit.mpgemm` (up-convert config,
+    vnni4 layout) and its return into the kernel of kernel_abi.h:
+
+    ```mlir
+    func.func @k(%codes: memref<?xui8> {lowbit.readonly}, %scales: memref<?xui16> {lowbit.readonly},
+                 %zeros: memref<?xui16> {lowbit.readonly}, %xq: memref<?xi8> {lowbit.readonly},
+                 %x_scales: memref<?xf32> {lowbit.readonly}, %x_sums: memref<?xi32> {lowbit.readonly},
+                 %y: memref<?xf32>, %n: i64, %tile_begin: i64, %tile_end: i64, %w_scale: f32)
+    ```
+
+    with M and K compile-time constants. The body is target independent but
+    sized by TargetInfo (register bytes R, register count):
+
+    - `scf.for` over groups of `tile_m / 16` tiles in [tile_begin, tile_end),
+      then the remaining tiles one at a time;
+    - `scf.for` over blocks of `tile_n` activation rows, then the rest one
+      at a time;
+    - `scf.for` over K in steps of `tile_k * unroll` (a multiple of the
+      32-k activation block), with the remaining blocks straight-line after
+      it; accumulators (vector<R/4 x i32>, and vector<R/4 x f32> outputs for
+      group formats) are loop-carried, i.e. kept in registers;
+    - per block: `lowbit.uk.load` of each tile's R-byte slices, one
+      `lowbit.uk.unpack` per bit plane reused by all `tile_n` columns,
+      `lowbit.uk.broadcast4` of 4 activations per column and plane,
+      `lowbit.uk.dot4`; group formats then fold the block into the outputs
+      with `lowbit.uk.block_combine` (scales and zero points by
+      `lowbit.uk.load_half`), ternary weights accumulate the whole row and
+      finish with `lowbit.uk.ternary_scale`;
+    - `lowbit.uk.store`, with a row count where M is not a multiple of 16.
+
+    When a 64-byte vector spans several registers (R < 64), as many slices
+    as fit the register budget are accumulated in one K loop and an outer
+    `scf.for` walks the slice groups.
+
+    ```mlir
+    %acc = scf.for %kb = %c0 to %c80 step %c2 iter_args(%a = %zero) -> (vector<16xi32>) {
+      %w = lowbit.uk.load %codes[%o] : memref<?xui8> -> vector<64xi8>
+      %c = lowbit.uk.unpack %w {bits = 2, plane = 0} : vector<64xi8>
+      %x = lowbit.uk.broadcast4 %xq[%k] : memref<?xi8> -> vector<64xi8>
+      %a1 = lowbit.uk.dot4 %a, %c, %x : vector<64xi8> -> vector<16xi32>
+      ...
+    }
+    ```
+  }];
+  let dependentDialects = [
+    "::mlir::lowbit::LowBitDialect", "::mlir::arith::ArithDialect",
+    "::mlir::memref::MemRefDialect", "::mlir::scf::SCFDialect"
+  ];
+  let options = [
+    Option<"target", "target", "std::string", /*default=*/"\"generic\"",
+           "Target whose register width and count size the loops">,
+  ];
+}
+
+#endif // LOWBIT_DIALECT_LOWBIT_TRANSFORMS_PASSES_TD

@@ -1,0 +1,84 @@
+//===- Pipeline.h - from a kernel request to C++ source ---------*- C++ -*-===//
+//
+// The compiler's entry point for the CLI: builds the lowbit.mpgemm of a
+// weight format and shape, runs select-config -> pack-layout ->
+// lower-upconvert -> the target's conversion to EmitC, and returns the C++
+// of one kernel of kernel_abi.h (only through mlir::emitc::translateToCpp).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LOWBIT_PIPELINE_PIPELINE_H
+#define LOWBIT_PIPELINE_PIPELINE_H
+
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassOptions.h"
+#include "llvm/Support/Error.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace mlir::lowbit {
+
+/// What to generate.
+struct KernelRequest {
+  std::string format;         // i2s, w1gG, w2gG, w4gG or q4_0
+  int64_t M = 0, K = 0;       // weight rows and reduction depth
+  std::string target;         // x86-avx2, x86-avxvnni, x86-avx512vnni, generic
+  int threads = 1;            // threads the kernel will be split over
+  int64_t nHint = 1;          // expected activation rows: 1 = GEMV config
+  std::string schedulePath;   // JSON schedule to look the config up in, or ""
+  std::string configOverride; // config attribute to use instead, or ""
+  std::string functionName;   // C symbol of the kernel (a C identifier)
+};
+
+/// What came out.
+struct KernelSource {
+  std::string cpp;          // one translation unit: includes + the kernel
+  std::string functionName; // extern "C", type lowbit_kernel_fn
+  std::string config;       // e.g. "#lowbit.upconvert<tile_m = 64, ...>"
+  std::string layout;       // e.g. "#lowbit.layout<vnni4, tile_m = 16, ...>"
+  int64_t tileRows = 16;    // rows per tile: the unit of tile_begin/tile_end
+  int64_t tilesPerGroup = 1; // config tile_m / 16: split work in multiples
+  int64_t Mp = 0, Kp = 0;   // M rounded up to 16, K rounded up to 32
+  int64_t bits = 0;         // bits per weight code in the layout
+  std::vector<std::string> compileFlags; // e.g. {"-mavx512vnni", ...}
+};
+
+/// Generates the kernel of `request`. Any problem (unknown format or
+/// target, a shape the format does not allow, a bad schedule or config) is
+/// one line in the returned error. Thread-safe: every call has its own
+/// MLIRContext.
+llvm::Expected<KernelSource> generateKernel(const KernelRequest &request);
+
+/// Options of the `lowbit-upconvert-pipeline` (see buildUpconvertPipeline).
+struct UpconvertPipelineOptions
+    : public PassPipelineOptions<UpconvertPipelineOptions> {
+  Option<std::string> target{*this, "target",
+                             llvm::cl::desc("Target to compile for"),
+                             llvm::cl::init("generic")};
+  Option<int64_t> threads{*this, "threads",
+                          llvm::cl::desc("Threads the kernel runs on"),
+                          llvm::cl::init(1)};
+  Option<int64_t> nHint{*this, "n-hint",
+                        llvm::cl::desc("Expected N (1 selects GEMV)"),
+                        llvm::cl::init(1)};
+  Option<std::string> schedule{*this, "schedule",
+                               llvm::cl::desc("JSON schedule file"),
+                               llvm::cl::init("")};
+  Option<std::string> config{*this, "config",
+                             llvm::cl::desc("Config attribute override"),
+                             llvm::cl::init("")};
+};
+
+/// lowbit-select-config -> lowbit-pack-layout -> lowbit-lower-upconvert ->
+/// cse -> lowbit-convert-to-x86{isa} or lowbit-convert-to-generic.
+void buildUpconvertPipeline(OpPassManager &pm,
+                            const UpconvertPipelineOptions &options);
+
+/// Registers `lowbit-upconvert-pipeline` (for lowbit-opt).
+void registerUpconvertPipeline();
+
+} // namespace mlir::lowbit
+
+#endif // LOWBIT_PIPELINE_PIPELINE_H

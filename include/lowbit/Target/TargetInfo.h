@@ -1,0 +1,116 @@
+//===- TargetInfo.h - what lowbit lowerings know about a target -*- C++ -*-===//
+//
+// The one place a lowering learns about the machine it compiles for (in the
+// style of Triton's TargetInfoBase). Target-independent passes ask the
+// queries (register width, register count, dot-product latency); the
+// per-target conversions to EmitC call the hooks, each of which writes the
+// EmitC ops of one lowbit.uk.* microkernel op. A pass never asks "is this
+// x86?": it asks TargetInfo.
+//
+// Implementations: X86Avx512Vnni, X86AvxVnni, X86Avx2
+// (lib/Conversion/LowBitToX86) and Generic (lib/Conversion/LowBitToGeneric).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LOWBIT_TARGET_TARGETINFO_H
+#define LOWBIT_TARGET_TARGETINFO_H
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Value.h"
+
+#include <memory>
+#include <string>
+
+namespace mlir::lowbit {
+
+/// Operands of lowbit.uk.block_combine after type conversion (see its
+/// description): result = y + (dotMultiplier * dot - z * sum) * (scale * inv)
+/// with z = `zero` when non-null and `zeroPoint` otherwise.
+struct BlockCombineOperands {
+  Value y, dot, scale, zero, sum, inv;
+  int64_t dotMultiplier = 1;
+  int64_t zeroPoint = 0;
+};
+
+class TargetInfo {
+public:
+  virtual ~TargetInfo() = default;
+
+  //===--------------------------------------------------------------------===//
+  // Queries for target-independent passes
+  //===--------------------------------------------------------------------===//
+
+  /// The target's name as the CLI spells it (`x86-avx512vnni`, `generic`).
+  virtual StringRef getName() const = 0;
+  /// Bytes per register of the microkernel ops: a byte register is
+  /// vector<R x i8> and holds R / 4 weight rows x 4 k.
+  virtual int64_t getRegisterBytes() const = 0;
+  /// Registers the inner loop can keep values in (accumulators, unpacked
+  /// codes, broadcast activations, constants).
+  virtual int64_t getNumRegisters() const = 0;
+  /// Independent lowbit.uk.dot4 accumulation chains needed to hide the
+  /// latency of one dot-product accumulate (latency x throughput, rounded).
+  virtual int64_t getDotChains() const = 0;
+  /// Compiler flags the emitted C++ needs (e.g. `-mavx512vnni`).
+  virtual std::vector<std::string> getCompileFlags() const = 0;
+
+  //===--------------------------------------------------------------------===//
+  // Conversion to EmitC
+  //===--------------------------------------------------------------------===//
+
+  /// System headers the emitted C++ includes.
+  virtual std::vector<std::string> getIncludes() const = 0;
+  /// The EmitC type of a register value (vector<64xi8> -> __m512i, ...), or
+  /// a null type when `type` is not a register of this target.
+  virtual Type convertRegisterType(VectorType type) const = 0;
+
+  // Each hook inserts EmitC ops at the builder's insertion point. Pointers
+  // are !emitc.ptr values already offset to the element to access; register
+  // values have the types convertRegisterType returns.
+
+  /// lowbit.uk.load: one register of packed codes (`ptr`: uint8_t *).
+  virtual Value emitLoad(OpBuilder &b, Location loc, Value ptr,
+                         VectorType type) const = 0;
+  /// lowbit.uk.broadcast4: 4 int8 activations repeated (`ptr`: int8_t *).
+  virtual Value emitBroadcast4(OpBuilder &b, Location loc, Value ptr,
+                               VectorType type) const = 0;
+  /// lowbit.uk.unpack.
+  virtual Value emitUnpack(OpBuilder &b, Location loc, Value packed,
+                           VectorType type, int64_t bits,
+                           int64_t plane) const = 0;
+  /// lowbit.uk.dot4.
+  virtual Value emitDot4(OpBuilder &b, Location loc, Value acc, Value codes,
+                         Value x, VectorType accType) const = 0;
+  /// A register with every lane equal to `value` (an i32 or f32 attribute).
+  virtual Value emitSplat(OpBuilder &b, Location loc, VectorType type,
+                          TypedAttr value) const = 0;
+  /// lowbit.uk.load_half (`ptr`: uint16_t *).
+  virtual Value emitLoadHalf(OpBuilder &b, Location loc, Value ptr,
+                             VectorType type) const = 0;
+  /// lowbit.uk.block_combine.
+  virtual Value emitBlockCombine(OpBuilder &b, Location loc,
+                                 const BlockCombineOperands &operands,
+                                 VectorType type) const = 0;
+  /// lowbit.uk.ternary_scale.
+  virtual Value emitTernaryScale(OpBuilder &b, Location loc, Value dot,
+                                 Value sum, Value wScale, Value xScale,
+                                 VectorType type) const = 0;
+  /// lowbit.uk.store (`ptr`: float *); `count` (size_t) is null for a
+  /// store of every lane.
+  virtual void emitStore(OpBuilder &b, Location loc, Value value, Value ptr,
+                         Value count, VectorType type) const = 0;
+  /// lowbit.uk.prefetch (`ptr`: uint8_t *); may emit nothing.
+  virtual void emitPrefetch(OpBuilder &b, Location loc, Value ptr) const = 0;
+};
+
+/// The targets createTargetInfo knows, in order of preference on x86.
+ArrayRef<StringRef> getTargetNames();
+
+/// The TargetInfo of a target named as by the CLI, or null for an unknown
+/// name.
+std::unique_ptr<TargetInfo> createTargetInfo(StringRef name);
+
+} // namespace mlir::lowbit
+
+#endif // LOWBIT_TARGET_TARGETINFO_H

@@ -1,0 +1,402 @@
+//===- LowBitToEmitC.cpp - the shared half of lowbit -> EmitC -------------===//
+//
+// One dialect conversion for the whole kernel module (so that the casts the
+// upstream patterns leave between them cancel out), then a clean-up of the
+// signature: C linkage and const pointers, exactly as kernel_abi.h declares.
+//
+//===----------------------------------------------------------------------===//
+
+#include "lowbit/Conversion/LowBitToEmitC/LowBitToEmitC.h"
+#include "lowbit/Dialect/LowBit/IR/LowBitOps.h"
+
+#include "mlir/Conversion/ArithToEmitC/ArithToEmitC.h"
+#include "mlir/Conversion/FuncToEmitC/FuncToEmitC.h"
+#include "mlir/Conversion/SCFToEmitC/SCFToEmitC.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/EmitC/IR/EmitC.h"
+#include "mlir/Dialect/EmitC/Transforms/TypeConversions.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+
+using namespace mlir;
+using namespace mlir::lowbit;
+
+//===----------------------------------------------------------------------===//
+// Types
+//===----------------------------------------------------------------------===//
+
+void mlir::lowbit::populateLowBitToEmitCTypeConversions(
+    TypeConverter &converter, const TargetInfo &target) {
+  converter.addConversion([](Type type) { return type; });
+  populateEmitCSizeTTypeConversions(converter);
+  converter.addConversion([&converter](MemRefType type) -> std::optional<Type> {
+    if (type.getRank() != 1 || !type.isDynamicDim(0) ||
+        !type.getLayout().isIdentity())
+      return std::nullopt;
+    Type element = converter.convertType(type.getElementType());
+    if (!element)
+      return Type();
+    return emitc::PointerType::get(element);
+  });
+  converter.addConversion([&target](VectorType type) -> Type {
+    return target.convertRegisterType(type);
+  });
+  auto cast = [](OpBuilder &b, Type type, ValueRange inputs,
+                 Location loc) -> Value {
+    if (inputs.size() != 1)
+      return Value();
+    return UnrealizedConversionCastOp::create(b, loc, type, inputs)
+        .getResult(0);
+  };
+  converter.addSourceMaterialization(cast);
+  converter.addTargetMaterialization(cast);
+}
+
+//===----------------------------------------------------------------------===//
+// Patterns
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// `&ptr[index]`.
+Value getElementAddress(OpBuilder &b, Location loc, Value ptr, Value index) {
+  auto lvalue = emitc::SubscriptOp::create(
+      b, loc, cast<TypedValue<emitc::PointerType>>(ptr), index);
+  return emitc::AddressOfOp::create(
+      b, loc, emitc::PointerType::get(lvalue.getType().getValueType()), lvalue);
+}
+
+template <typename OpTy>
+class TargetPattern : public OpConversionPattern<OpTy> {
+public:
+  TargetPattern(const TypeConverter &converter, MLIRContext *ctx,
+                const TargetInfo &target, PatternBenefit benefit = 1)
+      : OpConversionPattern<OpTy>(converter, ctx, benefit), target(target) {}
+
+protected:
+  /// The converted register type of `value`'s vector type, or failure with
+  /// a match-failure note naming it.
+  FailureOr<VectorType> getRegisterType(ConversionPatternRewriter &rewriter,
+                                        OpTy op, Type type) const {
+    auto vector = dyn_cast<VectorType>(type);
+    if (!vector || !target.convertRegisterType(vector))
+      return rewriter.notifyMatchFailure(op, [&](Diagnostic &d) {
+        d << type << " is not a register of target " << target.getName();
+      });
+    return vector;
+  }
+
+  const TargetInfo &target;
+};
+
+struct ConvertLoad : TargetPattern<UkLoadOp> {
+  using TargetPattern::TargetPattern;
+  LogicalResult
+  matchAndRewrite(UkLoadOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    FailureOr<VectorType> type = getRegisterType(rewriter, op, op.getType());
+    if (failed(type))
+      return failure();
+    Value ptr = getElementAddress(rewriter, op.getLoc(), adaptor.getBase(),
+                                  adaptor.getOffset());
+    rewriter.replaceOp(op, target.emitLoad(rewriter, op.getLoc(), ptr, *type));
+    return success();
+  }
+};
+
+struct ConvertBroadcast4 : TargetPattern<UkBroadcast4Op> {
+  using TargetPattern::TargetPattern;
+  LogicalResult
+  matchAndRewrite(UkBroadcast4Op op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    FailureOr<VectorType> type = getRegisterType(rewriter, op, op.getType());
+    if (failed(type))
+      return failure();
+    Value ptr = getElementAddress(rewriter, op.getLoc(), adaptor.getBase(),
+                                  adaptor.getOffset());
+    rewriter.replaceOp(op,
+                       target.emitBroadcast4(rewriter, op.getLoc(), ptr, *type));
+    return success();
+  }
+};
+
+struct ConvertUnpack : TargetPattern<UkUnpackOp> {
+  using TargetPattern::TargetPattern;
+  LogicalResult
+  matchAndRewrite(UkUnpackOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    FailureOr<VectorType> type = getRegisterType(rewriter, op, op.getType());
+    if (failed(type))
+      return failure();
+    rewriter.replaceOp(op, target.emitUnpack(rewriter, op.getLoc(),
+                                             adaptor.getPacked(), *type,
+                                             int64_t(op.getBits()),
+                                             int64_t(op.getPlane())));
+    return success();
+  }
+};
+
+struct ConvertDot4 : TargetPattern<UkDot4Op> {
+  using TargetPattern::TargetPattern;
+  LogicalResult
+  matchAndRewrite(UkDot4Op op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    FailureOr<VectorType> type = getRegisterType(rewriter, op, op.getType());
+    if (failed(type))
+      return failure();
+    rewriter.replaceOp(op, target.emitDot4(rewriter, op.getLoc(),
+                                           adaptor.getAcc(), adaptor.getCodes(),
+                                           adaptor.getX(), *type));
+    return success();
+  }
+};
+
+struct ConvertLoadHalf : TargetPattern<UkLoadHalfOp> {
+  using TargetPattern::TargetPattern;
+  LogicalResult
+  matchAndRewrite(UkLoadHalfOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    FailureOr<VectorType> type = getRegisterType(rewriter, op, op.getType());
+    if (failed(type))
+      return failure();
+    Value ptr = getElementAddress(rewriter, op.getLoc(), adaptor.getBase(),
+                                  adaptor.getOffset());
+    rewriter.replaceOp(op,
+                       target.emitLoadHalf(rewriter, op.getLoc(), ptr, *type));
+    return success();
+  }
+};
+
+struct ConvertBlockCombine : TargetPattern<UkBlockCombineOp> {
+  using TargetPattern::TargetPattern;
+  LogicalResult
+  matchAndRewrite(UkBlockCombineOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    FailureOr<VectorType> type = getRegisterType(rewriter, op, op.getType());
+    if (failed(type))
+      return failure();
+    BlockCombineOperands operands;
+    operands.y = adaptor.getY();
+    operands.dot = adaptor.getDot();
+    operands.scale = adaptor.getScale();
+    operands.zero = adaptor.getZero();
+    operands.sum = adaptor.getSum();
+    operands.inv = adaptor.getInv();
+    operands.dotMultiplier = int64_t(op.getDotMultiplier());
+    operands.zeroPoint = int64_t(op.getZeroPoint());
+    rewriter.replaceOp(op, target.emitBlockCombine(rewriter, op.getLoc(),
+                                                   operands, *type));
+    return success();
+  }
+};
+
+struct ConvertTernaryScale : TargetPattern<UkTernaryScaleOp> {
+  using TargetPattern::TargetPattern;
+  LogicalResult
+  matchAndRewrite(UkTernaryScaleOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    FailureOr<VectorType> type = getRegisterType(rewriter, op, op.getType());
+    if (failed(type))
+      return failure();
+    rewriter.replaceOp(
+        op, target.emitTernaryScale(rewriter, op.getLoc(), adaptor.getDot(),
+                                    adaptor.getSum(), adaptor.getWScale(),
+                                    adaptor.getXScale(), *type));
+    return success();
+  }
+};
+
+struct ConvertStore : TargetPattern<UkStoreOp> {
+  using TargetPattern::TargetPattern;
+  LogicalResult
+  matchAndRewrite(UkStoreOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    FailureOr<VectorType> type =
+        getRegisterType(rewriter, op, op.getValue().getType());
+    if (failed(type))
+      return failure();
+    Value ptr = getElementAddress(rewriter, op.getLoc(), adaptor.getBase(),
+                                  adaptor.getOffset());
+    target.emitStore(rewriter, op.getLoc(), adaptor.getValue(), ptr,
+                     adaptor.getCount(), *type);
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+struct ConvertPrefetch : TargetPattern<UkPrefetchOp> {
+  using TargetPattern::TargetPattern;
+  LogicalResult
+  matchAndRewrite(UkPrefetchOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Value ptr = getElementAddress(rewriter, op.getLoc(), adaptor.getBase(),
+                                  adaptor.getOffset());
+    target.emitPrefetch(rewriter, op.getLoc(), ptr);
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+/// arith.constant dense<c> : vector<...> -> the target's splat. Tried before
+/// the upstream arith.constant pattern, which only knows scalar constants.
+struct ConvertSplatConstant : TargetPattern<arith::ConstantOp> {
+  using TargetPattern::TargetPattern;
+  LogicalResult
+  matchAndRewrite(arith::ConstantOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto splat = dyn_cast<SplatElementsAttr>(op.getValue());
+    if (!splat)
+      return rewriter.notifyMatchFailure(op, "not a splat vector constant");
+    FailureOr<VectorType> type = getRegisterType(rewriter, op, op.getType());
+    if (failed(type))
+      return failure();
+    auto value = cast<TypedAttr>(splat.getSplatValue<Attribute>());
+    rewriter.replaceOp(op,
+                       target.emitSplat(rewriter, op.getLoc(), *type, value));
+    return success();
+  }
+};
+
+/// memref.load of a memref<?xT> that became a T *: `ptr[i]`.
+struct ConvertPointerLoad : OpConversionPattern<memref::LoadOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(memref::LoadOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto ptr = dyn_cast<TypedValue<emitc::PointerType>>(adaptor.getMemref());
+    if (!ptr || adaptor.getIndices().size() != 1)
+      return rewriter.notifyMatchFailure(op, "not a load through a pointer");
+    Type type = getTypeConverter()->convertType(op.getType());
+    if (!type)
+      return rewriter.notifyMatchFailure(op, "cannot convert element type");
+    auto lvalue = emitc::SubscriptOp::create(rewriter, op.getLoc(), ptr,
+                                             adaptor.getIndices()[0]);
+    rewriter.replaceOpWithNewOp<emitc::LoadOp>(op, type, lvalue);
+    return success();
+  }
+};
+
+/// memref.store into a memref<?xT> that became a T *: `ptr[i] = v`.
+struct ConvertPointerStore : OpConversionPattern<memref::StoreOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(memref::StoreOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto ptr = dyn_cast<TypedValue<emitc::PointerType>>(adaptor.getMemref());
+    if (!ptr || adaptor.getIndices().size() != 1)
+      return rewriter.notifyMatchFailure(op, "not a store through a pointer");
+    auto lvalue = emitc::SubscriptOp::create(rewriter, op.getLoc(), ptr,
+                                             adaptor.getIndices()[0]);
+    rewriter.replaceOpWithNewOp<emitc::AssignOp>(op, lvalue,
+                                                 adaptor.getValue());
+    return success();
+  }
+};
+
+} // namespace
+
+void mlir::lowbit::populateLowBitToEmitCPatterns(
+    const TypeConverter &converter, RewritePatternSet &patterns,
+    const TargetInfo &target) {
+  MLIRContext *ctx = patterns.getContext();
+  patterns.add<ConvertLoad, ConvertBroadcast4, ConvertUnpack, ConvertDot4,
+               ConvertLoadHalf, ConvertBlockCombine, ConvertTernaryScale,
+               ConvertStore, ConvertPrefetch>(converter, ctx, target);
+  patterns.add<ConvertSplatConstant>(converter, ctx, target,
+                                     /*benefit=*/2);
+  patterns.add<ConvertPointerLoad, ConvertPointerStore>(converter, ctx);
+}
+
+//===----------------------------------------------------------------------===//
+// The whole conversion
+//===----------------------------------------------------------------------===//
+
+/// The C spelling of a scalar pointee type of a kernel parameter.
+static std::optional<std::string> getCTypeName(Type type) {
+  if (auto integer = dyn_cast<IntegerType>(type)) {
+    unsigned width = integer.getWidth();
+    if (width != 8 && width != 16 && width != 32 && width != 64)
+      return std::nullopt;
+    return (integer.isUnsigned() ? "uint" : "int") + std::to_string(width) +
+           "_t";
+  }
+  if (type.isF32())
+    return std::string("float");
+  return std::nullopt;
+}
+
+/// Gives `func` C linkage and makes the parameters listed in `readOnly`
+/// pointers to const: the parameter takes the const type and the body keeps
+/// using a non-const copy, `T *v = (T *)param;`.
+static void finalizeSignature(emitc::FuncOp func, ArrayRef<unsigned> readOnly) {
+  MLIRContext *ctx = func.getContext();
+  func.setSpecifiersAttr(
+      ArrayAttr::get(ctx, {StringAttr::get(ctx, "extern \"C\"")}));
+  func.removeArgAttrsAttr();
+  if (func.isExternal())
+    return;
+  Block &entry = func.getBody().front();
+  OpBuilder b = OpBuilder::atBlockBegin(&entry);
+  SmallVector<Type> inputs(func.getArgumentTypes());
+  for (unsigned i : readOnly) {
+    BlockArgument arg = entry.getArgument(i);
+    auto ptr = dyn_cast<emitc::PointerType>(arg.getType());
+    if (!ptr)
+      continue;
+    std::optional<std::string> pointee = getCTypeName(ptr.getPointee());
+    if (!pointee)
+      continue;
+    auto constPtr = emitc::PointerType::get(
+        emitc::OpaqueType::get(ctx, "const " + *pointee));
+    arg.setType(constPtr);
+    auto copy = emitc::CastOp::create(b, func.getLoc(), ptr, arg);
+    arg.replaceAllUsesExcept(copy, copy);
+    inputs[i] = constPtr;
+  }
+  func.setFunctionType(
+      FunctionType::get(ctx, inputs, func.getFunctionType().getResults()));
+}
+
+LogicalResult mlir::lowbit::convertLowBitToEmitC(ModuleOp module,
+                                                 const TargetInfo &target) {
+  MLIRContext *ctx = module.getContext();
+
+  // Which parameters are read-only, by function (the attribute does not
+  // survive the func conversion).
+  llvm::StringMap<SmallVector<unsigned>> readOnly;
+  for (auto func : module.getOps<func::FuncOp>())
+    for (unsigned i = 0; i < func.getNumArguments(); ++i)
+      if (func.getArgAttr(i, kReadOnlyArgAttrName))
+        readOnly[func.getName()].push_back(i);
+
+  TypeConverter converter;
+  populateLowBitToEmitCTypeConversions(converter, target);
+  RewritePatternSet patterns(ctx);
+  populateLowBitToEmitCPatterns(converter, patterns, target);
+  populateArithToEmitCPatterns(converter, patterns);
+  populateSCFToEmitCConversionPatterns(patterns, converter);
+  populateFuncToEmitCPatterns(converter, patterns);
+
+  ConversionTarget legal(*ctx);
+  legal.addLegalDialect<emitc::EmitCDialect>();
+  legal.addLegalOp<ModuleOp, UnrealizedConversionCastOp>();
+  if (failed(applyFullConversion(module, legal, std::move(patterns))))
+    return failure();
+
+  SmallVector<UnrealizedConversionCastOp> casts, remaining;
+  module.walk([&](UnrealizedConversionCastOp op) { casts.push_back(op); });
+  reconcileUnrealizedCasts(casts, &remaining);
+  if (!remaining.empty())
+    return remaining.front().emitOpError()
+           << "is left over by the conversion to EmitC";
+
+  for (auto func : module.getOps<emitc::FuncOp>())
+    finalizeSignature(func, readOnly.lookup(func.getName()));
+
+  OpBuilder b = OpBuilder::atBlockBegin(module.getBody());
+  for (const std::string &header : target.getIncludes())
+    emitc::IncludeOp::create(b, module.getLoc(), header,
+                             /*is_standard_include=*/true);
+  return success();
+}

@@ -1,0 +1,215 @@
+//===- GenericTargetInfo.cpp - lowbit microkernels as scalar C++ ----------===//
+//
+// A register is 4 bytes: one weight row x 4 k of codes, or 4 activations, in
+// a uint32_t whose byte r (bits 8r..8r+7) is element r. int32/f32 registers
+// have one lane: int32_t and float. Everything is portable C++17 with
+// well-defined behaviour (bytes are assembled with shifts, so the host's
+// endianness does not matter; sign extension is (v ^ 0x80) - 0x80).
+//
+//===----------------------------------------------------------------------===//
+
+#include "lowbit/Conversion/LowBitToEmitC/EmitCBuilder.h"
+#include "lowbit/Conversion/LowBitToGeneric/LowBitToGeneric.h"
+
+using namespace mlir;
+using namespace mlir::lowbit;
+using namespace mlir::lowbit::emitc_builder;
+
+namespace {
+
+class GenericTargetInfo final : public TargetInfo {
+public:
+  StringRef getName() const override { return "generic"; }
+  int64_t getRegisterBytes() const override { return 4; }
+  int64_t getNumRegisters() const override { return 16; }
+  int64_t getDotChains() const override { return 1; }
+  std::vector<std::string> getCompileFlags() const override { return {}; }
+  std::vector<std::string> getIncludes() const override {
+    return {"math.h", "stddef.h", "stdint.h"};
+  }
+
+  Type convertRegisterType(VectorType type) const override {
+    Type element = type.getElementType();
+    if (type.getRank() != 1)
+      return {};
+    if (element.isInteger(8) && type.getNumElements() == 4)
+      return u32(type.getContext());
+    if ((element.isInteger(32) || element.isF32()) &&
+        type.getNumElements() == 1)
+      return element;
+    return {};
+  }
+
+  Value emitLoad(OpBuilder &b, Location loc, Value ptr,
+                 VectorType type) const override {
+    return loadWord(b, loc, ptr);
+  }
+
+  Value emitBroadcast4(OpBuilder &b, Location loc, Value ptr,
+                       VectorType type) const override {
+    return loadWord(b, loc, ptr);
+  }
+
+  Value emitUnpack(OpBuilder &b, Location loc, Value packed, VectorType type,
+                   int64_t bits, int64_t plane) const override {
+    Type t = u32(b.getContext());
+    Value shifted = packed;
+    if (plane > 0)
+      shifted = emitc::BitwiseRightShiftOp::create(
+          b, loc, t, packed, intConstant(b, loc, t, bits * plane));
+    int64_t mask = ((int64_t(1) << bits) - 1) * 0x01010101;
+    return emitc::BitwiseAndOp::create(b, loc, t, shifted,
+                                       intConstant(b, loc, t, mask));
+  }
+
+  Value emitDot4(OpBuilder &b, Location loc, Value acc, Value codes, Value x,
+                 VectorType accType) const override {
+    Type i32 = b.getI32Type();
+    Value sum = acc;
+    for (int64_t r = 0; r < 4; ++r) {
+      Value c = castTo(b, loc, i32, byteOf(b, loc, codes, r));
+      Value xs = castTo(b, loc, i32, byteOf(b, loc, x, r));
+      Value bias = intConstant(b, loc, i32, 0x80);
+      xs = emitc::SubOp::create(
+          b, loc, i32, emitc::BitwiseXorOp::create(b, loc, i32, xs, bias),
+          bias);
+      sum = emitc::AddOp::create(b, loc, i32, sum,
+                                 emitc::MulOp::create(b, loc, i32, c, xs));
+    }
+    return sum;
+  }
+
+  Value emitSplat(OpBuilder &b, Location loc, VectorType type,
+                  TypedAttr value) const override {
+    return emitc::ConstantOp::create(b, loc, value.getType(), value);
+  }
+
+  /// Exact fp16 -> f32 for finite values: ldexpf(mantissa, exponent - 25).
+  Value emitLoadHalf(OpBuilder &b, Location loc, Value ptr,
+                     VectorType type) const override {
+    Type t = u32(b.getContext()), i32 = b.getI32Type(), f32 = b.getF32Type();
+    Value h = castTo(b, loc, t, loadElement(b, loc, ptr, 0));
+    Value exponent = emitc::BitwiseAndOp::create(
+        b, loc, t,
+        emitc::BitwiseRightShiftOp::create(b, loc, t, h,
+                                           intConstant(b, loc, t, 10)),
+        intConstant(b, loc, t, 31));
+    Value fraction = emitc::BitwiseAndOp::create(b, loc, t, h,
+                                                 intConstant(b, loc, t, 1023));
+    Value subnormal = emitc::CmpOp::create(b, loc, b.getI1Type(),
+                                           emitc::CmpPredicate::eq, exponent,
+                                           intConstant(b, loc, t, 0));
+    Value normal = emitc::BitwiseOrOp::create(b, loc, t, fraction,
+                                              intConstant(b, loc, t, 1024));
+    Value mantissa =
+        emitc::ConditionalOp::create(b, loc, t, subnormal, fraction, normal);
+    Value scaleExp = emitc::ConditionalOp::create(
+        b, loc, t, subnormal, intConstant(b, loc, t, 1), exponent);
+    Value e = emitc::SubOp::create(b, loc, i32, castTo(b, loc, i32, scaleExp),
+                                   intConstant(b, loc, i32, 25));
+    Value magnitude =
+        call(b, loc, f32, "ldexpf", {castTo(b, loc, f32, mantissa), e});
+    Value sign = emitc::BitwiseAndOp::create(b, loc, t, h,
+                                             intConstant(b, loc, t, 0x8000));
+    Value negative = emitc::CmpOp::create(b, loc, b.getI1Type(),
+                                          emitc::CmpPredicate::ne, sign,
+                                          intConstant(b, loc, t, 0));
+    Value negated = emitc::UnaryMinusOp::create(b, loc, f32, magnitude);
+    return emitc::ConditionalOp::create(b, loc, f32, negative, negated,
+                                        magnitude);
+  }
+
+  Value emitBlockCombine(OpBuilder &b, Location loc,
+                         const BlockCombineOperands &o,
+                         VectorType type) const override {
+    Type f32 = b.getF32Type();
+    Value dot = castTo(b, loc, f32, o.dot);
+    if (o.dotMultiplier == 2)
+      dot = emitc::AddOp::create(b, loc, f32, dot, dot);
+    Value sum = castTo(b, loc, f32, o.sum);
+    Value t = dot;
+    if (o.zero)
+      t = emitc::SubOp::create(b, loc, f32, dot,
+                               emitc::MulOp::create(b, loc, f32, o.zero, sum));
+    else if (o.zeroPoint != 0)
+      t = emitc::SubOp::create(
+          b, loc, f32, dot,
+          emitc::MulOp::create(b, loc, f32, sum,
+                               floatConstant(b, loc, double(o.zeroPoint))));
+    Value factor = emitc::MulOp::create(b, loc, f32, o.scale, o.inv);
+    return emitc::AddOp::create(b, loc, f32, o.y,
+                                emitc::MulOp::create(b, loc, f32, t, factor));
+  }
+
+  Value emitTernaryScale(OpBuilder &b, Location loc, Value dot, Value sum,
+                         Value wScale, Value xScale,
+                         VectorType type) const override {
+    Type f32 = b.getF32Type();
+    Value acc = emitc::SubOp::create(b, loc, b.getI32Type(), dot, sum);
+    Value scaled =
+        emitc::MulOp::create(b, loc, f32, castTo(b, loc, f32, acc), wScale);
+    return emitc::DivOp::create(b, loc, f32, scaled, xScale);
+  }
+
+  void emitStore(OpBuilder &b, Location loc, Value value, Value ptr,
+                 Value count, VectorType type) const override {
+    auto store = [&](OpBuilder &b) {
+      Value zero = emitc::ConstantOp::create(
+          b, loc, emitc::SizeTType::get(b.getContext()), b.getIndexAttr(0));
+      Value lvalue = emitc::SubscriptOp::create(
+          b, loc, cast<TypedValue<emitc::PointerType>>(ptr), zero);
+      emitc::AssignOp::create(b, loc, lvalue, value);
+    };
+    if (!count) {
+      store(b);
+      return;
+    }
+    Value zero = emitc::ConstantOp::create(b, loc, count.getType(),
+                                           b.getIndexAttr(0));
+    Value any = emitc::CmpOp::create(b, loc, b.getI1Type(),
+                                     emitc::CmpPredicate::ne, count, zero);
+    emitc::IfOp::create(b, loc, any, [&](OpBuilder &then, Location loc) {
+      store(then);
+      emitc::YieldOp::create(then, loc);
+    });
+  }
+
+  void emitPrefetch(OpBuilder &, Location, Value) const override {}
+
+private:
+  static Type u32(MLIRContext *ctx) {
+    return IntegerType::get(ctx, 32, IntegerType::Unsigned);
+  }
+
+  /// bytes ptr[0..3] as a uint32_t, byte r in bits 8r..8r+7.
+  static Value loadWord(OpBuilder &b, Location loc, Value ptr) {
+    Type t = u32(b.getContext());
+    Type u8 = IntegerType::get(b.getContext(), 8, IntegerType::Unsigned);
+    Value word;
+    for (int64_t r = 0; r < 4; ++r) {
+      Value byte = castTo(b, loc, t, castTo(b, loc, u8, loadElement(b, loc, ptr, r)));
+      if (r > 0)
+        byte = emitc::BitwiseLeftShiftOp::create(b, loc, t, byte,
+                                                 intConstant(b, loc, t, 8 * r));
+      word = word ? emitc::BitwiseOrOp::create(b, loc, t, word, byte) : byte;
+    }
+    return word;
+  }
+
+  /// Byte r of a uint32_t register, as a uint32_t in [0, 255].
+  static Value byteOf(OpBuilder &b, Location loc, Value word, int64_t r) {
+    Type t = u32(b.getContext());
+    Value v = word;
+    if (r > 0)
+      v = emitc::BitwiseRightShiftOp::create(b, loc, t, word,
+                                             intConstant(b, loc, t, 8 * r));
+    return emitc::BitwiseAndOp::create(b, loc, t, v,
+                                       intConstant(b, loc, t, 0xff));
+  }
+};
+
+} // namespace
+
+std::unique_ptr<TargetInfo> mlir::lowbit::createGenericTargetInfo() {
+  return std::make_unique<GenericTargetInfo>();
+}

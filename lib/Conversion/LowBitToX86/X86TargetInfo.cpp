@@ -1,0 +1,291 @@
+//===- X86TargetInfo.cpp - lowbit microkernels as x86 intrinsics ----------===//
+//
+// TargetInfo for AVX512-VNNI (zmm), AVX-VNNI and AVX2 (ymm). One 64-byte
+// vnni4 vector is one zmm register (16 rows) or two ymm registers (8 rows
+// each). Every hook writes intrinsic calls of <immintrin.h>:
+//
+//   op              AVX512-VNNI               AVX-VNNI / AVX2
+//   load            _mm512_loadu_si512        _mm256_loadu_si256
+//   broadcast4      vpbroadcastd of _mm_loadu_si32
+//   unpack          _mm*_srli_epi16 + _mm*_and_si*  (one shift per plane > 0)
+//   dot4            _mm512_dpbusd_epi32       _mm256_dpbusd_avx_epi32 /
+//                                             maddubs + madd(ones) + add
+//   load_half       _mm512_cvtph_ps           _mm256_cvtph_ps (F16C)
+//   block_combine   cvtepi32_ps, fnmadd, mul, fmadd
+//   ternary_scale   sub_epi32, cvtepi32_ps, mul_ps, div_ps (no FMA: exact)
+//   store (partial) _mm512_mask_storeu_ps     _mm256_maskstore_ps
+//
+//===----------------------------------------------------------------------===//
+
+#include "lowbit/Conversion/LowBitToEmitC/EmitCBuilder.h"
+#include "lowbit/Conversion/LowBitToX86/LowBitToX86.h"
+
+using namespace mlir;
+using namespace mlir::lowbit;
+using namespace mlir::lowbit::emitc_builder;
+
+std::optional<X86Isa> mlir::lowbit::parseX86Isa(StringRef name) {
+  if (name == "avx2")
+    return X86Isa::Avx2;
+  if (name == "avxvnni")
+    return X86Isa::AvxVnni;
+  if (name == "avx512vnni")
+    return X86Isa::Avx512Vnni;
+  return std::nullopt;
+}
+
+namespace {
+
+/// What AVX512 and AVX2 share: the same hooks with `_mm512` / `_mm256`
+/// names; the subclasses add what differs (dot product, partial stores).
+class X86TargetInfoBase : public TargetInfo {
+public:
+  explicit X86TargetInfoBase(int64_t registerBytes)
+      : registerBytes(registerBytes) {}
+
+  int64_t getRegisterBytes() const override { return registerBytes; }
+  std::vector<std::string> getIncludes() const override {
+    return {"immintrin.h", "stddef.h", "stdint.h"};
+  }
+
+  Type convertRegisterType(VectorType type) const override {
+    Type element = type.getElementType();
+    int64_t bits = type.getNumElements() * element.getIntOrFloatBitWidth();
+    if (type.getRank() != 1 || bits != registerBytes * 8)
+      return {};
+    if (element.isInteger())
+      return intType(type.getContext());
+    if (element.isF32())
+      return floatType(type.getContext());
+    return {};
+  }
+
+  Value emitBroadcast4(OpBuilder &b, Location loc, Value ptr,
+                       VectorType type) const override {
+    Value four = call(b, loc, opaqueType(b.getContext(), "__m128i"),
+                      "_mm_loadu_si32", ptr);
+    return call(b, loc, intType(b.getContext()), name("broadcastd_epi32"),
+                four);
+  }
+
+  Value emitUnpack(OpBuilder &b, Location loc, Value packed, VectorType type,
+                   int64_t bits, int64_t plane) const override {
+    Type reg = intType(b.getContext());
+    Value shifted = packed;
+    if (plane > 0)
+      shifted = call(b, loc, reg, name("srli_epi16"), packed,
+                     {b.getI32IntegerAttr(int32_t(bits * plane))});
+    Value mask = call(b, loc, reg, name("set1_epi8"), {},
+                      {b.getI32IntegerAttr((1 << bits) - 1)});
+    return call(b, loc, reg, name("and_" + siSuffix()), {shifted, mask});
+  }
+
+  Value emitSplat(OpBuilder &b, Location loc, VectorType type,
+                  TypedAttr value) const override {
+    bool isFloat = isa<FloatType>(value.getType());
+    Type reg = isFloat ? floatType(b.getContext()) : intType(b.getContext());
+    if (auto zero = dyn_cast<IntegerAttr>(value); zero && zero.getInt() == 0)
+      return call(b, loc, reg, name("setzero_" + siSuffix()), {});
+    if (auto zero = dyn_cast<FloatAttr>(value);
+        zero && zero.getValue().isPosZero())
+      return call(b, loc, reg, name("setzero_ps"), {});
+    Value scalar = emitc::ConstantOp::create(b, loc, value.getType(), value);
+    return call(b, loc, reg, name(isFloat ? "set1_ps" : "set1_epi32"), scalar);
+  }
+
+  Value emitBlockCombine(OpBuilder &b, Location loc,
+                         const BlockCombineOperands &o,
+                         VectorType type) const override {
+    Type reg = floatType(b.getContext());
+    Value dot = call(b, loc, reg, name("cvtepi32_ps"), o.dot);
+    if (o.dotMultiplier == 2)
+      dot = call(b, loc, reg, name("add_ps"), {dot, dot});
+    Value sum = castTo(b, loc, b.getF32Type(), o.sum);
+    Value t = dot;
+    if (o.zero) {
+      Value sums = call(b, loc, reg, name("set1_ps"), sum);
+      t = call(b, loc, reg, name("fnmadd_ps"), {o.zero, sums, dot});
+    } else if (o.zeroPoint != 0) {
+      Value zsum = emitc::MulOp::create(
+          b, loc, b.getF32Type(), sum,
+          floatConstant(b, loc, double(o.zeroPoint)));
+      t = call(b, loc, reg, name("sub_ps"),
+               {dot, call(b, loc, reg, name("set1_ps"), zsum)});
+    }
+    Value inv = call(b, loc, reg, name("set1_ps"), o.inv);
+    Value factor = call(b, loc, reg, name("mul_ps"), {o.scale, inv});
+    return call(b, loc, reg, name("fmadd_ps"), {t, factor, o.y});
+  }
+
+  Value emitTernaryScale(OpBuilder &b, Location loc, Value dot, Value sum,
+                         Value wScale, Value xScale,
+                         VectorType type) const override {
+    Type ireg = intType(b.getContext()), freg = floatType(b.getContext());
+    Value acc = call(b, loc, ireg, name("sub_epi32"),
+                     {dot, call(b, loc, ireg, name("set1_epi32"), sum)});
+    Value f = call(b, loc, freg, name("cvtepi32_ps"), acc);
+    f = call(b, loc, freg, name("mul_ps"),
+             {f, call(b, loc, freg, name("set1_ps"), wScale)});
+    return call(b, loc, freg, name("div_ps"),
+                {f, call(b, loc, freg, name("set1_ps"), xScale)});
+  }
+
+  void emitPrefetch(OpBuilder &b, Location loc, Value ptr) const override {
+    Value p = castTo(b, loc, constPointerType(b.getContext(), "char"), ptr);
+    callVoid(b, loc, "_mm_prefetch", p,
+             {emitc::OpaqueAttr::get(b.getContext(), "_MM_HINT_T0")});
+  }
+
+protected:
+  /// `_mm512_<op>` or `_mm256_<op>`.
+  std::string name(const Twine &op) const {
+    return ((registerBytes == 64 ? "_mm512_" : "_mm256_") + op).str();
+  }
+  std::string siSuffix() const {
+    return registerBytes == 64 ? "si512" : "si256";
+  }
+  Type intType(MLIRContext *ctx) const {
+    return opaqueType(ctx, registerBytes == 64 ? "__m512i" : "__m256i");
+  }
+  Type floatType(MLIRContext *ctx) const {
+    return opaqueType(ctx, registerBytes == 64 ? "__m512" : "__m256");
+  }
+
+  int64_t registerBytes;
+};
+
+class X86Avx512VnniTargetInfo final : public X86TargetInfoBase {
+public:
+  X86Avx512VnniTargetInfo() : X86TargetInfoBase(64) {}
+
+  StringRef getName() const override { return "x86-avx512vnni"; }
+  int64_t getNumRegisters() const override { return 32; }
+  // vpdpbusd: latency 4-5, two per cycle on Zen 4/5 and Ice Lake+.
+  int64_t getDotChains() const override { return 4; }
+  std::vector<std::string> getCompileFlags() const override {
+    return {"-mavx512f", "-mavx512bw", "-mavx512vl", "-mavx512vnni",
+            "-mavx2",    "-mfma",      "-mf16c"};
+  }
+
+  Value emitLoad(OpBuilder &b, Location loc, Value ptr,
+                 VectorType type) const override {
+    return call(b, loc, intType(b.getContext()), "_mm512_loadu_si512", ptr);
+  }
+
+  Value emitDot4(OpBuilder &b, Location loc, Value acc, Value codes, Value x,
+                 VectorType accType) const override {
+    return call(b, loc, intType(b.getContext()), "_mm512_dpbusd_epi32",
+                {acc, codes, x});
+  }
+
+  Value emitLoadHalf(OpBuilder &b, Location loc, Value ptr,
+                     VectorType type) const override {
+    MLIRContext *ctx = b.getContext();
+    Value p = castTo(b, loc, constPointerType(ctx, "__m256i"), ptr);
+    Value half = call(b, loc, opaqueType(ctx, "__m256i"),
+                      "_mm256_loadu_si256", p);
+    return call(b, loc, floatType(ctx), "_mm512_cvtph_ps", half);
+  }
+
+  void emitStore(OpBuilder &b, Location loc, Value value, Value ptr,
+                 Value count, VectorType type) const override {
+    if (!count) {
+      callVoid(b, loc, "_mm512_storeu_ps", {ptr, value});
+      return;
+    }
+    // (__mmask16)((1u << count) - 1u), count in [0, 16].
+    Type u32 = b.getIntegerType(32, /*isSigned=*/false);
+    Value one = intConstant(b, loc, u32, 1);
+    Value bits = emitc::BitwiseLeftShiftOp::create(b, loc, u32, one,
+                                                   castTo(b, loc, u32, count));
+    Value lanes = emitc::SubOp::create(b, loc, u32, bits, one);
+    Value mask = castTo(b, loc, opaqueType(b.getContext(), "__mmask16"), lanes);
+    callVoid(b, loc, "_mm512_mask_storeu_ps", {ptr, mask, value});
+  }
+};
+
+class X86Avx2TargetInfo : public X86TargetInfoBase {
+public:
+  X86Avx2TargetInfo() : X86TargetInfoBase(32) {}
+
+  StringRef getName() const override { return "x86-avx2"; }
+  int64_t getNumRegisters() const override { return 16; }
+  // The accumulate is a 1-cycle vpaddd; maddubs/madd chains are independent.
+  int64_t getDotChains() const override { return 1; }
+  std::vector<std::string> getCompileFlags() const override {
+    return {"-mavx2", "-mfma", "-mf16c"};
+  }
+
+  Value emitLoad(OpBuilder &b, Location loc, Value ptr,
+                 VectorType type) const override {
+    Value p = castTo(b, loc, constPointerType(b.getContext(), "__m256i"), ptr);
+    return call(b, loc, intType(b.getContext()), "_mm256_loadu_si256", p);
+  }
+
+  /// No dot-product instruction: u8 x s8 pairs to saturating int16
+  /// (|2 * 15 * 128| < 2^15, so never saturates), pairs of int16 to int32.
+  Value emitDot4(OpBuilder &b, Location loc, Value acc, Value codes, Value x,
+                 VectorType accType) const override {
+    Type reg = intType(b.getContext());
+    Value pairs = call(b, loc, reg, "_mm256_maddubs_epi16", {codes, x});
+    Value ones = call(b, loc, reg, "_mm256_set1_epi16", {},
+                      {b.getI32IntegerAttr(1)});
+    Value quads = call(b, loc, reg, "_mm256_madd_epi16", {pairs, ones});
+    return call(b, loc, reg, "_mm256_add_epi32", {acc, quads});
+  }
+
+  Value emitLoadHalf(OpBuilder &b, Location loc, Value ptr,
+                     VectorType type) const override {
+    MLIRContext *ctx = b.getContext();
+    Value p = castTo(b, loc, constPointerType(ctx, "__m128i"), ptr);
+    Value half = call(b, loc, opaqueType(ctx, "__m128i"), "_mm_loadu_si128", p);
+    return call(b, loc, floatType(ctx), "_mm256_cvtph_ps", half);
+  }
+
+  void emitStore(OpBuilder &b, Location loc, Value value, Value ptr,
+                 Value count, VectorType type) const override {
+    if (!count) {
+      callVoid(b, loc, "_mm256_storeu_ps", {ptr, value});
+      return;
+    }
+    // Lanes i < count: set1(count) > (0, 1, ..., 7).
+    Type reg = intType(b.getContext());
+    Value n = castTo(b, loc, b.getI32Type(), count);
+    SmallVector<Attribute> lanes;
+    for (int32_t i = 0; i < 8; ++i)
+      lanes.push_back(b.getI32IntegerAttr(i));
+    Value iota = call(b, loc, reg, "_mm256_setr_epi32", {}, lanes);
+    Value mask = call(b, loc, reg, "_mm256_cmpgt_epi32",
+                      {call(b, loc, reg, "_mm256_set1_epi32", n), iota});
+    callVoid(b, loc, "_mm256_maskstore_ps", {ptr, mask, value});
+  }
+};
+
+class X86AvxVnniTargetInfo final : public X86Avx2TargetInfo {
+public:
+  StringRef getName() const override { return "x86-avxvnni"; }
+  int64_t getDotChains() const override { return 4; }
+  std::vector<std::string> getCompileFlags() const override {
+    return {"-mavx2", "-mfma", "-mf16c", "-mavxvnni"};
+  }
+
+  Value emitDot4(OpBuilder &b, Location loc, Value acc, Value codes, Value x,
+                 VectorType accType) const override {
+    return call(b, loc, intType(b.getContext()), "_mm256_dpbusd_avx_epi32",
+                {acc, codes, x});
+  }
+};
+
+} // namespace
+
+std::unique_ptr<TargetInfo> mlir::lowbit::createX86TargetInfo(X86Isa isa) {
+  switch (isa) {
+  case X86Isa::Avx2:
+    return std::make_unique<X86Avx2TargetInfo>();
+  case X86Isa::AvxVnni:
+    return std::make_unique<X86AvxVnniTargetInfo>();
+  case X86Isa::Avx512Vnni:
+    return std::make_unique<X86Avx512VnniTargetInfo>();
+  }
+  llvm_unreachable("unknown x86 ISA");
+}

@@ -1,0 +1,504 @@
+//===- LowerUpconvert.cpp - up-convert mpgemm to microkernel loops --------===//
+//
+// Rewrites a function `@k(x, packed, [scales]) { return lowbit.mpgemm }`
+// into the kernel of kernel_abi.h: pointers to the packed codes, scales,
+// zero points and prepared activations, loops over tile groups, activation
+// columns and K blocks, and lowbit.uk.* ops on registers whose width comes
+// from TargetInfo. Nothing here depends on the ISA.
+//
+//===----------------------------------------------------------------------===//
+
+#include "lowbit/Dialect/LowBit/Transforms/Passes.h"
+
+#include "mlir/IR/Builders.h"
+
+namespace mlir::lowbit {
+#define GEN_PASS_DEF_LOWBITLOWERUPCONVERT
+#include "lowbit/Dialect/LowBit/Transforms/Passes.h.inc"
+} // namespace mlir::lowbit
+
+using namespace mlir;
+using namespace mlir::lowbit;
+
+/// Rows per packed tile and k per activation block (kernel_abi.h).
+static constexpr int64_t kTileRows = 16;
+static constexpr int64_t kBlockK = 32;
+static constexpr int64_t kVectorBytes = 64;
+
+int64_t mlir::lowbit::getSlicesPerLoop(const TargetInfo &target,
+                                       int64_t tilesPerGroup, int64_t tileN,
+                                       bool ternary) {
+  int64_t slices = std::max<int64_t>(1, kVectorBytes / target.getRegisterBytes());
+  int64_t perOutput = ternary ? 1 : 2;
+  for (int64_t s = slices; s > 1; --s)
+    if (slices % s == 0 &&
+        tilesPerGroup * s * tileN * perOutput + tileN + 3 <=
+            target.getNumRegisters())
+      return s;
+  return 1;
+}
+
+namespace {
+
+/// Everything static about one kernel.
+struct KernelPlan {
+  Encoding encoding;
+  int64_t bits = 0;
+  int64_t m = 0, k = 0, kp = 0;
+  int64_t vectorsPerTile = 0; // 64-byte vectors per tile: kp * bits / 32
+  int64_t blocks = 0;         // 32-k blocks per row: kp / 32
+  int64_t group = 0;          // weights per scale along K (0: ternary)
+  int64_t tilesPerGroup = 1, tileN = 1;
+  int64_t blocksPerStep = 1; // K-loop step in blocks: tile_k / 32 * unroll
+  int64_t prefetchBytes = 0; // distance of lowbit.uk.prefetch, 0: none
+  int64_t registerBytes = 0, lanes = 0, slices = 0;
+
+  bool isTernary() const { return encoding == Encoding::Ternary; }
+  bool hasZeros() const { return encoding == Encoding::Unsigned; }
+  int64_t groupsPerRow() const { return kp / group; }
+  /// Activation scales and sums per row: one per block, one for ternary.
+  int64_t xBlocksPerRow() const { return isTernary() ? 1 : blocks; }
+};
+
+/// The values that one (tile group, column block, slice group) works on.
+struct Tile {
+  Value firstTile;   // index of the first 16-row tile
+  int64_t tiles = 1; // tiles in the group
+  Value firstColumn; // index of the first activation row n
+  int64_t columns = 1;
+  Value firstSlice; // first register slice of each tile
+  int64_t slices = 1;
+
+  int64_t numAccumulators() const { return tiles * slices * columns; }
+  int64_t accIndex(int64_t t, int64_t s, int64_t c) const {
+    return (t * slices + s) * columns + c;
+  }
+};
+
+/// Writes the kernel body with an OpBuilder, folding index arithmetic on
+/// constants as it goes.
+class KernelBuilder {
+public:
+  KernelBuilder(OpBuilder &b, Location loc, const KernelPlan &plan,
+                const TargetInfo &target, ValueRange args)
+      : b(b), loc(loc), plan(plan), target(target), codes(args[0]),
+        scales(args[1]), zeros(args[2]), xq(args[3]), xScales(args[4]),
+        xSums(args[5]), y(args[6]), n(args[7]), tileBegin(args[8]),
+        tileEnd(args[9]), wScale(args[10]) {
+    MLIRContext *ctx = b.getContext();
+    byteReg = VectorType::get({plan.registerBytes}, IntegerType::get(ctx, 8));
+    accReg = VectorType::get({plan.lanes}, IntegerType::get(ctx, 32));
+    outReg = VectorType::get({plan.lanes}, Float32Type::get(ctx));
+  }
+
+  void build() {
+    Value begin = toIndex(tileBegin), end = toIndex(tileEnd);
+    int64_t group = plan.tilesPerGroup;
+    if (group == 1) {
+      forLoop(begin, end, 1, [&](Value t) { buildTiles(t, 1); });
+      return;
+    }
+    // Whole groups, then the remaining tiles one by one.
+    Value positive = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt,
+                                           end, begin);
+    Value count = arith::SelectOp::create(b, loc, positive, sub(end, begin),
+                                          constant(0));
+    Value groupsEnd =
+        add(begin, mul(b.createOrFold<arith::DivSIOp>(loc, count,
+                                                      constant(group)),
+                       group));
+    forLoop(begin, groupsEnd, group, [&](Value t) { buildTiles(t, group); });
+    forLoop(groupsEnd, end, 1, [&](Value t) { buildTiles(t, 1); });
+  }
+
+private:
+  //===--- Loops over tiles, columns and register slices ------------------===//
+
+  void buildTiles(Value firstTile, int64_t tiles) {
+    Value rows = toIndex(n);
+    int64_t tileN = plan.tileN;
+    if (tileN == 1) {
+      forLoop(constant(0), rows, 1,
+              [&](Value c) { buildColumns(firstTile, tiles, c, 1); });
+      return;
+    }
+    Value fullEnd = mul(b.createOrFold<arith::DivSIOp>(loc, rows,
+                                                       constant(tileN)),
+                        tileN);
+    forLoop(constant(0), fullEnd, tileN,
+            [&](Value c) { buildColumns(firstTile, tiles, c, tileN); });
+    forLoop(fullEnd, rows, 1,
+            [&](Value c) { buildColumns(firstTile, tiles, c, 1); });
+  }
+
+  void buildColumns(Value firstTile, int64_t tiles, Value firstColumn,
+                    int64_t columns) {
+    Tile tile;
+    tile.firstTile = firstTile;
+    tile.tiles = tiles;
+    tile.firstColumn = firstColumn;
+    tile.columns = columns;
+    tile.slices = getSlicesPerLoop(target, tiles, columns, plan.isTernary());
+    int64_t sliceGroups = plan.slices / tile.slices;
+    if (sliceGroups == 1) {
+      tile.firstSlice = constant(0);
+      buildSlices(tile);
+      return;
+    }
+    forLoop(constant(0), constant(plan.slices), tile.slices, [&](Value s) {
+      tile.firstSlice = s;
+      buildSlices(tile);
+    });
+  }
+
+  /// The K loop of one tile and its epilogue.
+  void buildSlices(const Tile &tile) {
+    Value zero = plan.isTernary() ? zeroAcc() : zeroOut();
+    SmallVector<Value> state(tile.numAccumulators(), zero);
+
+    int64_t steps = plan.blocks / plan.blocksPerStep;
+    if (steps > 1) {
+      auto loop = scf::ForOp::create(b, loc, constant(0), constant(steps),
+                                     constant(1), state);
+      {
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPointToStart(loop.getBody());
+        SmallVector<Value> carried(loop.getRegionIterArgs());
+        Value first = mul(loop.getInductionVar(), plan.blocksPerStep);
+        for (int64_t u = 0; u < plan.blocksPerStep; ++u)
+          carried = buildBlock(tile, add(first, constant(u)), carried);
+        scf::YieldOp::create(b, loc, carried);
+      }
+      state.assign(loop.getResults().begin(), loop.getResults().end());
+    } else {
+      steps = 0;
+    }
+    for (int64_t block = steps * plan.blocksPerStep; block < plan.blocks;
+         ++block)
+      state = buildBlock(tile, constant(block), state);
+
+    if (plan.isTernary())
+      state = finishTernary(tile, state);
+    store(tile, state);
+  }
+
+  //===--- One 32-k block ---------------------------------------------------//
+
+  /// Accumulates block `block` (a 32-k block index) into `state`: the int32
+  /// accumulators (ternary) or the f32 outputs (group formats).
+  SmallVector<Value> buildBlock(const Tile &tile, Value block,
+                                ArrayRef<Value> state) {
+    SmallVector<Value> dots(state);
+    if (!plan.isTernary())
+      dots.assign(state.size(), zeroAcc());
+
+    int64_t planes = 8 / plan.bits;
+    Value kBase = mul(block, kBlockK);
+    for (int64_t u = 0; u < plan.bits; ++u) {
+      Value vector = add(mul(block, plan.bits), constant(u));
+      // One register per (tile, slice), loaded once and unpacked per plane.
+      SmallVector<Value> packed;
+      for (int64_t t = 0; t < tile.tiles; ++t)
+        for (int64_t s = 0; s < tile.slices; ++s) {
+          Value offset = codesOffset(tile, t, s, vector);
+          packed.push_back(UkLoadOp::create(b, loc, byteReg, codes, offset));
+          if (plan.prefetchBytes > 0 && s == 0)
+            UkPrefetchOp::create(b, loc, codes,
+                                 add(offset, constant(plan.prefetchBytes)));
+        }
+      for (int64_t j = 0; j < planes; ++j) {
+        Value k = add(kBase, constant(4 * (u * planes + j)));
+        SmallVector<Value> x;
+        for (int64_t c = 0; c < tile.columns; ++c)
+          x.push_back(UkBroadcast4Op::create(
+              b, loc, byteReg, xq,
+              add(mul(add(tile.firstColumn, constant(c)), plan.kp), k)));
+        for (int64_t t = 0; t < tile.tiles; ++t)
+          for (int64_t s = 0; s < tile.slices; ++s) {
+            Value w = UkUnpackOp::create(b, loc, byteReg,
+                                         packed[t * tile.slices + s],
+                                         b.getI64IntegerAttr(plan.bits),
+                                         b.getI64IntegerAttr(j));
+            for (int64_t c = 0; c < tile.columns; ++c) {
+              Value &acc = dots[tile.accIndex(t, s, c)];
+              acc = UkDot4Op::create(b, loc, accReg, acc, w, x[c]);
+            }
+          }
+      }
+    }
+    if (plan.isTernary())
+      return dots;
+    return combineBlock(tile, block, state, dots);
+  }
+
+  /// y += (a * D - z * S) * s_g / s_b for every accumulator of the block.
+  SmallVector<Value> combineBlock(const Tile &tile, Value block,
+                                  ArrayRef<Value> outputs,
+                                  ArrayRef<Value> dots) {
+    Value group = b.createOrFold<arith::DivSIOp>(
+        loc, block, constant(plan.group / kBlockK));
+    SmallVector<Value> rowScales, rowZeros;
+    for (int64_t t = 0; t < tile.tiles; ++t)
+      for (int64_t s = 0; s < tile.slices; ++s) {
+        Value offset = scalesOffset(tile, t, s, group);
+        rowScales.push_back(
+            UkLoadHalfOp::create(b, loc, outReg, scales, offset));
+        if (plan.hasZeros())
+          rowZeros.push_back(
+              UkLoadHalfOp::create(b, loc, outReg, zeros, offset));
+      }
+    int64_t multiplier = plan.encoding == Encoding::Binary ? 2 : 1;
+    int64_t zeroPoint = plan.encoding == Encoding::Binary     ? 1
+                        : plan.encoding == Encoding::GgufQ4_0 ? 8
+                                                              : 0;
+    SmallVector<Value> result(outputs);
+    for (int64_t c = 0; c < tile.columns; ++c) {
+      Value at = add(mul(add(tile.firstColumn, constant(c)),
+                         plan.xBlocksPerRow()),
+                     block);
+      Value sum = memref::LoadOp::create(b, loc, xSums, at);
+      Value scale = memref::LoadOp::create(b, loc, xScales, at);
+      Value one = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(1.0f));
+      Value inv = arith::DivFOp::create(b, loc, one, scale);
+      for (int64_t t = 0; t < tile.tiles; ++t)
+        for (int64_t s = 0; s < tile.slices; ++s) {
+          int64_t i = tile.accIndex(t, s, c), r = t * tile.slices + s;
+          Value zero = plan.hasZeros() ? rowZeros[r] : Value();
+          result[i] = UkBlockCombineOp::create(
+              b, loc, outReg, result[i], dots[i], rowScales[r], zero, sum, inv,
+              multiplier, zeroPoint);
+        }
+    }
+    return result;
+  }
+
+  /// y = (float)(D - S) * w_scale / s_x, exactly as the reference.
+  SmallVector<Value> finishTernary(const Tile &tile, ArrayRef<Value> dots) {
+    SmallVector<Value> outputs(dots.size());
+    for (int64_t c = 0; c < tile.columns; ++c) {
+      Value at = add(tile.firstColumn, constant(c));
+      Value sum = memref::LoadOp::create(b, loc, xSums, at);
+      Value scale = memref::LoadOp::create(b, loc, xScales, at);
+      for (int64_t t = 0; t < tile.tiles; ++t)
+        for (int64_t s = 0; s < tile.slices; ++s) {
+          int64_t i = tile.accIndex(t, s, c);
+          outputs[i] = UkTernaryScaleOp::create(b, loc, outReg, dots[i], sum,
+                                                wScale, scale);
+        }
+    }
+    return outputs;
+  }
+
+  /// Stores the rows of every slice; rows m >= M are left alone.
+  void store(const Tile &tile, ArrayRef<Value> outputs) {
+    Value m = constant(plan.m);
+    for (int64_t t = 0; t < tile.tiles; ++t)
+      for (int64_t s = 0; s < tile.slices; ++s) {
+        Value row = add(mul(add(tile.firstTile, constant(t)), kTileRows),
+                        mul(add(tile.firstSlice, constant(s)), plan.lanes));
+        Value count;
+        if (plan.m % kTileRows != 0) {
+          // clamp(M - row, 0, lanes), compared as signed.
+          Value past = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge,
+                                             row, m);
+          Value left = sub(m, row);
+          Value partial = arith::CmpIOp::create(
+              b, loc, arith::CmpIPredicate::slt, left, constant(plan.lanes));
+          Value some = arith::SelectOp::create(b, loc, partial, left,
+                                               constant(plan.lanes));
+          count = arith::SelectOp::create(b, loc, past, constant(0), some);
+        }
+        for (int64_t c = 0; c < tile.columns; ++c) {
+          Value offset =
+              add(mul(add(tile.firstColumn, constant(c)), plan.m), row);
+          UkStoreOp::create(b, loc, outputs[tile.accIndex(t, s, c)], y, offset,
+                            count);
+        }
+      }
+  }
+
+  //===--- Offsets ----------------------------------------------------------//
+
+  /// Byte offset of slice `s` of vector `vector` of tile `t` of the group.
+  Value codesOffset(const Tile &tile, int64_t t, int64_t s, Value vector) {
+    Value tileIndex = add(tile.firstTile, constant(t));
+    Value first = mul(add(mul(tileIndex, plan.vectorsPerTile), vector),
+                      kVectorBytes);
+    return add(first, mul(add(tile.firstSlice, constant(s)),
+                          plan.registerBytes));
+  }
+
+  /// Element offset of the fp16 scales (and zeros) of a slice for `group`:
+  /// [tile][group][16 rows].
+  Value scalesOffset(const Tile &tile, int64_t t, int64_t s, Value group) {
+    Value tileIndex = add(tile.firstTile, constant(t));
+    Value first =
+        mul(add(mul(tileIndex, plan.groupsPerRow()), group), kTileRows);
+    return add(first, mul(add(tile.firstSlice, constant(s)), plan.lanes));
+  }
+
+  //===--- Helpers ----------------------------------------------------------//
+
+  Value zeroAcc() {
+    return arith::ConstantOp::create(
+        b, loc, DenseElementsAttr::get(accReg, b.getI32IntegerAttr(0)));
+  }
+  Value zeroOut() {
+    return arith::ConstantOp::create(
+        b, loc, DenseElementsAttr::get(outReg, b.getF32FloatAttr(0.0f)));
+  }
+
+  void forLoop(Value lower, Value upper, int64_t step,
+               function_ref<void(Value)> body) {
+    auto loop = scf::ForOp::create(b, loc, lower, upper, constant(step));
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(loop.getBody());
+    body(loop.getInductionVar());
+  }
+
+  Value toIndex(Value v) {
+    return arith::IndexCastOp::create(b, loc, b.getIndexType(), v);
+  }
+  Value constant(int64_t v) {
+    return b.createOrFold<arith::ConstantIndexOp>(loc, v);
+  }
+  Value add(Value lhs, Value rhs) {
+    return b.createOrFold<arith::AddIOp>(loc, lhs, rhs);
+  }
+  Value sub(Value lhs, Value rhs) {
+    return b.createOrFold<arith::SubIOp>(loc, lhs, rhs);
+  }
+  Value mul(Value lhs, int64_t rhs) {
+    return b.createOrFold<arith::MulIOp>(loc, lhs, constant(rhs));
+  }
+
+  OpBuilder &b;
+  Location loc;
+  const KernelPlan &plan;
+  const TargetInfo &target;
+  Value codes, scales, zeros, xq, xScales, xSums, y, n, tileBegin, tileEnd,
+      wScale;
+  VectorType byteReg, accReg, outReg;
+};
+
+class LowerUpconvertPass
+    : public lowbit::impl::LowBitLowerUpconvertBase<LowerUpconvertPass> {
+public:
+  using LowBitLowerUpconvertBase::LowBitLowerUpconvertBase;
+
+  void runOnOperation() override {
+    func::FuncOp func = getOperation();
+    SmallVector<MpGemmOp> ops;
+    func.walk([&](MpGemmOp op) {
+      if (isa_and_present<UpconvertAttr>(op.getConfigAttr()))
+        ops.push_back(op);
+    });
+    if (ops.empty())
+      return;
+    std::unique_ptr<TargetInfo> targetInfo = createTargetInfo(target);
+    if (!targetInfo) {
+      func.emitError() << "lowbit-lower-upconvert: unknown target '" << target
+                       << "'";
+      return signalPassFailure();
+    }
+    MpGemmOp op = ops.front();
+    if (ops.size() != 1 || !isKernelFunction(func, op)) {
+      op.emitOpError() << "can only be lowered as the whole body of its "
+                          "function (one lowbit.mpgemm whose result is "
+                          "returned)";
+      return signalPassFailure();
+    }
+    FailureOr<KernelPlan> plan = makePlan(op, *targetInfo);
+    if (failed(plan))
+      return signalPassFailure();
+    rewriteFunction(func, *plan, *targetInfo);
+  }
+
+private:
+  static bool isKernelFunction(func::FuncOp func, MpGemmOp op) {
+    Block &body = func.getBody().front();
+    auto ret = dyn_cast<func::ReturnOp>(body.getTerminator());
+    return func.getBody().hasOneBlock() && &body.front() == op.getOperation() &&
+           op->getNextNode() == ret && ret.getNumOperands() == 1 &&
+           ret.getOperand(0) == op.getResult();
+  }
+
+  static FailureOr<KernelPlan> makePlan(MpGemmOp op, const TargetInfo &target) {
+    LayoutAttr layout = op.getLayout();
+    WeightAttr weight = op.getWeight();
+    if (layout.getKind() != LayoutKind::VNNI4 ||
+        layout.getTileM() != kTileRows)
+      return op.emitOpError()
+             << "needs the vnni4 layout with tile_m = 16 of kernel_abi.h, "
+                "got "
+             << layout << "; run lowbit-pack-layout first";
+    int64_t registerBytes = target.getRegisterBytes();
+    if (registerBytes < 4 || kVectorBytes % registerBytes != 0)
+      return op.emitOpError() << "target " << target.getName()
+                              << " has registers of " << registerBytes
+                              << " bytes; lowbit-lower-upconvert needs a "
+                                 "divisor of 64 that is at least 4";
+    auto config = cast<UpconvertAttr>(op.getConfigAttr());
+    KernelPlan plan;
+    plan.encoding = weight.getEncoding();
+    plan.bits = weight.getBits();
+    plan.m = op.getM();
+    plan.k = op.getK();
+    plan.kp = llvm::alignTo(plan.k, kBlockK);
+    plan.vectorsPerTile = plan.kp * plan.bits / kBlockK;
+    plan.blocks = plan.kp / kBlockK;
+    plan.group = weight.getGroup();
+    plan.tilesPerGroup = config.getTileM() / kTileRows;
+    plan.tileN = config.getTileN();
+    plan.blocksPerStep = config.getTileK() / kBlockK * config.getUnroll();
+    plan.prefetchBytes =
+        config.getPrefetch() * config.getTileK() / kBlockK * plan.bits *
+        kVectorBytes;
+    plan.registerBytes = registerBytes;
+    plan.lanes = registerBytes / 4;
+    plan.slices = kVectorBytes / registerBytes;
+    return plan;
+  }
+
+  /// Replaces the signature and body of `func` by the kernel ABI function.
+  static void rewriteFunction(func::FuncOp func, const KernelPlan &plan,
+                              const TargetInfo &target) {
+    MLIRContext *ctx = func.getContext();
+    Location loc = func.getLoc();
+    auto memref = [&](Type element) {
+      return MemRefType::get({ShapedType::kDynamic}, element);
+    };
+    Type u8 = IntegerType::get(ctx, 8, IntegerType::Unsigned);
+    Type u16 = IntegerType::get(ctx, 16, IntegerType::Unsigned);
+    Type i64 = IntegerType::get(ctx, 64);
+    Type f32 = Float32Type::get(ctx);
+    SmallVector<Type> inputs = {memref(u8),
+                                memref(u16),
+                                memref(u16),
+                                memref(IntegerType::get(ctx, 8)),
+                                memref(f32),
+                                memref(IntegerType::get(ctx, 32)),
+                                memref(f32),
+                                i64,
+                                i64,
+                                i64,
+                                f32};
+
+    Block &entry = func.getBody().front();
+    entry.clear();
+    entry.eraseArguments(0, entry.getNumArguments());
+    for (Type type : inputs)
+      entry.addArgument(type, loc);
+    func.setFunctionType(FunctionType::get(ctx, inputs, {}));
+    func.setAllArgAttrs(ArrayRef<DictionaryAttr>{});
+    func.setAllResultAttrs(ArrayRef<DictionaryAttr>{});
+    for (unsigned i = 0; i < 6; ++i)
+      func.setArgAttr(i, kReadOnlyArgAttrName, UnitAttr::get(ctx));
+
+    OpBuilder b = OpBuilder::atBlockEnd(&entry);
+    KernelBuilder(b, loc, plan, target, entry.getArguments()).build();
+    func::ReturnOp::create(b, loc);
+  }
+};
+
+} // namespace

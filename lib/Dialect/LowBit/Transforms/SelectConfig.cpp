@@ -1,0 +1,196 @@
+//===- SelectConfig.cpp - choose a strategy config per lowbit.mpgemm ------===//
+//
+// The config comes from, in order: the `config` option, the schedule file's
+// entry for the op, the up-convert heuristic of the target. Whatever its
+// source, it must pass the op's StrategyConfigAttrInterface::verifyFor.
+//
+//===----------------------------------------------------------------------===//
+
+#include "lowbit/Dialect/LowBit/IR/LowBitFormats.h"
+#include "lowbit/Dialect/LowBit/Transforms/Passes.h"
+#include "lowbit/Tuning/Schedule.h"
+
+#include "mlir/AsmParser/AsmParser.h"
+#include "mlir/IR/Diagnostics.h"
+#include "llvm/ADT/StringExtras.h"
+
+namespace mlir::lowbit {
+#define GEN_PASS_DEF_LOWBITSELECTCONFIG
+#include "lowbit/Dialect/LowBit/Transforms/Passes.h.inc"
+} // namespace mlir::lowbit
+
+using namespace mlir;
+using namespace mlir::lowbit;
+
+/// Largest power of two <= value (value >= 1).
+static int64_t floorPowerOf2(int64_t value) {
+  int64_t p = 1;
+  while (p * 2 <= value)
+    p *= 2;
+  return p;
+}
+
+UpconvertAttr mlir::lowbit::selectUpconvertConfig(
+    MLIRContext *ctx, const TargetInfo &target, WeightAttr weight, int64_t m,
+    int64_t k, bool gemv, int64_t threads) {
+  bool ternary = weight.getEncoding() == Encoding::Ternary;
+  int64_t slices = std::max<int64_t>(1, 64 / target.getRegisterBytes());
+  int64_t tiles = llvm::divideCeil(m, 16);
+  // Leave at least one tile group per thread.
+  int64_t maxGroup =
+      floorPowerOf2(std::max<int64_t>(1, tiles / std::max<int64_t>(1, threads)));
+  // A (tiles, columns) block fits when one K loop can hold all register
+  // slices of its tiles, so that each 64-byte vector is read once. Narrow
+  // registers (generic: 16 slices of one row) always walk slice groups.
+  auto fits = [&](int64_t group, int64_t tileN) {
+    return getSlicesPerLoop(target, group, tileN, ternary) == slices ||
+           slices > 2;
+  };
+
+  int64_t group = 1, tileN = 1;
+  if (gemv) {
+    // GEMV is bound by memory: enough independent dot4 chains (tiles x
+    // register slices) to hide the dot-product latency, no more (each tile
+    // group is one more stream of weights).
+    group = floorPowerOf2(std::max<int64_t>(
+        1, llvm::divideCeil(target.getDotChains(), slices)));
+    group = std::min(group, maxGroup);
+    while (group > 1 && !fits(group, 1))
+      group /= 2;
+  } else {
+    // GEMM is bound by compute: reuse every unpacked weight register for as
+    // many activation rows as the register file allows (up to 4), then block
+    // a second tile (two independent chains per column).
+    for (int64_t n : {4, 2, 1})
+      if (fits(1, n)) {
+        tileN = n;
+        break;
+      }
+    if (maxGroup >= 2 && fits(2, tileN))
+      group = 2;
+  }
+  return UpconvertAttr::get(ctx, /*tileM=*/16 * group, /*tileK=*/64, tileN,
+                            /*unroll=*/1, /*prefetch=*/0);
+}
+
+namespace {
+
+class SelectConfigPass
+    : public lowbit::impl::LowBitSelectConfigBase<SelectConfigPass> {
+public:
+  using LowBitSelectConfigBase::LowBitSelectConfigBase;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    targetInfo = createTargetInfo(target);
+    if (!targetInfo) {
+      module.emitError() << "lowbit-select-config: unknown target '" << target
+                         << "'; expected one of "
+                         << llvm::join(getTargetNames(), ", ");
+      return signalPassFailure();
+    }
+    if (!schedule.empty()) {
+      llvm::Expected<Schedule> loaded = Schedule::load(schedule);
+      if (!loaded) {
+        module.emitError() << llvm::toString(loaded.takeError());
+        return signalPassFailure();
+      }
+      scheduleFile = std::move(*loaded);
+    }
+    if (!config.empty() &&
+        failed(parseConfig(module, config, "config option", overrideConfig)))
+      return signalPassFailure();
+
+    WalkResult result = module.walk([&](MpGemmOp op) {
+      if (op.getConfigAttr())
+        return WalkResult::advance();
+      return WalkResult(selectFor(op));
+    });
+    if (result.wasInterrupted())
+      signalPassFailure();
+  }
+
+private:
+  /// Parses `text` as a strategy config. Errors are attached to `anchor`
+  /// and name `what` the text came from.
+  LogicalResult parseConfig(Operation *anchor, StringRef text,
+                            const Twine &what,
+                            StrategyConfigAttrInterface &out) {
+    std::string diagnostic;
+    Attribute attr;
+    {
+      ScopedDiagnosticHandler capture(anchor->getContext(), [&](Diagnostic &d) {
+        if (diagnostic.empty())
+          diagnostic = d.str();
+        return success();
+      });
+      attr = parseAttribute(text, anchor->getContext());
+    }
+    if (!attr)
+      return anchor->emitError() << what << ": cannot parse config '" << text
+                                 << "': " << diagnostic;
+    out = dyn_cast<StrategyConfigAttrInterface>(attr);
+    if (!out)
+      return anchor->emitError() << what << ": '" << text
+                                 << "' is not a strategy config";
+    return success();
+  }
+
+  LogicalResult selectFor(MpGemmOp op) {
+    WeightAttr weight = op.getWeight();
+    LayoutAttr layout = op.getLayout();
+    int64_t m = op.getM(), k = op.getK();
+    int64_t n = cast<RankedTensorType>(op.getX().getType()).getDimSize(0);
+    if (ShapedType::isDynamic(n))
+      n = nHint;
+    bool gemv = n == 1;
+
+    StrategyConfigAttrInterface chosen;
+    std::string source;
+    if (overrideConfig) {
+      chosen = overrideConfig;
+      source = "config option";
+    } else if (scheduleFile) {
+      ScheduleKey key;
+      key.format = getFormatName(weight, layout.getKind());
+      key.m = m;
+      key.k = k;
+      key.nClass = gemv ? "gemv" : "gemm";
+      key.target = target;
+      key.threads = threads;
+      if (const ScheduleEntry *entry = scheduleFile->lookup(key)) {
+        source = ("schedule '" + scheduleFile->getName() + "': entries[" +
+                  Twine(entry->index) + "]")
+                     .str();
+        if (failed(parseConfig(op, entry->config, source, chosen)))
+          return failure();
+      }
+    }
+    if (!chosen) {
+      source = "heuristic";
+      if (weight.getEncoding() == Encoding::Unsigned && weight.getBits() == 3)
+        return op.emitOpError()
+               << "has no heuristic config for "
+               << getFormatName(weight, layout.getKind())
+               << " weights (the upconvert strategy needs 1, 2 or 4 bits); "
+                  "give a config or a schedule entry";
+      chosen = selectUpconvertConfig(op.getContext(), *targetInfo, weight, m,
+                                     k, gemv, threads);
+    }
+    if (failed(chosen.verifyFor(
+            [&] {
+              return op.emitOpError() << source << ": config " << chosen
+                                      << " does not fit this op: ";
+            },
+            weight, layout, m, k)))
+      return failure();
+    op.setConfigAttr(chosen);
+    return success();
+  }
+
+  std::shared_ptr<const TargetInfo> targetInfo;
+  std::optional<Schedule> scheduleFile;
+  StrategyConfigAttrInterface overrideConfig;
+};
+
+} // namespace

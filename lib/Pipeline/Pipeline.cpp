@@ -1,0 +1,213 @@
+//===- Pipeline.cpp - from a kernel request to C++ source -----------------===//
+
+#include "lowbit/Pipeline/Pipeline.h"
+#include "lowbit/Conversion/Passes.h"
+#include "lowbit/Dialect/LowBit/IR/LowBitFormats.h"
+#include "lowbit/Dialect/LowBit/Transforms/Passes.h"
+
+#include "mlir/Dialect/EmitC/IR/EmitC.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/Verifier.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Target/Cpp/CppEmitter.h"
+#include "mlir/Transforms/Passes.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FormatVariadic.h"
+
+using namespace mlir;
+using namespace mlir::lowbit;
+
+/// Adds select-config and pack-layout (the steps that choose attributes).
+static void addSelectionPasses(OpPassManager &pm,
+                               const UpconvertPipelineOptions &options) {
+  LowBitSelectConfigOptions select;
+  select.target = options.target;
+  select.threads = options.threads;
+  select.nHint = options.nHint;
+  select.schedule = options.schedule;
+  select.config = options.config;
+  pm.addPass(createLowBitSelectConfig(select));
+  pm.addNestedPass<func::FuncOp>(createLowBitPackLayout());
+}
+
+/// Adds lower-upconvert and the target's conversion to EmitC.
+static void addLoweringPasses(OpPassManager &pm,
+                              const UpconvertPipelineOptions &options) {
+  LowBitLowerUpconvertOptions lower;
+  lower.target = options.target;
+  pm.addNestedPass<func::FuncOp>(createLowBitLowerUpconvert(lower));
+  pm.addPass(createCSEPass());
+  StringRef target = options.target;
+  if (target.consume_front("x86-")) {
+    LowBitConvertToX86Options x86;
+    x86.isa = target.str();
+    pm.addPass(createLowBitConvertToX86(x86));
+  } else {
+    pm.addPass(createLowBitConvertToGeneric());
+  }
+}
+
+void mlir::lowbit::buildUpconvertPipeline(
+    OpPassManager &pm, const UpconvertPipelineOptions &options) {
+  addSelectionPasses(pm, options);
+  addLoweringPasses(pm, options);
+}
+
+void mlir::lowbit::registerUpconvertPipeline() {
+  PassPipelineRegistration<UpconvertPipelineOptions>(
+      "lowbit-upconvert-pipeline",
+      "Compiles up-convert lowbit.mpgemm functions to EmitC for a target "
+      "(then: mlir-translate --mlir-to-cpp)",
+      buildUpconvertPipeline);
+}
+
+//===----------------------------------------------------------------------===//
+// generateKernel
+//===----------------------------------------------------------------------===//
+
+static bool isCIdentifier(StringRef name) {
+  return !name.empty() && (llvm::isAlpha(name[0]) || name[0] == '_') &&
+         llvm::all_of(name, [](char c) { return llvm::isAlnum(c) || c == '_'; });
+}
+
+/// func.func @name(%x: tensor<?xKxf32>, %w: tensor<MxRxi8>, [%s]) with one
+/// lowbit.mpgemm of `format` and no config.
+static OwningOpRef<ModuleOp> buildInput(MLIRContext &ctx,
+                                        const KernelRequest &request,
+                                        const WeightFormat &format) {
+  OpBuilder b(&ctx);
+  Location loc = NameLoc::get(b.getStringAttr(request.functionName));
+  OwningOpRef<ModuleOp> module = ModuleOp::create(loc);
+  b.setInsertionPointToEnd(module->getBody());
+
+  int64_t m = request.M, k = request.K;
+  WeightAttr weight = format.weight;
+  auto layout = LayoutAttr::get(&ctx, format.layout, 0, 0, 1);
+  Type f16 = b.getF16Type(), f32 = b.getF32Type();
+  auto xType = RankedTensorType::get({ShapedType::kDynamic, k}, f32);
+  auto yType = RankedTensorType::get({ShapedType::kDynamic, m}, f32);
+  int64_t rowBytes = getRowBytes(weight, layout, k).value_or(0);
+  SmallVector<Type> inputs = {
+      xType, RankedTensorType::get({m, rowBytes}, b.getI8Type())};
+  int64_t groups = weight.getGroup() > 0 ? k / weight.getGroup() : 0;
+  switch (weight.getEncoding()) {
+  case Encoding::Ternary:
+    inputs.push_back(RankedTensorType::get({1}, f32));
+    break;
+  case Encoding::Binary:
+    inputs.push_back(RankedTensorType::get({m, groups}, f16));
+    break;
+  case Encoding::Unsigned:
+    inputs.push_back(RankedTensorType::get({m, groups, 2}, f16));
+    break;
+  case Encoding::GgufQ4_0:
+    break;
+  }
+  auto func = func::FuncOp::create(b, loc, request.functionName,
+                                   b.getFunctionType(inputs, {yType}));
+  Block *entry = func.addEntryBlock();
+  b.setInsertionPointToEnd(entry);
+  Value scales = inputs.size() == 3 ? entry->getArgument(2) : Value();
+  auto op = MpGemmOp::create(b, loc, yType, entry->getArgument(0),
+                             entry->getArgument(1), scales, weight, layout,
+                             /*config=*/nullptr);
+  func::ReturnOp::create(b, loc, op.getResult());
+  return module;
+}
+
+static std::string printAttr(Attribute attr) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  attr.print(os);
+  return text;
+}
+
+llvm::Expected<KernelSource>
+mlir::lowbit::generateKernel(const KernelRequest &request) {
+  std::string what =
+      llvm::formatv("cannot generate the {0} kernel for M = {1}, K = {2}, "
+                    "target {3}: ",
+                    request.format, request.M, request.K, request.target)
+          .str();
+  auto fail = [&](const Twine &problem) {
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   what + problem);
+  };
+
+  DialectRegistry registry;
+  registry.insert<LowBitDialect, func::FuncDialect, arith::ArithDialect,
+                  scf::SCFDialect, memref::MemRefDialect,
+                  emitc::EmitCDialect>();
+  MLIRContext ctx(registry, MLIRContext::Threading::DISABLED);
+  ctx.loadAllAvailableDialects();
+
+  std::optional<WeightFormat> format = parseFormatName(&ctx, request.format);
+  if (!format)
+    return fail("unknown format '" + request.format +
+                "' (upconvert kernels exist for i2s, w1gG, w2gG, w4gG, q4_0)");
+  if (format->layout == LayoutKind::TL1 || format->layout == LayoutKind::TL2 ||
+      format->weight.getBits() == 3)
+    return fail("the upconvert strategy has no kernel for " + request.format +
+                " (it supports i2s, w1gG, w2gG, w4gG, q4_0)");
+  std::unique_ptr<TargetInfo> target = createTargetInfo(request.target);
+  if (!target)
+    return fail("unknown target; expected one of " +
+                llvm::join(getTargetNames(), ", "));
+  if (request.M < 1 || request.K < 1)
+    return fail("M and K must be at least 1");
+  if (request.threads < 1 || request.nHint < 1)
+    return fail("threads and the N hint must be at least 1");
+  if (!isCIdentifier(request.functionName))
+    return fail("function name '" + request.functionName +
+                "' is not a C identifier");
+
+  std::string firstError;
+  ScopedDiagnosticHandler capture(&ctx, [&](Diagnostic &d) {
+    if (d.getSeverity() == DiagnosticSeverity::Error && firstError.empty())
+      firstError = d.str();
+    return success();
+  });
+
+  OwningOpRef<ModuleOp> module = buildInput(ctx, request, *format);
+  if (failed(verify(*module)))
+    return fail(firstError);
+
+  UpconvertPipelineOptions options;
+  options.target = request.target;
+  options.threads = request.threads;
+  options.nHint = request.nHint;
+  options.schedule = request.schedulePath;
+  options.config = request.configOverride;
+
+  PassManager select(&ctx);
+  addSelectionPasses(select, options);
+  if (failed(select.run(*module)))
+    return fail(firstError);
+
+  KernelSource source;
+  source.functionName = request.functionName;
+  module->walk([&](MpGemmOp op) {
+    source.config = printAttr(op.getConfigAttr());
+    source.layout = printAttr(op.getLayout());
+    if (auto upconvert = dyn_cast<UpconvertAttr>(op.getConfigAttr()))
+      source.tilesPerGroup = upconvert.getTileM() / source.tileRows;
+    source.bits = op.getWeight().getBits();
+  });
+  if (!StringRef(source.config).starts_with("#lowbit.upconvert"))
+    return fail("config " + source.config +
+                " is not an upconvert config; only upconvert kernels are "
+                "generated");
+  source.Mp = llvm::alignTo(request.M, 16);
+  source.Kp = llvm::alignTo(request.K, 32);
+  source.compileFlags = target->getCompileFlags();
+
+  PassManager lower(&ctx);
+  addLoweringPasses(lower, options);
+  if (failed(lower.run(*module)))
+    return fail(firstError);
+
+  llvm::raw_string_ostream os(source.cpp);
+  if (failed(emitc::translateToCpp(*module, os)))
+    return fail(firstError.empty() ? "translation to C++ failed" : firstError);
+  return source;
+}
