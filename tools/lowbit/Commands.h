@@ -17,6 +17,7 @@ struct Command {
 const Command &targetsCommand();
 const Command &runCommand();
 const Command &packCommand();
+const Command &verifyCommand();
 
 } // namespace lowbit::cli
 

@@ -9,11 +9,11 @@
 
 #include "Commands.h"
 #include "Inputs.h"
+#include "Kernels.h"
 
 #include "lowbit/error.h"
 #include "lowbit/format.h"
 #include "lowbit/packed_file.h"
-#include "lowbit/reference.h"
 #include "lowbit/target.h"
 
 #include <chrono>
@@ -94,25 +94,17 @@ static double normalizedError(const PackedWeights &W, const Matrix &X,
   return norm > 0 ? std::sqrt(diff / norm) : std::sqrt(diff);
 }
 
-static void checkTarget(Target target) {
-  if (target == Target::Aarch64Neon || target == Target::SpirvVulkan ||
-      target == Target::SpirvXe2)
-    throw Error("target '" + target_name(target) +
-                "' is not supported by 'lowbit run' yet");
-  if (!host_runs(target))
-    throw Error("target '" + target_name(target) +
-                "' cannot run on this host (see 'lowbit targets')");
-}
-
 static int runRun(const ParsedOptions &options) {
   Format format = Format::parse(*options.get("format"));
-  Strategy strategy = parse_strategy(options.getOr("strategy", "reference"));
-  Target target = parse_target(options.getOr("target", "native"));
-  options.getPositive("threads", 1);
-  if (strategy != Strategy::Reference && strategy != Strategy::Auto)
-    throw Error("strategy '" + strategy_name(strategy) +
-                "' is not available in this build yet (use reference)");
-  checkTarget(target);
+  KernelChoice choice =
+      resolveChoice(format, parse_strategy(options.getOr("strategy", "auto")),
+                    parse_target(options.getOr("target", "native")));
+  KernelOptions kernelOptions;
+  int64_t threads = options.getPositive("threads", 1);
+  if (threads > 256)
+    throw Error("--threads: at most 256, got " + std::to_string(threads));
+  kernelOptions.threads = static_cast<int>(threads);
+  kernelOptions.schedulePath = options.getOr("schedule", "");
 
   PackedWeights W = loadWeights(options, format);
   Matrix X = loadActivations(options, W.K);
@@ -122,19 +114,29 @@ static int runRun(const ParsedOptions &options) {
   Y.vector = X.vector;
   Y.data.resize(static_cast<size_t>(Y.rows * Y.cols));
 
+  std::optional<CompiledKernel> kernel;
+  if (choice.strategy != Strategy::Reference)
+    kernel = compileKernel(format, choice, {W.M, W.K, X.rows}, kernelOptions);
+  PreparedWeights prepared = prepareWeights(W, choice);
+  ThreadPool pool(kernelOptions.threads);
+
   auto start = std::chrono::steady_clock::now();
-  reference_mpgemm(W, X.data.data(), X.rows, Y.data.data());
+  runKernel(kernel ? &*kernel : nullptr, prepared, X.data.data(), X.rows,
+            Y.data.data(), pool);
   double us = std::chrono::duration<double, std::micro>(
                   std::chrono::steady_clock::now() - start)
                   .count();
 
   if (auto out = options.get("out"))
     writeMatrix(*out, Y);
-  std::printf("%s  M=%lld K=%lld N=%lld  strategy=reference target=%s  "
-              "%.1f us  %.3f bits/weight\n",
+  std::printf("%s  M=%lld K=%lld N=%lld  strategy=%s target=%s threads=%d  "
+              "%.1f us (one call, not a benchmark)  %.3f bits/weight\n",
               format.name().c_str(), (long long)W.M, (long long)W.K,
-              (long long)X.rows, target_name(target).c_str(), us,
+              (long long)X.rows, strategy_name(choice.strategy).c_str(),
+              target_name(choice.target).c_str(), kernelOptions.threads, us,
               format.bits_per_weight());
+  if (kernel)
+    std::printf("config: %s\n", kernel->config.c_str());
   if (options.has("check"))
     std::printf("normalized error vs fp64 product of the dequantized "
                 "weights: %.3g\n",
@@ -149,21 +151,26 @@ const Command &runCommand() {
        "with the chosen strategy and write Y [N, M].",
        "Arrays are little-endian float32 .npy files in C order. --weights may "
        "also be a .lbw file\nwritten by 'lowbit pack'. Without --weights and "
-       "--act a built-in deterministic problem\nis used (--shape, default " 
-       "2560x2560, and --n, default 1).\n\nformats:    i2s, tl1, tl2, "
-       "w<b>g<G> (b in 1..4, G a multiple of 32), q4_0\nstrategies: reference "
-       "(this build; upconvert, lut-elementwise, lut-bitserial follow)\n"
-       "targets:    native, generic, x86-avx2, x86-avxvnni, x86-avx512vnni "
-       "(see 'lowbit targets')\n",
+       "--act a built-in deterministic problem\nis used (--shape, default "
+       "2560x2560, and --n, default 1). Generated kernels are cached\nunder "
+       "$XDG_CACHE_HOME/lowbit (default ~/.cache/lowbit).\n\nformats:    "
+       "i2s, tl1, tl2, w<b>g<G> (b in 1..4, G a multiple of 32), q4_0\n"
+       "strategies: auto (default: upconvert where it has a kernel, else "
+       "reference), upconvert\n            (i2s, w1gG, w2gG, w4gG, q4_0), "
+       "reference (every format, scalar)\ntargets:    native (default), "
+       "generic, x86-avx2, x86-avxvnni, x86-avx512vnni\n            (see "
+       "'lowbit targets')\n",
        {{"format", "F", "weight format", true},
-        {"strategy", "S", "kernel strategy (default reference)"},
+        {"strategy", "S", "kernel strategy (default auto)"},
         {"target", "T", "target ISA (default native)"},
         {"weights", "W.npy", "weights [M, K], .npy or a packed .lbw file"},
         {"act", "X.npy", "activations [N, K] (or [K])"},
         {"out", "Y.npy", "where to write Y [N, M]"},
         {"shape", "MxK", "shape of the built-in weights (no --weights)"},
         {"n", "N", "rows of the built-in activations (no --act)"},
-        {"threads", "N", "worker threads (the reference is single-threaded)"},
+        {"threads", "N", "worker threads (default 1; the reference is "
+                          "single-threaded)"},
+        {"schedule", "FILE", "tuned schedule to take the kernel config from"},
         {"check", nullptr,
          "also print the error against the fp64 product of the dequantized "
          "weights"}}},

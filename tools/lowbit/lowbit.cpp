@@ -19,7 +19,7 @@ using namespace lowbit::cli;
 
 static const std::vector<const Command *> &commands() {
   static const std::vector<const Command *> all = {
-      &targetsCommand(), &runCommand(), &packCommand()};
+      &targetsCommand(), &runCommand(), &packCommand(), &verifyCommand()};
   return all;
 }
 

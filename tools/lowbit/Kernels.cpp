@@ -1,0 +1,112 @@
+//===- Kernels.cpp - choosing, compiling and running kernels --------------===//
+
+#include "Kernels.h"
+
+#include "lowbit/Pipeline/Pipeline.h"
+#include "lowbit/error.h"
+#include "lowbit/reference.h"
+#include "lowbit/run_kernel.h"
+
+#include "llvm/Support/Error.h"
+
+namespace lowbit::cli {
+
+static bool isCpuCodeTarget(Target t) {
+  return t == Target::Generic || t == Target::X86Avx2 ||
+         t == Target::X86AvxVnni || t == Target::X86Avx512Vnni;
+}
+
+KernelChoice resolveChoice(const Format &format, Strategy strategy,
+                           Target target) {
+  if (target == Target::Native)
+    target = native_target();
+  if (target == Target::Aarch64Neon || target == Target::SpirvVulkan ||
+      target == Target::SpirvXe2)
+    throw Error("target '" + target_name(target) +
+                "' is not supported by this build yet");
+  if (!host_runs(target))
+    throw Error("target '" + target_name(target) +
+                "' cannot run on this host (see 'lowbit targets')");
+  if (strategy == Strategy::Auto)
+    strategy = has_upconvert_layout(format) && isCpuCodeTarget(target)
+                   ? Strategy::Upconvert
+                   : Strategy::Reference;
+  switch (strategy) {
+  case Strategy::Reference:
+    break;
+  case Strategy::Upconvert:
+    if (!has_upconvert_layout(format))
+      throw Error("strategy 'upconvert' has no kernel for " + format.name() +
+                  " (it supports i2s, w1gG, w2gG, w4gG, q4_0)");
+    break;
+  default:
+    throw Error("strategy '" + strategy_name(strategy) +
+                "' is not available in this build yet (use reference or "
+                "upconvert)");
+  }
+  return {strategy, target};
+}
+
+std::vector<CompiledKernel>
+compileKernels(const Format &format, KernelChoice choice,
+               const std::vector<KernelShape> &shapes,
+               const KernelOptions &options) {
+  std::vector<CompiledKernel> kernels(shapes.size());
+  std::vector<std::string> sources, symbols;
+  std::vector<std::string> flags;
+  for (size_t i = 0; i < shapes.size(); ++i) {
+    mlir::lowbit::KernelRequest request;
+    request.format = format.name();
+    request.M = shapes[i].M;
+    request.K = shapes[i].K;
+    request.target = target_name(choice.target);
+    request.threads = options.threads;
+    request.nHint = shapes[i].nHint;
+    request.schedulePath = options.schedulePath;
+    request.configOverride = options.config;
+    request.functionName = "lowbit_kernel_" + std::to_string(i);
+    llvm::Expected<mlir::lowbit::KernelSource> source =
+        mlir::lowbit::generateKernel(request);
+    if (!source)
+      throw Error(llvm::toString(source.takeError()));
+    kernels[i].choice = choice;
+    kernels[i].config = source->config;
+    sources.push_back(std::move(source->cpp));
+    symbols.push_back(source->functionName);
+    flags = source->compileFlags; // the same for every kernel of a target
+  }
+  if (shapes.empty())
+    return kernels;
+  std::shared_ptr<KernelLibrary> library = compile_and_load(sources, flags);
+  for (size_t i = 0; i < shapes.size(); ++i)
+    kernels[i].loaded = {library, library->kernel(symbols[i])};
+  return kernels;
+}
+
+CompiledKernel compileKernel(const Format &format, KernelChoice choice,
+                             const KernelShape &shape,
+                             const KernelOptions &options) {
+  return std::move(compileKernels(format, choice, {shape}, options).front());
+}
+
+PreparedWeights prepareWeights(const PackedWeights &W, KernelChoice choice) {
+  PreparedWeights prepared;
+  prepared.canonical = &W;
+  if (choice.strategy == Strategy::Upconvert)
+    prepared.upconvert = pack_upconvert(W);
+  return prepared;
+}
+
+void runKernel(const CompiledKernel *kernel, const PreparedWeights &W,
+               const float *X, int64_t N, float *Y, ThreadPool &pool) {
+  const PackedWeights &canonical = *W.canonical;
+  if (!kernel) {
+    reference_mpgemm(canonical, X, N, Y);
+    return;
+  }
+  PreparedActivations A =
+      prepare_activations(canonical.format, X, N, canonical.K);
+  run_kernel(kernel->loaded.fn, *W.upconvert, A, Y, canonical.M, pool);
+}
+
+} // namespace lowbit::cli
