@@ -18,6 +18,7 @@ const Command &targetsCommand();
 const Command &runCommand();
 const Command &packCommand();
 const Command &verifyCommand();
+const Command &benchCommand();
 
 } // namespace lowbit::cli
 

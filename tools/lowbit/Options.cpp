@@ -82,6 +82,23 @@ int64_t ParsedOptions::getPositive(const std::string &name,
   return value ? parsePositive(*value, "--" + name) : fallback;
 }
 
+std::vector<int64_t>
+ParsedOptions::getPositiveList(const std::string &name,
+                               const std::string &fallback) const {
+  std::vector<int64_t> values;
+  for (const std::string &item : splitList(getOr(name, fallback)))
+    values.push_back(parsePositive(item, "--" + name));
+  return values;
+}
+
+std::vector<std::string> splitList(const std::string &text) {
+  std::vector<std::string> items;
+  std::stringstream in(text);
+  for (std::string item; std::getline(in, item, ',');)
+    items.push_back(item);
+  return items;
+}
+
 int64_t parsePositive(const std::string &text, const std::string &what) {
   bool digits = !text.empty() && text.size() <= 18 &&
                 text.find_first_not_of("0123456789") == std::string::npos;

@@ -41,6 +41,10 @@ public:
   std::string getOr(const std::string &name, const std::string &fallback) const;
   /// A positive integer option, or `fallback` when absent.
   int64_t getPositive(const std::string &name, int64_t fallback) const;
+  /// A comma-separated list of positive integers ("1,3,16"), or `fallback`
+  /// parsed the same way when absent.
+  std::vector<int64_t> getPositiveList(const std::string &name,
+                                       const std::string &fallback) const;
 
 private:
   std::map<std::string, std::string> values;
@@ -48,6 +52,9 @@ private:
 };
 
 std::string renderHelp(const CommandSpec &spec);
+
+/// Splits "a,b,c" at commas.
+std::vector<std::string> splitList(const std::string &text);
 
 /// Parses a positive decimal integer; `what` names it in the error.
 int64_t parsePositive(const std::string &text, const std::string &what);

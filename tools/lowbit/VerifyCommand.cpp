@@ -19,26 +19,8 @@
 
 #include <cmath>
 #include <cstdio>
-#include <sstream>
 
 namespace lowbit::cli {
-
-static std::vector<std::string> splitList(const std::string &text) {
-  std::vector<std::string> items;
-  std::stringstream in(text);
-  for (std::string item; std::getline(in, item, ',');)
-    items.push_back(item);
-  return items;
-}
-
-static std::vector<int64_t> positiveList(const ParsedOptions &options,
-                                         const std::string &name,
-                                         const std::string &fallback) {
-  std::vector<int64_t> values;
-  for (const std::string &item : splitList(options.getOr(name, fallback)))
-    values.push_back(parsePositive(item, "--" + name));
-  return values;
-}
 
 /// Smallest legal K, one past a few blocks, and (ternary) a ragged large K.
 static std::string defaultKs(const Format &format) {
@@ -97,8 +79,8 @@ static std::string compare(const PackedWeights &W, const Matrix &X,
 
 static int runVerify(const ParsedOptions &options) {
   Strategy strategy = parse_strategy(options.getOr("strategy", "upconvert"));
-  std::vector<int64_t> ms = positiveList(options, "m", "1,31,33,257");
-  std::vector<int64_t> ns = positiveList(options, "n", "1,3,16,128");
+  std::vector<int64_t> ms = options.getPositiveList("m", "1,31,33,257");
+  std::vector<int64_t> ns = options.getPositiveList("n", "1,3,16,128");
   int threads = static_cast<int>(options.getPositive("threads", 2));
   ThreadPool pool(threads);
   KernelOptions kernelOptions;
@@ -107,7 +89,7 @@ static int runVerify(const ParsedOptions &options) {
   int passed = 0, failed = 0;
   for (const std::string &formatName : splitList(*options.get("format"))) {
     Format format = Format::parse(formatName);
-    std::vector<int64_t> ks = positiveList(options, "k", defaultKs(format));
+    std::vector<int64_t> ks = options.getPositiveList("k", defaultKs(format));
     for (const std::string &targetName :
          splitList(options.getOr("target", "native"))) {
       KernelChoice choice =

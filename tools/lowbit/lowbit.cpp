@@ -19,7 +19,8 @@ using namespace lowbit::cli;
 
 static const std::vector<const Command *> &commands() {
   static const std::vector<const Command *> all = {
-      &targetsCommand(), &runCommand(), &packCommand(), &verifyCommand()};
+      &targetsCommand(), &runCommand(), &packCommand(), &verifyCommand(),
+      &benchCommand()};
   return all;
 }
 
