@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Runs every lowbit test: lit (dialect + CLI), the runtime's GoogleTest suite,
-# the same suite under ASan+UBSan, and the .npy fuzzer for a fixed time
+# Runs every lowbit test: lit (dialect, passes, emitted C++, CLI, generated
+# kernels against the reference), the GoogleTest suites of the runtime and of
+# the CLI's kernel cache and benchmark library,
+# the runtime suite again under ASan+UBSan, and the .npy fuzzer for a fixed time
 # (LOWBIT_FUZZ_SECONDS, default 60). Calls scripts/setup.sh --no-run first, so
 # a fresh checkout works. Ends with one "tests: N passed, N failed" line.
 set -uo pipefail
@@ -22,7 +24,8 @@ count() {
   failed=$((failed + $3))
 }
 
-# lit: dialect round trips and diagnostics, CLI behaviour and outputs.
+# lit: dialect round trips and diagnostics, passes, emitted C++, CLI
+# behaviour, and every generated kernel against the reference (test/e2e).
 "$lit" -sv build/test 2>&1 | tee "$log/lit.txt"
 count lit "$(grep -oP '^\s*Passed\s*: \K\d+' "$log/lit.txt" || echo 0)" \
   "$(grep -oP '^\s*(Failed|Unresolved|Timed Out)\s*: \K\d+' "$log/lit.txt" |
@@ -43,6 +46,7 @@ ctest_step() {
   count "$2" $((total - bad)) "$bad"
 }
 ctest_step build/runtime runtime
+ctest_step build/tools/lowbit tools
 
 if cmake -S runtime -B build/asan "${runtime_cmake[@]}" -DLOWBIT_SANITIZE=ON >/dev/null &&
   ninja -C build/asan >/dev/null; then
