@@ -52,6 +52,13 @@ public:
   /// Independent lowbit.uk.dot4 accumulation chains needed to hide the
   /// latency of one dot-product accumulate (latency x throughput, rounded).
   virtual int64_t getDotChains() const = 0;
+  /// The largest unsigned code lowbit.uk.dot4 multiplies exactly (255 for
+  /// a dot-product instruction; less where products are summed in pairs
+  /// into saturating int16). Bounds lowbit.uk.unpack's `scale`.
+  virtual int64_t getMaxDotCode() const = 0;
+  /// How far ahead of the loads (bytes) a streaming kernel should prefetch
+  /// its weights; 0 when the target has no prefetch instruction.
+  virtual int64_t getPrefetchBytes() const = 0;
   /// Compiler flags the emitted C++ needs (e.g. `-mavx512vnni`).
   virtual std::vector<std::string> getCompileFlags() const = 0;
 
@@ -77,11 +84,17 @@ public:
                                VectorType type) const = 0;
   /// lowbit.uk.unpack.
   virtual Value emitUnpack(OpBuilder &b, Location loc, Value packed,
-                           VectorType type, int64_t bits,
-                           int64_t plane) const = 0;
+                           VectorType type, int64_t bits, int64_t plane,
+                           int64_t scale) const = 0;
+  /// lowbit.uk.shr_exact.
+  virtual Value emitShrExact(OpBuilder &b, Location loc, Value value,
+                             int64_t shift, VectorType type) const = 0;
   /// lowbit.uk.dot4.
   virtual Value emitDot4(OpBuilder &b, Location loc, Value acc, Value codes,
                          Value x, VectorType accType) const = 0;
+  /// arith.addi of two int32 registers (lane-wise, wrapping).
+  virtual Value emitAddI32(OpBuilder &b, Location loc, Value lhs, Value rhs,
+                           VectorType type) const = 0;
   /// A register with every lane equal to `value` (an i32 or f32 attribute).
   virtual Value emitSplat(OpBuilder &b, Location loc, VectorType type,
                           TypedAttr value) const = 0;

@@ -129,10 +129,25 @@ struct ConvertUnpack : TargetPattern<UkUnpackOp> {
     FailureOr<VectorType> type = getRegisterType(rewriter, op, op.getType());
     if (failed(type))
       return failure();
-    rewriter.replaceOp(op, target.emitUnpack(rewriter, op.getLoc(),
-                                             adaptor.getPacked(), *type,
-                                             int64_t(op.getBits()),
-                                             int64_t(op.getPlane())));
+    rewriter.replaceOp(op, target.emitUnpack(
+                               rewriter, op.getLoc(), adaptor.getPacked(),
+                               *type, int64_t(op.getBits()),
+                               int64_t(op.getPlane()), int64_t(op.getScale())));
+    return success();
+  }
+};
+
+struct ConvertShrExact : TargetPattern<UkShrExactOp> {
+  using TargetPattern::TargetPattern;
+  LogicalResult
+  matchAndRewrite(UkShrExactOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    FailureOr<VectorType> type = getRegisterType(rewriter, op, op.getType());
+    if (failed(type))
+      return failure();
+    rewriter.replaceOp(op, target.emitShrExact(rewriter, op.getLoc(),
+                                               adaptor.getValue(),
+                                               int64_t(op.getShift()), *type));
     return success();
   }
 };
@@ -258,6 +273,24 @@ struct ConvertSplatConstant : TargetPattern<arith::ConstantOp> {
   }
 };
 
+/// arith.addi of int32 registers (the sum of split accumulators).
+struct ConvertRegisterAdd : TargetPattern<arith::AddIOp> {
+  using TargetPattern::TargetPattern;
+  LogicalResult
+  matchAndRewrite(arith::AddIOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    if (!isa<VectorType>(op.getType()))
+      return rewriter.notifyMatchFailure(op, "not a register addition");
+    FailureOr<VectorType> type = getRegisterType(rewriter, op, op.getType());
+    if (failed(type))
+      return failure();
+    rewriter.replaceOp(op, target.emitAddI32(rewriter, op.getLoc(),
+                                             adaptor.getLhs(),
+                                             adaptor.getRhs(), *type));
+    return success();
+  }
+};
+
 /// memref.load of a memref<?xT> that became a T *: `ptr[i]`.
 struct ConvertPointerLoad : OpConversionPattern<memref::LoadOp> {
   using OpConversionPattern::OpConversionPattern;
@@ -300,11 +333,12 @@ void mlir::lowbit::populateLowBitToEmitCPatterns(
     const TypeConverter &converter, RewritePatternSet &patterns,
     const TargetInfo &target) {
   MLIRContext *ctx = patterns.getContext();
-  patterns.add<ConvertLoad, ConvertBroadcast4, ConvertUnpack, ConvertDot4,
+  patterns.add<ConvertLoad, ConvertBroadcast4, ConvertUnpack, ConvertShrExact,
+               ConvertDot4,
                ConvertLoadHalf, ConvertBlockCombine, ConvertTernaryScale,
                ConvertStore, ConvertPrefetch>(converter, ctx, target);
-  patterns.add<ConvertSplatConstant>(converter, ctx, target,
-                                     /*benefit=*/2);
+  patterns.add<ConvertSplatConstant, ConvertRegisterAdd>(converter, ctx, target,
+                                                         /*benefit=*/2);
   patterns.add<ConvertPointerLoad, ConvertPointerStore>(converter, ctx);
 }
 

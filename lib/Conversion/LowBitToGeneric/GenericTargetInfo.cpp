@@ -23,6 +23,8 @@ public:
   int64_t getRegisterBytes() const override { return 4; }
   int64_t getNumRegisters() const override { return 16; }
   int64_t getDotChains() const override { return 1; }
+  int64_t getMaxDotCode() const override { return 255; }
+  int64_t getPrefetchBytes() const override { return 0; }
   std::vector<std::string> getCompileFlags() const override { return {}; }
   std::vector<std::string> getIncludes() const override {
     return {"math.h", "stddef.h", "stdint.h"};
@@ -51,13 +53,14 @@ public:
   }
 
   Value emitUnpack(OpBuilder &b, Location loc, Value packed, VectorType type,
-                   int64_t bits, int64_t plane) const override {
+                   int64_t bits, int64_t plane,
+                   int64_t scale) const override {
     Type t = u32(b.getContext());
     Value shifted = packed;
-    if (plane > 0)
+    if (int64_t shift = bits * plane - scale; shift > 0)
       shifted = emitc::BitwiseRightShiftOp::create(
-          b, loc, t, packed, intConstant(b, loc, t, bits * plane));
-    int64_t mask = ((int64_t(1) << bits) - 1) * 0x01010101;
+          b, loc, t, packed, intConstant(b, loc, t, shift));
+    int64_t mask = (((int64_t(1) << bits) - 1) << scale) * 0x01010101;
     return emitc::BitwiseAndOp::create(b, loc, t, shifted,
                                        intConstant(b, loc, t, mask));
   }
@@ -77,6 +80,19 @@ public:
                                  emitc::MulOp::create(b, loc, i32, c, xs));
     }
     return sum;
+  }
+
+  /// An exact division (well defined for negative values, unlike >>).
+  Value emitShrExact(OpBuilder &b, Location loc, Value value, int64_t shift,
+                     VectorType type) const override {
+    Type i32 = b.getI32Type();
+    return emitc::DivOp::create(b, loc, i32, value,
+                                intConstant(b, loc, i32, int64_t(1) << shift));
+  }
+
+  Value emitAddI32(OpBuilder &b, Location loc, Value lhs, Value rhs,
+                   VectorType type) const override {
+    return emitc::AddOp::create(b, loc, b.getI32Type(), lhs, rhs);
   }
 
   Value emitSplat(OpBuilder &b, Location loc, VectorType type,

@@ -44,6 +44,10 @@ public:
       : registerBytes(registerBytes) {}
 
   int64_t getRegisterBytes() const override { return registerBytes; }
+  // Measured on Zen 5 (2 threads, cold GEMV): prefetcht0 4 KiB ahead of a
+  // single stream of weights per thread reaches the read bandwidth; the
+  // hardware prefetchers alone stay at ~90%.
+  int64_t getPrefetchBytes() const override { return 4096; }
   std::vector<std::string> getIncludes() const override {
     return {"immintrin.h", "stddef.h", "stdint.h"};
   }
@@ -69,15 +73,30 @@ public:
   }
 
   Value emitUnpack(OpBuilder &b, Location loc, Value packed, VectorType type,
-                   int64_t bits, int64_t plane) const override {
+                   int64_t bits, int64_t plane,
+                   int64_t scale) const override {
     Type reg = intType(b.getContext());
     Value shifted = packed;
-    if (plane > 0)
+    if (int64_t shift = bits * plane - scale; shift > 0)
       shifted = call(b, loc, reg, name("srli_epi16"), packed,
-                     {b.getI32IntegerAttr(int32_t(bits * plane))});
-    Value mask = call(b, loc, reg, name("set1_epi8"), {},
-                      {b.getI32IntegerAttr((1 << bits) - 1)});
-    return call(b, loc, reg, name("and_" + siSuffix()), {shifted, mask});
+                     {b.getI32IntegerAttr(int32_t(shift))});
+    // The mask is a signed char: 0xC0 is written -64.
+    int64_t mask = ((int64_t(1) << bits) - 1) << scale;
+    Value masks = call(b, loc, reg, name("set1_epi8"), {},
+                       {b.getI32IntegerAttr(int32_t(int8_t(mask)))});
+    return call(b, loc, reg, name("and_" + siSuffix()), {shifted, masks});
+  }
+
+  Value emitShrExact(OpBuilder &b, Location loc, Value value, int64_t shift,
+                     VectorType type) const override {
+    return call(b, loc, intType(b.getContext()), name("srai_epi32"), value,
+                {b.getI32IntegerAttr(int32_t(shift))});
+  }
+
+  Value emitAddI32(OpBuilder &b, Location loc, Value lhs, Value rhs,
+                   VectorType type) const override {
+    return call(b, loc, intType(b.getContext()), name("add_epi32"),
+                {lhs, rhs});
   }
 
   Value emitSplat(OpBuilder &b, Location loc, VectorType type,
@@ -160,6 +179,7 @@ public:
 
   StringRef getName() const override { return "x86-avx512vnni"; }
   int64_t getNumRegisters() const override { return 32; }
+  int64_t getMaxDotCode() const override { return 255; }
   // vpdpbusd: latency 4-5, two per cycle on Zen 4/5 and Ice Lake+.
   int64_t getDotChains() const override { return 4; }
   std::vector<std::string> getCompileFlags() const override {
@@ -210,6 +230,9 @@ public:
 
   StringRef getName() const override { return "x86-avx2"; }
   int64_t getNumRegisters() const override { return 16; }
+  // vpmaddubsw sums two u8 x s8 products into a saturating int16:
+  // 2 * 127 * 128 < 2^15.
+  int64_t getMaxDotCode() const override { return 127; }
   // The accumulate is a 1-cycle vpaddd; maddubs/madd chains are independent.
   int64_t getDotChains() const override { return 1; }
   std::vector<std::string> getCompileFlags() const override {
@@ -265,6 +288,7 @@ class X86AvxVnniTargetInfo final : public X86Avx2TargetInfo {
 public:
   StringRef getName() const override { return "x86-avxvnni"; }
   int64_t getDotChains() const override { return 4; }
+  int64_t getMaxDotCode() const override { return 255; }
   std::vector<std::string> getCompileFlags() const override {
     return {"-mavx2", "-mfma", "-mf16c", "-mavxvnni"};
   }

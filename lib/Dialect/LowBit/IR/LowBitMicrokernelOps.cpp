@@ -28,9 +28,16 @@ LogicalResult UkUnpackOp::verify() {
   int64_t bits = int64_t(getBits());
   if (bits != 1 && bits != 2 && bits != 4)
     return emitOpError() << "bits must be 1, 2 or 4, got " << bits;
-  if (int64_t(getPlane()) >= 8 / bits)
+  int64_t plane = int64_t(getPlane()), scale = int64_t(getScale());
+  if (plane >= 8 / bits)
     return emitOpError() << "plane must be below " << 8 / bits << " for "
-                         << bits << "-bit codes, got " << getPlane();
+                         << bits << "-bit codes, got " << plane;
+  if (scale > bits * plane)
+    return emitOpError() << "scale must be at most bits * plane = "
+                         << bits * plane << ", got " << scale;
+  if (((int64_t(1) << bits) - 1) << scale > 255)
+    return emitOpError() << "scale " << scale << " makes " << bits
+                         << "-bit codes exceed a byte";
   return success();
 }
 

@@ -45,6 +45,7 @@ struct KernelPlan {
   Encoding encoding;
   int64_t bits = 0;
   int64_t m = 0, k = 0, kp = 0;
+  int64_t numTiles = 0;       // ceil(m / 16)
   int64_t vectorsPerTile = 0; // 64-byte vectors per tile: kp * bits / 32
   int64_t blocks = 0;         // 32-k blocks per row: kp / 32
   int64_t group = 0;          // weights per scale along K (0: ternary)
@@ -56,6 +57,7 @@ struct KernelPlan {
   bool isTernary() const { return encoding == Encoding::Ternary; }
   bool hasZeros() const { return encoding == Encoding::Unsigned; }
   int64_t groupsPerRow() const { return kp / group; }
+  int64_t totalCodeBytes() const { return numTiles * vectorsPerTile * 64; }
   /// Activation scales and sums per row: one per block, one for ternary.
   int64_t xBlocksPerRow() const { return isTernary() ? 1 : blocks; }
 };
@@ -68,6 +70,14 @@ struct Tile {
   int64_t columns = 1;
   Value firstSlice; // first register slice of each tile
   int64_t slices = 1;
+  /// Independent int32 accumulators per output register (ternary only),
+  /// summed after the K loop, so that few tiles still keep enough dot4
+  /// chains in flight. With `scaledPlanes`, chain j takes bit plane j of
+  /// every vector unshifted (codes x 2^planeScale[j]) and is divided back
+  /// at the end; otherwise the planes alternate between the chains.
+  int64_t chains = 1;
+  bool scaledPlanes = false;
+  SmallVector<int64_t> planeScale;
 
   int64_t numAccumulators() const { return tiles * slices * columns; }
   int64_t accIndex(int64_t t, int64_t s, int64_t c) const {
@@ -139,6 +149,8 @@ private:
     tile.firstColumn = firstColumn;
     tile.columns = columns;
     tile.slices = getSlicesPerLoop(target, tiles, columns, plan.isTernary());
+    if (plan.isTernary())
+      chooseChains(tile);
     int64_t sliceGroups = plan.slices / tile.slices;
     if (sliceGroups == 1) {
       tile.firstSlice = constant(0);
@@ -151,10 +163,38 @@ private:
     });
   }
 
+  /// Picks the accumulator chains of a ternary tile: scaled planes when
+  /// their accumulators fit the registers, their codes the target's dot
+  /// product and their sums int32; else as many alternating chains as the
+  /// target's dot-product latency asks for and the registers allow.
+  void chooseChains(Tile &tile) {
+    int64_t outputs = tile.numAccumulators();
+    int64_t planes = 8 / plan.bits, maxCode = (int64_t(1) << plan.bits) - 1;
+    int64_t budget = target.getNumRegisters() - tile.columns - 3;
+    int64_t maxScale = 0;
+    while ((maxCode << (maxScale + 1)) <= target.getMaxDotCode())
+      ++maxScale;
+    // |sum| <= (k per row and plane) * (largest scaled code) * 128.
+    int64_t largest = maxCode << std::min(maxScale, plan.bits * (planes - 1));
+    bool fitsInt32 =
+        plan.kp / planes * largest * 128 <= int64_t(INT32_MAX);
+    if (planes > 1 && outputs * planes <= budget && fitsInt32) {
+      tile.scaledPlanes = true;
+      tile.chains = planes;
+      for (int64_t j = 0; j < planes; ++j)
+        tile.planeScale.push_back(std::min(maxScale, plan.bits * j));
+      return;
+    }
+    tile.chains = std::min<int64_t>(
+        8, llvm::divideCeilSigned(target.getDotChains(), outputs));
+    while (tile.chains > 1 && outputs * tile.chains > budget)
+      --tile.chains;
+  }
+
   /// The K loop of one tile and its epilogue.
   void buildSlices(const Tile &tile) {
     Value zero = plan.isTernary() ? zeroAcc() : zeroOut();
-    SmallVector<Value> state(tile.numAccumulators(), zero);
+    SmallVector<Value> state(tile.numAccumulators() * tile.chains, zero);
 
     int64_t steps = plan.blocks / plan.blocksPerStep;
     if (steps > 1) {
@@ -203,8 +243,7 @@ private:
           Value offset = codesOffset(tile, t, s, vector);
           packed.push_back(UkLoadOp::create(b, loc, byteReg, codes, offset));
           if (plan.prefetchBytes > 0 && s == 0)
-            UkPrefetchOp::create(b, loc, codes,
-                                 add(offset, constant(plan.prefetchBytes)));
+            prefetch(offset);
         }
       for (int64_t j = 0; j < planes; ++j) {
         Value k = add(kBase, constant(4 * (u * planes + j)));
@@ -215,12 +254,16 @@ private:
               add(mul(add(tile.firstColumn, constant(c)), plan.kp), k)));
         for (int64_t t = 0; t < tile.tiles; ++t)
           for (int64_t s = 0; s < tile.slices; ++s) {
+            int64_t scale = tile.scaledPlanes ? tile.planeScale[j] : 0;
             Value w = UkUnpackOp::create(b, loc, byteReg,
                                          packed[t * tile.slices + s],
                                          b.getI64IntegerAttr(plan.bits),
-                                         b.getI64IntegerAttr(j));
+                                         b.getI64IntegerAttr(j),
+                                         b.getI64IntegerAttr(scale));
+            int64_t chain = tile.scaledPlanes ? j
+                                              : (u * planes + j) % tile.chains;
             for (int64_t c = 0; c < tile.columns; ++c) {
-              Value &acc = dots[tile.accIndex(t, s, c)];
+              Value &acc = dots[tile.accIndex(t, s, c) * tile.chains + chain];
               acc = UkDot4Op::create(b, loc, accReg, acc, w, x[c]);
             }
           }
@@ -272,9 +315,21 @@ private:
     return result;
   }
 
-  /// y = (float)(D - S) * w_scale / s_x, exactly as the reference.
-  SmallVector<Value> finishTernary(const Tile &tile, ArrayRef<Value> dots) {
-    SmallVector<Value> outputs(dots.size());
+  /// Sums the chains of each accumulator, then y = (float)(D - S) *
+  /// w_scale / s_x, exactly as the reference.
+  SmallVector<Value> finishTernary(const Tile &tile, ArrayRef<Value> chains) {
+    SmallVector<Value> dots, outputs(tile.numAccumulators());
+    for (int64_t i = 0; i < tile.numAccumulators(); ++i) {
+      Value sum;
+      for (int64_t q = 0; q < tile.chains; ++q) {
+        Value chain = chains[i * tile.chains + q];
+        if (tile.scaledPlanes && tile.planeScale[q] > 0)
+          chain = UkShrExactOp::create(b, loc, accReg, chain,
+                                       b.getI64IntegerAttr(tile.planeScale[q]));
+        sum = sum ? arith::AddIOp::create(b, loc, sum, chain) : chain;
+      }
+      dots.push_back(sum);
+    }
     for (int64_t c = 0; c < tile.columns; ++c) {
       Value at = add(tile.firstColumn, constant(c));
       Value sum = memref::LoadOp::create(b, loc, xSums, at);
@@ -315,6 +370,17 @@ private:
                             count);
         }
       }
+  }
+
+  /// Prefetches the codes prefetchBytes after `offset`, clamped to the last
+  /// vector of the matrix (so that no pointer leaves the array).
+  void prefetch(Value offset) {
+    Value ahead = add(offset, constant(plan.prefetchBytes));
+    Value last = constant(plan.totalCodeBytes() - kVectorBytes);
+    Value inside = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                         ahead, last);
+    UkPrefetchOp::create(b, loc, codes,
+                         arith::SelectOp::create(b, loc, inside, ahead, last));
   }
 
   //===--- Offsets ----------------------------------------------------------//
@@ -445,6 +511,7 @@ private:
     plan.m = op.getM();
     plan.k = op.getK();
     plan.kp = llvm::alignTo(plan.k, kBlockK);
+    plan.numTiles = llvm::divideCeilSigned(plan.m, kTileRows);
     plan.vectorsPerTile = plan.kp * plan.bits / kBlockK;
     plan.blocks = plan.kp / kBlockK;
     plan.group = weight.getGroup();

@@ -64,18 +64,25 @@ def LowBit_UkUnpackOp
     : LowBit_UkOp<"unpack", [Pure, AllTypesMatch<["packed", "result"]>]> {
   let summary = "Extracts one bit plane of packed codes as unsigned bytes";
   let description = [{
-    Every byte of the result is `(byte >> (bits * plane)) & (2^bits - 1)` of
-    the same byte of `packed`: with the vnni4 layout this is the 16 rows x
-    4 k block of unsigned int8 codes for k offset `4 * plane` of the vector.
-    `bits` is 1, 2 or 4 and `plane` is in `[0, 8 / bits)`.
+    Every byte of the result is `((byte >> (bits * plane)) & (2^bits - 1))
+    << scale` of the same byte of `packed`: with the vnni4 layout this is the
+    16 rows x 4 k block of unsigned int8 codes for k offset `4 * plane` of
+    the vector, multiplied by 2^scale. `bits` is 1, 2 or 4, `plane` is in
+    `[0, 8 / bits)` and `scale` in `[0, bits * plane]` with the scaled codes
+    below 256; `scale = bits * plane` leaves the plane where it is (one AND,
+    no shift). A dot product of scaled codes is divided back with
+    `lowbit.uk.shr_exact`.
 
     ```mlir
     %c = lowbit.uk.unpack %w {bits = 2, plane = 3} : vector<64xi8>
+    %d = lowbit.uk.unpack %w {bits = 2, plane = 3, scale = 6} : vector<64xi8>
     ```
   }];
   let arguments = (ins LowBit_ByteRegister:$packed,
                    ConfinedAttr<I64Attr, [IntMinValue<1>]>:$bits,
-                   ConfinedAttr<I64Attr, [IntNonNegative]>:$plane);
+                   ConfinedAttr<I64Attr, [IntNonNegative]>:$plane,
+                   DefaultValuedAttr<ConfinedAttr<I64Attr, [IntNonNegative]>,
+                                     "0">:$scale);
   let results = (outs LowBit_ByteRegister:$result);
   let assemblyFormat = "$packed attr-dict `:` type($result)";
   let hasVerifier = 1;
@@ -102,6 +109,25 @@ def LowBit_UkDot4Op
     $acc `,` $codes `,` $x attr-dict `:` type($codes) `->` type($result)
   }];
   let hasVerifier = 1;
+}
+
+def LowBit_UkShrExactOp
+    : LowBit_UkOp<"shr_exact", [Pure, AllTypesMatch<["value", "result"]>]> {
+  let summary = "Divides int32 lanes that are multiples of 2^shift by 2^shift";
+  let description = [{
+    `result[i] = value[i] / 2^shift`, where every lane is known to be a
+    multiple of 2^shift (the dot product of codes scaled by
+    `lowbit.uk.unpack {scale = shift}`), so the division is exact and equal
+    to an arithmetic right shift.
+
+    ```mlir
+    %a = lowbit.uk.shr_exact %d {shift = 6} : vector<16xi32>
+    ```
+  }];
+  let arguments = (ins LowBit_I32Register:$value,
+                   ConfinedAttr<I64Attr, [IntNonNegative]>:$shift);
+  let results = (outs LowBit_I32Register:$result);
+  let assemblyFormat = "$value attr-dict `:` type($result)";
 }
 
 def LowBit_UkLoadHalfOp
