@@ -28,6 +28,12 @@ config.substitutions.append(("%lowbit_src", config.lowbit_src_root))
 config.substitutions.append(
     ("%lowbit", os.path.join(config.lowbit_tools_dir, "lowbit")))
 
+# %clangxx compiles the C++ that the EmitC conversions emit (smoke tests).
+clangxx = "/usr/bin/clang++-22"
+if os.path.exists(clangxx):
+    config.available_features.add("clangxx")
+    config.substitutions.append(("%clangxx", clangxx))
+
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.with_environment("PATH", config.lowbit_tools_dir, append_path=True)
 

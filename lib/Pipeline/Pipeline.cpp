@@ -67,7 +67,8 @@ void mlir::lowbit::registerUpconvertPipeline() {
 
 static bool isCIdentifier(StringRef name) {
   return !name.empty() && (llvm::isAlpha(name[0]) || name[0] == '_') &&
-         llvm::all_of(name, [](char c) { return llvm::isAlnum(c) || c == '_'; });
+         llvm::all_of(name,
+                      [](char c) { return llvm::isAlnum(c) || c == '_'; });
 }
 
 /// func.func @name(%x: tensor<?xKxf32>, %w: tensor<MxRxi8>, [%s]) with one
@@ -135,9 +136,9 @@ mlir::lowbit::generateKernel(const KernelRequest &request) {
   };
 
   DialectRegistry registry;
-  registry.insert<LowBitDialect, func::FuncDialect, arith::ArithDialect,
-                  scf::SCFDialect, memref::MemRefDialect,
-                  emitc::EmitCDialect>();
+  registry
+      .insert<LowBitDialect, func::FuncDialect, arith::ArithDialect,
+              scf::SCFDialect, memref::MemRefDialect, emitc::EmitCDialect>();
   MLIRContext ctx(registry, MLIRContext::Threading::DISABLED);
   ctx.loadAllAvailableDialects();
 

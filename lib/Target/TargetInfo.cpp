@@ -8,8 +8,8 @@ using namespace mlir;
 using namespace mlir::lowbit;
 
 ArrayRef<StringRef> mlir::lowbit::getTargetNames() {
-  static const StringRef names[] = {"x86-avx512vnni", "x86-avxvnni",
-                                    "x86-avx2", "generic"};
+  static const StringRef names[] = {"x86-avx512vnni", "x86-avxvnni", "x86-avx2",
+                                    "generic"};
   return names;
 }
 

@@ -106,8 +106,9 @@ Expected<Schedule> Schedule::parse(StringRef text, StringRef name) {
     if (Error error = reader.getString("n_class", key.nClass))
       return std::move(error);
     if (key.nClass != "gemv" && key.nClass != "gemm")
-      return reader.fieldError("n_class", "must be \"gemv\" or \"gemm\", got \"" +
-                                              key.nClass + "\"");
+      return reader.fieldError("n_class",
+                               "must be \"gemv\" or \"gemm\", got \"" +
+                                   key.nClass + "\"");
     if (Error error = reader.getString("target", key.target))
       return std::move(error);
     if (Error error = reader.getPositive("threads", key.threads))

@@ -34,14 +34,14 @@ struct KernelRequest {
 
 /// What came out.
 struct KernelSource {
-  std::string cpp;          // one translation unit: includes + the kernel
-  std::string functionName; // extern "C", type lowbit_kernel_fn
-  std::string config;       // e.g. "#lowbit.upconvert<tile_m = 64, ...>"
-  std::string layout;       // e.g. "#lowbit.layout<vnni4, tile_m = 16, ...>"
-  int64_t tileRows = 16;    // rows per tile: the unit of tile_begin/tile_end
+  std::string cpp;           // one translation unit: includes + the kernel
+  std::string functionName;  // extern "C", type lowbit_kernel_fn
+  std::string config;        // e.g. "#lowbit.upconvert<tile_m = 64, ...>"
+  std::string layout;        // e.g. "#lowbit.layout<vnni4, tile_m = 16, ...>"
+  int64_t tileRows = 16;     // rows per tile: the unit of tile_begin/tile_end
   int64_t tilesPerGroup = 1; // config tile_m / 16: split work in multiples
-  int64_t Mp = 0, Kp = 0;   // M rounded up to 16, K rounded up to 32
-  int64_t bits = 0;         // bits per weight code in the layout
+  int64_t Mp = 0, Kp = 0;    // M rounded up to 16, K rounded up to 32
+  int64_t bits = 0;          // bits per weight code in the layout
   std::vector<std::string> compileFlags; // e.g. {"-mavx512vnni", ...}
 };
 

@@ -30,9 +30,9 @@ static ArrayAttr getCallArgs(OpBuilder &b, size_t numOperands,
 Value emitc_builder::call(OpBuilder &b, Location loc, Type result,
                           StringRef callee, ValueRange operands,
                           ArrayRef<Attribute> literals) {
-  return emitc::CallOpaqueOp::create(
-             b, loc, TypeRange{result}, callee, operands,
-             getCallArgs(b, operands.size(), literals))
+  return emitc::CallOpaqueOp::create(b, loc, TypeRange{result}, callee,
+                                     operands,
+                                     getCallArgs(b, operands.size(), literals))
       .getResult(0);
 }
 
@@ -45,8 +45,7 @@ void emitc_builder::callVoid(OpBuilder &b, Location loc, StringRef callee,
 
 Value emitc_builder::intConstant(OpBuilder &b, Location loc, Type type,
                                  int64_t value) {
-  return emitc::ConstantOp::create(b, loc, type,
-                                   b.getIntegerAttr(type, value));
+  return emitc::ConstantOp::create(b, loc, type, b.getIntegerAttr(type, value));
 }
 
 Value emitc_builder::floatConstant(OpBuilder &b, Location loc, double value) {
@@ -55,7 +54,7 @@ Value emitc_builder::floatConstant(OpBuilder &b, Location loc, double value) {
 }
 
 Value emitc_builder::castTo(OpBuilder &b, Location loc, Type type,
-                          Value value) {
+                            Value value) {
   if (value.getType() == type)
     return value;
   return emitc::CastOp::create(b, loc, type, value);

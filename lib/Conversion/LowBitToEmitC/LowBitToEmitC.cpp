@@ -115,8 +115,8 @@ struct ConvertBroadcast4 : TargetPattern<UkBroadcast4Op> {
       return failure();
     Value ptr = getElementAddress(rewriter, op.getLoc(), adaptor.getBase(),
                                   adaptor.getOffset());
-    rewriter.replaceOp(op,
-                       target.emitBroadcast4(rewriter, op.getLoc(), ptr, *type));
+    rewriter.replaceOp(
+        op, target.emitBroadcast4(rewriter, op.getLoc(), ptr, *type));
     return success();
   }
 };
@@ -129,10 +129,10 @@ struct ConvertUnpack : TargetPattern<UkUnpackOp> {
     FailureOr<VectorType> type = getRegisterType(rewriter, op, op.getType());
     if (failed(type))
       return failure();
-    rewriter.replaceOp(op, target.emitUnpack(
-                               rewriter, op.getLoc(), adaptor.getPacked(),
-                               *type, int64_t(op.getBits()),
-                               int64_t(op.getPlane()), int64_t(op.getScale())));
+    rewriter.replaceOp(
+        op, target.emitUnpack(rewriter, op.getLoc(), adaptor.getPacked(), *type,
+                              int64_t(op.getBits()), int64_t(op.getPlane()),
+                              int64_t(op.getScale())));
     return success();
   }
 };
@@ -200,8 +200,8 @@ struct ConvertBlockCombine : TargetPattern<UkBlockCombineOp> {
     operands.inv = adaptor.getInv();
     operands.dotMultiplier = int64_t(op.getDotMultiplier());
     operands.zeroPoint = int64_t(op.getZeroPoint());
-    rewriter.replaceOp(op, target.emitBlockCombine(rewriter, op.getLoc(),
-                                                   operands, *type));
+    rewriter.replaceOp(
+        op, target.emitBlockCombine(rewriter, op.getLoc(), operands, *type));
     return success();
   }
 };
@@ -285,8 +285,8 @@ struct ConvertRegisterAdd : TargetPattern<arith::AddIOp> {
     if (failed(type))
       return failure();
     rewriter.replaceOp(op, target.emitAddI32(rewriter, op.getLoc(),
-                                             adaptor.getLhs(),
-                                             adaptor.getRhs(), *type));
+                                             adaptor.getLhs(), adaptor.getRhs(),
+                                             *type));
     return success();
   }
 };
@@ -329,14 +329,14 @@ struct ConvertPointerStore : OpConversionPattern<memref::StoreOp> {
 
 } // namespace
 
-void mlir::lowbit::populateLowBitToEmitCPatterns(
-    const TypeConverter &converter, RewritePatternSet &patterns,
-    const TargetInfo &target) {
+void mlir::lowbit::populateLowBitToEmitCPatterns(const TypeConverter &converter,
+                                                 RewritePatternSet &patterns,
+                                                 const TargetInfo &target) {
   MLIRContext *ctx = patterns.getContext();
   patterns.add<ConvertLoad, ConvertBroadcast4, ConvertUnpack, ConvertShrExact,
-               ConvertDot4,
-               ConvertLoadHalf, ConvertBlockCombine, ConvertTernaryScale,
-               ConvertStore, ConvertPrefetch>(converter, ctx, target);
+               ConvertDot4, ConvertLoadHalf, ConvertBlockCombine,
+               ConvertTernaryScale, ConvertStore, ConvertPrefetch>(converter,
+                                                                   ctx, target);
   patterns.add<ConvertSplatConstant, ConvertRegisterAdd>(converter, ctx, target,
                                                          /*benefit=*/2);
   patterns.add<ConvertPointerLoad, ConvertPointerStore>(converter, ctx);
@@ -384,9 +384,11 @@ static void finalizeSignature(emitc::FuncOp func, ArrayRef<unsigned> readOnly) {
     auto constPtr = emitc::PointerType::get(
         emitc::OpaqueType::get(ctx, "const " + *pointee));
     arg.setType(constPtr);
+    inputs[i] = constPtr;
+    if (arg.use_empty())
+      continue;
     auto copy = emitc::CastOp::create(b, func.getLoc(), ptr, arg);
     arg.replaceAllUsesExcept(copy, copy);
-    inputs[i] = constPtr;
   }
   func.setFunctionType(
       FunctionType::get(ctx, inputs, func.getFunctionType().getResults()));
@@ -403,6 +405,27 @@ LogicalResult mlir::lowbit::convertLowBitToEmitC(ModuleOp module,
     for (unsigned i = 0; i < func.getNumArguments(); ++i)
       if (func.getArgAttr(i, kReadOnlyArgAttrName))
         readOnly[func.getName()].push_back(i);
+
+  // Registers of another width mean the kernel was lowered for another
+  // target: say so rather than fail to legalize.
+  WalkResult widths = module.walk([&](Operation *op) {
+    for (Type type : llvm::concat<const Type>(op->getOperandTypes(),
+                                              op->getResultTypes())) {
+      auto vector = dyn_cast<VectorType>(type);
+      if (vector && !target.convertRegisterType(vector)) {
+        op->emitOpError() << "uses " << vector
+                          << ", which is not a register of target "
+                          << target.getName() << " ("
+                          << target.getRegisterBytes()
+                          << "-byte registers); lower it with "
+                             "lowbit-lower-upconvert for that target";
+        return WalkResult::interrupt();
+      }
+    }
+    return WalkResult::advance();
+  });
+  if (widths.wasInterrupted())
+    return failure();
 
   TypeConverter converter;
   populateLowBitToEmitCTypeConversions(converter, target);

@@ -53,8 +53,7 @@ public:
   }
 
   Value emitUnpack(OpBuilder &b, Location loc, Value packed, VectorType type,
-                   int64_t bits, int64_t plane,
-                   int64_t scale) const override {
+                   int64_t bits, int64_t plane, int64_t scale) const override {
     Type t = u32(b.getContext());
     Value shifted = packed;
     if (int64_t shift = bits * plane - scale; shift > 0)
@@ -110,11 +109,11 @@ public:
         emitc::BitwiseRightShiftOp::create(b, loc, t, h,
                                            intConstant(b, loc, t, 10)),
         intConstant(b, loc, t, 31));
-    Value fraction = emitc::BitwiseAndOp::create(b, loc, t, h,
-                                                 intConstant(b, loc, t, 1023));
-    Value subnormal = emitc::CmpOp::create(b, loc, b.getI1Type(),
-                                           emitc::CmpPredicate::eq, exponent,
-                                           intConstant(b, loc, t, 0));
+    Value fraction =
+        emitc::BitwiseAndOp::create(b, loc, t, h, intConstant(b, loc, t, 1023));
+    Value subnormal =
+        emitc::CmpOp::create(b, loc, b.getI1Type(), emitc::CmpPredicate::eq,
+                             exponent, intConstant(b, loc, t, 0));
     Value normal = emitc::BitwiseOrOp::create(b, loc, t, fraction,
                                               intConstant(b, loc, t, 1024));
     Value mantissa =
@@ -127,9 +126,9 @@ public:
         call(b, loc, f32, "ldexpf", {castTo(b, loc, f32, mantissa), e});
     Value sign = emitc::BitwiseAndOp::create(b, loc, t, h,
                                              intConstant(b, loc, t, 0x8000));
-    Value negative = emitc::CmpOp::create(b, loc, b.getI1Type(),
-                                          emitc::CmpPredicate::ne, sign,
-                                          intConstant(b, loc, t, 0));
+    Value negative =
+        emitc::CmpOp::create(b, loc, b.getI1Type(), emitc::CmpPredicate::ne,
+                             sign, intConstant(b, loc, t, 0));
     Value negated = emitc::UnaryMinusOp::create(b, loc, f32, magnitude);
     return emitc::ConditionalOp::create(b, loc, f32, negative, negated,
                                         magnitude);
@@ -147,6 +146,8 @@ public:
     if (o.zero)
       t = emitc::SubOp::create(b, loc, f32, dot,
                                emitc::MulOp::create(b, loc, f32, o.zero, sum));
+    else if (o.zeroPoint == 1)
+      t = emitc::SubOp::create(b, loc, f32, dot, sum);
     else if (o.zeroPoint != 0)
       t = emitc::SubOp::create(
           b, loc, f32, dot,
@@ -180,8 +181,8 @@ public:
       store(b);
       return;
     }
-    Value zero = emitc::ConstantOp::create(b, loc, count.getType(),
-                                           b.getIndexAttr(0));
+    Value zero =
+        emitc::ConstantOp::create(b, loc, count.getType(), b.getIndexAttr(0));
     Value any = emitc::CmpOp::create(b, loc, b.getI1Type(),
                                      emitc::CmpPredicate::ne, count, zero);
     emitc::IfOp::create(b, loc, any, [&](OpBuilder &then, Location loc) {
@@ -203,7 +204,8 @@ private:
     Type u8 = IntegerType::get(b.getContext(), 8, IntegerType::Unsigned);
     Value word;
     for (int64_t r = 0; r < 4; ++r) {
-      Value byte = castTo(b, loc, t, castTo(b, loc, u8, loadElement(b, loc, ptr, r)));
+      Value byte =
+          castTo(b, loc, t, castTo(b, loc, u8, loadElement(b, loc, ptr, r)));
       if (r > 0)
         byte = emitc::BitwiseLeftShiftOp::create(b, loc, t, byte,
                                                  intConstant(b, loc, t, 8 * r));

@@ -73,8 +73,7 @@ public:
   }
 
   Value emitUnpack(OpBuilder &b, Location loc, Value packed, VectorType type,
-                   int64_t bits, int64_t plane,
-                   int64_t scale) const override {
+                   int64_t bits, int64_t plane, int64_t scale) const override {
     Type reg = intType(b.getContext());
     Value shifted = packed;
     if (int64_t shift = bits * plane - scale; shift > 0)
@@ -95,8 +94,7 @@ public:
 
   Value emitAddI32(OpBuilder &b, Location loc, Value lhs, Value rhs,
                    VectorType type) const override {
-    return call(b, loc, intType(b.getContext()), name("add_epi32"),
-                {lhs, rhs});
+    return call(b, loc, intType(b.getContext()), name("add_epi32"), {lhs, rhs});
   }
 
   Value emitSplat(OpBuilder &b, Location loc, VectorType type,
@@ -125,9 +123,10 @@ public:
       Value sums = call(b, loc, reg, name("set1_ps"), sum);
       t = call(b, loc, reg, name("fnmadd_ps"), {o.zero, sums, dot});
     } else if (o.zeroPoint != 0) {
-      Value zsum = emitc::MulOp::create(
-          b, loc, b.getF32Type(), sum,
-          floatConstant(b, loc, double(o.zeroPoint)));
+      Value zsum = sum;
+      if (o.zeroPoint != 1)
+        zsum = emitc::MulOp::create(b, loc, b.getF32Type(), sum,
+                                    floatConstant(b, loc, double(o.zeroPoint)));
       t = call(b, loc, reg, name("sub_ps"),
                {dot, call(b, loc, reg, name("set1_ps"), zsum)});
     }
@@ -202,8 +201,8 @@ public:
                      VectorType type) const override {
     MLIRContext *ctx = b.getContext();
     Value p = castTo(b, loc, constPointerType(ctx, "__m256i"), ptr);
-    Value half = call(b, loc, opaqueType(ctx, "__m256i"),
-                      "_mm256_loadu_si256", p);
+    Value half =
+        call(b, loc, opaqueType(ctx, "__m256i"), "_mm256_loadu_si256", p);
     return call(b, loc, floatType(ctx), "_mm512_cvtph_ps", half);
   }
 
@@ -251,8 +250,8 @@ public:
                  VectorType accType) const override {
     Type reg = intType(b.getContext());
     Value pairs = call(b, loc, reg, "_mm256_maddubs_epi16", {codes, x});
-    Value ones = call(b, loc, reg, "_mm256_set1_epi16", {},
-                      {b.getI32IntegerAttr(1)});
+    Value ones =
+        call(b, loc, reg, "_mm256_set1_epi16", {}, {b.getI32IntegerAttr(1)});
     Value quads = call(b, loc, reg, "_mm256_madd_epi16", {pairs, ones});
     return call(b, loc, reg, "_mm256_add_epi32", {acc, quads});
   }

@@ -24,8 +24,8 @@ Type constPointerType(MLIRContext *ctx, StringRef pointee);
 Value call(OpBuilder &b, Location loc, Type result, StringRef callee,
            ValueRange operands, ArrayRef<Attribute> literals = {});
 /// `callee(operands..., literals...);` for its side effects.
-void callVoid(OpBuilder &b, Location loc, StringRef callee,
-              ValueRange operands, ArrayRef<Attribute> literals = {});
+void callVoid(OpBuilder &b, Location loc, StringRef callee, ValueRange operands,
+              ArrayRef<Attribute> literals = {});
 
 /// An integer constant of integer type `type`.
 Value intConstant(OpBuilder &b, Location loc, Type type, int64_t value);

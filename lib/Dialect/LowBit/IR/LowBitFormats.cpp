@@ -10,9 +10,9 @@ using namespace mlir::lowbit;
 std::optional<WeightFormat> mlir::lowbit::parseFormatName(MLIRContext *ctx,
                                                           StringRef name) {
   auto ternary = [&](LayoutKind kind) {
-    return WeightFormat{
-        WeightAttr::get(ctx, 2, Encoding::Ternary, 0, ScaleGranularity::PerTensor),
-        kind};
+    return WeightFormat{WeightAttr::get(ctx, 2, Encoding::Ternary, 0,
+                                        ScaleGranularity::PerTensor),
+                        kind};
   };
   if (name == "i2s")
     return ternary(LayoutKind::I2S);
@@ -30,7 +30,8 @@ std::optional<WeightFormat> mlir::lowbit::parseFormatName(MLIRContext *ctx,
     return std::nullopt;
   StringRef groupText = name.drop_front(3);
   int64_t group = 0;
-  if (groupText.starts_with("0") || !llvm::all_of(groupText, [](char c) { return llvm::isDigit(c); }) ||
+  if (groupText.starts_with("0") ||
+      !llvm::all_of(groupText, [](char c) { return llvm::isDigit(c); }) ||
       groupText.getAsInteger(10, group) || group <= 0 || group % 32 != 0 ||
       group > INT32_MAX)
     return std::nullopt;

@@ -47,8 +47,8 @@ LogicalResult UkDot4Op::verify() {
 
 LogicalResult UkBlockCombineOp::verify() {
   if (getLanes(getDot()) != getLanes(getY()))
-    return emitOpError() << "dot " << getDot().getType()
-                         << " and output " << getY().getType()
+    return emitOpError() << "dot " << getDot().getType() << " and output "
+                         << getY().getType()
                          << " must have the same number of lanes";
   if (getZero() && getZero().getType() != getY().getType())
     return emitOpError() << "zero " << getZero().getType()

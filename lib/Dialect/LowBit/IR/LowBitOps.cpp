@@ -105,15 +105,15 @@ static LogicalResult verifyVnni4Shape(MpGemmOp op, WeightAttr weight,
                                "interleave must be 1, got "
                             << layout.getInterleave();
   int64_t tileM = layout.getTileM();
-  SmallVector<int64_t, 3> expected = {llvm::divideCeilSigned(m, tileM),
-                                      llvm::divideCeilSigned(k, int64_t(32)) * bits,
-                                      4 * tileM};
+  SmallVector<int64_t, 3> expected = {
+      llvm::divideCeilSigned(m, tileM),
+      llvm::divideCeilSigned(k, int64_t(32)) * bits, 4 * tileM};
   if (packedType.getShape() != ArrayRef<int64_t>(expected))
     return op.emitOpError()
            << "vnni4 layout with tile_m = " << tileM << " needs packed weights "
            << "of shape " << expected[0] << "x" << expected[1] << "x"
-           << expected[2] << " for M = " << m << ", K = " << k << ", bits = "
-           << bits << ", got " << packedType;
+           << expected[2] << " for M = " << m << ", K = " << k
+           << ", bits = " << bits << ", got " << packedType;
   return success();
 }
 

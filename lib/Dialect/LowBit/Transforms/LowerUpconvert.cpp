@@ -11,6 +11,8 @@
 #include "lowbit/Dialect/LowBit/Transforms/Passes.h"
 
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/Iterators.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 
 namespace mlir::lowbit {
 #define GEN_PASS_DEF_LOWBITLOWERUPCONVERT
@@ -28,12 +30,12 @@ static constexpr int64_t kVectorBytes = 64;
 int64_t mlir::lowbit::getSlicesPerLoop(const TargetInfo &target,
                                        int64_t tilesPerGroup, int64_t tileN,
                                        bool ternary) {
-  int64_t slices = std::max<int64_t>(1, kVectorBytes / target.getRegisterBytes());
+  int64_t slices =
+      std::max<int64_t>(1, kVectorBytes / target.getRegisterBytes());
   int64_t perOutput = ternary ? 1 : 2;
   for (int64_t s = slices; s > 1; --s)
-    if (slices % s == 0 &&
-        tilesPerGroup * s * tileN * perOutput + tileN + 3 <=
-            target.getNumRegisters())
+    if (slices % s == 0 && tilesPerGroup * s * tileN * perOutput + tileN + 3 <=
+                               target.getNumRegisters())
       return s;
   return 1;
 }
@@ -109,14 +111,11 @@ public:
       return;
     }
     // Whole groups, then the remaining tiles one by one.
-    Value positive = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt,
-                                           end, begin);
-    Value count = arith::SelectOp::create(b, loc, positive, sub(end, begin),
-                                          constant(0));
-    Value groupsEnd =
-        add(begin, mul(b.createOrFold<arith::DivSIOp>(loc, count,
-                                                      constant(group)),
-                       group));
+    Value positive =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, end, begin);
+    Value count =
+        arith::SelectOp::create(b, loc, positive, sub(end, begin), constant(0));
+    Value groupsEnd = add(begin, mul(div(count, group), group));
     forLoop(begin, groupsEnd, group, [&](Value t) { buildTiles(t, group); });
     forLoop(groupsEnd, end, 1, [&](Value t) { buildTiles(t, 1); });
   }
@@ -132,9 +131,7 @@ private:
               [&](Value c) { buildColumns(firstTile, tiles, c, 1); });
       return;
     }
-    Value fullEnd = mul(b.createOrFold<arith::DivSIOp>(loc, rows,
-                                                       constant(tileN)),
-                        tileN);
+    Value fullEnd = mul(div(rows, tileN), tileN);
     forLoop(constant(0), fullEnd, tileN,
             [&](Value c) { buildColumns(firstTile, tiles, c, tileN); });
     forLoop(fullEnd, rows, 1,
@@ -176,8 +173,7 @@ private:
       ++maxScale;
     // |sum| <= (k per row and plane) * (largest scaled code) * 128.
     int64_t largest = maxCode << std::min(maxScale, plan.bits * (planes - 1));
-    bool fitsInt32 =
-        plan.kp / planes * largest * 128 <= int64_t(INT32_MAX);
+    bool fitsInt32 = plan.kp / planes * largest * 128 <= int64_t(INT32_MAX);
     if (planes > 1 && outputs * planes <= budget && fitsInt32) {
       tile.scaledPlanes = true;
       tile.chains = planes;
@@ -206,7 +202,7 @@ private:
         SmallVector<Value> carried(loop.getRegionIterArgs());
         Value first = mul(loop.getInductionVar(), plan.blocksPerStep);
         for (int64_t u = 0; u < plan.blocksPerStep; ++u)
-          carried = buildBlock(tile, add(first, constant(u)), carried);
+          carried = buildBlock(tile, add(first, u), carried);
         scf::YieldOp::create(b, loc, carried);
       }
       state.assign(loop.getResults().begin(), loop.getResults().end());
@@ -235,7 +231,7 @@ private:
     int64_t planes = 8 / plan.bits;
     Value kBase = mul(block, kBlockK);
     for (int64_t u = 0; u < plan.bits; ++u) {
-      Value vector = add(mul(block, plan.bits), constant(u));
+      Value vector = add(mul(block, plan.bits), u);
       // One register per (tile, slice), loaded once and unpacked per plane.
       SmallVector<Value> packed;
       for (int64_t t = 0; t < tile.tiles; ++t)
@@ -246,22 +242,21 @@ private:
             prefetch(offset);
         }
       for (int64_t j = 0; j < planes; ++j) {
-        Value k = add(kBase, constant(4 * (u * planes + j)));
+        Value k = add(kBase, 4 * (u * planes + j));
         SmallVector<Value> x;
         for (int64_t c = 0; c < tile.columns; ++c)
           x.push_back(UkBroadcast4Op::create(
               b, loc, byteReg, xq,
-              add(mul(add(tile.firstColumn, constant(c)), plan.kp), k)));
+              add(mul(add(tile.firstColumn, c), plan.kp), k)));
         for (int64_t t = 0; t < tile.tiles; ++t)
           for (int64_t s = 0; s < tile.slices; ++s) {
             int64_t scale = tile.scaledPlanes ? tile.planeScale[j] : 0;
-            Value w = UkUnpackOp::create(b, loc, byteReg,
-                                         packed[t * tile.slices + s],
-                                         b.getI64IntegerAttr(plan.bits),
-                                         b.getI64IntegerAttr(j),
-                                         b.getI64IntegerAttr(scale));
-            int64_t chain = tile.scaledPlanes ? j
-                                              : (u * planes + j) % tile.chains;
+            Value w = UkUnpackOp::create(
+                b, loc, byteReg, packed[t * tile.slices + s],
+                b.getI64IntegerAttr(plan.bits), b.getI64IntegerAttr(j),
+                b.getI64IntegerAttr(scale));
+            int64_t chain =
+                tile.scaledPlanes ? j : (u * planes + j) % tile.chains;
             for (int64_t c = 0; c < tile.columns; ++c) {
               Value &acc = dots[tile.accIndex(t, s, c) * tile.chains + chain];
               acc = UkDot4Op::create(b, loc, accReg, acc, w, x[c]);
@@ -278,8 +273,7 @@ private:
   SmallVector<Value> combineBlock(const Tile &tile, Value block,
                                   ArrayRef<Value> outputs,
                                   ArrayRef<Value> dots) {
-    Value group = b.createOrFold<arith::DivSIOp>(
-        loc, block, constant(plan.group / kBlockK));
+    Value group = div(block, plan.group / kBlockK);
     SmallVector<Value> rowScales, rowZeros;
     for (int64_t t = 0; t < tile.tiles; ++t)
       for (int64_t s = 0; s < tile.slices; ++s) {
@@ -296,9 +290,8 @@ private:
                                                               : 0;
     SmallVector<Value> result(outputs);
     for (int64_t c = 0; c < tile.columns; ++c) {
-      Value at = add(mul(add(tile.firstColumn, constant(c)),
-                         plan.xBlocksPerRow()),
-                     block);
+      Value at =
+          add(mul(add(tile.firstColumn, c), plan.xBlocksPerRow()), block);
       Value sum = memref::LoadOp::create(b, loc, xSums, at);
       Value scale = memref::LoadOp::create(b, loc, xScales, at);
       Value one = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(1.0f));
@@ -307,9 +300,9 @@ private:
         for (int64_t s = 0; s < tile.slices; ++s) {
           int64_t i = tile.accIndex(t, s, c), r = t * tile.slices + s;
           Value zero = plan.hasZeros() ? rowZeros[r] : Value();
-          result[i] = UkBlockCombineOp::create(
-              b, loc, outReg, result[i], dots[i], rowScales[r], zero, sum, inv,
-              multiplier, zeroPoint);
+          result[i] = UkBlockCombineOp::create(b, loc, outReg, result[i],
+                                               dots[i], rowScales[r], zero, sum,
+                                               inv, multiplier, zeroPoint);
         }
     }
     return result;
@@ -331,7 +324,7 @@ private:
       dots.push_back(sum);
     }
     for (int64_t c = 0; c < tile.columns; ++c) {
-      Value at = add(tile.firstColumn, constant(c));
+      Value at = add(tile.firstColumn, c);
       Value sum = memref::LoadOp::create(b, loc, xSums, at);
       Value scale = memref::LoadOp::create(b, loc, xScales, at);
       for (int64_t t = 0; t < tile.tiles; ++t)
@@ -346,16 +339,16 @@ private:
 
   /// Stores the rows of every slice; rows m >= M are left alone.
   void store(const Tile &tile, ArrayRef<Value> outputs) {
-    Value m = constant(plan.m);
     for (int64_t t = 0; t < tile.tiles; ++t)
       for (int64_t s = 0; s < tile.slices; ++s) {
-        Value row = add(mul(add(tile.firstTile, constant(t)), kTileRows),
-                        mul(add(tile.firstSlice, constant(s)), plan.lanes));
+        Value row = add(mul(add(tile.firstTile, t), kTileRows),
+                        mul(add(tile.firstSlice, s), plan.lanes));
         Value count;
         if (plan.m % kTileRows != 0) {
           // clamp(M - row, 0, lanes), compared as signed.
-          Value past = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge,
-                                             row, m);
+          Value m = constant(plan.m);
+          Value past =
+              arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, row, m);
           Value left = sub(m, row);
           Value partial = arith::CmpIOp::create(
               b, loc, arith::CmpIPredicate::slt, left, constant(plan.lanes));
@@ -364,8 +357,7 @@ private:
           count = arith::SelectOp::create(b, loc, past, constant(0), some);
         }
         for (int64_t c = 0; c < tile.columns; ++c) {
-          Value offset =
-              add(mul(add(tile.firstColumn, constant(c)), plan.m), row);
+          Value offset = add(mul(add(tile.firstColumn, c), plan.m), row);
           UkStoreOp::create(b, loc, outputs[tile.accIndex(t, s, c)], y, offset,
                             count);
         }
@@ -375,10 +367,10 @@ private:
   /// Prefetches the codes prefetchBytes after `offset`, clamped to the last
   /// vector of the matrix (so that no pointer leaves the array).
   void prefetch(Value offset) {
-    Value ahead = add(offset, constant(plan.prefetchBytes));
+    Value ahead = add(offset, plan.prefetchBytes);
     Value last = constant(plan.totalCodeBytes() - kVectorBytes);
-    Value inside = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
-                                         ahead, last);
+    Value inside =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, ahead, last);
     UkPrefetchOp::create(b, loc, codes,
                          arith::SelectOp::create(b, loc, inside, ahead, last));
   }
@@ -387,20 +379,19 @@ private:
 
   /// Byte offset of slice `s` of vector `vector` of tile `t` of the group.
   Value codesOffset(const Tile &tile, int64_t t, int64_t s, Value vector) {
-    Value tileIndex = add(tile.firstTile, constant(t));
-    Value first = mul(add(mul(tileIndex, plan.vectorsPerTile), vector),
-                      kVectorBytes);
-    return add(first, mul(add(tile.firstSlice, constant(s)),
-                          plan.registerBytes));
+    Value tileIndex = add(tile.firstTile, t);
+    Value first =
+        mul(add(mul(tileIndex, plan.vectorsPerTile), vector), kVectorBytes);
+    return add(first, mul(add(tile.firstSlice, s), plan.registerBytes));
   }
 
   /// Element offset of the fp16 scales (and zeros) of a slice for `group`:
   /// [tile][group][16 rows].
   Value scalesOffset(const Tile &tile, int64_t t, int64_t s, Value group) {
-    Value tileIndex = add(tile.firstTile, constant(t));
+    Value tileIndex = add(tile.firstTile, t);
     Value first =
         mul(add(mul(tileIndex, plan.groupsPerRow()), group), kTileRows);
-    return add(first, mul(add(tile.firstSlice, constant(s)), plan.lanes));
+    return add(first, mul(add(tile.firstSlice, s), plan.lanes));
   }
 
   //===--- Helpers ----------------------------------------------------------//
@@ -425,17 +416,44 @@ private:
   Value toIndex(Value v) {
     return arith::IndexCastOp::create(b, loc, b.getIndexType(), v);
   }
+  /// Index arithmetic that folds constants without leaving unused ones.
   Value constant(int64_t v) {
-    return b.createOrFold<arith::ConstantIndexOp>(loc, v);
+    return arith::ConstantIndexOp::create(b, loc, v);
   }
   Value add(Value lhs, Value rhs) {
-    return b.createOrFold<arith::AddIOp>(loc, lhs, rhs);
+    std::optional<int64_t> l = getConstantIntValue(lhs),
+                           r = getConstantIntValue(rhs);
+    if (l && r)
+      return constant(*l + *r);
+    if (r && *r == 0)
+      return lhs;
+    if (l && *l == 0)
+      return rhs;
+    return arith::AddIOp::create(b, loc, lhs, rhs);
+  }
+  Value add(Value lhs, int64_t rhs) {
+    if (rhs == 0)
+      return lhs;
+    if (std::optional<int64_t> l = getConstantIntValue(lhs))
+      return constant(*l + rhs);
+    return arith::AddIOp::create(b, loc, lhs, constant(rhs));
   }
   Value sub(Value lhs, Value rhs) {
-    return b.createOrFold<arith::SubIOp>(loc, lhs, rhs);
+    return arith::SubIOp::create(b, loc, lhs, rhs);
   }
   Value mul(Value lhs, int64_t rhs) {
-    return b.createOrFold<arith::MulIOp>(loc, lhs, constant(rhs));
+    if (rhs == 1)
+      return lhs;
+    if (std::optional<int64_t> l = getConstantIntValue(lhs))
+      return constant(*l * rhs);
+    return arith::MulIOp::create(b, loc, lhs, constant(rhs));
+  }
+  Value div(Value lhs, int64_t rhs) {
+    if (rhs == 1)
+      return lhs;
+    if (std::optional<int64_t> l = getConstantIntValue(lhs))
+      return constant(*l / rhs);
+    return arith::DivSIOp::create(b, loc, lhs, constant(rhs));
   }
 
   OpBuilder &b;
@@ -492,8 +510,7 @@ private:
   static FailureOr<KernelPlan> makePlan(MpGemmOp op, const TargetInfo &target) {
     LayoutAttr layout = op.getLayout();
     WeightAttr weight = op.getWeight();
-    if (layout.getKind() != LayoutKind::VNNI4 ||
-        layout.getTileM() != kTileRows)
+    if (layout.getKind() != LayoutKind::VNNI4 || layout.getTileM() != kTileRows)
       return op.emitOpError()
              << "needs the vnni4 layout with tile_m = 16 of kernel_abi.h, "
                 "got "
@@ -518,9 +535,8 @@ private:
     plan.tilesPerGroup = config.getTileM() / kTileRows;
     plan.tileN = config.getTileN();
     plan.blocksPerStep = config.getTileK() / kBlockK * config.getUnroll();
-    plan.prefetchBytes =
-        config.getPrefetch() * config.getTileK() / kBlockK * plan.bits *
-        kVectorBytes;
+    plan.prefetchBytes = config.getPrefetch() * config.getTileK() / kBlockK *
+                         plan.bits * kVectorBytes;
     plan.registerBytes = registerBytes;
     plan.lanes = registerBytes / 4;
     plan.slices = kVectorBytes / registerBytes;
@@ -539,16 +555,11 @@ private:
     Type u16 = IntegerType::get(ctx, 16, IntegerType::Unsigned);
     Type i64 = IntegerType::get(ctx, 64);
     Type f32 = Float32Type::get(ctx);
-    SmallVector<Type> inputs = {memref(u8),
-                                memref(u16),
-                                memref(u16),
-                                memref(IntegerType::get(ctx, 8)),
-                                memref(f32),
-                                memref(IntegerType::get(ctx, 32)),
-                                memref(f32),
-                                i64,
-                                i64,
-                                i64,
+    SmallVector<Type> inputs = {memref(u8),  memref(u16),
+                                memref(u16), memref(IntegerType::get(ctx, 8)),
+                                memref(f32), memref(IntegerType::get(ctx, 32)),
+                                memref(f32), i64,
+                                i64,         i64,
                                 f32};
 
     Block &entry = func.getBody().front();
@@ -565,6 +576,11 @@ private:
     OpBuilder b = OpBuilder::atBlockEnd(&entry);
     KernelBuilder(b, loc, plan, target, entry.getArguments()).build();
     func::ReturnOp::create(b, loc);
+    // Constant folding of the index arithmetic leaves unused constants.
+    func.walk<WalkOrder::PostOrder, ReverseIterator>([](Operation *op) {
+      if (isOpTriviallyDead(op))
+        op->erase();
+    });
   }
 };
 

@@ -18,7 +18,8 @@ using namespace mlir::lowbit;
 
 namespace {
 
-class PackLayoutPass : public lowbit::impl::LowBitPackLayoutBase<PackLayoutPass> {
+class PackLayoutPass
+    : public lowbit::impl::LowBitPackLayoutBase<PackLayoutPass> {
 public:
   void runOnOperation() override {
     func::FuncOp func = getOperation();
@@ -50,13 +51,11 @@ private:
     LayoutKind from = op.getLayout().getKind();
     if (from != LayoutKind::I2S && from != LayoutKind::Canonical &&
         from != LayoutKind::Gguf)
-      return op.emitOpError() << "cannot repack a "
-                              << stringifyLayoutKind(from)
+      return op.emitOpError() << "cannot repack a " << stringifyLayoutKind(from)
                               << " layout for the upconvert strategy";
 
     auto arg = dyn_cast<BlockArgument>(op.getPacked());
-    if (!arg || arg.getOwner() != &func.getBody().front() ||
-        !arg.hasOneUse())
+    if (!arg || arg.getOwner() != &func.getBody().front() || !arg.hasOneUse())
       return op.emitOpError() << "packed weights must be an argument of the "
                                  "function used by this op alone to be "
                                  "repacked";

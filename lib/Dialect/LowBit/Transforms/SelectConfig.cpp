@@ -30,15 +30,17 @@ static int64_t floorPowerOf2(int64_t value) {
   return p;
 }
 
-UpconvertAttr mlir::lowbit::selectUpconvertConfig(
-    MLIRContext *ctx, const TargetInfo &target, WeightAttr weight, int64_t m,
-    int64_t k, bool gemv, int64_t threads) {
+UpconvertAttr mlir::lowbit::selectUpconvertConfig(MLIRContext *ctx,
+                                                  const TargetInfo &target,
+                                                  WeightAttr weight, int64_t m,
+                                                  int64_t k, bool gemv,
+                                                  int64_t threads) {
   bool ternary = weight.getEncoding() == Encoding::Ternary;
   int64_t slices = std::max<int64_t>(1, 64 / target.getRegisterBytes());
   int64_t tiles = llvm::divideCeil(m, 16);
   // Leave at least one tile group per thread.
-  int64_t maxGroup =
-      floorPowerOf2(std::max<int64_t>(1, tiles / std::max<int64_t>(1, threads)));
+  int64_t maxGroup = floorPowerOf2(
+      std::max<int64_t>(1, tiles / std::max<int64_t>(1, threads)));
   // A (tiles, columns) block fits when its accumulators, tile_n broadcasts
   // and 3 working registers fit the register file, with every register
   // slice of a tile in one K loop (each 64-byte vector is read once) for
@@ -137,8 +139,8 @@ private:
                                  << "': " << diagnostic;
     out = dyn_cast<StrategyConfigAttrInterface>(attr);
     if (!out)
-      return anchor->emitError() << what << ": '" << text
-                                 << "' is not a strategy config";
+      return anchor->emitError()
+             << what << ": '" << text << "' is not a strategy config";
     return success();
   }
 
@@ -180,8 +182,8 @@ private:
                << getFormatName(weight, layout.getKind())
                << " weights (the upconvert strategy needs 1, 2 or 4 bits); "
                   "give a config or a schedule entry";
-      chosen = selectUpconvertConfig(op.getContext(), *targetInfo, weight, m,
-                                     k, gemv, threads);
+      chosen = selectUpconvertConfig(op.getContext(), *targetInfo, weight, m, k,
+                                     gemv, threads);
     }
     if (failed(chosen.verifyFor(
             [&] {

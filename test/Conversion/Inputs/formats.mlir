@@ -1,0 +1,43 @@
+// One function per upconvert format, with ragged shapes (M not a multiple
+// of 16, K of the ternary format not a multiple of 32) and dynamic N: the
+// input of the upconvert pipeline as generateKernel builds it.
+
+func.func @i2s(%x: tensor<?x100xf32>, %w: tensor<33x25xi8>, %s: tensor<1xf32>) -> tensor<?x33xf32> {
+  %y = lowbit.mpgemm %x, %w, %s {
+         weight = #lowbit.weight<bits = 2, encoding = ternary>,
+         layout = #lowbit.layout<i2s>}
+       : (tensor<?x100xf32>, tensor<33x25xi8>, tensor<1xf32>) -> tensor<?x33xf32>
+  return %y : tensor<?x33xf32>
+}
+
+func.func @w1g128(%x: tensor<?x256xf32>, %w: tensor<31x32xi8>, %s: tensor<31x2xf16>) -> tensor<?x31xf32> {
+  %y = lowbit.mpgemm %x, %w, %s {
+         weight = #lowbit.weight<bits = 1, encoding = binary, group = 128, scale = per_group>,
+         layout = #lowbit.layout<canonical>}
+       : (tensor<?x256xf32>, tensor<31x32xi8>, tensor<31x2xf16>) -> tensor<?x31xf32>
+  return %y : tensor<?x31xf32>
+}
+
+func.func @w2g64(%x: tensor<?x192xf32>, %w: tensor<40x48xi8>, %s: tensor<40x3x2xf16>) -> tensor<?x40xf32> {
+  %y = lowbit.mpgemm %x, %w, %s {
+         weight = #lowbit.weight<bits = 2, encoding = unsigned, group = 64, scale = per_group>,
+         layout = #lowbit.layout<canonical>}
+       : (tensor<?x192xf32>, tensor<40x48xi8>, tensor<40x3x2xf16>) -> tensor<?x40xf32>
+  return %y : tensor<?x40xf32>
+}
+
+func.func @w4g32(%x: tensor<?x96xf32>, %w: tensor<17x48xi8>, %s: tensor<17x3x2xf16>) -> tensor<?x17xf32> {
+  %y = lowbit.mpgemm %x, %w, %s {
+         weight = #lowbit.weight<bits = 4, encoding = unsigned, group = 32, scale = per_group>,
+         layout = #lowbit.layout<canonical>}
+       : (tensor<?x96xf32>, tensor<17x48xi8>, tensor<17x3x2xf16>) -> tensor<?x17xf32>
+  return %y : tensor<?x17xf32>
+}
+
+func.func @q4_0(%x: tensor<?x160xf32>, %w: tensor<257x90xi8>) -> tensor<?x257xf32> {
+  %y = lowbit.mpgemm %x, %w {
+         weight = #lowbit.weight<bits = 4, encoding = gguf_q4_0, group = 32, scale = per_block>,
+         layout = #lowbit.layout<gguf>}
+       : (tensor<?x160xf32>, tensor<257x90xi8>) -> tensor<?x257xf32>
+  return %y : tensor<?x257xf32>
+}
