@@ -136,9 +136,9 @@ mlir::lowbit::generateKernel(const KernelRequest &request) {
   };
 
   DialectRegistry registry;
-  registry
-      .insert<LowBitDialect, func::FuncDialect, arith::ArithDialect,
-              scf::SCFDialect, memref::MemRefDialect, emitc::EmitCDialect>();
+  registry.insert<LowBitDialect, func::FuncDialect, arith::ArithDialect,
+                  scf::SCFDialect, memref::MemRefDialect, vector::VectorDialect,
+                  emitc::EmitCDialect>();
   MLIRContext ctx(registry, MLIRContext::Threading::DISABLED);
   ctx.loadAllAvailableDialects();
 

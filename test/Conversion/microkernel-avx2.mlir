@@ -21,9 +21,9 @@
 // CHECK: _mm256_srai_epi32([[D]], 5);
 // CHECK: const __m128i* [[HP:v[0-9]+]] = (const __m128i*)
 // CHECK: _mm256_cvtph_ps(
-// y + (D - 8 S) * (s * inv)
-// CHECK: float [[S8:v[0-9]+]] = {{v[0-9]+}} * {{v[0-9]+}};
-// CHECK: _mm256_sub_ps({{v[0-9]+}}, {{v[0-9]+}});
+// y + (D - z S) * (s * inv)
+// CHECK: _mm256_cvtepi32_ps(
+// CHECK: _mm256_fnmadd_ps(
 // CHECK: _mm256_fmadd_ps(
 // Lanes below count: set1(count) > (0, ..., 7).
 // CHECK: __m256i [[IOTA:v[0-9]+]] = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
@@ -39,7 +39,7 @@ func.func @ops(%codes: memref<?xui8> {lowbit.readonly}, %scales: memref<?xui16> 
   %d = lowbit.uk.dot4 %zero, %c, %x : vector<32xi8> -> vector<8xi32>
   %e = lowbit.uk.shr_exact %d {shift = 5} : vector<8xi32>
   %s = lowbit.uk.load_half %scales[%off] : memref<?xui16> -> vector<8xf32>
-  %y1 = lowbit.uk.block_combine %s, %e, %s, %sum, %inv {zero_point = 8} : vector<8xi32> -> vector<8xf32>
+  %y1 = lowbit.uk.block_combine %s, %e, %s, %inv zero(%s, %sum : vector<8xf32>) : vector<8xi32> -> vector<8xf32>
   lowbit.uk.store %y1, %y[%off], %count : vector<8xf32>, memref<?xf32>
   return
 }

@@ -33,11 +33,16 @@
 // CHECK: __m512 [[IB:v[0-9]+]] = _mm512_set1_ps([[INV]]);
 // CHECK: __m512 [[F:v[0-9]+]] = _mm512_mul_ps([[S]], [[IB]]);
 // CHECK: __m512 [[Y1:v[0-9]+]] = _mm512_fmadd_ps([[T]], [[F]], [[ZEROF]]);
-// y + (2 D - S) * (s * inv)
+// y + D * (s * inv)
 // CHECK: __m512 [[DF2:v[0-9]+]] = _mm512_cvtepi32_ps([[SUMD]]);
-// CHECK: __m512 [[DD:v[0-9]+]] = _mm512_add_ps([[DF2]], [[DF2]]);
-// CHECK: __m512 [[T2:v[0-9]+]] = _mm512_sub_ps([[DD]],
-// CHECK: __m512 [[Y2:v[0-9]+]] = _mm512_fmadd_ps([[T2]], {{v[0-9]+}}, [[Y1]]);
+// CHECK: __m512 [[Y2:v[0-9]+]] = _mm512_fmadd_ps([[DF2]], {{v[0-9]+}}, [[Y1]]);
+// A block accumulator started at a broadcast value; codes doubled by a left
+// shift.
+// CHECK: __m512i [[NS:v[0-9]+]] = _mm512_set1_epi32([[SUM]]);
+// CHECK: __m512i [[L:v[0-9]+]] = _mm512_slli_epi16([[W]], 1);
+// CHECK: __m512i [[M2:v[0-9]+]] = _mm512_set1_epi8(2);
+// CHECK: __m512i [[C2:v[0-9]+]] = _mm512_and_si512([[L]], [[M2]]);
+// CHECK: _mm512_dpbusd_epi32([[NS]], [[C2]], [[X]]);
 // ((float)(D - S) * w) / s_x, no FMA: bit-exact with the reference.
 // CHECK: __m512i [[SI:v[0-9]+]] = _mm512_set1_epi32([[SUM]]);
 // CHECK: __m512i [[ACC:v[0-9]+]] = _mm512_sub_epi32([[SUMD]], [[SI]]);
@@ -67,10 +72,15 @@ func.func @ops(%codes: memref<?xui8> {lowbit.readonly}, %scales: memref<?xui16> 
   %e = lowbit.uk.shr_exact %ds {shift = 6} : vector<16xi32>
   %sumd = arith.addi %d, %e : vector<16xi32>
   %s = lowbit.uk.load_half %scales[%off] : memref<?xui16> -> vector<16xf32>
-  %y1 = lowbit.uk.block_combine %out0, %sumd, %s, %sum, %inv zero(%s : vector<16xf32>) : vector<16xi32> -> vector<16xf32>
-  %y2 = lowbit.uk.block_combine %y1, %sumd, %s, %sum, %inv {dot_multiplier = 2, zero_point = 1} : vector<16xi32> -> vector<16xf32>
+  %y1 = lowbit.uk.block_combine %out0, %sumd, %s, %inv zero(%s, %sum : vector<16xf32>) : vector<16xi32> -> vector<16xf32>
+  %y2 = lowbit.uk.block_combine %y1, %sumd, %s, %inv : vector<16xi32> -> vector<16xf32>
+  %nsum = vector.broadcast %sum : i32 to vector<16xi32>
+  %c1 = lowbit.uk.unpack %w {bits = 1, plane = 0, scale = 1} : vector<64xi8>
+  %d1 = lowbit.uk.dot4 %nsum, %c1, %x : vector<64xi8> -> vector<16xi32>
   %t = lowbit.uk.ternary_scale %sumd, %sum, %inv, %inv : vector<16xi32> -> vector<16xf32>
   lowbit.uk.store %y2, %y[%off] : vector<16xf32>, memref<?xf32>
+  %t1 = lowbit.uk.ternary_scale %d1, %sum, %inv, %inv : vector<16xi32> -> vector<16xf32>
+  lowbit.uk.store %t1, %y[%off] : vector<16xf32>, memref<?xf32>
   lowbit.uk.store %t, %y[%off], %count : vector<16xf32>, memref<?xf32>
   lowbit.uk.prefetch %codes[%off] : memref<?xui8>
   return

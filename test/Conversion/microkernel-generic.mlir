@@ -37,7 +37,7 @@ func.func @ops(%codes: memref<?xui8> {lowbit.readonly}, %scales: memref<?xui16> 
   %d = lowbit.uk.dot4 %zero, %c, %x : vector<4xi8> -> vector<1xi32>
   %e = lowbit.uk.shr_exact %d {shift = 6} : vector<1xi32>
   %s = lowbit.uk.load_half %scales[%off] : memref<?xui16> -> vector<1xf32>
-  %y1 = lowbit.uk.block_combine %s, %e, %s, %sum, %inv {zero_point = 8} : vector<1xi32> -> vector<1xf32>
+  %y1 = lowbit.uk.block_combine %s, %e, %s, %inv zero(%s, %sum : vector<1xf32>) : vector<1xi32> -> vector<1xf32>
   lowbit.uk.store %y1, %y[%off], %count : vector<1xf32>, memref<?xf32>
   return
 }

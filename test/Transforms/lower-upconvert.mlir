@@ -93,12 +93,12 @@ func.func @i2s_gemv(%x: tensor<?x100xf32>, %w: tensor<3x8x64xi8>, %s: tensor<1xf
 // AVX512: scf.for %{{.*}} = %[[TB]] to %[[GEND]] step %c2 {
 // AVX512: scf.for %{{.*}} = %c0 to %{{.*}} step %c2 {
 // AVX512: scf.for {{.*}} iter_args({{.*}}) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
-// AVX512: %[[SC:.*]] = lowbit.uk.load_half %{{.*}}[%[[SOFF:.*]]] : memref<?xui16> -> vector<16xf32>
-// AVX512: %[[ZP:.*]] = lowbit.uk.load_half %{{.*}}[%[[SOFF]]] : memref<?xui16> -> vector<16xf32>
 // AVX512: %[[BS:.*]] = memref.load %{{.*}} : memref<?xi32>
 // AVX512: %[[BX:.*]] = memref.load %{{.*}} : memref<?xf32>
 // AVX512: %[[INV:.*]] = arith.divf %cst{{.*}}, %[[BX]] : f32
-// AVX512: lowbit.uk.block_combine %{{.*}}, %{{.*}}, %[[SC]], %[[BS]], %[[INV]] zero(%[[ZP]] : vector<16xf32>) : vector<16xi32> -> vector<16xf32>
+// AVX512: %[[SC:.*]] = lowbit.uk.load_half %{{.*}}[%[[SOFF:.*]]] : memref<?xui16> -> vector<16xf32>
+// AVX512: %[[ZP:.*]] = lowbit.uk.load_half %{{.*}}[%[[SOFF]]] : memref<?xui16> -> vector<16xf32>
+// AVX512: lowbit.uk.block_combine %{{.*}}, %{{.*}}, %[[SC]], %[[INV]] zero(%[[ZP]], %[[BS]] : vector<16xf32>) : vector<16xi32> -> vector<16xf32>
 // AVX512: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %c1{{.*}} {
 // AVX512: scf.for %{{.*}} = %[[GEND]] to %[[TE]] step %c1{{.*}} {
 // AVX512: return
@@ -118,11 +118,17 @@ func.func @w2g64_gemm(%x: tensor<?x128xf32>, %w: tensor<3x8x64xi8>, %s: tensor<4
   return %y : tensor<?x40xf32>
 }
 
-// Binary (q = 2c - 1) and Q4_0 (q = c - 8) fold their zero point into the
-// combine; M = 64 needs no row count.
+// Binary (q = 2c - 1: doubled codes, the block's accumulator starts at -S)
+// and Q4_0 (q = c - 8: starts at -8 S) fold their zero point into the
+// integer dot product; M = 64 needs no row count.
 // AVX512-LABEL: func.func @w1g128(
-// AVX512: lowbit.uk.unpack %{{.*}} {bits = 1 : i64, plane = 7 : i64} : vector<64xi8>
-// AVX512: lowbit.uk.block_combine %{{.*}} {dot_multiplier = 2 : i64, zero_point = 1 : i64} : vector<16xi32> -> vector<16xf32>
+// AVX512: %[[S:.*]] = memref.load %{{.*}} : memref<?xi32>
+// AVX512: %[[NEG:.*]] = arith.muli %[[S]], %c-1_i32 : i32
+// AVX512: %[[START:.*]] = vector.broadcast %[[NEG]] : i32 to vector<16xi32>
+// AVX512: lowbit.uk.unpack %{{.*}} {bits = 1 : i64, plane = 0 : i64, scale = 1 : i64} : vector<64xi8>
+// AVX512: lowbit.uk.dot4 %[[START]],
+// AVX512: lowbit.uk.unpack %{{.*}} {bits = 1 : i64, plane = 7 : i64, scale = 1 : i64} : vector<64xi8>
+// AVX512: lowbit.uk.block_combine %{{.*}} : vector<16xi32> -> vector<16xf32>
 // AVX512: lowbit.uk.store %{{.*}}, %{{.*}}[%{{.*}}] : vector<16xf32>, memref<?xf32>
 func.func @w1g128(%x: tensor<?x256xf32>, %w: tensor<4x8x64xi8>, %s: tensor<64x2xf16>) -> tensor<?x64xf32> {
   %y = lowbit.mpgemm %x, %w, %s {
@@ -134,8 +140,10 @@ func.func @w1g128(%x: tensor<?x256xf32>, %w: tensor<4x8x64xi8>, %s: tensor<64x2x
 }
 
 // AVX512-LABEL: func.func @q4_0(
+// AVX512: arith.muli %{{.*}}, %c-8_i32 : i32
+// AVX512: vector.broadcast
 // AVX512: lowbit.uk.unpack %{{.*}} {bits = 4 : i64, plane = 1 : i64} : vector<64xi8>
-// AVX512: lowbit.uk.block_combine %{{.*}} {zero_point = 8 : i64} : vector<16xi32> -> vector<16xf32>
+// AVX512: lowbit.uk.block_combine %{{.*}} : vector<16xi32> -> vector<16xf32>
 func.func @q4_0(%x: tensor<?x64xf32>, %w: tensor<3x8x64xi8>) -> tensor<?x40xf32> {
   %y = lowbit.mpgemm %x, %w {
          weight = #lowbit.weight<bits = 4, encoding = gguf_q4_0, group = 32, scale = per_block>,

@@ -2,7 +2,7 @@
 //
 // mlir-opt for lowbit IR: parses, verifies, runs passes and prints. Knows the
 // lowbit dialect, the upstream dialects lowbit IR is written and lowered
-// with (func, arith, tensor, scf, memref, emitc), the generic upstream
+// with (func, arith, tensor, scf, memref, vector, emitc), the generic upstream
 // transforms, every lowbit pass and the lowbit-upconvert-pipeline.
 //
 //   lowbit-opt in.mlir --lowbit-upconvert-pipeline="target=x86-avx512vnni" \
@@ -21,6 +21,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 #include "mlir/Transforms/Passes.h"
@@ -35,7 +36,7 @@ int main(int argc, char **argv) {
   registry.insert<mlir::lowbit::LowBitDialect, mlir::arith::ArithDialect,
                   mlir::emitc::EmitCDialect, mlir::func::FuncDialect,
                   mlir::memref::MemRefDialect, mlir::scf::SCFDialect,
-                  mlir::tensor::TensorDialect>();
+                  mlir::tensor::TensorDialect, mlir::vector::VectorDialect>();
 
   return mlir::asMainReturnCode(
       mlir::MlirOptMain(argc, argv, "lowbit optimizer driver\n", registry));

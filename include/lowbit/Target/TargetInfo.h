@@ -25,12 +25,10 @@
 namespace mlir::lowbit {
 
 /// Operands of lowbit.uk.block_combine after type conversion (see its
-/// description): result = y + (dotMultiplier * dot - z * sum) * (scale * inv)
-/// with z = `zero` when non-null and `zeroPoint` otherwise.
+/// description): result = y + (dot - zero * sum) * (scale * inv), without
+/// the zero term when `zero` is null.
 struct BlockCombineOperands {
-  Value y, dot, scale, zero, sum, inv;
-  int64_t dotMultiplier = 1;
-  int64_t zeroPoint = 0;
+  Value y, dot, scale, inv, zero, sum;
 };
 
 class TargetInfo {
@@ -98,6 +96,9 @@ public:
   /// A register with every lane equal to `value` (an i32 or f32 attribute).
   virtual Value emitSplat(OpBuilder &b, Location loc, VectorType type,
                           TypedAttr value) const = 0;
+  /// vector.broadcast of an i32 or f32 value to every lane.
+  virtual Value emitBroadcast(OpBuilder &b, Location loc, Value scalar,
+                              VectorType type) const = 0;
   /// lowbit.uk.load_half (`ptr`: uint16_t *).
   virtual Value emitLoadHalf(OpBuilder &b, Location loc, Value ptr,
                              VectorType type) const = 0;

@@ -18,6 +18,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 using namespace mlir;
 using namespace mlir::lowbit;
@@ -195,11 +196,9 @@ struct ConvertBlockCombine : TargetPattern<UkBlockCombineOp> {
     operands.y = adaptor.getY();
     operands.dot = adaptor.getDot();
     operands.scale = adaptor.getScale();
+    operands.inv = adaptor.getInv();
     operands.zero = adaptor.getZero();
     operands.sum = adaptor.getSum();
-    operands.inv = adaptor.getInv();
-    operands.dotMultiplier = int64_t(op.getDotMultiplier());
-    operands.zeroPoint = int64_t(op.getZeroPoint());
     rewriter.replaceOp(
         op, target.emitBlockCombine(rewriter, op.getLoc(), operands, *type));
     return success();
@@ -273,6 +272,23 @@ struct ConvertSplatConstant : TargetPattern<arith::ConstantOp> {
   }
 };
 
+/// vector.broadcast of a scalar: the target's splat of a value.
+struct ConvertBroadcast : TargetPattern<vector::BroadcastOp> {
+  using TargetPattern::TargetPattern;
+  LogicalResult
+  matchAndRewrite(vector::BroadcastOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    if (isa<VectorType>(op.getSourceType()))
+      return rewriter.notifyMatchFailure(op, "not a broadcast of a scalar");
+    FailureOr<VectorType> type = getRegisterType(rewriter, op, op.getType());
+    if (failed(type))
+      return failure();
+    rewriter.replaceOp(op, target.emitBroadcast(rewriter, op.getLoc(),
+                                                adaptor.getSource(), *type));
+    return success();
+  }
+};
+
 /// arith.addi of int32 registers (the sum of split accumulators).
 struct ConvertRegisterAdd : TargetPattern<arith::AddIOp> {
   using TargetPattern::TargetPattern;
@@ -335,8 +351,8 @@ void mlir::lowbit::populateLowBitToEmitCPatterns(const TypeConverter &converter,
   MLIRContext *ctx = patterns.getContext();
   patterns.add<ConvertLoad, ConvertBroadcast4, ConvertUnpack, ConvertShrExact,
                ConvertDot4, ConvertLoadHalf, ConvertBlockCombine,
-               ConvertTernaryScale, ConvertStore, ConvertPrefetch>(converter,
-                                                                   ctx, target);
+               ConvertTernaryScale, ConvertStore, ConvertPrefetch,
+               ConvertBroadcast>(converter, ctx, target);
   patterns.add<ConvertSplatConstant, ConvertRegisterAdd>(converter, ctx, target,
                                                          /*benefit=*/2);
   patterns.add<ConvertPointerLoad, ConvertPointerStore>(converter, ctx);

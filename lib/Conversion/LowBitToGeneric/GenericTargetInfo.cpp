@@ -56,9 +56,13 @@ public:
                    int64_t bits, int64_t plane, int64_t scale) const override {
     Type t = u32(b.getContext());
     Value shifted = packed;
-    if (int64_t shift = bits * plane - scale; shift > 0)
+    int64_t shift = bits * plane - scale;
+    if (shift > 0)
       shifted = emitc::BitwiseRightShiftOp::create(
           b, loc, t, packed, intConstant(b, loc, t, shift));
+    else if (shift < 0)
+      shifted = emitc::BitwiseLeftShiftOp::create(
+          b, loc, t, packed, intConstant(b, loc, t, -shift));
     int64_t mask = (((int64_t(1) << bits) - 1) << scale) * 0x01010101;
     return emitc::BitwiseAndOp::create(b, loc, t, shifted,
                                        intConstant(b, loc, t, mask));
@@ -87,6 +91,11 @@ public:
     Type i32 = b.getI32Type();
     return emitc::DivOp::create(b, loc, i32, value,
                                 intConstant(b, loc, i32, int64_t(1) << shift));
+  }
+
+  Value emitBroadcast(OpBuilder &b, Location loc, Value scalar,
+                      VectorType type) const override {
+    return scalar;
   }
 
   Value emitAddI32(OpBuilder &b, Location loc, Value lhs, Value rhs,
@@ -138,21 +147,12 @@ public:
                          const BlockCombineOperands &o,
                          VectorType type) const override {
     Type f32 = b.getF32Type();
-    Value dot = castTo(b, loc, f32, o.dot);
-    if (o.dotMultiplier == 2)
-      dot = emitc::AddOp::create(b, loc, f32, dot, dot);
-    Value sum = castTo(b, loc, f32, o.sum);
-    Value t = dot;
+    Value t = castTo(b, loc, f32, o.dot);
     if (o.zero)
-      t = emitc::SubOp::create(b, loc, f32, dot,
-                               emitc::MulOp::create(b, loc, f32, o.zero, sum));
-    else if (o.zeroPoint == 1)
-      t = emitc::SubOp::create(b, loc, f32, dot, sum);
-    else if (o.zeroPoint != 0)
       t = emitc::SubOp::create(
-          b, loc, f32, dot,
-          emitc::MulOp::create(b, loc, f32, sum,
-                               floatConstant(b, loc, double(o.zeroPoint))));
+          b, loc, f32, t,
+          emitc::MulOp::create(b, loc, f32, o.zero,
+                               castTo(b, loc, f32, o.sum)));
     Value factor = emitc::MulOp::create(b, loc, f32, o.scale, o.inv);
     return emitc::AddOp::create(b, loc, f32, o.y,
                                 emitc::MulOp::create(b, loc, f32, t, factor));

@@ -76,9 +76,10 @@ public:
                    int64_t bits, int64_t plane, int64_t scale) const override {
     Type reg = intType(b.getContext());
     Value shifted = packed;
-    if (int64_t shift = bits * plane - scale; shift > 0)
-      shifted = call(b, loc, reg, name("srli_epi16"), packed,
-                     {b.getI32IntegerAttr(int32_t(shift))});
+    int64_t shift = bits * plane - scale;
+    if (shift != 0)
+      shifted = call(b, loc, reg, name(shift > 0 ? "srli_epi16" : "slli_epi16"),
+                     packed, {b.getI32IntegerAttr(int32_t(std::abs(shift)))});
     // The mask is a signed char: 0xC0 is written -64.
     int64_t mask = ((int64_t(1) << bits) - 1) << scale;
     Value masks = call(b, loc, reg, name("set1_epi8"), {},
@@ -90,6 +91,13 @@ public:
                      VectorType type) const override {
     return call(b, loc, intType(b.getContext()), name("srai_epi32"), value,
                 {b.getI32IntegerAttr(int32_t(shift))});
+  }
+
+  Value emitBroadcast(OpBuilder &b, Location loc, Value scalar,
+                      VectorType type) const override {
+    bool isFloat = isa<FloatType>(scalar.getType());
+    Type reg = isFloat ? floatType(b.getContext()) : intType(b.getContext());
+    return call(b, loc, reg, name(isFloat ? "set1_ps" : "set1_epi32"), scalar);
   }
 
   Value emitAddI32(OpBuilder &b, Location loc, Value lhs, Value rhs,
@@ -114,21 +122,11 @@ public:
                          const BlockCombineOperands &o,
                          VectorType type) const override {
     Type reg = floatType(b.getContext());
-    Value dot = call(b, loc, reg, name("cvtepi32_ps"), o.dot);
-    if (o.dotMultiplier == 2)
-      dot = call(b, loc, reg, name("add_ps"), {dot, dot});
-    Value sum = castTo(b, loc, b.getF32Type(), o.sum);
-    Value t = dot;
+    Value t = call(b, loc, reg, name("cvtepi32_ps"), o.dot);
     if (o.zero) {
-      Value sums = call(b, loc, reg, name("set1_ps"), sum);
-      t = call(b, loc, reg, name("fnmadd_ps"), {o.zero, sums, dot});
-    } else if (o.zeroPoint != 0) {
-      Value zsum = sum;
-      if (o.zeroPoint != 1)
-        zsum = emitc::MulOp::create(b, loc, b.getF32Type(), sum,
-                                    floatConstant(b, loc, double(o.zeroPoint)));
-      t = call(b, loc, reg, name("sub_ps"),
-               {dot, call(b, loc, reg, name("set1_ps"), zsum)});
+      Value sums = call(b, loc, reg, name("set1_ps"),
+                        castTo(b, loc, b.getF32Type(), o.sum));
+      t = call(b, loc, reg, name("fnmadd_ps"), {o.zero, sums, t});
     }
     Value inv = call(b, loc, reg, name("set1_ps"), o.inv);
     Value factor = call(b, loc, reg, name("mul_ps"), {o.scale, inv});

@@ -26,26 +26,34 @@ func.func @dot4_lanes(%acc: vector<8xi32>, %w: vector<64xi8>) -> vector<8xi32> {
 
 // -----
 
-func.func @combine_lanes(%y: vector<16xf32>, %d: vector<8xi32>, %sum: i32, %inv: f32) -> vector<16xf32> {
+func.func @combine_lanes(%y: vector<16xf32>, %d: vector<8xi32>, %inv: f32) -> vector<16xf32> {
   // expected-error@+1 {{'lowbit.uk.block_combine' op dot 'vector<8xi32>' and output 'vector<16xf32>' must have the same number of lanes}}
-  %r = lowbit.uk.block_combine %y, %d, %y, %sum, %inv : vector<8xi32> -> vector<16xf32>
+  %r = lowbit.uk.block_combine %y, %d, %y, %inv : vector<8xi32> -> vector<16xf32>
   return %r : vector<16xf32>
 }
 
 // -----
 
-func.func @combine_zero_twice(%y: vector<16xf32>, %d: vector<16xi32>, %sum: i32, %inv: f32) -> vector<16xf32> {
-  // expected-error@+1 {{'lowbit.uk.block_combine' op takes either a zero operand or a zero_point, not both}}
-  %r = lowbit.uk.block_combine %y, %d, %y, %sum, %inv zero(%y : vector<16xf32>) {zero_point = 8} : vector<16xi32> -> vector<16xf32>
+func.func @combine_zero_type(%y: vector<16xf32>, %z: vector<8xf32>, %d: vector<16xi32>, %sum: i32, %inv: f32) -> vector<16xf32> {
+  // expected-error@+1 {{'lowbit.uk.block_combine' op zero 'vector<8xf32>' must have the output type 'vector<16xf32>'}}
+  %r = lowbit.uk.block_combine %y, %d, %y, %inv zero(%z, %sum : vector<8xf32>) : vector<16xi32> -> vector<16xf32>
   return %r : vector<16xf32>
 }
 
 // -----
 
-func.func @combine_multiplier(%y: vector<16xf32>, %d: vector<16xi32>, %sum: i32, %inv: f32) -> vector<16xf32> {
-  // expected-error@+1 {{'lowbit.uk.block_combine' op dot_multiplier must be 1 or 2, got 3}}
-  %r = lowbit.uk.block_combine %y, %d, %y, %sum, %inv {dot_multiplier = 3} : vector<16xi32> -> vector<16xf32>
+func.func @combine_zero_without_sum(%y: vector<16xf32>, %d: vector<16xi32>, %inv: f32) -> vector<16xf32> {
+  // expected-error@+1 {{'lowbit.uk.block_combine' op takes the zero points and the activation sum together}}
+  %r = "lowbit.uk.block_combine"(%y, %d, %y, %inv, %y) {operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 0>} : (vector<16xf32>, vector<16xi32>, vector<16xf32>, f32, vector<16xf32>) -> vector<16xf32>
   return %r : vector<16xf32>
+}
+
+// -----
+
+func.func @unpack_byte(%w: vector<64xi8>) -> vector<64xi8> {
+  // expected-error@+1 {{'lowbit.uk.unpack' op scale 7 makes 2-bit codes exceed a byte}}
+  %c = lowbit.uk.unpack %w {bits = 2, plane = 3, scale = 7} : vector<64xi8>
+  return %c : vector<64xi8>
 }
 
 // -----

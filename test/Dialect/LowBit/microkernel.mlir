@@ -15,14 +15,18 @@ func.func @microkernel_zmm(%codes: memref<?xui8>, %xq: memref<?xi8>,
   %x = lowbit.uk.broadcast4 %xq[%off] : memref<?xi8> -> vector<64xi8>
   // CHECK: %[[C:.*]] = lowbit.uk.unpack %[[W]] {bits = 2 : i64, plane = 3 : i64} : vector<64xi8>
   %c = lowbit.uk.unpack %w {bits = 2, plane = 3} : vector<64xi8>
+  // CHECK: lowbit.uk.unpack %[[W]] {bits = 1 : i64, plane = 0 : i64, scale = 1 : i64} : vector<64xi8>
+  %c2 = lowbit.uk.unpack %w {bits = 1, plane = 0, scale = 1} : vector<64xi8>
+  // CHECK: lowbit.uk.shr_exact %{{.*}} {shift = 6 : i64} : vector<16xi32>
+  %e = lowbit.uk.shr_exact %acc {shift = 6} : vector<16xi32>
   // CHECK: %[[D:.*]] = lowbit.uk.dot4 %{{.*}}, %[[C]], %[[X]] : vector<64xi8> -> vector<16xi32>
   %d = lowbit.uk.dot4 %acc, %c, %x : vector<64xi8> -> vector<16xi32>
   // CHECK: %[[S:.*]] = lowbit.uk.load_half %{{.*}}[%{{.*}}] : memref<?xui16> -> vector<16xf32>
   %s = lowbit.uk.load_half %scales[%off] : memref<?xui16> -> vector<16xf32>
-  // CHECK: %[[Y1:.*]] = lowbit.uk.block_combine %{{.*}}, %[[D]], %[[S]], %{{.*}}, %{{.*}} zero(%[[S]] : vector<16xf32>) : vector<16xi32> -> vector<16xf32>
-  %y1 = lowbit.uk.block_combine %out, %d, %s, %sum, %inv zero(%s : vector<16xf32>) : vector<16xi32> -> vector<16xf32>
-  // CHECK: %[[Y2:.*]] = lowbit.uk.block_combine %[[Y1]], %[[D]], %[[S]], %{{.*}}, %{{.*}} {dot_multiplier = 2 : i64, zero_point = 1 : i64} : vector<16xi32> -> vector<16xf32>
-  %y2 = lowbit.uk.block_combine %y1, %d, %s, %sum, %inv {dot_multiplier = 2, zero_point = 1} : vector<16xi32> -> vector<16xf32>
+  // CHECK: %[[Y1:.*]] = lowbit.uk.block_combine %{{.*}}, %[[D]], %[[S]], %{{.*}} zero(%[[S]], %{{.*}} : vector<16xf32>) : vector<16xi32> -> vector<16xf32>
+  %y1 = lowbit.uk.block_combine %out, %d, %s, %inv zero(%s, %sum : vector<16xf32>) : vector<16xi32> -> vector<16xf32>
+  // CHECK: %[[Y2:.*]] = lowbit.uk.block_combine %[[Y1]], %[[D]], %[[S]], %{{.*}} : vector<16xi32> -> vector<16xf32>
+  %y2 = lowbit.uk.block_combine %y1, %d, %s, %inv : vector<16xi32> -> vector<16xf32>
   // CHECK: %[[T:.*]] = lowbit.uk.ternary_scale %[[D]], %{{.*}}, %{{.*}}, %{{.*}} : vector<16xi32> -> vector<16xf32>
   %t = lowbit.uk.ternary_scale %d, %sum, %inv, %inv : vector<16xi32> -> vector<16xf32>
   // CHECK: lowbit.uk.store %[[Y2]], %{{.*}}[%{{.*}}] : vector<16xf32>, memref<?xf32>

@@ -24,8 +24,8 @@ void populateLowBitToEmitCTypeConversions(TypeConverter &converter,
                                           const TargetInfo &target);
 
 /// Patterns for every lowbit.uk.* op (through `target`'s hooks), splat
-/// vector constants and additions of registers, and memref.load/store
-/// through pointers.
+/// vector constants, broadcasts and additions of registers, and
+/// memref.load/store through pointers.
 void populateLowBitToEmitCPatterns(const TypeConverter &converter,
                                    RewritePatternSet &patterns,
                                    const TargetInfo &target);

@@ -32,9 +32,6 @@ LogicalResult UkUnpackOp::verify() {
   if (plane >= 8 / bits)
     return emitOpError() << "plane must be below " << 8 / bits << " for "
                          << bits << "-bit codes, got " << plane;
-  if (scale > bits * plane)
-    return emitOpError() << "scale must be at most bits * plane = "
-                         << bits * plane << ", got " << scale;
   if (((int64_t(1) << bits) - 1) << scale > 255)
     return emitOpError() << "scale " << scale << " makes " << bits
                          << "-bit codes exceed a byte";
@@ -50,15 +47,12 @@ LogicalResult UkBlockCombineOp::verify() {
     return emitOpError() << "dot " << getDot().getType() << " and output "
                          << getY().getType()
                          << " must have the same number of lanes";
+  if (!getZero() != !getSum())
+    return emitOpError() << "takes the zero points and the activation sum "
+                            "together";
   if (getZero() && getZero().getType() != getY().getType())
     return emitOpError() << "zero " << getZero().getType()
                          << " must have the output type " << getY().getType();
-  if (getZero() && getZeroPoint() != 0)
-    return emitOpError()
-           << "takes either a zero operand or a zero_point, not both";
-  if (getDotMultiplier() != 1 && getDotMultiplier() != 2)
-    return emitOpError() << "dot_multiplier must be 1 or 2, got "
-                         << getDotMultiplier();
   return success();
 }
 

@@ -10,6 +10,7 @@
 
 #include "lowbit/Dialect/LowBit/Transforms/Passes.h"
 
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Iterators.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
@@ -225,8 +226,11 @@ private:
   SmallVector<Value> buildBlock(const Tile &tile, Value block,
                                 ArrayRef<Value> state) {
     SmallVector<Value> dots(state);
-    if (!plan.isTernary())
-      dots.assign(state.size(), zeroAcc());
+    SmallVector<Value> sums, invs;
+    if (!plan.isTernary()) {
+      blockActivations(tile, block, sums, invs);
+      dots = initialDots(tile, sums);
+    }
 
     int64_t planes = 8 / plan.bits;
     Value kBase = mul(block, kBlockK);
@@ -250,7 +254,11 @@ private:
               add(mul(add(tile.firstColumn, c), plan.kp), k)));
         for (int64_t t = 0; t < tile.tiles; ++t)
           for (int64_t s = 0; s < tile.slices; ++s) {
-            int64_t scale = tile.scaledPlanes ? tile.planeScale[j] : 0;
+            // Binary codes are doubled: q = 2c - 1 (the -1 is in the
+            // accumulator's start).
+            int64_t scale = tile.scaledPlanes ? tile.planeScale[j]
+                            : plan.encoding == Encoding::Binary ? 1
+                                                                : 0;
             Value w = UkUnpackOp::create(
                 b, loc, byteReg, packed[t * tile.slices + s],
                 b.getI64IntegerAttr(plan.bits), b.getI64IntegerAttr(j),
@@ -266,13 +274,51 @@ private:
     }
     if (plan.isTernary())
       return dots;
-    return combineBlock(tile, block, state, dots);
+    return combineBlock(tile, block, state, dots, sums, invs);
   }
 
-  /// y += (a * D - z * S) * s_g / s_b for every accumulator of the block.
+  /// The activation sum S and 1 / s of `block` for every column.
+  void blockActivations(const Tile &tile, Value block,
+                        SmallVectorImpl<Value> &sums,
+                        SmallVectorImpl<Value> &invs) {
+    for (int64_t c = 0; c < tile.columns; ++c) {
+      Value at =
+          add(mul(add(tile.firstColumn, c), plan.xBlocksPerRow()), block);
+      sums.push_back(memref::LoadOp::create(b, loc, xSums, at));
+      Value scale = memref::LoadOp::create(b, loc, xScales, at);
+      Value one = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(1.0f));
+      invs.push_back(arith::DivFOp::create(b, loc, one, scale));
+    }
+  }
+
+  /// The accumulators a block starts from: the zero point's share of the
+  /// dot product when it is the same for every row (sum q x = sum c x - z S:
+  /// q4_0 z = 8; w1gG q = 2c - 1 with doubled codes, so -S), else 0.
+  SmallVector<Value> initialDots(const Tile &tile, ArrayRef<Value> sums) {
+    int64_t zeroPoint = plan.encoding == Encoding::Binary     ? 1
+                        : plan.encoding == Encoding::GgufQ4_0 ? 8
+                                                              : 0;
+    SmallVector<Value> dots(tile.numAccumulators());
+    for (int64_t c = 0; c < tile.columns; ++c) {
+      Value start = zeroAcc();
+      if (zeroPoint != 0) {
+        Value z = arith::ConstantOp::create(
+            b, loc, b.getI32IntegerAttr(int32_t(-zeroPoint)));
+        Value offset = arith::MulIOp::create(b, loc, sums[c], z);
+        start = vector::BroadcastOp::create(b, loc, accReg, offset);
+      }
+      for (int64_t t = 0; t < tile.tiles; ++t)
+        for (int64_t s = 0; s < tile.slices; ++s)
+          dots[tile.accIndex(t, s, c)] = start;
+    }
+    return dots;
+  }
+
+  /// y += (D - z * S) * s_g / s_b for every accumulator of the block (the
+  /// z term only for per-row zero points).
   SmallVector<Value> combineBlock(const Tile &tile, Value block,
-                                  ArrayRef<Value> outputs,
-                                  ArrayRef<Value> dots) {
+                                  ArrayRef<Value> outputs, ArrayRef<Value> dots,
+                                  ArrayRef<Value> sums, ArrayRef<Value> invs) {
     Value group = div(block, plan.group / kBlockK);
     SmallVector<Value> rowScales, rowZeros;
     for (int64_t t = 0; t < tile.tiles; ++t)
@@ -284,27 +330,17 @@ private:
           rowZeros.push_back(
               UkLoadHalfOp::create(b, loc, outReg, zeros, offset));
       }
-    int64_t multiplier = plan.encoding == Encoding::Binary ? 2 : 1;
-    int64_t zeroPoint = plan.encoding == Encoding::Binary     ? 1
-                        : plan.encoding == Encoding::GgufQ4_0 ? 8
-                                                              : 0;
     SmallVector<Value> result(outputs);
-    for (int64_t c = 0; c < tile.columns; ++c) {
-      Value at =
-          add(mul(add(tile.firstColumn, c), plan.xBlocksPerRow()), block);
-      Value sum = memref::LoadOp::create(b, loc, xSums, at);
-      Value scale = memref::LoadOp::create(b, loc, xScales, at);
-      Value one = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(1.0f));
-      Value inv = arith::DivFOp::create(b, loc, one, scale);
+    for (int64_t c = 0; c < tile.columns; ++c)
       for (int64_t t = 0; t < tile.tiles; ++t)
         for (int64_t s = 0; s < tile.slices; ++s) {
           int64_t i = tile.accIndex(t, s, c), r = t * tile.slices + s;
           Value zero = plan.hasZeros() ? rowZeros[r] : Value();
-          result[i] = UkBlockCombineOp::create(b, loc, outReg, result[i],
-                                               dots[i], rowScales[r], zero, sum,
-                                               inv, multiplier, zeroPoint);
+          Value sum = plan.hasZeros() ? sums[c] : Value();
+          result[i] =
+              UkBlockCombineOp::create(b, loc, outReg, result[i], dots[i],
+                                       rowScales[r], invs[c], zero, sum);
         }
-    }
     return result;
   }
 

@@ -68,10 +68,10 @@ def LowBit_UkUnpackOp
     << scale` of the same byte of `packed`: with the vnni4 layout this is the
     16 rows x 4 k block of unsigned int8 codes for k offset `4 * plane` of
     the vector, multiplied by 2^scale. `bits` is 1, 2 or 4, `plane` is in
-    `[0, 8 / bits)` and `scale` in `[0, bits * plane]` with the scaled codes
-    below 256; `scale = bits * plane` leaves the plane where it is (one AND,
-    no shift). A dot product of scaled codes is divided back with
-    `lowbit.uk.shr_exact`.
+    `[0, 8 / bits)` and the scaled codes stay below 256; `scale = bits *
+    plane` leaves the plane where it is (one AND, no shift). A dot product
+    of scaled codes is divided back with `lowbit.uk.shr_exact`, or the scale
+    is part of the math (w1gG doubles its codes: q = 2c - 1).
 
     ```mlir
     %c = lowbit.uk.unpack %w {bits = 2, plane = 3} : vector<64xi8>
@@ -150,38 +150,37 @@ def LowBit_UkLoadHalfOp
 }
 
 def LowBit_UkBlockCombineOp
-    : LowBit_UkOp<"block_combine", [Pure,
+    : LowBit_UkOp<"block_combine", [Pure, AttrSizedOperandSegments,
                                     AllTypesMatch<["y", "scale", "result"]>]> {
   let summary = "Folds one 32-k block's integer dot product into the output";
   let description = [{
-    For group formats, with D the block's `lowbit.uk.dot4` sums, S the block's
-    activation sum and `inv` = 1 / s_b the reciprocal of its activation
-    scale, computes per lane
+    For group formats, with D the block's int32 dot product, `inv` = 1 / s_b
+    the reciprocal of the block's activation scale and `scale` the rows'
+    group scales, computes per lane
 
-        result = y + (dot_multiplier * D - z * S) * (scale * inv)
+        result = y + (D - zero * sum) * (scale * inv)
 
-    where z is the `zero` operand when present (per-row zero points) and the
-    `zero_point` attribute otherwise. `dot_multiplier * D - z * S` is exact
-    in f32. w1gG uses dot_multiplier = 2 and zero_point = 1 (q = 2c - 1),
-    q4_0 zero_point = 8, w2gG/w4gG a `zero` operand. The float rounding of
-    the combination is the kernel's own (kernel_abi.h: group formats are
-    checked within an error bound).
+    with the `zero(%zero, %sum)` part only for per-row zero points (w2gG,
+    w4gG: z per row, S the block's activation sum; `D - z * S` is exact in
+    f32). Formats whose zero point is the same for every row fold it into
+    the accumulator instead (q4_0 starts it at -8 S, w1gG at -S with codes
+    doubled). The float rounding of the combination is the kernel's own
+    (kernel_abi.h: group formats are checked within an error bound).
 
     ```mlir
-    %y1 = lowbit.uk.block_combine %y0, %d, %s, %sum, %inv zero(%z : vector<16xf32>)
+    %y1 = lowbit.uk.block_combine %y0, %d, %s, %inv
           : vector<16xi32> -> vector<16xf32>
-    %y2 = lowbit.uk.block_combine %y0, %d, %s, %sum, %inv {zero_point = 8}
+    %y2 = lowbit.uk.block_combine %y0, %d, %s, %inv zero(%z, %sum : vector<16xf32>)
           : vector<16xi32> -> vector<16xf32>
     ```
   }];
   let arguments = (ins LowBit_F32Register:$y, LowBit_I32Register:$dot,
-                   LowBit_F32Register:$scale,
-                   Optional<LowBit_F32Register>:$zero, I32:$sum, F32:$inv,
-                   DefaultValuedAttr<I64Attr, "1">:$dot_multiplier,
-                   DefaultValuedAttr<I64Attr, "0">:$zero_point);
+                   LowBit_F32Register:$scale, F32:$inv,
+                   Optional<LowBit_F32Register>:$zero, Optional<I32>:$sum);
   let results = (outs LowBit_F32Register:$result);
   let assemblyFormat = [{
-    $y `,` $dot `,` $scale `,` $sum `,` $inv (`zero` `(` $zero^ `:` type($zero) `)`)?
+    $y `,` $dot `,` $scale `,` $inv
+    (`zero` `(` $zero^ `,` $sum `:` type($zero) `)`)?
     attr-dict `:` type($dot) `->` type($result)
   }];
   let hasVerifier = 1;

@@ -143,7 +143,8 @@ def LowBitLowerUpconvert : Pass<"lowbit-lower-upconvert", "::mlir::func::FuncOp"
   }];
   let dependentDialects = [
     "::mlir::lowbit::LowBitDialect", "::mlir::arith::ArithDialect",
-    "::mlir::memref::MemRefDialect", "::mlir::scf::SCFDialect"
+    "::mlir::memref::MemRefDialect", "::mlir::scf::SCFDialect",
+    "::mlir::vector::VectorDialect"
   ];
   let options = [
     Option<"target", "target", "std::string", /*default=*/"\"generic\"",
