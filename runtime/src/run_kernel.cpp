@@ -9,7 +9,7 @@ namespace lowbit {
 
 void run_kernel(lowbit_kernel_fn kernel, const UpconvertWeights &W,
                 const PreparedActivations &A, float *y, int64_t M,
-                ThreadPool &pool) {
+                ThreadPool &pool, int kernel_class) {
   if (!kernel)
     throw Error("run_kernel: no kernel function");
   if (M != W.M)
@@ -23,10 +23,21 @@ void run_kernel(lowbit_kernel_fn kernel, const UpconvertWeights &W,
                 W.format.name() + ", block " + std::to_string(block) + ")");
   if (A.N < 1)
     throw Error("run_kernel: activations have N = " + std::to_string(A.N));
-  pool.run(W.num_tiles(), [&](int64_t begin, int64_t end, int) {
-    kernel(W.codes.data(), W.scales_or_null(), W.zeros_or_null(), A.xq.data(),
-           A.x_scales.data(), A.x_sums.data(), y, A.N, begin, end, W.w_scale);
-  });
+  if (kernel_class < 0)
+    kernel_class = pool.kernel_class(upconvert_kernel_class(W.format));
+  pool.run_scheduled(kernel_class, W.num_tiles(),
+                     [&](int64_t begin, int64_t end, int) {
+                       kernel(W.codes.data(), W.scales_or_null(),
+                              W.zeros_or_null(), A.xq.data(),
+                              A.x_scales.data(), A.x_sums.data(), y, A.N,
+                              begin, end, W.w_scale);
+                     });
+}
+
+std::string upconvert_kernel_class(const Format &format,
+                                   const std::string &target) {
+  return target.empty() ? "upconvert " + format.name()
+                        : "upconvert " + target + " " + format.name();
 }
 
 } // namespace lowbit

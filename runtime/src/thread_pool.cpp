@@ -3,7 +3,9 @@
 #include "lowbit/thread_pool.h"
 #include "lowbit/error.h"
 
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <string>
 #include <system_error>
 
@@ -13,14 +15,6 @@
 #endif
 
 namespace lowbit {
-
-TileRange split_tiles(int64_t num_tiles, int parts, int index) {
-  if (num_tiles <= 0 || parts < 1 || index < 0 || index >= parts)
-    return {};
-  const int64_t base = num_tiles / parts, extra = num_tiles % parts;
-  const int64_t begin = index * base + (index < extra ? index : extra);
-  return {begin, begin + base + (index < extra ? 1 : 0)};
-}
 
 static inline void cpu_relax() {
 #if defined(__x86_64__) || defined(__i386__)
@@ -81,12 +75,33 @@ ThreadPool::ThreadPool(int threads) : ThreadPool(Options{threads}) {}
 ThreadPool::ThreadPool(const Options &options) : threads_(options.threads) {
   if (threads_ < 1)
     throw Error("thread count must be >= 1, got " + std::to_string(threads_));
+  if (!(options.alpha >= 0.0 && options.alpha <= 1.0))
+    throw Error("schedule alpha must be in [0, 1], got " +
+                std::to_string(options.alpha));
+  if (options.grain < 1)
+    throw Error("schedule grain must be >= 1 tile, got " +
+                std::to_string(options.grain));
+  if (options.probe_after < 0)
+    throw Error("schedule probe_after must be >= 0, got " +
+                std::to_string(options.probe_after));
+  policy_ = options.policy;
+  alpha_ = options.alpha;
+  grain_ = options.grain;
+  probe_after_ = options.probe_after;
+  slots_ = std::make_unique<Slot[]>(size_t(threads_));
+  chunks_.resize(size_t(threads_));
+  seed_.assign(size_t(threads_), 1.0);
+  cores_.resize(size_t(threads_));
   const std::vector<int> cpus = allowed_cpus();
   const int usable = cpus.empty() ? int(std::thread::hardware_concurrency())
                                   : int(cpus.size());
-  spin_us_ = options.spin_us >= 0              ? options.spin_us
-             : threads_ > usable && usable > 0 ? 0
-                                               : 100;
+  const bool oversubscribed = threads_ > usable && usable > 0;
+  spin_us_ = options.spin_us >= 0 ? options.spin_us
+             : oversubscribed     ? 0
+                                  : 100;
+  wait_spin_us_ = options.wait_spin_us >= 0 ? options.wait_spin_us
+                  : oversubscribed          ? 0
+                                            : 2000;
   cpus_.assign(size_t(threads_), -1);
 
   workers_.reserve(size_t(threads_ - 1));
@@ -108,8 +123,15 @@ ThreadPool::ThreadPool(const Options &options) : threads_(options.threads) {
 
 #ifdef __linux__
   // Pinning is skipped when the process may not use one CPU per thread.
-  if (!options.pin || int(cpus.size()) < threads_)
-    return;
+  if (options.pin && int(cpus.size()) >= threads_)
+    pin_all(options, cpus);
+#endif
+  if (options.seed_from_os)
+    seed_from_os();
+}
+
+void ThreadPool::pin_all(const Options &options, const std::vector<int> &cpus) {
+#ifdef __linux__
   bool ok = true;
   for (int t = 1; t < threads_; ++t) {
     if (pin_thread(workers_[size_t(t - 1)].native_handle(), cpus[size_t(t)]))
@@ -130,7 +152,26 @@ ThreadPool::ThreadPool(const Options &options) : threads_(options.threads) {
     }
   }
   pinned_ = ok;
+#else
+  (void)options;
+  (void)cpus;
 #endif
+}
+
+void ThreadPool::seed_from_os() {
+  bool any_pinned = false;
+  for (int t = 0; t < threads_; ++t) {
+    cores_[size_t(t)].cpu = cpus_[size_t(t)];
+    cores_[size_t(t)].capacity = read_cpu_capacity(cpus_[size_t(t)]);
+    any_pinned |= cpus_[size_t(t)] >= 0;
+  }
+  // CPUID 0x1A describes the core that executes it: ask on every thread.
+  if (any_pinned)
+    run_on_all([&](int thread) {
+      if (cpus_[size_t(thread)] >= 0)
+        cores_[size_t(thread)].core_type = current_core_type();
+    });
+  seed_ = lowbit::seed_ratios(cores_, &seed_source_);
 }
 
 ThreadPool::~ThreadPool() {
@@ -181,6 +222,12 @@ void ThreadPool::worker_main(int thread) {
     seen = generation_.load(std::memory_order_acquire);
     if (stop_.load(std::memory_order_acquire))
       return;
+    // Not part of this job (an empty chunk): the caller does not wait for
+    // this thread, and the job's fields may already belong to a later one.
+    // A participant's slot equals the generation it observed, because the
+    // caller cannot publish another job before this thread has finished.
+    if (slots_[size_t(thread)].job.load(std::memory_order_acquire) != seen)
+      continue;
     execute(thread);
     if (pending_.fetch_sub(1, std::memory_order_seq_cst) == 1 &&
         caller_sleeping_.load(std::memory_order_seq_cst)) {
@@ -190,14 +237,22 @@ void ThreadPool::worker_main(int thread) {
   }
 }
 
-void ThreadPool::dispatch(Invoke invoke, const void *ctx) {
-  if (threads_ == 1) {
+void ThreadPool::dispatch(Invoke invoke, const void *ctx,
+                          const std::vector<TileRange> *chunks) {
+  int participants = 0;
+  const uint64_t next = generation_.load(std::memory_order_relaxed) + 1;
+  for (int t = 1; t < threads_; ++t)
+    if (!chunks || !(*chunks)[size_t(t)].empty()) {
+      slots_[size_t(t)].job.store(next, std::memory_order_relaxed);
+      ++participants;
+    }
+  if (participants == 0) { // the caller alone: no one to wake or wait for
     invoke(ctx, 0);
     return;
   }
   invoke_ = invoke;
   ctx_ = ctx;
-  pending_.store(threads_ - 1, std::memory_order_relaxed);
+  pending_.store(participants, std::memory_order_relaxed);
   generation_.fetch_add(1, std::memory_order_seq_cst);
   if (sleepers_.load(std::memory_order_seq_cst) > 0) {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -212,7 +267,7 @@ void ThreadPool::dispatch(Invoke invoke, const void *ctx) {
   }
 
   auto finished = [&] { return pending_.load(std::memory_order_acquire) == 0; };
-  if (!spin_until(spin_us_, finished)) {
+  if (!spin_until(wait_spin_us_, finished)) {
     std::unique_lock<std::mutex> lock(mutex_);
     caller_sleeping_.store(true, std::memory_order_seq_cst);
     while (pending_.load(std::memory_order_seq_cst) != 0)
@@ -228,6 +283,170 @@ void ThreadPool::dispatch(Invoke invoke, const void *ctx) {
   }
   if (error)
     std::rethrow_exception(error);
+}
+
+//===----------------------------------------------------------------------===//
+// Scheduled runs
+//===----------------------------------------------------------------------===//
+
+void ThreadPool::check_class(int kernel_class) const {
+  if (kernel_class < 0 || size_t(kernel_class) >= tables_.size())
+    throw Error("unknown kernel class " + std::to_string(kernel_class) +
+                " (the pool has " + std::to_string(tables_.size()) + ")");
+}
+
+int ThreadPool::kernel_class(const std::string &key) {
+  if (key.empty())
+    throw Error("a kernel class needs a non-empty key");
+  for (size_t i = 0; i < tables_.size(); ++i)
+    if (tables_[i].key == key)
+      return int(i);
+  RatioTable table;
+  table.key = key;
+  table.ratios = seed_;
+  table.idle_runs.assign(size_t(threads_), 0);
+  tables_.push_back(std::move(table));
+  return int(tables_.size() - 1);
+}
+
+std::vector<std::string> ThreadPool::kernel_classes() const {
+  std::vector<std::string> keys;
+  for (const RatioTable &t : tables_)
+    keys.push_back(t.key);
+  return keys;
+}
+
+const std::vector<double> &ThreadPool::ratios(int kernel_class) const {
+  check_class(kernel_class);
+  return tables_[size_t(kernel_class)].ratios;
+}
+
+int64_t ThreadPool::updates(int kernel_class) const {
+  check_class(kernel_class);
+  return tables_[size_t(kernel_class)].updates;
+}
+
+int64_t ThreadPool::runs(int kernel_class) const {
+  check_class(kernel_class);
+  return tables_[size_t(kernel_class)].runs;
+}
+
+void ThreadPool::set_ratios(int kernel_class,
+                            const std::vector<double> &ratios) {
+  check_class(kernel_class);
+  if (int(ratios.size()) != threads_)
+    throw Error("set_ratios: " + std::to_string(ratios.size()) +
+                " ratios for " + std::to_string(threads_) + " threads");
+  double sum = 0.0;
+  for (double r : ratios) {
+    if (!std::isfinite(r) || r < 0.0)
+      throw Error("set_ratios: ratios must be finite and >= 0");
+    sum += r;
+  }
+  if (!(sum > 0.0))
+    throw Error("set_ratios: the ratios sum to 0");
+  tables_[size_t(kernel_class)].ratios = ratios;
+}
+
+void ThreadPool::set_alpha(double alpha) {
+  if (!(alpha >= 0.0 && alpha <= 1.0))
+    throw Error("schedule alpha must be in [0, 1], got " +
+                std::to_string(alpha));
+  alpha_ = alpha;
+}
+
+const std::vector<TileRange> &ThreadPool::begin_scheduled(int kernel_class,
+                                                          int64_t num_tiles) {
+  check_class(kernel_class);
+  num_tiles = std::max<int64_t>(num_tiles, 0);
+  last_num_tiles_ = num_tiles;
+  if (policy_ == SchedulePolicy::Static || threads_ == 1) {
+    for (int t = 0; t < threads_; ++t)
+      chunks_[size_t(t)] = split_tiles(num_tiles, threads_, t);
+    return chunks_;
+  }
+  RatioTable &table = tables_[size_t(kernel_class)];
+  split_tiles_weighted(num_tiles, table.ratios, grain_, chunks_);
+  // Probe a thread that has been left out for a while: one grain, taken from
+  // the largest chunk (chunks stay contiguous and in thread order).
+  const int64_t units = num_tiles / grain_ + (num_tiles % grain_ ? 1 : 0);
+  if (probe_after_ > 0 && units >= threads_) {
+    bool probe = false;
+    for (int t = 0; t < threads_; ++t)
+      probe |= chunks_[size_t(t)].empty() &&
+               table.idle_runs[size_t(t)] >= probe_after_;
+    if (probe) {
+      std::vector<int64_t> count(static_cast<size_t>(threads_));
+      for (int t = 0; t < threads_; ++t) {
+        const TileRange r = chunks_[size_t(t)];
+        count[size_t(t)] = r.empty() ? 0
+                                     : (r.end + grain_ - 1) / grain_ -
+                                           r.begin / grain_;
+      }
+      for (int t = 0; t < threads_; ++t) {
+        if (count[size_t(t)] != 0 ||
+            table.idle_runs[size_t(t)] < probe_after_)
+          continue;
+        const size_t largest = size_t(
+            std::max_element(count.begin(), count.end()) - count.begin());
+        if (count[largest] < 2)
+          break;
+        --count[largest];
+        count[size_t(t)] = 1;
+      }
+      int64_t unit = 0;
+      for (int t = 0; t < threads_; ++t) {
+        const int64_t begin = std::min(unit * grain_, num_tiles);
+        unit += count[size_t(t)];
+        chunks_[size_t(t)] = {begin, std::min(unit * grain_, num_tiles)};
+      }
+    }
+  }
+  return chunks_;
+}
+
+void ThreadPool::end_scheduled(int kernel_class, Clock::time_point published) {
+  last_.wall_seconds =
+      std::chrono::duration<double>(Clock::now() - published).count();
+  last_.kernel_class = kernel_class;
+  last_.policy = policy_;
+  last_.chunks = chunks_;
+  last_.start_seconds.assign(size_t(threads_), 0.0);
+  last_.seconds.assign(size_t(threads_), 0.0);
+  work_scratch_.assign(size_t(threads_), 0);
+  for (int t = 0; t < threads_; ++t) {
+    const TileRange r = chunks_[size_t(t)];
+    if (r.empty())
+      continue;
+    const Slot &slot = slots_[size_t(t)];
+    last_.start_seconds[size_t(t)] =
+        std::chrono::duration<double>(slot.start - published).count();
+    // A clock tick is the least a thread with work can have taken.
+    last_.seconds[size_t(t)] = std::max(
+        std::chrono::duration<double>(slot.end - published).count(), 1e-9);
+    work_scratch_[size_t(t)] = r.size();
+  }
+  last_.updated = false;
+  if (policy_ != SchedulePolicy::Dynamic || threads_ == 1)
+    return;
+  RatioTable &table = tables_[size_t(kernel_class)];
+  ++table.runs;
+
+  int participants = 0;
+  for (int t = 0; t < threads_; ++t) {
+    const bool idle = chunks_[size_t(t)].empty();
+    participants += idle ? 0 : 1;
+    int &runs = table.idle_runs[size_t(t)];
+    if (idle && last_num_tiles_ >= int64_t(threads_) * grain_)
+      runs = runs < (1 << 30) ? runs + 1 : runs;
+    else if (!idle)
+      runs = 0;
+  }
+  if (participants < 2)
+    return;
+  update_ratios(table.ratios, work_scratch_, last_.seconds, alpha_);
+  ++table.updates;
+  last_.updated = true;
 }
 
 } // namespace lowbit

@@ -11,7 +11,16 @@
 #include <fstream>
 #include <thread>
 
+#include <csignal>
+#include <cstdlib>
+#include <iterator>
+#include <sstream>
+
+#include <sched.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #if defined(__x86_64__)
 #include <immintrin.h>
@@ -355,6 +364,28 @@ Timing time_calls(const std::function<void(int64_t)> &call, int64_t copies,
   return t;
 }
 
+// Effective bandwidth, GOPS and the medians of the paired per-rep ratios.
+static void summarize(KernelTiming &result, const UpconvertWeights &W,
+                      const PreparedActivations &A) {
+  const double ops = 2.0 * double(W.M) * double(W.K) * double(A.N);
+  const double ns = result.timing.us * 1e3;
+  result.gbps = double(result.packed_bytes) / ns;
+  result.gops = ops / ns;
+  std::vector<double> ratios, gops_ratios;
+  for (size_t r = 0; r < result.timing.rep_us.size(); ++r) {
+    const double rep_ns = result.timing.rep_us[r] * 1e3;
+    if (r < result.probe_gbps.size())
+      ratios.push_back(double(result.packed_bytes) / rep_ns /
+                       result.probe_gbps[r]);
+    if (r < result.peak_gops.size())
+      gops_ratios.push_back(ops / rep_ns / result.peak_gops[r]);
+  }
+  result.roofline_gbps = median(result.probe_gbps);
+  result.ratio = median(ratios);
+  result.peak_gops_median = median(result.peak_gops);
+  result.gops_ratio = median(gops_ratios);
+}
+
 KernelTiming time_kernel(lowbit_kernel_fn kernel, const UpconvertWeights &W,
                          const PreparedActivations &A, ThreadPool &pool,
                          bool cold, int reps, const Pairing &pairing) {
@@ -386,24 +417,244 @@ KernelTiming time_kernel(lowbit_kernel_fn kernel, const UpconvertWeights &W,
       time_calls(call, cold ? int64_t(copies.size()) : 1, cold, reps,
                  paired ? std::function<void(int)>(before_rep) : nullptr);
 
-  const double ops = 2.0 * double(W.M) * double(W.K) * double(A.N);
-  const double ns = result.timing.us * 1e3;
-  result.gbps = double(result.packed_bytes) / ns;
-  result.gops = ops / ns;
-  std::vector<double> ratios, gops_ratios;
-  for (size_t r = 0; r < result.timing.rep_us.size(); ++r) {
-    const double rep_ns = result.timing.rep_us[r] * 1e3;
-    if (r < result.probe_gbps.size())
-      ratios.push_back(double(result.packed_bytes) / rep_ns /
-                       result.probe_gbps[r]);
-    if (r < result.peak_gops.size())
-      gops_ratios.push_back(ops / rep_ns / result.peak_gops[r]);
-  }
-  result.roofline_gbps = median(result.probe_gbps);
-  result.ratio = median(ratios);
-  result.peak_gops_median = median(result.peak_gops);
-  result.gops_ratio = median(gops_ratios);
+  summarize(result, W, A);
   return result;
+}
+
+std::vector<KernelTiming>
+time_kernel_policies(lowbit_kernel_fn kernel, const UpconvertWeights &W,
+                     const PreparedActivations &A, ThreadPool &pool,
+                     const std::vector<SchedulePolicy> &policies,
+                     int kernel_class, bool cold, int reps,
+                     const Pairing &pairing, size_t trace_limit) {
+  check_reps(reps);
+  if (policies.empty())
+    throw Error("time_kernel_policies: no schedule policy");
+  const SchedulePolicy saved = pool.policy();
+  std::vector<KernelTiming> results(policies.size());
+  std::vector<UpconvertWeights> copies;
+  if (cold) {
+    const int64_t count = cold_copy_count(W.packed_bytes());
+    copies.reserve(size_t(count));
+    for (int64_t i = 0; i < count; ++i)
+      copies.push_back(W); // a deep copy: a distinct, fully written buffer
+  }
+  const int threads = pool.size();
+  std::vector<float> y(size_t(A.N * W.M));
+  KernelTiming *current = nullptr;
+  bool timed = false;
+  std::vector<std::vector<double>> tiles(policies.size()),
+      seconds(policies.size());
+  std::vector<int64_t> timed_calls(policies.size(), 0);
+  std::vector<double> job_seconds(policies.size(), 0.0);
+  size_t p = 0; // the policy being run
+  auto call = [&](int64_t i) {
+    run_kernel(kernel, cold ? copies[size_t(i)] : W, A, y.data(), W.M, pool,
+               kernel_class);
+    const ThreadPool::JobStats &job = pool.last_job();
+    if (timed) {
+      for (int t = 0; t < threads; ++t) {
+        tiles[p][size_t(t)] += double(job.chunks[size_t(t)].size());
+        seconds[p][size_t(t)] += job.seconds[size_t(t)];
+      }
+      job_seconds[p] += job.wall_seconds;
+      ++timed_calls[p];
+    }
+    if (policies[p] == SchedulePolicy::Dynamic &&
+        current->ratio_trace.size() < trace_limit)
+      current->ratio_trace.push_back(pool.ratios(kernel_class));
+  };
+  int64_t calls_per_rep = cold ? int64_t(copies.size()) : 1;
+  try {
+    for (p = 0; p < policies.size(); ++p) {
+      current = &results[p];
+      current->policy = schedule_policy_name(policies[p]);
+      current->packed_bytes = W.packed_bytes();
+      current->timing.cold = cold;
+      current->timing.copies = cold ? int64_t(copies.size()) : 1;
+      if (pairing.peak)
+        current->peak_isa = pairing.peak->isa();
+      tiles[p].assign(size_t(threads), 0.0);
+      seconds[p].assign(size_t(threads), 0.0);
+      pool.set_policy(policies[p]);
+      if (cold) {
+        for (int64_t i = 0; i < calls_per_rep; ++i) // warm-up pass
+          call(i);
+      } else {
+        call(0);
+        const Clock::time_point start = Clock::now();
+        call(0);
+        const double one = std::max(seconds_since(start), 1e-7);
+        if (p == 0) // one count for every policy
+          calls_per_rep =
+              std::clamp<int64_t>(int64_t(std::ceil(0.02 / one)), 1, 1000000);
+      }
+    }
+    timed = true;
+    for (int r = 0; r < reps; ++r) {
+      for (p = 0; p < policies.size(); ++p) {
+        current = &results[p];
+        pool.set_policy(policies[p]);
+        if (pairing.probe)
+          current->probe_gbps.push_back(pairing.probe->pass());
+        if (pairing.peak)
+          current->peak_gops.push_back(pairing.peak->pass());
+        if (!cold) // the probe evicted the warm matrix: bring it back
+          run_kernel(kernel, W, A, y.data(), W.M, pool, kernel_class);
+        const Clock::time_point start = Clock::now();
+        for (int64_t i = 0; i < calls_per_rep; ++i)
+          call(cold ? i : 0);
+        current->timing.rep_us.push_back(seconds_since(start) * 1e6 /
+                                         double(calls_per_rep));
+      }
+    }
+  } catch (...) {
+    pool.set_policy(saved);
+    throw;
+  }
+  pool.set_policy(saved);
+  for (p = 0; p < policies.size(); ++p) {
+    KernelTiming &result = results[p];
+    result.timing.calls_per_rep = calls_per_rep;
+    result.timing.us = median(result.timing.rep_us);
+    result.thread_tiles.resize(size_t(threads));
+    result.thread_us.resize(size_t(threads));
+    result.job_us = job_seconds[p] * 1e6 /
+                    double(std::max<int64_t>(timed_calls[p], 1));
+    for (int t = 0; t < threads; ++t) {
+      const double n = double(std::max<int64_t>(timed_calls[p], 1));
+      result.thread_tiles[size_t(t)] = tiles[p][size_t(t)] / n;
+      result.thread_us[size_t(t)] = seconds[p][size_t(t)] * 1e6 / n;
+    }
+    if (policies[p] == SchedulePolicy::Dynamic) {
+      result.ratios = pool.ratios(kernel_class);
+      result.ratio_updates = pool.updates(kernel_class);
+    }
+    summarize(result, W, A);
+  }
+  return results;
+}
+
+//===----------------------------------------------------------------------===//
+// The slow core
+//===----------------------------------------------------------------------===//
+
+namespace {
+lowbit_kernel_fn slow_inner = nullptr;
+int slow_cpu = -1;
+double slow_factor = 1.0;
+
+extern "C" void slow_core_trampoline(const uint8_t *codes,
+                                     const uint16_t *scales,
+                                     const uint16_t *zeros, const int8_t *xq,
+                                     const float *x_scales,
+                                     const int32_t *x_sums, float *y,
+                                     int64_t n, int64_t tile_begin,
+                                     int64_t tile_end, float w_scale) {
+  const bool slow = sched_getcpu() == slow_cpu;
+  const Clock::time_point start = Clock::now();
+  slow_inner(codes, scales, zeros, xq, x_scales, x_sums, y, n, tile_begin,
+             tile_end, w_scale);
+  if (!slow)
+    return;
+  const Clock::time_point end = Clock::now();
+  const Clock::time_point until =
+      start + std::chrono::duration_cast<Clock::duration>(
+                  (end - start) * slow_factor);
+  while (Clock::now() < until)
+    asm volatile("" ::: "memory");
+}
+} // namespace
+
+lowbit_kernel_fn slow_core_kernel(lowbit_kernel_fn inner, int cpu,
+                                  double factor) {
+  if (!std::isfinite(factor))
+    throw Error("--slow-core: the factor must be finite");
+  if (cpu < 0 || factor <= 1.0)
+    return inner;
+  slow_inner = inner;
+  slow_cpu = cpu;
+  slow_factor = factor;
+  return slow_core_trampoline;
+}
+
+//===----------------------------------------------------------------------===//
+// The loaded core
+//===----------------------------------------------------------------------===//
+
+CoreLoad::CoreLoad(int cpu) : cpu_(cpu) {
+  // (The calling thread may already be pinned by a pool, so its mask says
+  // nothing; the child reports a CPU it may not use by exiting at once.)
+  if (cpu < 0 || cpu >= CPU_SETSIZE)
+    throw Error("--load-core: no CPU " + std::to_string(cpu));
+  const pid_t parent = getpid();
+  const pid_t pid = fork();
+  if (pid < 0)
+    throw Error("--load-core: cannot start the load process");
+  if (pid == 0) {
+    // The child: only async-signal-safe calls, then spin on registers.
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent)
+      _exit(0);
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(cpu, &one);
+    if (sched_setaffinity(0, sizeof(one), &one) != 0)
+      _exit(1);
+    uint64_t x = 1;
+    for (;;) {
+      x = x * 6364136223846793005ull + 1442695040888963407ull;
+      asm volatile("" : "+r"(x));
+    }
+  }
+  pid_ = pid;
+  started_ = std::chrono::duration<double>(
+                 Clock::now().time_since_epoch())
+                 .count();
+  // Let it reach its CPU before anything is measured.
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  int status = 0;
+  if (waitpid(pid_, &status, WNOHANG) != 0) {
+    pid_ = -1;
+    throw Error("--load-core: the load process cannot run on CPU " +
+                std::to_string(cpu));
+  }
+}
+
+CoreLoad::~CoreLoad() {
+  if (pid_ <= 0)
+    return;
+  kill(pid_, SIGKILL);
+  int status = 0;
+  waitpid(pid_, &status, 0);
+}
+
+double CoreLoad::cpu_seconds() const {
+  std::ifstream in("/proc/" + std::to_string(pid_) + "/stat");
+  std::string text((std::istreambuf_iterator<char>(in)),
+                   std::istreambuf_iterator<char>());
+  // Fields after the parenthesised command name: state is field 3, utime
+  // and stime are fields 14 and 15.
+  const size_t close = text.rfind(')');
+  if (close == std::string::npos)
+    return -1.0;
+  std::istringstream rest(text.substr(close + 1));
+  std::string field;
+  double utime = 0, stime = 0;
+  for (int f = 3; f <= 15 && rest >> field; ++f) {
+    if (f == 14)
+      utime = std::atof(field.c_str());
+    if (f == 15)
+      stime = std::atof(field.c_str());
+  }
+  const long ticks = sysconf(_SC_CLK_TCK);
+  return ticks > 0 ? (utime + stime) / double(ticks) : -1.0;
+}
+
+double CoreLoad::wall_seconds() const {
+  return std::chrono::duration<double>(Clock::now().time_since_epoch())
+             .count() -
+         started_;
 }
 
 //===----------------------------------------------------------------------===//
@@ -506,6 +757,14 @@ BenchRecord make_record(int64_t M, int64_t K, int64_t N,
   r.packed_bytes = timing.packed_bytes;
   r.copies = timing.timing.copies;
   r.reps = int(timing.timing.rep_us.size());
+  r.schedule_policy = timing.policy;
+  r.rep_us = timing.timing.rep_us;
+  r.thread_tiles = timing.thread_tiles;
+  r.thread_us = timing.thread_us;
+  r.job_us = timing.job_us;
+  r.ratios = timing.ratios;
+  r.ratio_updates = timing.ratio_updates;
+  r.ratio_trace = timing.ratio_trace;
   if (N > 1) {
     r.gops = timing.gops;
     if (!timing.peak_gops.empty()) {
@@ -547,6 +806,21 @@ nlohmann::ordered_json to_json(const BenchRecord &r) {
     j["peak_gops"] = r.peak_gops;
     j["gops_ratio"] = r.gops_ratio;
     j["peak_isa"] = r.peak_isa;
+  }
+  if (!r.schedule_policy.empty()) {
+    j["schedule_policy"] = r.schedule_policy;
+    j["load_core"] = r.load_core;
+    j["slow_core"] = r.slow_core;
+    j["slow_factor"] = r.slow_factor;
+    j["rep_us"] = r.rep_us;
+    j["thread_tiles"] = r.thread_tiles;
+    j["thread_us"] = r.thread_us;
+    j["job_us"] = r.job_us;
+    if (r.schedule_policy == "dynamic") {
+      j["ratios"] = r.ratios;
+      j["ratio_updates"] = r.ratio_updates;
+      j["ratio_trace"] = r.ratio_trace;
+    }
   }
   return j;
 }

@@ -19,6 +19,7 @@
 #define LOWBIT_TOOLS_LOWBIT_BENCH_H
 
 #include "lowbit/kernel_abi.h"
+#include "lowbit/scheduler.h"
 #include "lowbit/target.h"
 #include "lowbit/thread_pool.h"
 #include "lowbit/upconvert.h"
@@ -159,6 +160,21 @@ struct Pairing {
 
 struct KernelTiming {
   Timing timing;
+  // How the pool split the kernel (time_kernel_policies; time_kernel leaves
+  // the policy at the pool's and the rest empty).
+  std::string policy;
+  // Dynamic: the class's ratio table after the last timed rep, its updates
+  // so far, and the table after every call of this measurement (warm-up
+  // pass first), up to the trace limit.
+  std::vector<double> ratios;
+  int64_t ratio_updates = 0;
+  std::vector<std::vector<double>> ratio_trace;
+  // Per thread, over the timed calls: mean tiles per call, and mean seconds
+  // from the job's publication to the end of the thread's chunk (0 for a
+  // thread that never had tiles).
+  std::vector<double> thread_tiles, thread_us;
+  double job_us = 0.0; // mean time from publication until all were done
+
   int64_t packed_bytes = 0; // codes + scales + zeros of one matrix
   double gbps = 0.0;        // packed_bytes / median time
   double gops = 0.0;        // 2 * M * K * N / median time, in 1e9 per s
@@ -178,6 +194,57 @@ KernelTiming time_kernel(lowbit_kernel_fn kernel, const UpconvertWeights &W,
                          bool cold, int reps = kMinReps,
                          const Pairing &pairing = {});
 
+/// Like time_kernel, for several schedule policies of `pool` at once: one
+/// set of matrix copies, one untimed pass per policy, then `reps` rounds in
+/// which every policy gets one timed rep in turn (each right after its own
+/// pairing pass), so that all policies see the same moments of a noisy host.
+/// Kernels run as run_kernel(..., pool, kernel_class); the pool's policy is
+/// restored afterwards. The dynamic policy keeps learning across calls and
+/// across cases of the same class, as in a model; the static one neither
+/// reads nor changes the table. Returns one timing per policy, in order.
+std::vector<KernelTiming>
+time_kernel_policies(lowbit_kernel_fn kernel, const UpconvertWeights &W,
+                     const PreparedActivations &A, ThreadPool &pool,
+                     const std::vector<SchedulePolicy> &policies,
+                     int kernel_class, bool cold, int reps = kMinReps,
+                     const Pairing &pairing = {}, size_t trace_limit = 4096);
+
+/// A competing CPU-bound process pinned to one CPU, for the loaded-core
+/// experiment of `lowbit bench --load-core`: a child process that spins on
+/// registers only (no memory traffic, so it takes the core's time and
+/// nothing else) from construction until destruction (SIGKILL, then
+/// waitpid; it also dies with the parent). Throws Error when the CPU is not
+/// one this process may use or the process cannot be started.
+class CoreLoad {
+public:
+  explicit CoreLoad(int cpu);
+  ~CoreLoad();
+  CoreLoad(const CoreLoad &) = delete;
+  CoreLoad &operator=(const CoreLoad &) = delete;
+  int cpu() const { return cpu_; }
+  /// CPU seconds the load process has used so far (/proc/PID/stat), -1 when
+  /// unknown.
+  double cpu_seconds() const;
+  /// Seconds since the load started.
+  double wall_seconds() const;
+
+private:
+  int cpu_ = -1;
+  int pid_ = -1;
+  double started_ = 0.0;
+};
+
+/// The deliberately slow core of `lowbit bench --slow-core CPU:F`: returns a
+/// kernel that calls `inner` and, when it runs on `cpu`, then spins until
+/// its call has taken `factor` times as long as `inner` took. A pool thread
+/// pinned to that CPU thus behaves like a core `factor` times slower (an
+/// E-core, or a P-core at a lower clock) while the other threads run at full
+/// speed. One wrapped kernel at a time (the state is global); cpu < 0 or
+/// factor <= 1 returns `inner` unchanged. Throws Error for a factor that is
+/// not finite.
+lowbit_kernel_fn slow_core_kernel(lowbit_kernel_fn inner, int cpu,
+                                  double factor);
+
 /// One benchmark case as `lowbit bench --json` writes it.
 struct BenchRecord {
   int64_t M = 0, K = 0, N = 1;
@@ -196,6 +263,19 @@ struct BenchRecord {
   // N > 1 only (0 otherwise):
   double gops = 0.0, peak_gops = 0.0, gops_ratio = 0.0;
   std::string peak_isa;
+  // Scheduling: the policy, the CPU a competing process loaded (-1: none),
+  // and every timed rep; for dynamic, the ratio table and its history (see
+  // KernelTiming).
+  std::string schedule_policy;
+  int load_core = -1;
+  int slow_core = -1;
+  double slow_factor = 1.0;
+  std::vector<double> rep_us;
+  std::vector<double> thread_tiles, thread_us;
+  double job_us = 0.0; // mean publication-to-done time of the pool's jobs
+  std::vector<double> ratios;
+  int64_t ratio_updates = 0;
+  std::vector<std::vector<double>> ratio_trace;
 };
 
 /// Fills a record from a timing: roofline figures from its pairing when it

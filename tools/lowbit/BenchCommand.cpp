@@ -18,9 +18,12 @@
 #include "Plot.h"
 
 #include "lowbit/error.h"
+#include "lowbit/run_kernel.h"
+#include "lowbit/scheduler.h"
 #include "lowbit/upconvert.h"
 
 #include <cstdio>
+#include <cstdlib>
 #include <memory>
 
 namespace lowbit::cli {
@@ -49,6 +52,48 @@ static int runBench(const ParsedOptions &options) {
   if (threads > 256)
     throw Error("--threads: at most 256, got " + std::to_string(threads));
   Strategy strategy = parse_strategy(options.getOr("strategy", "auto"));
+  std::vector<SchedulePolicy> policies;
+  for (const std::string &name :
+       splitList(options.getOr("schedule-policy", "dynamic"))) {
+    SchedulePolicy policy = parse_schedule_policy(name);
+    for (SchedulePolicy seen : policies)
+      if (seen == policy)
+        throw Error("--schedule-policy: " + name + " is listed twice");
+    policies.push_back(policy);
+  }
+  double alpha = 0.3;
+  if (auto text = options.get("schedule-alpha")) {
+    char *end = nullptr;
+    alpha = std::strtod(text->c_str(), &end);
+    if (text->empty() || *end != '\0' || !(alpha >= 0.0 && alpha <= 1.0))
+      throw Error("--schedule-alpha: expected a number in [0, 1], got '" +
+                  *text + "'");
+  }
+  int loadCore = -1;
+  if (auto text = options.get("load-core")) {
+    if (text->empty() ||
+        text->find_first_not_of("0123456789") != std::string::npos ||
+        text->size() > 4)
+      throw Error("--load-core: expected a CPU number, got '" + *text + "'");
+    loadCore = std::stoi(*text);
+  }
+  int slowCore = -1;
+  double slowFactor = 1.0;
+  if (auto text = options.get("slow-core")) {
+    const size_t colon = text->find(':');
+    const std::string cpu = text->substr(0, colon);
+    char *end = nullptr;
+    if (colon != std::string::npos)
+      slowFactor = std::strtod(text->c_str() + colon + 1, &end);
+    if (colon == std::string::npos || cpu.empty() || cpu.size() > 4 ||
+        cpu.find_first_not_of("0123456789") != std::string::npos ||
+        *end != '\0' || !(slowFactor >= 1.0 && slowFactor <= 100.0))
+      throw Error("--slow-core: expected CPU:FACTOR with a factor in "
+                  "[1, 100], e.g. 1:3, got '" +
+                  *text + "'");
+    slowCore = std::stoi(cpu);
+  }
+  const bool showRatios = options.has("show-ratios");
 
   // Every case, resolved and validated before anything is measured.
   std::vector<Case> cases;
@@ -90,7 +135,21 @@ static int runBench(const ParsedOptions &options) {
     i = j;
   }
 
-  ThreadPool pool(static_cast<int>(threads));
+  ThreadPool::Options poolOptions;
+  poolOptions.threads = static_cast<int>(threads);
+  poolOptions.policy = policies.front();
+  poolOptions.alpha = alpha;
+  ThreadPool pool(poolOptions);
+  std::printf("threads on CPUs");
+  for (int t = 0; t < pool.size(); ++t)
+    std::printf(" %d", pool.cpu_of(t));
+  std::printf("%s; schedule %s, alpha %.2f, ratio seed %s [",
+              pool.pinned() ? "" : " (not pinned)",
+              options.getOr("schedule-policy", "dynamic").c_str(), alpha,
+              pool.seed_source().c_str());
+  for (int t = 0; t < pool.size(); ++t)
+    std::printf("%s%.2f", t ? " " : "", pool.seed_ratios()[size_t(t)]);
+  std::printf("]\n");
   std::fprintf(stderr, "measuring the read bandwidth (1 GiB, %lld threads)...\n",
                (long long)threads);
   ReadProbe probe(pool);
@@ -111,11 +170,29 @@ static int runBench(const ParsedOptions &options) {
     std::printf("int8 peak: %.0f GOPS (%s, %lld threads)\n", peakResult->gops,
                 peakIsa.c_str(), (long long)threads);
   }
-  std::printf("\n%-7s %-15s %-12s %5s %10s %8s %8s %6s %9s %6s\n", "format",
-              "target", "shape", "N", "us", "GB/s", "limit", "ratio", "GOPS",
-              "ratio");
+  // The competing process of the loaded-core experiment runs while the
+  // kernels are timed (after the run's probe, which therefore shows the
+  // unloaded limit; each rep's own probe pass sees the load).
+  std::unique_ptr<CoreLoad> load;
+  if (loadCore >= 0) {
+    load = std::make_unique<CoreLoad>(loadCore);
+    std::printf("load: a CPU-bound process pinned to CPU %d while kernels "
+                "are timed\n",
+                loadCore);
+  }
+  if (slowCore >= 0)
+    std::printf("slow core: the pool thread on CPU %d takes %.2fx as long "
+                "for its chunk (it spins after the kernel)\n",
+                slowCore, slowFactor);
+  std::printf("\n%-7s %-15s %-12s %5s %-7s %10s %8s %8s %6s %9s %6s  %s\n",
+              "format", "target", "shape", "N", "policy", "us", "GB/s",
+              "limit", "ratio", "GOPS", "ratio",
+              showRatios ? "tiles/thread  us/thread  ratios" : "");
 
   std::vector<BenchRecord> records;
+  // Paired speedups static/dynamic: per case, the median over rounds of
+  // static rep / dynamic rep (the reps of one round ran back to back).
+  std::vector<std::pair<std::string, double>> speedups;
   for (size_t i = 0; i < cases.size(); ++i) {
     const Case &c = cases[i];
     std::fprintf(stderr, "[%zu/%zu] %s %s %lldx%lld N=%lld\r", i + 1,
@@ -130,27 +207,118 @@ static int runBench(const ParsedOptions &options) {
         prepare_activations(c.format, X.data.data(), c.N, c.shape.K);
     bool cold = c.N == 1 && !options.has("warm");
     Pairing pairing{&probe, c.N > 1 ? peak.get() : nullptr};
-    KernelTiming timing =
-        time_kernel(kernels[i].loaded.fn, W, A, pool, cold, reps, pairing);
-    BenchRecord r = make_record(
-        c.shape.M, c.shape.K, c.N, c.format.name(),
-        strategy_name(c.choice.strategy), target_name(c.choice.target),
-        static_cast<int>(threads), timing, bandwidth, peakResult.get());
-    records.push_back(r);
-    std::string shape = std::to_string(r.M) + "x" + std::to_string(r.K);
-    std::printf("%-7s %-15s %-12s %5lld %10.1f %8.1f %8.1f %6.2f", r.format.c_str(),
-                r.target.c_str(), shape.c_str(), (long long)r.N, r.us, r.gbps,
-                r.roofline_gbps, r.ratio);
-    if (r.N > 1)
-      std::printf(" %9.0f %6.2f", r.gops, r.gops_ratio);
-    std::printf("%s\n", cold ? "" : (r.N == 1 ? "  (warm)" : ""));
+    const int kernelClass = pool.kernel_class(upconvert_kernel_class(
+        c.format, target_name(c.choice.target)));
+    std::vector<KernelTiming> timings = time_kernel_policies(
+        slow_core_kernel(kernels[i].loaded.fn, slowCore, slowFactor), W, A,
+        pool, policies, kernelClass, cold, reps, pairing);
+    std::string shape = std::to_string(c.shape.M) + "x" +
+                        std::to_string(c.shape.K);
+    for (const KernelTiming &timing : timings) {
+      BenchRecord r = make_record(
+          c.shape.M, c.shape.K, c.N, c.format.name(),
+          strategy_name(c.choice.strategy), target_name(c.choice.target),
+          static_cast<int>(threads), timing, bandwidth, peakResult.get());
+      r.load_core = loadCore;
+      r.slow_core = slowCore;
+      r.slow_factor = slowFactor;
+      records.push_back(r);
+      std::printf("%-7s %-15s %-12s %5lld %-7s %10.1f %8.1f %8.1f %6.2f",
+                  r.format.c_str(), r.target.c_str(), shape.c_str(),
+                  (long long)r.N, r.schedule_policy.c_str(), r.us, r.gbps,
+                  r.roofline_gbps, r.ratio);
+      if (r.N > 1)
+        std::printf(" %9.0f %6.2f", r.gops, r.gops_ratio);
+      else
+        std::printf(" %9s %6s", "", "");
+      if (showRatios) {
+        std::printf(" ");
+        for (double v : r.thread_tiles)
+          std::printf(" %.1f", v);
+        std::printf("  ");
+        for (double v : r.thread_us)
+          std::printf(" %.1f", v);
+        std::printf(" (job %.1f)", r.job_us);
+        if (!r.ratios.empty()) {
+          std::printf("  ");
+          for (double v : r.ratios)
+            std::printf(" %.3f", v);
+        }
+      }
+      std::printf("%s\n", cold ? "" : (r.N == 1 ? "  (warm)" : ""));
+    }
+    if (timings.size() == 2) { // static/dynamic or dynamic/static
+      const bool staticFirst = policies[0] == SchedulePolicy::Static;
+      const KernelTiming &st = timings[staticFirst ? 0 : 1];
+      const KernelTiming &dy = timings[staticFirst ? 1 : 0];
+      std::vector<double> paired;
+      for (size_t k = 0; k < st.timing.rep_us.size(); ++k)
+        paired.push_back(st.timing.rep_us[k] / dy.timing.rep_us[k]);
+      speedups.push_back({c.format.name() + " " + shape + " N=" +
+                              std::to_string(c.N),
+                          median(paired)});
+    }
+    if (showRatios && i == 0) {
+      for (const KernelTiming &timing : timings) {
+        if (timing.ratio_trace.empty())
+          continue;
+        std::printf("  ratio table after dynamic call 1, 2, 4, 8, ... of this "
+                    "case (warm-up pass first):\n");
+        for (size_t k = 1; k <= timing.ratio_trace.size(); k *= 2) {
+          std::printf("    %5zu:", k);
+          for (double v : timing.ratio_trace[k - 1])
+            std::printf(" %.3f", v);
+          std::printf("\n");
+        }
+      }
+    }
     std::fflush(stdout);
   }
   std::fprintf(stderr, "\n");
+  if (load) {
+    const double wall = load->wall_seconds(), cpu = load->cpu_seconds();
+    std::printf("\nload process on CPU %d: %.1f s of CPU in %.1f s (%.0f%% of "
+                "the core)\n",
+                loadCore, cpu, wall, wall > 0 ? 100.0 * cpu / wall : 0.0);
+    load.reset();
+  }
+  if (!speedups.empty()) {
+    std::printf("\nstatic / dynamic time (median of the per-round ratios; "
+                ">1: dynamic faster)\n");
+    std::vector<double> all;
+    for (const auto &[name, value] : speedups) {
+      std::printf("  %-28s %6.3f\n", name.c_str(), value);
+      all.push_back(value);
+    }
+    std::printf("  %-28s %6.3f\n", "median over cases", median(all));
+  }
+  if (showRatios) {
+    std::printf("\nratio tables (%s):\n", pool.seed_source().c_str());
+    for (const std::string &key : pool.kernel_classes()) {
+      const int k = pool.kernel_class(key);
+      std::printf("  %-36s", key.c_str());
+      for (double v : pool.ratios(k))
+        std::printf(" %.3f", v);
+      std::printf("   (%lld updates in %lld runs)\n",
+                  (long long)pool.updates(k), (long long)pool.runs(k));
+    }
+  }
   if (auto path = options.get("json"))
     write_bench_json(*path, records, bandwidth, peakResult.get());
-  if (auto path = options.get("plot"))
-    write_svg(*path, roofline_chart(records, bandwidth));
+  if (auto path = options.get("plot")) {
+    // One series per policy when several were measured.
+    std::vector<BenchRecord> charted = records;
+    if (policies.size() > 1 || loadCore >= 0 || slowCore >= 0)
+      for (BenchRecord &r : charted)
+        r.strategy += " " + r.schedule_policy +
+                      (loadCore >= 0 ? " cpu" + std::to_string(loadCore) +
+                                           "-loaded"
+                                     : "") +
+                      (slowCore >= 0 ? " cpu" + std::to_string(slowCore) +
+                                           "-slow"
+                                     : "");
+    write_svg(*path, roofline_chart(charted, bandwidth));
+  }
   return 0;
 }
 
@@ -181,6 +349,20 @@ const Command &benchCommand() {
                            "'#lowbit.upconvert<tile_m = 32, tile_k = 64, "
                            "tile_n = 1>'"},
         {"warm", nullptr, "time N = 1 on one matrix (L3-resident, labelled)"},
+        {"schedule-policy", "P[,P]",
+         "static, dynamic (default) or both: both time every case with each "
+         "policy in alternating reps and print static/dynamic"},
+        {"schedule-alpha", "A",
+         "filter gain of the dynamic ratios, in [0, 1] (default 0.3)"},
+        {"load-core", "CPU",
+         "run a competing CPU-bound process pinned to CPU while kernels are "
+         "timed"},
+        {"slow-core", "CPU:F",
+         "make the pool thread on CPU F times slower (it spins after each "
+         "kernel call until the call took F times as long)"},
+        {"show-ratios", nullptr,
+         "print per-thread tiles, times and ratio tables, and how the first "
+         "case's table converged"},
         {"json", "OUT", "write one JSON record per case"},
         {"plot", "OUT.svg", "draw the roofline chart (N = 1 cases)"}}},
       runBench};

@@ -7,16 +7,28 @@
 #include "lowbit/upconvert.h"
 
 #include <cstdint>
+#include <string>
 
 namespace lowbit {
 
 /// Computes y [A.N][M] = kernel(W, A): the 16-row tiles [0, W.num_tiles())
-/// are split over the pool with split_tiles and each thread calls `kernel`
-/// once on its chunk. M must equal W.M (the M the kernel was generated for)
-/// and A must have W's K and format block; throws Error otherwise.
+/// are split over the pool by ThreadPool::run_scheduled (the pool's policy:
+/// equal chunks, or chunks in proportion to the ratio table of
+/// `kernel_class`, which the run then updates) and each thread with a
+/// non-empty chunk calls `kernel` once on it. `kernel_class` is a pool
+/// class index; -1 uses upconvert_kernel_class(W.format). M must equal W.M
+/// (the M the kernel was generated for) and A must have W's K and format
+/// block; throws Error otherwise.
 void run_kernel(lowbit_kernel_fn kernel, const UpconvertWeights &W,
                 const PreparedActivations &A, float *y, int64_t M,
-                ThreadPool &pool);
+                ThreadPool &pool, int kernel_class = -1);
+
+/// The key of the ratio table of upconvert kernels: "upconvert <target>
+/// <format>" ("upconvert <format>" when target is empty). Kernels of one
+/// strategy, target and format share their instruction mix and so their
+/// per-core performance ratios (the seed keeps one table per ISA).
+std::string upconvert_kernel_class(const Format &format,
+                                   const std::string &target = "");
 
 } // namespace lowbit
 

@@ -7,38 +7,34 @@
 // back-to-back sequence of jobs (a model's GEMVs) costs well under a
 // microsecond each, while an idle pool does not burn its cores.
 //
-// Work along M is split by split_tiles: contiguous, balanced chunks of whole
-// tiles, one per thread (the scheduler of issue 7 will replace the even
-// split by per-core ratios; it stays a separate function for that reason).
+// run() splits work along M evenly (split_tiles). run_scheduled() is the
+// dynamic parallel method of issue 7 (lowbit/scheduler.h): the pool keeps a
+// per-thread performance-ratio table per kernel class, splits each kernel's
+// tiles in proportion to it, times every thread's chunk and updates the
+// table after every kernel. A thread with an empty chunk is not part of the
+// job: the caller does not wait for it, so a core that is busy with other
+// work and has been given nothing does not delay the kernel.
 //
 //===----------------------------------------------------------------------===//
 #ifndef LOWBIT_THREAD_POOL_H
 #define LOWBIT_THREAD_POOL_H
 
+#include "lowbit/scheduler.h"
+
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <exception>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <thread>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 namespace lowbit {
-
-/// Tiles [begin, end) of one thread.
-struct TileRange {
-  int64_t begin = 0, end = 0;
-  int64_t size() const { return end - begin; }
-  bool empty() const { return end <= begin; }
-};
-
-/// Thread `index` of `parts` gets a contiguous chunk of [0, num_tiles); the
-/// chunks are in thread order, cover every tile exactly once, and differ in
-/// size by at most one tile (the first num_tiles % parts threads get the
-/// extra one). Chunks are empty when num_tiles < parts.
-TileRange split_tiles(int64_t num_tiles, int parts, int index);
 
 class ThreadPool {
 public:
@@ -50,6 +46,26 @@ public:
     /// there are more threads than usable CPUs (spinning would steal the
     /// core a sleeping thread needs).
     int spin_us = -1;
+    /// How long the caller, done with its own chunk, spins for the workers
+    /// before it sleeps; -1: 2000 us, or 0 when oversubscribed. Longer than
+    /// spin_us because a job is in flight: waking a sleeping thread costs
+    /// 100 to 300 us on this VM, more than most GEMVs.
+    int wait_spin_us = -1;
+
+    // Scheduling of run_scheduled() (lowbit/scheduler.h).
+    SchedulePolicy policy = SchedulePolicy::Dynamic;
+    /// Filter gain: pr = alpha * pr + (1 - alpha) * measured, in [0, 1].
+    double alpha = 0.3;
+    /// Chunks are whole multiples of this many tiles (>= 1).
+    int64_t grain = 1;
+    /// Seed new ratio tables from cpu_capacity / CPUID 0x1A of the pinned
+    /// CPUs (see seed_ratios); false: 1 per thread.
+    bool seed_from_os = true;
+    /// A thread left without tiles by `probe_after` consecutive dynamic runs
+    /// of a class (whose kernels had a grain per thread) gets one grain in
+    /// the next, so that its ratio is measured again after its core was
+    /// busy; 0: never.
+    int probe_after = 64;
   };
 
   /// Throws Error when threads < 1 or a thread cannot be created. Pinning
@@ -92,15 +108,110 @@ public:
     });
   }
 
+  //===--------------------------------------------------------------------===//
+  // Scheduled runs: the dynamic parallel method (issue 7)
+  //===--------------------------------------------------------------------===//
+
+  /// Runs fn(begin, end, thread) once on every non-empty chunk of
+  /// [0, num_tiles) as the policy splits it: Static as run(); Dynamic in
+  /// proportion to the ratio table of `kernel_class` (split_tiles_weighted
+  /// with the pool's grain). Every thread's time is measured with
+  /// steady_clock, from the moment the job is published to the end of its
+  /// chunk (so a thread whose core was taken by another process and started
+  /// late counts as slow), and under Dynamic the table is then updated with
+  /// update_ratios(alpha). Threads with an empty chunk take no part and are
+  /// not waited for. When fn throws, the exception is rethrown after every
+  /// participating thread finished and the table is left unchanged.
+  template <typename F>
+  void run_scheduled(int kernel_class, int64_t num_tiles, F &&fn) {
+    const std::vector<TileRange> &chunks =
+        begin_scheduled(kernel_class, num_tiles);
+    const Clock::time_point published = Clock::now();
+    auto body = [&](int thread) {
+      const TileRange r = chunks[size_t(thread)];
+      if (r.empty())
+        return;
+      Slot &slot = slots_[size_t(thread)];
+      slot.start = Clock::now();
+      fn(r.begin, r.end, thread);
+      slot.end = Clock::now();
+    };
+    using Body = decltype(body);
+    dispatch(
+        [](const void *ctx, int thread) {
+          (*static_cast<Body *>(const_cast<void *>(ctx)))(thread);
+        },
+        static_cast<const void *>(&body), &chunks);
+    end_scheduled(kernel_class, published);
+  }
+  /// run_scheduled(kernel_class(key), num_tiles, fn).
+  template <typename F>
+  void run_scheduled(const std::string &key, int64_t num_tiles, F &&fn) {
+    run_scheduled(kernel_class(key), num_tiles, std::forward<F>(fn));
+  }
+
+  /// The index of the ratio table of `key` (e.g. "upconvert x86-avx512vnni
+  /// i2s"), created from seed_ratios() on first use. Keys are free-form,
+  /// non-empty strings.
+  int kernel_class(const std::string &key);
+  /// Every key, in order of index.
+  std::vector<std::string> kernel_classes() const;
+  /// The current ratios of a class (one per thread, mean 1 when untouched
+  /// by set_ratios), its dynamic runs that updated the table, and its
+  /// dynamic runs so far. Throw Error for an unknown index.
+  const std::vector<double> &ratios(int kernel_class) const;
+  int64_t updates(int kernel_class) const;
+  int64_t runs(int kernel_class) const;
+  /// Replaces a class's ratios (size() values, finite, >= 0, sum > 0).
+  void set_ratios(int kernel_class, const std::vector<double> &ratios);
+
+  /// The initial table of every class and where it came from
+  /// ("cpu_capacity", "cpuid-0x1a" or "uniform"), and what the OS said about
+  /// each thread's CPU.
+  const std::vector<double> &seed_ratios() const { return seed_; }
+  const std::string &seed_source() const { return seed_source_; }
+  const std::vector<CoreInfo> &cores() const { return cores_; }
+
+  SchedulePolicy policy() const { return policy_; }
+  void set_policy(SchedulePolicy policy) { policy_ = policy; }
+  double alpha() const { return alpha_; }
+  /// Throws Error outside [0, 1].
+  void set_alpha(double alpha);
+  int64_t grain() const { return grain_; }
+
+  /// The last scheduled run: its class, chunks, and per-thread seconds from
+  /// publication to the start and to the end of each chunk (0 for a thread
+  /// without tiles).
+  struct JobStats {
+    int kernel_class = -1;
+    SchedulePolicy policy = SchedulePolicy::Static;
+    std::vector<TileRange> chunks;
+    std::vector<double> start_seconds, seconds;
+    double wall_seconds = 0; // publication to the end of the whole job
+    bool updated = false;    // whether the ratios were updated
+  };
+  const JobStats &last_job() const { return last_; }
+
+
 private:
+  using Clock = std::chrono::steady_clock;
   using Invoke = void (*)(const void *ctx, int thread);
-  void dispatch(Invoke invoke, const void *ctx);
+  /// Runs invoke on thread 0 and on every worker t whose chunks[t] is
+  /// non-empty (every worker when chunks is null).
+  void dispatch(Invoke invoke, const void *ctx,
+                const std::vector<TileRange> *chunks = nullptr);
+  const std::vector<TileRange> &begin_scheduled(int kernel_class,
+                                                int64_t num_tiles);
+  void end_scheduled(int kernel_class, Clock::time_point published);
+  void pin_all(const Options &options, const std::vector<int> &cpus);
+  void seed_from_os();
+  void check_class(int kernel_class) const;
   void worker_main(int thread);
   void execute(int thread) noexcept;
   void pin_current(int thread);
 
   int threads_ = 1;
-  int spin_us_ = 0;
+  int spin_us_ = 0, wait_spin_us_ = 0;
   bool pinned_ = false;
   std::vector<int> cpus_; // per thread, -1 when unpinned
   std::vector<std::thread> workers_;
@@ -121,6 +232,36 @@ private:
 
   struct CallerMask;
   std::unique_ptr<CallerMask> caller_mask_;
+
+  // Per thread, on its own cache line: the generation of the last job it
+  // takes part in (written by the caller before publishing that job), and
+  // its chunk's start and end times (written by the thread).
+  struct alignas(64) Slot {
+    std::atomic<uint64_t> job{0};
+    Clock::time_point start{}, end{};
+  };
+  std::unique_ptr<Slot[]> slots_;
+
+  // Scheduling state, touched by the calling thread only.
+  struct RatioTable {
+    std::string key;
+    std::vector<double> ratios;
+    std::vector<int> idle_runs; // consecutive dynamic runs without tiles
+    int64_t updates = 0, runs = 0;
+  };
+  SchedulePolicy policy_ = SchedulePolicy::Dynamic;
+  double alpha_ = 0.3;
+  int64_t grain_ = 1;
+  int probe_after_ = 64;
+  std::vector<double> seed_;
+  std::string seed_source_ = "uniform";
+  std::vector<CoreInfo> cores_;
+  std::vector<RatioTable> tables_;
+  std::vector<TileRange> chunks_;
+  int64_t last_num_tiles_ = 0;
+  JobStats last_;
+  std::vector<int64_t> work_scratch_;
+  std::vector<double> seconds_scratch_;
 };
 
 } // namespace lowbit
