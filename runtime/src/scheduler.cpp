@@ -66,19 +66,24 @@ void split_tiles_weighted(int64_t num_tiles, const std::vector<double> &ratios,
     throw Error("split_tiles_weighted: the ratios sum to " +
                 std::to_string(total));
 
-  const int64_t units = num_tiles / grain + (num_tiles % grain ? 1 : 0);
+  // Boundary after thread i: the exact boundary num_tiles * c_i (c_i the
+  // share of threads 0..i) rounded to the nearest whole grain (halves up),
+  // capped at num_tiles; once the remaining ratios are all 0, num_tiles.
   chunks.resize(ratios.size());
   double cumulative = 0.0;
-  int64_t previous = 0; // boundary in units
+  int64_t previous = 0;
   for (size_t i = 0; i < ratios.size(); ++i) {
     cumulative += ratios[i];
-    int64_t boundary =
-        i + 1 == ratios.size()
-            ? units
-            : int64_t(std::floor(double(units) * (cumulative / total) + 0.5));
-    boundary = std::clamp(boundary, previous, units);
-    chunks[i] = {std::min(previous * grain, num_tiles),
-                 std::min(boundary * grain, num_tiles)};
+    int64_t boundary = num_tiles;
+    if (i + 1 < ratios.size() && cumulative < total) {
+      const double exact = double(num_tiles) * (cumulative / total);
+      const double grains = std::floor(exact / double(grain) + 0.5);
+      boundary = grains * double(grain) >= double(num_tiles)
+                     ? num_tiles
+                     : int64_t(grains) * grain;
+    }
+    boundary = std::clamp(boundary, previous, num_tiles);
+    chunks[i] = {previous, boundary};
     previous = boundary;
   }
 }

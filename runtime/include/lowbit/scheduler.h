@@ -55,12 +55,14 @@ const char *schedule_policy_name(SchedulePolicy policy);
 
 /// Splits [0, num_tiles) into ratios.size() contiguous chunks in thread
 /// order whose sizes are proportional to the ratios (eq. 3), in whole
-/// multiples of `grain` tiles: with U = ceil(num_tiles / grain) units, the
-/// boundary after thread i is round(U * sum_{j<=i} ratios[j] / sum(ratios))
-/// units (halves round up), times grain, capped at num_tiles. So every tile
-/// is in exactly one chunk, each chunk is within one grain of its exact
-/// share, and a thread whose share is below half a grain gets an empty
-/// chunk. Equal ratios give chunks that differ by at most one grain.
+/// multiples of `grain` tiles: the boundary after thread i is
+/// num_tiles * sum_{j<=i} ratios[j] / sum(ratios) rounded to the nearest
+/// multiple of grain (halves up) and capped at num_tiles (num_tiles itself
+/// once only zero ratios follow). So every tile is in exactly one chunk,
+/// every chunk starts on a whole grain and is within one grain of its exact
+/// share (the ragged last grain goes with the chunk that reaches num_tiles),
+/// a zero ratio gets an empty chunk and so does a share below about half a
+/// grain. Equal ratios give chunks that differ by at most one grain.
 /// Throws Error when ratios is empty, a ratio is negative or not finite, the
 /// ratios sum to 0, grain < 1 or num_tiles < 0.
 std::vector<TileRange> split_tiles_weighted(int64_t num_tiles,
