@@ -21,12 +21,16 @@ def LowBitSelectConfig : Pass<"lowbit-select-config", "ModuleOp"> {
        (format, M, K, n_class, target, threads), where n_class is `gemv`
        when N (static N, else `n-hint`) is 1 and `gemm` otherwise;
     3. else, or when the schedule has no entry for the op, an up-convert
-       config from the target's TargetInfo (see `selectUpconvertConfig`):
-       GEMV blocks enough 16-row tiles to hide the dot-product latency
-       (`tile_m` 64 on AVX512-VNNI, 32 on AVX-VNNI, 16 on AVX2 and generic)
-       with `tile_n = 1`; GEMM blocks the most tiles x columns whose
-       accumulators fit in the register file (AVX512: `tile_m = 32,
-       tile_n = 4`); `tile_k = 64`.
+       config from the target's TargetInfo (`selectUpconvertConfig`). GEMV
+       is bound by memory: one 16-row tile (one sequential stream of
+       weights per thread), `tile_n = 1`, weights prefetched
+       `getPrefetchBytes()` ahead (4 KiB on x86); the lowering keeps the dot
+       product busy inside the tile. GEMM is bound by compute: the largest
+       block of tiles x activation rows (at least 2 rows) whose accumulators
+       fit the register file, more tiles on a tie (AVX512: i2s 64 x 4, q4_0
+       64 x 2; AVX2 / AVX-VNNI: i2s 32 x 2, group formats 16 x 2).
+       `tile_k = 64`. The choices were measured on Zen 5 (see
+       `SelectConfig.cpp`).
 
     The chosen config must pass the op's verifier (`verifyFor`); a schedule
     that cannot be read or parsed, a version other than 1, an entry with a
@@ -50,7 +54,7 @@ def LowBitSelectConfig : Pass<"lowbit-select-config", "ModuleOp"> {
                                    layout = #lowbit.layout<i2s>}
          : (tensor<?x2560xf32>, tensor<2560x640xi8>, tensor<1xf32>) -> tensor<?x2560xf32>
     // becomes
-    %y = lowbit.mpgemm %x, %w, %s {config = #lowbit.upconvert<tile_m = 64, tile_k = 64, tile_n = 1>, ...}
+    %y = lowbit.mpgemm %x, %w, %s {config = #lowbit.upconvert<tile_m = 16, tile_k = 64, tile_n = 1, prefetch = 16>, ...}
     ```
   }];
   let dependentDialects = ["::mlir::lowbit::LowBitDialect"];
@@ -123,8 +127,14 @@ def LowBitLowerUpconvert : Pass<"lowbit-lower-upconvert", "::mlir::func::FuncOp"
       `lowbit.uk.broadcast4` of 4 activations per column and plane,
       `lowbit.uk.dot4`; group formats then fold the block into the outputs
       with `lowbit.uk.block_combine` (scales and zero points by
-      `lowbit.uk.load_half`), ternary weights accumulate the whole row and
-      finish with `lowbit.uk.ternary_scale`;
+      `lowbit.uk.load_half`; the block accumulator of q4_0 starts at -8 S
+      and that of w1gG, whose codes are doubled, at -S), ternary weights
+      accumulate the whole row and finish with `lowbit.uk.ternary_scale`;
+    - ternary accumulators are split into independent chains when the tile
+      alone has fewer than `getDotChains()`: when registers, the target's
+      largest dot4 code and int32 range allow, bit plane j is masked in
+      place (codes x 4^j, no shift) into its own chain and divided back by
+      `lowbit.uk.shr_exact` after the K loop;
     - `lowbit.uk.store`, with a row count where M is not a multiple of 16.
 
     When a 64-byte vector spans several registers (R < 64), as many slices
