@@ -14,6 +14,7 @@
 #include "lowbit/error.h"
 #include "lowbit/format.h"
 #include "lowbit/packed_file.h"
+#include "lowbit/scheduler.h"
 #include "lowbit/target.h"
 
 #include <chrono>
@@ -105,6 +106,8 @@ static int runRun(const ParsedOptions &options) {
     throw Error("--threads: at most 256, got " + std::to_string(threads));
   kernelOptions.threads = static_cast<int>(threads);
   kernelOptions.schedulePath = options.getOr("schedule", "");
+  const SchedulePolicy policy =
+      parse_schedule_policy(options.getOr("schedule-policy", "dynamic"));
 
   PackedWeights W = loadWeights(options, format);
   Matrix X = loadActivations(options, W.K);
@@ -118,7 +121,10 @@ static int runRun(const ParsedOptions &options) {
   if (choice.strategy != Strategy::Reference)
     kernel = compileKernel(format, choice, {W.M, W.K, X.rows}, kernelOptions);
   PreparedWeights prepared = prepareWeights(W, choice);
-  ThreadPool pool(kernelOptions.threads);
+  ThreadPool::Options poolOptions;
+  poolOptions.threads = kernelOptions.threads;
+  poolOptions.policy = policy;
+  ThreadPool pool(poolOptions);
 
   auto start = std::chrono::steady_clock::now();
   runKernel(kernel ? &*kernel : nullptr, prepared, X.data.data(), X.rows,
@@ -130,10 +136,12 @@ static int runRun(const ParsedOptions &options) {
   if (auto out = options.get("out"))
     writeMatrix(*out, Y);
   std::printf("%s  M=%lld K=%lld N=%lld  strategy=%s target=%s threads=%d  "
-              "%.1f us (one call, not a benchmark)  %.3f bits/weight\n",
+              "schedule=%s  %.1f us (one call, not a benchmark)  %.3f "
+              "bits/weight\n",
               format.name().c_str(), (long long)W.M, (long long)W.K,
               (long long)X.rows, strategy_name(choice.strategy).c_str(),
-              target_name(choice.target).c_str(), kernelOptions.threads, us,
+              target_name(choice.target).c_str(), kernelOptions.threads,
+              schedule_policy_name(policy), us,
               format.bits_per_weight());
   if (kernel)
     std::printf("config: %s\n", kernel->config.c_str());
@@ -171,6 +179,9 @@ const Command &runCommand() {
         {"threads", "N", "worker threads (default 1; the reference is "
                           "single-threaded)"},
         {"schedule", "FILE", "tuned schedule to take the kernel config from"},
+        {"schedule-policy", "P",
+         "how threads split M: dynamic (default: in proportion to per-core "
+         "performance ratios learned from measured times) or static (equal)"},
         {"check", nullptr,
          "also print the error against the fp64 product of the dequantized "
          "weights"}}},
