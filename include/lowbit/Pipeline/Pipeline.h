@@ -47,8 +47,7 @@ struct KernelSource {
 
 /// Generates the kernel of `request`. Any problem (unknown format or
 /// target, a shape the format does not allow, a bad schedule or config) is
-/// one line in the returned error. Thread-safe: every call has its own
-/// MLIRContext.
+/// one line in the returned error. Every call builds its own MLIRContext.
 llvm::Expected<KernelSource> generateKernel(const KernelRequest &request);
 
 /// Options of the `lowbit-upconvert-pipeline` (see buildUpconvertPipeline).

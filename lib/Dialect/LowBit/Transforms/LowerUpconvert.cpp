@@ -47,7 +47,7 @@ namespace {
 struct KernelPlan {
   Encoding encoding;
   int64_t bits = 0;
-  int64_t m = 0, k = 0, kp = 0;
+  int64_t m = 0, kp = 0;      // rows, reduction depth rounded up to 32
   int64_t numTiles = 0;       // ceil(m / 16)
   int64_t vectorsPerTile = 0; // 64-byte vectors per tile: kp * bits / 32
   int64_t blocks = 0;         // 32-k blocks per row: kp / 32
@@ -60,7 +60,9 @@ struct KernelPlan {
   bool isTernary() const { return encoding == Encoding::Ternary; }
   bool hasZeros() const { return encoding == Encoding::Unsigned; }
   int64_t groupsPerRow() const { return kp / group; }
-  int64_t totalCodeBytes() const { return numTiles * vectorsPerTile * 64; }
+  int64_t totalCodeBytes() const {
+    return numTiles * vectorsPerTile * kVectorBytes;
+  }
   /// Activation scales and sums per row: one per block, one for ternary.
   int64_t xBlocksPerRow() const { return isTernary() ? 1 : blocks; }
 };
@@ -562,8 +564,7 @@ private:
     plan.encoding = weight.getEncoding();
     plan.bits = weight.getBits();
     plan.m = op.getM();
-    plan.k = op.getK();
-    plan.kp = llvm::alignTo(plan.k, kBlockK);
+    plan.kp = llvm::alignTo(op.getK(), kBlockK);
     plan.numTiles = llvm::divideCeilSigned(plan.m, kTileRows);
     plan.vectorsPerTile = plan.kp * plan.bits / kBlockK;
     plan.blocks = plan.kp / kBlockK;
