@@ -84,6 +84,10 @@ ThreadPool::ThreadPool(const Options &options) : threads_(options.threads) {
   if (options.probe_after < 0)
     throw Error("schedule probe_after must be >= 0, got " +
                 std::to_string(options.probe_after));
+  if (!(options.stall_factor >= 0.0) || !(options.stall_seconds >= 0.0))
+    throw Error("schedule stall_factor and stall_seconds must be >= 0");
+  stall_factor_ = options.stall_factor;
+  stall_seconds_ = options.stall_seconds;
   policy_ = options.policy;
   alpha_ = options.alpha;
   grain_ = options.grain;
@@ -331,6 +335,11 @@ int64_t ThreadPool::runs(int kernel_class) const {
   return tables_[size_t(kernel_class)].runs;
 }
 
+int64_t ThreadPool::stalls(int kernel_class) const {
+  check_class(kernel_class);
+  return tables_[size_t(kernel_class)].stalls;
+}
+
 void ThreadPool::set_ratios(int kernel_class,
                             const std::vector<double> &ratios) {
   check_class(kernel_class);
@@ -427,6 +436,7 @@ void ThreadPool::end_scheduled(int kernel_class, Clock::time_point published) {
     work_scratch_[size_t(t)] = r.size();
   }
   last_.updated = false;
+  last_.stalled = false;
   if (policy_ != SchedulePolicy::Dynamic || threads_ == 1)
     return;
   RatioTable &table = tables_[size_t(kernel_class)];
@@ -444,6 +454,27 @@ void ThreadPool::end_scheduled(int kernel_class, Clock::time_point published) {
   }
   if (participants < 2)
     return;
+  // A preemption is not a speed (see Options::stall_factor).
+  if (stall_factor_ > 0.0) {
+    for (int t = 0; t < threads_ && !last_.stalled; ++t) {
+      if (work_scratch_[size_t(t)] == 0)
+        continue;
+      double others = 0.0;
+      for (int j = 0; j < threads_; ++j)
+        if (j != t && work_scratch_[size_t(j)] > 0)
+          others = std::max(others, last_.seconds[size_t(j)]);
+      const double mine = last_.seconds[size_t(t)];
+      last_.stalled =
+          mine > stall_factor_ * others && mine - others > stall_seconds_;
+    }
+    const bool previous = table.last_stalled;
+    table.last_stalled = last_.stalled;
+    if (last_.stalled) {
+      ++table.stalls;
+      if (!previous)
+        return;
+    }
+  }
   update_ratios(table.ratios, work_scratch_, last_.seconds, alpha_);
   ++table.updates;
   last_.updated = true;

@@ -211,7 +211,8 @@ static int runBench(const ParsedOptions &options) {
         c.format, target_name(c.choice.target)));
     std::vector<KernelTiming> timings = time_kernel_policies(
         slow_core_kernel(kernels[i].loaded.fn, slowCore, slowFactor), W, A,
-        pool, policies, kernelClass, cold, reps, pairing);
+        pool, policies, kernelClass, cold, reps, pairing,
+        /*trace_limit=*/256);
     std::string shape = std::to_string(c.shape.M) + "x" +
                         std::to_string(c.shape.K);
     for (const KernelTiming &timing : timings) {
@@ -299,8 +300,9 @@ static int runBench(const ParsedOptions &options) {
       std::printf("  %-36s", key.c_str());
       for (double v : pool.ratios(k))
         std::printf(" %.3f", v);
-      std::printf("   (%lld updates in %lld runs)\n",
-                  (long long)pool.updates(k), (long long)pool.runs(k));
+      std::printf("   (%lld updates in %lld runs, %lld stalled)\n",
+                  (long long)pool.updates(k), (long long)pool.runs(k),
+                  (long long)pool.stalls(k));
     }
   }
   if (auto path = options.get("json"))

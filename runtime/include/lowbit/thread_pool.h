@@ -66,6 +66,16 @@ public:
     /// the next, so that its ratio is measured again after its core was
     /// busy; 0: never.
     int probe_after = 64;
+    /// A dynamic run in which a thread finished more than stall_factor
+    /// times later than the slowest other thread, and more than
+    /// stall_seconds later, measured a preemption, not a speed: a process
+    /// that shares the core took it for a scheduler time slice
+    /// (milliseconds), and the thread's share made no difference. Such a
+    /// run leaves the table alone, unless the class's previous run stalled
+    /// as well (then the core is that slow, and the run counts). 0: every
+    /// run updates the table, as in the seed.
+    double stall_factor = 8.0;
+    double stall_seconds = 500e-6;
   };
 
   /// Throws Error when threads < 1 or a thread cannot be created. Pinning
@@ -162,6 +172,8 @@ public:
   const std::vector<double> &ratios(int kernel_class) const;
   int64_t updates(int kernel_class) const;
   int64_t runs(int kernel_class) const;
+  /// Dynamic runs of the class that stalled (see Options::stall_factor).
+  int64_t stalls(int kernel_class) const;
   /// Replaces a class's ratios (size() values, finite, >= 0, sum > 0).
   void set_ratios(int kernel_class, const std::vector<double> &ratios);
 
@@ -189,6 +201,7 @@ public:
     std::vector<double> start_seconds, seconds;
     double wall_seconds = 0; // publication to the end of the whole job
     bool updated = false;    // whether the ratios were updated
+    bool stalled = false;    // a thread stalled (see Options::stall_factor)
   };
   const JobStats &last_job() const { return last_; }
 
@@ -247,12 +260,14 @@ private:
     std::string key;
     std::vector<double> ratios;
     std::vector<int> idle_runs; // consecutive dynamic runs without tiles
-    int64_t updates = 0, runs = 0;
+    int64_t updates = 0, runs = 0, stalls = 0;
+    bool last_stalled = false;
   };
   SchedulePolicy policy_ = SchedulePolicy::Dynamic;
   double alpha_ = 0.3;
   int64_t grain_ = 1;
   int probe_after_ = 64;
+  double stall_factor_ = 8.0, stall_seconds_ = 500e-6;
   std::vector<double> seed_;
   std::string seed_source_ = "uniform";
   std::vector<CoreInfo> cores_;
