@@ -64,7 +64,9 @@ public:
   ReadProbe(const ReadProbe &) = delete;
   ReadProbe &operator=(const ReadProbe &) = delete;
 
-  /// One timed pass over the whole buffer on every thread, in GB/s.
+  /// One timed pass over the whole buffer on every thread, in GB/s: the
+  /// faster of a pass with plain loads and one that also prefetches 4 KiB
+  /// ahead (which way is faster depends on the host's load, see Bench.cpp).
   double pass();
   /// `reps` (>= 5) timed passes.
   BandwidthResult measure(int reps = kMinReps);
@@ -74,7 +76,7 @@ public:
 private:
   ThreadPool &pool_;
   std::string loads_;
-  uint64_t (*read_)(const uint8_t *, size_t) = nullptr;
+  uint64_t (*read_)(const uint8_t *, size_t, bool prefetch) = nullptr;
   uint8_t *data_ = nullptr;
   int64_t bytes_ = 0;
   std::vector<uint64_t> sums_;
