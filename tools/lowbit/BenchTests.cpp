@@ -3,6 +3,7 @@
 #include "Bench.h"
 #include "KernelCache.h"
 #include "Plot.h"
+#include "test_util.h"
 
 #include "lowbit/error.h"
 #include "lowbit/reference.h"
@@ -22,15 +23,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-template <typename F> std::string error_of(F &&body) {
-  try {
-    body();
-  } catch (const Error &e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "expected lowbit::Error";
-  return "";
-}
+using lowbit::test::error_of;
 
 /// Points XDG_CACHE_HOME (and optionally LOWBIT_CXX) at test values for the
 /// scope of a test.
