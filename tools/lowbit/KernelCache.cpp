@@ -436,36 +436,4 @@ LoadedKernel compile_and_load(const std::string &cppSource,
   return k;
 }
 
-std::vector<std::string> isa_flags(Target target) {
-  switch (target) {
-  case Target::Generic:
-    return {};
-  case Target::X86Avx2:
-    return {"-mavx2", "-mfma", "-mf16c"};
-  case Target::X86AvxVnni:
-    return {"-mavx2", "-mfma", "-mf16c", "-mavxvnni"};
-  case Target::X86Avx512Vnni:
-    return {"-mavx512f",    "-mavx512bw", "-mavx512vl",
-            "-mavx512vnni", "-mfma",      "-mf16c"};
-  case Target::Native:
-    return isa_flags(native_target());
-  case Target::Aarch64Neon:
-    // Only natively, on an AArch64 host (NEON is baseline there).
-    if (host_cpu_features().arch == "aarch64")
-      return host_cpu_features().dotprod
-                 ? std::vector<std::string>{"-march=armv8.2-a+dotprod"}
-                 : std::vector<std::string>{};
-    break;
-  case Target::SpirvVulkan:
-  case Target::SpirvXe2:
-    break;
-  }
-  throw Error("target '" + target_name(target) +
-              "' is not compiled by the host kernel cache");
-}
-
-std::vector<std::string> isa_flags(const std::string &targetName) {
-  return isa_flags(parse_target(targetName));
-}
-
 } // namespace lowbit::cli

@@ -19,7 +19,6 @@
 #define LOWBIT_TOOLS_LOWBIT_KERNELCACHE_H
 
 #include "lowbit/kernel_abi.h"
-#include "lowbit/target.h"
 
 #include <memory>
 #include <string>
@@ -77,14 +76,6 @@ std::string host_cxx();
 
 /// $XDG_CACHE_HOME/lowbit, else $HOME/.cache/lowbit (created on demand).
 std::string kernel_cache_dir();
-
-/// Compiler flags for the ISA of a target: x86-avx2 -mavx2 -mfma -mf16c;
-/// x86-avxvnni the same plus -mavxvnni; x86-avx512vnni -mavx512f -mavx512bw
-/// -mavx512vl -mavx512vnni -mfma -mf16c; generic none; native those of
-/// native_target(); aarch64-neon only on an AArch64 host (+dotprod when it
-/// has it). Targets the host cannot run (SPIR-V, AArch64 on x86): Error.
-std::vector<std::string> isa_flags(Target target);
-std::vector<std::string> isa_flags(const std::string &targetName);
 
 /// SHA-256 of `data` as 64 lowercase hex digits (the cache key).
 std::string sha256_hex(const std::string &data);
