@@ -164,16 +164,19 @@ std::vector<Target> all_targets() {
 
 bool host_runs(Target t) {
   const CpuFeatures &f = host_cpu_features();
+  // Every x86 kernel is compiled with -mavx2 -mfma -mf16c (fp16 scales are
+  // converted with vcvtph2ps) on top of its own ISA.
+  const bool x86Base = f.avx2 && f.fma && f.f16c;
   switch (t) {
   case Target::Native:
   case Target::Generic:
     return true;
   case Target::X86Avx2:
-    return f.avx2 && f.fma;
+    return x86Base;
   case Target::X86AvxVnni:
-    return f.avxvnni && f.avx2;
+    return x86Base && f.avxvnni;
   case Target::X86Avx512Vnni:
-    return f.avx512f && f.avx512bw && f.avx512vl && f.avx512vnni;
+    return x86Base && f.avx512f && f.avx512bw && f.avx512vl && f.avx512vnni;
   case Target::Aarch64Neon:
     return f.neon;
   case Target::SpirvVulkan:
