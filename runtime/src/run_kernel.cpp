@@ -28,9 +28,8 @@ void run_kernel(lowbit_kernel_fn kernel, const UpconvertWeights &W,
   pool.run_scheduled(kernel_class, W.num_tiles(),
                      [&](int64_t begin, int64_t end, int) {
                        kernel(W.codes.data(), W.scales_or_null(),
-                              W.zeros_or_null(), A.xq.data(),
-                              A.x_scales.data(), A.x_sums.data(), y, A.N,
-                              begin, end, W.w_scale);
+                              W.zeros_or_null(), A.xq.data(), A.x_scales.data(),
+                              A.x_sums.data(), y, A.N, begin, end, W.w_scale);
                      });
 }
 

@@ -100,9 +100,7 @@ ThreadPool::ThreadPool(const Options &options) : threads_(options.threads) {
   const int usable = cpus.empty() ? int(std::thread::hardware_concurrency())
                                   : int(cpus.size());
   const bool oversubscribed = threads_ > usable && usable > 0;
-  spin_us_ = options.spin_us >= 0 ? options.spin_us
-             : oversubscribed     ? 0
-                                  : 100;
+  spin_us_ = options.spin_us >= 0 ? options.spin_us : oversubscribed ? 0 : 100;
   wait_spin_us_ = options.wait_spin_us >= 0 ? options.wait_spin_us
                   : oversubscribed          ? 0
                                             : 2000;
@@ -388,13 +386,11 @@ const std::vector<TileRange> &ThreadPool::begin_scheduled(int kernel_class,
       std::vector<int64_t> count(static_cast<size_t>(threads_));
       for (int t = 0; t < threads_; ++t) {
         const TileRange r = chunks_[size_t(t)];
-        count[size_t(t)] = r.empty() ? 0
-                                     : (r.end + grain_ - 1) / grain_ -
-                                           r.begin / grain_;
+        count[size_t(t)] =
+            r.empty() ? 0 : (r.end + grain_ - 1) / grain_ - r.begin / grain_;
       }
       for (int t = 0; t < threads_; ++t) {
-        if (count[size_t(t)] != 0 ||
-            table.idle_runs[size_t(t)] < probe_after_)
+        if (count[size_t(t)] != 0 || table.idle_runs[size_t(t)] < probe_after_)
           continue;
         const size_t largest = size_t(
             std::max_element(count.begin(), count.end()) - count.begin());

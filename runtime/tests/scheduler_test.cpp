@@ -30,8 +30,8 @@ using test::bits;
 using test::error_of;
 
 void spin_for(double seconds) {
-  const auto until = std::chrono::steady_clock::now() +
-                     std::chrono::duration<double>(seconds);
+  const auto until =
+      std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
   while (std::chrono::steady_clock::now() < until) {
   }
 }
@@ -131,13 +131,19 @@ TEST(SplitWeighted, EqualRatiosAreBalanced) {
 TEST(SplitWeighted, RejectsBadRatiosAndGrain) {
   EXPECT_EQ(error_of([] { split_tiles_weighted(10, {}); }),
             "split_tiles_weighted: no ratios");
-  EXPECT_EQ(error_of([] { split_tiles_weighted(10, {1, -1}); }),
+  EXPECT_EQ(error_of([] {
+              split_tiles_weighted(10, {1, -1});
+            }),
             "split_tiles_weighted: ratio 1 is negative or not finite");
-  EXPECT_EQ(error_of([] { split_tiles_weighted(10, {NAN, 1}); }),
+  EXPECT_EQ(error_of([] {
+              split_tiles_weighted(10, {NAN, 1});
+            }),
             "split_tiles_weighted: ratio 0 is negative or not finite");
   EXPECT_EQ(error_of([] { split_tiles_weighted(10, {INFINITY}); }),
             "split_tiles_weighted: ratio 0 is negative or not finite");
-  EXPECT_EQ(error_of([] { split_tiles_weighted(10, {0, 0}); }),
+  EXPECT_EQ(error_of([] {
+              split_tiles_weighted(10, {0, 0});
+            }),
             "split_tiles_weighted: the ratios sum to 0.000000");
   EXPECT_EQ(error_of([] { split_tiles_weighted(10, {1}, 0); }),
             "split_tiles_weighted: grain must be >= 1 tile, got 0");
@@ -166,9 +172,13 @@ TEST(RatioUpdate, SeedEquationTwoByHand) {
   EXPECT_NEAR(r[1], 1.0 / 3.5, 1e-15);
   EXPECT_NEAR(r[2], 1.0 / 7.0, 1e-15);
   EXPECT_NEAR(r[0] + r[1] + r[2], 1.0, 1e-15);
-  EXPECT_EQ(error_of([] { seed_measured_ratios({1}, {1, 2}); }),
+  EXPECT_EQ(error_of([] {
+              seed_measured_ratios({1}, {1, 2});
+            }),
             "seed_measured_ratios: 1 ratios but 2 times");
-  EXPECT_EQ(error_of([] { seed_measured_ratios({1, 1}, {1, 0}); }),
+  EXPECT_EQ(error_of([] {
+              seed_measured_ratios({1, 1}, {1, 0});
+            }),
             "seed_measured_ratios: thread 1 needs a positive finite ratio "
             "and time");
 }
@@ -177,7 +187,8 @@ TEST(RatioUpdate, FilterByHand) {
   // Two threads at 1, 50 tiles each; thread 1 is half as fast (1 ms vs
   // 2 ms). S = 2, speeds 50000 and 25000 tiles/s, so pr' = 2 * (2/3, 1/3) =
   // (4/3, 2/3) -- S times the seed's eq. (2) -- and with alpha = 0.3:
-  //   pr_0 = 0.3 * 1 + 0.7 * 4/3 = 1.2333...,  pr_1 = 0.3 + 0.7 * 2/3 = 0.7666...
+  //   pr_0 = 0.3 * 1 + 0.7 * 4/3 = 1.2333...,  pr_1 = 0.3 + 0.7 * 2/3 =
+  //   0.7666...
   std::vector<double> pr = {1, 1};
   update_ratios(pr, {50, 50}, {1e-3, 2e-3}, 0.3);
   EXPECT_NEAR(pr[0], 0.3 + 0.7 * 4.0 / 3.0, 1e-12);
@@ -238,13 +249,21 @@ TEST(RatioUpdate, IdleThreadsKeepTheirRatioAndEdgeCases) {
   // alpha = 1 never moves.
   update_ratios(pr, {10, 10}, {1e-3, 5e-3}, 1.0);
   EXPECT_EQ(pr, (std::vector<double>{1, 1}));
-  EXPECT_EQ(error_of([&] { update_ratios(pr, {1, 1}, {1, 1}, 1.5); }),
+  EXPECT_EQ(error_of([&] {
+              update_ratios(pr, {1, 1}, {1, 1}, 1.5);
+            }),
             "update_ratios: alpha must be in [0, 1], got 1.500000");
-  EXPECT_EQ(error_of([&] { update_ratios(pr, {1}, {1, 1}, 0.3); }),
+  EXPECT_EQ(error_of([&] {
+              update_ratios(pr, {1}, {1, 1}, 0.3);
+            }),
             "update_ratios: 2 ratios, 1 work sizes, 2 times");
-  EXPECT_EQ(error_of([&] { update_ratios(pr, {1, 1}, {1, 0}, 0.3); }),
+  EXPECT_EQ(error_of([&] {
+              update_ratios(pr, {1, 1}, {1, 0}, 0.3);
+            }),
             "update_ratios: thread 1 did work in zero time or has ratio 0");
-  EXPECT_EQ(error_of([&] { update_ratios(pr, {1, -1}, {1, 1}, 0.3); }),
+  EXPECT_EQ(error_of([&] {
+              update_ratios(pr, {1, -1}, {1, 1}, 0.3);
+            }),
             "update_ratios: thread 1 has a negative or non-finite ratio, "
             "work or time");
 }
@@ -273,8 +292,7 @@ TEST(SeedRatios, CapacityThenCoreTypeThenUniform) {
     return c;
   };
   // Capacities 1024 and 512, scaled to mean 1.
-  std::vector<double> r =
-      seed_ratios({core(1024, 0), core(512, 0)}, &source);
+  std::vector<double> r = seed_ratios({core(1024, 0), core(512, 0)}, &source);
   EXPECT_NEAR(r[0], 4.0 / 3.0, 1e-12);
   EXPECT_NEAR(r[1], 2.0 / 3.0, 1e-12);
   EXPECT_EQ(source, "cpu_capacity");
@@ -306,8 +324,8 @@ TEST(SeedRatios, ThisHost) {
   EXPECT_NEAR(seed[0] + seed[1], 2.0, 1e-12);
   std::printf("[ seed ] %s: %.3f %.3f (cpu %d capacity %.0f type '%s', cpu %d "
               "capacity %.0f type '%s')\n",
-              pool.seed_source().c_str(), seed[0], seed[1],
-              pool.cores()[0].cpu, pool.cores()[0].capacity,
+              pool.seed_source().c_str(), seed[0], seed[1], pool.cores()[0].cpu,
+              pool.cores()[0].capacity,
               core_type_name(pool.cores()[0].core_type), pool.cores()[1].cpu,
               pool.cores()[1].capacity,
               core_type_name(pool.cores()[1].core_type));
@@ -348,9 +366,13 @@ TEST(ScheduledPool, OptionsAndClassesAreChecked) {
             "unknown kernel class 7 (the pool has 2)");
   EXPECT_EQ(error_of([&] { pool.set_ratios(a, {1}); }),
             "set_ratios: 1 ratios for 2 threads");
-  EXPECT_EQ(error_of([&] { pool.set_ratios(a, {0, 0}); }),
+  EXPECT_EQ(error_of([&] {
+              pool.set_ratios(a, {0, 0});
+            }),
             "set_ratios: the ratios sum to 0");
-  EXPECT_EQ(error_of([&] { pool.set_ratios(a, {-1, 2}); }),
+  EXPECT_EQ(error_of([&] {
+              pool.set_ratios(a, {-1, 2});
+            }),
             "set_ratios: ratios must be finite and >= 0");
   EXPECT_EQ(error_of([&] { pool.set_alpha(-0.1); }),
             "schedule alpha must be in [0, 1], got -0.100000");
@@ -384,19 +406,18 @@ TEST(ScheduledPool, EveryTileOnceUnderRandomRatioTables) {
             split_tiles_weighted(tiles, ratios, grain);
         std::vector<std::atomic<int>> hits(static_cast<size_t>(tiles));
         std::vector<std::atomic<int>> calls(static_cast<size_t>(threads));
-        pool.run_scheduled(cls, tiles, [&](int64_t begin, int64_t end,
-                                           int thread) {
-          EXPECT_EQ(begin, want[size_t(thread)].begin);
-          EXPECT_EQ(end, want[size_t(thread)].end);
-          for (int64_t t = begin; t < end; ++t)
-            hits[size_t(t)]++;
-          calls[size_t(thread)]++;
-        });
+        pool.run_scheduled(cls, tiles,
+                           [&](int64_t begin, int64_t end, int thread) {
+                             EXPECT_EQ(begin, want[size_t(thread)].begin);
+                             EXPECT_EQ(end, want[size_t(thread)].end);
+                             for (int64_t t = begin; t < end; ++t)
+                               hits[size_t(t)]++;
+                             calls[size_t(thread)]++;
+                           });
         for (int64_t t = 0; t < tiles; ++t)
           ASSERT_EQ(hits[size_t(t)].load(), 1) << "tile " << t;
         for (int t = 0; t < threads; ++t)
-          EXPECT_EQ(calls[size_t(t)].load(),
-                    want[size_t(t)].empty() ? 0 : 1);
+          EXPECT_EQ(calls[size_t(t)].load(), want[size_t(t)].empty() ? 0 : 1);
         const ThreadPool::JobStats &job = pool.last_job();
         for (int t = 0; t < threads; ++t) {
           EXPECT_EQ(job.chunks[size_t(t)].begin, want[size_t(t)].begin);
@@ -521,13 +542,12 @@ TEST(ScheduledPool, AStallIsNotASpeed) {
       // 2 us per tile; thread 1 away for 3 ms more, back to normal, then
       // away twice in a row.
       for (double away : {3e-3, 0.0, 3e-3, 3e-3}) {
-        pool.run_scheduled(cls, 20, [&](int64_t begin, int64_t end,
-                                        int thread) {
-          spin_for(double(end - begin) * 2e-6 + (thread == 1 ? away : 0.0));
-        });
+        pool.run_scheduled(
+            cls, 20, [&](int64_t begin, int64_t end, int thread) {
+              spin_for(double(end - begin) * 2e-6 + (thread == 1 ? away : 0.0));
+            });
         const ThreadPool::JobStats &job = pool.last_job();
-        clean &= job.seconds[0] < 2e-4 &&
-                 (away > 0 || job.seconds[1] < 2e-4);
+        clean &= job.seconds[0] < 2e-4 && (away > 0 || job.seconds[1] < 2e-4);
         stalled.push_back(job.stalled);
         updated.push_back(job.updated);
       }

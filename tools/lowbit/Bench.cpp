@@ -71,14 +71,13 @@ inline void prefetch_chunk(const uint8_t *p, size_t i, size_t bytes,
                            size_t chunk) {
   if (i + kProbePrefetch + chunk <= bytes)
     for (size_t line = 0; line < chunk; line += 64)
-      _mm_prefetch(reinterpret_cast<const char *>(p + i + kProbePrefetch +
-                                                  line),
-                   _MM_HINT_T0);
+      _mm_prefetch(
+          reinterpret_cast<const char *>(p + i + kProbePrefetch + line),
+          _MM_HINT_T0);
 }
 
-__attribute__((target("avx2"))) uint64_t read_avx2(const uint8_t *p,
-                                                   size_t bytes,
-                                                   bool prefetch) {
+__attribute__((target("avx2"))) uint64_t
+read_avx2(const uint8_t *p, size_t bytes, bool prefetch) {
   __m256i a0 = _mm256_setzero_si256(), a1 = a0, a2 = a0, a3 = a0, a4 = a0,
           a5 = a0, a6 = a0, a7 = a0;
   for (size_t i = 0; i < bytes; i += 256) {
@@ -101,9 +100,8 @@ __attribute__((target("avx2"))) uint64_t read_avx2(const uint8_t *p,
                   _mm256_extract_epi64(s, 2) ^ _mm256_extract_epi64(s, 3));
 }
 
-__attribute__((target("avx512f"))) uint64_t read_avx512(const uint8_t *p,
-                                                        size_t bytes,
-                                                        bool prefetch) {
+__attribute__((target("avx512f"))) uint64_t
+read_avx512(const uint8_t *p, size_t bytes, bool prefetch) {
   __m512i a0 = _mm512_setzero_si512(), a1 = a0, a2 = a0, a3 = a0, a4 = a0,
           a5 = a0, a6 = a0, a7 = a0;
   for (size_t i = 0; i < bytes; i += 512) {
@@ -313,8 +311,8 @@ double ReadProbe::pass() {
   for (bool prefetch : {false, true}) {
     const Clock::time_point start = Clock::now();
     pool_.run(bytes_ / kPage, [&](int64_t first, int64_t end, int thread) {
-      sums_[size_t(thread)] = read_(data_ + first * kPage,
-                                    size_t((end - first) * kPage), prefetch);
+      sums_[size_t(thread)] =
+          read_(data_ + first * kPage, size_t((end - first) * kPage), prefetch);
     });
     best = std::max(best, double(bytes_) / seconds_since(start) / 1e9);
     for (uint64_t v : sums_)
@@ -544,8 +542,8 @@ time_kernel_policies(lowbit_kernel_fn kernel, const UpconvertWeights &W,
     result.timing.us = median(result.timing.rep_us);
     result.thread_tiles.resize(size_t(threads));
     result.thread_us.resize(size_t(threads));
-    result.job_us = job_seconds[p] * 1e6 /
-                    double(std::max<int64_t>(timed_calls[p], 1));
+    result.job_us =
+        job_seconds[p] * 1e6 / double(std::max<int64_t>(timed_calls[p], 1));
     for (int t = 0; t < threads; ++t) {
       const double n = double(std::max<int64_t>(timed_calls[p], 1));
       result.thread_tiles[size_t(t)] = tiles[p][size_t(t)] / n;
@@ -569,13 +567,10 @@ lowbit_kernel_fn slow_inner = nullptr;
 int slow_cpu = -1;
 double slow_factor = 1.0;
 
-extern "C" void slow_core_trampoline(const uint8_t *codes,
-                                     const uint16_t *scales,
-                                     const uint16_t *zeros, const int8_t *xq,
-                                     const float *x_scales,
-                                     const int32_t *x_sums, float *y,
-                                     int64_t n, int64_t tile_begin,
-                                     int64_t tile_end, float w_scale) {
+extern "C" void slow_core_trampoline(
+    const uint8_t *codes, const uint16_t *scales, const uint16_t *zeros,
+    const int8_t *xq, const float *x_scales, const int32_t *x_sums, float *y,
+    int64_t n, int64_t tile_begin, int64_t tile_end, float w_scale) {
   const bool slow = sched_getcpu() == slow_cpu;
   const Clock::time_point start = Clock::now();
   slow_inner(codes, scales, zeros, xq, x_scales, x_sums, y, n, tile_begin,
@@ -584,8 +579,8 @@ extern "C" void slow_core_trampoline(const uint8_t *codes,
     return;
   const Clock::time_point end = Clock::now();
   const Clock::time_point until =
-      start + std::chrono::duration_cast<Clock::duration>(
-                  (end - start) * slow_factor);
+      start +
+      std::chrono::duration_cast<Clock::duration>((end - start) * slow_factor);
   while (Clock::now() < until)
     asm volatile("" ::: "memory");
 }
@@ -633,9 +628,8 @@ CoreLoad::CoreLoad(int cpu) : cpu_(cpu) {
     }
   }
   pid_ = pid;
-  started_ = std::chrono::duration<double>(
-                 Clock::now().time_since_epoch())
-                 .count();
+  started_ =
+      std::chrono::duration<double>(Clock::now().time_since_epoch()).count();
   // Let it reach its CPU before anything is measured.
   std::this_thread::sleep_for(std::chrono::milliseconds(50));
   int status = 0;

@@ -124,7 +124,8 @@ static int runBench(const ParsedOptions &options) {
   for (size_t i = 0; i < cases.size();) { // one batch per (format, target)
     size_t j = i;
     std::vector<KernelShape> batch;
-    while (j < cases.size() && cases[j].format.name() == cases[i].format.name() &&
+    while (j < cases.size() &&
+           cases[j].format.name() == cases[i].format.name() &&
            cases[j].choice.target == cases[i].choice.target) {
       batch.push_back({cases[j].shape.M, cases[j].shape.K, cases[j].N});
       ++j;
@@ -150,7 +151,8 @@ static int runBench(const ParsedOptions &options) {
   for (int t = 0; t < pool.size(); ++t)
     std::printf("%s%.2f", t ? " " : "", pool.seed_ratios()[size_t(t)]);
   std::printf("]\n");
-  std::fprintf(stderr, "measuring the read bandwidth (1 GiB, %lld threads)...\n",
+  std::fprintf(stderr,
+               "measuring the read bandwidth (1 GiB, %lld threads)...\n",
                (long long)threads);
   ReadProbe probe(pool);
   BandwidthResult bandwidth = probe.measure(reps);
@@ -185,8 +187,8 @@ static int runBench(const ParsedOptions &options) {
                 "for its chunk (it spins after the kernel)\n",
                 slowCore, slowFactor);
   std::printf("\n%-7s %-15s %-12s %5s %-7s %10s %8s %8s %6s %9s %6s  %s\n",
-              "format", "target", "shape", "N", "policy", "us", "GB/s",
-              "limit", "ratio", "GOPS", "ratio",
+              "format", "target", "shape", "N", "policy", "us", "GB/s", "limit",
+              "ratio", "GOPS", "ratio",
               showRatios ? "tiles/thread  us/thread  ratios" : "");
 
   std::vector<BenchRecord> records;
@@ -207,14 +209,14 @@ static int runBench(const ParsedOptions &options) {
         prepare_activations(c.format, X.data.data(), c.N, c.shape.K);
     bool cold = c.N == 1 && !options.has("warm");
     Pairing pairing{&probe, c.N > 1 ? peak.get() : nullptr};
-    const int kernelClass = pool.kernel_class(upconvert_kernel_class(
-        c.format, target_name(c.choice.target)));
+    const int kernelClass = pool.kernel_class(
+        upconvert_kernel_class(c.format, target_name(c.choice.target)));
     std::vector<KernelTiming> timings = time_kernel_policies(
         slow_core_kernel(kernels[i].loaded.fn, slowCore, slowFactor), W, A,
         pool, policies, kernelClass, cold, reps, pairing,
         /*trace_limit=*/256);
-    std::string shape = std::to_string(c.shape.M) + "x" +
-                        std::to_string(c.shape.K);
+    std::string shape =
+        std::to_string(c.shape.M) + "x" + std::to_string(c.shape.K);
     for (const KernelTiming &timing : timings) {
       BenchRecord r = make_record(
           c.shape.M, c.shape.K, c.N, c.format.name(),
@@ -255,9 +257,9 @@ static int runBench(const ParsedOptions &options) {
       std::vector<double> paired;
       for (size_t k = 0; k < st.timing.rep_us.size(); ++k)
         paired.push_back(st.timing.rep_us[k] / dy.timing.rep_us[k]);
-      speedups.push_back({c.format.name() + " " + shape + " N=" +
-                              std::to_string(c.N),
-                          median(paired)});
+      speedups.push_back(
+          {c.format.name() + " " + shape + " N=" + std::to_string(c.N),
+           median(paired)});
     }
     if (showRatios && i == 0) {
       for (const KernelTiming &timing : timings) {
@@ -312,13 +314,11 @@ static int runBench(const ParsedOptions &options) {
     std::vector<BenchRecord> charted = records;
     if (policies.size() > 1 || loadCore >= 0 || slowCore >= 0)
       for (BenchRecord &r : charted)
-        r.strategy += " " + r.schedule_policy +
-                      (loadCore >= 0 ? " cpu" + std::to_string(loadCore) +
-                                           "-loaded"
-                                     : "") +
-                      (slowCore >= 0 ? " cpu" + std::to_string(slowCore) +
-                                           "-slow"
-                                     : "");
+        r.strategy +=
+            " " + r.schedule_policy +
+            (loadCore >= 0 ? " cpu" + std::to_string(loadCore) + "-loaded"
+                           : "") +
+            (slowCore >= 0 ? " cpu" + std::to_string(slowCore) + "-slow" : "");
     write_svg(*path, roofline_chart(charted, bandwidth));
   }
   return 0;
@@ -347,9 +347,10 @@ const Command &benchCommand() {
         {"threads", "N", "threads (default 2)"},
         {"reps", "R", "timed reps per case (default 5)"},
         {"schedule", "FILE", "tuned schedule to take kernel configs from"},
-        {"config", "ATTR", "kernel config to use instead, e.g. "
-                           "'#lowbit.upconvert<tile_m = 32, tile_k = 64, "
-                           "tile_n = 1>'"},
+        {"config", "ATTR",
+         "kernel config to use instead, e.g. "
+         "'#lowbit.upconvert<tile_m = 32, tile_k = 64, "
+         "tile_n = 1>'"},
         {"warm", nullptr, "time N = 1 on one matrix (L3-resident, labelled)"},
         {"schedule-policy", "P[,P]",
          "static, dynamic (default) or both: both time every case with each "

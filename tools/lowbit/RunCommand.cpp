@@ -69,9 +69,9 @@ static Matrix loadActivations(const ParsedOptions &options, int64_t K) {
     throw Error("--n cannot be combined with --act");
   Matrix X = readMatrix(*path, "activations");
   if (X.cols != K)
-    throw Error("shape mismatch: weights are [M, K] with K = " +
-                std::to_string(K) + ", but " + *path + " has K = " +
-                std::to_string(X.cols));
+    throw Error(
+        "shape mismatch: weights are [M, K] with K = " + std::to_string(K) +
+        ", but " + *path + " has K = " + std::to_string(X.cols));
   return X;
 }
 
@@ -141,8 +141,7 @@ static int runRun(const ParsedOptions &options) {
               format.name().c_str(), (long long)W.M, (long long)W.K,
               (long long)X.rows, strategy_name(choice.strategy).c_str(),
               target_name(choice.target).c_str(), kernelOptions.threads,
-              schedule_policy_name(policy), us,
-              format.bits_per_weight());
+              schedule_policy_name(policy), us, format.bits_per_weight());
   if (kernel)
     std::printf("config: %s\n", kernel->config.c_str());
   if (options.has("check"))
@@ -176,8 +175,9 @@ const Command &runCommand() {
         {"out", "Y.npy", "where to write Y [N, M]"},
         {"shape", "MxK", "shape of the built-in weights (no --weights)"},
         {"n", "N", "rows of the built-in activations (no --act)"},
-        {"threads", "N", "worker threads (default 1; the reference is "
-                          "single-threaded)"},
+        {"threads", "N",
+         "worker threads (default 1; the reference is "
+         "single-threaded)"},
         {"schedule", "FILE", "tuned schedule to take the kernel config from"},
         {"schedule-policy", "P",
          "how threads split M: dynamic (default: in proportion to per-core "

@@ -205,7 +205,6 @@ public:
   };
   const JobStats &last_job() const { return last_; }
 
-
 private:
   using Clock = std::chrono::steady_clock;
   using Invoke = void (*)(const void *ctx, int thread);
