@@ -602,6 +602,14 @@ lowbit_kernel_fn slow_core_kernel(lowbit_kernel_fn inner, int cpu,
 // The loaded core
 //===----------------------------------------------------------------------===//
 
+bool cpu_allowed(int cpu) {
+  cpu_set_t allowed;
+  CPU_ZERO(&allowed);
+  return cpu >= 0 && cpu < CPU_SETSIZE &&
+         sched_getaffinity(0, sizeof(allowed), &allowed) == 0 &&
+         CPU_ISSET(cpu, &allowed);
+}
+
 CoreLoad::CoreLoad(int cpu) : cpu_(cpu) {
   // (The calling thread may already be pinned by a pool, so its mask says
   // nothing; the child reports a CPU it may not use by exiting at once.)

@@ -211,6 +211,10 @@ time_kernel_policies(lowbit_kernel_fn kernel, const UpconvertWeights &W,
                      int kernel_class, bool cold, int reps = kMinReps,
                      const Pairing &pairing = {}, size_t trace_limit = 4096);
 
+/// Whether the calling thread may run on `cpu` (its affinity mask; call it
+/// before a pool pins the thread).
+bool cpu_allowed(int cpu);
+
 /// A competing CPU-bound process pinned to one CPU, for the loaded-core
 /// experiment of `lowbit bench --load-core`: a child process that spins on
 /// registers only (no memory traffic, so it takes the core's time and

@@ -93,6 +93,11 @@ static int runBench(const ParsedOptions &options) {
                   *text + "'");
     slowCore = std::stoi(cpu);
   }
+  for (int cpu : {loadCore, slowCore})
+    if (cpu >= 0 && !cpu_allowed(cpu))
+      throw Error("--" + std::string(cpu == loadCore ? "load" : "slow") +
+                  "-core: CPU " + std::to_string(cpu) +
+                  " is not one this process may use");
   const bool showRatios = options.has("show-ratios");
 
   // Every case, resolved and validated before anything is measured.
@@ -182,6 +187,12 @@ static int runBench(const ParsedOptions &options) {
                 "are timed\n",
                 loadCore);
   }
+  bool slowThread = slowCore < 0;
+  for (int t = 0; t < pool.size(); ++t)
+    slowThread |= pool.cpu_of(t) == slowCore;
+  if (!slowThread)
+    throw Error("--slow-core: no pool thread is pinned to CPU " +
+                std::to_string(slowCore));
   if (slowCore >= 0)
     std::printf("slow core: the pool thread on CPU %d takes %.2fx as long "
                 "for its chunk (it spins after the kernel)\n",
