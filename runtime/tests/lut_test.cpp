@@ -1,0 +1,139 @@
+//===- lut_test.cpp - the lut-elementwise layout of lut_abi.h -------------===//
+//
+// The layout is decoded back group by group with an independent reading of
+// lut_abi.h and compared with unpack_row; the kernel math of lut_abi.h (int16
+// tables, complemented entries plus the header's count) is replayed in scalar
+// code and must give the reference's accumulators exactly.
+
+#include "lowbit/activation.h"
+#include "lowbit/lut.h"
+#include "lowbit/reference.h"
+
+#include "test_util.h"
+
+namespace lowbit {
+namespace {
+
+// Values of TL2 index i (balanced ternary) and TL1 index i.
+void tl2_digits(int i, int8_t *q) {
+  int u = i + 13;
+  q[0] = int8_t(u / 9 - 1);
+  q[1] = int8_t(u / 3 % 3 - 1);
+  q[2] = int8_t(u % 3 - 1);
+}
+
+struct Decoded {
+  std::vector<int8_t> q;       // [Mp][K]
+  std::vector<int32_t> counts; // [Mp]
+};
+
+Decoded decode(const UpconvertWeights &U) {
+  const LutSplit s = lut_split(U.format, U.K);
+  Decoded d;
+  d.q.assign(size_t(U.Mp * U.K), 0);
+  d.counts.assign(size_t(U.Mp), 0);
+  for (int64_t m = 0; m < U.Mp; ++m) {
+    const uint8_t *tile = U.codes.data() + m / 16 * s.tile_bytes();
+    const int64_t r = m % 16;
+    uint32_t c = 0;
+    for (int b = 0; b < 4; ++b)
+      c |= uint32_t(tile[4 * r + b]) << (8 * b);
+    d.counts[size_t(m)] = int32_t(c);
+    int8_t *row = &d.q[size_t(m * U.K)];
+    const uint8_t *p = tile + 64;
+    for (int64_t b = 0; b < s.k2 / 96; ++b, p += 320)
+      for (int v = 0; v < 4; ++v)
+        for (int l = 0; l < 4; ++l)
+          for (int h = 0; h < 2; ++h) {
+            const int64_t g = 32 * b + 8 * v + 2 * l + h;
+            int index = (p[64 * v + 16 * l + r] >> (4 * h)) & 15;
+            bool sign = (p[256 + 16 * l + r] >> (2 * v + h)) & 1;
+            tl2_digits(sign ? -index : index, row + 3 * g);
+          }
+    for (int64_t j = 0; j < s.tl1Vectors; ++j, p += 64)
+      for (int l = 0; l < 4; ++l)
+        for (int h = 0; h < 2; ++h) {
+          const int64_t k = s.k2 + 16 * j + 4 * l + 2 * h;
+          int index = (p[16 * l + r] >> (4 * h)) & 15;
+          if (k >= U.K) {
+            EXPECT_EQ(index, 4) << "padding m=" << m;
+            continue;
+          }
+          row[k] = int8_t(index / 3 - 1);
+          row[k + 1] = int8_t(index % 3 - 1);
+        }
+  }
+  return d;
+}
+
+TEST(LutLayout, DecodesToUnpackRowAndExactMath) {
+  uint32_t seed = 11;
+  for (const char *name : {"tl1", "tl2"})
+    for (int64_t M : {1, 17, 33})
+      for (int64_t K : {2, 4, 94, 96, 100, 190, 192, 194, 2560}) {
+        const Format f = Format::parse(name);
+        SCOPED_TRACE(f.name() + " M=" + std::to_string(M) +
+                     " K=" + std::to_string(K));
+        const std::vector<float> W = test::random_values(M * K, seed++);
+        const PackedWeights P = quantize(f, W.data(), M, K);
+        const UpconvertWeights U = pack_lut(P);
+        const LutSplit s = lut_split(f, K);
+        ASSERT_EQ(U.Mp, (M + 15) / 16 * 16);
+        ASSERT_EQ(U.Kp, (K + 31) / 32 * 32);
+        ASSERT_EQ(s.k2 % 96, 0);
+        ASSERT_EQ(s.k1, K - s.k2);
+        ASSERT_LT(s.k1, f.kind == FormatKind::TL2 ? 96 : K + 1);
+        ASSERT_EQ(int64_t(U.codes.size()), U.Mp / 16 * s.tile_bytes());
+        const Decoded d = decode(U);
+        std::vector<int8_t> q(static_cast<size_t>(K));
+        for (int64_t m = 0; m < U.Mp; ++m) {
+          if (m < M)
+            unpack_row(P, m, q.data());
+          int32_t negatives = 0;
+          for (int64_t k = 0; k < K; ++k) {
+            const int8_t want = m < M ? q[size_t(k)] : 0;
+            ASSERT_EQ(d.q[size_t(m * K + k)], want) << "m=" << m << " k=" << k;
+          }
+          for (int64_t g = 0; m < M && g < s.k2 / 3; ++g)
+            negatives += 9 * q[size_t(3 * g)] + 3 * q[size_t(3 * g + 1)] +
+                             q[size_t(3 * g + 2)] <
+                         0;
+          ASSERT_EQ(d.counts[size_t(m)], negatives) << "m=" << m;
+        }
+
+        // The math of lut_abi.h: int16 entries, ~e for a set sign, + count.
+        const std::vector<float> X = test::random_values(K, seed++);
+        const QuantizedActivations A = quantize_activations(X.data(), 1, K, K);
+        for (int64_t m = 0; m < M; ++m) {
+          unpack_row(P, m, q.data());
+          int32_t want = 0, got = d.counts[size_t(m)];
+          for (int64_t k = 0; k < K; ++k)
+            want += int32_t(A.q[size_t(k)]) * q[size_t(k)];
+          for (int64_t g = 0; g < s.k2 / 3; ++g) {
+            const int8_t *w = &q[size_t(3 * g)];
+            const int v = 9 * w[0] + 3 * w[1] + w[2], index = v < 0 ? -v : v;
+            int8_t dq[3];
+            tl2_digits(index, dq);
+            int16_t e = 0;
+            for (int i = 0; i < 3; ++i)
+              e = int16_t(e + dq[i] * A.q[size_t(3 * g + i)]);
+            got += v < 0 ? int16_t(~e) : e;
+          }
+          for (int64_t k = s.k2; k < K; k += 2) {
+            const int index = 3 * (q[size_t(k)] + 1) + q[size_t(k + 1)] + 1;
+            got += (index / 3 - 1) * A.q[size_t(k)] +
+                   (index % 3 - 1) * A.q[size_t(k + 1)];
+          }
+          ASSERT_EQ(got, want) << "m=" << m;
+        }
+      }
+}
+
+TEST(LutLayout, RejectsOtherFormats) {
+  const std::vector<float> W = test::random_values(64, 3);
+  const PackedWeights P = quantize(Format::parse("i2s"), W.data(), 1, 64);
+  EXPECT_THROW(pack_lut(P), Error);
+}
+
+} // namespace
+} // namespace lowbit
