@@ -36,6 +36,9 @@ static void addLoweringPasses(OpPassManager &pm,
   LowBitLowerUpconvertOptions lower;
   lower.target = options.target;
   pm.addNestedPass<func::FuncOp>(createLowBitLowerUpconvert(lower));
+  LowBitLowerLutElementwiseOptions lut;
+  lut.target = options.target;
+  pm.addNestedPass<func::FuncOp>(createLowBitLowerLutElementwise(lut));
   pm.addPass(createCSEPass());
   StringRef target = options.target;
   if (target.consume_front("x86-")) {
@@ -58,6 +61,12 @@ void mlir::lowbit::registerUpconvertPipeline() {
       "lowbit-upconvert-pipeline",
       "Compiles up-convert lowbit.mpgemm functions to EmitC for a target "
       "(then: mlir-translate --mlir-to-cpp)",
+      buildUpconvertPipeline);
+  PassPipelineRegistration<UpconvertPipelineOptions>(
+      "lowbit-lut-elementwise-pipeline",
+      "Compiles tl1/tl2 lowbit.mpgemm functions (lut-elementwise strategy) "
+      "to EmitC for a target: the same passes as lowbit-upconvert-pipeline, "
+      "whose select-config picks lut_elementwise for tl1/tl2 layouts",
       buildUpconvertPipeline);
 }
 
@@ -145,9 +154,11 @@ mlir::lowbit::generateKernel(const KernelRequest &request) {
   std::optional<WeightFormat> format = parseFormatName(&ctx, request.format);
   if (!format)
     return fail("unknown format '" + request.format +
-                "' (upconvert kernels exist for i2s, w1gG, w2gG, w4gG, q4_0)");
-  if (format->layout == LayoutKind::TL1 || format->layout == LayoutKind::TL2 ||
-      format->weight.getBits() == 3)
+                "' (kernels exist for i2s, w1gG, w2gG, w4gG, q4_0 "
+                "(upconvert) and tl1, tl2 (lut-elementwise))");
+  bool lut =
+      format->layout == LayoutKind::TL1 || format->layout == LayoutKind::TL2;
+  if (format->weight.getBits() == 3 && !lut)
     return fail("the upconvert strategy has no kernel for " + request.format +
                 " (it supports i2s, w1gG, w2gG, w4gG, q4_0)");
   std::unique_ptr<TargetInfo> target = createTargetInfo(request.target);
@@ -192,12 +203,16 @@ mlir::lowbit::generateKernel(const KernelRequest &request) {
     source.layout = printAttr(op.getLayout());
     if (auto upconvert = dyn_cast<UpconvertAttr>(op.getConfigAttr()))
       source.tilesPerGroup = upconvert.getTileM() / source.tileRows;
+    if (auto lutConfig = dyn_cast<LutElementwiseAttr>(op.getConfigAttr()))
+      source.tilesPerGroup = lutConfig.getBm() / source.tileRows;
     source.bits = op.getWeight().getBits();
   });
-  if (!StringRef(source.config).starts_with("#lowbit.upconvert"))
-    return fail("config " + source.config +
-                " is not an upconvert config; only upconvert kernels are "
-                "generated");
+  StringRef expected = lut ? "#lowbit.lut_elementwise" : "#lowbit.upconvert";
+  if (!StringRef(source.config).starts_with(expected))
+    return fail("config " + source.config + " is not a" +
+                (lut ? " lut_elementwise config (the strategy of tl1/tl2)"
+                     : "n upconvert config") +
+                "; only upconvert and lut-elementwise kernels are generated");
   source.Mp = llvm::alignTo(request.M, 16);
   source.Kp = llvm::alignTo(request.K, 32);
   source.compileFlags = target->getCompileFlags();

@@ -20,9 +20,11 @@
 #include "lowbit/error.h"
 #include "lowbit/run_kernel.h"
 #include "lowbit/scheduler.h"
+#include "lowbit/lut.h"
 #include "lowbit/upconvert.h"
 
 #include <cstdio>
+#include <unistd.h>
 #include <cstdlib>
 #include <memory>
 
@@ -202,19 +204,24 @@ static int runBench(const ParsedOptions &options) {
               "ratio", "GOPS", "ratio",
               showRatios ? "tiles/thread  us/thread  ratios" : "");
 
+  const bool progress = isatty(fileno(stderr));
   std::vector<BenchRecord> records;
   // Paired speedups static/dynamic: per case, the median over rounds of
   // static rep / dynamic rep (the reps of one round ran back to back).
   std::vector<std::pair<std::string, double>> speedups;
   for (size_t i = 0; i < cases.size(); ++i) {
     const Case &c = cases[i];
-    std::fprintf(stderr, "[%zu/%zu] %s %s %lldx%lld N=%lld\r", i + 1,
-                 cases.size(), c.format.name().c_str(),
-                 target_name(c.choice.target).c_str(), (long long)c.shape.M,
-                 (long long)c.shape.K, (long long)c.N);
+    if (progress) // one line on a terminal, rewritten per case
+      std::fprintf(stderr, "\r[%zu/%zu] %s %s %lldx%lld N=%lld\033[K", i + 1,
+                   cases.size(), c.format.name().c_str(),
+                   target_name(c.choice.target).c_str(), (long long)c.shape.M,
+                   (long long)c.shape.K, (long long)c.N);
     Matrix Wf = syntheticMatrix(c.shape.M, c.shape.K, 11 + i);
-    UpconvertWeights W = pack_upconvert(
-        quantize(c.format, Wf.data.data(), c.shape.M, c.shape.K));
+    PackedWeights canonical =
+        quantize(c.format, Wf.data.data(), c.shape.M, c.shape.K);
+    UpconvertWeights W = c.choice.strategy == Strategy::LutElementwise
+                             ? pack_lut(canonical)
+                             : pack_upconvert(canonical);
     Matrix X = syntheticMatrix(c.N, c.shape.K, 7 + i);
     PreparedActivations A =
         prepare_activations(c.format, X.data.data(), c.N, c.shape.K);
@@ -226,6 +233,8 @@ static int runBench(const ParsedOptions &options) {
         slow_core_kernel(kernels[i].loaded.fn, slowCore, slowFactor), W, A,
         pool, policies, kernelClass, cold, reps, pairing,
         /*trace_limit=*/256);
+    if (progress)
+      std::fprintf(stderr, "\r\033[K");
     std::string shape =
         std::to_string(c.shape.M) + "x" + std::to_string(c.shape.K);
     for (const KernelTiming &timing : timings) {
@@ -288,7 +297,6 @@ static int runBench(const ParsedOptions &options) {
     }
     std::fflush(stdout);
   }
-  std::fprintf(stderr, "\n");
   if (load) {
     const double wall = load->wall_seconds(), cpu = load->cpu_seconds();
     std::printf("\nload process on CPU %d: %.1f s of CPU in %.1f s (%.0f%% of "
@@ -352,7 +360,7 @@ const Command &benchCommand() {
        {{"model", "NAME", "every linear shape of schedules/models/NAME.json"},
         {"shapes", "MxK[,MxK...]", "explicit shapes instead of --model"},
         {"format", "F[,F...]", "weight formats", true},
-        {"strategy", "S", "auto (default) or upconvert"},
+        {"strategy", "S", "auto (default: upconvert, tl1/tl2 lut-elementwise), upconvert or lut-elementwise"},
         {"target", "T[,T...]", "targets to compare (default native)"},
         {"n", "LIST", "activation rows, e.g. 1,128 (default 1)"},
         {"threads", "N", "threads (default 2)"},

@@ -4,6 +4,7 @@
 
 #include "lowbit/Pipeline/Pipeline.h"
 #include "lowbit/error.h"
+#include "lowbit/lut.h"
 #include "lowbit/reference.h"
 #include "lowbit/run_kernel.h"
 
@@ -27,10 +28,13 @@ KernelChoice resolveChoice(const Format &format, Strategy strategy,
   if (!host_runs(target))
     throw Error("target '" + target_name(target) +
                 "' cannot run on this host (see 'lowbit targets')");
+  // lut-elementwise kernels need a pshufb target (x86 here).
+  bool lutTarget = isCpuCodeTarget(target) && target != Target::Generic;
   if (strategy == Strategy::Auto)
     strategy = has_upconvert_layout(format) && isCpuCodeTarget(target)
                    ? Strategy::Upconvert
-                   : Strategy::Reference;
+               : has_lut_layout(format) && lutTarget ? Strategy::LutElementwise
+                                                     : Strategy::Reference;
   switch (strategy) {
   case Strategy::Reference:
     break;
@@ -39,10 +43,19 @@ KernelChoice resolveChoice(const Format &format, Strategy strategy,
       throw Error("strategy 'upconvert' has no kernel for " + format.name() +
                   " (it supports i2s, w1gG, w2gG, w4gG, q4_0)");
     break;
+  case Strategy::LutElementwise:
+    if (!has_lut_layout(format))
+      throw Error("strategy 'lut-elementwise' has no kernel for " +
+                  format.name() + " (it supports tl1, tl2)");
+    if (!lutTarget)
+      throw Error("strategy 'lut-elementwise' has no kernel for target '" +
+                  target_name(target) +
+                  "' (it needs pshufb: x86-avx2, x86-avxvnni, x86-avx512vnni)");
+    break;
   default:
     throw Error("strategy '" + strategy_name(strategy) +
-                "' is not available in this build yet (use reference or "
-                "upconvert)");
+                "' is not available in this build yet (use reference, "
+                "upconvert or lut-elementwise)");
   }
   return {strategy, target};
 }
@@ -94,6 +107,8 @@ PreparedWeights prepareWeights(const PackedWeights &W, KernelChoice choice) {
   prepared.canonical = &W;
   if (choice.strategy == Strategy::Upconvert)
     prepared.upconvert = pack_upconvert(W);
+  if (choice.strategy == Strategy::LutElementwise)
+    prepared.upconvert = pack_lut(W);
   return prepared;
 }
 

@@ -66,7 +66,8 @@ CompiledKernel compileKernel(const Format &format, KernelChoice choice,
                              const KernelOptions &options);
 
 /// Weights in the form a choice consumes: canonical for the reference,
-/// repacked for compiled kernels.
+/// repacked for compiled kernels (`upconvert` holds the vnni4 layout of
+/// kernel_abi.h, or for lut-elementwise the layout of lut_abi.h).
 struct PreparedWeights {
   const PackedWeights *canonical = nullptr;
   std::optional<UpconvertWeights> upconvert;

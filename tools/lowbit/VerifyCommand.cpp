@@ -24,6 +24,10 @@ namespace lowbit::cli {
 
 /// Smallest legal K, one past a few blocks, and (ternary) a ragged large K.
 static std::string defaultKs(const Format &format) {
+  // tl1/tl2 need an even K; 194 and 2600 are not multiples of the TL2
+  // block (96), so they exercise the TL1 remainder of the split.
+  if (format.kind == FormatKind::TL1 || format.kind == FormatKind::TL2)
+    return "2,194,2600";
   if (format.is_ternary())
     return "1,100,2600";
   int64_t g = format.group;

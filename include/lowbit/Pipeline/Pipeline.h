@@ -2,8 +2,10 @@
 //
 // The compiler's entry point for the CLI: builds the lowbit.mpgemm of a
 // weight format and shape, runs select-config -> pack-layout ->
-// lower-upconvert -> the target's conversion to EmitC, and returns the C++
-// of one kernel of kernel_abi.h (only through mlir::emitc::translateToCpp).
+// lower-upconvert / lower-lut-elementwise -> the target's conversion to
+// EmitC, and returns the C++ of one kernel of kernel_abi.h's signature (tl1,
+// tl2: in the layout of lut_abi.h), only through
+// mlir::emitc::translateToCpp.
 //
 //===----------------------------------------------------------------------===//
 
@@ -22,7 +24,8 @@ namespace mlir::lowbit {
 
 /// What to generate.
 struct KernelRequest {
-  std::string format;         // i2s, w1gG, w2gG, w4gG or q4_0
+  std::string format;         // i2s, w1gG, w2gG, w4gG, q4_0 (upconvert),
+                              // tl1 or tl2 (lut-elementwise)
   int64_t M = 0, K = 0;       // weight rows and reduction depth
   std::string target;         // x86-avx2, x86-avxvnni, x86-avx512vnni, generic
   int threads = 1;            // threads the kernel will be split over
@@ -71,11 +74,14 @@ struct UpconvertPipelineOptions
 };
 
 /// lowbit-select-config -> lowbit-pack-layout -> lowbit-lower-upconvert ->
-/// cse -> lowbit-convert-to-x86{isa} or lowbit-convert-to-generic.
+/// lowbit-lower-lut-elementwise -> cse -> lowbit-convert-to-x86{isa} or
+/// lowbit-convert-to-generic. Each lowering takes the ops of its strategy
+/// (select-config picks lut_elementwise for tl1/tl2, upconvert otherwise).
 void buildUpconvertPipeline(OpPassManager &pm,
                             const UpconvertPipelineOptions &options);
 
-/// Registers `lowbit-upconvert-pipeline` (for lowbit-opt).
+/// Registers `lowbit-upconvert-pipeline` and its alias for tl1/tl2,
+/// `lowbit-lut-elementwise-pipeline` (for lowbit-opt).
 void registerUpconvertPipeline();
 
 } // namespace mlir::lowbit

@@ -31,6 +31,13 @@ struct BlockCombineOperands {
   Value y, dot, scale, inv, zero, sum;
 };
 
+/// Operands of lowbit.uk.lut_lookup after type conversion; the signs are
+/// null without sign masks.
+struct LutLookupOperands {
+  Value accLow, accHigh, indices, evenLow, evenHigh, oddLow, oddHigh;
+  Value evenSign, oddSign;
+};
+
 class TargetInfo {
 public:
   virtual ~TargetInfo() = default;
@@ -59,6 +66,11 @@ public:
   virtual int64_t getPrefetchBytes() const = 0;
   /// Compiler flags the emitted C++ needs (e.g. `-mavx512vnni`).
   virtual std::vector<std::string> getCompileFlags() const = 0;
+  /// Whether the target looks up 16-entry byte tables per 16-byte register
+  /// lane (pshufb, tbl), which lowbit-lower-lut-elementwise needs along
+  /// with registers of whole lanes. Targets without it leave the lut hooks
+  /// below at their defaults, which emit nothing (the conversion fails).
+  virtual bool hasByteTableLookup() const { return false; }
 
   //===--------------------------------------------------------------------===//
   // Conversion to EmitC
@@ -116,6 +128,28 @@ public:
                          Value count, VectorType type) const = 0;
   /// lowbit.uk.prefetch (`ptr`: uint8_t *); may emit nothing.
   virtual void emitPrefetch(OpBuilder &b, Location loc, Value ptr) const = 0;
+
+  /// lowbit.uk.lut_lookup: the new (acc_low, acc_high).
+  virtual std::pair<Value, Value>
+  emitLutLookup(OpBuilder &b, Location loc, const LutLookupOperands &operands,
+                VectorType indicesType) const {
+    return {};
+  }
+  /// lowbit.uk.lut_sign_mask.
+  virtual Value emitLutSignMask(OpBuilder &b, Location loc, Value signs,
+                                int64_t bit, VectorType type) const {
+    return {};
+  }
+  /// lowbit.uk.widen_add.
+  virtual Value emitWidenAdd(OpBuilder &b, Location loc, Value acc,
+                             Value values, VectorType accType) const {
+    return {};
+  }
+  /// lowbit.uk.fold_rows.
+  virtual Value emitFoldRows(OpBuilder &b, Location loc, Value low, Value high,
+                             int64_t part, VectorType type) const {
+    return {};
+  }
 };
 
 /// The targets createTargetInfo knows, in order of preference on x86.

@@ -252,6 +252,114 @@ struct ConvertPrefetch : TargetPattern<UkPrefetchOp> {
   }
 };
 
+struct ConvertLutLookup : TargetPattern<UkLutLookupOp> {
+  using TargetPattern::TargetPattern;
+  LogicalResult
+  matchAndRewrite(UkLutLookupOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    FailureOr<VectorType> type =
+        getRegisterType(rewriter, op, op.getIndices().getType());
+    if (failed(type))
+      return failure();
+    LutLookupOperands operands;
+    operands.accLow = adaptor.getAccLow();
+    operands.accHigh = adaptor.getAccHigh();
+    operands.indices = adaptor.getIndices();
+    operands.evenLow = adaptor.getEvenLow();
+    operands.evenHigh = adaptor.getEvenHigh();
+    operands.oddLow = adaptor.getOddLow();
+    operands.oddHigh = adaptor.getOddHigh();
+    if (adaptor.getSigns().size() == 2) {
+      operands.evenSign = adaptor.getSigns()[0];
+      operands.oddSign = adaptor.getSigns()[1];
+    }
+    auto [low, high] =
+        target.emitLutLookup(rewriter, op.getLoc(), operands, *type);
+    if (!low || !high)
+      return rewriter.notifyMatchFailure(op, [&](Diagnostic &d) {
+        d << "target " << target.getName() << " has no byte table lookup";
+      });
+    rewriter.replaceOp(op, {low, high});
+    return success();
+  }
+};
+
+struct ConvertLutSignMask : TargetPattern<UkLutSignMaskOp> {
+  using TargetPattern::TargetPattern;
+  LogicalResult
+  matchAndRewrite(UkLutSignMaskOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    FailureOr<VectorType> type = getRegisterType(rewriter, op, op.getType());
+    if (failed(type))
+      return failure();
+    Value mask = target.emitLutSignMask(rewriter, op.getLoc(),
+                                        adaptor.getSigns(),
+                                        int64_t(op.getBit()), *type);
+    if (!mask)
+      return rewriter.notifyMatchFailure(op, "no lut_sign_mask on target");
+    rewriter.replaceOp(op, mask);
+    return success();
+  }
+};
+
+struct ConvertWidenAdd : TargetPattern<UkWidenAddOp> {
+  using TargetPattern::TargetPattern;
+  LogicalResult
+  matchAndRewrite(UkWidenAddOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    FailureOr<VectorType> type = getRegisterType(rewriter, op, op.getType());
+    if (failed(type))
+      return failure();
+    Value sum = target.emitWidenAdd(rewriter, op.getLoc(), adaptor.getAcc(),
+                                    adaptor.getValues(), *type);
+    if (!sum)
+      return rewriter.notifyMatchFailure(op, "no widen_add on target");
+    rewriter.replaceOp(op, sum);
+    return success();
+  }
+};
+
+struct ConvertFoldRows : TargetPattern<UkFoldRowsOp> {
+  using TargetPattern::TargetPattern;
+  LogicalResult
+  matchAndRewrite(UkFoldRowsOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    FailureOr<VectorType> type = getRegisterType(rewriter, op, op.getType());
+    if (failed(type))
+      return failure();
+    Value rows =
+        target.emitFoldRows(rewriter, op.getLoc(), adaptor.getLow(),
+                            adaptor.getHigh(), int64_t(op.getPart()), *type);
+    if (!rows)
+      return rewriter.notifyMatchFailure(op, "no fold_rows on target");
+    rewriter.replaceOp(op, rows);
+    return success();
+  }
+};
+
+/// lowbit.uk.stack_buffer: `int8_t v[bytes];` and `&v[0]` (any target).
+struct ConvertStackBuffer : OpConversionPattern<UkStackBufferOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(UkStackBufferOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Type i8 = rewriter.getI8Type();
+    auto array = emitc::ArrayType::get({int64_t(op.getBytes())}, i8);
+    auto variable = emitc::VariableOp::create(
+        rewriter, loc, array, emitc::OpaqueAttr::get(getContext(), ""));
+    Value zero = emitc::ConstantOp::create(
+        rewriter, loc, emitc::SizeTType::get(getContext()),
+        rewriter.getIndexAttr(0));
+    auto element = emitc::SubscriptOp::create(
+        rewriter, loc, cast<TypedValue<emitc::ArrayType>>(variable.getResult()),
+        ValueRange{zero});
+    rewriter.replaceOpWithNewOp<emitc::AddressOfOp>(
+        op, emitc::PointerType::get(i8), element);
+    return success();
+  }
+};
+
 /// arith.constant dense<c> : vector<...> -> the target's splat. Tried before
 /// the upstream arith.constant pattern, which only knows scalar constants.
 struct ConvertSplatConstant : TargetPattern<arith::ConstantOp> {
@@ -352,7 +460,9 @@ void mlir::lowbit::populateLowBitToEmitCPatterns(const TypeConverter &converter,
   patterns.add<ConvertLoad, ConvertBroadcast4, ConvertUnpack, ConvertShrExact,
                ConvertDot4, ConvertLoadHalf, ConvertBlockCombine,
                ConvertTernaryScale, ConvertStore, ConvertPrefetch,
-               ConvertBroadcast>(converter, ctx, target);
+               ConvertBroadcast, ConvertLutLookup, ConvertLutSignMask,
+               ConvertWidenAdd, ConvertFoldRows>(converter, ctx, target);
+  patterns.add<ConvertStackBuffer>(converter, ctx);
   patterns.add<ConvertSplatConstant, ConvertRegisterAdd>(converter, ctx, target,
                                                          /*benefit=*/2);
   patterns.add<ConvertPointerLoad, ConvertPointerStore>(converter, ctx);

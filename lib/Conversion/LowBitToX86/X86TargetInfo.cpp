@@ -14,6 +14,10 @@
 //   block_combine   cvtepi32_ps, fnmadd, mul, fmadd
 //   ternary_scale   sub_epi32, cvtepi32_ps, mul_ps, div_ps (no FMA: exact)
 //   store (partial) _mm512_mask_storeu_ps     _mm256_maskstore_ps
+//   lut_lookup      _mm*_shuffle_epi8 (4), unpacklo/hi_epi8, add_epi16
+//   lut_sign_mask   _mm512_movm_epi8(test)    _mm256_cmpeq_epi8(and)
+//   widen_add       _mm*_cvtepi16_epi32 of both halves, add_epi32
+//   fold_rows       _mm512_shuffle_i64x2 + add  (AVX2: the register itself)
 //
 //===----------------------------------------------------------------------===//
 
@@ -152,6 +156,75 @@ public:
              {emitc::OpaqueAttr::get(b.getContext(), "_MM_HINT_T0")});
   }
 
+  bool hasByteTableLookup() const override { return true; }
+
+  /// Four pshufb (low and high bytes of the even and odd tables), the
+  /// complement by xor where a sign mask is set, bytes -> int16 by
+  /// unpacklo/hi (rows 0..7 / 8..15 of each lane), int16 adds.
+  std::pair<Value, Value> emitLutLookup(OpBuilder &b, Location loc,
+                                        const LutLookupOperands &o,
+                                        VectorType type) const override {
+    Type reg = intType(b.getContext());
+    auto op = [&](StringRef fn, ValueRange args) {
+      return call(b, loc, reg, name(fn), args);
+    };
+    Value nibble = call(b, loc, reg, name("set1_epi8"), {},
+                        {b.getI32IntegerAttr(15)});
+    Value i0 = op("and_" + siSuffix(), {o.indices, nibble});
+    Value high = call(b, loc, reg, name("srli_epi16"), o.indices,
+                      {b.getI32IntegerAttr(4)});
+    Value i1 = op("and_" + siSuffix(), {high, nibble});
+    Value el = op("shuffle_epi8", {o.evenLow, i0});
+    Value eh = op("shuffle_epi8", {o.evenHigh, i0});
+    Value ol = op("shuffle_epi8", {o.oddLow, i1});
+    Value oh = op("shuffle_epi8", {o.oddHigh, i1});
+    if (o.evenSign) {
+      el = op("xor_" + siSuffix(), {el, o.evenSign});
+      eh = op("xor_" + siSuffix(), {eh, o.evenSign});
+      ol = op("xor_" + siSuffix(), {ol, o.oddSign});
+      oh = op("xor_" + siSuffix(), {oh, o.oddSign});
+    }
+    Value low = op("add_epi16", {op("unpacklo_epi8", {el, eh}),
+                                 op("unpacklo_epi8", {ol, oh})});
+    Value high16 = op("add_epi16", {op("unpackhi_epi8", {el, eh}),
+                                    op("unpackhi_epi8", {ol, oh})});
+    return {op("add_epi16", {o.accLow, low}),
+            op("add_epi16", {o.accHigh, high16})};
+  }
+
+  Value emitWidenAdd(OpBuilder &b, Location loc, Value acc, Value values,
+                     VectorType accType) const override {
+    MLIRContext *ctx = b.getContext();
+    Type reg = intType(ctx);
+    Type half = opaqueType(ctx, registerBytes == 64 ? "__m256i" : "__m128i");
+    Value low = call(b, loc, half,
+                     registerBytes == 64 ? "_mm512_castsi512_si256"
+                                         : "_mm256_castsi256_si128",
+                     values);
+    Value high = call(b, loc, half,
+                      registerBytes == 64 ? "_mm512_extracti64x4_epi64"
+                                          : "_mm256_extracti128_si256",
+                      values, {b.getI32IntegerAttr(1)});
+    Value sum = call(b, loc, reg, name("add_epi32"),
+                     {call(b, loc, reg, name("cvtepi16_epi32"), low),
+                      call(b, loc, reg, name("cvtepi16_epi32"), high)});
+    return call(b, loc, reg, name("add_epi32"), {acc, sum});
+  }
+
+  /// 16 lanes: [low 0..7, high 0..7] + [low 8..15, high 8..15]; 8 lanes:
+  /// lane j is already row j of its half.
+  Value emitFoldRows(OpBuilder &b, Location loc, Value low, Value high,
+                     int64_t part, VectorType type) const override {
+    if (registerBytes != 64)
+      return part == 0 ? low : high;
+    Type reg = intType(b.getContext());
+    Value first = call(b, loc, reg, "_mm512_shuffle_i64x2", {low, high},
+                       {b.getI32IntegerAttr(0x44)});
+    Value second = call(b, loc, reg, "_mm512_shuffle_i64x2", {low, high},
+                        {b.getI32IntegerAttr(0xEE)});
+    return call(b, loc, reg, "_mm512_add_epi32", {first, second});
+  }
+
 protected:
   /// `_mm512_<op>` or `_mm256_<op>`.
   std::string name(const Twine &op) const {
@@ -202,6 +275,16 @@ public:
     Value half =
         call(b, loc, opaqueType(ctx, "__m256i"), "_mm256_loadu_si256", p);
     return call(b, loc, floatType(ctx), "_mm512_cvtph_ps", half);
+  }
+
+  Value emitLutSignMask(OpBuilder &b, Location loc, Value signs, int64_t bit,
+                        VectorType type) const override {
+    MLIRContext *ctx = b.getContext();
+    Value bits = call(b, loc, intType(ctx), "_mm512_set1_epi8", {},
+                      {b.getI32IntegerAttr(int32_t(int8_t(1 << bit)))});
+    Value mask = call(b, loc, opaqueType(ctx, "__mmask64"),
+                      "_mm512_test_epi8_mask", {signs, bits});
+    return call(b, loc, intType(ctx), "_mm512_movm_epi8", mask);
   }
 
   void emitStore(OpBuilder &b, Location loc, Value value, Value ptr,
@@ -260,6 +343,15 @@ public:
     Value p = castTo(b, loc, constPointerType(ctx, "__m128i"), ptr);
     Value half = call(b, loc, opaqueType(ctx, "__m128i"), "_mm_loadu_si128", p);
     return call(b, loc, floatType(ctx), "_mm256_cvtph_ps", half);
+  }
+
+  Value emitLutSignMask(OpBuilder &b, Location loc, Value signs, int64_t bit,
+                        VectorType type) const override {
+    Type reg = intType(b.getContext());
+    Value bits = call(b, loc, reg, "_mm256_set1_epi8", {},
+                      {b.getI32IntegerAttr(int32_t(int8_t(1 << bit)))});
+    Value set = call(b, loc, reg, "_mm256_and_si256", {signs, bits});
+    return call(b, loc, reg, "_mm256_cmpeq_epi8", {set, bits});
   }
 
   void emitStore(OpBuilder &b, Location loc, Value value, Value ptr,

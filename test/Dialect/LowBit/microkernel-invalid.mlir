@@ -66,8 +66,8 @@ func.func @ternary_lanes(%d: vector<16xi32>, %sum: i32, %s: f32) -> vector<8xf32
 
 // -----
 
-func.func @load_element_type(%codes: memref<?xi8>, %off: index) -> vector<64xi8> {
-  // expected-error@+1 {{'lowbit.uk.load' op operand #0 must be 1D memref of 8-bit unsigned integer values, but got 'memref<?xi8>'}}
-  %w = lowbit.uk.load %codes[%off] : memref<?xi8> -> vector<64xi8>
+func.func @load_element_type(%codes: memref<?xi16>, %off: index) -> vector<64xi8> {
+  // expected-error@+1 {{'lowbit.uk.load' op operand #0 must be 1D memref of 8-bit unsigned integer or 8-bit signless integer values, but got 'memref<?xi16>'}}
+  %w = lowbit.uk.load %codes[%off] : memref<?xi16> -> vector<64xi8>
   return %w : vector<64xi8>
 }

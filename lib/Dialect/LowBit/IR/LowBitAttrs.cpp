@@ -289,10 +289,11 @@ LogicalResult UpconvertAttr::verifyFor(EmitErrorFn emitError,
 //===- LutElementwiseAttr -------------------------------------------------===//
 
 LogicalResult LutElementwiseAttr::verify(EmitErrorFn emitError, int64_t bm,
-                                         int64_t bk, int64_t subM) {
+                                         int64_t bk, int64_t subM, int64_t bn) {
   if (failed(checkPositive(emitError, "lut_elementwise", "bm", bm)) ||
       failed(checkPositive(emitError, "lut_elementwise", "bk", bk)) ||
-      failed(checkPositive(emitError, "lut_elementwise", "sub_m", subM)))
+      failed(checkPositive(emitError, "lut_elementwise", "sub_m", subM)) ||
+      failed(checkPositive(emitError, "lut_elementwise", "bn", bn)))
     return failure();
   if (bm % subM != 0)
     return emitError() << "lut_elementwise bm = " << bm
@@ -318,6 +319,26 @@ LogicalResult LutElementwiseAttr::verifyFor(EmitErrorFn emitError,
     return emitError() << "lut_elementwise bk must be a multiple of "
                        << perIndex << " for " << stringifyLayoutKind(kind)
                        << " layout, got " << getBk();
+  if (isLutInterleaved(layout)) {
+    int64_t tileK = kind == LayoutKind::TL1 ? 16 : 96;
+    int64_t maxBk = kind == LayoutKind::TL1 ? 1008 : 960;
+    if (layout.getTileM() != 16 || layout.getTileK() != tileK)
+      return emitError() << "interleaved " << stringifyLayoutKind(kind)
+                         << " layout needs tile_m = 16 and tile_k = " << tileK
+                         << " (lut_abi.h), got tile_m = " << layout.getTileM()
+                         << ", tile_k = " << layout.getTileK();
+    if (getSubM() != 16)
+      return emitError() << "lut_elementwise sub_m must be 16 (rows per "
+                            "lookup lane) for the interleaved layout, got "
+                         << getSubM();
+    if (getBk() % tileK != 0 || getBk() > maxBk)
+      return emitError() << "lut_elementwise bk = " << getBk()
+                         << " must be a multiple of " << tileK
+                         << " and at most " << maxBk << " for "
+                         << stringifyLayoutKind(kind)
+                         << " (int16 sums must not overflow)";
+    return success();
+  }
   if (layout.getTileM() > 0 && layout.getTileM() != getBm())
     return emitError() << "lut_elementwise bm = " << getBm()
                        << " does not match layout tile_m = "
@@ -327,6 +348,17 @@ LogicalResult LutElementwiseAttr::verifyFor(EmitErrorFn emitError,
                        << " does not match layout tile_k = "
                        << layout.getTileK();
   return success();
+}
+
+bool mlir::lowbit::isLutInterleaved(LayoutAttr layout) {
+  LayoutKind kind = layout.getKind();
+  return (kind == LayoutKind::TL1 || kind == LayoutKind::TL2) &&
+         layout.getInterleave() == 16;
+}
+
+int64_t mlir::lowbit::getLutTileBytes(LayoutKind kind, int64_t k) {
+  int64_t k2 = kind == LayoutKind::TL2 ? k / 96 * 96 : 0;
+  return 64 + k2 / 96 * 320 + llvm::divideCeil(k - k2, 16) * 64;
 }
 
 //===- LutBitserialAttr ---------------------------------------------------===//

@@ -127,6 +127,18 @@ static LogicalResult verifyPackedShape(MpGemmOp op, WeightAttr weight,
            << "packed weights must have a static shape, got " << packedType;
   if (layout.getKind() == LayoutKind::VNNI4 && layout.isTiled())
     return verifyVnni4Shape(op, weight, layout, packedType, m, k);
+  if (isLutInterleaved(layout)) {
+    SmallVector<int64_t, 2> expected = {
+        llvm::divideCeilSigned(m, int64_t(16)),
+        getLutTileBytes(layout.getKind(), k)};
+    if (packedType.getShape() != ArrayRef<int64_t>(expected))
+      return op.emitOpError()
+             << "interleaved " << stringifyLayoutKind(layout.getKind())
+             << " layout needs packed weights of shape " << expected[0] << "x"
+             << expected[1] << " for M = " << m << ", K = " << k << ", got "
+             << packedType;
+    return success();
+  }
   std::optional<int64_t> rowBytes = getRowBytes(weight, layout, k);
   if (!rowBytes)
     return success();

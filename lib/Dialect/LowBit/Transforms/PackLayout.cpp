@@ -1,7 +1,8 @@
 //===- PackLayout.cpp - record the packed layout a strategy reads ---------===//
 //
 // Up-convert kernels read the vnni4 layout of kernel_abi.h: tiles of 16
-// rows, 64-byte vectors of 16 rows x 4 k per bit plane. This pass writes
+// rows, 64-byte vectors of 16 rows x 4 k per bit plane; lut-elementwise
+// kernels the interleaved tl1/tl2 layout of lut_abi.h. This pass writes
 // that layout on the op and the packed shape on the weights argument.
 //
 //===----------------------------------------------------------------------===//
@@ -37,6 +38,8 @@ private:
              << "has no config; run lowbit-select-config first";
     if (isa<ReferenceAttr>(config))
       return success();
+    if (isa<LutElementwiseAttr>(config))
+      return packLut(func, op);
     if (!isa<UpconvertAttr>(config))
       return op.emitOpError() << "the " << config.getStrategyName()
                               << " strategy has no packed layout yet";
@@ -64,13 +67,46 @@ private:
         {llvm::divideCeilSigned(m, int64_t(16)),
          llvm::divideCeilSigned(k, int64_t(32)) * bits, 64},
         IntegerType::get(ctx, 8));
+    setPackedType(func, arg, packedType);
+    op.setLayoutAttr(layout);
+    return success();
+  }
+
+  /// tl1/tl2 -> the interleaved layout of lut_abi.h: 16-row tiles of
+  /// getLutTileBytes bytes, tile_k 96 (TL2 block) or 16 (TL1 vector).
+  LogicalResult packLut(func::FuncOp func, MpGemmOp op) {
+    MLIRContext *ctx = op.getContext();
+    LayoutKind kind = op.getLayout().getKind();
+    auto layout = LayoutAttr::get(ctx, kind, /*tileM=*/16,
+                                  /*tileK=*/kind == LayoutKind::TL2 ? 96 : 16,
+                                  /*interleave=*/16);
+    if (op.getLayout() == layout)
+      return success();
+    if (op.getLayout().isTiled())
+      return op.emitOpError() << "cannot repack a tiled "
+                              << stringifyLayoutKind(kind)
+                              << " layout for the lut-elementwise strategy";
+    auto arg = dyn_cast<BlockArgument>(op.getPacked());
+    if (!arg || arg.getOwner() != &func.getBody().front() || !arg.hasOneUse())
+      return op.emitOpError() << "packed weights must be an argument of the "
+                                 "function used by this op alone to be "
+                                 "repacked";
+    setPackedType(func, arg,
+                  RankedTensorType::get(
+                      {llvm::divideCeilSigned(op.getM(), int64_t(16)),
+                       getLutTileBytes(kind, op.getK())},
+                      IntegerType::get(ctx, 8)));
+    op.setLayoutAttr(layout);
+    return success();
+  }
+
+  static void setPackedType(func::FuncOp func, BlockArgument arg,
+                            Type packedType) {
     arg.setType(packedType);
     SmallVector<Type> inputs(func.getArgumentTypes());
     inputs[arg.getArgNumber()] = packedType;
-    func.setFunctionType(
-        FunctionType::get(ctx, inputs, func.getFunctionType().getResults()));
-    op.setLayoutAttr(layout);
-    return success();
+    func.setFunctionType(FunctionType::get(
+        func.getContext(), inputs, func.getFunctionType().getResults()));
   }
 };
 

@@ -81,6 +81,20 @@ UpconvertAttr mlir::lowbit::selectUpconvertConfig(MLIRContext *ctx,
                             /*unroll=*/1, /*prefetch=*/0);
 }
 
+LutElementwiseAttr mlir::lowbit::selectLutElementwiseConfig(
+    MLIRContext *ctx, const TargetInfo &target, LayoutKind kind, bool gemv) {
+  // Per tile and activation row the kernel keeps 4 accumulators (int16 and
+  // int32 for rows 0..7 and 8..15), per row 4 table registers, plus about 8
+  // working registers: 32 zmm fit 2 tiles x 1 row (GEMV) or 2 x 2 (GEMM),
+  // 16 ymm 1 x 1 or 1 x 2 (the tables are reloaded from L1 anyway).
+  int64_t registers = target.getNumRegisters();
+  int64_t tiles = registers >= 32 ? 2 : 1;
+  int64_t bn = gemv ? 1 : 2;
+  // int16 sums widened every 8 TL2 blocks / 32 TL1 vectors (< 2^15).
+  int64_t bk = kind == LayoutKind::TL2 ? 768 : 512;
+  return LutElementwiseAttr::get(ctx, /*bm=*/16 * tiles, bk, /*subM=*/16, bn);
+}
+
 namespace {
 
 class SelectConfigPass
@@ -182,8 +196,13 @@ private:
                << getFormatName(weight, layout.getKind())
                << " weights (the upconvert strategy needs 1, 2 or 4 bits); "
                   "give a config or a schedule entry";
-      chosen = selectUpconvertConfig(op.getContext(), *targetInfo, weight, m, k,
-                                     gemv, threads);
+      LayoutKind kind = layout.getKind();
+      if (kind == LayoutKind::TL1 || kind == LayoutKind::TL2)
+        chosen = selectLutElementwiseConfig(op.getContext(), *targetInfo,
+                                            kind, gemv);
+      else
+        chosen = selectUpconvertConfig(op.getContext(), *targetInfo, weight,
+                                       m, k, gemv, threads);
     }
     if (failed(chosen.verifyFor(
             [&] {

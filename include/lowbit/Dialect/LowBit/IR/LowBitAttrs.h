@@ -33,6 +33,14 @@ namespace mlir::lowbit {
 std::optional<int64_t> getRowBytes(WeightAttr weight, LayoutAttr layout,
                                    int64_t k);
 
+/// Whether `layout` is the interleaved tl1/tl2 layout of lut_abi.h
+/// (`interleave = 16`: 16-row tiles, 4-bit indices in 16-byte lanes).
+bool isLutInterleaved(LayoutAttr layout);
+
+/// Bytes per 16-row tile of the lut_abi.h layout of kind tl1 or tl2 for K:
+/// 64 (header) + 320 per TL2 block of 96 + 64 per TL1 vector of 16.
+int64_t getLutTileBytes(LayoutKind kind, int64_t k);
+
 } // namespace mlir::lowbit
 
 #endif // LOWBIT_DIALECT_LOWBIT_IR_LOWBITATTRS_H

@@ -218,19 +218,30 @@ def LowBit_LutElementwiseAttr
     - `bk`: weights per tile along K (`BK`), a multiple of 2 for tl1 and of
       3 for tl2;
     - `sub_m`: rows per table lookup pass (bitnet.cpp `bm`, default 32),
-      dividing `bm`.
+      dividing `bm`;
+    - `bn`: activation rows whose tables share every loaded weight register
+      (default 1; GEMM configs take more).
 
-    When the layout is tiled its tiles must equal `bm` and `bk`.
+    With a row-major tiled layout its tiles must equal `bm` and `bk`. With
+    the interleaved layout of `lut_abi.h` (`interleave = 16`: tiles of 16
+    rows, `tile_k` 96 for tl2 blocks and 16 for tl1 vectors), `sub_m` must
+    be 16 (one 16-byte pshufb lane of rows), `bm` is the rows register
+    blocked together (a multiple of 16) and `bk` the weights whose int16
+    sums are added before they are widened to int32: a multiple of
+    `tile_k`, at most 960 for tl2 (10 blocks: 10 x 8 x 385 < 2^15) and 1008
+    for tl1 (63 vectors: 63 x 2 x 256 < 2^15).
 
     ```mlir
     #lowbit.lut_elementwise<bm = 256, bk = 96>
     #lowbit.lut_elementwise<bm = 128, bk = 64, sub_m = 64>
+    #lowbit.lut_elementwise<bm = 32, bk = 768, sub_m = 16, bn = 4>
     ```
   }];
   let parameters = (ins
     "int64_t":$bm,
     "int64_t":$bk,
-    DefaultValuedParameter<"int64_t", "32">:$sub_m
+    DefaultValuedParameter<"int64_t", "32">:$sub_m,
+    DefaultValuedParameter<"int64_t", "1">:$bn
   );
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;

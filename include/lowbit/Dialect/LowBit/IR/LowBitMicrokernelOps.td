@@ -21,21 +21,26 @@ def LowBit_ByteRegister : VectorOfRankAndType<[1], [I8]>;
 // A register of L int32 or f32 lanes, one per weight row.
 def LowBit_I32Register : VectorOfRankAndType<[1], [I32]>;
 def LowBit_F32Register : VectorOfRankAndType<[1], [F32]>;
+// A register of int16 lanes (lut-elementwise partial sums).
+def LowBit_I16Register : VectorOfRankAndType<[1], [I16]>;
 
 def LowBit_UkLoadOp : LowBit_UkOp<"load", [MemoryEffects<[MemRead]>]> {
   let summary = "Loads one register of packed weight codes";
   let description = [{
-    Loads `R` consecutive bytes of the packed codes starting at byte
-    `offset`, where `R` is the number of elements of the result. In the
-    vnni4 layout a 64-byte vector holds 16 rows x 4 k per bit plane, so an
-    R-byte register holds R/4 rows. No alignment is assumed.
+    Loads one register of consecutive bytes starting at byte `offset`. In
+    the vnni4 layout a 64-byte vector holds 16 rows x 4 k per bit plane, so
+    an R-byte register holds R/4 rows. An int32 result reads little-endian
+    int32 lanes (the per-row header of lut_abi.h); an i8 base is a
+    lut-elementwise table. No alignment is assumed.
 
     ```mlir
     %w = lowbit.uk.load %codes[%off] : memref<?xui8> -> vector<64xi8>
+    %c = lowbit.uk.load %codes[%off] : memref<?xui8> -> vector<16xi32>
     ```
   }];
-  let arguments = (ins MemRefRankOf<[UI8], [1]>:$base, Index:$offset);
-  let results = (outs LowBit_ByteRegister:$result);
+  let arguments = (ins MemRefRankOf<[UI8, I8], [1]>:$base, Index:$offset);
+  let results = (outs AnyTypeOf<[LowBit_ByteRegister,
+                                 LowBit_I32Register]>:$result);
   let assemblyFormat = [{
     $base `[` $offset `]` attr-dict `:` type($base) `->` type($result)
   }];
@@ -241,6 +246,130 @@ def LowBit_UkPrefetchOp : LowBit_UkOp<"prefetch"> {
   }];
   let arguments = (ins MemRefRankOf<[UI8], [1]>:$base, Index:$offset);
   let assemblyFormat = "$base `[` $offset `]` attr-dict `:` type($base)";
+}
+
+//===----------------------------------------------------------------------===//
+// Element-wise LUT (tl1/tl2, lut_abi.h)
+//===----------------------------------------------------------------------===//
+
+def LowBit_UkStackBufferOp : LowBit_UkOp<"stack_buffer"> {
+  let summary = "A local byte array of the kernel (lookup tables)";
+  let description = [{
+    A function-local array of `bytes` int8 (uninitialized), alive until the
+    function returns: the int16 lookup tables a lut-elementwise kernel
+    builds from the activations in its prologue.
+
+    ```mlir
+    %t = lowbit.uk.stack_buffer {bytes = 65536} : memref<?xi8>
+    ```
+  }];
+  let arguments = (ins ConfinedAttr<I64Attr, [IntMinValue<1>]>:$bytes);
+  let results = (outs MemRefRankOf<[I8], [1]>:$result);
+  let assemblyFormat = "attr-dict `:` type($result)";
+}
+
+def LowBit_UkLutSignMaskOp
+    : LowBit_UkOp<"lut_sign_mask", [Pure, AllTypesMatch<["signs", "result"]>]> {
+  let summary = "Expands one sign bit per byte to a 0x00/0xFF byte mask";
+  let description = [{
+    Byte i of the result is 0xFF when bit `bit` of byte i of `signs` is set,
+    else 0x00: the TL2 signs of one group per row and lane (lut_abi.h sign
+    vectors) as a mask for `lowbit.uk.lut_lookup`.
+
+    ```mlir
+    %m = lowbit.uk.lut_sign_mask %s {bit = 3} : vector<64xi8>
+    ```
+  }];
+  let arguments = (ins LowBit_ByteRegister:$signs,
+                   ConfinedAttr<I64Attr, [IntNonNegative, IntMaxValue<7>]>:$bit);
+  let results = (outs LowBit_ByteRegister:$result);
+  let assemblyFormat = "$signs attr-dict `:` type($result)";
+}
+
+def LowBit_UkLutLookupOp
+    : LowBit_UkOp<"lut_lookup", [Pure,
+        AllTypesMatch<["acc_low", "acc_high", "new_low", "new_high"]>,
+        AllTypesMatch<["indices", "even_low", "even_high", "odd_low",
+                       "odd_high"]>]> {
+  let summary = "Two pshufb table lookups of int16 entries per byte, accumulated";
+  let description = [{
+    The core of bitnet.cpp's TL1/TL2 kernels, lossless (int16 "pack-unpack").
+    The byte registers have R bytes in R/16 lanes of 16; byte `16l + r` of
+    `indices` is row r of lane l and holds two 4-bit indices: i0 (low
+    nibble) into the even table and i1 (high nibble) into the odd table. A
+    table is 16 int16 entries per lane, given as its low bytes (`*_low`) and
+    high bytes (`*_high`): e0 = even_high[16l + i0] << 8 | even_low[16l + i0]
+    and e1 likewise from the odd table with i1 (the semantics of pshufb).
+    With `signs(%m0, %m1)`, e0 is replaced by its bitwise complement ~e0 =
+    -e0 - 1 where byte `16l + r` of m0 is 0xFF (and e1 with m1); the kernel
+    adds the missing 1 per complemented entry separately.
+
+    With int16 wrapping adds: rows r < 8 add e0 + e1 to `acc_low[8l + r]`,
+    rows r >= 8 to `acc_high[8l + r - 8]`.
+
+    ```mlir
+    %lo, %hi = lowbit.uk.lut_lookup %a, %b, %w, %t0, %t1, %t2, %t3
+               : vector<64xi8>, vector<32xi16>
+    %lo2, %hi2 = lowbit.uk.lut_lookup %a, %b, %w, %t0, %t1, %t2, %t3
+               signs(%m0, %m1 : vector<64xi8>, vector<64xi8>)
+               : vector<64xi8>, vector<32xi16>
+    ```
+  }];
+  let arguments = (ins LowBit_I16Register:$acc_low, LowBit_I16Register:$acc_high,
+                   LowBit_ByteRegister:$indices, LowBit_ByteRegister:$even_low,
+                   LowBit_ByteRegister:$even_high, LowBit_ByteRegister:$odd_low,
+                   LowBit_ByteRegister:$odd_high,
+                   Variadic<LowBit_ByteRegister>:$signs);
+  let results = (outs LowBit_I16Register:$new_low,
+                 LowBit_I16Register:$new_high);
+  let assemblyFormat = [{
+    $acc_low `,` $acc_high `,` $indices `,` $even_low `,` $even_high `,`
+    $odd_low `,` $odd_high (`signs` `(` $signs^ `:` type($signs) `)`)?
+    attr-dict `:`
+    type($indices) `,` type($acc_low)
+  }];
+  let hasVerifier = 1;
+}
+
+def LowBit_UkWidenAddOp
+    : LowBit_UkOp<"widen_add", [Pure, AllTypesMatch<["acc", "result"]>]> {
+  let summary = "Adds int16 partial sums into int32 lanes";
+  let description = [{
+    With L the lanes of `acc` (R/4) and `values` 2L int16 lanes:
+    `result[j] = acc[j] + values[j] + values[j + L]` (sign extended, int32
+    wrapping). For the `lowbit.uk.lut_lookup` sums of a 16-row tile, lane j
+    then holds a partial sum of row j mod 8 (of the low or high 8 rows).
+
+    ```mlir
+    %a1 = lowbit.uk.widen_add %a0, %lo : vector<32xi16> -> vector<16xi32>
+    ```
+  }];
+  let arguments = (ins LowBit_I32Register:$acc, LowBit_I16Register:$values);
+  let results = (outs LowBit_I32Register:$result);
+  let assemblyFormat = [{
+    $acc `,` $values attr-dict `:` type($values) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def LowBit_UkFoldRowsOp
+    : LowBit_UkOp<"fold_rows", [Pure, AllTypesMatch<["low", "high", "result"]>]> {
+  let summary = "Sums widened lookup lanes into the rows of a 16-row tile";
+  let description = [{
+    With L the lanes of the registers (8 or 16), row r of the tile (0..15)
+    is the sum of the lanes i of `low` (r < 8) or `high` (r >= 8) with i mod
+    8 = r mod 8; the result is rows `[part * L, part * L + L)` in order.
+    `part` is below 16 / L.
+
+    ```mlir
+    %rows = lowbit.uk.fold_rows %a, %b {part = 0} : vector<16xi32>
+    ```
+  }];
+  let arguments = (ins LowBit_I32Register:$low, LowBit_I32Register:$high,
+                   ConfinedAttr<I64Attr, [IntNonNegative]>:$part);
+  let results = (outs LowBit_I32Register:$result);
+  let assemblyFormat = "$low `,` $high attr-dict `:` type($result)";
+  let hasVerifier = 1;
 }
 
 #endif // LOWBIT_DIALECT_LOWBIT_IR_LOWBITMICROKERNELOPS_TD

@@ -24,6 +24,12 @@ UpconvertAttr selectUpconvertConfig(MLIRContext *ctx, const TargetInfo &target,
                                     WeightAttr weight, int64_t m, int64_t k,
                                     bool gemv, int64_t threads);
 
+/// The heuristic lut-elementwise config of lowbit-select-config for tl1 or
+/// tl2 weights (`kind`), for GEMV (`gemv`) or GEMM, on `target`.
+LutElementwiseAttr selectLutElementwiseConfig(MLIRContext *ctx,
+                                              const TargetInfo &target,
+                                              LayoutKind kind, bool gemv);
+
 /// Register slices of a 16-row tile (64 / register bytes of them) that one
 /// K loop accumulates at once: the largest divisor of the slice count whose
 /// accumulators (tilesPerGroup x slices x tileN, twice for group formats,

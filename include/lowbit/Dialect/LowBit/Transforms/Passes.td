@@ -83,7 +83,12 @@ def LowBitPackLayout : Pass<"lowbit-pack-layout", "::mlir::func::FuncOp"> {
     tile_k = 32 / bits>`, and the type of its packed weights (a function
     argument, whose type changes with it) by
     `tensor<ceil(M/16) x ceil(K/32)*bits x 64 x i8>`: tiles of 16 rows,
-    vectors of 64 bytes. Ops with a reference config are left alone; an op
+    vectors of 64 bytes. With a lut_elementwise config, a row-major tl1/tl2
+    layout becomes the interleaved layout of lut_abi.h,
+    `#lowbit.layout<tl2, tile_m = 16, tile_k = 96, interleave = 16>` (tl1:
+    `tile_k = 16`), and the weights `tensor<ceil(M/16) x B x i8>` with B
+    the tile bytes (64 + 320 per TL2 block + 64 per TL1 vector). Ops with a
+    reference config are left alone; an op
     without a config, or with a strategy that has no packed layout yet, is
     an error.
 
@@ -159,6 +164,59 @@ def LowBitLowerUpconvert : Pass<"lowbit-lower-upconvert", "::mlir::func::FuncOp"
   let options = [
     Option<"target", "target", "std::string", /*default=*/"\"generic\"",
            "Target whose register width and count size the loops">,
+  ];
+}
+
+def LowBitLowerLutElementwise
+    : Pass<"lowbit-lower-lut-elementwise", "::mlir::func::FuncOp"> {
+  let summary = "Lowers a tl1/tl2 lowbit.mpgemm to table-lookup microkernel loops";
+  let description = [{
+    Rewrites a function whose body is one `lowbit.mpgemm` (lut_elementwise
+    config, interleaved tl1/tl2 layout of runtime/include/lowbit/lut_abi.h)
+    and its return into a kernel with the signature of kernel_abi.h (codes
+    in the lut_abi.h layout, scales and zeros unused), bitnet.cpp's TL1/TL2
+    kernels made lossless. Target independent; sized by TargetInfo (register
+    bytes R, a multiple of 16, and `hasByteTableLookup`):
+
+    - prologue per block of `bn` activation rows: int16 tables for every
+      pair (TL1, 9 entries) or triple (TL2, 14 entries: mirror
+      consolidation, the sign is applied by lookup) of activations, written
+      as low and high bytes to a `lowbit.uk.stack_buffer` with scalar arith;
+    - `scf.for` over groups of `bm / 16` tiles in [tile_begin, tile_end),
+      then the remaining tiles one at a time;
+    - the block-fitting split: TL2 blocks of 96 weights (4 index vectors and
+      a sign vector, `lowbit.uk.lut_sign_mask` per group), then the TL1
+      vectors of the K remainder; one `lowbit.uk.lut_lookup` per index
+      register and activation row (each loaded weight register serves `bn`
+      rows), int16 sums widened by `lowbit.uk.widen_add` every `bk` weights
+      in an `scf.for` whose int32 accumulators are loop-carried;
+    - `lowbit.uk.fold_rows`, plus the header's count of complemented
+      entries, then `lowbit.uk.ternary_scale` (exactly the reference's
+      `(float)acc * s_w / s_x`) and `lowbit.uk.store`.
+
+    ```mlir
+    %t = lowbit.uk.stack_buffer {bytes = 27648} : memref<?xi8>
+    ...
+    %r:4 = scf.for %i = %c0 to %c3 step %c1 iter_args(...) {
+      %s = lowbit.uk.load %codes[%o] : memref<?xui8> -> vector<64xi8>
+      %w = lowbit.uk.load %codes[%o2] : memref<?xui8> -> vector<64xi8>
+      %m0 = lowbit.uk.lut_sign_mask %s {bit = 0} : vector<64xi8>
+      %lo, %hi = lowbit.uk.lut_lookup %a, %b, %w, %t0, %t1, %t2, %t3
+                 signs(%m0, %m1 : vector<64xi8>, vector<64xi8>)
+                 : vector<64xi8>, vector<32xi16>
+      ...
+      %w32 = lowbit.uk.widen_add %acc, %lo : vector<32xi16> -> vector<16xi32>
+    }
+    ```
+  }];
+  let dependentDialects = [
+    "::mlir::lowbit::LowBitDialect", "::mlir::arith::ArithDialect",
+    "::mlir::memref::MemRefDialect", "::mlir::scf::SCFDialect",
+    "::mlir::vector::VectorDialect"
+  ];
+  let options = [
+    Option<"target", "target", "std::string", /*default=*/"\"generic\"",
+           "Target whose register width sizes the lookups">,
   ];
 }
 
