@@ -129,6 +129,12 @@ public:
   /// lowbit.uk.prefetch (`ptr`: uint8_t *); may emit nothing.
   virtual void emitPrefetch(OpBuilder &b, Location loc, Value ptr) const = 0;
 
+  /// lowbit.uk.lut_tables (`x`, `tables`: int8_t *, offset); false when the
+  /// target has none.
+  virtual bool emitLutTables(OpBuilder &b, Location loc, Value x, Value tables,
+                             int64_t width) const {
+    return false;
+  }
   /// lowbit.uk.lut_lookup: the new (acc_low, acc_high).
   virtual std::pair<Value, Value>
   emitLutLookup(OpBuilder &b, Location loc, const LutLookupOperands &operands,

@@ -69,3 +69,12 @@ Value emitc_builder::loadElement(OpBuilder &b, Location loc, Value ptr,
   return emitc::LoadOp::create(
       b, loc, cast<emitc::PointerType>(ptr.getType()).getPointee(), lvalue);
 }
+
+Value emitc_builder::elementAddress(OpBuilder &b, Location loc, Value ptr,
+                                    int64_t index) {
+  Value i = emitc::ConstantOp::create(
+      b, loc, emitc::SizeTType::get(b.getContext()), b.getIndexAttr(index));
+  auto lvalue = emitc::SubscriptOp::create(
+      b, loc, cast<TypedValue<emitc::PointerType>>(ptr), i);
+  return emitc::AddressOfOp::create(b, loc, ptr.getType(), lvalue);
+}

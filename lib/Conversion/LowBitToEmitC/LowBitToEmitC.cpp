@@ -284,6 +284,25 @@ struct ConvertLutLookup : TargetPattern<UkLutLookupOp> {
   }
 };
 
+struct ConvertLutTables : TargetPattern<UkLutTablesOp> {
+  using TargetPattern::TargetPattern;
+  LogicalResult
+  matchAndRewrite(UkLutTablesOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Value x = getElementAddress(rewriter, op.getLoc(), adaptor.getX(),
+                                adaptor.getXOffset());
+    Value tables = getElementAddress(rewriter, op.getLoc(), adaptor.getTables(),
+                                     adaptor.getTableOffset());
+    if (!target.emitLutTables(rewriter, op.getLoc(), x, tables,
+                              int64_t(op.getWidth())))
+      return rewriter.notifyMatchFailure(op, [&](Diagnostic &d) {
+        d << "target " << target.getName() << " has no lut_tables";
+      });
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
 struct ConvertLutSignMask : TargetPattern<UkLutSignMaskOp> {
   using TargetPattern::TargetPattern;
   LogicalResult
@@ -460,7 +479,8 @@ void mlir::lowbit::populateLowBitToEmitCPatterns(const TypeConverter &converter,
   patterns.add<ConvertLoad, ConvertBroadcast4, ConvertUnpack, ConvertShrExact,
                ConvertDot4, ConvertLoadHalf, ConvertBlockCombine,
                ConvertTernaryScale, ConvertStore, ConvertPrefetch,
-               ConvertBroadcast, ConvertLutLookup, ConvertLutSignMask,
+               ConvertBroadcast, ConvertLutTables, ConvertLutLookup,
+               ConvertLutSignMask,
                ConvertWidenAdd, ConvertFoldRows>(converter, ctx, target);
   patterns.add<ConvertStackBuffer>(converter, ctx);
   patterns.add<ConvertSplatConstant, ConvertRegisterAdd>(converter, ctx, target,

@@ -14,6 +14,7 @@
 //   block_combine   cvtepi32_ps, fnmadd, mul, fmadd
 //   ternary_scale   sub_epi32, cvtepi32_ps, mul_ps, div_ps (no FMA: exact)
 //   store (partial) _mm512_mask_storeu_ps     _mm256_maskstore_ps
+//   lut_tables      _mm256_sign_epi16, add_epi16, shuffle_epi8, permute4x64
 //   lut_lookup      _mm*_shuffle_epi8 (4), unpacklo/hi_epi8, add_epi16
 //   lut_sign_mask   _mm512_movm_epi8(test)    _mm256_cmpeq_epi8(and)
 //   widen_add       _mm*_cvtepi16_epi32 of both halves, add_epi32
@@ -157,6 +158,59 @@ public:
   }
 
   bool hasByteTableLookup() const override { return true; }
+
+  /// Per group (AVX2 on either ISA): 16 int16 entries as sums of
+  /// _mm256_sign_epi16(broadcast x_i, digits_i); even bytes then odd bytes
+  /// per lane (shuffle_epi8), lanes in order (permute4x64): the low-byte
+  /// table, then the high-byte table, two 16-byte stores.
+  bool emitLutTables(OpBuilder &b, Location loc, Value x, Value tables,
+                     int64_t width) const override {
+    MLIRContext *ctx = b.getContext();
+    Type ymm = opaqueType(ctx, "__m256i"), xmm = opaqueType(ctx, "__m128i");
+    Type i16 = b.getIntegerType(16);
+    SmallVector<Value, 3> digits;
+    for (int64_t i = 0; i < width; ++i) {
+      SmallVector<Attribute> lanes;
+      for (int64_t e = 0; e < 16; ++e) {
+        int64_t d = 0;
+        if (width == 3 && e <= 13)
+          d = i == 0 ? (e + 13) / 9 - 1 : i == 1 ? (e + 13) / 3 % 3 - 1
+                                                 : (e + 13) % 3 - 1;
+        if (width == 2 && e <= 8)
+          d = i == 0 ? e / 3 - 1 : e % 3 - 1;
+        lanes.push_back(b.getI32IntegerAttr(int32_t(d)));
+      }
+      digits.push_back(call(b, loc, ymm, "_mm256_setr_epi16", {}, lanes));
+    }
+    SmallVector<Attribute> order;
+    for (int64_t lane = 0; lane < 2; ++lane)
+      for (int64_t i = 0; i < 16; ++i)
+        order.push_back(b.getI32IntegerAttr(int32_t(i < 8 ? 2 * i : 2 * (i - 8) + 1)));
+    Value pattern = call(b, loc, ymm, "_mm256_setr_epi8", {}, order);
+    Type xmmPtr = emitc::PointerType::get(xmm);
+    for (int64_t g = 0; g < 8; ++g) {
+      Value sum;
+      for (int64_t i = 0; i < width; ++i) {
+        Value xi = castTo(b, loc, i16, loadElement(b, loc, x, width * g + i));
+        Value term = call(b, loc, ymm, "_mm256_sign_epi16",
+                          {call(b, loc, ymm, "_mm256_set1_epi16", xi),
+                           digits[i]});
+        sum = sum ? call(b, loc, ymm, "_mm256_add_epi16", {sum, term}) : term;
+      }
+      Value split = call(b, loc, ymm, "_mm256_shuffle_epi8", {sum, pattern});
+      split = call(b, loc, ymm, "_mm256_permute4x64_epi64", split,
+                   {b.getI32IntegerAttr(0xD8)});
+      int64_t at = (g % 2) * 128 + (g / 2) * 16;
+      callVoid(b, loc, "_mm_storeu_si128",
+               {castTo(b, loc, xmmPtr, elementAddress(b, loc, tables, at)),
+                call(b, loc, xmm, "_mm256_castsi256_si128", split)});
+      callVoid(b, loc, "_mm_storeu_si128",
+               {castTo(b, loc, xmmPtr, elementAddress(b, loc, tables, at + 64)),
+                call(b, loc, xmm, "_mm256_extracti128_si256", split,
+                     {b.getI32IntegerAttr(1)})});
+    }
+    return true;
+  }
 
   /// Four pshufb (low and high bytes of the even and odd tables), the
   /// complement by xor where a sign mask is set, bytes -> int16 by

@@ -978,3 +978,56 @@ func.func @lut_bitserial_layout_tile_m(%x: tensor<?x256xf32>, %w: tensor<2x64x32
        : (tensor<?x256xf32>, tensor<2x64x32xi8>, tensor<64x4x2xf16>) -> tensor<?x64xf32>
   return %y : tensor<?x64xf32>
 }
+
+// -----
+
+// expected-error@+1 {{lut_elementwise bn must be positive, got 0}}
+func.func private @f() attributes {a = #lowbit.lut_elementwise<bm = 16, bk = 96, sub_m = 16, bn = 0>}
+
+// -----
+
+func.func @lut_elementwise_interleaved_tiles(%x: tensor<?x200xf32>, %w: tensor<3x768xi8>, %s: tensor<1xf32>) -> tensor<?x33xf32> {
+  // expected-error@+1 {{interleaved tl2 layout needs tile_m = 16 and tile_k = 96 (lut_abi.h), got tile_m = 32, tile_k = 96}}
+  %y = lowbit.mpgemm %x, %w, %s {
+         weight = #lowbit.weight<bits = 2, encoding = ternary>,
+         layout = #lowbit.layout<tl2, tile_m = 32, tile_k = 96, interleave = 16>,
+         config = #lowbit.lut_elementwise<bm = 32, bk = 96, sub_m = 16>}
+       : (tensor<?x200xf32>, tensor<3x768xi8>, tensor<1xf32>) -> tensor<?x33xf32>
+  return %y : tensor<?x33xf32>
+}
+
+// -----
+
+func.func @lut_elementwise_sub_m(%x: tensor<?x200xf32>, %w: tensor<3x768xi8>, %s: tensor<1xf32>) -> tensor<?x33xf32> {
+  // expected-error@+1 {{lut_elementwise sub_m must be 16 (rows per lookup lane) for the interleaved layout, got 32}}
+  %y = lowbit.mpgemm %x, %w, %s {
+         weight = #lowbit.weight<bits = 2, encoding = ternary>,
+         layout = #lowbit.layout<tl2, tile_m = 16, tile_k = 96, interleave = 16>,
+         config = #lowbit.lut_elementwise<bm = 32, bk = 96>}
+       : (tensor<?x200xf32>, tensor<3x768xi8>, tensor<1xf32>) -> tensor<?x33xf32>
+  return %y : tensor<?x33xf32>
+}
+
+// -----
+
+func.func @lut_elementwise_int16_bound(%x: tensor<?x200xf32>, %w: tensor<3x768xi8>, %s: tensor<1xf32>) -> tensor<?x33xf32> {
+  // expected-error@+1 {{lut_elementwise bk = 1056 must be a multiple of 96 and at most 960 for tl2 (int16 sums must not overflow)}}
+  %y = lowbit.mpgemm %x, %w, %s {
+         weight = #lowbit.weight<bits = 2, encoding = ternary>,
+         layout = #lowbit.layout<tl2, tile_m = 16, tile_k = 96, interleave = 16>,
+         config = #lowbit.lut_elementwise<bm = 16, bk = 1056, sub_m = 16>}
+       : (tensor<?x200xf32>, tensor<3x768xi8>, tensor<1xf32>) -> tensor<?x33xf32>
+  return %y : tensor<?x33xf32>
+}
+
+// -----
+
+func.func @lut_elementwise_interleaved_shape(%x: tensor<?x200xf32>, %w: tensor<3x700xi8>, %s: tensor<1xf32>) -> tensor<?x33xf32> {
+  // expected-error@+1 {{interleaved tl2 layout needs packed weights of shape 3x768 for M = 33, K = 200, got 'tensor<3x700xi8>'}}
+  %y = lowbit.mpgemm %x, %w, %s {
+         weight = #lowbit.weight<bits = 2, encoding = ternary>,
+         layout = #lowbit.layout<tl2, tile_m = 16, tile_k = 96, interleave = 16>,
+         config = #lowbit.lut_elementwise<bm = 16, bk = 96, sub_m = 16>}
+       : (tensor<?x200xf32>, tensor<3x700xi8>, tensor<1xf32>) -> tensor<?x33xf32>
+  return %y : tensor<?x33xf32>
+}

@@ -51,3 +51,35 @@ func.func @microkernel_scalar(%codes: memref<?xui8>, %xq: memref<?xi8>,
   %d = lowbit.uk.dot4 %acc, %c, %x : vector<4xi8> -> vector<1xi32>
   return %d : vector<1xi32>
 }
+
+// The lut-elementwise ops at AVX-512 and AVX2 widths.
+// CHECK-LABEL: func.func @microkernel_lut(
+func.func @microkernel_lut(%codes: memref<?xui8>, %xq: memref<?xi8>,
+                           %a: vector<32xi16>, %b: vector<16xi16>,
+                           %acc: vector<16xi32>, %acc8: vector<8xi32>,
+                           %off: index) -> (vector<16xi32>, vector<8xi32>) {
+  // CHECK: %[[T:.*]] = lowbit.uk.stack_buffer {bytes = 4096 : i64} : memref<?xi8>
+  %t = lowbit.uk.stack_buffer {bytes = 4096} : memref<?xi8>
+  // CHECK: lowbit.uk.lut_tables %{{.*}}[%{{.*}}], %[[T]][%{{.*}}] {width = 3 : i64} : memref<?xi8>, memref<?xi8>
+  lowbit.uk.lut_tables %xq[%off], %t[%off] {width = 3} : memref<?xi8>, memref<?xi8>
+  // CHECK: lowbit.uk.load %[[T]][%{{.*}}] : memref<?xi8> -> vector<64xi8>
+  %t0 = lowbit.uk.load %t[%off] : memref<?xi8> -> vector<64xi8>
+  // CHECK: lowbit.uk.load %{{.*}}[%{{.*}}] : memref<?xui8> -> vector<16xi32>
+  %h = lowbit.uk.load %codes[%off] : memref<?xui8> -> vector<16xi32>
+  %w = lowbit.uk.load %codes[%off] : memref<?xui8> -> vector<64xi8>
+  // CHECK: lowbit.uk.lut_sign_mask %{{.*}} {bit = 7 : i64} : vector<64xi8>
+  %m = lowbit.uk.lut_sign_mask %w {bit = 7} : vector<64xi8>
+  // CHECK: lowbit.uk.lut_lookup {{.*}} : vector<64xi8>, vector<32xi16>
+  %l0, %h0 = lowbit.uk.lut_lookup %a, %a, %w, %t0, %t0, %t0, %t0 : vector<64xi8>, vector<32xi16>
+  // CHECK: lowbit.uk.lut_lookup {{.*}} signs(%{{.*}}, %{{.*}} : vector<64xi8>, vector<64xi8>) : vector<64xi8>, vector<32xi16>
+  %l1, %h1 = lowbit.uk.lut_lookup %l0, %h0, %w, %t0, %t0, %t0, %t0 signs(%m, %m : vector<64xi8>, vector<64xi8>) : vector<64xi8>, vector<32xi16>
+  // CHECK: lowbit.uk.widen_add {{.*}} : vector<32xi16> -> vector<16xi32>
+  %s = lowbit.uk.widen_add %acc, %l1 : vector<32xi16> -> vector<16xi32>
+  // CHECK: lowbit.uk.fold_rows {{.*}} {part = 0 : i64} : vector<16xi32>
+  %r = lowbit.uk.fold_rows %s, %h {part = 0} : vector<16xi32>
+  // CHECK: lowbit.uk.widen_add {{.*}} : vector<16xi16> -> vector<8xi32>
+  %s8 = lowbit.uk.widen_add %acc8, %b : vector<16xi16> -> vector<8xi32>
+  // CHECK: lowbit.uk.fold_rows {{.*}} {part = 1 : i64} : vector<8xi32>
+  %r8 = lowbit.uk.fold_rows %s8, %s8 {part = 1} : vector<8xi32>
+  return %r, %r8 : vector<16xi32>, vector<8xi32>
+}

@@ -35,6 +35,8 @@ Value floatConstant(OpBuilder &b, Location loc, double value);
 Value castTo(OpBuilder &b, Location loc, Type type, Value value);
 /// `ptr[index]` read into a value (`ptr` is an !emitc.ptr).
 Value loadElement(OpBuilder &b, Location loc, Value ptr, int64_t index);
+/// `&ptr[index]` (`ptr` is an !emitc.ptr).
+Value elementAddress(OpBuilder &b, Location loc, Value ptr, int64_t index);
 
 } // namespace mlir::lowbit::emitc_builder
 

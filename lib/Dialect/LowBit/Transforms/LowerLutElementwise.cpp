@@ -3,7 +3,8 @@
 // Rewrites a function `@k(x, packed, s) { return lowbit.mpgemm }` with a
 // lut_elementwise config and the interleaved tl1/tl2 layout of lut_abi.h
 // into a kernel of kernel_abi.h's signature: a prologue that builds the
-// int16 tables of the activations (scalar arith on a stack buffer), then per
+// int16 tables of the activations (lowbit.uk.lut_tables into a stack
+// buffer), then per
 // tile group lowbit.uk.lut_lookup on registers whose width comes from
 // TargetInfo, int16 sums widened to int32 every `bk` weights, and the exact
 // ternary scaling. Nothing here depends on the ISA.
@@ -130,59 +131,10 @@ private:
       });
   }
 
-  /// Tables of the 8 groups of `width` activations from xq[x] on: group g =
-  /// 2l + p goes to lane l of the even (p = 0) or odd (p = 1) table.
+  /// Tables of the 8 groups of `width` activations from xq[x] on.
   void buildVectorTables(Value x, Value at, int64_t width) {
-    Type i16 = b.getI16Type(), i8 = b.getI8Type();
-    for (int64_t g = 0; g < 8; ++g) {
-      SmallVector<Value, 3> xs;
-      for (int64_t i = 0; i < width; ++i) {
-        Value v = memref::LoadOp::create(b, loc, xq,
-                                         ValueRange{add(x, width * g + i)});
-        xs.push_back(arith::ExtSIOp::create(b, loc, i16, v));
-      }
-      int64_t l = g / 2, p = g % 2;
-      for (int64_t e = 0; e < 16; ++e) {
-        Value entry = tableEntry(xs, e);
-        Value low = arith::TruncIOp::create(b, loc, i8, entry);
-        Value high = arith::TruncIOp::create(
-            b, loc, i8,
-            arith::ShRSIOp::create(b, loc, entry, i16Constant(8)));
-        Value offset = add(at, p * 128 + l * 16 + e);
-        memref::StoreOp::create(b, loc, low, tables, ValueRange{offset});
-        memref::StoreOp::create(b, loc, high, tables,
-                                ValueRange{add(offset, 64)});
-      }
-    }
-  }
-
-  /// Entry `e` of a group's table: TL2 (3 activations) d0 x0 + d1 x1 + d2 x2
-  /// for e = 9 d0 + 3 d1 + d2 in 0..13 (balanced ternary); TL1 (3 (q0+1) +
-  /// q1 + 1 = e in 0..8) q0 x0 + q1 x1; 0 past the last index.
-  Value tableEntry(ArrayRef<Value> xs, int64_t e) {
-    SmallVector<int64_t, 3> digits;
-    if (xs.size() == 3) {
-      if (e > 13)
-        return i16Constant(0);
-      int64_t u = e + 13;
-      digits = {u / 9 - 1, u / 3 % 3 - 1, u % 3 - 1};
-    } else {
-      if (e > 8)
-        return i16Constant(0);
-      digits = {e / 3 - 1, e % 3 - 1};
-    }
-    Value sum;
-    for (auto [x, d] : llvm::zip(xs, digits)) {
-      if (d == 0)
-        continue;
-      if (!sum) {
-        sum = d > 0 ? x : arith::SubIOp::create(b, loc, i16Constant(0), x);
-        continue;
-      }
-      sum = d > 0 ? arith::AddIOp::create(b, loc, sum, x).getResult()
-                  : arith::SubIOp::create(b, loc, sum, x).getResult();
-    }
-    return sum ? sum : i16Constant(0);
+    UkLutTablesOp::create(b, loc, xq, x, tables, at,
+                          b.getI64IntegerAttr(width));
   }
 
   //===--- Lookups ---------------------------------------------------------//
@@ -285,7 +237,7 @@ private:
       for (Value base : tileBase) {
         Value at = add(add(base, blockOffset), h * plan.registerBytes);
         if (h == 0)
-          prefetch(at);
+          prefetch(add(at, 256));
         signs.push_back(UkLoadOp::create(b, loc, byteReg, codes, add(at, 256)));
       }
       for (int64_t v = 0; v < 4; ++v) {
@@ -296,6 +248,8 @@ private:
         for (auto [t, base] : llvm::enumerate(tileBase)) {
           Value at = add(add(add(base, blockOffset), 64 * v),
                          h * plan.registerBytes);
+          if (h == 0)
+            prefetch(at);
           Value w = UkLoadOp::create(b, loc, byteReg, codes, at);
           Value even = UkLutSignMaskOp::create(b, loc, byteReg, signs[t],
                                                b.getI64IntegerAttr(2 * v));
@@ -379,9 +333,6 @@ private:
     return arith::ConstantOp::create(
         b, loc,
         DenseElementsAttr::get(type, b.getIntegerAttr(type.getElementType(), 0)));
-  }
-  Value i16Constant(int64_t v) {
-    return arith::ConstantOp::create(b, loc, b.getI16IntegerAttr(int16_t(v)));
   }
   void forLoop(Value lower, Value upper, int64_t step,
                function_ref<void(Value)> body) {

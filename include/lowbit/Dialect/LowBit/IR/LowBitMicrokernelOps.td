@@ -268,6 +268,34 @@ def LowBit_UkStackBufferOp : LowBit_UkOp<"stack_buffer"> {
   let assemblyFormat = "attr-dict `:` type($result)";
 }
 
+def LowBit_UkLutTablesOp
+    : LowBit_UkOp<"lut_tables", [MemoryEffects<[MemRead, MemWrite]>]> {
+  let summary = "Builds the int16 tables of 8 activation groups (one table vector)";
+  let description = [{
+    Reads the 8 groups of `width` int8 activations `x[x_offset + width * g +
+    i]` (g in 0..7, i < width) and writes the 256 bytes of their tables at
+    `tables[table_offset]` as `lowbit.uk.lut_lookup` reads them (lut_abi.h):
+    group g = 2l + p goes to lane l of the even (p = 0) or odd (p = 1)
+    table; bytes `128p + 16l + e` and `128p + 64 + 16l + e` are the low and
+    high bytes of the int16 entry e (0..15):
+
+    - width 3 (TL2, mirror consolidated): d0 x0 + d1 x1 + d2 x2 for e = 9 d0
+      + 3 d1 + d2 in 0..13 (balanced ternary digits), 0 for e = 14, 15;
+    - width 2 (TL1): (e / 3 - 1) x0 + (e % 3 - 1) x1 for e in 0..8, else 0.
+
+    ```mlir
+    lowbit.uk.lut_tables %xq[%x], %t[%at] {width = 3} : memref<?xi8>, memref<?xi8>
+    ```
+  }];
+  let arguments = (ins MemRefRankOf<[I8], [1]>:$x, Index:$x_offset,
+                   MemRefRankOf<[I8], [1]>:$tables, Index:$table_offset,
+                   ConfinedAttr<I64Attr, [IntMinValue<2>, IntMaxValue<3>]>:$width);
+  let assemblyFormat = [{
+    $x `[` $x_offset `]` `,` $tables `[` $table_offset `]` attr-dict `:`
+    type($x) `,` type($tables)
+  }];
+}
+
 def LowBit_UkLutSignMaskOp
     : LowBit_UkOp<"lut_sign_mask", [Pure, AllTypesMatch<["signs", "result"]>]> {
   let summary = "Expands one sign bit per byte to a 0x00/0xFF byte mask";

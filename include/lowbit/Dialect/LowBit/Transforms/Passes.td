@@ -181,7 +181,8 @@ def LowBitLowerLutElementwise
     - prologue per block of `bn` activation rows: int16 tables for every
       pair (TL1, 9 entries) or triple (TL2, 14 entries: mirror
       consolidation, the sign is applied by lookup) of activations, written
-      as low and high bytes to a `lowbit.uk.stack_buffer` with scalar arith;
+      as low and high bytes to a `lowbit.uk.stack_buffer` by
+      `lowbit.uk.lut_tables` (8 groups at a time);
     - `scf.for` over groups of `bm / 16` tiles in [tile_begin, tile_end),
       then the remaining tiles one at a time;
     - the block-fitting split: TL2 blocks of 96 weights (4 index vectors and
