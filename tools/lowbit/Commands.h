@@ -19,6 +19,7 @@ const Command &runCommand();
 const Command &packCommand();
 const Command &verifyCommand();
 const Command &benchCommand();
+const Command &compileCommand();
 
 } // namespace lowbit::cli
 

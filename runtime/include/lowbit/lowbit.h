@@ -1,0 +1,101 @@
+/*===- lowbit.h - the C API of the lowbit runtime and its bundles ---------===*\
+|*                                                                          *|
+|* Plain C (C99). Every function returns a lowbit_status_t (or a value that  *|
+|* cannot fail); on error, lowbit_last_error() gives a one-line message for  *|
+|* the calling thread. No C++ exception crosses this boundary.              *|
+|*                                                                          *|
+\*===----------------------------------------------------------------------===*/
+/*
+ * USE
+ *   lowbit_bundle_register();                 // bundle: install its kernels
+ *   lowbit_context_t *ctx;  lowbit_context_create(4, &ctx);
+ *   lowbit_weights_t *w;    lowbit_pack("i2s", W, M, K, &w);
+ *   lowbit_mpgemm(w, X, N, Y, ctx);           // Y [N][M] = X [N][K] * W^T
+ *   lowbit_free_weights(w); lowbit_context_free(ctx);
+ *
+ * KERNELS
+ *   The runtime holds no generated code. A compiled bundle (`lowbit compile`)
+ *   registers a table of kernels, one per (format, M, K), chosen for the CPU
+ *   it runs on, with lowbit_register_kernels(). lowbit_pack() looks the shape
+ *   up in that table when it packs: weights of a registered shape are repacked
+ *   into the kernel's layout and run by the kernel, any other shape runs the
+ *   scalar reference (exact, slow).
+ *
+ * THREADS
+ *   Functions may be called from any thread; lowbit_mpgemm() calls on one
+ *   context must not overlap (use one context per engine thread).
+ */
+#ifndef LOWBIT_LOWBIT_H
+#define LOWBIT_LOWBIT_H
+
+#include "lowbit/kernel_abi.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum lowbit_status_t {
+  LOWBIT_OK = 0,
+  LOWBIT_ERROR_INVALID_ARGUMENT = 1, /* bad format, shape, null pointer */
+  LOWBIT_ERROR_OUT_OF_MEMORY = 2,
+  LOWBIT_ERROR_INTERNAL = 3 /* anything else (see lowbit_last_error) */
+} lowbit_status_t;
+
+/* Packed weights of one M x K matrix (opaque). */
+typedef struct lowbit_weights_t lowbit_weights_t;
+/* A thread pool to run kernels on (opaque). */
+typedef struct lowbit_context_t lowbit_context_t;
+
+/* One generated kernel: y = x * W^T for weights of `format` (e.g. "i2s"),
+ * shape M x K, in the layout of kernel_abi.h (tl1/tl2: lut_abi.h). */
+typedef struct lowbit_kernel_entry_t {
+  const char *format;
+  int64_t M, K;
+  const char *target; /* e.g. "x86-avx2", "generic" */
+  const char *config; /* the compiler's config attribute, for diagnostics */
+  lowbit_kernel_fn fn;
+} lowbit_kernel_entry_t;
+
+/* The message of the last failed call on this thread ("" if none). */
+const char *lowbit_last_error(void);
+
+/* Replaces the registered kernel table with a copy of entries[0, count)
+ * (the strings must stay valid: a bundle passes string literals). Weights
+ * packed before keep the kernel they were packed for. */
+lowbit_status_t lowbit_register_kernels(const lowbit_kernel_entry_t *entries,
+                                        size_t count);
+
+/* Quantizes the fp32 matrix W [M][K] (row-major) into `format` ("i2s",
+ * "tl1", "tl2", "w<b>g<G>", "q4_0") and packs it for the registered kernel
+ * of (format, M, K), or for the reference when there is none. */
+lowbit_status_t lowbit_pack(const char *format, const float *W, int64_t M,
+                            int64_t K, lowbit_weights_t **out);
+void lowbit_free_weights(lowbit_weights_t *weights);
+
+/* The kernel the weights run on: its target and config, or "reference". */
+const char *lowbit_weights_target(const lowbit_weights_t *weights);
+const char *lowbit_weights_config(const lowbit_weights_t *weights);
+
+/* A pool of `threads` threads (the caller counts as one; >= 1). Threads are
+ * not pinned. */
+lowbit_status_t lowbit_context_create(int threads, lowbit_context_t **out);
+void lowbit_context_free(lowbit_context_t *context);
+
+/* Y [N][M] = X [N][K] * W^T (activations quantized per row as the format
+ * defines). context may be NULL: then the calling thread does all the work. */
+lowbit_status_t lowbit_mpgemm(const lowbit_weights_t *weights, const float *X,
+                              int64_t N, float *Y, lowbit_context_t *context);
+
+/* The same product by the scalar reference: the oracle of every kernel
+ * (bit-exact for i2s/tl1/tl2, within the documented bound for the others). */
+lowbit_status_t lowbit_reference_mpgemm(const lowbit_weights_t *weights,
+                                        const float *X, int64_t N, float *Y);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* LOWBIT_LOWBIT_H */
