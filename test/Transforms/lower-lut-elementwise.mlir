@@ -85,3 +85,30 @@ func.func @tl1_gemm(%x: tensor<?x34xf32>, %w: tensor<2x256xi8>, %s: tensor<1xf32
        : (tensor<?x34xf32>, tensor<2x256xi8>, tensor<1xf32>) -> tensor<?x32xf32>
   return %y : tensor<?x32xf32>
 }
+
+// tl2, K = 3840: 40 TL2 blocks, 40 KiB of tables per activation row, more
+// than an L1 cache: two K chunks of 20 blocks (20 KiB of tables each). Every
+// tile of the range runs chunk 0 and spills its int32 sums to a second
+// stack buffer (2 registers per tile), then chunk 1 reloads them.
+// AVX512-LABEL: func.func @tl2_chunks(
+// AVX512: %[[T:.*]] = lowbit.uk.stack_buffer {bytes = 40960 : i64} : memref<?xi8>
+// AVX512: %[[P:.*]] = lowbit.uk.stack_buffer {bytes = 128 : i64} : memref<?xi8>
+// AVX512: scf.for %[[T0:.*]] = %{{.*}} to %{{.*}} step %c1 {
+// AVX512: scf.for %{{.*}} = %c0 to %c20 step %c1 iter_args
+// AVX512: lowbit.uk.store_i32 %{{.*}}, %[[P]][%{{.*}}] : vector<16xi32>, memref<?xi8>
+// AVX512: lowbit.uk.store_i32 %{{.*}}, %[[P]][%{{.*}}] : vector<16xi32>, memref<?xi8>
+// AVX512: scf.for %[[T1:.*]] = %{{.*}} to %{{.*}} step %c1 {
+// AVX512: lowbit.uk.load %[[P]][%{{.*}}] : memref<?xi8> -> vector<16xi32>
+// AVX512: lowbit.uk.load %[[P]][%{{.*}}] : memref<?xi8> -> vector<16xi32>
+// AVX512: scf.for %{{.*}} = %c0 to %c20 step %c1 iter_args
+// AVX512: lowbit.uk.fold_rows
+// AVX512: lowbit.uk.store
+// AVX512-LABEL: return
+func.func @tl2_chunks(%x: tensor<?x3840xf32>, %w: tensor<1x12864xi8>, %s: tensor<1xf32>) -> tensor<?x16xf32> {
+  %y = lowbit.mpgemm %x, %w, %s {
+         weight = #lowbit.weight<bits = 2, encoding = ternary>,
+         layout = #lowbit.layout<tl2, tile_m = 16, tile_k = 96, interleave = 16>,
+         config = #lowbit.lut_elementwise<bm = 16, bk = 96, sub_m = 16>}
+       : (tensor<?x3840xf32>, tensor<1x12864xi8>, tensor<1xf32>) -> tensor<?x16xf32>
+  return %y : tensor<?x16xf32>
+}

@@ -135,6 +135,11 @@ public:
                              int64_t width) const {
     return false;
   }
+  /// lowbit.uk.store_i32 (`ptr`: int8_t *); false when the target has none.
+  virtual bool emitStoreI32(OpBuilder &b, Location loc, Value value,
+                            Value ptr) const {
+    return false;
+  }
   /// lowbit.uk.lut_lookup: the new (acc_low, acc_high).
   virtual std::pair<Value, Value>
   emitLutLookup(OpBuilder &b, Location loc, const LutLookupOperands &operands,

@@ -303,6 +303,24 @@ struct ConvertLutTables : TargetPattern<UkLutTablesOp> {
   }
 };
 
+struct ConvertStoreI32 : TargetPattern<UkStoreI32Op> {
+  using TargetPattern::TargetPattern;
+  LogicalResult
+  matchAndRewrite(UkStoreI32Op op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    FailureOr<VectorType> type =
+        getRegisterType(rewriter, op, op.getValue().getType());
+    if (failed(type))
+      return failure();
+    Value ptr = getElementAddress(rewriter, op.getLoc(), adaptor.getBase(),
+                                  adaptor.getOffset());
+    if (!target.emitStoreI32(rewriter, op.getLoc(), adaptor.getValue(), ptr))
+      return rewriter.notifyMatchFailure(op, "no store_i32 on target");
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
 struct ConvertLutSignMask : TargetPattern<UkLutSignMaskOp> {
   using TargetPattern::TargetPattern;
   LogicalResult
@@ -480,6 +498,7 @@ void mlir::lowbit::populateLowBitToEmitCPatterns(const TypeConverter &converter,
                ConvertDot4, ConvertLoadHalf, ConvertBlockCombine,
                ConvertTernaryScale, ConvertStore, ConvertPrefetch,
                ConvertBroadcast, ConvertLutTables, ConvertLutLookup,
+               ConvertStoreI32,
                ConvertLutSignMask,
                ConvertWidenAdd, ConvertFoldRows>(converter, ctx, target);
   patterns.add<ConvertStackBuffer>(converter, ctx);

@@ -17,6 +17,7 @@
 //   lut_tables      _mm256_sign_epi16, add_epi16, shuffle_epi8, permute4x64
 //   lut_lookup      _mm*_shuffle_epi8 (4), unpacklo/hi_epi8, add_epi16
 //   lut_sign_mask   _mm512_movm_epi8(test)    _mm256_cmpeq_epi8(and)
+//   store_i32       _mm*_storeu_si512 / si256
 //   widen_add       _mm*_cvtepi16_epi32 of both halves, add_epi32
 //   fold_rows       _mm512_shuffle_i64x2 + add  (AVX2: the register itself)
 //
@@ -158,6 +159,15 @@ public:
   }
 
   bool hasByteTableLookup() const override { return true; }
+
+  bool emitStoreI32(OpBuilder &b, Location loc, Value value,
+                    Value ptr) const override {
+    MLIRContext *ctx = b.getContext();
+    Type reg = intType(ctx);
+    Value p = castTo(b, loc, emitc::PointerType::get(reg), ptr);
+    callVoid(b, loc, name("storeu_" + siSuffix()), {p, value});
+    return true;
+  }
 
   /// Per group (AVX2 on either ISA): 16 int16 entries as sums of
   /// _mm256_sign_epi16(broadcast x_i, digits_i); even bytes then odd bytes

@@ -77,6 +77,8 @@ func.func @microkernel_lut(%codes: memref<?xui8>, %xq: memref<?xi8>,
   %s = lowbit.uk.widen_add %acc, %l1 : vector<32xi16> -> vector<16xi32>
   // CHECK: lowbit.uk.fold_rows {{.*}} {part = 0 : i64} : vector<16xi32>
   %r = lowbit.uk.fold_rows %s, %h {part = 0} : vector<16xi32>
+  // CHECK: lowbit.uk.store_i32 %{{.*}}, %[[T]][%{{.*}}] : vector<16xi32>, memref<?xi8>
+  lowbit.uk.store_i32 %r, %t[%off] : vector<16xi32>, memref<?xi8>
   // CHECK: lowbit.uk.widen_add {{.*}} : vector<16xi16> -> vector<8xi32>
   %s8 = lowbit.uk.widen_add %acc8, %b : vector<16xi16> -> vector<8xi32>
   // CHECK: lowbit.uk.fold_rows {{.*}} {part = 1 : i64} : vector<8xi32>

@@ -296,6 +296,25 @@ def LowBit_UkLutTablesOp
   }];
 }
 
+def LowBit_UkStoreI32Op : LowBit_UkOp<"store_i32", [MemoryEffects<[MemWrite]>]> {
+  let summary = "Stores a register of int32 lanes to a byte buffer";
+  let description = [{
+    Stores the lanes of `value` little-endian at bytes `base[offset ..]`
+    (no alignment assumed): the int32 sums a lut-elementwise kernel keeps
+    between the K chunks of a tile, read back with `lowbit.uk.load`.
+
+    ```mlir
+    lowbit.uk.store_i32 %acc, %buf[%off] : vector<16xi32>, memref<?xi8>
+    ```
+  }];
+  let arguments = (ins LowBit_I32Register:$value,
+                   MemRefRankOf<[I8], [1]>:$base, Index:$offset);
+  let assemblyFormat = [{
+    $value `,` $base `[` $offset `]` attr-dict `:` type($value) `,`
+    type($base)
+  }];
+}
+
 def LowBit_UkLutSignMaskOp
     : LowBit_UkOp<"lut_sign_mask", [Pure, AllTypesMatch<["signs", "result"]>]> {
   let summary = "Expands one sign bit per byte to a 0x00/0xFF byte mask";

@@ -191,6 +191,12 @@ def LowBitLowerLutElementwise
       register and activation row (each loaded weight register serves `bn`
       rows), int16 sums widened by `lowbit.uk.widen_add` every `bk` weights
       in an `scf.for` whose int32 accumulators are loop-carried;
+    - when the TL2 tables of the `bn` rows exceed 32 KiB (about an L1
+      cache), the blocks are split into K chunks of at most 24 KiB of
+      tables: every tile of the range runs chunk 0, then chunk 1, ..., the
+      int32 sums kept between chunks in a second stack buffer
+      (`lowbit.uk.store_i32` / `lowbit.uk.load`), and the weight prefetch
+      follows that order;
     - `lowbit.uk.fold_rows`, plus the header's count of complemented
       entries, then `lowbit.uk.ternary_scale` (exactly the reference's
       `(float)acc * s_w / s_x`) and `lowbit.uk.store`.
