@@ -16,6 +16,7 @@
 #include "lowbit/thread_pool.h"
 #include "lowbit/upconvert.h"
 
+#include <algorithm>
 #include <memory>
 #include <mutex>
 #include <new>
@@ -29,9 +30,11 @@ thread_local std::string lastError;
 
 struct Entry {
   std::string format, target, config;
-  int64_t M = 0, K = 0;
+  int64_t M = 0, K = 0, minN = 1;
   lowbit_kernel_fn fn = nullptr;
 };
+
+const std::string referenceName = "reference";
 
 std::mutex registryMutex;
 std::vector<Entry> &registry() {
@@ -69,8 +72,16 @@ void require(bool condition, const char *message) {
 struct lowbit_weights_t {
   lowbit::PackedWeights canonical;
   std::optional<lowbit::UpconvertWeights> prepared; // with a kernel only
-  lowbit_kernel_fn fn = nullptr;
-  std::string target = "reference", config = "reference";
+  std::vector<Entry> kernels; // of this shape, by increasing minN
+
+  /// The kernel for N rows, or nullptr for the reference.
+  const Entry *kernelFor(int64_t N) const {
+    const Entry *best = nullptr;
+    for (const Entry &e : kernels)
+      if (e.minN <= N)
+        best = &e;
+    return best;
+  }
 };
 
 struct lowbit_context_t {
@@ -88,12 +99,12 @@ lowbit_status_t lowbit_register_kernels(const lowbit_kernel_entry_t *entries,
     std::vector<Entry> table;
     for (size_t i = 0; i < count; ++i) {
       const lowbit_kernel_entry_t &e = entries[i];
-      require(e.format && e.fn && e.M > 0 && e.K > 0,
-              "lowbit_register_kernels: an entry lacks its format, kernel or "
-              "shape");
+      require(e.format && e.fn && e.M > 0 && e.K > 0 && e.min_n >= 1,
+              "lowbit_register_kernels: an entry lacks its format, kernel, "
+              "shape or min_n");
       lowbit::Format format = lowbit::Format::parse(e.format);
       table.push_back({format.name(), e.target ? e.target : "",
-                       e.config ? e.config : "", e.M, e.K, e.fn});
+                       e.config ? e.config : "", e.M, e.K, e.min_n, e.fn});
     }
     std::lock_guard<std::mutex> lock(registryMutex);
     registry() = std::move(table);
@@ -112,14 +123,16 @@ lowbit_status_t lowbit_pack(const char *format, const float *W, int64_t M,
     {
       std::lock_guard<std::mutex> lock(registryMutex);
       for (const Entry &e : registry())
-        if (e.format == f.name() && e.M == M && e.K == K) {
-          weights->fn = e.fn;
-          weights->target = e.target;
-          weights->config = e.config;
-          break;
-        }
+        if (e.format == f.name() && e.M == M && e.K == K)
+          weights->kernels.push_back(e);
     }
-    if (weights->fn)
+    std::sort(weights->kernels.begin(), weights->kernels.end(),
+              [](const Entry &a, const Entry &b) { return a.minN < b.minN; });
+    // A kernel for N = 1 must exist when any does: smaller N would otherwise
+    // have none. Without one, the reference runs every N.
+    if (!weights->kernels.empty() && weights->kernels.front().minN != 1)
+      weights->kernels.clear();
+    if (!weights->kernels.empty())
       weights->prepared = lowbit::has_lut_layout(f)
                               ? lowbit::pack_lut(weights->canonical)
                               : lowbit::pack_upconvert(weights->canonical);
@@ -129,12 +142,18 @@ lowbit_status_t lowbit_pack(const char *format, const float *W, int64_t M,
 
 void lowbit_free_weights(lowbit_weights_t *weights) { delete weights; }
 
-const char *lowbit_weights_target(const lowbit_weights_t *weights) {
-  return weights ? weights->target.c_str() : "";
+const char *lowbit_weights_target(const lowbit_weights_t *weights, int64_t N) {
+  if (!weights)
+    return "";
+  const Entry *e = weights->kernelFor(N);
+  return e ? e->target.c_str() : referenceName.c_str();
 }
 
-const char *lowbit_weights_config(const lowbit_weights_t *weights) {
-  return weights ? weights->config.c_str() : "";
+const char *lowbit_weights_config(const lowbit_weights_t *weights, int64_t N) {
+  if (!weights)
+    return "";
+  const Entry *e = weights->kernelFor(N);
+  return e ? e->config.c_str() : referenceName.c_str();
 }
 
 lowbit_status_t lowbit_context_create(int threads, lowbit_context_t **out) {
@@ -162,7 +181,8 @@ lowbit_status_t lowbit_mpgemm(const lowbit_weights_t *weights, const float *X,
     require(weights && X && Y, "lowbit_mpgemm: NULL argument");
     require(N >= 1, "lowbit_mpgemm: N must be >= 1");
     const lowbit::PackedWeights &W = weights->canonical;
-    if (!weights->fn) {
+    const Entry *kernel = weights->kernelFor(N);
+    if (!kernel) {
       lowbit::reference_mpgemm(W, X, N, Y);
       return;
     }
@@ -170,12 +190,12 @@ lowbit_status_t lowbit_mpgemm(const lowbit_weights_t *weights, const float *X,
         lowbit::prepare_activations(W.format, X, N, W.K);
     const lowbit::UpconvertWeights &P = *weights->prepared;
     if (context) {
-      lowbit::run_kernel(weights->fn, P, A, Y, W.M, *context->pool);
+      lowbit::run_kernel(kernel->fn, P, A, Y, W.M, *context->pool);
       return;
     }
-    weights->fn(P.codes.data(), P.scales_or_null(), P.zeros_or_null(),
-                A.xq.data(), A.x_scales.data(), A.x_sums.data(), Y, A.N, 0,
-                P.num_tiles(), P.w_scale);
+    kernel->fn(P.codes.data(), P.scales_or_null(), P.zeros_or_null(),
+               A.xq.data(), A.x_scales.data(), A.x_sums.data(), Y, A.N, 0,
+               P.num_tiles(), P.w_scale);
   });
 }
 

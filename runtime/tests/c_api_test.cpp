@@ -22,7 +22,7 @@ TEST(CApi, ReferenceWhenNoKernelIsRegistered) {
   lowbit_weights_t *w = nullptr;
   ASSERT_EQ(lowbit_pack("w2g64", W.data(), M, K, &w), LOWBIT_OK)
       << lowbit_last_error();
-  EXPECT_STREQ(lowbit_weights_target(w), "reference");
+  EXPECT_STREQ(lowbit_weights_target(w, 1), "reference");
   std::vector<float> Y(size_t(N * M)), R(size_t(N * M));
   ASSERT_EQ(lowbit_mpgemm(w, X.data(), N, Y.data(), nullptr), LOWBIT_OK);
   ASSERT_EQ(lowbit_reference_mpgemm(w, X.data(), N, R.data()), LOWBIT_OK);
@@ -33,16 +33,21 @@ TEST(CApi, ReferenceWhenNoKernelIsRegistered) {
 TEST(CApi, RegisteredKernelIsBitExactWithAndWithoutContext) {
   const int64_t M = 40, K = 96, N = 5;
   const Format f = Format::parse("i2s");
-  const lowbit_kernel_entry_t entry = {"i2s", M, K, "scalar", "test",
-                                       test::scalar_kernel(f, M, K)};
-  ASSERT_EQ(lowbit_register_kernels(&entry, 1), LOWBIT_OK);
+  const lowbit_kernel_entry_t entries[] = {
+      {"i2s", M, K, 4, "scalar", "gemm", test::scalar_kernel(f, M, K)},
+      {"i2s", M, K, 1, "scalar", "test", test::scalar_kernel(f, M, K)},
+      {"i2s", M + 1, K, 1, "scalar", "other", test::scalar_kernel(f, M, K)}};
+  ASSERT_EQ(lowbit_register_kernels(entries, 3), LOWBIT_OK);
   const std::vector<float> W = test::random_values(M * K, 3);
   const std::vector<float> X = test::random_values(N * K, 4, 2.0f);
   lowbit_weights_t *w = nullptr;
   ASSERT_EQ(lowbit_pack("i2s", W.data(), M, K, &w), LOWBIT_OK)
       << lowbit_last_error();
-  EXPECT_STREQ(lowbit_weights_target(w), "scalar");
-  EXPECT_STREQ(lowbit_weights_config(w), "test");
+  EXPECT_STREQ(lowbit_weights_target(w, 1), "scalar");
+  EXPECT_STREQ(lowbit_weights_config(w, 1), "test");
+  EXPECT_STREQ(lowbit_weights_config(w, 3), "test");
+  EXPECT_STREQ(lowbit_weights_config(w, 4), "gemm");
+  EXPECT_STREQ(lowbit_weights_config(w, 100), "gemm");
   lowbit_context_t *ctx = nullptr;
   ASSERT_EQ(lowbit_context_create(2, &ctx), LOWBIT_OK);
   std::vector<float> R(size_t(N * M)), A(R.size(), NAN), B(R.size(), NAN);

@@ -50,10 +50,14 @@ typedef struct lowbit_weights_t lowbit_weights_t;
 typedef struct lowbit_context_t lowbit_context_t;
 
 /* One generated kernel: y = x * W^T for weights of `format` (e.g. "i2s"),
- * shape M x K, in the layout of kernel_abi.h (tl1/tl2: lut_abi.h). */
+ * shape M x K, in the layout of kernel_abi.h (tl1/tl2: lut_abi.h). A shape
+ * may have several entries, one per N class: lowbit_mpgemm() runs the entry
+ * with the largest min_n <= N (e.g. 1: the GEMV config, 2: the register-
+ * blocked GEMM config). Every kernel computes any N correctly. */
 typedef struct lowbit_kernel_entry_t {
   const char *format;
   int64_t M, K;
+  int64_t min_n; /* >= 1 */
   const char *target; /* e.g. "x86-avx2", "generic" */
   const char *config; /* the compiler's config attribute, for diagnostics */
   lowbit_kernel_fn fn;
@@ -75,9 +79,10 @@ lowbit_status_t lowbit_pack(const char *format, const float *W, int64_t M,
                             int64_t K, lowbit_weights_t **out);
 void lowbit_free_weights(lowbit_weights_t *weights);
 
-/* The kernel the weights run on: its target and config, or "reference". */
-const char *lowbit_weights_target(const lowbit_weights_t *weights);
-const char *lowbit_weights_config(const lowbit_weights_t *weights);
+/* The kernel lowbit_mpgemm() runs for N activation rows: its target and
+ * config, or "reference" for both. */
+const char *lowbit_weights_target(const lowbit_weights_t *weights, int64_t N);
+const char *lowbit_weights_config(const lowbit_weights_t *weights, int64_t N);
 
 /* A pool of `threads` threads (the caller counts as one; >= 1). Threads are
  * not pinned. */
