@@ -532,10 +532,6 @@ private:
       plan.chunkBlocks = llvm::divideCeil(plan.tl2Blocks, plan.chunks);
       plan.chunks = llvm::divideCeil(plan.tl2Blocks, plan.chunkBlocks);
     }
-    if (config.getBm() % kTileRows != 0)
-      return op.emitOpError() << "lut_elementwise bm must be a multiple of 16 "
-                                 "rows for lut_abi.h tiles, got "
-                              << config.getBm();
     if (plan.bn * plan.columnTableBytes() +
             (plan.chunks > 1 ? plan.numTiles * plan.bn * 2 * registerBytes : 0) >
         kMaxStackBytes)
