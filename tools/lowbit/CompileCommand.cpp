@@ -21,7 +21,8 @@
 //
 // The runtime sources are copied from the runtime/ directory of the source
 // tree this binary was built from (LOWBIT_RUNTIME_SOURCE_DIR, set by
-// tools/lowbit/CMakeLists.txt), or from $LOWBIT_RUNTIME_DIR when set.
+// tools/lowbit/CMakeLists.txt), or from $LOWBIT_RUNTIME_DIR when set, or
+// from <binary>/../../runtime (a source tree moved with its build/).
 //
 //===----------------------------------------------------------------------===//
 
@@ -71,6 +72,10 @@ fs::path runtimeSourceDir() {
   candidates.push_back(LOWBIT_RUNTIME_SOURCE_DIR);
 #endif
   std::error_code ec;
+  fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  if (!ec) // build/bin/lowbit -> <source>/runtime, as schedulesDir() does
+    candidates.push_back(exe.parent_path().parent_path().parent_path() /
+                         "runtime");
   for (const fs::path &dir : candidates)
     if (fs::exists(dir / "include" / "lowbit" / "lowbit.h", ec) &&
         fs::is_directory(dir / "src", ec))
