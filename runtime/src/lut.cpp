@@ -69,8 +69,8 @@ UpconvertWeights pack_lut(const PackedWeights &canonical) {
     uint8_t *tl1 = blocks + split.k2 / LOWBIT_LUT_TL2_BLOCK * 320;
     for (int64_t j = 0; j < split.tl1Vectors * 8; ++j) {
       const int64_t k = split.k2 + 2 * j;
-      const int index = k < U.K ? 3 * (q[size_t(k)] + 1) + q[size_t(k + 1)] + 1
-                                : 4;
+      const int index =
+          k < U.K ? 3 * (q[size_t(k)] + 1) + q[size_t(k + 1)] + 1 : 4;
       const int64_t vec = j / 8, l = (j % 8) / 2, p = j % 2;
       tl1[vec * 64 + l * 16 + r] |= uint8_t(index << (4 * p));
     }

@@ -329,9 +329,8 @@ struct ConvertLutSignMask : TargetPattern<UkLutSignMaskOp> {
     FailureOr<VectorType> type = getRegisterType(rewriter, op, op.getType());
     if (failed(type))
       return failure();
-    Value mask = target.emitLutSignMask(rewriter, op.getLoc(),
-                                        adaptor.getSigns(),
-                                        int64_t(op.getBit()), *type);
+    Value mask = target.emitLutSignMask(
+        rewriter, op.getLoc(), adaptor.getSigns(), int64_t(op.getBit()), *type);
     if (!mask)
       return rewriter.notifyMatchFailure(op, "no lut_sign_mask on target");
     rewriter.replaceOp(op, mask);
@@ -385,9 +384,9 @@ struct ConvertStackBuffer : OpConversionPattern<UkStackBufferOp> {
     auto array = emitc::ArrayType::get({int64_t(op.getBytes())}, i8);
     auto variable = emitc::VariableOp::create(
         rewriter, loc, array, emitc::OpaqueAttr::get(getContext(), ""));
-    Value zero = emitc::ConstantOp::create(
-        rewriter, loc, emitc::SizeTType::get(getContext()),
-        rewriter.getIndexAttr(0));
+    Value zero = emitc::ConstantOp::create(rewriter, loc,
+                                           emitc::SizeTType::get(getContext()),
+                                           rewriter.getIndexAttr(0));
     auto element = emitc::SubscriptOp::create(
         rewriter, loc, cast<TypedValue<emitc::ArrayType>>(variable.getResult()),
         ValueRange{zero});
@@ -494,13 +493,13 @@ void mlir::lowbit::populateLowBitToEmitCPatterns(const TypeConverter &converter,
                                                  RewritePatternSet &patterns,
                                                  const TargetInfo &target) {
   MLIRContext *ctx = patterns.getContext();
-  patterns.add<ConvertLoad, ConvertBroadcast4, ConvertUnpack, ConvertShrExact,
-               ConvertDot4, ConvertLoadHalf, ConvertBlockCombine,
-               ConvertTernaryScale, ConvertStore, ConvertPrefetch,
-               ConvertBroadcast, ConvertLutTables, ConvertLutLookup,
-               ConvertStoreI32,
-               ConvertLutSignMask,
-               ConvertWidenAdd, ConvertFoldRows>(converter, ctx, target);
+  patterns
+      .add<ConvertLoad, ConvertBroadcast4, ConvertUnpack, ConvertShrExact,
+           ConvertDot4, ConvertLoadHalf, ConvertBlockCombine,
+           ConvertTernaryScale, ConvertStore, ConvertPrefetch, ConvertBroadcast,
+           ConvertLutTables, ConvertLutLookup, ConvertStoreI32,
+           ConvertLutSignMask, ConvertWidenAdd, ConvertFoldRows>(converter, ctx,
+                                                                 target);
   patterns.add<ConvertStackBuffer>(converter, ctx);
   patterns.add<ConvertSplatConstant, ConvertRegisterAdd>(converter, ctx, target,
                                                          /*benefit=*/2);

@@ -184,8 +184,9 @@ public:
       for (int64_t e = 0; e < 16; ++e) {
         int64_t d = 0;
         if (width == 3 && e <= 13)
-          d = i == 0 ? (e + 13) / 9 - 1 : i == 1 ? (e + 13) / 3 % 3 - 1
-                                                 : (e + 13) % 3 - 1;
+          d = i == 0   ? (e + 13) / 9 - 1
+              : i == 1 ? (e + 13) / 3 % 3 - 1
+                       : (e + 13) % 3 - 1;
         if (width == 2 && e <= 8)
           d = i == 0 ? e / 3 - 1 : e % 3 - 1;
         lanes.push_back(b.getI32IntegerAttr(int32_t(d)));
@@ -195,16 +196,17 @@ public:
     SmallVector<Attribute> order;
     for (int64_t lane = 0; lane < 2; ++lane)
       for (int64_t i = 0; i < 16; ++i)
-        order.push_back(b.getI32IntegerAttr(int32_t(i < 8 ? 2 * i : 2 * (i - 8) + 1)));
+        order.push_back(
+            b.getI32IntegerAttr(int32_t(i < 8 ? 2 * i : 2 * (i - 8) + 1)));
     Value pattern = call(b, loc, ymm, "_mm256_setr_epi8", {}, order);
     Type xmmPtr = emitc::PointerType::get(xmm);
     for (int64_t g = 0; g < 8; ++g) {
       Value sum;
       for (int64_t i = 0; i < width; ++i) {
         Value xi = castTo(b, loc, i16, loadElement(b, loc, x, width * g + i));
-        Value term = call(b, loc, ymm, "_mm256_sign_epi16",
-                          {call(b, loc, ymm, "_mm256_set1_epi16", xi),
-                           digits[i]});
+        Value term =
+            call(b, loc, ymm, "_mm256_sign_epi16",
+                 {call(b, loc, ymm, "_mm256_set1_epi16", xi), digits[i]});
         sum = sum ? call(b, loc, ymm, "_mm256_add_epi16", {sum, term}) : term;
       }
       Value split = call(b, loc, ymm, "_mm256_shuffle_epi8", {sum, pattern});
@@ -232,8 +234,8 @@ public:
     auto op = [&](StringRef fn, ValueRange args) {
       return call(b, loc, reg, name(fn), args);
     };
-    Value nibble = call(b, loc, reg, name("set1_epi8"), {},
-                        {b.getI32IntegerAttr(15)});
+    Value nibble =
+        call(b, loc, reg, name("set1_epi8"), {}, {b.getI32IntegerAttr(15)});
     Value i0 = op("and_" + siSuffix(), {o.indices, nibble});
     Value high = call(b, loc, reg, name("srli_epi16"), o.indices,
                       {b.getI32IntegerAttr(4)});

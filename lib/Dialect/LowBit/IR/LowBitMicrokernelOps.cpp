@@ -87,7 +87,8 @@ LogicalResult UkLutLookupOp::verify() {
 LogicalResult UkWidenAddOp::verify() {
   if (getLanes(getValues()) != 2 * getLanes(getAcc()))
     return emitOpError() << "values " << getValues().getType()
-                         << " must have twice the lanes of " << getAcc().getType();
+                         << " must have twice the lanes of "
+                         << getAcc().getType();
   return success();
 }
 

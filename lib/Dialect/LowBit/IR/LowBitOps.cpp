@@ -128,9 +128,8 @@ static LogicalResult verifyPackedShape(MpGemmOp op, WeightAttr weight,
   if (layout.getKind() == LayoutKind::VNNI4 && layout.isTiled())
     return verifyVnni4Shape(op, weight, layout, packedType, m, k);
   if (isLutInterleaved(layout)) {
-    SmallVector<int64_t, 2> expected = {
-        llvm::divideCeilSigned(m, int64_t(16)),
-        getLutTileBytes(layout.getKind(), k)};
+    SmallVector<int64_t, 2> expected = {llvm::divideCeilSigned(m, int64_t(16)),
+                                        getLutTileBytes(layout.getKind(), k)};
     if (packedType.getShape() != ArrayRef<int64_t>(expected))
       return op.emitOpError()
              << "interleaved " << stringifyLayoutKind(layout.getKind())

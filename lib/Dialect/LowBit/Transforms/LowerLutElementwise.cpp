@@ -123,9 +123,8 @@ private:
         forLoop(begin, groupsEnd, group, [&](Value t) {
           buildTiles(t, group, firstColumn, columns, chunk);
         });
-      forLoop(groupsEnd, end, 1, [&](Value t) {
-        buildTiles(t, 1, firstColumn, columns, chunk);
-      });
+      forLoop(groupsEnd, end, 1,
+              [&](Value t) { buildTiles(t, 1, firstColumn, columns, chunk); });
     }
   }
 
@@ -139,8 +138,8 @@ private:
     Value row = mul(column, plan.kp);
     if (plan.tl2Blocks > 0)
       forLoop(constant(0), constant(4 * plan.tl2Blocks), 1, [&](Value j) {
-        buildVectorTables(add(row, mul(j, 24)),
-                          add(mul(j, kTableBytes), base), /*width=*/3);
+        buildVectorTables(add(row, mul(j, 24)), add(mul(j, kTableBytes), base),
+                          /*width=*/3);
       });
     int64_t k2 = plan.tl2Blocks * kBlockWeights;
     int64_t first = base + 4 * plan.tl2Blocks * kTableBytes;
@@ -218,8 +217,8 @@ private:
     int64_t parts = kTileRows / plan.lanes;
     for (int64_t t = 0; t < tiles; ++t)
       for (int64_t p = 0; p < parts; ++p) {
-        Value header = UkLoadOp::create(
-            b, loc, i32Reg, codes, add(tileBase[t], p * plan.lanes * 4));
+        Value header = UkLoadOp::create(b, loc, i32Reg, codes,
+                                        add(tileBase[t], p * plan.lanes * 4));
         Value row = add(mul(add(firstTile, t), kTileRows), p * plan.lanes);
         Value rowsLeft = storeCount(row);
         for (int64_t c = 0; c < columns; ++c) {
@@ -229,7 +228,8 @@ private:
           Value acc = arith::AddIOp::create(b, loc, rows, header);
           Value column = add(firstColumn, c);
           Value scale = memref::LoadOp::create(b, loc, xScales, column);
-          Value noSum = arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(0));
+          Value noSum =
+              arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(0));
           Value out = UkTernaryScaleOp::create(b, loc, f32Reg, acc, noSum,
                                                wScale, scale);
           UkStoreOp::create(b, loc, out, y, add(mul(column, plan.m), row),
@@ -303,8 +303,8 @@ private:
         for (int64_t c = 0; c < columns; ++c)
           columnTables.push_back(loadTables(tableVector, c, h));
         for (auto [t, base] : llvm::enumerate(tileBase)) {
-          Value at = add(add(add(base, blockOffset), 64 * v),
-                         h * plan.registerBytes);
+          Value at =
+              add(add(add(base, blockOffset), 64 * v), h * plan.registerBytes);
           if (h == 0)
             prefetch(at, base);
           Value w = UkLoadOp::create(b, loc, byteReg, codes, at);
@@ -345,7 +345,8 @@ private:
                    c * plan.columnTableBytes() + h * plan.registerBytes);
     SmallVector<Value, 4> regs;
     for (int64_t i = 0; i < 4; ++i)
-      regs.push_back(UkLoadOp::create(b, loc, byteReg, tables, add(at, 64 * i)));
+      regs.push_back(
+          UkLoadOp::create(b, loc, byteReg, tables, add(at, 64 * i)));
     return regs;
   }
 
@@ -396,7 +397,8 @@ private:
   Value zero(VectorType type) {
     return arith::ConstantOp::create(
         b, loc,
-        DenseElementsAttr::get(type, b.getIntegerAttr(type.getElementType(), 0)));
+        DenseElementsAttr::get(type,
+                               b.getIntegerAttr(type.getElementType(), 0)));
   }
   void forLoop(Value lower, Value upper, int64_t step,
                function_ref<void(Value)> body) {
@@ -517,9 +519,8 @@ private:
     plan.tilesPerGroup = config.getBm() / kTileRows;
     plan.bn = config.getBn();
     plan.blocksPerWiden = plan.tl2 ? config.getBk() / kBlockWeights : 1;
-    plan.vectorsPerWiden =
-        plan.tl2 ? std::max<int64_t>(plan.tl1Vectors, 1)
-                 : config.getBk() / kTl1Weights;
+    plan.vectorsPerWiden = plan.tl2 ? std::max<int64_t>(plan.tl1Vectors, 1)
+                                    : config.getBk() / kTl1Weights;
     plan.registerBytes = registerBytes;
     plan.halves = kVectorBytes / registerBytes;
     plan.lanes = registerBytes / 4;
@@ -533,7 +534,8 @@ private:
       plan.chunks = llvm::divideCeil(plan.tl2Blocks, plan.chunkBlocks);
     }
     if (plan.bn * plan.columnTableBytes() +
-            (plan.chunks > 1 ? plan.numTiles * plan.bn * 2 * registerBytes : 0) >
+            (plan.chunks > 1 ? plan.numTiles * plan.bn * 2 * registerBytes
+                             : 0) >
         kMaxStackBytes)
       return op.emitOpError()
              << "the tables of bn = " << plan.bn << " activation rows take "

@@ -83,19 +83,19 @@ private:
     if (op.getLayout() == layout)
       return success();
     if (op.getLayout().isTiled())
-      return op.emitOpError() << "cannot repack a tiled "
-                              << stringifyLayoutKind(kind)
-                              << " layout for the lut-elementwise strategy";
+      return op.emitOpError()
+             << "cannot repack a tiled " << stringifyLayoutKind(kind)
+             << " layout for the lut-elementwise strategy";
     auto arg = dyn_cast<BlockArgument>(op.getPacked());
     if (!arg || arg.getOwner() != &func.getBody().front() || !arg.hasOneUse())
       return op.emitOpError() << "packed weights must be an argument of the "
                                  "function used by this op alone to be "
                                  "repacked";
-    setPackedType(func, arg,
-                  RankedTensorType::get(
-                      {llvm::divideCeilSigned(op.getM(), int64_t(16)),
-                       getLutTileBytes(kind, op.getK())},
-                      IntegerType::get(ctx, 8)));
+    setPackedType(
+        func, arg,
+        RankedTensorType::get({llvm::divideCeilSigned(op.getM(), int64_t(16)),
+                               getLutTileBytes(kind, op.getK())},
+                              IntegerType::get(ctx, 8)));
     op.setLayoutAttr(layout);
     return success();
   }

@@ -200,11 +200,11 @@ private:
                   "give a config or a schedule entry";
       LayoutKind kind = layout.getKind();
       if (kind == LayoutKind::TL1 || kind == LayoutKind::TL2)
-        chosen = selectLutElementwiseConfig(op.getContext(), *targetInfo,
-                                            kind, gemv);
+        chosen = selectLutElementwiseConfig(op.getContext(), *targetInfo, kind,
+                                            gemv);
       else
-        chosen = selectUpconvertConfig(op.getContext(), *targetInfo, weight,
-                                       m, k, gemv, threads);
+        chosen = selectUpconvertConfig(op.getContext(), *targetInfo, weight, m,
+                                       k, gemv, threads);
     }
     if (failed(chosen.verifyFor(
             [&] {
