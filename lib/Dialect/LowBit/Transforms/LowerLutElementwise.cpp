@@ -13,6 +13,8 @@
 
 #include "lowbit/Dialect/LowBit/Transforms/Passes.h"
 
+#include "KernelLoopBuilder.h"
+
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Iterators.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
@@ -68,11 +70,11 @@ struct Acc {
   Value low16, high16, low32, high32;
 };
 
-class LutKernelBuilder {
+class LutKernelBuilder : KernelLoopBuilder {
 public:
   LutKernelBuilder(OpBuilder &b, Location loc, const LutPlan &plan,
                    ValueRange args)
-      : b(b), loc(loc), plan(plan), codes(args[0]), xq(args[3]),
+      : KernelLoopBuilder(b, loc), plan(plan), codes(args[0]), xq(args[3]),
         xScales(args[4]), y(args[6]), n(args[7]), tileBegin(args[8]),
         tileEnd(args[9]), wScale(args[10]) {
     MLIRContext *ctx = b.getContext();
@@ -400,49 +402,6 @@ private:
         DenseElementsAttr::get(type,
                                b.getIntegerAttr(type.getElementType(), 0)));
   }
-  void forLoop(Value lower, Value upper, int64_t step,
-               function_ref<void(Value)> body) {
-    auto loop = scf::ForOp::create(b, loc, lower, upper, constant(step));
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(loop.getBody());
-    body(loop.getInductionVar());
-  }
-  Value toIndex(Value v) {
-    return arith::IndexCastOp::create(b, loc, b.getIndexType(), v);
-  }
-  Value constant(int64_t v) {
-    return arith::ConstantIndexOp::create(b, loc, v);
-  }
-  Value add(Value lhs, Value rhs) {
-    std::optional<int64_t> l = getConstantIntValue(lhs),
-                           r = getConstantIntValue(rhs);
-    if (l && r)
-      return constant(*l + *r);
-    if (r && *r == 0)
-      return lhs;
-    if (l && *l == 0)
-      return rhs;
-    return arith::AddIOp::create(b, loc, lhs, rhs);
-  }
-  Value add(Value lhs, int64_t rhs) { return add(lhs, constant(rhs)); }
-  Value sub(Value lhs, Value rhs) {
-    return arith::SubIOp::create(b, loc, lhs, rhs);
-  }
-  Value mul(Value lhs, int64_t rhs) {
-    if (rhs == 1)
-      return lhs;
-    if (std::optional<int64_t> l = getConstantIntValue(lhs))
-      return constant(*l * rhs);
-    return arith::MulIOp::create(b, loc, lhs, constant(rhs));
-  }
-  Value div(Value lhs, int64_t rhs) {
-    if (rhs == 1)
-      return lhs;
-    return arith::DivSIOp::create(b, loc, lhs, constant(rhs));
-  }
-
-  OpBuilder &b;
-  Location loc;
   const LutPlan &plan;
   Value codes, xq, xScales, y, n, tileBegin, tileEnd, wScale, tables, partials;
   /// The current chunk's run of a tile ends at tile base + runEnd; the next

@@ -10,6 +10,8 @@
 
 #include "lowbit/Dialect/LowBit/Transforms/Passes.h"
 
+#include "KernelLoopBuilder.h"
+
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Iterators.h"
@@ -92,11 +94,11 @@ struct Tile {
 
 /// Writes the kernel body with an OpBuilder, folding index arithmetic on
 /// constants as it goes.
-class KernelBuilder {
+class KernelBuilder : KernelLoopBuilder {
 public:
   KernelBuilder(OpBuilder &b, Location loc, const KernelPlan &plan,
                 const TargetInfo &target, ValueRange args)
-      : b(b), loc(loc), plan(plan), target(target), codes(args[0]),
+      : KernelLoopBuilder(b, loc), plan(plan), target(target), codes(args[0]),
         scales(args[1]), zeros(args[2]), xq(args[3]), xScales(args[4]),
         xSums(args[5]), y(args[6]), n(args[7]), tileBegin(args[8]),
         tileEnd(args[9]), wScale(args[10]) {
@@ -443,59 +445,6 @@ private:
         b, loc, DenseElementsAttr::get(outReg, b.getF32FloatAttr(0.0f)));
   }
 
-  void forLoop(Value lower, Value upper, int64_t step,
-               function_ref<void(Value)> body) {
-    auto loop = scf::ForOp::create(b, loc, lower, upper, constant(step));
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(loop.getBody());
-    body(loop.getInductionVar());
-  }
-
-  Value toIndex(Value v) {
-    return arith::IndexCastOp::create(b, loc, b.getIndexType(), v);
-  }
-  /// Index arithmetic that folds constants without leaving unused ones.
-  Value constant(int64_t v) {
-    return arith::ConstantIndexOp::create(b, loc, v);
-  }
-  Value add(Value lhs, Value rhs) {
-    std::optional<int64_t> l = getConstantIntValue(lhs),
-                           r = getConstantIntValue(rhs);
-    if (l && r)
-      return constant(*l + *r);
-    if (r && *r == 0)
-      return lhs;
-    if (l && *l == 0)
-      return rhs;
-    return arith::AddIOp::create(b, loc, lhs, rhs);
-  }
-  Value add(Value lhs, int64_t rhs) {
-    if (rhs == 0)
-      return lhs;
-    if (std::optional<int64_t> l = getConstantIntValue(lhs))
-      return constant(*l + rhs);
-    return arith::AddIOp::create(b, loc, lhs, constant(rhs));
-  }
-  Value sub(Value lhs, Value rhs) {
-    return arith::SubIOp::create(b, loc, lhs, rhs);
-  }
-  Value mul(Value lhs, int64_t rhs) {
-    if (rhs == 1)
-      return lhs;
-    if (std::optional<int64_t> l = getConstantIntValue(lhs))
-      return constant(*l * rhs);
-    return arith::MulIOp::create(b, loc, lhs, constant(rhs));
-  }
-  Value div(Value lhs, int64_t rhs) {
-    if (rhs == 1)
-      return lhs;
-    if (std::optional<int64_t> l = getConstantIntValue(lhs))
-      return constant(*l / rhs);
-    return arith::DivSIOp::create(b, loc, lhs, constant(rhs));
-  }
-
-  OpBuilder &b;
-  Location loc;
   const KernelPlan &plan;
   const TargetInfo &target;
   Value codes, scales, zeros, xq, xScales, xSums, y, n, tileBegin, tileEnd,
