@@ -10,12 +10,47 @@
 #ifndef LOWBIT_LIB_DIALECT_LOWBIT_TRANSFORMS_KERNELLOOPBUILDER_H
 #define LOWBIT_LIB_DIALECT_LOWBIT_TRANSFORMS_KERNELLOOPBUILDER_H
 
+#include "lowbit/Dialect/LowBit/IR/LowBitOps.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/Builders.h"
 
 namespace mlir::lowbit {
+
+/// Empties `func` and gives it the signature of lowbit_kernel_fn
+/// (runtime/include/lowbit/kernel_abi.h): codes, scales, zeros, xq,
+/// x_scales, x_sums (read-only), y, n, tile_begin, tile_end, w_scale.
+/// Returns the empty entry block, whose arguments are those parameters.
+inline Block &resetToKernelAbi(func::FuncOp func) {
+  MLIRContext *ctx = func.getContext();
+  auto memref = [&](Type element) {
+    return MemRefType::get({ShapedType::kDynamic}, element);
+  };
+  Type u8 = IntegerType::get(ctx, 8, IntegerType::Unsigned);
+  Type u16 = IntegerType::get(ctx, 16, IntegerType::Unsigned);
+  Type i64 = IntegerType::get(ctx, 64);
+  Type f32 = Float32Type::get(ctx);
+  SmallVector<Type> inputs = {memref(u8),  memref(u16),
+                              memref(u16), memref(IntegerType::get(ctx, 8)),
+                              memref(f32), memref(IntegerType::get(ctx, 32)),
+                              memref(f32), i64,
+                              i64,         i64,
+                              f32};
+  Block &entry = func.getBody().front();
+  entry.clear();
+  entry.eraseArguments(0, entry.getNumArguments());
+  for (Type type : inputs)
+    entry.addArgument(type, func.getLoc());
+  func.setFunctionType(FunctionType::get(ctx, inputs, {}));
+  func.setAllArgAttrs(ArrayRef<DictionaryAttr>{});
+  func.setAllResultAttrs(ArrayRef<DictionaryAttr>{});
+  for (unsigned i = 0; i < 6; ++i)
+    func.setArgAttr(i, kReadOnlyArgAttrName, UnitAttr::get(ctx));
+  return entry;
+}
 
 class KernelLoopBuilder {
 public:

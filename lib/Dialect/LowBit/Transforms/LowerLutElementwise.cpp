@@ -505,32 +505,8 @@ private:
   }
 
   static void rewriteFunction(func::FuncOp func, const LutPlan &plan) {
-    MLIRContext *ctx = func.getContext();
     Location loc = func.getLoc();
-    auto memref = [&](Type element) {
-      return MemRefType::get({ShapedType::kDynamic}, element);
-    };
-    Type u8 = IntegerType::get(ctx, 8, IntegerType::Unsigned);
-    Type u16 = IntegerType::get(ctx, 16, IntegerType::Unsigned);
-    Type i64 = IntegerType::get(ctx, 64);
-    Type f32 = Float32Type::get(ctx);
-    SmallVector<Type> inputs = {memref(u8),  memref(u16),
-                                memref(u16), memref(IntegerType::get(ctx, 8)),
-                                memref(f32), memref(IntegerType::get(ctx, 32)),
-                                memref(f32), i64,
-                                i64,         i64,
-                                f32};
-    Block &entry = func.getBody().front();
-    entry.clear();
-    entry.eraseArguments(0, entry.getNumArguments());
-    for (Type type : inputs)
-      entry.addArgument(type, loc);
-    func.setFunctionType(FunctionType::get(ctx, inputs, {}));
-    func.setAllArgAttrs(ArrayRef<DictionaryAttr>{});
-    func.setAllResultAttrs(ArrayRef<DictionaryAttr>{});
-    for (unsigned i = 0; i < 6; ++i)
-      func.setArgAttr(i, kReadOnlyArgAttrName, UnitAttr::get(ctx));
-
+    Block &entry = resetToKernelAbi(func);
     OpBuilder b = OpBuilder::atBlockEnd(&entry);
     LutKernelBuilder(b, loc, plan, entry.getArguments()).build();
     func::ReturnOp::create(b, loc);
