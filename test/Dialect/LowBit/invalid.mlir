@@ -453,6 +453,18 @@ func.func @bitplanes_q4_0(%x: tensor<?x256xf32>, %w: tensor<4x64x32xi8>) -> tens
 
 // -----
 
+func.func @ternary_huge_k(%x: tensor<?x16777216xf32>, %w: tensor<1x4194304xi8>, %s: tensor<1xf32>) -> tensor<?x1xf32> {
+  // expected-error@+1 {{ternary weights require K <= 16777215 so that the int32 accumulation cannot overflow, got K = 16777216}}
+  %y = lowbit.mpgemm %x, %w, %s {
+         weight = #lowbit.weight<bits = 2, encoding = ternary>,
+         layout = #lowbit.layout<i2s>,
+         config = #lowbit.reference}
+       : (tensor<?x16777216xf32>, tensor<1x4194304xi8>, tensor<1xf32>) -> tensor<?x1xf32>
+  return %y : tensor<?x1xf32>
+}
+
+// -----
+
 func.func @q4_0_k(%x: tensor<?x100xf32>, %w: tensor<64x54xi8>) -> tensor<?x64xf32> {
   // expected-error@+1 {{gguf_q4_0 weights require K to be a multiple of 32, got K = 100}}
   %y = lowbit.mpgemm %x, %w {

@@ -66,6 +66,14 @@ static LogicalResult verifyLayoutEncoding(MpGemmOp op, WeightAttr weight,
 /// Checks the constraints that the encoding and layout put on K.
 static LogicalResult verifyReductionDim(MpGemmOp op, WeightAttr weight,
                                         LayoutAttr layout, int64_t k) {
+  // Ternary kernels accumulate a whole row in int32: |Xq| <= 128, |q| <= 1
+  // (the runtime's max_reduction_length()).
+  constexpr int64_t kMaxTernaryK = (int64_t(1) << 31) / 128 - 1;
+  if (weight.getEncoding() == Encoding::Ternary && k > kMaxTernaryK)
+    return op.emitOpError() << "ternary weights require K <= " << kMaxTernaryK
+                            << " so that the int32 accumulation cannot "
+                               "overflow, got K = "
+                            << k;
   if (weight.getEncoding() == Encoding::GgufQ4_0 && k % 32 != 0)
     return op.emitOpError()
            << "gguf_q4_0 weights require K to be a multiple of 32, got K = "
