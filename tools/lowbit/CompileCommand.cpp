@@ -27,16 +27,15 @@
 //===----------------------------------------------------------------------===//
 
 #include "Commands.h"
+#include "Kernels.h"
 #include "Models.h"
 
-#include "lowbit/Pipeline/Pipeline.h"
 #include "lowbit/error.h"
 #include "lowbit/format.h"
 #include "lowbit/lut.h"
 #include "lowbit/target.h"
 #include "lowbit/upconvert.h"
 
-#include "llvm/Support/Error.h"
 
 #include <algorithm>
 #include <chrono>
@@ -392,35 +391,27 @@ int runCompile(const ParsedOptions &options) {
   for (const std::string &t : targets)
     for (const auto &[M, K] : distinct)
       for (int64_t nHint : {int64_t(1), int64_t(16)}) {
-        mlir::lowbit::KernelRequest request;
-        request.format = format.name();
-        request.M = M;
-        request.K = K;
-        request.target = t;
-        request.threads = threads;
-        request.nHint = nHint;
-        request.schedulePath = schedule;
-        request.functionName = "lowbit_bundle_" + identifier(t) + "_" +
-                               identifier(format.name()) + "_" +
-                               std::to_string(M) + "x" + std::to_string(K) +
-                               (nHint == 1 ? "" : "_gemm");
-        llvm::Expected<mlir::lowbit::KernelSource> source =
-            mlir::lowbit::generateKernel(request);
-        if (!source)
-          throw Error(llvm::toString(source.takeError()));
+        KernelOptions kernelOptions;
+        kernelOptions.threads = threads;
+        kernelOptions.schedulePath = schedule;
+        mlir::lowbit::KernelSource source = generateKernelSource(
+            format, t, {M, K, nHint}, kernelOptions,
+            "lowbit_bundle_" + identifier(t) + "_" +
+                identifier(format.name()) + "_" + std::to_string(M) + "x" +
+                std::to_string(K) + (nHint == 1 ? "" : "_gemm"));
         // The GEMM kernel only when its config differs from the GEMV one.
-        if (nHint != 1 && kernels.back().config == source->config)
+        if (nHint != 1 && kernels.back().config == source.config)
           continue;
         BundleKernel k;
         k.target = t;
         k.minN = nHint == 1 ? 1 : 2;
         k.M = M;
         k.K = K;
-        k.function = source->functionName;
-        k.config = source->config;
+        k.function = source.functionName;
+        k.config = source.config;
         k.file = "kernels/" + k.function + ".cpp";
-        k.flags = source->compileFlags;
-        writeFile(out / k.file, source->cpp);
+        k.flags = source.compileFlags;
+        writeFile(out / k.file, source.cpp);
         kernels.push_back(std::move(k));
       }
 

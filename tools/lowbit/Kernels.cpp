@@ -2,7 +2,6 @@
 
 #include "Kernels.h"
 
-#include "lowbit/Pipeline/Pipeline.h"
 #include "lowbit/error.h"
 #include "lowbit/lut.h"
 #include "lowbit/reference.h"
@@ -60,6 +59,28 @@ KernelChoice resolveChoice(const Format &format, Strategy strategy,
   return {strategy, target};
 }
 
+mlir::lowbit::KernelSource generateKernelSource(const Format &format,
+                                                const std::string &target,
+                                                const KernelShape &shape,
+                                                const KernelOptions &options,
+                                                const std::string &functionName) {
+  mlir::lowbit::KernelRequest request;
+  request.format = format.name();
+  request.M = shape.M;
+  request.K = shape.K;
+  request.target = target;
+  request.threads = options.threads;
+  request.nHint = shape.nHint;
+  request.schedulePath = options.schedulePath;
+  request.configOverride = options.config;
+  request.functionName = functionName;
+  llvm::Expected<mlir::lowbit::KernelSource> source =
+      mlir::lowbit::generateKernel(request);
+  if (!source)
+    throw Error(llvm::toString(source.takeError()));
+  return std::move(*source);
+}
+
 std::vector<CompiledKernel>
 compileKernels(const Format &format, KernelChoice choice,
                const std::vector<KernelShape> &shapes,
@@ -68,25 +89,14 @@ compileKernels(const Format &format, KernelChoice choice,
   std::vector<std::string> sources, symbols;
   std::vector<std::string> flags;
   for (size_t i = 0; i < shapes.size(); ++i) {
-    mlir::lowbit::KernelRequest request;
-    request.format = format.name();
-    request.M = shapes[i].M;
-    request.K = shapes[i].K;
-    request.target = target_name(choice.target);
-    request.threads = options.threads;
-    request.nHint = shapes[i].nHint;
-    request.schedulePath = options.schedulePath;
-    request.configOverride = options.config;
-    request.functionName = "lowbit_kernel_" + std::to_string(i);
-    llvm::Expected<mlir::lowbit::KernelSource> source =
-        mlir::lowbit::generateKernel(request);
-    if (!source)
-      throw Error(llvm::toString(source.takeError()));
+    mlir::lowbit::KernelSource source = generateKernelSource(
+        format, target_name(choice.target), shapes[i], options,
+        "lowbit_kernel_" + std::to_string(i));
     kernels[i].choice = choice;
-    kernels[i].config = source->config;
-    sources.push_back(std::move(source->cpp));
-    symbols.push_back(source->functionName);
-    flags = source->compileFlags; // the same for every kernel of a target
+    kernels[i].config = source.config;
+    sources.push_back(std::move(source.cpp));
+    symbols.push_back(source.functionName);
+    flags = source.compileFlags; // the same for every kernel of a target
   }
   if (shapes.empty())
     return kernels;

@@ -13,6 +13,8 @@
 
 #include "KernelCache.h"
 
+#include "lowbit/Pipeline/Pipeline.h"
+
 #include "lowbit/format.h"
 #include "lowbit/target.h"
 #include "lowbit/thread_pool.h"
@@ -53,6 +55,15 @@ struct CompiledKernel {
   std::string config; // the config attribute the compiler chose
   LoadedKernel loaded;
 };
+
+/// The C++ source of one kernel for `target` (a target name such as
+/// "x86-avx2") with C symbol `functionName`. Throws Error with the compiler's
+/// one-line diagnostic on failure.
+mlir::lowbit::KernelSource generateKernelSource(const Format &format,
+                                                const std::string &target,
+                                                const KernelShape &shape,
+                                                const KernelOptions &options,
+                                                const std::string &functionName);
 
 /// Generates the kernels of `shapes` and compiles them into one shared
 /// object (one compiler run). Throws Error with the compiler's one-line
