@@ -2,9 +2,16 @@
 
 #include "lowbit/Tuning/Schedule.h"
 
+#include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <algorithm>
+#include <cmath>
+#include <tuple>
 
 using namespace llvm;
 using namespace mlir::lowbit;
@@ -13,6 +20,12 @@ bool ScheduleKey::operator==(const ScheduleKey &other) const {
   return format == other.format && m == other.m && k == other.k &&
          nClass == other.nClass && target == other.target &&
          threads == other.threads;
+}
+
+bool ScheduleKey::operator<(const ScheduleKey &other) const {
+  return std::tie(format, m, k, nClass, target, threads) <
+         std::tie(other.format, other.m, other.k, other.nClass, other.target,
+                  other.threads);
 }
 
 std::string ScheduleKey::str() const {
@@ -55,6 +68,17 @@ public:
     return Error::success();
   }
 
+  Error getPositiveNumber(StringRef field, double &out) {
+    const json::Value *value = object.get(field);
+    if (!value)
+      return fieldError(field, "is missing");
+    std::optional<double> number = value->getAsNumber();
+    if (!number || !(*number > 0) || !std::isfinite(*number))
+      return fieldError(field, "must be a positive number");
+    out = *number;
+    return Error::success();
+  }
+
   Error fieldError(StringRef field, const Twine &problem) {
     return scheduleError(name, formatv("entries[{0}]: \"{1}\" ", index, field) +
                                    problem);
@@ -78,9 +102,9 @@ Expected<Schedule> Schedule::parse(StringRef text, StringRef name) {
   if (!version)
     return scheduleError(name, "\"version\" is missing");
   std::optional<int64_t> versionNumber = version->getAsInteger();
-  if (!versionNumber || *versionNumber != kVersion)
+  if (!versionNumber || *versionNumber < 1 || *versionNumber > kVersion)
     return scheduleError(name, formatv("unsupported \"version\" {0}; this "
-                                       "lowbit reads version {1}",
+                                       "lowbit reads versions 1 to {1}",
                                        *version, kVersion));
   const json::Array *array = object->getArray("entries");
   if (!array)
@@ -88,6 +112,27 @@ Expected<Schedule> Schedule::parse(StringRef text, StringRef name) {
 
   Schedule schedule;
   schedule.name = name.str();
+  bool measured = *versionNumber >= 2;
+  if (measured) {
+    std::optional<StringRef> tool = object->getString("tool_version");
+    if (!tool)
+      return scheduleError(name, "\"tool_version\" must be a string");
+    schedule.toolVersion = tool->str();
+    const json::Object *cpu = object->getObject("cpu");
+    std::optional<StringRef> model =
+        cpu ? cpu->getString("model") : std::nullopt;
+    const json::Array *features = cpu ? cpu->getArray("features") : nullptr;
+    if (!model || !features)
+      return scheduleError(name, "\"cpu\" must be an object with a string "
+                                 "\"model\" and an array \"features\"");
+    schedule.cpuModel = model->str();
+    for (const json::Value &feature : *features) {
+      std::optional<StringRef> text = feature.getAsString();
+      if (!text)
+        return scheduleError(name, "\"cpu\": \"features\" must hold strings");
+      schedule.cpuFeatures.push_back(text->str());
+    }
+  }
   for (auto [index, value] : llvm::enumerate(*array)) {
     const json::Object *fields = value.getAsObject();
     if (!fields)
@@ -115,6 +160,18 @@ Expected<Schedule> Schedule::parse(StringRef text, StringRef name) {
       return std::move(error);
     if (Error error = reader.getString("config", entry.config))
       return std::move(error);
+    if (measured) {
+      if (Error error = reader.getPositiveNumber("us", entry.us))
+        return std::move(error);
+      if (Error error = reader.getPositiveNumber("gbps", entry.gbps))
+        return std::move(error);
+      if (Error error =
+              reader.getString("heuristic_config", entry.heuristicConfig))
+        return std::move(error);
+      if (Error error =
+              reader.getPositiveNumber("heuristic_us", entry.heuristicUs))
+        return std::move(error);
+    }
     if (const ScheduleEntry *previous = schedule.lookup(key))
       return scheduleError(name, formatv("entries[{0}] repeats the key of "
                                          "entries[{1}] ({2})",
@@ -137,4 +194,81 @@ const ScheduleEntry *Schedule::lookup(const ScheduleKey &key) const {
     if (entry.key == key)
       return &entry;
   return nullptr;
+}
+
+void Schedule::set(ScheduleEntry entry) {
+  for (ScheduleEntry &existing : entries)
+    if (existing.key == entry.key) {
+      existing = std::move(entry);
+      return;
+    }
+  entries.push_back(std::move(entry));
+}
+
+std::string Schedule::str() const {
+  std::vector<const ScheduleEntry *> sorted;
+  for (const ScheduleEntry &entry : entries)
+    sorted.push_back(&entry);
+  llvm::sort(sorted, [](const ScheduleEntry *a, const ScheduleEntry *b) {
+    return a->key < b->key;
+  });
+  std::string text;
+  raw_string_ostream os(text);
+  json::OStream out(os, /*IndentSize=*/2);
+  out.object([&] {
+    out.attribute("version", kVersion);
+    out.attribute("tool_version", toolVersion);
+    out.attributeObject("cpu", [&] {
+      out.attribute("model", cpuModel);
+      out.attributeArray("features", [&] {
+        for (const std::string &feature : cpuFeatures)
+          out.value(feature);
+      });
+    });
+    out.attributeArray("entries", [&] {
+      for (const ScheduleEntry *entry : sorted)
+        out.object([&] {
+          const ScheduleKey &key = entry->key;
+          out.attribute("format", key.format);
+          out.attribute("M", key.m);
+          out.attribute("K", key.k);
+          out.attribute("n_class", key.nClass);
+          out.attribute("target", key.target);
+          out.attribute("threads", key.threads);
+          out.attribute("config", entry->config);
+          // Measurements with 4 significant digits (more is noise).
+          auto measurement = [&](StringRef field, double value) {
+            out.attributeBegin(field);
+            out.rawValue(formatv("{0}", format("%.4g", value)).str());
+            out.attributeEnd();
+          };
+          measurement("us", entry->us);
+          measurement("gbps", entry->gbps);
+          out.attribute("heuristic_config", entry->heuristicConfig);
+          measurement("heuristic_us", entry->heuristicUs);
+        });
+    });
+  });
+  os << "\n";
+  return text;
+}
+
+Error Schedule::write(StringRef path) const {
+  std::string temporary = (path + ".tmp").str();
+  {
+    std::error_code ec;
+    raw_fd_ostream out(temporary, ec);
+    if (ec)
+      return scheduleError(path, "cannot write " + temporary + ": " +
+                                     ec.message());
+    out << str();
+    out.close();
+    if (out.has_error())
+      return scheduleError(path, "cannot write " + temporary + ": " +
+                                     out.error().message());
+  }
+  if (std::error_code ec = sys::fs::rename(temporary, path))
+    return scheduleError(path, "cannot rename " + temporary + ": " +
+                                   ec.message());
+  return Error::success();
 }

@@ -2,7 +2,7 @@
 // entry at fault are named, and the pass fails.
 
 // RUN: not lowbit-opt %s --lowbit-select-config="target=x86-avx512vnni threads=2 schedule=%S/Inputs/schedule-version.json" 2>&1 | FileCheck %s --check-prefix=VERSION
-// VERSION: error: schedule '{{.*}}Inputs/schedule-version.json': unsupported "version" 2; this lowbit reads version 1
+// VERSION: error: schedule '{{.*}}Inputs/schedule-version.json': unsupported "version" 3; this lowbit reads versions 1 to 2
 
 // RUN: not lowbit-opt %s --lowbit-select-config="target=x86-avx512vnni threads=2 schedule=%S/Inputs/schedule-malformed.json" 2>&1 | FileCheck %s --check-prefix=MALFORMED
 // MALFORMED: error: schedule '{{.*}}Inputs/schedule-malformed.json': invalid JSON: [2:31, byte=59]: Expected object key

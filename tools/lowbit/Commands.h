@@ -20,6 +20,11 @@ const Command &packCommand();
 const Command &verifyCommand();
 const Command &benchCommand();
 const Command &compileCommand();
+const Command &tuneCommand();
+
+/// The ISA features of the host that lowbit detects (as `lowbit targets`
+/// prints them).
+std::vector<std::string> hostFeatureNames();
 
 } // namespace lowbit::cli
 

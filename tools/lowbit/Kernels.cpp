@@ -9,6 +9,8 @@
 
 #include "llvm/Support/Error.h"
 
+#include <cmath>
+
 namespace lowbit::cli {
 
 static bool isCpuCodeTarget(Target t) {
@@ -89,8 +91,11 @@ compileKernels(const Format &format, KernelChoice choice,
   std::vector<std::string> sources, symbols;
   std::vector<std::string> flags;
   for (size_t i = 0; i < shapes.size(); ++i) {
+    KernelOptions kernelOptions = options;
+    if (!shapes[i].config.empty())
+      kernelOptions.config = shapes[i].config;
     mlir::lowbit::KernelSource source = generateKernelSource(
-        format, target_name(choice.target), shapes[i], options,
+        format, target_name(choice.target), shapes[i], kernelOptions,
         "lowbit_kernel_" + std::to_string(i));
     kernels[i].choice = choice;
     kernels[i].config = source.config;
@@ -120,6 +125,52 @@ PreparedWeights prepareWeights(const PackedWeights &W, KernelChoice choice) {
   if (choice.strategy == Strategy::LutElementwise)
     prepared.upconvert = pack_lut(W);
   return prepared;
+}
+
+static double normDiff(const std::vector<float> &a,
+                       const std::vector<double> &b) {
+  double diff = 0, norm = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    diff += (a[i] - b[i]) * (a[i] - b[i]);
+    norm += b[i] * b[i];
+  }
+  return norm > 0 ? std::sqrt(diff / norm) : std::sqrt(diff);
+}
+
+std::string compareWithReference(const PackedWeights &W, const float *X,
+                                 int64_t N, const std::vector<float> &got,
+                                 const std::vector<float> &want) {
+  if (W.format.is_ternary()) {
+    for (size_t i = 0; i < got.size(); ++i)
+      if (!(got[i] == want[i]))
+        return "Y[" + std::to_string(i / W.M) + "][" +
+               std::to_string(i % W.M) + "] = " + std::to_string(got[i]) +
+               ", reference " + std::to_string(want[i]) + " (must be exact)";
+    return "";
+  }
+  double vsRef = normDiff(got, {want.begin(), want.end()});
+  if (vsRef > 1e-5)
+    return "normalized difference to the reference " + std::to_string(vsRef) +
+           " > 1e-5";
+  std::vector<float> deq(static_cast<size_t>(W.M * W.K));
+  dequantize(W, deq.data());
+  std::vector<double> exact(got.size());
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t m = 0; m < W.M; ++m) {
+      double sum = 0;
+      for (int64_t k = 0; k < W.K; ++k)
+        sum += double(deq[m * W.K + k]) * X[n * W.K + k];
+      exact[n * W.M + m] = sum;
+    }
+  // The 1e-2 bound is the format's (activation and weight quantization): on
+  // a tiny case with cancellation the reference itself can exceed it, and
+  // then the kernel must simply be no worse than the reference.
+  double vsExact = normDiff(got, exact);
+  double referenceError = normDiff(want, exact);
+  if (vsExact > 1e-2 && vsExact > referenceError * (1 + 1e-3))
+    return "normalized error to the fp64 product " + std::to_string(vsExact) +
+           " > 1e-2 (reference: " + std::to_string(referenceError) + ")";
+  return "";
 }
 
 void runKernel(const CompiledKernel *kernel, const PreparedWeights &W,

@@ -22,6 +22,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace lowbit::cli {
 
@@ -47,6 +48,8 @@ struct KernelOptions {
 /// GEMV config, larger N the register-blocked GEMM config).
 struct KernelShape {
   int64_t M = 0, K = 0, nHint = 1;
+  std::string config; // config attribute for this kernel alone, "" for
+                      // KernelOptions::config (the tuner's candidates)
 };
 
 /// A generated kernel for one (format, M, K, choice), compiled and loaded.
@@ -84,6 +87,15 @@ struct PreparedWeights {
   std::optional<UpconvertWeights> upconvert;
 };
 PreparedWeights prepareWeights(const PackedWeights &W, KernelChoice choice);
+
+/// Compares a kernel's Y [N][M] for weights W and activations X [N][K] with
+/// the reference's `want`: bit-exact for ternary formats, else within 1e-5
+/// (normalized) of the reference and 1e-2 of the fp64 product of the
+/// dequantized weights (or no worse than the reference). Returns "" or what
+/// is wrong.
+std::string compareWithReference(const PackedWeights &W, const float *X,
+                                 int64_t N, const std::vector<float> &got,
+                                 const std::vector<float> &want);
 
 /// Y [N][M] = X [N][K] * W^T with the chosen kernel (nullptr for reference).
 void runKernel(const CompiledKernel *kernel, const PreparedWeights &W,

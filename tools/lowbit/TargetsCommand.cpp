@@ -11,17 +11,15 @@
 
 #include <cstdio>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace lowbit::cli {
 
-static int runTargets(const ParsedOptions &) {
+/// Every ISA feature lowbit detects, with whether the host has it.
+static std::vector<std::pair<const char *, bool>> hostFeatures() {
   const CpuFeatures &cpu = host_cpu_features();
-  std::printf("host: %s %s%s%s\n", cpu.arch.c_str(), cpu.vendor.c_str(),
-              cpu.model.empty() ? "" : ", ", cpu.model.c_str());
-  struct {
-    const char *name;
-    bool present;
-  } features[] = {
+  return {
       {"sse4.2", cpu.sse42},          {"avx2", cpu.avx2},
       {"fma", cpu.fma},               {"f16c", cpu.f16c},
       {"avx-vnni", cpu.avxvnni},      {"avx-vnni-int8", cpu.avxvnniint8},
@@ -29,9 +27,23 @@ static int runTargets(const ParsedOptions &) {
       {"avx512vl", cpu.avx512vl},     {"avx512-vnni", cpu.avx512vnni},
       {"neon", cpu.neon},             {"dotprod", cpu.dotprod},
   };
+}
+
+std::vector<std::string> hostFeatureNames() {
+  std::vector<std::string> names;
+  for (const auto &[name, present] : hostFeatures())
+    if (present)
+      names.push_back(name);
+  return names;
+}
+
+static int runTargets(const ParsedOptions &) {
+  const CpuFeatures &cpu = host_cpu_features();
+  std::printf("host: %s %s%s%s\n", cpu.arch.c_str(), cpu.vendor.c_str(),
+              cpu.model.empty() ? "" : ", ", cpu.model.c_str());
   std::string present, missing;
-  for (const auto &f : features)
-    (f.present ? present : missing) += std::string(" ") + f.name;
+  for (const auto &[name, has] : hostFeatures())
+    (has ? present : missing) += std::string(" ") + name;
   std::printf("features:%s\n", present.empty() ? " (none)" : present.c_str());
   std::printf("missing: %s\n", missing.empty() ? " (none)" : missing.c_str());
   std::printf("native target: %s\n\ntargets:\n",

@@ -17,7 +17,6 @@
 #include "lowbit/error.h"
 #include "lowbit/reference.h"
 
-#include <cmath>
 #include <cstdio>
 
 namespace lowbit::cli {
@@ -32,53 +31,6 @@ static std::string defaultKs(const Format &format) {
     return "1,100,2600";
   int64_t g = format.group;
   return std::to_string(g) + "," + std::to_string(5 * g);
-}
-
-static double normDiff(const std::vector<float> &a,
-                       const std::vector<double> &b) {
-  double diff = 0, norm = 0;
-  for (size_t i = 0; i < a.size(); ++i) {
-    diff += (a[i] - b[i]) * (a[i] - b[i]);
-    norm += b[i] * b[i];
-  }
-  return norm > 0 ? std::sqrt(diff / norm) : std::sqrt(diff);
-}
-
-/// Compares a kernel's Y with the reference's; returns "" or the failure.
-static std::string compare(const PackedWeights &W, const Matrix &X,
-                           const std::vector<float> &got,
-                           const std::vector<float> &want) {
-  if (W.format.is_ternary()) {
-    for (size_t i = 0; i < got.size(); ++i)
-      if (!(got[i] == want[i]))
-        return "Y[" + std::to_string(i / W.M) + "][" +
-               std::to_string(i % W.M) + "] = " + std::to_string(got[i]) +
-               ", reference " + std::to_string(want[i]) + " (must be exact)";
-    return "";
-  }
-  double vsRef = normDiff(got, {want.begin(), want.end()});
-  if (vsRef > 1e-5)
-    return "normalized difference to the reference " + std::to_string(vsRef) +
-           " > 1e-5";
-  std::vector<float> deq(static_cast<size_t>(W.M * W.K));
-  dequantize(W, deq.data());
-  std::vector<double> exact(got.size());
-  for (int64_t n = 0; n < X.rows; ++n)
-    for (int64_t m = 0; m < W.M; ++m) {
-      double sum = 0;
-      for (int64_t k = 0; k < W.K; ++k)
-        sum += double(deq[m * W.K + k]) * X.data[n * W.K + k];
-      exact[n * W.M + m] = sum;
-    }
-  // The 1e-2 bound is the format's (activation and weight quantization): on
-  // a tiny case with cancellation the reference itself can exceed it, and
-  // then the kernel must simply be no worse than the reference.
-  double vsExact = normDiff(got, exact);
-  double referenceError = normDiff(want, exact);
-  if (vsExact > 1e-2 && vsExact > referenceError * (1 + 1e-3))
-    return "normalized error to the fp64 product " + std::to_string(vsExact) +
-           " > 1e-2 (reference: " + std::to_string(referenceError) + ")";
-  return "";
 }
 
 static int runVerify(const ParsedOptions &options) {
@@ -125,7 +77,8 @@ static int runVerify(const ParsedOptions &options) {
           runKernel(kernels.empty() ? nullptr : &kernels[s], prepared,
                     X.data.data(), N, got.data(), pool);
           reference_mpgemm(W, X.data.data(), N, want.data());
-          std::string problem = compare(W, X, got, want);
+          std::string problem =
+              compareWithReference(W, X.data.data(), N, got, want);
           if (problem.empty()) {
             ++casePassed;
             continue;

@@ -20,7 +20,7 @@ using namespace lowbit::cli;
 static const std::vector<const Command *> &commands() {
   static const std::vector<const Command *> all = {
       &targetsCommand(), &runCommand(), &packCommand(), &verifyCommand(),
-      &benchCommand(), &compileCommand()};
+      &benchCommand(), &compileCommand(), &tuneCommand()};
   return all;
 }
 

@@ -1,15 +1,26 @@
 //===- Schedule.h - tuned configs keyed by problem --------------*- C++ -*-===//
 //
 // A schedule file (schedules/<device>.json) maps a problem to the config
-// the tuner found best for it. Version 1:
+// the tuner found best for it. Version 2 (what `lowbit tune` writes):
 //
-//   {"version": 1, "entries": [
+//   {"version": 2,
+//    "tool_version": "lowbit 0.1.0",
+//    "cpu": {"model": "AMD EPYC ...", "features": ["avx2", "avx512f", ...]},
+//    "entries": [
 //     {"format": "i2s", "M": 2560, "K": 2560, "n_class": "gemv",
 //      "target": "x86-avx512vnni", "threads": 2,
-//      "config": "#lowbit.upconvert<tile_m = 32, tile_k = 64, tile_n = 1>"}]}
+//      "config": "#lowbit.upconvert<tile_m = 16, tile_k = 64, tile_n = 1>",
+//      "us": 41.5, "gbps": 39.9,
+//      "heuristic_config": "#lowbit.upconvert<...>", "heuristic_us": 44.0}]}
 //
-// This header only reads and indexes the file; lowbit-select-config parses
-// and verifies the config strings against the op they are for.
+// Version 1 is the same without "tool_version", "cpu" and the measurement
+// fields of the entries ("us", "gbps", "heuristic_config", "heuristic_us");
+// both are read, anything else is rejected. Entries are unique per key and
+// written sorted by key.
+//
+// This header reads, indexes, merges and writes the file;
+// lowbit-select-config parses and verifies the config strings against the
+// op they are for.
 //
 //===----------------------------------------------------------------------===//
 
@@ -34,6 +45,8 @@ struct ScheduleKey {
   int64_t threads = 0;
 
   bool operator==(const ScheduleKey &other) const;
+  /// The file's order: format, M, K, n_class, target, threads.
+  bool operator<(const ScheduleKey &other) const;
   /// `format=i2s M=2560 K=2560 n_class=gemv target=... threads=2`.
   std::string str() const;
 };
@@ -41,16 +54,21 @@ struct ScheduleKey {
 struct ScheduleEntry {
   ScheduleKey key;
   std::string config; // an attribute, e.g. "#lowbit.upconvert<...>"
-  size_t index = 0;   // position in "entries"
+  size_t index = 0;   // position in "entries" of the file it was read from
+  // Measurements (version 2; 0 / "" in a version-1 file).
+  double us = 0;      // the config's median time per call
+  double gbps = 0;    // packed weight bytes / us
+  std::string heuristicConfig;
+  double heuristicUs = 0; // the heuristic's config, timed in the same run
 };
 
 class Schedule {
 public:
-  static constexpr int64_t kVersion = 1;
+  static constexpr int64_t kVersion = 2;
 
   /// Reads and checks the file at `path`. Every error is one line starting
   /// with "schedule '<path>': " and naming the entry (`entries[3]`) and
-  /// field at fault.
+  /// field at fault; nothing of a file with an error is used.
   static llvm::Expected<Schedule> load(llvm::StringRef path);
   /// Checks schedule `text`; `name` is used in errors.
   static llvm::Expected<Schedule> parse(llvm::StringRef text,
@@ -60,6 +78,18 @@ public:
   const ScheduleEntry *lookup(const ScheduleKey &key) const;
   llvm::StringRef getName() const { return name; }
   const std::vector<ScheduleEntry> &getEntries() const { return entries; }
+
+  /// Adds `entry`, replacing the entry of the same key.
+  void set(ScheduleEntry entry);
+
+  /// Who wrote the file and for which CPU (version 2).
+  std::string toolVersion, cpuModel;
+  std::vector<std::string> cpuFeatures;
+
+  /// The version-2 text: entries sorted by key, pretty-printed.
+  std::string str() const;
+  /// Writes str() to `path` atomically (a temporary file renamed over it).
+  llvm::Error write(llvm::StringRef path) const;
 
 private:
   std::string name;

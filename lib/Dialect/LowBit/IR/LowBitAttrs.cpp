@@ -2,7 +2,8 @@
 //
 // Verifiers of #lowbit.weight and #lowbit.layout, and the strategy configs:
 // their own invariants and, through StrategyConfigAttrInterface, which
-// weight encodings and layouts each strategy supports.
+// weight encodings and layouts each strategy supports and the tuner's search
+// space of each strategy (pruned by those same checks).
 //
 //===----------------------------------------------------------------------===//
 
@@ -11,6 +12,8 @@
 
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/TypeSwitch.h"
+
+#include <functional>
 
 using namespace mlir;
 using namespace mlir::lowbit;
@@ -212,9 +215,85 @@ static LogicalResult checkLayoutSupported(EmitErrorFn emitError,
                      << stringifyLayoutKind(layout.getKind()) << " layout";
 }
 
+namespace {
+/// Collects the points of a strategy's grid that pass the attribute's
+/// `verify` (through getChecked) and `verifyFor` against the query's layout
+/// and any `extraLayouts` the strategy repacks into; diagnostics of the
+/// pruned points are swallowed.
+class SearchSpaceBuilder {
+public:
+  SearchSpaceBuilder(MLIRContext *ctx, const SearchSpaceQuery &query,
+                     SmallVector<LayoutAttr, 2> extraLayouts = {})
+      : ctx(ctx), query(query), layouts(std::move(extraLayouts)),
+        silence(ctx, [](Diagnostic &) { return success(); }) {
+    layouts.insert(layouts.begin(), query.layout);
+  }
+
+  /// `emitError` for getChecked.
+  EmitErrorFn emitError() const { return emitErrorFn; }
+
+  /// Keeps `attr` (null when getChecked failed) if it fits every layout.
+  void add(StrategyConfigAttrInterface attr) {
+    if (!attr)
+      return;
+    for (LayoutAttr layout : layouts)
+      if (failed(attr.verifyFor(emitErrorFn, query.weight, layout, query.m,
+                                query.k)))
+        return;
+    space.push_back(attr);
+  }
+
+  SmallVector<Attribute> take() { return std::move(space); }
+
+private:
+  MLIRContext *ctx;
+  const SearchSpaceQuery &query;
+  SmallVector<LayoutAttr, 2> layouts;
+  ScopedDiagnosticHandler silence;
+  std::function<InFlightDiagnostic()> emitErrorFn = [this] {
+    return mlir::emitError(UnknownLoc::get(ctx));
+  };
+  SmallVector<Attribute> space;
+};
+} // namespace
+
+/// Row tiles worth trying for an M: 16 (one packed tile) up to `largest`,
+/// in powers of two, never past M rounded up to 16.
+static SmallVector<int64_t> rowTiles(int64_t m, int64_t first,
+                                     int64_t largest) {
+  SmallVector<int64_t> tiles;
+  for (int64_t t = first; t <= largest; t *= 2)
+    if (t == first || t <= llvm::alignTo(m, 16))
+      tiles.push_back(t);
+  return tiles;
+}
+
+SmallVector<StrategyConfigAttrInterface>
+mlir::lowbit::getStrategySearchSpace(MLIRContext *context, StringRef strategy,
+                                     const SearchSpaceQuery &query) {
+  SmallVector<Attribute> space;
+  if (strategy == "reference")
+    space = ReferenceAttr::getSearchSpace(context, query);
+  else if (strategy == "upconvert")
+    space = UpconvertAttr::getSearchSpace(context, query);
+  else if (strategy == "lut-elementwise")
+    space = LutElementwiseAttr::getSearchSpace(context, query);
+  else if (strategy == "lut-bitserial")
+    space = LutBitserialAttr::getSearchSpace(context, query);
+  SmallVector<StrategyConfigAttrInterface> configs;
+  for (Attribute attr : space)
+    configs.push_back(cast<StrategyConfigAttrInterface>(attr));
+  return configs;
+}
+
 //===- ReferenceAttr ------------------------------------------------------===//
 
 StringRef ReferenceAttr::getStrategyName() const { return "reference"; }
+
+SmallVector<Attribute>
+ReferenceAttr::getSearchSpace(MLIRContext *context, const SearchSpaceQuery &) {
+  return {ReferenceAttr::get(context)};
+}
 
 LogicalResult ReferenceAttr::verifyFor(EmitErrorFn, const WeightAttr &,
                                        const LayoutAttr &, int64_t,
@@ -286,6 +365,45 @@ LogicalResult UpconvertAttr::verifyFor(EmitErrorFn emitError,
   return success();
 }
 
+SmallVector<Attribute>
+UpconvertAttr::getSearchSpace(MLIRContext *context,
+                              const SearchSpaceQuery &query) {
+  // tile_m: 16-row tiles register-blocked together; tile_n: activation rows
+  // per weight register (GEMM only); tile_k, unroll: the K-loop step;
+  // prefetch: none, or about one or two of the target's prefetch distances
+  // (in K tiles). Blocks whose accumulators and broadcasts do not fit the
+  // register file (they would spill) are left out, as the heuristic does.
+  SearchSpaceBuilder builder(context, query);
+  bool ternary = query.weight.getEncoding() == Encoding::Ternary;
+  int64_t slices =
+      query.registerBytes > 0 ? std::max<int64_t>(1, 64 / query.registerBytes)
+                              : 1;
+  int64_t slicesInLoop = slices <= 2 ? slices : 1;
+  SmallVector<int64_t> tileNs =
+      query.gemv ? SmallVector<int64_t>{1} : SmallVector<int64_t>{1, 2, 4, 8};
+  for (int64_t tileM : rowTiles(query.m, 16, 64))
+    for (int64_t tileK : {32, 64, 128})
+      for (int64_t tileN : tileNs) {
+        int64_t registers =
+            tileM / 16 * slicesInLoop * tileN * (ternary ? 1 : 2) + tileN + 3;
+        if (query.numRegisters > 0 && registers > query.numRegisters)
+          continue;
+        int64_t stepBytes = tileK / 32 * query.weight.getBits() * 64;
+        int64_t distance = llvm::divideCeil(query.prefetchBytes, stepBytes);
+        SmallVector<int64_t> prefetches = {0};
+        if (distance > 0)
+          prefetches.append({distance, 2 * distance});
+        if (!query.gemv)
+          prefetches.resize(std::min<size_t>(prefetches.size(), 2));
+        for (int64_t unroll : {1, 2})
+          for (int64_t prefetch : prefetches)
+            builder.add(UpconvertAttr::getChecked(builder.emitError(), context,
+                                                  tileM, tileK, tileN, unroll,
+                                                  prefetch));
+      }
+  return builder.take();
+}
+
 //===- LutElementwiseAttr -------------------------------------------------===//
 
 LogicalResult LutElementwiseAttr::verify(EmitErrorFn emitError, int64_t bm,
@@ -350,6 +468,34 @@ LogicalResult LutElementwiseAttr::verifyFor(EmitErrorFn emitError,
   return success();
 }
 
+SmallVector<Attribute>
+LutElementwiseAttr::getSearchSpace(MLIRContext *context,
+                                   const SearchSpaceQuery &query) {
+  // The kernels read the interleaved layout of lut_abi.h, so every point
+  // must fit it as well as the op's tl1/tl2 layout: sub_m = 16, bk a
+  // multiple of the layout's tile_k (TL2 blocks of 96, TL1 vectors of 16)
+  // up to the int16 limit; bm the 16-row tiles blocked together, bn the
+  // activation rows sharing each weight register (GEMM only).
+  LayoutKind kind = query.layout.getKind();
+  if (kind != LayoutKind::TL1 && kind != LayoutKind::TL2)
+    return {};
+  int64_t tileK = kind == LayoutKind::TL1 ? 16 : 96;
+  SearchSpaceBuilder builder(
+      context, query,
+      {LayoutAttr::get(context, kind, /*tileM=*/16, tileK, /*interleave=*/16)});
+  SmallVector<int64_t> bks =
+      kind == LayoutKind::TL2 ? SmallVector<int64_t>{192, 384, 768, 960}
+                              : SmallVector<int64_t>{128, 256, 512, 1008};
+  SmallVector<int64_t> bns =
+      query.gemv ? SmallVector<int64_t>{1} : SmallVector<int64_t>{1, 2, 4};
+  for (int64_t bm : rowTiles(query.m, 16, 64))
+    for (int64_t bk : bks)
+      for (int64_t bn : bns)
+        builder.add(LutElementwiseAttr::getChecked(
+            builder.emitError(), context, bm, bk, /*subM=*/16, bn));
+  return builder.take();
+}
+
 bool mlir::lowbit::isLutInterleaved(LayoutAttr layout) {
   LayoutKind kind = layout.getKind();
   return (kind == LayoutKind::TL1 || kind == LayoutKind::TL2) &&
@@ -399,4 +545,28 @@ LogicalResult LutBitserialAttr::verifyFor(EmitErrorFn emitError,
                        << " does not match layout tile_m = "
                        << layout.getTileM();
   return success();
+}
+
+SmallVector<Attribute>
+LutBitserialAttr::getSearchSpace(MLIRContext *context,
+                                 const SearchSpaceQuery &query) {
+  // T-MAC's space: rows per tile, activation rows (GEMM only), groups of 4
+  // weights per lookup step, activations per table scale (pruned by
+  // verifyFor to divide the weight group); the lossy 8-bit aggregation
+  // only when the user allows it.
+  SearchSpaceBuilder builder(context, query);
+  SmallVector<int64_t> bns =
+      query.gemv ? SmallVector<int64_t>{1} : SmallVector<int64_t>{1, 2, 4};
+  SmallVector<bool> fast = {false};
+  if (query.allowLossy)
+    fast.push_back(true);
+  for (int64_t bm : rowTiles(query.m, 128, 512))
+    for (int64_t bn : bns)
+      for (int64_t kfactor : {8, 16})
+        for (int64_t actGroup : {32, 64, 128})
+          for (bool fastAggregation : fast)
+            builder.add(LutBitserialAttr::getChecked(
+                builder.emitError(), context, bm, bn, kfactor, actGroup,
+                fastAggregation));
+  return builder.take();
 }

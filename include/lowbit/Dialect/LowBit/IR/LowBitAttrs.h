@@ -18,6 +18,7 @@
 namespace mlir::lowbit {
 class WeightAttr;
 class LayoutAttr;
+struct SearchSpaceQuery;
 } // namespace mlir::lowbit
 
 #include "lowbit/Dialect/LowBit/IR/LowBitAttrInterfaces.h.inc"
@@ -26,6 +27,29 @@ class LayoutAttr;
 #include "lowbit/Dialect/LowBit/IR/LowBitAttrs.h.inc"
 
 namespace mlir::lowbit {
+
+/// What a strategy's search space depends on (see
+/// StrategyConfigAttrInterface::getSearchSpace): the problem as
+/// lowbit-select-config sees it, before any repacking, and the target's
+/// register facts (TargetInfo's numbers; the dialect does not link targets).
+struct SearchSpaceQuery {
+  WeightAttr weight;
+  LayoutAttr layout;
+  int64_t m = 0, k = 0;
+  bool gemv = true;          // N class: N = 1, else GEMM
+  int64_t registerBytes = 0; // SIMD register width (TargetInfo)
+  int64_t numRegisters = 0;  // SIMD registers (TargetInfo)
+  int64_t prefetchBytes = 0; // prefetch distance hint, 0: no prefetch
+  bool allowLossy = false;   // admit lossy options (lut_bitserial
+                             // fast_aggregation)
+};
+
+/// The search space of the strategy named `strategy` (the CLI spelling,
+/// StrategyConfigAttrInterface::getStrategyName) for `query`; empty for an
+/// unknown name.
+SmallVector<StrategyConfigAttrInterface>
+getStrategySearchSpace(MLIRContext *context, StringRef strategy,
+                       const SearchSpaceQuery &query);
 
 /// Bytes per weight row for the layouts that store one row after another
 /// (canonical, i2s, tl1, tl2, gguf), or std::nullopt for the tiled layouts

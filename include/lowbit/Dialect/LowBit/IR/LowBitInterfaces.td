@@ -41,7 +41,20 @@ def LowBit_StrategyConfigAttrInterface
       (ins "::llvm::function_ref<::mlir::InFlightDiagnostic()>":$emitError,
            "const ::mlir::lowbit::WeightAttr &":$weight,
            "const ::mlir::lowbit::LayoutAttr &":$layout,
-           "int64_t":$m, "int64_t":$k)>
+           "int64_t":$m, "int64_t":$k)>,
+    StaticInterfaceMethod<[{
+        The tuner's search space of this strategy for `query` (weight,
+        layout, shape, N class, the target's register facts): every point of
+        the strategy's parameter grid, in grid order, that passes the
+        attribute's own `verify` and `verifyFor` (invalid points are pruned
+        by the very checks the dialect uses). Empty when the strategy does
+        not apply to the query's weights or layout. Every element is a
+        StrategyConfigAttrInterface (`getStrategySearchSpace` returns them
+        as such).
+      }],
+      "::llvm::SmallVector<::mlir::Attribute>", "getSearchSpace",
+      (ins "::mlir::MLIRContext *":$context,
+           "const ::mlir::lowbit::SearchSpaceQuery &":$query)>
   ];
 }
 
