@@ -4,6 +4,16 @@
 // RUN: not lowbit-opt %s --lowbit-select-config="target=x86-avx512vnni threads=2 schedule=%S/Inputs/schedule-version.json" 2>&1 | FileCheck %s --check-prefix=VERSION
 // VERSION: error: schedule '{{.*}}Inputs/schedule-version.json': unsupported "version" 3; this lowbit reads versions 1 to 2
 
+// RUN: not lowbit-opt %s --lowbit-select-config="target=x86-avx512vnni threads=2 schedule=%S/Inputs/schedule-truncated.json" 2>&1 | FileCheck %s --check-prefix=TRUNCATED
+// TRUNCATED: error: schedule '{{.*}}Inputs/schedule-truncated.json': invalid JSON: {{.*}}
+// TRUNCATED-NOT: config =
+
+// RUN: not lowbit-opt %s --lowbit-select-config="target=x86-avx512vnni threads=2 schedule=%S/Inputs/schedule-v2-missing-us.json" 2>&1 | FileCheck %s --check-prefix=V2US
+// V2US: error: schedule '{{.*}}Inputs/schedule-v2-missing-us.json': entries[0]: "us" is missing
+
+// RUN: not lowbit-opt %s --lowbit-select-config="target=x86-avx512vnni threads=2 schedule=%S/Inputs/schedule-v2-no-cpu.json" 2>&1 | FileCheck %s --check-prefix=V2CPU
+// V2CPU: error: schedule '{{.*}}Inputs/schedule-v2-no-cpu.json': "cpu" must be an object with a string "model" and an array "features"
+
 // RUN: not lowbit-opt %s --lowbit-select-config="target=x86-avx512vnni threads=2 schedule=%S/Inputs/schedule-malformed.json" 2>&1 | FileCheck %s --check-prefix=MALFORMED
 // MALFORMED: error: schedule '{{.*}}Inputs/schedule-malformed.json': invalid JSON: [2:31, byte=59]: Expected object key
 

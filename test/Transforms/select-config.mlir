@@ -4,13 +4,15 @@
 // RUN: lowbit-opt %s --lowbit-select-config="target=generic" | FileCheck %s --check-prefix=GENERIC
 // RUN: lowbit-opt %s --lowbit-select-config="target=x86-avx512vnni threads=2 schedule=%S/Inputs/schedule.json" | FileCheck %s --check-prefix=SCHED
 // RUN: lowbit-opt %s --lowbit-select-config="target=x86-avx512vnni threads=2 n-hint=4 schedule=%S/Inputs/schedule.json" | FileCheck %s --check-prefix=SCHEDGEMM
+// RUN: lowbit-opt %s --lowbit-select-config="target=x86-avx512vnni threads=2 schedule=%S/Inputs/schedule-v2.json" | FileCheck %s --check-prefix=SCHEDV2
 // RUN: lowbit-opt %s "--lowbit-select-config=target=x86-avx512vnni config='#lowbit.upconvert<tile_m = 48, tile_k = 96, tile_n = 3>'" | FileCheck %s --check-prefix=OVERRIDE
 
 // Heuristic configs (no schedule): GEMV is one 16-row tile with weights
 // prefetched 4 KiB ahead (64 k of 2-bit codes = 256 bytes per step: 16
 // steps; of 4-bit codes 512 bytes: 8 steps); GEMM the largest block of tiles
 // x rows whose accumulators fit the registers. A schedule entry wins over
-// the heuristic for its key only; the config option wins over both. A
+// the heuristic for its key only (version 1, and version 2 as `lowbit
+// tune` writes it); the config option wins over both. A
 // config already on the op is kept.
 
 // AVX512-LABEL: func.func @i2s_2560(
@@ -23,6 +25,8 @@
 // GENERIC: config = #lowbit.upconvert<tile_m = 16, tile_k = 64, tile_n = 1>
 // SCHED-LABEL: func.func @i2s_2560(
 // SCHED: config = #lowbit.upconvert<tile_m = 32, tile_k = 128, tile_n = 1, prefetch = 4>
+// SCHEDV2-LABEL: func.func @i2s_2560(
+// SCHEDV2: config = #lowbit.upconvert<tile_m = 16, tile_k = 128, tile_n = 1, unroll = 2>
 // SCHEDGEMM-LABEL: func.func @i2s_2560(
 // SCHEDGEMM: config = #lowbit.upconvert<tile_m = 32, tile_k = 64, tile_n = 8>
 // OVERRIDE-LABEL: func.func @i2s_2560(

@@ -372,6 +372,34 @@ struct TuneSettings {
   double budget = 0;
 };
 
+/// The candidates of `problem` in visiting order: the heuristic's config
+/// (what select-config picks without a schedule) first, then the search
+/// space without it, in grid or seeded order, capped at --max-candidates.
+std::vector<Candidate> candidateQueue(const Problem &problem, size_t index,
+                                      const TuneSettings &settings) {
+  KernelChoice heuristicChoice =
+      resolveChoice(problem.format, Strategy::Auto, problem.target);
+  KernelOptions options;
+  options.threads = settings.threads;
+  std::string heuristicConfig =
+      generateKernelSource(problem.format, target_name(problem.target),
+                           {problem.shape.M, problem.shape.K, problem.N, ""},
+                           options, "lowbit_tune_heuristic")
+          .config;
+  std::vector<Candidate> space = searchSpace(problem, settings.allowLossy);
+  space.erase(std::remove_if(space.begin(), space.end(),
+                             [&](const Candidate &c) {
+                               return c.config == heuristicConfig;
+                             }),
+              space.end());
+  order(space, settings.seed, index);
+  if (space.size() > settings.maxCandidates)
+    space.resize(settings.maxCandidates);
+  std::vector<Candidate> queue = {{heuristicConfig, heuristicChoice, true}};
+  queue.insert(queue.end(), space.begin(), space.end());
+  return queue;
+}
+
 struct ProblemResult {
   Problem problem;
   ScheduleEntry entry;
@@ -488,28 +516,8 @@ ProblemResult Tuner::tune(const Problem &problem, size_t index, double slice,
                       std::to_string(problem.shape.K) + " " +
                       problem.key.nClass + " " + problem.key.target;
 
-  // The heuristic first (the config select-config picks without a
-  // schedule), then the search space without it.
-  KernelChoice heuristicChoice =
-      resolveChoice(problem.format, Strategy::Auto, problem.target);
-  KernelOptions options;
-  options.threads = settings.threads;
-  std::string heuristicConfig =
-      generateKernelSource(problem.format, target_name(problem.target),
-                           {problem.shape.M, problem.shape.K, problem.N, ""},
-                           options, "lowbit_tune_heuristic")
-          .config;
-  std::vector<Candidate> space = searchSpace(problem, settings.allowLossy);
-  space.erase(std::remove_if(space.begin(), space.end(),
-                             [&](const Candidate &c) {
-                               return c.config == heuristicConfig;
-                             }),
-              space.end());
-  order(space, settings.seed, index);
-  if (space.size() > settings.maxCandidates)
-    space.resize(settings.maxCandidates);
-  std::vector<Candidate> queue = {{heuristicConfig, heuristicChoice, true}};
-  queue.insert(queue.end(), space.begin(), space.end());
+  std::vector<Candidate> queue = candidateQueue(problem, index, settings);
+  const std::string &heuristicConfig = queue.front().config;
   std::printf("%s: %zu candidates (heuristic %s)\n", label.c_str(),
               queue.size(), heuristicConfig.c_str());
   std::fflush(stdout);
@@ -522,8 +530,8 @@ ProblemResult Tuner::tune(const Problem &problem, size_t index, double slice,
   std::map<Strategy, PreparedWeights> prepared;
   for (const KernelChoice &choice : problem.choices)
     prepared[choice.strategy] = prepareWeights(canonical, choice);
-  prepared[heuristicChoice.strategy] =
-      prepareWeights(canonical, heuristicChoice);
+  prepared[queue.front().choice.strategy] =
+      prepareWeights(canonical, queue.front().choice);
   Matrix X = syntheticMatrix(problem.N, problem.shape.K, 7 + index);
   PreparedActivations A = prepare_activations(
       problem.format, X.data.data(), problem.N, problem.shape.K);
@@ -701,10 +709,12 @@ static int runTune(const ParsedOptions &options) {
         } catch (const Error &) {
         }
       }
-      if (choices.empty())
+      if (choices.empty()) {
+        resolveChoice(format, Strategy::Auto, target); // a target error
         throw Error("no strategy generates kernels for " + format.name() +
                     " on target '" + target_name(target) +
                     "' yet; nothing to tune");
+      }
     }
     for (const LinearShape &shape : shapes) {
       format.check_shape(shape.M, shape.K);
@@ -722,9 +732,26 @@ static int runTune(const ParsedOptions &options) {
     }
   }
 
+  if (options.has("list")) {
+    for (size_t i = 0; i < problems.size(); ++i) {
+      const Problem &p = problems[i];
+      std::vector<Candidate> queue = candidateQueue(p, i, settings);
+      std::printf("%s %lldx%lld %s %s: %zu candidates\n",
+                  p.format.name().c_str(), (long long)p.shape.M,
+                  (long long)p.shape.K, p.key.nClass.c_str(),
+                  p.key.target.c_str(), queue.size());
+      for (const Candidate &c : queue)
+        std::printf("  %s %s\n", c.heuristic ? "H" : " ", c.config.c_str());
+    }
+    return 0;
+  }
+
   const CpuFeatures &cpu = host_cpu_features();
   std::string out = options.getOr(
       "out", schedulesDir() + "/" + deviceSlug(cpu.model) + ".json");
+  fs::path outDir = fs::absolute(out).parent_path();
+  if (!fs::is_directory(outDir) || access(outDir.c_str(), W_OK) != 0)
+    throw Error("--out: cannot write into " + outDir.string());
   Schedule schedule;
   if (fs::exists(out)) {
     llvm::Expected<Schedule> existing = Schedule::load(out);
@@ -851,6 +878,9 @@ const Command &tuneCommand() {
         {"max-candidates", "K",
          "at most K candidates per problem besides the heuristic"},
         {"batch", "B", "candidates per compiled shared object (default 8)"},
+        {"list", nullptr,
+         "print each problem's candidates in visiting order (heuristic "
+         "first, marked H) and exit: nothing is compiled or timed"},
         {"reps", "R", "timed reps per candidate (default 5)"},
         {"warm", nullptr,
          "time GEMV on one L3-resident matrix (quick runs; not a decode "

@@ -483,9 +483,11 @@ LutElementwiseAttr::getSearchSpace(MLIRContext *context,
   SearchSpaceBuilder builder(
       context, query,
       {LayoutAttr::get(context, kind, /*tileM=*/16, tileK, /*interleave=*/16)});
+  // Doublings of the tile (verifyFor drops those past the int16 limit:
+  // TL1 1024 > 1008) and the largest TL2 chunk, 960.
   SmallVector<int64_t> bks =
       kind == LayoutKind::TL2 ? SmallVector<int64_t>{192, 384, 768, 960}
-                              : SmallVector<int64_t>{128, 256, 512, 1008};
+                              : SmallVector<int64_t>{128, 256, 512, 1024};
   SmallVector<int64_t> bns =
       query.gemv ? SmallVector<int64_t>{1} : SmallVector<int64_t>{1, 2, 4};
   for (int64_t bm : rowTiles(query.m, 16, 64))
