@@ -33,11 +33,13 @@ def LowBitSelectConfig : Pass<"lowbit-select-config", "ModuleOp"> {
        `SelectConfig.cpp`).
 
     The chosen config must pass the op's verifier (`verifyFor`); a schedule
-    that cannot be read or parsed, a version other than 1, an entry with a
-    missing or mistyped field, or a config that does not parse or verify is
-    an error naming the file and the entry.
+    that cannot be read or parsed, a version other than 1 or 2, an entry
+    with a missing or mistyped field, or a config that does not parse or
+    verify is an error naming the file and the entry.
 
-    Schedule format (version 1):
+    Schedule format (version 1; version 2, which `lowbit tune` writes, adds
+    `tool_version`, `cpu` and per entry `us`, `gbps`, `heuristic_config`,
+    `heuristic_us`: see `include/lowbit/Tuning/Schedule.h`):
 
     ```json
     {"version": 1, "entries": [
