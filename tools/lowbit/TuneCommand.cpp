@@ -49,8 +49,8 @@
 #include <fstream>
 #include <map>
 #include <random>
-#include <thread>
 
+#include <poll.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -272,34 +272,41 @@ std::string verifyInChild(const CompiledKernel &kernel,
     _exit(problem.empty() ? 0 : 1);
   }
   close(fds[1]);
+  // Read what the child reports until it closes the pipe (it finished or
+  // crashed); a child that keeps it open past the deadline hangs and is
+  // killed.
+  constexpr int kDeadlineSeconds = 60;
   std::string message;
-  char buffer[512];
-  for (ssize_t n; (n = read(fds[0], buffer, sizeof(buffer))) != 0;) {
+  auto start = std::chrono::steady_clock::now();
+  bool hung = false;
+  for (;;) {
+    if (seconds(start) > kDeadlineSeconds) {
+      hung = true;
+      break;
+    }
+    pollfd ready{fds[0], POLLIN, 0};
+    int events = poll(&ready, 1, 100);
+    if (events < 0 && errno == EINTR)
+      continue;
+    if (events <= 0)
+      continue;
+    char buffer[512];
+    ssize_t n = read(fds[0], buffer, sizeof(buffer));
     if (n < 0 && errno == EINTR)
       continue;
-    if (n < 0)
+    if (n <= 0)
       break;
     message.append(buffer, size_t(n));
   }
   close(fds[0]);
-  // The child closed its end: it has finished or crashed; a hang keeps the
-  // pipe open, so the read above would block. Give a kernel that hangs
-  // after writing nothing a bounded wait.
   int status = 0;
-  auto start = std::chrono::steady_clock::now();
-  for (;;) {
-    pid_t done = waitpid(pid, &status, WNOHANG);
-    if (done == pid)
-      break;
-    if (done < 0 && errno != EINTR)
+  if (hung)
+    kill(pid, SIGKILL);
+  while (waitpid(pid, &status, 0) < 0)
+    if (errno != EINTR)
       return "cannot wait for the verification child";
-    if (seconds(start) > 60) {
-      kill(pid, SIGKILL);
-      waitpid(pid, &status, 0);
-      return "hung (killed after 60 s)";
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
+  if (hung)
+    return "hung (killed after " + std::to_string(kDeadlineSeconds) + " s)";
   if (WIFSIGNALED(status))
     return std::string("crashed (") + strsignal(WTERMSIG(status)) + ")";
   if (WEXITSTATUS(status) != 0)
@@ -403,8 +410,7 @@ std::vector<Candidate> candidateQueue(const Problem &problem, size_t index,
 struct ProblemResult {
   Problem problem;
   ScheduleEntry entry;
-  std::string strategy;
-  size_t tried = 0, failed = 0;
+  size_t tried = 0; // candidates verified (and timed when they passed)
   bool found = false;
 };
 
@@ -458,7 +464,9 @@ Tuner::compile(const Problem &problem, const std::vector<Candidate> &batch,
                std::vector<std::string> &errors) {
   KernelOptions options;
   options.threads = settings.threads;
-  // Per strategy (the compile flags are the target's, shared by all).
+  // Each candidate is generated alone first, so that a config the
+  // compiler rejects is reported without failing its batch; a batch may
+  // mix strategies (the compile flags are the target's).
   std::vector<std::pair<Candidate, CompiledKernel>> compiled;
   std::vector<Candidate> generated;
   std::vector<KernelShape> shapes;
@@ -566,7 +574,6 @@ ProblemResult Tuner::tune(const Problem &problem, size_t index, double slice,
     std::vector<std::string> errors;
     auto kernels = compile(problem, batch, errors);
     for (const std::string &error : errors) {
-      ++result.failed;
       ++failures;
       std::printf("  FAIL %s\n", error.c_str());
       journal.append(problem.key, {{"error", error}});
@@ -579,7 +586,6 @@ ProblemResult Tuner::tune(const Problem &problem, size_t index, double slice,
           verifyInChild(kernel, W, checkXs, checkWants, settings.threads);
       ++result.tried;
       if (!problemText.empty()) {
-        ++result.failed;
         ++failures;
         std::printf("  FAIL %s: %s\n", candidate.config.c_str(),
                     problemText.c_str());
@@ -606,7 +612,6 @@ ProblemResult Tuner::tune(const Problem &problem, size_t index, double slice,
         if (!best || m.score > best->score) {
           best = m;
           bestKernel = kernel;
-          result.strategy = strategy_name(candidate.choice.strategy);
         }
       }
       std::fflush(stdout);
@@ -634,7 +639,6 @@ ProblemResult Tuner::tune(const Problem &problem, size_t index, double slice,
       best->gbps = b.gbps;
     } else {
       best = h;
-      result.strategy = strategy_name(heuristicKernel->choice.strategy);
     }
   } else if (bestKernel->config == heuristicKernel->config) {
     best = heuristic;
@@ -793,14 +797,12 @@ static int runTune(const ParsedOptions &options) {
   Tuner tuner(settings, journal, pool, probe, peak.get());
   Progress progress;
   std::vector<ProblemResult> results;
-  size_t candidates = 0;
   for (size_t i = 0; i < problems.size() && !interrupted; ++i) {
     double left = settings.budget - seconds(start);
     double slice = left / double(problems.size() - i);
     ProblemResult result = tuner.tune(problems[i], i, slice, progress,
                                       slice * double(problems.size() - i - 1));
     progress.finish();
-    candidates += result.tried;
     if (result.found) {
       schedule.set(result.entry);
       save();
@@ -810,23 +812,24 @@ static int runTune(const ParsedOptions &options) {
   }
   std::signal(SIGINT, SIG_DFL);
 
-  std::printf("\n%-7s %-12s %-5s %-15s %10s %10s %8s  %s\n", "format", "shape",
-              "N", "target", "heur. us", "tuned us", "speedup", "config");
+  std::printf("\n%-7s %-12s %-5s %-15s %6s %10s %10s %8s  %s\n", "format",
+              "shape", "N", "target", "tried", "heur. us", "tuned us",
+              "speedup", "config");
   for (const ProblemResult &r : results) {
     std::string shape = std::to_string(r.problem.shape.M) + "x" +
                         std::to_string(r.problem.shape.K);
     if (!r.found) {
-      std::printf("%-7s %-12s %-5s %-15s %10s %10s %8s  (no verified "
-                  "candidate)\n",
+      std::printf("%-7s %-12s %-5s %-15s %6zu %10s %10s %8s  (no verified "
+                  "heuristic)\n",
                   r.problem.format.name().c_str(), shape.c_str(),
                   r.problem.key.nClass.c_str(), r.problem.key.target.c_str(),
-                  "-", "-", "-");
+                  r.tried, "-", "-", "-");
       continue;
     }
-    std::printf("%-7s %-12s %-5s %-15s %10.1f %10.1f %7.2fx  %s\n",
+    std::printf("%-7s %-12s %-5s %-15s %6zu %10.1f %10.1f %7.2fx  %s\n",
                 r.problem.format.name().c_str(), shape.c_str(),
                 r.problem.key.nClass.c_str(), r.problem.key.target.c_str(),
-                r.entry.heuristicUs, r.entry.us,
+                r.tried, r.entry.heuristicUs, r.entry.us,
                 r.entry.heuristicUs / r.entry.us, r.entry.config.c_str());
   }
   std::printf("\ntune: %zu candidates timed, %zu failed, %zu of %zu problems "
@@ -834,7 +837,6 @@ static int runTune(const ParsedOptions &options) {
               tuner.verified, tuner.failures, results.size(), problems.size(),
               seconds(start), interrupted ? " (interrupted)" : "",
               out.c_str());
-  (void)candidates;
   return interrupted ? 130 : 0;
 }
 
