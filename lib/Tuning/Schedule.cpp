@@ -2,10 +2,10 @@
 
 #include "lowbit/Tuning/Schedule.h"
 
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
-#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -259,8 +259,8 @@ Error Schedule::write(StringRef path) const {
     std::error_code ec;
     raw_fd_ostream out(temporary, ec);
     if (ec)
-      return scheduleError(path, "cannot write " + temporary + ": " +
-                                     ec.message());
+      return scheduleError(path,
+                           "cannot write " + temporary + ": " + ec.message());
     out << str();
     out.close();
     if (out.has_error())
@@ -268,7 +268,7 @@ Error Schedule::write(StringRef path) const {
                                      out.error().message());
   }
   if (std::error_code ec = sys::fs::rename(temporary, path))
-    return scheduleError(path, "cannot rename " + temporary + ": " +
-                                   ec.message());
+    return scheduleError(path,
+                         "cannot rename " + temporary + ": " + ec.message());
   return Error::success();
 }

@@ -143,9 +143,9 @@ std::string compareWithReference(const PackedWeights &W, const float *X,
   if (W.format.is_ternary()) {
     for (size_t i = 0; i < got.size(); ++i)
       if (!(got[i] == want[i]))
-        return "Y[" + std::to_string(i / W.M) + "][" +
-               std::to_string(i % W.M) + "] = " + std::to_string(got[i]) +
-               ", reference " + std::to_string(want[i]) + " (must be exact)";
+        return "Y[" + std::to_string(i / W.M) + "][" + std::to_string(i % W.M) +
+               "] = " + std::to_string(got[i]) + ", reference " +
+               std::to_string(want[i]) + " (must be exact)";
     return "";
   }
   double vsRef = normDiff(got, {want.begin(), want.end()});

@@ -20,12 +20,12 @@ namespace lowbit::cli {
 static std::vector<std::pair<const char *, bool>> hostFeatures() {
   const CpuFeatures &cpu = host_cpu_features();
   return {
-      {"sse4.2", cpu.sse42},          {"avx2", cpu.avx2},
-      {"fma", cpu.fma},               {"f16c", cpu.f16c},
-      {"avx-vnni", cpu.avxvnni},      {"avx-vnni-int8", cpu.avxvnniint8},
-      {"avx512f", cpu.avx512f},       {"avx512bw", cpu.avx512bw},
-      {"avx512vl", cpu.avx512vl},     {"avx512-vnni", cpu.avx512vnni},
-      {"neon", cpu.neon},             {"dotprod", cpu.dotprod},
+      {"sse4.2", cpu.sse42},      {"avx2", cpu.avx2},
+      {"fma", cpu.fma},           {"f16c", cpu.f16c},
+      {"avx-vnni", cpu.avxvnni},  {"avx-vnni-int8", cpu.avxvnniint8},
+      {"avx512f", cpu.avx512f},   {"avx512bw", cpu.avx512bw},
+      {"avx512vl", cpu.avx512vl}, {"avx512-vnni", cpu.avx512vnni},
+      {"neon", cpu.neon},         {"dotprod", cpu.dotprod},
   };
 }
 

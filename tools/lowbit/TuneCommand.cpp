@@ -75,8 +75,7 @@ void onInterrupt(int) {
 }
 
 double seconds(std::chrono::steady_clock::time_point since) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() -
-                                       since)
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - since)
       .count();
 }
 
@@ -156,7 +155,7 @@ public:
         continue;
       try {
         ScheduleEntry entry;
-        entry.key = {line.at("format"), line.at("M"),      line.at("K"),
+        entry.key = {line.at("format"),  line.at("M"),      line.at("K"),
                      line.at("n_class"), line.at("target"), line.at("threads")};
         entry.config = line.at("config");
         entry.us = line.at("us");
@@ -204,8 +203,8 @@ public:
   void update(const std::string &problem, size_t done, size_t total,
               double eta) {
     char line[512];
-    std::snprintf(line, sizeof(line), "%zu/%zu candidates of %s, ETA %s",
-                  done, total, problem.c_str(), duration(eta).c_str());
+    std::snprintf(line, sizeof(line), "%zu/%zu candidates of %s, ETA %s", done,
+                  total, problem.c_str(), duration(eta).c_str());
     if (tty_) {
       int width = 24;
       int filled = total ? int(width * double(done) / double(total)) : width;
@@ -266,8 +265,7 @@ std::string verifyInChild(const CompiledKernel &kernel,
     } catch (const std::exception &e) {
       problem = e.what();
     }
-    if (!problem.empty() &&
-        write(fds[1], problem.data(), problem.size()) < 0)
+    if (!problem.empty() && write(fds[1], problem.data(), problem.size()) < 0)
       _exit(3);
     _exit(problem.empty() ? 0 : 1);
   }
@@ -332,8 +330,8 @@ std::vector<Candidate> searchSpace(const Problem &problem, bool allowLossy) {
                 "' has no compiler target");
   mlir::lowbit::SearchSpaceQuery query;
   query.weight = format->weight;
-  query.layout = mlir::lowbit::LayoutAttr::get(&context, format->layout,
-                                               0, 0, 1);
+  query.layout =
+      mlir::lowbit::LayoutAttr::get(&context, format->layout, 0, 0, 1);
   query.m = problem.shape.M;
   query.k = problem.shape.K;
   query.gemv = problem.N == 1;
@@ -434,8 +432,8 @@ private:
                    const UpconvertWeights &W, const PreparedActivations &A) {
     bool cold = problem.N == 1 && !settings.warm;
     Pairing pairing{&probe, problem.N == 1 ? nullptr : peak};
-    KernelTiming timing = time_kernel(kernel.loaded.fn, W, A, pool, cold,
-                                      settings.reps, pairing);
+    KernelTiming timing =
+        time_kernel(kernel.loaded.fn, W, A, pool, cold, settings.reps, pairing);
     Measurement m;
     m.config = kernel.config;
     m.us = timing.timing.us;
@@ -541,8 +539,8 @@ ProblemResult Tuner::tune(const Problem &problem, size_t index, double slice,
   prepared[queue.front().choice.strategy] =
       prepareWeights(canonical, queue.front().choice);
   Matrix X = syntheticMatrix(problem.N, problem.shape.K, 7 + index);
-  PreparedActivations A = prepare_activations(
-      problem.format, X.data.data(), problem.N, problem.shape.K);
+  PreparedActivations A = prepare_activations(problem.format, X.data.data(),
+                                              problem.N, problem.shape.K);
   std::vector<Matrix> checkXs;
   std::vector<std::vector<float>> checkWants;
   for (int64_t n : problem.N == 1 ? std::vector<int64_t>{1, 3}
@@ -566,9 +564,9 @@ ProblemResult Tuner::tune(const Problem &problem, size_t index, double slice,
     size_t size = settings.batch;
     if (next > 0 && perCandidate > 0)
       size = std::min(size, std::max<size_t>(1, size_t(left / perCandidate)));
-    std::vector<Candidate> batch(
-        queue.begin() + long(next),
-        queue.begin() + long(std::min(queue.size(), next + size)));
+    std::vector<Candidate> batch(queue.begin() + long(next),
+                                 queue.begin() +
+                                     long(std::min(queue.size(), next + size)));
     next += batch.size();
     auto batchStart = std::chrono::steady_clock::now();
     std::vector<std::string> errors;
@@ -617,12 +615,13 @@ ProblemResult Tuner::tune(const Problem &problem, size_t index, double slice,
       std::fflush(stdout);
       ++done;
       double elapsed = seconds(start);
-      double eta = std::min(std::max(0.0, slice - elapsed),
-                            elapsed / double(done) *
-                                double(queue.size() - done));
+      double eta =
+          std::min(std::max(0.0, slice - elapsed),
+                   elapsed / double(done) * double(queue.size() - done));
       progress.update(label, done, queue.size(), eta + later);
     }
-    perCandidate = seconds(batchStart) / double(std::max<size_t>(1, batch.size()));
+    perCandidate =
+        seconds(batchStart) / double(std::max<size_t>(1, batch.size()));
   }
   if (!heuristic || !best)
     return result; // nothing to compare with: the problem keeps no entry
@@ -631,8 +630,12 @@ ProblemResult Tuner::tune(const Problem &problem, size_t index, double slice,
   // recorded speedup compares one moment; the heuristic stays unless the
   // winner is still ahead.
   if (!interrupted && bestKernel->config != heuristicKernel->config) {
-    Measurement h = time(problem, *heuristicKernel, *prepared.at(heuristicKernel->choice.strategy).upconvert, A);
-    Measurement b = time(problem, *bestKernel, *prepared.at(bestKernel->choice.strategy).upconvert, A);
+    Measurement h =
+        time(problem, *heuristicKernel,
+             *prepared.at(heuristicKernel->choice.strategy).upconvert, A);
+    Measurement b =
+        time(problem, *bestKernel,
+             *prepared.at(bestKernel->choice.strategy).upconvert, A);
     heuristic->us = h.us;
     if (b.score >= h.score) {
       best->us = b.us;
@@ -702,7 +705,8 @@ static int runTune(const ParsedOptions &options) {
         if (strategy == Strategy::Reference || strategy == Strategy::Auto)
           throw Error("--strategy: tune searches the configs of generated "
                       "kernels (upconvert, lut-elementwise, lut-bitserial), "
-                      "not '" + name + "'");
+                      "not '" +
+                      name + "'");
         choices.push_back(resolveChoice(format, strategy, target));
       }
     } else {
@@ -724,9 +728,12 @@ static int runTune(const ParsedOptions &options) {
       format.check_shape(shape.M, shape.K);
       for (int64_t N : ns) {
         Problem problem{format, shape, N, choices.front().target, choices, {}};
-        problem.key = {format.name(), shape.M, shape.K,
+        problem.key = {format.name(),
+                       shape.M,
+                       shape.K,
                        N == 1 ? "gemv" : "gemm",
-                       target_name(problem.target), threads};
+                       target_name(problem.target),
+                       threads};
         bool seen = false;
         for (const Problem &p : problems)
           seen |= p.key == problem.key;
@@ -751,8 +758,8 @@ static int runTune(const ParsedOptions &options) {
   }
 
   const CpuFeatures &cpu = host_cpu_features();
-  std::string out = options.getOr(
-      "out", schedulesDir() + "/" + deviceSlug(cpu.model) + ".json");
+  std::string out = options.getOr("out", schedulesDir() + "/" +
+                                             deviceSlug(cpu.model) + ".json");
   fs::path outDir = fs::absolute(out).parent_path();
   if (!fs::is_directory(outDir) || access(outDir.c_str(), W_OK) != 0)
     throw Error("--out: cannot write into " + outDir.string());
@@ -784,8 +791,9 @@ static int runTune(const ParsedOptions &options) {
   }
 
   ThreadPool pool(settings.threads);
-  std::fprintf(stderr, "tune: measuring the read bandwidth (1 GiB, %d "
-                       "threads)...\n",
+  std::fprintf(stderr,
+               "tune: measuring the read bandwidth (1 GiB, %d "
+               "threads)...\n",
                settings.threads);
   ReadProbe probe(pool);
   std::unique_ptr<Int8Peak> peak;
@@ -835,8 +843,7 @@ static int runTune(const ParsedOptions &options) {
   std::printf("\ntune: %zu candidates timed, %zu failed, %zu of %zu problems "
               "in %.0f s%s; wrote %s\n",
               tuner.verified, tuner.failures, results.size(), problems.size(),
-              seconds(start), interrupted ? " (interrupted)" : "",
-              out.c_str());
+              seconds(start), interrupted ? " (interrupted)" : "", out.c_str());
   return interrupted ? 130 : 0;
 }
 
@@ -875,8 +882,9 @@ const Command &tuneCommand() {
         {"budget", "SECONDS",
          "wall-time budget of the search (default 240: a whole "
          "bitnet-b1.58-2b for one format in under 5 minutes)"},
-        {"seed", "N", "visit candidates in an order drawn from N (default: "
-                      "grid order)"},
+        {"seed", "N",
+         "visit candidates in an order drawn from N (default: "
+         "grid order)"},
         {"max-candidates", "K",
          "at most K candidates per problem besides the heuristic"},
         {"batch", "B", "candidates per compiled shared object (default 8)"},
@@ -889,8 +897,7 @@ const Command &tuneCommand() {
          "timing)"},
         {"allow-lossy", nullptr,
          "also search lossy options (lut-bitserial fast_aggregation)"},
-        {"out", "FILE",
-         "schedule file (default schedules/<cpu-model>.json)"}}},
+        {"out", "FILE", "schedule file (default schedules/<cpu-model>.json)"}}},
       runTune};
   return command;
 }

@@ -56,8 +56,8 @@ struct ScheduleEntry {
   std::string config; // an attribute, e.g. "#lowbit.upconvert<...>"
   size_t index = 0;   // position in "entries" of the file it was read from
   // Measurements (version 2; 0 / "" in a version-1 file).
-  double us = 0;      // the config's median time per call
-  double gbps = 0;    // packed weight bytes / us
+  double us = 0;   // the config's median time per call
+  double gbps = 0; // packed weight bytes / us
   std::string heuristicConfig;
   double heuristicUs = 0; // the heuristic's config, timed in the same run
 };

@@ -263,7 +263,7 @@ static SmallVector<int64_t> rowTiles(int64_t m, int64_t first,
                                      int64_t largest) {
   SmallVector<int64_t> tiles;
   for (int64_t t = first; t <= largest; t *= 2)
-    if (t == first || t <= llvm::alignTo(m, 16))
+    if (t == first || t <= llvm::divideCeilSigned(m, int64_t(16)) * 16)
       tiles.push_back(t);
   return tiles;
 }
@@ -290,8 +290,8 @@ mlir::lowbit::getStrategySearchSpace(MLIRContext *context, StringRef strategy,
 
 StringRef ReferenceAttr::getStrategyName() const { return "reference"; }
 
-SmallVector<Attribute>
-ReferenceAttr::getSearchSpace(MLIRContext *context, const SearchSpaceQuery &) {
+SmallVector<Attribute> ReferenceAttr::getSearchSpace(MLIRContext *context,
+                                                     const SearchSpaceQuery &) {
   return {ReferenceAttr::get(context)};
 }
 
@@ -375,9 +375,9 @@ UpconvertAttr::getSearchSpace(MLIRContext *context,
   // register file (they would spill) are left out, as the heuristic does.
   SearchSpaceBuilder builder(context, query);
   bool ternary = query.weight.getEncoding() == Encoding::Ternary;
-  int64_t slices =
-      query.registerBytes > 0 ? std::max<int64_t>(1, 64 / query.registerBytes)
-                              : 1;
+  int64_t slices = query.registerBytes > 0
+                       ? std::max<int64_t>(1, 64 / query.registerBytes)
+                       : 1;
   int64_t slicesInLoop = slices <= 2 ? slices : 1;
   SmallVector<int64_t> tileNs =
       query.gemv ? SmallVector<int64_t>{1} : SmallVector<int64_t>{1, 2, 4, 8};
@@ -485,16 +485,16 @@ LutElementwiseAttr::getSearchSpace(MLIRContext *context,
       {LayoutAttr::get(context, kind, /*tileM=*/16, tileK, /*interleave=*/16)});
   // Doublings of the tile (verifyFor drops those past the int16 limit:
   // TL1 1024 > 1008) and the largest TL2 chunk, 960.
-  SmallVector<int64_t> bks =
-      kind == LayoutKind::TL2 ? SmallVector<int64_t>{192, 384, 768, 960}
-                              : SmallVector<int64_t>{128, 256, 512, 1024};
+  SmallVector<int64_t> bks = kind == LayoutKind::TL2
+                                 ? SmallVector<int64_t>{192, 384, 768, 960}
+                                 : SmallVector<int64_t>{128, 256, 512, 1024};
   SmallVector<int64_t> bns =
       query.gemv ? SmallVector<int64_t>{1} : SmallVector<int64_t>{1, 2, 4};
   for (int64_t bm : rowTiles(query.m, 16, 64))
     for (int64_t bk : bks)
       for (int64_t bn : bns)
-        builder.add(LutElementwiseAttr::getChecked(
-            builder.emitError(), context, bm, bk, /*subM=*/16, bn));
+        builder.add(LutElementwiseAttr::getChecked(builder.emitError(), context,
+                                                   bm, bk, /*subM=*/16, bn));
   return builder.take();
 }
 
