@@ -110,6 +110,13 @@ static int runBench(const ParsedOptions &options) {
          splitList(options.getOr("target", "native"))) {
       KernelChoice choice =
           resolveChoice(format, strategy, parse_target(targetName));
+      if (isGpuTarget(choice.target))
+        throw Error("lowbit bench times CPU kernels against the CPU's read "
+                    "bandwidth; it has no GPU roofline, so it does not time "
+                    "'" + target_name(choice.target) +
+                    "' (use 'lowbit run --target " +
+                    target_name(choice.target) + "', which reports the "
+                    "dispatch time)");
       if (choice.strategy == Strategy::Reference)
         throw Error("lowbit bench measures generated kernels; " +
                     format.name() + " has none for " +

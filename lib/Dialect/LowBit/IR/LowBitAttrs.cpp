@@ -400,3 +400,52 @@ LogicalResult LutBitserialAttr::verifyFor(EmitErrorFn emitError,
                        << layout.getTileM();
   return success();
 }
+
+//===- GpuAttr ------------------------------------------------------------===//
+
+LogicalResult GpuAttr::verify(EmitErrorFn emitError, int64_t wgTileM,
+                              int64_t wgTileN, int64_t sgTileM, int64_t sgTileN,
+                              int64_t kSplit, bool, int64_t subgroupSize) {
+  if (failed(checkPositive(emitError, "gpu", "wg_tile_m", wgTileM)) ||
+      failed(checkPositive(emitError, "gpu", "wg_tile_n", wgTileN)) ||
+      failed(checkPositive(emitError, "gpu", "sg_tile_m", sgTileM)) ||
+      failed(checkPositive(emitError, "gpu", "sg_tile_n", sgTileN)) ||
+      failed(checkPositive(emitError, "gpu", "k_split", kSplit)))
+    return failure();
+  if (!llvm::isPowerOf2_64(subgroupSize) || subgroupSize > 128)
+    return emitError() << "gpu subgroup_size must be a power of two up to "
+                          "128, got "
+                       << subgroupSize;
+  if (wgTileM % sgTileM != 0 || wgTileN % sgTileN != 0)
+    return emitError() << "gpu wg_tile_m x wg_tile_n = " << wgTileM << " x "
+                       << wgTileN << " is not a multiple of sg_tile_m x "
+                       << "sg_tile_n = " << sgTileM << " x " << sgTileN;
+  // Accumulators live in registers: bound the unrolled tile.
+  if (sgTileM * sgTileN > 64)
+    return emitError() << "gpu sg_tile_m * sg_tile_n must be at most 64 "
+                          "accumulators, got "
+                       << sgTileM * sgTileN;
+  int64_t invocations =
+      subgroupSize * (wgTileM / sgTileM) * (wgTileN / sgTileN) * kSplit;
+  if (invocations > 1024)
+    return emitError() << "gpu workgroup has " << invocations
+                       << " invocations, more than 1024";
+  return success();
+}
+
+int64_t GpuAttr::getWorkgroupSize() const {
+  return getSubgroupSize() * (getWgTileM() / getSgTileM()) *
+         (getWgTileN() / getSgTileN()) * getKSplit();
+}
+
+StringRef GpuAttr::getStrategyName() const { return "upconvert"; }
+
+LogicalResult GpuAttr::verifyFor(EmitErrorFn emitError,
+                                 const WeightAttr &weight,
+                                 const LayoutAttr &layout, int64_t,
+                                 int64_t) const {
+  if (weight.getEncoding() != Encoding::Ternary)
+    return emitError() << "gpu strategy supports ternary weights only, got "
+                       << stringifyEncoding(weight.getEncoding());
+  return checkLayoutSupported(emitError, "gpu", layout, {LayoutKind::I2S});
+}
