@@ -304,7 +304,7 @@ def LowBit_GpuAttr : LowBit_ConfigAttr<"Gpu", "gpu"> {
 
     ```mlir
     #lowbit.gpu<wg_tile_m = 64, wg_tile_n = 1, sg_tile_m = 4, sg_tile_n = 1, subgroup_size = 16>
-    #lowbit.gpu<wg_tile_m = 256, wg_tile_n = 32, sg_tile_m = 32, sg_tile_n = 16, k_split = 2, fuse_act_quant = false, subgroup_size = 16>
+    #lowbit.gpu<wg_tile_m = 64, wg_tile_n = 16, sg_tile_m = 8, sg_tile_n = 8, k_split = 2, fuse_act_quant = false, subgroup_size = 16>
     ```
   }];
   let parameters = (ins
