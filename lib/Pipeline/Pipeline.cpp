@@ -192,7 +192,8 @@ static llvm::Error generateGpuKernel(MLIRContext &ctx, ModuleOp module,
                     config.getWgTileM(),
                     config.getWgTileN(),
                     config.getFuseActQuant() ? 1 : 0,
-                    int64_t(words.size())};
+                    int64_t(words.size()),
+                    config.getIntDot() ? 1 : 0};
   FailureOr<std::string> cpp =
       embedSpirvKernel(&ctx, request.functionName, words, info);
   if (failed(cpp))

@@ -51,12 +51,13 @@ struct Device {
   VkQueue queue = VK_NULL_HANDLE;
   uint32_t queueFamily = 0;
   std::string name;
-  std::mutex mutex; // one submission at a time on the queue
+  bool intDot = false; // shaderIntegerDotProduct, enabled when present
+  std::mutex mutex;    // one submission at a time on the queue
 
   Device() {
     VkApplicationInfo app{VK_STRUCTURE_TYPE_APPLICATION_INFO};
     app.pApplicationName = "lowbit";
-    app.apiVersion = VK_API_VERSION_1_1;
+    app.apiVersion = VK_API_VERSION_1_3;
     VkInstanceCreateInfo info{VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO};
     info.pApplicationInfo = &app;
     if (vkCreateInstance(&info, nullptr, &instance) != VK_SUCCESS) {
@@ -89,7 +90,24 @@ struct Device {
     queueInfo.queueFamilyIndex = queueFamily;
     queueInfo.queueCount = 1;
     queueInfo.pQueuePriorities = &priority;
+    VkPhysicalDeviceProperties props;
+    vkGetPhysicalDeviceProperties(physical, &props);
+    VkPhysicalDeviceVulkan13Features features13{
+        VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES};
+    VkPhysicalDeviceFeatures2 features{
+        VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
+    if (props.apiVersion >= VK_API_VERSION_1_3) {
+      features.pNext = &features13;
+      vkGetPhysicalDeviceFeatures2(physical, &features);
+      intDot = features13.shaderIntegerDotProduct;
+    }
+    // Only the feature kernels may use is enabled.
+    VkPhysicalDeviceVulkan13Features enable13{
+        VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES};
+    enable13.shaderIntegerDotProduct = intDot;
     VkDeviceCreateInfo deviceInfo{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
+    if (intDot)
+      deviceInfo.pNext = &enable13;
     deviceInfo.queueCreateInfoCount = 1;
     deviceInfo.pQueueCreateInfos = &queueInfo;
     if (vkCreateDevice(physical, &deviceInfo, nullptr, &device) !=
@@ -98,8 +116,6 @@ struct Device {
       return;
     }
     vkGetDeviceQueue(device, queueFamily, 0, &queue);
-    VkPhysicalDeviceProperties props;
-    vkGetPhysicalDeviceProperties(physical, &props);
     name = props.deviceName;
   }
 
@@ -350,6 +366,10 @@ VulkanKernel::VulkanKernel(const SpirvKernel &kernel, const PackedWeights &W)
                 " x " + std::to_string(info[2]) + " weights, got " +
                 W.format.name() + " " + std::to_string(W.M) + " x " +
                 std::to_string(W.K));
+  if (info[9] && !k.d.intDot)
+    throw Error("vulkan: the kernel uses the integer dot product "
+                "(#lowbit.gpu int_dot) but '" +
+                k.d.name + "' lacks shaderIntegerDotProduct");
   k.M = W.M;
   k.K = W.K;
   k.words = info[3];

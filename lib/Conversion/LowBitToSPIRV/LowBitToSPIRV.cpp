@@ -19,6 +19,7 @@ namespace mlir::lowbit {
 #include "mlir/Target/Cpp/CppEmitter.h"
 #include "mlir/Target/SPIRV/Serialization.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FormatVariadic.h"
 
 using namespace mlir;
 using namespace mlir::lowbit;
@@ -33,21 +34,33 @@ bool mlir::lowbit::isGpuTarget(StringRef target) {
 }
 
 /// Vulkan 1.3 compute. The capabilities and extensions listed are what the
-/// conversion may use; spirv-update-vce then keeps only those the module
-/// needs.
-static StringRef getTargetEnv(StringRef target) {
+/// conversion may use (the integer dot product only where a config asks
+/// for it); spirv-update-vce then keeps only those the module needs. The
+/// SPIR-V version is 1.6, which Vulkan 1.3 takes, where a kernel has
+/// OpSDot / OpSUDot (core in 1.6), else 1.3: from 1.4 on, every global
+/// variable an entry point uses must be in its interface, and
+/// spirv-lower-abi-attrs lists them by the environment's version, before
+/// spirv-update-vce lowers the module's version to what it needs.
+static std::string getTargetEnv(StringRef target, bool dotProduct) {
+  StringRef version = dotProduct ? "v1.6" : "v1.3";
   if (target == "spirv-vulkan")
-    return "#spirv.target_env<#spirv.vce<v1.3, [Shader, Int64, "
-           "GroupNonUniform], [SPV_KHR_storage_buffer_storage_class]>, "
+    return llvm::formatv("#spirv.target_env<#spirv.vce<{0}, [Shader, Int64, "
+           "GroupNonUniform, DotProduct, DotProductInput4x8BitPacked], "
+           "[SPV_KHR_storage_buffer_storage_class, "
+           "SPV_KHR_integer_dot_product]>, "
            "api=Vulkan, #spirv.resource_limits<max_compute_workgroup_"
            "invocations = 1024, max_compute_workgroup_size = [1024, 1024, "
-           "64]>>";
+           "64]>>",
+                         version);
   if (target == "spirv-xe2")
-    return "#spirv.target_env<#spirv.vce<v1.3, [Shader, Int64, "
-           "GroupNonUniform], [SPV_KHR_storage_buffer_storage_class]>, "
+    return llvm::formatv("#spirv.target_env<#spirv.vce<{0}, [Shader, Int64, "
+           "GroupNonUniform, DotProduct, DotProductInput4x8BitPacked], "
+           "[SPV_KHR_storage_buffer_storage_class, "
+           "SPV_KHR_integer_dot_product]>, "
            "api=Vulkan, Intel:DiscreteGPU, #spirv.resource_limits<max_"
            "compute_workgroup_invocations = 1024, max_compute_workgroup_size "
-           "= [1024, 1024, 64], subgroup_size = 16>>";
+           "= [1024, 1024, 64], subgroup_size = 16>>",
+                         version);
   return "";
 }
 
@@ -59,7 +72,11 @@ public:
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    StringRef env = getTargetEnv(target);
+    bool dotProduct = false;
+    module.walk([&](Operation *op) {
+      dotProduct |= isa<spirv::SDotOp, spirv::SUDotOp>(op);
+    });
+    std::string env = getTargetEnv(target, dotProduct);
     if (env.empty()) {
       module.emitError() << "unknown GPU target '" << target
                          << "' (expected "

@@ -7,9 +7,11 @@
 // GENERATED GLOBALS (lib/Conversion/LowBitToSPIRV)
 //   uint32_t <name>_spirv[]  the SPIR-V module: entry point "mpgemm" and,
 //                            when the scales are not fused, "act_scales"
-//   int64_t  <name>_info[9]  {abi version (1), M, K, Kw = ceil(K / 16),
+//   int64_t  <name>_info[10] {abi version (1), M, K, Kw = ceil(K / 16),
 //                            invocations per workgroup, wg_tile_m,
-//                            wg_tile_n, fused (1 / 0), SPIR-V word count}
+//                            wg_tile_n, fused (1 / 0), SPIR-V word count,
+//                            integer dot product (1 / 0: the device needs
+//                            shaderIntegerDotProduct)}
 //
 // BUFFERS (descriptor set 0, storage buffers, the same for both entries)
 //   0  float    X [N][K]     activations

@@ -292,10 +292,10 @@ func.func @mpgemm_q4_0_reference(%x: tensor<3x64xf32>, %w: tensor<5x36xi8>) -> t
 
 // CHECK-LABEL: func.func private @config_gpu()
 // CHECK-SAME: a = #lowbit.gpu<wg_tile_m = 64, wg_tile_n = 1, sg_tile_m = 4, sg_tile_n = 1, subgroup_size = 16>
-// CHECK-SAME: b = #lowbit.gpu<wg_tile_m = 64, wg_tile_n = 16, sg_tile_m = 8, sg_tile_n = 8, k_split = 2, fuse_act_quant = false, subgroup_size = 16>
+// CHECK-SAME: b = #lowbit.gpu<wg_tile_m = 64, wg_tile_n = 16, sg_tile_m = 8, sg_tile_n = 8, k_split = 2, fuse_act_quant = false, int_dot = true, subgroup_size = 16>
 func.func private @config_gpu() attributes {
   a = #lowbit.gpu<wg_tile_m = 64, wg_tile_n = 1, sg_tile_m = 4, sg_tile_n = 1, k_split = 1, fuse_act_quant = true, subgroup_size = 16>,
-  b = #lowbit.gpu<wg_tile_m = 64, wg_tile_n = 16, sg_tile_m = 8, sg_tile_n = 8, k_split = 2, fuse_act_quant = false, subgroup_size = 16>}
+  b = #lowbit.gpu<wg_tile_m = 64, wg_tile_n = 16, sg_tile_m = 8, sg_tile_n = 8, k_split = 2, fuse_act_quant = false, int_dot = true, subgroup_size = 16>}
 
 // An i2s mpgemm with a GPU config.
 // CHECK-LABEL: func.func @mpgemm_i2s_gpu

@@ -405,7 +405,8 @@ LogicalResult LutBitserialAttr::verifyFor(EmitErrorFn emitError,
 
 LogicalResult GpuAttr::verify(EmitErrorFn emitError, int64_t wgTileM,
                               int64_t wgTileN, int64_t sgTileM, int64_t sgTileN,
-                              int64_t kSplit, bool, int64_t subgroupSize) {
+                              int64_t kSplit, bool, bool,
+                              int64_t subgroupSize) {
   if (failed(checkPositive(emitError, "gpu", "wg_tile_m", wgTileM)) ||
       failed(checkPositive(emitError, "gpu", "wg_tile_n", wgTileN)) ||
       failed(checkPositive(emitError, "gpu", "sg_tile_m", sgTileM)) ||

@@ -16,7 +16,7 @@
 
 #include "lowbit/Dialect/LowBit/Transforms/Passes.h"
 
-#include "mlir/Dialect/SPIRV/IR/SPIRVDialect.h"
+#include "mlir/Dialect/SPIRV/IR/SPIRVOps.h"
 #include "mlir/AsmParser/AsmParser.h"
 #include "mlir/Dialect/SPIRV/IR/TargetAndABI.h"
 #include "llvm/ADT/STLExtras.h"
@@ -40,13 +40,15 @@ GpuAttr mlir::lowbit::getDefaultGpuConfig(MLIRContext *ctx, StringRef target,
   // finding for GEMV). GEMM: 4 x 4 subgroup tiles that reuse every quantized
   // activation 4 times, scales from the pre-kernel (the seed's GEMM
   // finding). spirv-xe2 takes the seed's subgroup 16 with rectangular
-  // subgroup tiles (32 x 1 rows for GEMV, 8 x 4 for GEMM).
+  // subgroup tiles (32 x 1 rows for GEMV, 8 x 4 for GEMM) and the integer
+  // dot product (Xe2 has DP4A); spirv-vulkan multiplies in plain int32,
+  // which every Vulkan device runs.
   if (target == "spirv-vulkan")
-    return gemv ? GpuAttr::get(ctx, 16, 1, 4, 1, 1, true, 16)
-                : GpuAttr::get(ctx, 16, 4, 4, 4, 1, false, 16);
+    return gemv ? GpuAttr::get(ctx, 16, 1, 4, 1, 1, true, false, 16)
+                : GpuAttr::get(ctx, 16, 4, 4, 4, 1, false, false, 16);
   if (target == "spirv-xe2")
-    return gemv ? GpuAttr::get(ctx, 128, 1, 32, 1, 1, true, 16)
-                : GpuAttr::get(ctx, 32, 8, 8, 4, 1, false, 16);
+    return gemv ? GpuAttr::get(ctx, 128, 1, 32, 1, 1, true, true, 16)
+                : GpuAttr::get(ctx, 32, 8, 8, 4, 1, false, true, 16);
   return nullptr;
 }
 
@@ -58,6 +60,7 @@ struct GpuPlan {
   int64_t wgM = 0, wgN = 0, sgM = 0, sgN = 0, kSplit = 1, lanes = 0;
   int64_t invocations = 0;
   bool fused = true;
+  bool intDot = false;
 };
 
 /// Builds the ops of one gpu.func body at the end of its entry block.
@@ -139,7 +142,10 @@ public:
     int64_t chunk = llvm::divideCeil(plan.words, plan.kSplit);
     Value kBegin = mul(ks, cst(chunk));
     Value kEnd = min(add(kBegin, cst(chunk)), cst(plan.words));
-    SmallVector<Value> zeros(plan.sgM * plan.sgN, cstI32(0));
+    // Accumulators: the tile's sums, then (int_dot) the sgN activation sums.
+    int64_t tileSize = plan.sgM * plan.sgN;
+    SmallVector<Value> zeros(tileSize + (plan.intDot ? plan.sgN : 0),
+                             cstI32(0));
     auto loop = scf::ForOp::create(b, loc, add(kBegin, lane), kEnd,
                                    cst(plan.lanes), zeros);
     {
@@ -150,13 +156,17 @@ public:
       scf::YieldOp::create(b, loc, acc);
     }
 
-    // 3. Partial sums of all lanes and K parts, then y.
-    int64_t tileSize = plan.sgM * plan.sgN;
+    // 3. Partial sums of all lanes and K parts, then y. With int_dot the
+    // codes were c = q + 1: subtracting the activation sum gives sum q * x.
     Value partial = allocWorkgroup(plan.invocations * tileSize, b.getI32Type());
     Value partialBase = mul(tid, cst(tileSize));
-    for (int64_t a = 0; a < tileSize; ++a)
-      memref::StoreOp::create(b, loc, loop.getResult(a), partial,
-                              add(partialBase, cst(a)));
+    for (int64_t a = 0; a < tileSize; ++a) {
+      Value v = loop.getResult(a);
+      if (plan.intDot)
+        v = arith::SubIOp::create(b, loc, v,
+                                  loop.getResult(tileSize + a % plan.sgN));
+      memref::StoreOp::create(b, loc, v, partial, add(partialBase, cst(a)));
+    }
     gpu::BarrierOp::create(b, loc);
     // Lane l of K part 0 finishes tile elements l, l + lanes, ...
     ifThen(eq(ks, cst(0)), [&] {
@@ -226,6 +236,10 @@ private:
         xq[j].push_back(q);
       }
     }
+    if (plan.intDot) {
+      dotWord(word, wRows, xq, acc);
+      return;
+    }
     Value mask = cstI32(3), one = cstI32(1);
     for (int64_t i = 0; i < plan.sgM; ++i) {
       Value codes =
@@ -245,13 +259,62 @@ private:
     }
   }
 
+  /// The int_dot form of accumulateWord: plane e = 0..3 of a word,
+  /// (word >> 2e) & 0x03030303, holds the unsigned codes of k = e, e + 4,
+  /// e + 8, e + 12 in its bytes; OpSUDot multiplies it by the activations
+  /// of those k packed as int8. acc[tileSize + j] collects the activation
+  /// sums (OpSDot with 0x01010101) that finishing subtracts.
+  void dotWord(Value word, ArrayRef<Value> wRows,
+               ArrayRef<SmallVector<Value>> xq, SmallVectorImpl<Value> &acc) {
+    auto format = spirv::PackedVectorFormatAttr::get(
+        b.getContext(), spirv::PackedVectorFormat::PackedVectorFormat4x8Bit);
+    Type i32 = b.getI32Type();
+    int64_t tileSize = plan.sgM * plan.sgN;
+    SmallVector<SmallVector<Value>> packed(plan.sgN);
+    Value byte = cstI32(0xff);
+    for (int64_t j = 0; j < plan.sgN; ++j) {
+      for (int64_t e = 0; e < 4; ++e) {
+        Value p = cstI32(0);
+        for (int64_t lane = 0; lane < 4; ++lane) {
+          Value v = arith::AndIOp::create(b, loc, xq[j][e + 4 * lane], byte);
+          if (lane > 0)
+            v = arith::ShLIOp::create(b, loc, v, cstI32(8 * lane));
+          p = arith::OrIOp::create(b, loc, p, v);
+        }
+        packed[j].push_back(p);
+        Value sum = spirv::SDotOp::create(b, loc, i32, p,
+                                          cstI32(0x01010101), format);
+        acc[tileSize + j] = arith::AddIOp::create(b, loc, acc[tileSize + j],
+                                                  sum);
+      }
+    }
+    Value mask = cstI32(0x03030303);
+    for (int64_t i = 0; i < plan.sgM; ++i) {
+      Value codes =
+          memref::LoadOp::create(b, loc, w, ValueRange{add(wRows[i], word)});
+      for (int64_t e = 0; e < 4; ++e) {
+        Value plane = e == 0 ? codes
+                             : arith::ShRUIOp::create(b, loc, codes,
+                                                      cstI32(2 * e))
+                                   .getResult();
+        plane = arith::AndIOp::create(b, loc, plane, mask);
+        for (int64_t j = 0; j < plan.sgN; ++j) {
+          Value d =
+              spirv::SUDotOp::create(b, loc, i32, packed[j][e], plane, format);
+          Value &a = acc[i * plan.sgN + j];
+          a = arith::AddIOp::create(b, loc, a, d);
+        }
+      }
+    }
+  }
+
   /// int8 code of activation v with scale s, as an i32:
   /// clamp(round_half_even(v * s), -128, 127).
   Value quantize(Value v, Value s) {
     Value r = math::RoundEvenOp::create(
         b, loc, arith::MulFOp::create(b, loc, v, s).getResult());
-    r = arith::MaxNumFOp::create(b, loc, r, cstF32(-128.0f));
-    r = arith::MinNumFOp::create(b, loc, r, cstF32(127.0f));
+    r = fmax(r, cstF32(-128.0f));
+    r = arith::MinNumFOp::create(b, loc, r, cstF32(127.0f), finiteMath());
     return arith::FPToSIOp::create(b, loc, b.getI32Type(), r);
   }
 
@@ -268,9 +331,8 @@ private:
       b.setInsertionPointToStart(loop.getBody());
       Value v = memref::LoadOp::create(b, loc, x,
                                        add(rowStart, loop.getInductionVar()));
-      Value m = arith::MaxNumFOp::create(
-          b, loc, loop.getRegionIterArgs()[0],
-          math::AbsFOp::create(b, loc, v).getResult());
+      Value m = fmax(loop.getRegionIterArgs()[0],
+                     math::AbsFOp::create(b, loc, v).getResult());
       scf::YieldOp::create(b, loc, m);
     }
     memref::StoreOp::create(b, loc, loop.getResult(0), amax, add(base, tid));
@@ -285,11 +347,18 @@ private:
                                        add(base, all.getInductionVar()));
       scf::YieldOp::create(
           b, loc,
-          ValueRange{arith::MaxNumFOp::create(
-                         b, loc, all.getRegionIterArgs()[0], v)
-                         .getResult()});
+          ValueRange{fmax(all.getRegionIterArgs()[0], v)});
     }
     return arith::DivFOp::create(b, loc, cstF32(127.0f), all.getResult(0));
+  }
+
+  /// The runtime rejects non-finite activations before the dispatch, so
+  /// min / max need no NaN handling.
+  static arith::FastMathFlags finiteMath() {
+    return arith::FastMathFlags::nnan | arith::FastMathFlags::ninf;
+  }
+  Value fmax(Value l, Value r) {
+    return arith::MaxNumFOp::create(b, loc, l, r, finiteMath());
   }
 
   Value allocWorkgroup(int64_t size, Type type = {}) {
@@ -401,6 +470,7 @@ private:
     plan.lanes = gpuConfig.getSubgroupSize();
     plan.invocations = gpuConfig.getWorkgroupSize();
     plan.fused = gpuConfig.getFuseActQuant();
+    plan.intDot = gpuConfig.getIntDot();
 
     Location loc = func.getLoc();
     OpBuilder b(func);

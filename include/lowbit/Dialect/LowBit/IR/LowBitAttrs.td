@@ -300,7 +300,12 @@ def LowBit_GpuAttr : LowBit_ConfigAttr<"Gpu", "gpu"> {
     scale inside the kernel (every workgroup of a row again, the paper's
     choice for GEMV); `false` runs a separate pre-kernel that writes the
     scales once (the paper's choice for GEMM). Activations are quantized to
-    int8 in registers either way. Supports ternary weights in i2s layout.
+    int8 in registers either way. `int_dot = true` multiplies 4 int8
+    activations by 4 unsigned codes per instruction (`OpSUDot`,
+    SPV_KHR_integer_dot_product; the device needs Vulkan 1.3's
+    `shaderIntegerDotProduct`) and subtracts the activation sum once, as the
+    CPU kernels do; `false` (the default) uses int32 multiply-add, which
+    every device runs. Supports ternary weights in i2s layout.
 
     ```mlir
     #lowbit.gpu<wg_tile_m = 64, wg_tile_n = 1, sg_tile_m = 4, sg_tile_n = 1, subgroup_size = 16>
@@ -314,6 +319,7 @@ def LowBit_GpuAttr : LowBit_ConfigAttr<"Gpu", "gpu"> {
     "int64_t":$sg_tile_n,
     DefaultValuedParameter<"int64_t", "1">:$k_split,
     LowBit_Flag<"true">:$fuse_act_quant,
+    LowBit_FlagParameter:$int_dot,
     "int64_t":$subgroup_size
   );
   let assemblyFormat = "`<` struct(params) `>`";
