@@ -172,14 +172,17 @@ static llvm::Error generateGpuKernel(MLIRContext &ctx, ModuleOp module,
   if (failed(pm.run(module)))
     return fail("");
   GpuAttr config;
+  bool preKernel = false;
   module.walk([&](gpu::GPUModuleOp op) {
     config = op->getAttrOfType<GpuAttr>("lowbit.config");
+    preKernel = op.lookupSymbol("act_scales") != nullptr;
   });
   SmallVector<uint32_t> words;
   if (!config || failed(serializeSpirvModule(module, words)))
     return fail("");
   source.config = printAttr(config);
-  source.layout = "#lowbit.layout<i2s>";
+  bool isTernary = request.format == "i2s";
+  source.layout = isTernary ? "#lowbit.layout<i2s>" : "#lowbit.layout<canonical>";
   source.bits = 2;
   source.Mp = request.M;
   source.Kp = llvm::alignTo(request.K, 16);
@@ -191,9 +194,10 @@ static llvm::Error generateGpuKernel(MLIRContext &ctx, ModuleOp module,
                     config.getWorkgroupSize(),
                     config.getWgTileM(),
                     config.getWgTileN(),
-                    config.getFuseActQuant() ? 1 : 0,
+                    preKernel ? 1 : 0,
                     int64_t(words.size()),
-                    config.getIntDot() ? 1 : 0};
+                    config.getIntDot() ? 1 : 0,
+                    isTernary ? 0 : 2};
   FailureOr<std::string> cpp =
       embedSpirvKernel(&ctx, request.functionName, words, info);
   if (failed(cpp))

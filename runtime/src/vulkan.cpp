@@ -10,6 +10,8 @@
 #include "lowbit/vulkan.h"
 #include "lowbit/error.h"
 
+#include "group.h"
+
 #include <cmath>
 #include <cstring>
 #include <string>
@@ -195,14 +197,14 @@ struct Buffer {
   }
 };
 
-constexpr uint32_t kBindings = 5;
+constexpr uint32_t kBindings = 6;
 
 } // namespace
 
 struct VulkanKernel::Impl {
   Device &d = device();
   int64_t M = 0, K = 0, words = 0, wgM = 1, wgN = 1;
-  bool fused = true;
+  bool preKernel = false;
   VkShaderModule shader = VK_NULL_HANDLE;
   VkDescriptorSetLayout setLayout = VK_NULL_HANDLE;
   VkPipelineLayout pipelineLayout = VK_NULL_HANDLE;
@@ -212,7 +214,7 @@ struct VulkanKernel::Impl {
   VkCommandPool commandPool = VK_NULL_HANDLE;
   VkCommandBuffer commands = VK_NULL_HANDLE;
   VkFence fence = VK_NULL_HANDLE;
-  Buffer buffers[kBindings]; // X, W, Y, params, scales
+  Buffer buffers[kBindings]; // X, W, Y, params, scales, block scales
   double seconds = 0;
 
   ~Impl() {
@@ -273,7 +275,7 @@ struct VulkanKernel::Impl {
                                  &pipelineLayout),
           "vkCreatePipelineLayout");
     mpgemm = makePipeline("mpgemm");
-    if (!fused)
+    if (preKernel)
       actScales = makePipeline("act_scales");
 
     VkDescriptorPoolSize size{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, kBindings};
@@ -330,7 +332,7 @@ struct VulkanKernel::Impl {
     check(vkBeginCommandBuffer(commands, &begin), "vkBeginCommandBuffer");
     vkCmdBindDescriptorSets(commands, VK_PIPELINE_BIND_POINT_COMPUTE,
                             pipelineLayout, 0, 1, &set, 0, nullptr);
-    if (!fused) {
+    if (preKernel) {
       vkCmdBindPipeline(commands, VK_PIPELINE_BIND_POINT_COMPUTE, actScales);
       vkCmdDispatch(commands, uint32_t(N), 1, 1);
       VkMemoryBarrier barrier{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
@@ -361,11 +363,17 @@ VulkanKernel::VulkanKernel(const SpirvKernel &kernel, const PackedWeights &W)
   if (info[0] != 1)
     throw Error("vulkan: kernel ABI version " + std::to_string(info[0]) +
                 ", this runtime knows 1");
-  if (W.format.kind != FormatKind::I2S || info[1] != W.M || info[2] != W.K)
-    throw Error("vulkan: the kernel is for i2s " + std::to_string(info[1]) +
-                " x " + std::to_string(info[2]) + " weights, got " +
-                W.format.name() + " " + std::to_string(W.M) + " x " +
-                std::to_string(W.K));
+  const bool w2 = info[10] == 2;
+  const bool formatOk = w2 ? W.format.kind == FormatKind::Group &&
+                                 W.format.encoding() == Encoding::Unsigned &&
+                                 W.format.bits == 2
+                           : W.format.kind == FormatKind::I2S;
+  if (!formatOk || info[1] != W.M || info[2] != W.K)
+    throw Error("vulkan: the kernel is for " +
+                std::string(w2 ? "w2gG" : "i2s") + " " +
+                std::to_string(info[1]) + " x " + std::to_string(info[2]) +
+                " weights, got " + W.format.name() + " " +
+                std::to_string(W.M) + " x " + std::to_string(W.K));
   if (info[9] && !k.d.intDot)
     throw Error("vulkan: the kernel uses the integer dot product "
                 "(#lowbit.gpu int_dot) but '" +
@@ -375,7 +383,7 @@ VulkanKernel::VulkanKernel(const SpirvKernel &kernel, const PackedWeights &W)
   k.words = info[3];
   k.wgM = info[5];
   k.wgN = info[6];
-  k.fused = info[7] != 0;
+  k.preKernel = info[7] != 0;
   k.build(kernel);
 
   Buffer &codes = k.buffers[1];
@@ -386,6 +394,19 @@ VulkanKernel::VulkanKernel(const SpirvKernel &kernel, const PackedWeights &W)
   for (int64_t m = 0; m < k.M; ++m)
     std::memcpy(bytes + m * k.words * 4, W.codes.data() + m * rowBytes,
                 size_t(rowBytes));
+  Buffer &blocks = k.buffers[5];
+  blocks.reserve(k.d, w2 ? size_t(k.M * (k.K / 32) * 2 * 4) : 4);
+  if (w2) {
+    std::vector<detail::ScaleZero> row(size_t(k.K / 32));
+    auto *out = static_cast<float *>(blocks.data);
+    for (int64_t m = 0; m < k.M; ++m) {
+      detail::row_block_scales(W, m, row.data());
+      for (const detail::ScaleZero &sz : row) {
+        *out++ = sz.s;
+        *out++ = float(sz.z);
+      }
+    }
+  }
   k.buffers[3].reserve(k.d, 8);
   uint32_t scaleBits;
   std::memcpy(&scaleBits, &W.tensor_scale, 4);

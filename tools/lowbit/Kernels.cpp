@@ -34,14 +34,16 @@ KernelChoice resolveChoice(const Format &format, Strategy strategy,
                 " (see 'lowbit targets')");
   if (isGpuTarget(target)) {
     // The GPU kernel (#lowbit.gpu) unpacks codes to int8 products: the
-    // upconvert strategy, for i2s.
+    // upconvert strategy, for i2s and w2gG.
+    const bool gpuFormat =
+        format.kind == FormatKind::I2S ||
+        (format.encoding() == Encoding::Unsigned && format.bits == 2);
     if (strategy == Strategy::Auto)
-      strategy = format.kind == FormatKind::I2S ? Strategy::Upconvert
-                                                : Strategy::Reference;
+      strategy = gpuFormat ? Strategy::Upconvert : Strategy::Reference;
     if (strategy != Strategy::Reference &&
-        (strategy != Strategy::Upconvert || format.kind != FormatKind::I2S))
+        (strategy != Strategy::Upconvert || !gpuFormat))
       throw Error("target '" + target_name(target) + "' has only the "
-                  "upconvert strategy for i2s (got " +
+                  "upconvert strategy for i2s and w2gG (got " +
                   strategy_name(strategy) + " for " + format.name() + ")");
     return {strategy, target};
   }

@@ -7,11 +7,13 @@
 // GENERATED GLOBALS (lib/Conversion/LowBitToSPIRV)
 //   uint32_t <name>_spirv[]  the SPIR-V module: entry point "mpgemm" and,
 //                            when the scales are not fused, "act_scales"
-//   int64_t  <name>_info[10] {abi version (1), M, K, Kw = ceil(K / 16),
+//   int64_t  <name>_info[11] {abi version (1), M, K, Kw = ceil(K / 16),
 //                            invocations per workgroup, wg_tile_m,
-//                            wg_tile_n, fused (1 / 0), SPIR-V word count,
-//                            integer dot product (1 / 0: the device needs
-//                            shaderIntegerDotProduct)}
+//                            wg_tile_n, has the act_scales pre-kernel
+//                            (1 / 0), SPIR-V word count, integer dot
+//                            product (1 / 0: the device needs
+//                            shaderIntegerDotProduct), weights (0: i2s,
+//                            2: w2gG)}
 //
 // BUFFERS (descriptor set 0, storage buffers, the same for both entries)
 //   0  float    X [N][K]     activations
@@ -20,11 +22,17 @@
 //                            (the canonical i2s row padded to 4 bytes)
 //   2  float    Y [N][M]     output
 //   3  uint32_t params[2]    N, the bits of the float w_scale
-//   4  float    scales [N]   activation scales s = 127 / max(absmax, 1e-5)
-//                            (written by act_scales, read by mpgemm)
+//   4  float    scales [N]   i2s activation scales s = 127 / max(absmax,
+//                            1e-5) (written by act_scales, read by mpgemm)
+//   5  float    blocks [M][K / 32][2]  w2gG: per 32-block (s, z) of the
+//                            weights (row_block_scales), z an integer
+//
+// w2gG codes are the canonical rows (2 bits, K a multiple of 32, so no
+// padding); activations are quantized per 32-block in the kernel, and Y
+// agrees with the reference within float summation order.
 //
 // DISPATCH
-//   act_scales (unfused only): (N, 1, 1) workgroups, then a barrier;
+//   act_scales (when present): (N, 1, 1) workgroups, then a barrier;
 //   mpgemm: (ceil(M / wg_tile_m), ceil(N / wg_tile_n), 1) workgroups.
 //   Y equals the i2s reference bit for bit when the device rounds float
 //   division correctly (lavapipe does; Vulkan allows 2.5 ulp).
@@ -58,7 +66,7 @@ struct SpirvKernel {
 /// One kernel with its weights resident in a device buffer.
 class VulkanKernel {
 public:
-  /// Checks the info block against W (i2s, the kernel's M and K), repacks
+  /// Checks the info block against W (format, M, K), repacks
   /// and uploads the weights and builds the pipelines. Throws Error.
   VulkanKernel(const SpirvKernel &kernel, const PackedWeights &W);
   ~VulkanKernel();

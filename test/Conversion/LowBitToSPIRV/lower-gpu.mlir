@@ -54,3 +54,28 @@ func.func @given(%x: tensor<?x32xf32>, %w: tensor<8x8xi8>, %s: tensor<1xf32>) ->
        : (tensor<?x32xf32>, tensor<8x8xi8>, tensor<1xf32>) -> tensor<?x8xf32>
   return %y : tensor<?x8xf32>
 }
+
+// -----
+
+// w2gG: K walked in 32-blocks of two words, each block's activations
+// scaled in registers, (D - z S) * s_w / s_x added in f32; no pre-kernel.
+// CHECK-LABEL: gpu.module @w2
+// CHECK-NOT:   gpu.func @act_scales
+// CHECK:       gpu.func @mpgemm({{.*}}, %{{.*}}: memref<?xf32>) kernel
+// CHECK:         scf.for {{.*}} -> (f32
+// CHECK:           arith.divf
+// CHECK:           math.roundeven
+// CHECK:           arith.fptosi
+// CHECK:           arith.subi
+// CHECK:           arith.sitofp
+// CHECK:           arith.mulf
+// CHECK:           arith.divf
+// CHECK:           arith.addf
+// CHECK:         memref.alloc() : memref<{{[0-9]+}}xf32, 3>
+// GEMM-LABEL: gpu.module @w2
+// GEMM-NOT:   gpu.func @act_scales
+func.func @w2(%x: tensor<?x64xf32>, %w: tensor<20x16xi8>, %s: tensor<20x1x2xf16>) -> tensor<?x20xf32> {
+  %y = lowbit.mpgemm %x, %w, %s {weight = #lowbit.weight<bits = 2, encoding = unsigned, group = 64, scale = per_group>, layout = #lowbit.layout<canonical>}
+       : (tensor<?x64xf32>, tensor<20x16xi8>, tensor<20x1x2xf16>) -> tensor<?x20xf32>
+  return %y : tensor<?x20xf32>
+}

@@ -445,8 +445,13 @@ LogicalResult GpuAttr::verifyFor(EmitErrorFn emitError,
                                  const WeightAttr &weight,
                                  const LayoutAttr &layout, int64_t,
                                  int64_t) const {
+  if (weight.getEncoding() == Encoding::Unsigned && weight.getBits() == 2)
+    return checkLayoutSupported(emitError, "gpu", layout,
+                                {LayoutKind::Canonical});
   if (weight.getEncoding() != Encoding::Ternary)
-    return emitError() << "gpu strategy supports ternary weights only, got "
+    return emitError() << "gpu strategy supports ternary and unsigned 2-bit "
+                          "weights, got "
+                       << weight.getBits() << "-bit "
                        << stringifyEncoding(weight.getEncoding());
   return checkLayoutSupported(emitError, "gpu", layout, {LayoutKind::I2S});
 }

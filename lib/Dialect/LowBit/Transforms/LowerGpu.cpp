@@ -61,6 +61,7 @@ struct GpuPlan {
   int64_t invocations = 0;
   bool fused = true;
   bool intDot = false;
+  bool blockScales = false; // w2gG: per-32-block (s, z), no row scale
 };
 
 /// Builds the ops of one gpu.func body at the end of its entry block.
@@ -69,7 +70,7 @@ public:
   GpuKernelBuilder(OpBuilder &b, Location loc, const GpuPlan &plan,
                    ValueRange args)
       : b(b), loc(loc), plan(plan), x(args[0]), w(args[1]), y(args[2]),
-        params(args[3]), scales(args[4]) {}
+        params(args[3]), scales(args[4]), blockScales(args[5]) {}
 
   /// @act_scales: workgroup x writes scales[x] (rows x >= N do nothing:
   /// the dispatch covers exactly N workgroups).
@@ -100,27 +101,32 @@ public:
     Value rowBase = mul(blockN, cst(plan.wgN));
     Value lastRow = sub(n, cst(1));
 
-    // 1. The workgroup's activation scales, in workgroup memory.
-    Value rowScales = allocWorkgroup(plan.wgN);
-    if (plan.fused) {
-      Value amax = allocWorkgroup(plan.wgN * plan.invocations);
-      for (int64_t j = 0; j < plan.wgN; ++j) {
-        Value row = min(add(rowBase, cst(j)), lastRow);
-        Value s = rowScale(row, tid, amax, cst(j * plan.invocations));
-        ifThen(eq(tid, cst(0)), [&] {
-          memref::StoreOp::create(b, loc, s, rowScales, cst(j));
+    // 1. Ternary: the workgroup's per-row activation scales, in workgroup
+    // memory. (Group formats scale each 32-block in registers.)
+    Value rowScales;
+    if (!plan.blockScales) {
+      rowScales = allocWorkgroup(plan.wgN);
+      if (plan.fused) {
+        Value amax = allocWorkgroup(plan.wgN * plan.invocations);
+        for (int64_t j = 0; j < plan.wgN; ++j) {
+          Value row = min(add(rowBase, cst(j)), lastRow);
+          Value s = rowScale(row, tid, amax, cst(j * plan.invocations));
+          ifThen(eq(tid, cst(0)), [&] {
+            memref::StoreOp::create(b, loc, s, rowScales, cst(j));
+          });
+        }
+      } else {
+        ifThen(ult(tid, cst(plan.wgN)), [&] {
+          Value row = min(add(rowBase, tid), lastRow);
+          Value s = memref::LoadOp::create(b, loc, scales, row);
+          memref::StoreOp::create(b, loc, s, rowScales, tid);
         });
       }
-    } else {
-      ifThen(ult(tid, cst(plan.wgN)), [&] {
-        Value row = min(add(rowBase, tid), lastRow);
-        Value s = memref::LoadOp::create(b, loc, scales, row);
-        memref::StoreOp::create(b, loc, s, rowScales, tid);
-      });
+      gpu::BarrierOp::create(b, loc);
     }
-    gpu::BarrierOp::create(b, loc);
 
-    // 2. This invocation's subgroup tile and share of K.
+    // 2. This invocation's subgroup tile and share of K (in steps of one
+    // word for ternary, one 32-block of two words for group formats).
     int64_t sgPerM = plan.wgM / plan.sgM, sgPerN = plan.wgN / plan.sgN;
     Value sg = div(tid, cst(plan.lanes));
     Value lane = rem(tid, cst(plan.lanes));
@@ -129,40 +135,47 @@ public:
     Value ks = div(sg, cst(sgPerM * sgPerN));
     Value tileRow = add(mul(blockM, cst(plan.wgM)), mul(sm, cst(plan.sgM)));
     Value tileCol = mul(sn, cst(plan.sgN));
-    SmallVector<Value> wRows, xRows, colScales;
+    SmallVector<Value> rows, xRows, colScales;
     for (int64_t i = 0; i < plan.sgM; ++i)
-      wRows.push_back(mul(min(add(tileRow, cst(i)), cst(plan.m - 1)),
-                          cst(plan.words)));
+      rows.push_back(min(add(tileRow, cst(i)), cst(plan.m - 1)));
     for (int64_t j = 0; j < plan.sgN; ++j) {
       Value col = add(tileCol, cst(j));
-      xRows.push_back(
-          mul(min(add(rowBase, col), lastRow), cst(plan.k)));
-      colScales.push_back(memref::LoadOp::create(b, loc, rowScales, col));
+      xRows.push_back(mul(min(add(rowBase, col), lastRow), cst(plan.k)));
+      if (rowScales)
+        colScales.push_back(memref::LoadOp::create(b, loc, rowScales, col));
     }
-    int64_t chunk = llvm::divideCeil(plan.words, plan.kSplit);
+    int64_t steps = plan.blockScales ? plan.words / 2 : plan.words;
+    int64_t chunk = llvm::divideCeil(steps, plan.kSplit);
     Value kBegin = mul(ks, cst(chunk));
-    Value kEnd = min(add(kBegin, cst(chunk)), cst(plan.words));
-    // Accumulators: the tile's sums, then (int_dot) the sgN activation sums.
+    Value kEnd = min(add(kBegin, cst(chunk)), cst(steps));
+    // Accumulators: the tile's sums (int32, or f32 for group formats),
+    // then (ternary int_dot) the sgN activation sums.
     int64_t tileSize = plan.sgM * plan.sgN;
-    SmallVector<Value> zeros(tileSize + (plan.intDot ? plan.sgN : 0),
-                             cstI32(0));
+    Type accType = plan.blockScales ? Type(b.getF32Type()) : b.getI32Type();
+    Value zero = plan.blockScales ? cstF32(0.0f) : cstI32(0);
+    SmallVector<Value> zeros(tileSize, zero);
+    if (plan.intDot && !plan.blockScales)
+      zeros.append(plan.sgN, cstI32(0));
     auto loop = scf::ForOp::create(b, loc, add(kBegin, lane), kEnd,
                                    cst(plan.lanes), zeros);
     {
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(loop.getBody());
       SmallVector<Value> acc(loop.getRegionIterArgs());
-      accumulateWord(loop.getInductionVar(), wRows, xRows, colScales, acc);
+      if (plan.blockScales)
+        accumulateBlock(loop.getInductionVar(), rows, xRows, acc);
+      else
+        accumulateWord(loop.getInductionVar(), rows, xRows, colScales, acc);
       scf::YieldOp::create(b, loc, acc);
     }
 
     // 3. Partial sums of all lanes and K parts, then y. With int_dot the
     // codes were c = q + 1: subtracting the activation sum gives sum q * x.
-    Value partial = allocWorkgroup(plan.invocations * tileSize, b.getI32Type());
+    Value partial = allocWorkgroup(plan.invocations * tileSize, accType);
     Value partialBase = mul(tid, cst(tileSize));
     for (int64_t a = 0; a < tileSize; ++a) {
       Value v = loop.getResult(a);
-      if (plan.intDot)
+      if (plan.intDot && !plan.blockScales)
         v = arith::SubIOp::create(b, loc, v,
                                   loop.getResult(tileSize + a % plan.sgN));
       memref::StoreOp::create(b, loc, v, partial, add(partialBase, cst(a)));
@@ -176,7 +189,7 @@ public:
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(outputs.getBody());
       Value a = outputs.getInductionVar();
-      Value sum = cstI32(0);
+      Value sum = zero;
       for (int64_t part = 0; part < plan.kSplit; ++part) {
         Value sgBase = mul(add(firstSg, cst(part * sgPerM * sgPerN)),
                            cst(plan.lanes * tileSize));
@@ -188,10 +201,11 @@ public:
                                        cst(tileSize))),
                        a);
         Value v = memref::LoadOp::create(b, loc, partial, at);
-        scf::YieldOp::create(
-            b, loc, ValueRange{arith::AddIOp::create(
-                        b, loc, lanes.getRegionIterArgs()[0], v)
-                                   .getResult()});
+        Value prev = lanes.getRegionIterArgs()[0];
+        Value next = plan.blockScales
+                         ? arith::AddFOp::create(b, loc, prev, v).getResult()
+                         : arith::AddIOp::create(b, loc, prev, v).getResult();
+        scf::YieldOp::create(b, loc, ValueRange{next});
         b.setInsertionPointAfter(lanes);
         sum = lanes.getResult(0);
       }
@@ -202,11 +216,14 @@ public:
       Value inside = arith::AndIOp::create(b, loc, ult(row, cst(plan.m)),
                                            ult(actRow, n));
       ifThen(inside, [&] {
-        Value s = memref::LoadOp::create(b, loc, rowScales, col);
-        // (float)acc * w_scale / s_x: the reference's expression.
-        Value f = arith::SIToFPOp::create(b, loc, b.getF32Type(), sum);
-        Value scaled = arith::MulFOp::create(b, loc, f, wScale);
-        Value out = arith::DivFOp::create(b, loc, scaled, s);
+        Value out = sum;
+        if (!plan.blockScales) {
+          Value s = memref::LoadOp::create(b, loc, rowScales, col);
+          // (float)acc * w_scale / s_x: the reference's expression.
+          Value f = arith::SIToFPOp::create(b, loc, b.getF32Type(), sum);
+          Value scaled = arith::MulFOp::create(b, loc, f, wScale);
+          out = arith::DivFOp::create(b, loc, scaled, s);
+        }
         memref::StoreOp::create(b, loc, out, y,
                                 add(mul(actRow, cst(plan.m)), row));
       });
@@ -216,9 +233,12 @@ public:
 private:
   /// acc[i * sgN + j] += sum over the 16 k of word `word` of
   /// (code(W[row i]) - 1) * quantize(X[row j]).
-  void accumulateWord(Value word, ArrayRef<Value> wRows,
+  void accumulateWord(Value word, ArrayRef<Value> rows,
                       ArrayRef<Value> xRows, ArrayRef<Value> colScales,
                       SmallVectorImpl<Value> &acc) {
+    SmallVector<Value> wRows;
+    for (Value row : rows)
+      wRows.push_back(mul(row, cst(plan.words)));
     Value k0 = mul(word, cst(kCodesPerWord));
     bool ragged = plan.k % kCodesPerWord != 0;
     SmallVector<SmallVector<Value>> xq(plan.sgN);
@@ -266,44 +286,143 @@ private:
   /// sums (OpSDot with 0x01010101) that finishing subtracts.
   void dotWord(Value word, ArrayRef<Value> wRows,
                ArrayRef<SmallVector<Value>> xq, SmallVectorImpl<Value> &acc) {
-    auto format = spirv::PackedVectorFormatAttr::get(
-        b.getContext(), spirv::PackedVectorFormat::PackedVectorFormat4x8Bit);
-    Type i32 = b.getI32Type();
     int64_t tileSize = plan.sgM * plan.sgN;
-    SmallVector<SmallVector<Value>> packed(plan.sgN);
-    Value byte = cstI32(0xff);
+    SmallVector<SmallVector<Value>> packed;
     for (int64_t j = 0; j < plan.sgN; ++j) {
-      for (int64_t e = 0; e < 4; ++e) {
-        Value p = cstI32(0);
-        for (int64_t lane = 0; lane < 4; ++lane) {
-          Value v = arith::AndIOp::create(b, loc, xq[j][e + 4 * lane], byte);
-          if (lane > 0)
-            v = arith::ShLIOp::create(b, loc, v, cstI32(8 * lane));
-          p = arith::OrIOp::create(b, loc, p, v);
-        }
-        packed[j].push_back(p);
-        Value sum = spirv::SDotOp::create(b, loc, i32, p,
-                                          cstI32(0x01010101), format);
-        acc[tileSize + j] = arith::AddIOp::create(b, loc, acc[tileSize + j],
-                                                  sum);
-      }
+      packed.push_back(packWord(xq[j]));
+      for (Value p : packed.back())
+        acc[tileSize + j] = arith::AddIOp::create(
+            b, loc, acc[tileSize + j], dot(p, cstI32(0x01010101), true));
     }
-    Value mask = cstI32(0x03030303);
     for (int64_t i = 0; i < plan.sgM; ++i) {
       Value codes =
           memref::LoadOp::create(b, loc, w, ValueRange{add(wRows[i], word)});
-      for (int64_t e = 0; e < 4; ++e) {
-        Value plane = e == 0 ? codes
-                             : arith::ShRUIOp::create(b, loc, codes,
-                                                      cstI32(2 * e))
-                                   .getResult();
-        plane = arith::AndIOp::create(b, loc, plane, mask);
-        for (int64_t j = 0; j < plan.sgN; ++j) {
-          Value d =
-              spirv::SUDotOp::create(b, loc, i32, packed[j][e], plane, format);
-          Value &a = acc[i * plan.sgN + j];
-          a = arith::AddIOp::create(b, loc, a, d);
+      for (int64_t j = 0; j < plan.sgN; ++j)
+        acc[i * plan.sgN + j] = dotCodes(acc[i * plan.sgN + j], codes,
+                                         packed[j]);
+    }
+  }
+
+  /// The 16 int8 activations (as i32) of one word packed into 4 x 4 bytes:
+  /// pack e holds those of k = e, e + 4, e + 8, e + 12 (the order of the
+  /// code planes of dotCodes).
+  SmallVector<Value> packWord(ArrayRef<Value> xq16) {
+    SmallVector<Value> packed;
+    Value byte = cstI32(0xff);
+    for (int64_t e = 0; e < 4; ++e) {
+      Value p = cstI32(0);
+      for (int64_t lane = 0; lane < 4; ++lane) {
+        Value v = arith::AndIOp::create(b, loc, xq16[e + 4 * lane], byte);
+        if (lane > 0)
+          v = arith::ShLIOp::create(b, loc, v, cstI32(8 * lane));
+        p = arith::OrIOp::create(b, loc, p, v);
+      }
+      packed.push_back(p);
+    }
+    return packed;
+  }
+
+  /// acc + sum over the 16 codes c of word `codes` of c * x: plane e,
+  /// (codes >> 2e) & 0x03030303, holds the codes of k = e, e + 4, e + 8,
+  /// e + 12 in its bytes, multiplied by pack e of packWord with OpSUDot.
+  Value dotCodes(Value acc, Value codes, ArrayRef<Value> packed) {
+    Value mask = cstI32(0x03030303);
+    for (int64_t e = 0; e < 4; ++e) {
+      Value plane = e == 0 ? codes
+                           : arith::ShRUIOp::create(b, loc, codes,
+                                                    cstI32(2 * e))
+                                 .getResult();
+      plane = arith::AndIOp::create(b, loc, plane, mask);
+      acc = arith::AddIOp::create(b, loc, acc, dot(packed[e], plane, false));
+    }
+    return acc;
+  }
+
+  /// OpSDot (`bothSigned`) or OpSUDot (unsigned `rhs`) of 4 packed bytes.
+  Value dot(Value lhs, Value rhs, bool bothSigned) {
+    auto format = spirv::PackedVectorFormatAttr::get(
+        b.getContext(), spirv::PackedVectorFormat::PackedVectorFormat4x8Bit);
+    if (bothSigned)
+      return spirv::SDotOp::create(b, loc, b.getI32Type(), lhs, rhs, format);
+    return spirv::SUDotOp::create(b, loc, b.getI32Type(), lhs, rhs, format);
+  }
+
+  /// Group formats: acc[i * sgN + j] += (float)(D - z S) * s_w / s_x for
+  /// 32-block `block` (words 2 block, 2 block + 1), where the activations
+  /// of row j are quantized with their own block scale s_x (in registers),
+  /// D = sum of codes times them, S their sum and (s_w, z) the weights'
+  /// block scale and zero point: the reference's per-block expression.
+  void accumulateBlock(Value block, ArrayRef<Value> rows,
+                       ArrayRef<Value> xRows, SmallVectorImpl<Value> &acc) {
+    constexpr int64_t kBlock = 2 * kCodesPerWord;
+    Value k0 = mul(block, cst(kBlock));
+    int64_t blocks = plan.k / kBlock;
+    SmallVector<SmallVector<Value>> xq(plan.sgN);
+    SmallVector<Value> xScale, xSum;
+    for (int64_t j = 0; j < plan.sgN; ++j) {
+      SmallVector<Value> values;
+      Value amax = cstF32(0.0f);
+      for (int64_t e = 0; e < kBlock; ++e) {
+        values.push_back(memref::LoadOp::create(
+            b, loc, x, add(xRows[j], add(k0, cst(e)))));
+        amax = fmax(amax, math::AbsFOp::create(b, loc, values.back()));
+      }
+      Value s = arith::DivFOp::create(b, loc, cstF32(127.0f),
+                                      fmax(amax, cstF32(1e-5f)));
+      Value sum = cstI32(0);
+      for (Value v : values) {
+        xq[j].push_back(quantize(v, s));
+        sum = arith::AddIOp::create(b, loc, sum, xq[j].back());
+      }
+      xScale.push_back(s);
+      xSum.push_back(sum);
+    }
+    // int_dot: each half's activations packed once, reused by every row.
+    SmallVector<SmallVector<SmallVector<Value>>> packed(plan.sgN);
+    if (plan.intDot)
+      for (int64_t j = 0; j < plan.sgN; ++j)
+        for (int64_t half = 0; half < 2; ++half)
+          packed[j].push_back(packWord(
+              ArrayRef<Value>(xq[j]).slice(half * kCodesPerWord,
+                                           kCodesPerWord)));
+    for (int64_t i = 0; i < plan.sgM; ++i) {
+      Value wordBase = add(mul(rows[i], cst(plan.words)), mul(block, cst(2)));
+      Value at = mul(add(mul(rows[i], cst(blocks)), block), cst(2));
+      Value wScale = memref::LoadOp::create(b, loc, blockScales, at);
+      Value zeroPoint = arith::FPToSIOp::create(
+          b, loc, b.getI32Type(),
+          memref::LoadOp::create(b, loc, blockScales, add(at, cst(1)))
+              .getResult());
+      SmallVector<Value> dots(plan.sgN, cstI32(0));
+      for (int64_t half = 0; half < 2; ++half) {
+        Value codes = memref::LoadOp::create(b, loc, w,
+                                             add(wordBase, cst(half)));
+        if (plan.intDot) {
+          for (int64_t j = 0; j < plan.sgN; ++j)
+            dots[j] = dotCodes(dots[j], codes, packed[j][half]);
+          continue;
         }
+        for (int64_t e = 0; e < kCodesPerWord; ++e) {
+          Value c = arith::AndIOp::create(
+              b, loc,
+              arith::ShRUIOp::create(b, loc, codes, cstI32(2 * e)).getResult(),
+              cstI32(3));
+          for (int64_t j = 0; j < plan.sgN; ++j)
+            dots[j] = arith::AddIOp::create(
+                b, loc, dots[j],
+                arith::MulIOp::create(b, loc, c,
+                                      xq[j][half * kCodesPerWord + e]));
+        }
+      }
+      for (int64_t j = 0; j < plan.sgN; ++j) {
+        Value blockAcc = arith::SubIOp::create(
+            b, loc, dots[j],
+            arith::MulIOp::create(b, loc, zeroPoint, xSum[j]));
+        Value f = arith::SIToFPOp::create(b, loc, b.getF32Type(), blockAcc);
+        Value term = arith::DivFOp::create(
+            b, loc, arith::MulFOp::create(b, loc, f, wScale), xScale[j]);
+        Value &a = acc[i * plan.sgN + j];
+        a = arith::AddFOp::create(b, loc, a, term);
       }
     }
   }
@@ -399,7 +518,7 @@ private:
   OpBuilder &b;
   Location loc;
   const GpuPlan &plan;
-  Value x, w, y, params, scales;
+  Value x, w, y, params, scales, blockScales;
 };
 
 class LowerGpuPass : public lowbit::impl::LowBitLowerGpuBase<LowerGpuPass> {
@@ -471,6 +590,7 @@ private:
     plan.invocations = gpuConfig.getWorkgroupSize();
     plan.fused = gpuConfig.getFuseActQuant();
     plan.intDot = gpuConfig.getIntDot();
+    plan.blockScales = op.getWeight().getEncoding() == Encoding::Unsigned;
 
     Location loc = func.getLoc();
     OpBuilder b(func);
@@ -483,7 +603,7 @@ private:
     SmallVector<Type> args = {dynamic(f32),
                               MemRefType::get({plan.m * plan.words}, i32),
                               dynamic(f32), MemRefType::get({2}, i32),
-                              dynamic(f32)};
+                              dynamic(f32), dynamic(f32)};
     auto abi = spirv::getEntryPointABIAttr(
         b.getContext(), {static_cast<int32_t>(plan.invocations), 1, 1});
     auto makeKernel = [&](StringRef name, bool scalesOnly) {
@@ -501,7 +621,7 @@ private:
         builder.buildMpGemm();
       gpu::ReturnOp::create(body, loc);
     };
-    if (!plan.fused)
+    if (!plan.fused && !plan.blockScales)
       makeKernel("act_scales", /*scalesOnly=*/true);
     makeKernel("mpgemm", /*scalesOnly=*/false);
     gpuModule->setAttr("lowbit.config", gpuConfig);

@@ -305,7 +305,9 @@ def LowBit_GpuAttr : LowBit_ConfigAttr<"Gpu", "gpu"> {
     SPV_KHR_integer_dot_product; the device needs Vulkan 1.3's
     `shaderIntegerDotProduct`) and subtracts the activation sum once, as the
     CPU kernels do; `false` (the default) uses int32 multiply-add, which
-    every device runs. Supports ternary weights in i2s layout.
+    every device runs. Supports ternary weights in i2s layout and unsigned
+    2-bit weights (w2gG) in canonical layout; for the latter activations
+    are scaled per 32-block in registers (no row scale, no pre-kernel).
 
     ```mlir
     #lowbit.gpu<wg_tile_m = 64, wg_tile_n = 1, sg_tile_m = 4, sg_tile_n = 1, subgroup_size = 16>

@@ -228,10 +228,11 @@ def LowBitLowerLutElementwise
 }
 
 def LowBitLowerGpu : Pass<"lowbit-lower-gpu", "ModuleOp"> {
-  let summary = "Lowers an i2s lowbit.mpgemm to a gpu.module kernel";
+  let summary = "Lowers an i2s or w2gG lowbit.mpgemm to a gpu.module kernel";
   let description = [{
-    Replaces every function whose body is one ternary `lowbit.mpgemm` (i2s
-    layout) and its return by a `gpu.module @<function>` holding the kernel
+    Replaces every function whose body is one ternary (i2s layout) or
+    unsigned 2-bit (w2gG, canonical layout) `lowbit.mpgemm` and its return
+    by a `gpu.module @<function>` holding the kernel
     `gpu.func @mpgemm` and, when the config does not fuse the activation
     scales, the pre-kernel `gpu.func @act_scales`. The op's `#lowbit.gpu`
     config sizes the kernel; an op without a config takes the `config`
@@ -240,7 +241,7 @@ def LowBitLowerGpu : Pass<"lowbit-lower-gpu", "ModuleOp"> {
     16-lane subgroups; `spirv-xe2` the Intel seed's subgroup 16 with
     rectangular subgroup tiles).
 
-    Both kernels take the same five storage buffers (runtime/src/
+    Both kernels take the same six storage buffers (runtime/src/
     vulkan_abi.h), with M and K compile-time constants:
 
     ```mlir
@@ -248,7 +249,8 @@ def LowBitLowerGpu : Pass<"lowbit-lower-gpu", "ModuleOp"> {
                      %w: memref<MxKwxi32>,     // i2s codes, 16 per word
                      %y: memref<?xf32>,        // [N][M] output
                      %params: memref<2xi32>,   // N, bits of w_scale
-                     %scales: memref<?xf32>)   // [N] int8 scales (unfused)
+                     %scales: memref<?xf32>,   // [N] int8 scales (unfused)
+                     %blocks: memref<?xf32>)   // w2gG: [M][K/32] (s, z)
         kernel attributes {spirv.entry_point_abi = ...}
     ```
 
@@ -265,6 +267,11 @@ def LowBitLowerGpu : Pass<"lowbit-lower-gpu", "ModuleOp"> {
     3. lane and K-split partial sums added in workgroup memory; y =
        (float)acc * w_scale / s, exactly the reference's expression, for
        rows inside M and N.
+
+    w2gG walks K in 32-blocks instead: each lane quantizes a block's
+    activations with the block's own scale in registers and adds
+    (float)(D - z S) * s_w / s_x per block (the reference's block term) to
+    f32 accumulators, which step 3 sums.
   }];
   let dependentDialects = [
     "::mlir::lowbit::LowBitDialect", "::mlir::arith::ArithDialect",
