@@ -71,7 +71,8 @@ void mlir::lowbit::registerUpconvertPipeline() {
       buildUpconvertPipeline);
 }
 
-/// lowbit-lower-gpu -> the target's gpu -> spirv conversion.
+/// lowbit-lower-gpu -> canonicalize, cse -> the target's gpu -> spirv
+/// conversion.
 static void buildGpuPipeline(OpPassManager &pm,
                              const UpconvertPipelineOptions &options) {
   LowBitLowerGpuOptions lower;
@@ -79,6 +80,9 @@ static void buildGpuPipeline(OpPassManager &pm,
   lower.config = options.config;
   lower.nHint = options.nHint;
   pm.addPass(createLowBitLowerGpu(lower));
+  // The kernel builder spells index arithmetic out; fold it before SPIR-V.
+  pm.addNestedPass<gpu::GPUModuleOp>(createCanonicalizerPass());
+  pm.addNestedPass<gpu::GPUModuleOp>(createCSEPass());
   addGpuToSpirvPasses(pm, options.target);
 }
 
@@ -186,7 +190,7 @@ static llvm::Error generateGpuKernel(MLIRContext &ctx, ModuleOp module,
   source.bits = 2;
   source.Mp = request.M;
   source.Kp = llvm::alignTo(request.K, 16);
-  // runtime/src/vulkan_abi.h, "INFO".
+  // runtime/include/lowbit/vulkan.h, "GENERATED GLOBALS".
   int64_t info[] = {1,
                     request.M,
                     request.K,

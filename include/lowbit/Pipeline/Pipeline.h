@@ -85,8 +85,9 @@ void buildUpconvertPipeline(OpPassManager &pm,
 /// `lowbit-lut-elementwise-pipeline` (for lowbit-opt).
 void registerUpconvertPipeline();
 
-/// Registers `lowbit-spirv-pipeline` (lowbit-lower-gpu, then gpu -> spirv
-/// for `target` spirv-vulkan or spirv-xe2; uses target, config and n-hint).
+/// Registers `lowbit-spirv-pipeline` (lowbit-lower-gpu, canonicalize, cse,
+/// then gpu -> spirv for `target` spirv-vulkan or spirv-xe2; uses target,
+/// config and n-hint).
 void registerGpuPipeline();
 
 } // namespace mlir::lowbit

@@ -21,3 +21,14 @@ func.func @q4_0(%x: tensor<?x64xf32>, %w: tensor<4x36xi8>) -> tensor<?x4xf32> {
 }
 
 // TARGET: unknown GPU target 'x86-avx2' (expected spirv-vulkan, spirv-xe2)
+
+// -----
+
+// 512 invocations x 64 accumulators do not fit 32 KiB of workgroup memory.
+func.func @too_much_shared(%x: tensor<?x40xf32>, %w: tensor<20x10xi8>, %s: tensor<1xf32>) -> tensor<?x20xf32> {
+  // expected-error@+1 {{needs 147488 bytes of workgroup memory, more than 32768}}
+  %y = lowbit.mpgemm %x, %w, %s {weight = #lowbit.weight<bits = 2, encoding = ternary>, layout = #lowbit.layout<i2s>,
+                                 config = #lowbit.gpu<wg_tile_m = 64, wg_tile_n = 8, sg_tile_m = 8, sg_tile_n = 8, subgroup_size = 64>}
+       : (tensor<?x40xf32>, tensor<20x10xi8>, tensor<1xf32>) -> tensor<?x20xf32>
+  return %y : tensor<?x20xf32>
+}

@@ -5,7 +5,7 @@
 // spirv.target_env), is serialized to a SPIR-V binary, and the binary is
 // embedded in C++ (EmitC globals, translated by mlir::emitc::translateToCpp)
 // that runtime/src/vulkan.cpp launches. The buffers and the metadata words
-// are described in runtime/src/vulkan_abi.h.
+// are described in runtime/include/lowbit/vulkan.h.
 //
 //===----------------------------------------------------------------------===//
 
@@ -33,7 +33,7 @@ LogicalResult serializeSpirvModule(ModuleOp module,
                                    SmallVectorImpl<uint32_t> &words);
 
 /// C++ source of the bundle of one GPU kernel: globals `<name>_spirv`
-/// (uint32_t[], the binary) and `<name>_info` (int64_t[], vulkan_abi.h).
+/// (uint32_t[], the binary) and `<name>_info` (int64_t[], lowbit/vulkan.h).
 FailureOr<std::string> embedSpirvKernel(MLIRContext *ctx, StringRef name,
                                         ArrayRef<uint32_t> words,
                                         ArrayRef<int64_t> info);

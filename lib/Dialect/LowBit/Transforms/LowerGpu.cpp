@@ -2,10 +2,11 @@
 //
 // The Xe2 kernel of seed 000 (section III-E) in the gpu dialect: workgroup
 // and subgroup tiles from #lowbit.gpu, activation scales fused or in a
-// pre-kernel, int8 quantization in registers, int32 products with the
-// unpacked 2-bit codes, dequantization by the product of the scales. The
-// buffers are described in runtime/src/vulkan_abi.h; lowbit-to-spirv
-// (lib/Conversion/LowBitToSPIRV) turns the gpu.module into SPIR-V.
+// pre-kernel (w2gG: per 32-block, in registers), int8 quantization in
+// registers, int32 products with the unpacked 2-bit codes (multiply-add, or
+// spirv.SUDot with int_dot), dequantization by the product of the scales.
+// The buffers are described in runtime/include/lowbit/vulkan.h;
+// lib/Conversion/LowBitToSPIRV turns the gpu.module into SPIR-V.
 //
 // Cross-invocation sums go through workgroup memory rather than subgroup
 // operations, so a "subgroup" here is `subgroup_size` consecutive
@@ -16,8 +17,8 @@
 
 #include "lowbit/Dialect/LowBit/Transforms/Passes.h"
 
-#include "mlir/Dialect/SPIRV/IR/SPIRVOps.h"
 #include "mlir/AsmParser/AsmParser.h"
+#include "mlir/Dialect/SPIRV/IR/SPIRVOps.h"
 #include "mlir/Dialect/SPIRV/IR/TargetAndABI.h"
 #include "llvm/ADT/STLExtras.h"
 
@@ -33,6 +34,9 @@ using namespace mlir::lowbit;
 static constexpr int64_t kCodesPerWord = 16;
 /// The numeric memory space that convert-gpu-to-spirv maps to Workgroup.
 static constexpr unsigned kWorkgroupMemorySpace = 3;
+/// Workgroup memory a kernel may use: lavapipe's and most desktop GPUs'
+/// maxComputeSharedMemorySize (Vulkan only guarantees 16 KiB).
+static constexpr int64_t kMaxWorkgroupBytes = 32768;
 
 GpuAttr mlir::lowbit::getDefaultGpuConfig(MLIRContext *ctx, StringRef target,
                                            bool gemv) {
@@ -79,12 +83,8 @@ public:
     Value row = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
     Value amax = allocWorkgroup(plan.invocations);
     Value s = rowScale(row, tid, amax, cst(0));
-    Value first = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tid,
-                                        cst(0));
-    auto ifOp = scf::IfOp::create(b, loc, first, /*withElse=*/false);
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(ifOp.thenBlock());
-    memref::StoreOp::create(b, loc, s, scales, row);
+    ifThen(eq(tid, cst(0)),
+           [&] { memref::StoreOp::create(b, loc, s, scales, row); });
   }
 
   /// @mpgemm.
@@ -591,6 +591,18 @@ private:
     plan.fused = gpuConfig.getFuseActQuant();
     plan.intDot = gpuConfig.getIntDot();
     plan.blockScales = op.getWeight().getEncoding() == Encoding::Unsigned;
+    // Workgroup memory: row scales, fused absmax scratch, partial sums.
+    int64_t tileSize = plan.sgM * plan.sgN;
+    int64_t sharedBytes =
+        4 * (plan.invocations * tileSize +
+             (plan.blockScales ? 0
+                               : plan.wgN * (plan.fused ? plan.invocations + 1
+                                                        : 1)));
+    if (sharedBytes > kMaxWorkgroupBytes)
+      return op.emitOpError()
+             << "lowbit-lower-gpu: config " << gpuConfig << " needs "
+             << sharedBytes << " bytes of workgroup memory, more than "
+             << kMaxWorkgroupBytes;
 
     Location loc = func.getLoc();
     OpBuilder b(func);

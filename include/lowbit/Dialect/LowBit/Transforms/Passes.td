@@ -241,8 +241,9 @@ def LowBitLowerGpu : Pass<"lowbit-lower-gpu", "ModuleOp"> {
     16-lane subgroups; `spirv-xe2` the Intel seed's subgroup 16 with
     rectangular subgroup tiles).
 
-    Both kernels take the same six storage buffers (runtime/src/
-    vulkan_abi.h), with M and K compile-time constants:
+    Both kernels take the same six storage buffers (runtime/include/
+    lowbit/vulkan.h), with M and K compile-time constants; a config whose
+    workgroup memory exceeds 32 KiB is an error:
 
     ```mlir
     gpu.func @mpgemm(%x: memref<?xf32>,        // [N][K] activations
