@@ -41,7 +41,8 @@ struct Case {
 
 /// GPU targets: the median of `reps` dispatches (submit to fence, after
 /// one warm-up) per case, weights resident in the kernel's buffer (warm:
-/// one copy, no cycling through 256 MiB), GB/s of the i2s codes. No
+/// one copy, no cycling through 256 MiB), GB/s of codes, scales and zero
+/// points. No
 /// roofline: bench has no GPU bandwidth probe, and on lavapipe the "GPU" is
 /// this CPU running the shader through llvmpipe.
 static int benchGpu(const std::vector<Case> &cases,
@@ -65,7 +66,9 @@ static int benchGpu(const std::vector<Case> &cases,
       us.push_back(kernel.last_dispatch_seconds() * 1e6);
     }
     double t = median(us);
-    double bytes = double(W.codes.size());
+    // Codes + fp16 scales + zero points, as the CPU rows count them.
+    double bytes = double(W.codes.size() +
+                          2 * (W.scales.size() + W.zeros.size()));
     std::string shape =
         std::to_string(c.shape.M) + "x" + std::to_string(c.shape.K);
     std::printf("%-7s %-15s %-12s %5lld %10.1f %8.2f %9.1f  (warm)\n",
