@@ -42,3 +42,8 @@ llvm_config.add_tool_substitutions(
     [ToolSubst("lowbit-opt", unresolved="fatal"),
      ToolSubst("lowbit", unresolved="ignore")],
     [config.lowbit_tools_dir])
+
+# spirv-val (SPIRV-Tools) validates every SPIR-V module the GPU targets emit.
+import shutil
+if shutil.which("spirv-val"):
+    config.available_features.add("spirv-val")

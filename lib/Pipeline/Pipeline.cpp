@@ -1,6 +1,7 @@
 //===- Pipeline.cpp - from a kernel request to C++ source -----------------===//
 
 #include "lowbit/Pipeline/Pipeline.h"
+#include "lowbit/Conversion/LowBitToSPIRV/LowBitToSPIRV.h"
 #include "lowbit/Conversion/Passes.h"
 #include "lowbit/Dialect/LowBit/IR/LowBitFormats.h"
 #include "lowbit/Dialect/LowBit/Transforms/Passes.h"
@@ -70,6 +71,30 @@ void mlir::lowbit::registerUpconvertPipeline() {
       buildUpconvertPipeline);
 }
 
+/// lowbit-lower-gpu -> canonicalize, cse -> the target's gpu -> spirv
+/// conversion.
+static void buildGpuPipeline(OpPassManager &pm,
+                             const UpconvertPipelineOptions &options) {
+  LowBitLowerGpuOptions lower;
+  lower.target = options.target;
+  lower.config = options.config;
+  lower.nHint = options.nHint;
+  pm.addPass(createLowBitLowerGpu(lower));
+  // The kernel builder spells index arithmetic out; fold it before SPIR-V.
+  pm.addNestedPass<gpu::GPUModuleOp>(createCanonicalizerPass());
+  pm.addNestedPass<gpu::GPUModuleOp>(createCSEPass());
+  addGpuToSpirvPasses(pm, options.target);
+}
+
+void mlir::lowbit::registerGpuPipeline() {
+  PassPipelineRegistration<UpconvertPipelineOptions>(
+      "lowbit-spirv-pipeline",
+      "Compiles i2s lowbit.mpgemm functions for a GPU target (spirv-vulkan, "
+      "spirv-xe2) to a spirv.module (then: mlir-translate --serialize-spirv "
+      "on it)",
+      buildGpuPipeline);
+}
+
 //===----------------------------------------------------------------------===//
 // generateKernel
 //===----------------------------------------------------------------------===//
@@ -132,6 +157,59 @@ static std::string printAttr(Attribute attr) {
   return text;
 }
 
+/// The GPU path of generateKernel: lowbit-lower-gpu, gpu -> spirv, the
+/// binary embedded in C++ (lib/Conversion/LowBitToSPIRV).
+static llvm::Error generateGpuKernel(MLIRContext &ctx, ModuleOp module,
+                                     const KernelRequest &request,
+                                     KernelSource &source) {
+  auto fail = [](const Twine &problem) {
+    return llvm::createStringError(llvm::inconvertibleErrorCode(), problem);
+  };
+  if (!request.schedulePath.empty())
+    return fail("schedules have no GPU entries yet; drop --schedule");
+  UpconvertPipelineOptions options;
+  options.target = request.target;
+  options.config = request.configOverride;
+  options.nHint = request.nHint;
+  PassManager pm(&ctx);
+  buildGpuPipeline(pm, options);
+  if (failed(pm.run(module)))
+    return fail("");
+  GpuAttr config;
+  bool preKernel = false;
+  module.walk([&](gpu::GPUModuleOp op) {
+    config = op->getAttrOfType<GpuAttr>("lowbit.config");
+    preKernel = op.lookupSymbol("act_scales") != nullptr;
+  });
+  SmallVector<uint32_t> words;
+  if (!config || failed(serializeSpirvModule(module, words)))
+    return fail("");
+  source.config = printAttr(config);
+  bool isTernary = request.format == "i2s";
+  source.layout = isTernary ? "#lowbit.layout<i2s>" : "#lowbit.layout<canonical>";
+  source.bits = 2;
+  source.Mp = request.M;
+  source.Kp = llvm::alignTo(request.K, 16);
+  // runtime/include/lowbit/vulkan.h, "GENERATED GLOBALS".
+  int64_t info[] = {1,
+                    request.M,
+                    request.K,
+                    source.Kp / 16,
+                    config.getWorkgroupSize(),
+                    config.getWgTileM(),
+                    config.getWgTileN(),
+                    preKernel ? 1 : 0,
+                    int64_t(words.size()),
+                    config.getIntDot() ? 1 : 0,
+                    isTernary ? 0 : 2};
+  FailureOr<std::string> cpp =
+      embedSpirvKernel(&ctx, request.functionName, words, info);
+  if (failed(cpp))
+    return fail("embedding the SPIR-V binary in C++ failed");
+  source.cpp = std::move(*cpp);
+  return llvm::Error::success();
+}
+
 llvm::Expected<KernelSource>
 mlir::lowbit::generateKernel(const KernelRequest &request) {
   std::string what =
@@ -147,7 +225,8 @@ mlir::lowbit::generateKernel(const KernelRequest &request) {
   DialectRegistry registry;
   registry.insert<LowBitDialect, func::FuncDialect, arith::ArithDialect,
                   scf::SCFDialect, memref::MemRefDialect, vector::VectorDialect,
-                  emitc::EmitCDialect>();
+                  emitc::EmitCDialect, gpu::GPUDialect, math::MathDialect,
+                  spirv::SPIRVDialect>();
   MLIRContext ctx(registry, MLIRContext::Threading::DISABLED);
   ctx.loadAllAvailableDialects();
 
@@ -162,9 +241,10 @@ mlir::lowbit::generateKernel(const KernelRequest &request) {
     return fail("the upconvert strategy has no kernel for " + request.format +
                 " (it supports i2s, w1gG, w2gG, w4gG, q4_0)");
   std::unique_ptr<TargetInfo> target = createTargetInfo(request.target);
-  if (!target)
+  if (!target && !isGpuTarget(request.target))
     return fail("unknown target; expected one of " +
-                llvm::join(getTargetNames(), ", "));
+                llvm::join(getTargetNames(), ", ") + ", " +
+                llvm::join(getGpuTargetNames(), ", "));
   if (request.M < 1 || request.K < 1)
     return fail("M and K must be at least 1");
   if (request.threads < 1 || request.nHint < 1)
@@ -183,6 +263,16 @@ mlir::lowbit::generateKernel(const KernelRequest &request) {
   OwningOpRef<ModuleOp> module = buildInput(ctx, request, *format);
   if (failed(verify(*module)))
     return fail(firstError);
+
+  if (isGpuTarget(request.target)) {
+    KernelSource source;
+    source.functionName = request.functionName;
+    if (llvm::Error error = generateGpuKernel(ctx, *module, request, source)) {
+      std::string message = llvm::toString(std::move(error));
+      return fail(message.empty() ? firstError : message);
+    }
+    return source;
+  }
 
   UpconvertPipelineOptions options;
   options.target = request.target;

@@ -8,6 +8,7 @@
 
 #include "lowbit/target.h"
 #include "lowbit/error.h"
+#include "lowbit/vulkan.h"
 
 #include <cstring>
 #include <string_view>
@@ -181,7 +182,9 @@ bool host_runs(Target t) {
     return f.neon;
   case Target::SpirvVulkan:
   case Target::SpirvXe2:
-    return false; // GPU targets: not run by the host CPU
+    // Vulkan compute shaders (spirv-xe2 only changes the tiles): they run
+    // wherever the runtime finds a Vulkan device, lavapipe included.
+    return vulkan_available();
   }
   return false;
 }

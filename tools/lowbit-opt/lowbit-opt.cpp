@@ -18,8 +18,11 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/EmitC/IR/EmitC.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/SPIRV/IR/SPIRVDialect.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/DialectRegistry.h"
@@ -31,12 +34,15 @@ int main(int argc, char **argv) {
   mlir::lowbit::registerLowBitTransformsPasses();
   mlir::lowbit::registerLowBitConversionPasses();
   mlir::lowbit::registerUpconvertPipeline();
+  mlir::lowbit::registerGpuPipeline();
 
   mlir::DialectRegistry registry;
   registry.insert<mlir::lowbit::LowBitDialect, mlir::arith::ArithDialect,
                   mlir::emitc::EmitCDialect, mlir::func::FuncDialect,
                   mlir::memref::MemRefDialect, mlir::scf::SCFDialect,
-                  mlir::tensor::TensorDialect, mlir::vector::VectorDialect>();
+                  mlir::tensor::TensorDialect, mlir::vector::VectorDialect,
+                  mlir::gpu::GPUDialect, mlir::math::MathDialect,
+                  mlir::spirv::SPIRVDialect>();
 
   return mlir::asMainReturnCode(
       mlir::MlirOptMain(argc, argv, "lowbit optimizer driver\n", registry));

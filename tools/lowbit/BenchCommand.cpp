@@ -39,6 +39,47 @@ struct Case {
 };
 } // namespace
 
+/// GPU targets: the median of `reps` dispatches (submit to fence, after
+/// one warm-up) per case, weights resident in the kernel's buffer (warm:
+/// one copy, no cycling through 256 MiB), GB/s of codes, scales and zero
+/// points. No
+/// roofline: bench has no GPU bandwidth probe, and on lavapipe the "GPU" is
+/// this CPU running the shader through llvmpipe.
+static int benchGpu(const std::vector<Case> &cases,
+                    const std::vector<CompiledKernel> &kernels, int reps) {
+  std::printf("vulkan device: %s; dispatch time only (no upload or read "
+              "back), warm weights, median of %d\n",
+              vulkan_device_name().c_str(), reps);
+  std::printf("\n%-7s %-15s %-12s %5s %10s %8s %9s\n", "format", "target",
+              "shape", "N", "us", "GB/s", "GOPS");
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const Case &c = cases[i];
+    Matrix Wf = syntheticMatrix(c.shape.M, c.shape.K, 11 + i);
+    PackedWeights W = quantize(c.format, Wf.data.data(), c.shape.M, c.shape.K);
+    Matrix X = syntheticMatrix(c.N, c.shape.K, 7 + i);
+    std::vector<float> Y(size_t(c.N * c.shape.M));
+    VulkanKernel kernel(kernels[i].spirv, W);
+    kernel.run(X.data.data(), c.N, Y.data());
+    std::vector<double> us;
+    for (int r = 0; r < reps; ++r) {
+      kernel.run(X.data.data(), c.N, Y.data());
+      us.push_back(kernel.last_dispatch_seconds() * 1e6);
+    }
+    double t = median(us);
+    // Codes + fp16 scales + zero points, as the CPU rows count them.
+    double bytes = double(W.codes.size() +
+                          2 * (W.scales.size() + W.zeros.size()));
+    std::string shape =
+        std::to_string(c.shape.M) + "x" + std::to_string(c.shape.K);
+    std::printf("%-7s %-15s %-12s %5lld %10.1f %8.2f %9.1f  (warm)\n",
+                c.format.name().c_str(), target_name(c.choice.target).c_str(),
+                shape.c_str(), (long long)c.N, t, bytes / t * 1e-3,
+                2.0 * double(c.N) * double(c.shape.M) * double(c.shape.K) /
+                    t * 1e-3);
+  }
+  return 0;
+}
+
 static int runBench(const ParsedOptions &options) {
   if (options.has("model") == options.has("shapes"))
     throw Error("lowbit bench needs exactly one of --model and --shapes");
@@ -141,6 +182,17 @@ static int runBench(const ParsedOptions &options) {
         compileKernels(cases[i].format, cases[i].choice, batch, kernelOptions);
     std::move(compiled.begin(), compiled.end(), kernels.begin() + i);
     i = j;
+  }
+
+  size_t gpuCases = 0;
+  for (const Case &c : cases)
+    gpuCases += isGpuTarget(c.choice.target);
+  if (gpuCases > 0) {
+    if (gpuCases != cases.size() || options.has("json") ||
+        options.has("plot"))
+      throw Error("lowbit bench: GPU targets are timed on their own (no "
+                  "CPU targets, --json or --plot with them)");
+    return benchGpu(cases, kernels, reps);
   }
 
   ThreadPool::Options poolOptions;

@@ -18,17 +18,37 @@ static bool isCpuCodeTarget(Target t) {
          t == Target::X86AvxVnni || t == Target::X86Avx512Vnni;
 }
 
+bool isGpuTarget(Target t) {
+  return t == Target::SpirvVulkan || t == Target::SpirvXe2;
+}
+
 KernelChoice resolveChoice(const Format &format, Strategy strategy,
                            Target target) {
   if (target == Target::Native)
     target = native_target();
-  if (target == Target::Aarch64Neon || target == Target::SpirvVulkan ||
-      target == Target::SpirvXe2)
+  if (target == Target::Aarch64Neon)
     throw Error("target '" + target_name(target) +
                 "' is not supported by this build yet");
   if (!host_runs(target))
-    throw Error("target '" + target_name(target) +
-                "' cannot run on this host (see 'lowbit targets')");
+    throw Error("target '" + target_name(target) + "' cannot run on this " +
+                (isGpuTarget(target) ? "host: no Vulkan device"
+                                     : "host") +
+                " (see 'lowbit targets')");
+  if (isGpuTarget(target)) {
+    // The GPU kernel (#lowbit.gpu) unpacks codes to int8 products: the
+    // upconvert strategy, for i2s and w2gG.
+    const bool gpuFormat =
+        format.kind == FormatKind::I2S ||
+        (format.encoding() == Encoding::Unsigned && format.bits == 2);
+    if (strategy == Strategy::Auto)
+      strategy = gpuFormat ? Strategy::Upconvert : Strategy::Reference;
+    if (strategy != Strategy::Reference &&
+        (strategy != Strategy::Upconvert || !gpuFormat))
+      throw Error("target '" + target_name(target) + "' has only the "
+                  "upconvert strategy for i2s and w2gG (got " +
+                  strategy_name(strategy) + " for " + format.name() + ")");
+    return {strategy, target};
+  }
   // lut-elementwise kernels need a pshufb target (x86 here).
   bool lutTarget = isCpuCodeTarget(target) && target != Target::Generic;
   if (strategy == Strategy::Auto)
@@ -106,8 +126,15 @@ compileKernels(const Format &format, KernelChoice choice,
   if (shapes.empty())
     return kernels;
   std::shared_ptr<KernelLibrary> library = compile_and_load(sources, flags);
-  for (size_t i = 0; i < shapes.size(); ++i)
-    kernels[i].loaded = {library, library->kernel(symbols[i])};
+  for (size_t i = 0; i < shapes.size(); ++i) {
+    kernels[i].loaded.library = library;
+    if (isGpuTarget(choice.target))
+      kernels[i].spirv = {
+          static_cast<const uint32_t *>(library->symbol(symbols[i] + "_spirv")),
+          static_cast<const int64_t *>(library->symbol(symbols[i] + "_info"))};
+    else
+      kernels[i].loaded.fn = library->kernel(symbols[i]);
+  }
   return kernels;
 }
 
@@ -173,11 +200,17 @@ std::string compareWithReference(const PackedWeights &W, const float *X,
   return "";
 }
 
-void runKernel(const CompiledKernel *kernel, const PreparedWeights &W,
+void runKernel(const CompiledKernel *kernel, PreparedWeights &W,
                const float *X, int64_t N, float *Y, ThreadPool &pool) {
   const PackedWeights &canonical = *W.canonical;
   if (!kernel) {
     reference_mpgemm(canonical, X, N, Y);
+    return;
+  }
+  if (isGpuTarget(kernel->choice.target)) {
+    if (!W.gpu)
+      W.gpu = std::make_shared<VulkanKernel>(kernel->spirv, canonical);
+    W.gpu->run(X, N, Y);
     return;
   }
   PreparedActivations A =

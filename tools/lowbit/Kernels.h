@@ -19,6 +19,9 @@
 #include "lowbit/target.h"
 #include "lowbit/thread_pool.h"
 #include "lowbit/upconvert.h"
+#include "lowbit/vulkan.h"
+
+#include <memory>
 
 #include <optional>
 #include <string>
@@ -56,8 +59,12 @@ struct KernelShape {
 struct CompiledKernel {
   KernelChoice choice;
   std::string config; // the config attribute the compiler chose
-  LoadedKernel loaded;
+  LoadedKernel loaded; // CPU targets: the function
+  SpirvKernel spirv;   // GPU targets: the embedded binary (vulkan.h)
 };
+
+/// Whether `t` is a GPU target (its kernels run through vulkan.h).
+bool isGpuTarget(Target t);
 
 /// The C++ source of one kernel for `target` (a target name such as
 /// "x86-avx2") with C symbol `functionName`. Throws Error with the compiler's
@@ -85,6 +92,9 @@ CompiledKernel compileKernel(const Format &format, KernelChoice choice,
 struct PreparedWeights {
   const PackedWeights *canonical = nullptr;
   std::optional<UpconvertWeights> upconvert;
+  /// GPU targets: the kernel with these weights uploaded, made by the first
+  /// runKernel and reused by later ones (the same kernel every time).
+  std::shared_ptr<VulkanKernel> gpu;
 };
 PreparedWeights prepareWeights(const PackedWeights &W, KernelChoice choice);
 
@@ -98,7 +108,7 @@ std::string compareWithReference(const PackedWeights &W, const float *X,
                                  const std::vector<float> &want);
 
 /// Y [N][M] = X [N][K] * W^T with the chosen kernel (nullptr for reference).
-void runKernel(const CompiledKernel *kernel, const PreparedWeights &W,
+void runKernel(const CompiledKernel *kernel, PreparedWeights &W,
                const float *X, int64_t N, float *Y, ThreadPool &pool);
 
 } // namespace lowbit::cli

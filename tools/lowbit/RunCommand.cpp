@@ -119,7 +119,7 @@ static int runRun(const ParsedOptions &options) {
 
   std::optional<CompiledKernel> kernel;
   if (choice.strategy != Strategy::Reference)
-    kernel = compileKernel(format, choice, {W.M, W.K, X.rows}, kernelOptions);
+    kernel = compileKernel(format, choice, {W.M, W.K, X.rows, ""}, kernelOptions);
   PreparedWeights prepared = prepareWeights(W, choice);
   ThreadPool::Options poolOptions;
   poolOptions.threads = kernelOptions.threads;
@@ -144,6 +144,11 @@ static int runRun(const ParsedOptions &options) {
               schedule_policy_name(policy), us, format.bits_per_weight());
   if (kernel)
     std::printf("config: %s\n", kernel->config.c_str());
+  if (prepared.gpu)
+    std::printf("vulkan: %s, dispatch %.1f us (the time above also builds "
+                "the pipeline and uploads W and X)\n",
+                vulkan_device_name().c_str(),
+                prepared.gpu->last_dispatch_seconds() * 1e6);
   if (options.has("check"))
     std::printf("normalized error vs fp64 product of the dequantized "
                 "weights: %.3g\n",

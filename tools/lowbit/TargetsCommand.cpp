@@ -8,6 +8,7 @@
 #include "Commands.h"
 
 #include "lowbit/target.h"
+#include "lowbit/vulkan.h"
 
 #include <cstdio>
 #include <string>
@@ -54,6 +55,8 @@ static int runTargets(const ParsedOptions &) {
     std::printf("  %-16s %s\n", target_name(t).c_str(),
                 host_runs(t) ? "runs on this host" : "does not run here");
   }
+  if (vulkan_available())
+    std::printf("\nvulkan device: %s\n", vulkan_device_name().c_str());
   return 0;
 }
 

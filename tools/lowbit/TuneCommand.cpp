@@ -237,7 +237,7 @@ private:
 /// compares each Y with the reference's. Returns "" or what went wrong
 /// (a mismatch, a crash with its signal, a hang).
 std::string verifyInChild(const CompiledKernel &kernel,
-                          const PreparedWeights &W,
+                          PreparedWeights &W,
                           const std::vector<Matrix> &xs,
                           const std::vector<std::vector<float>> &wants,
                           int threads) {
@@ -579,7 +579,7 @@ ProblemResult Tuner::tune(const Problem &problem, size_t index, double slice,
     for (auto &[candidate, kernel] : kernels) {
       if (interrupted)
         break;
-      const PreparedWeights &W = prepared.at(candidate.choice.strategy);
+      PreparedWeights &W = prepared.at(candidate.choice.strategy);
       std::string problemText =
           verifyInChild(kernel, W, checkXs, checkWants, settings.threads);
       ++result.tried;

@@ -41,6 +41,7 @@ static int runVerify(const ParsedOptions &options) {
   ThreadPool pool(threads);
   KernelOptions kernelOptions;
   kernelOptions.threads = threads;
+  kernelOptions.config = options.getOr("config", "");
 
   int passed = 0, failed = 0;
   for (const std::string &formatName : splitList(*options.get("format"))) {
@@ -125,7 +126,9 @@ const Command &verifyCommand() {
         {"k", "LIST", "K values (default: smallest legal and a few blocks "
                       "past it)"},
         {"n", "LIST", "N values (default 1,3,16,128)"},
-        {"threads", "N", "threads (default 2, to exercise the split)"}}},
+        {"threads", "N", "threads (default 2, to exercise the split)"},
+        {"config", "ATTR", "config attribute for every kernel instead of "
+                           "the heuristic's"}}},
       runVerify};
   return command;
 }

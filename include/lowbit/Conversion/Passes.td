@@ -59,4 +59,24 @@ def LowBitConvertToGeneric : Pass<"lowbit-convert-to-generic", "ModuleOp"> {
   let dependentDialects = ["::mlir::emitc::EmitCDialect"];
 }
 
+def LowBitSpirvTargetEnv : Pass<"lowbit-spirv-target-env", "ModuleOp"> {
+  let summary = "Sets the spirv.target_env of a GPU target on the module";
+  let description = [{
+    Attaches the `spirv.target_env` that `convert-gpu-to-spirv` converts
+    for. Both targets are Vulkan 1.3 compute (`Shader`, storage buffers);
+    `spirv-xe2` also names the Intel GPU vendor and a subgroup size of 16.
+    `spirv-update-vce` later keeps only the capabilities a module uses.
+
+    ```mlir
+    module attributes {spirv.target_env = #spirv.target_env<
+        #spirv.vce<v1.3, [Shader, Int64, GroupNonUniform],
+                   [SPV_KHR_storage_buffer_storage_class]>, api=Vulkan, ...>}
+    ```
+  }];
+  let options = [
+    Option<"target", "target", "std::string", /*default=*/"\"spirv-vulkan\"",
+           "spirv-vulkan or spirv-xe2">,
+  ];
+}
+
 #endif // LOWBIT_CONVERSION_PASSES_TD

@@ -27,7 +27,8 @@ struct KernelRequest {
   std::string format;         // i2s, w1gG, w2gG, w4gG, q4_0 (upconvert),
                               // tl1 or tl2 (lut-elementwise)
   int64_t M = 0, K = 0;       // weight rows and reduction depth
-  std::string target;         // x86-avx2, x86-avxvnni, x86-avx512vnni, generic
+  std::string target;         // x86-avx2, x86-avxvnni, x86-avx512vnni, generic,
+                              // spirv-vulkan, spirv-xe2 (C++ embedding SPIR-V)
   int threads = 1;            // threads the kernel will be split over
   int64_t nHint = 1;          // expected activation rows: 1 = GEMV config
   std::string schedulePath;   // JSON schedule to look the config up in, or ""
@@ -83,6 +84,11 @@ void buildUpconvertPipeline(OpPassManager &pm,
 /// Registers `lowbit-upconvert-pipeline` and its alias for tl1/tl2,
 /// `lowbit-lut-elementwise-pipeline` (for lowbit-opt).
 void registerUpconvertPipeline();
+
+/// Registers `lowbit-spirv-pipeline` (lowbit-lower-gpu, canonicalize, cse,
+/// then gpu -> spirv for `target` spirv-vulkan or spirv-xe2; uses target,
+/// config and n-hint).
+void registerGpuPipeline();
 
 } // namespace mlir::lowbit
 

@@ -1043,3 +1043,48 @@ func.func @lut_elementwise_interleaved_shape(%x: tensor<?x200xf32>, %w: tensor<3
        : (tensor<?x200xf32>, tensor<3x700xi8>, tensor<1xf32>) -> tensor<?x33xf32>
   return %y : tensor<?x33xf32>
 }
+
+// -----
+
+// expected-error@+1 {{gpu sg_tile_n must be positive, got 0}}
+func.func private @f() attributes {a = #lowbit.gpu<wg_tile_m = 64, wg_tile_n = 1, sg_tile_m = 4, sg_tile_n = 0, subgroup_size = 16>}
+
+// -----
+
+// expected-error@+1 {{gpu subgroup_size must be a power of two up to 128, got 12}}
+func.func private @f() attributes {a = #lowbit.gpu<wg_tile_m = 64, wg_tile_n = 1, sg_tile_m = 4, sg_tile_n = 1, subgroup_size = 12>}
+
+// -----
+
+// expected-error@+1 {{gpu wg_tile_m x wg_tile_n = 64 x 2 is not a multiple of sg_tile_m x sg_tile_n = 6 x 1}}
+func.func private @f() attributes {a = #lowbit.gpu<wg_tile_m = 64, wg_tile_n = 2, sg_tile_m = 6, sg_tile_n = 1, subgroup_size = 16>}
+
+// -----
+
+// expected-error@+1 {{gpu sg_tile_m * sg_tile_n must be at most 64 accumulators, got 128}}
+func.func private @f() attributes {a = #lowbit.gpu<wg_tile_m = 64, wg_tile_n = 2, sg_tile_m = 64, sg_tile_n = 2, subgroup_size = 16>}
+
+// -----
+
+// expected-error@+1 {{gpu workgroup has 2048 invocations, more than 1024}}
+func.func private @f() attributes {a = #lowbit.gpu<wg_tile_m = 512, wg_tile_n = 1, sg_tile_m = 4, sg_tile_n = 1, subgroup_size = 16>}
+
+// -----
+
+func.func @gpu_on_w4(%x: tensor<?x64xf32>, %w: tensor<4x32xi8>, %s: tensor<4x1x2xf16>) -> tensor<?x4xf32> {
+  // expected-error@+1 {{gpu strategy supports ternary and unsigned 2-bit weights, got 4-bit unsigned}}
+  %y = lowbit.mpgemm %x, %w, %s {weight = #lowbit.weight<bits = 4, encoding = unsigned, group = 64, scale = per_group>, layout = #lowbit.layout<canonical>,
+                                 config = #lowbit.gpu<wg_tile_m = 16, wg_tile_n = 1, sg_tile_m = 4, sg_tile_n = 1, subgroup_size = 16>}
+       : (tensor<?x64xf32>, tensor<4x32xi8>, tensor<4x1x2xf16>) -> tensor<?x4xf32>
+  return %y : tensor<?x4xf32>
+}
+
+// -----
+
+func.func @gpu_on_tl1(%x: tensor<?x8xf32>, %w: tensor<4x2xi8>, %s: tensor<1xf32>) -> tensor<?x4xf32> {
+  // expected-error@+1 {{gpu strategy does not support tl1 layout}}
+  %y = lowbit.mpgemm %x, %w, %s {weight = #lowbit.weight<bits = 2, encoding = ternary>, layout = #lowbit.layout<tl1>,
+                                 config = #lowbit.gpu<wg_tile_m = 16, wg_tile_n = 1, sg_tile_m = 4, sg_tile_n = 1, subgroup_size = 16>}
+       : (tensor<?x8xf32>, tensor<4x2xi8>, tensor<1xf32>) -> tensor<?x4xf32>
+  return %y : tensor<?x4xf32>
+}

@@ -289,3 +289,20 @@ func.func @mpgemm_q4_0_reference(%x: tensor<3x64xf32>, %w: tensor<5x36xi8>) -> t
        : (tensor<3x64xf32>, tensor<5x36xi8>) -> tensor<3x5xf32>
   return %y : tensor<3x5xf32>
 }
+
+// CHECK-LABEL: func.func private @config_gpu()
+// CHECK-SAME: a = #lowbit.gpu<wg_tile_m = 64, wg_tile_n = 1, sg_tile_m = 4, sg_tile_n = 1, subgroup_size = 16>
+// CHECK-SAME: b = #lowbit.gpu<wg_tile_m = 64, wg_tile_n = 16, sg_tile_m = 8, sg_tile_n = 8, k_split = 2, fuse_act_quant = false, int_dot = true, subgroup_size = 16>
+func.func private @config_gpu() attributes {
+  a = #lowbit.gpu<wg_tile_m = 64, wg_tile_n = 1, sg_tile_m = 4, sg_tile_n = 1, k_split = 1, fuse_act_quant = true, subgroup_size = 16>,
+  b = #lowbit.gpu<wg_tile_m = 64, wg_tile_n = 16, sg_tile_m = 8, sg_tile_n = 8, k_split = 2, fuse_act_quant = false, int_dot = true, subgroup_size = 16>}
+
+// An i2s mpgemm with a GPU config.
+// CHECK-LABEL: func.func @mpgemm_i2s_gpu
+// CHECK: config = #lowbit.gpu<wg_tile_m = 16, wg_tile_n = 1, sg_tile_m = 4, sg_tile_n = 1, subgroup_size = 16>
+func.func @mpgemm_i2s_gpu(%x: tensor<?x40xf32>, %w: tensor<20x10xi8>, %s: tensor<1xf32>) -> tensor<?x20xf32> {
+  %y = lowbit.mpgemm %x, %w, %s {weight = #lowbit.weight<bits = 2, encoding = ternary>, layout = #lowbit.layout<i2s>,
+                                 config = #lowbit.gpu<wg_tile_m = 16, wg_tile_n = 1, sg_tile_m = 4, sg_tile_n = 1, subgroup_size = 16>}
+       : (tensor<?x40xf32>, tensor<20x10xi8>, tensor<1xf32>) -> tensor<?x20xf32>
+  return %y : tensor<?x20xf32>
+}

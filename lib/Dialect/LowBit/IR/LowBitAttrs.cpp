@@ -572,3 +572,79 @@ LutBitserialAttr::getSearchSpace(MLIRContext *context,
                 fastAggregation));
   return builder.take();
 }
+
+//===- GpuAttr ------------------------------------------------------------===//
+
+LogicalResult GpuAttr::verify(EmitErrorFn emitError, int64_t wgTileM,
+                              int64_t wgTileN, int64_t sgTileM, int64_t sgTileN,
+                              int64_t kSplit, bool, bool,
+                              int64_t subgroupSize) {
+  if (failed(checkPositive(emitError, "gpu", "wg_tile_m", wgTileM)) ||
+      failed(checkPositive(emitError, "gpu", "wg_tile_n", wgTileN)) ||
+      failed(checkPositive(emitError, "gpu", "sg_tile_m", sgTileM)) ||
+      failed(checkPositive(emitError, "gpu", "sg_tile_n", sgTileN)) ||
+      failed(checkPositive(emitError, "gpu", "k_split", kSplit)))
+    return failure();
+  if (!llvm::isPowerOf2_64(subgroupSize) || subgroupSize > 128)
+    return emitError() << "gpu subgroup_size must be a power of two up to "
+                          "128, got "
+                       << subgroupSize;
+  if (wgTileM % sgTileM != 0 || wgTileN % sgTileN != 0)
+    return emitError() << "gpu wg_tile_m x wg_tile_n = " << wgTileM << " x "
+                       << wgTileN << " is not a multiple of sg_tile_m x "
+                       << "sg_tile_n = " << sgTileM << " x " << sgTileN;
+  // Accumulators live in registers: bound the unrolled tile.
+  if (sgTileM * sgTileN > 64)
+    return emitError() << "gpu sg_tile_m * sg_tile_n must be at most 64 "
+                          "accumulators, got "
+                       << sgTileM * sgTileN;
+  int64_t invocations =
+      subgroupSize * (wgTileM / sgTileM) * (wgTileN / sgTileN) * kSplit;
+  if (invocations > 1024)
+    return emitError() << "gpu workgroup has " << invocations
+                       << " invocations, more than 1024";
+  return success();
+}
+
+int64_t GpuAttr::getWorkgroupSize() const {
+  return getSubgroupSize() * (getWgTileM() / getSgTileM()) *
+         (getWgTileN() / getSgTileN()) * getKSplit();
+}
+
+SmallVector<Attribute> GpuAttr::getSearchSpace(MLIRContext *context,
+                                               const SearchSpaceQuery &query) {
+  // Workgroup rows, rows per subgroup, K split across subgroups, the integer
+  // dot product and the fused activation quantization; activation columns
+  // per subgroup only for GEMM. The subgroup size is the device's (16, the
+  // size the kernels are written for); the verifier prunes oversized groups.
+  SearchSpaceBuilder builder(context, query);
+  SmallVector<int64_t> sgTileNs =
+      query.gemv ? SmallVector<int64_t>{1} : SmallVector<int64_t>{1, 4};
+  for (int64_t sgTileM : {4, 8, 32})
+    for (int64_t subgroups : {1, 4})
+      for (int64_t sgTileN : sgTileNs)
+        for (int64_t kSplit : {1, 4})
+          for (bool fuse : {true, false})
+            for (bool intDot : {false, true})
+              builder.add(GpuAttr::getChecked(
+                  builder.emitError(), context, sgTileM * subgroups, sgTileN,
+                  sgTileM, sgTileN, kSplit, fuse, intDot, 16));
+  return builder.take();
+}
+
+StringRef GpuAttr::getStrategyName() const { return "upconvert"; }
+
+LogicalResult GpuAttr::verifyFor(EmitErrorFn emitError,
+                                 const WeightAttr &weight,
+                                 const LayoutAttr &layout, int64_t,
+                                 int64_t) const {
+  if (weight.getEncoding() == Encoding::Unsigned && weight.getBits() == 2)
+    return checkLayoutSupported(emitError, "gpu", layout,
+                                {LayoutKind::Canonical});
+  if (weight.getEncoding() != Encoding::Ternary)
+    return emitError() << "gpu strategy supports ternary and unsigned 2-bit "
+                          "weights, got "
+                       << weight.getBits() << "-bit "
+                       << stringifyEncoding(weight.getEncoding());
+  return checkLayoutSupported(emitError, "gpu", layout, {LayoutKind::I2S});
+}

@@ -24,9 +24,9 @@ class LowBit_DefaultEnumParameter<EnumInfo enumInfo, string case>
   let defaultValue = enumInfo.cppType # "::" # case;
 }
 
-// A boolean spelled `true` / `false`, `false` unless given.
-def LowBit_FlagParameter : AttrParameter<"bool", "a true/false flag"> {
-  let defaultValue = "false";
+// A boolean spelled `true` / `false`, `default` unless given.
+class LowBit_Flag<string default> : AttrParameter<"bool", "a true/false flag"> {
+  let defaultValue = default;
   let parser = [{
     [&]() -> ::mlir::FailureOr<bool> {
       if (::mlir::succeeded($_parser.parseOptionalKeyword("true")))
@@ -39,6 +39,7 @@ def LowBit_FlagParameter : AttrParameter<"bool", "a true/false flag"> {
   }];
   let printer = [{ $_printer << ($_self ? "true" : "false") }];
 }
+def LowBit_FlagParameter : LowBit_Flag<"false">;
 
 class LowBit_Attr<string name, string attrMnemonic, list<Trait> traits = []>
     : AttrDef<LowBit_Dialect, name, traits> {
@@ -279,6 +280,56 @@ def LowBit_LutBitserialAttr
   );
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
+}
+
+def LowBit_GpuAttr : LowBit_ConfigAttr<"Gpu", "gpu"> {
+  let summary = "GPU (SPIR-V) strategy: workgroup and subgroup tiles";
+  let description = [{
+    The GPU kernel of the Intel Xe2 paper (seed 000, section III-E) as
+    `lowbit-lower-gpu` emits it through the `gpu` dialect to SPIR-V. A
+    workgroup computes a `wg_tile_m x wg_tile_n` block of Y (weight rows x
+    activation rows); the block is cut into `sg_tile_m x sg_tile_n` tiles,
+    one per subgroup of `subgroup_size` invocations, whose lanes stride over
+    K with `sg_tile_m * sg_tile_n` int32 accumulators each. `k_split`
+    subgroups share one tile, each taking a contiguous part of K; partial
+    sums are added in workgroup memory. A workgroup has
+    `subgroup_size * (wg_tile_m / sg_tile_m) * (wg_tile_n / sg_tile_n) *
+    k_split` invocations, at most 1024.
+
+    `fuse_act_quant = true` computes each activation row's absmax and int8
+    scale inside the kernel (every workgroup of a row again, the paper's
+    choice for GEMV); `false` runs a separate pre-kernel that writes the
+    scales once (the paper's choice for GEMM). Activations are quantized to
+    int8 in registers either way. `int_dot = true` multiplies 4 int8
+    activations by 4 unsigned codes per instruction (`OpSUDot`,
+    SPV_KHR_integer_dot_product; the device needs Vulkan 1.3's
+    `shaderIntegerDotProduct`) and subtracts the activation sum once, as the
+    CPU kernels do; `false` (the default) uses int32 multiply-add, which
+    every device runs. Supports ternary weights in i2s layout and unsigned
+    2-bit weights (w2gG) in canonical layout; for the latter activations
+    are scaled per 32-block in registers (no row scale, no pre-kernel).
+
+    ```mlir
+    #lowbit.gpu<wg_tile_m = 64, wg_tile_n = 1, sg_tile_m = 4, sg_tile_n = 1, subgroup_size = 16>
+    #lowbit.gpu<wg_tile_m = 64, wg_tile_n = 16, sg_tile_m = 8, sg_tile_n = 8, k_split = 2, fuse_act_quant = false, subgroup_size = 16>
+    ```
+  }];
+  let parameters = (ins
+    "int64_t":$wg_tile_m,
+    "int64_t":$wg_tile_n,
+    "int64_t":$sg_tile_m,
+    "int64_t":$sg_tile_n,
+    DefaultValuedParameter<"int64_t", "1">:$k_split,
+    LowBit_Flag<"true">:$fuse_act_quant,
+    LowBit_FlagParameter:$int_dot,
+    "int64_t":$subgroup_size
+  );
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    /// Invocations per workgroup.
+    int64_t getWorkgroupSize() const;
+  }];
 }
 
 #endif // LOWBIT_DIALECT_LOWBIT_IR_LOWBITATTRS_TD

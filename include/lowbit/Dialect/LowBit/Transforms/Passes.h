@@ -7,8 +7,11 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/SPIRV/IR/SPIRVDialect.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Pass/Pass.h"
 
@@ -37,6 +40,10 @@ LutElementwiseAttr selectLutElementwiseConfig(MLIRContext *ctx,
 /// fit the target's register file; at least 1.
 int64_t getSlicesPerLoop(const TargetInfo &target, int64_t tilesPerGroup,
                          int64_t tileN, bool ternary);
+
+/// The default #lowbit.gpu config of a GPU target (`spirv-vulkan`,
+/// `spirv-xe2`) for GEMV (`gemv`) or GEMM, or null for another name.
+GpuAttr getDefaultGpuConfig(MLIRContext *ctx, StringRef target, bool gemv);
 
 #define GEN_PASS_REGISTRATION
 #include "lowbit/Dialect/LowBit/Transforms/Passes.h.inc"

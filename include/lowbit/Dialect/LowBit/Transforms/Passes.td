@@ -229,4 +229,67 @@ def LowBitLowerLutElementwise
   ];
 }
 
+def LowBitLowerGpu : Pass<"lowbit-lower-gpu", "ModuleOp"> {
+  let summary = "Lowers an i2s or w2gG lowbit.mpgemm to a gpu.module kernel";
+  let description = [{
+    Replaces every function whose body is one ternary (i2s layout) or
+    unsigned 2-bit (w2gG, canonical layout) `lowbit.mpgemm` and its return
+    by a `gpu.module @<function>` holding the kernel
+    `gpu.func @mpgemm` and, when the config does not fuse the activation
+    scales, the pre-kernel `gpu.func @act_scales`. The op's `#lowbit.gpu`
+    config sizes the kernel; an op without a config takes the `config`
+    option, else the default of `target` for GEMV (`n-hint` 1) or GEMM
+    (`getDefaultGpuConfig`: `spirv-vulkan` 64-invocation workgroups of
+    16-lane subgroups; `spirv-xe2` the Intel seed's subgroup 16 with
+    rectangular subgroup tiles).
+
+    Both kernels take the same six storage buffers (runtime/include/
+    lowbit/vulkan.h), with M and K compile-time constants; a config whose
+    workgroup memory exceeds 32 KiB is an error:
+
+    ```mlir
+    gpu.func @mpgemm(%x: memref<?xf32>,        // [N][K] activations
+                     %w: memref<MxKwxi32>,     // i2s codes, 16 per word
+                     %y: memref<?xf32>,        // [N][M] output
+                     %params: memref<2xi32>,   // N, bits of w_scale
+                     %scales: memref<?xf32>,   // [N] int8 scales (unfused)
+                     %blocks: memref<?xf32>)   // w2gG: [M][K/32] (s, z)
+        kernel attributes {spirv.entry_point_abi = ...}
+    ```
+
+    Workgroup (x, y) computes rows [x * wg_tile_m, ...) of W and activation
+    rows [y * wg_tile_n, ...):
+
+    1. the `wg_tile_n` row scales s = 127 / max(absmax, 1e-5) (an
+       invocation-strided absmax, combined in workgroup memory), or loads
+       of the pre-kernel's scales;
+    2. per subgroup tile, each lane walks its share of the K words: 16
+       activations per row quantized in registers (round half to even,
+       clamp to [-128, 127]), reused by `sg_tile_m` weight words whose 2-bit
+       codes c give c - 1 and are multiplied and added into int32;
+    3. lane and K-split partial sums added in workgroup memory; y =
+       (float)acc * w_scale / s, exactly the reference's expression, for
+       rows inside M and N.
+
+    w2gG walks K in 32-blocks instead: each lane quantizes a block's
+    activations with the block's own scale in registers and adds
+    (float)(D - z S) * s_w / s_x per block (the reference's block term) to
+    f32 accumulators, which step 3 sums.
+  }];
+  let dependentDialects = [
+    "::mlir::lowbit::LowBitDialect", "::mlir::arith::ArithDialect",
+    "::mlir::gpu::GPUDialect", "::mlir::math::MathDialect",
+    "::mlir::memref::MemRefDialect", "::mlir::scf::SCFDialect",
+    "::mlir::spirv::SPIRVDialect"
+  ];
+  let options = [
+    Option<"target", "target", "std::string", /*default=*/"\"spirv-vulkan\"",
+           "GPU target whose default config an op without one gets">,
+    Option<"config", "config", "std::string", /*default=*/"",
+           "#lowbit.gpu config for ops without one (overrides the target)">,
+    Option<"nHint", "n-hint", "int64_t", /*default=*/"1",
+           "Expected N (1 selects the GEMV default config)">,
+  ];
+}
+
 #endif // LOWBIT_DIALECT_LOWBIT_TRANSFORMS_PASSES_TD

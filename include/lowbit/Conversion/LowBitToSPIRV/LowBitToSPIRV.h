@@ -1,0 +1,43 @@
+//===- LowBitToSPIRV.h - gpu kernels to an embedded SPIR-V binary -*- C++ -*-=//
+//
+// The last step of a GPU target: the gpu.module of lowbit-lower-gpu becomes
+// a spirv.module (MLIR's convert-gpu-to-spirv with the target's
+// spirv.target_env), is serialized to a SPIR-V binary, and the binary is
+// embedded in C++ (EmitC globals, translated by mlir::emitc::translateToCpp)
+// that runtime/src/vulkan.cpp launches. The buffers and the metadata words
+// are described in runtime/include/lowbit/vulkan.h.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LOWBIT_CONVERSION_LOWBITTOSPIRV_LOWBITTOSPIRV_H
+#define LOWBIT_CONVERSION_LOWBITTOSPIRV_LOWBITTOSPIRV_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/PassManager.h"
+
+#include <string>
+
+namespace mlir::lowbit {
+
+/// The GPU targets (`spirv-vulkan`, `spirv-xe2`).
+ArrayRef<StringRef> getGpuTargetNames();
+bool isGpuTarget(StringRef target);
+
+/// Adds lowbit-spirv-target-env{target}, convert-math-to-spirv,
+/// convert-gpu-to-spirv and, on the spirv.module, spirv-lower-abi-attrs and
+/// spirv-update-vce to `pm`.
+void addGpuToSpirvPasses(OpPassManager &pm, StringRef target);
+
+/// Serializes the one spirv.module inside `module` into `words`.
+LogicalResult serializeSpirvModule(ModuleOp module,
+                                   SmallVectorImpl<uint32_t> &words);
+
+/// C++ source of the bundle of one GPU kernel: globals `<name>_spirv`
+/// (uint32_t[], the binary) and `<name>_info` (int64_t[], lowbit/vulkan.h).
+FailureOr<std::string> embedSpirvKernel(MLIRContext *ctx, StringRef name,
+                                        ArrayRef<uint32_t> words,
+                                        ArrayRef<int64_t> info);
+
+} // namespace mlir::lowbit
+
+#endif // LOWBIT_CONVERSION_LOWBITTOSPIRV_LOWBITTOSPIRV_H

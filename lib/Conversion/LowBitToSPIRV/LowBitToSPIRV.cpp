@@ -1,0 +1,146 @@
+//===- LowBitToSPIRV.cpp - gpu kernels to an embedded SPIR-V binary -------===//
+
+#include "lowbit/Conversion/LowBitToSPIRV/LowBitToSPIRV.h"
+#include "lowbit/Conversion/Passes.h"
+
+namespace mlir::lowbit {
+#define GEN_PASS_DEF_LOWBITSPIRVTARGETENV
+#include "lowbit/Conversion/Passes.h.inc"
+} // namespace mlir::lowbit
+
+#include "mlir/AsmParser/AsmParser.h"
+#include "mlir/Conversion/GPUToSPIRV/GPUToSPIRVPass.h"
+#include "mlir/Conversion/MathToSPIRV/MathToSPIRVPass.h"
+#include "mlir/Dialect/EmitC/IR/EmitC.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/SPIRV/IR/SPIRVOps.h"
+#include "mlir/Dialect/SPIRV/IR/TargetAndABI.h"
+#include "mlir/Dialect/SPIRV/Transforms/Passes.h"
+#include "mlir/Target/Cpp/CppEmitter.h"
+#include "mlir/Target/SPIRV/Serialization.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FormatVariadic.h"
+
+using namespace mlir;
+using namespace mlir::lowbit;
+
+ArrayRef<StringRef> mlir::lowbit::getGpuTargetNames() {
+  static const StringRef names[] = {"spirv-vulkan", "spirv-xe2"};
+  return names;
+}
+
+bool mlir::lowbit::isGpuTarget(StringRef target) {
+  return llvm::is_contained(getGpuTargetNames(), target);
+}
+
+/// Vulkan 1.3 compute. The capabilities and extensions listed are what the
+/// conversion may use (the integer dot product only where a config asks
+/// for it); spirv-update-vce then keeps only those the module needs. The
+/// SPIR-V version is 1.6, which Vulkan 1.3 takes, where a kernel has
+/// OpSDot / OpSUDot (core in 1.6), else 1.3: from 1.4 on, every global
+/// variable an entry point uses must be in its interface, and
+/// spirv-lower-abi-attrs lists them by the environment's version, before
+/// spirv-update-vce lowers the module's version to what it needs.
+static std::string getTargetEnv(StringRef target, bool dotProduct) {
+  StringRef version = dotProduct ? "v1.6" : "v1.3";
+  if (target == "spirv-vulkan")
+    return llvm::formatv("#spirv.target_env<#spirv.vce<{0}, [Shader, Int64, "
+           "GroupNonUniform, DotProduct, DotProductInput4x8BitPacked], "
+           "[SPV_KHR_storage_buffer_storage_class, "
+           "SPV_KHR_integer_dot_product]>, "
+           "api=Vulkan, #spirv.resource_limits<max_compute_workgroup_"
+           "invocations = 1024, max_compute_workgroup_size = [1024, 1024, "
+           "64]>>",
+                         version);
+  if (target == "spirv-xe2")
+    return llvm::formatv("#spirv.target_env<#spirv.vce<{0}, [Shader, Int64, "
+           "GroupNonUniform, DotProduct, DotProductInput4x8BitPacked], "
+           "[SPV_KHR_storage_buffer_storage_class, "
+           "SPV_KHR_integer_dot_product]>, "
+           "api=Vulkan, Intel:DiscreteGPU, #spirv.resource_limits<max_"
+           "compute_workgroup_invocations = 1024, max_compute_workgroup_size "
+           "= [1024, 1024, 64], subgroup_size = 16>>",
+                         version);
+  return "";
+}
+
+namespace {
+class SpirvTargetEnvPass
+    : public lowbit::impl::LowBitSpirvTargetEnvBase<SpirvTargetEnvPass> {
+public:
+  using LowBitSpirvTargetEnvBase::LowBitSpirvTargetEnvBase;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    bool dotProduct = false;
+    module.walk([&](Operation *op) {
+      dotProduct |= isa<spirv::SDotOp, spirv::SUDotOp>(op);
+    });
+    std::string env = getTargetEnv(target, dotProduct);
+    if (env.empty()) {
+      module.emitError() << "unknown GPU target '" << target
+                         << "' (expected "
+                         << llvm::join(getGpuTargetNames(), ", ") << ")";
+      return signalPassFailure();
+    }
+    Attribute attr = parseAttribute(env, module.getContext());
+    if (!attr)
+      return signalPassFailure();
+    module->setAttr(spirv::getTargetEnvAttrName(), attr);
+  }
+};
+} // namespace
+
+void mlir::lowbit::addGpuToSpirvPasses(OpPassManager &pm, StringRef target) {
+  LowBitSpirvTargetEnvOptions options;
+  options.target = target.str();
+  pm.addPass(createLowBitSpirvTargetEnv(options));
+  pm.addNestedPass<gpu::GPUModuleOp>(createConvertMathToSPIRVPass());
+  pm.addPass(createConvertGPUToSPIRVPass(/*mapMemorySpace=*/true));
+  OpPassManager &spirvPm = pm.nest<spirv::ModuleOp>();
+  spirvPm.addPass(spirv::createSPIRVLowerABIAttributesPass());
+  spirvPm.addPass(spirv::createSPIRVUpdateVCEPass());
+}
+
+LogicalResult
+mlir::lowbit::serializeSpirvModule(ModuleOp module,
+                                   SmallVectorImpl<uint32_t> &words) {
+  SmallVector<spirv::ModuleOp> spirvModules(module.getOps<spirv::ModuleOp>());
+  if (spirvModules.size() != 1)
+    return module.emitError() << "expected one spirv.module, found "
+                              << spirvModules.size();
+  return spirv::serialize(spirvModules.front(), words);
+}
+
+FailureOr<std::string>
+mlir::lowbit::embedSpirvKernel(MLIRContext *ctx, StringRef name,
+                               ArrayRef<uint32_t> words,
+                               ArrayRef<int64_t> info) {
+  ctx->getOrLoadDialect<emitc::EmitCDialect>();
+  OpBuilder b(ctx);
+  Location loc = NameLoc::get(b.getStringAttr(name));
+  OwningOpRef<ModuleOp> module = ModuleOp::create(loc);
+  b.setInsertionPointToEnd(module->getBody());
+  emitc::IncludeOp::create(b, loc, "stdint.h", /*is_standard_include=*/true);
+  auto addGlobal = [&](StringRef suffix, Type element,
+                       DenseElementsAttr values) {
+    auto type = emitc::ArrayType::get({values.getNumElements()}, element);
+    emitc::GlobalOp::create(b, loc, (name + suffix).str(), type, values,
+                            /*extern_specifier=*/false,
+                            /*static_specifier=*/false,
+                            /*const_specifier=*/false);
+  };
+  Type u32 = b.getIntegerType(32, /*isSigned=*/false);
+  Type i64 = b.getI64Type();
+  addGlobal("_spirv", u32,
+            DenseElementsAttr::get(
+                RankedTensorType::get({int64_t(words.size())}, u32), words));
+  addGlobal("_info", i64,
+            DenseElementsAttr::get(
+                RankedTensorType::get({int64_t(info.size())}, i64), info));
+  std::string cpp;
+  llvm::raw_string_ostream os(cpp);
+  if (failed(emitc::translateToCpp(*module, os)))
+    return failure();
+  return cpp;
+}

@@ -1,0 +1,646 @@
+//===- LowerGpu.cpp - lowbit.mpgemm to a gpu.module kernel ----------------===//
+//
+// The Xe2 kernel of seed 000 (section III-E) in the gpu dialect: workgroup
+// and subgroup tiles from #lowbit.gpu, activation scales fused or in a
+// pre-kernel (w2gG: per 32-block, in registers), int8 quantization in
+// registers, int32 products with the unpacked 2-bit codes (multiply-add, or
+// spirv.SUDot with int_dot), dequantization by the product of the scales.
+// The buffers are described in runtime/include/lowbit/vulkan.h;
+// lib/Conversion/LowBitToSPIRV turns the gpu.module into SPIR-V.
+//
+// Cross-invocation sums go through workgroup memory rather than subgroup
+// operations, so a "subgroup" here is `subgroup_size` consecutive
+// invocations and the kernel is correct whatever subgroup size the device
+// picks (lavapipe's is 8; Xe2's 16 matches the config).
+//
+//===----------------------------------------------------------------------===//
+
+#include "lowbit/Dialect/LowBit/Transforms/Passes.h"
+
+#include "mlir/AsmParser/AsmParser.h"
+#include "mlir/Dialect/SPIRV/IR/SPIRVOps.h"
+#include "mlir/Dialect/SPIRV/IR/TargetAndABI.h"
+#include "llvm/ADT/STLExtras.h"
+
+namespace mlir::lowbit {
+#define GEN_PASS_DEF_LOWBITLOWERGPU
+#include "lowbit/Dialect/LowBit/Transforms/Passes.h.inc"
+} // namespace mlir::lowbit
+
+using namespace mlir;
+using namespace mlir::lowbit;
+
+/// 2-bit codes per 32-bit word of the weight buffer.
+static constexpr int64_t kCodesPerWord = 16;
+/// The numeric memory space that convert-gpu-to-spirv maps to Workgroup.
+static constexpr unsigned kWorkgroupMemorySpace = 3;
+/// Workgroup memory a kernel may use: lavapipe's and most desktop GPUs'
+/// maxComputeSharedMemorySize (Vulkan only guarantees 16 KiB).
+static constexpr int64_t kMaxWorkgroupBytes = 32768;
+
+GpuAttr mlir::lowbit::getDefaultGpuConfig(MLIRContext *ctx, StringRef target,
+                                           bool gemv) {
+  // GEMV: one activation row per workgroup with its scale fused (the seed's
+  // finding for GEMV). GEMM: 4 x 4 subgroup tiles that reuse every quantized
+  // activation 4 times, scales from the pre-kernel (the seed's GEMM
+  // finding). spirv-xe2 takes the seed's subgroup 16 with rectangular
+  // subgroup tiles (32 x 1 rows for GEMV, 8 x 4 for GEMM) and the integer
+  // dot product (Xe2 has DP4A); spirv-vulkan multiplies in plain int32,
+  // which every Vulkan device runs.
+  if (target == "spirv-vulkan")
+    return gemv ? GpuAttr::get(ctx, 16, 1, 4, 1, 1, true, false, 16)
+                : GpuAttr::get(ctx, 16, 4, 4, 4, 1, false, false, 16);
+  if (target == "spirv-xe2")
+    return gemv ? GpuAttr::get(ctx, 128, 1, 32, 1, 1, true, true, 16)
+                : GpuAttr::get(ctx, 32, 8, 8, 4, 1, false, true, 16);
+  return nullptr;
+}
+
+namespace {
+
+/// Everything the kernel body depends on.
+struct GpuPlan {
+  int64_t m = 0, k = 0, words = 0; // words: 32-bit code words per row
+  int64_t wgM = 0, wgN = 0, sgM = 0, sgN = 0, kSplit = 1, lanes = 0;
+  int64_t invocations = 0;
+  bool fused = true;
+  bool intDot = false;
+  bool blockScales = false; // w2gG: per-32-block (s, z), no row scale
+};
+
+/// Builds the ops of one gpu.func body at the end of its entry block.
+class GpuKernelBuilder {
+public:
+  GpuKernelBuilder(OpBuilder &b, Location loc, const GpuPlan &plan,
+                   ValueRange args)
+      : b(b), loc(loc), plan(plan), x(args[0]), w(args[1]), y(args[2]),
+        params(args[3]), scales(args[4]), blockScales(args[5]) {}
+
+  /// @act_scales: workgroup x writes scales[x] (rows x >= N do nothing:
+  /// the dispatch covers exactly N workgroups).
+  void buildActScales() {
+    Value tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
+    Value row = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
+    Value amax = allocWorkgroup(plan.invocations);
+    Value s = rowScale(row, tid, amax, cst(0));
+    ifThen(eq(tid, cst(0)),
+           [&] { memref::StoreOp::create(b, loc, s, scales, row); });
+  }
+
+  /// @mpgemm.
+  void buildMpGemm() {
+    Value tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
+    Value blockM = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
+    Value blockN = gpu::BlockIdOp::create(b, loc, gpu::Dimension::y);
+    Value n = arith::IndexCastOp::create(
+        b, loc, b.getIndexType(),
+        memref::LoadOp::create(b, loc, params, cst(0)).getResult());
+    Value wScale = arith::BitcastOp::create(
+        b, loc, b.getF32Type(),
+        memref::LoadOp::create(b, loc, params, cst(1)).getResult());
+    Value rowBase = mul(blockN, cst(plan.wgN));
+    Value lastRow = sub(n, cst(1));
+
+    // 1. Ternary: the workgroup's per-row activation scales, in workgroup
+    // memory. (Group formats scale each 32-block in registers.)
+    Value rowScales;
+    if (!plan.blockScales) {
+      rowScales = allocWorkgroup(plan.wgN);
+      if (plan.fused) {
+        Value amax = allocWorkgroup(plan.wgN * plan.invocations);
+        for (int64_t j = 0; j < plan.wgN; ++j) {
+          Value row = min(add(rowBase, cst(j)), lastRow);
+          Value s = rowScale(row, tid, amax, cst(j * plan.invocations));
+          ifThen(eq(tid, cst(0)), [&] {
+            memref::StoreOp::create(b, loc, s, rowScales, cst(j));
+          });
+        }
+      } else {
+        ifThen(ult(tid, cst(plan.wgN)), [&] {
+          Value row = min(add(rowBase, tid), lastRow);
+          Value s = memref::LoadOp::create(b, loc, scales, row);
+          memref::StoreOp::create(b, loc, s, rowScales, tid);
+        });
+      }
+      gpu::BarrierOp::create(b, loc);
+    }
+
+    // 2. This invocation's subgroup tile and share of K (in steps of one
+    // word for ternary, one 32-block of two words for group formats).
+    int64_t sgPerM = plan.wgM / plan.sgM, sgPerN = plan.wgN / plan.sgN;
+    Value sg = div(tid, cst(plan.lanes));
+    Value lane = rem(tid, cst(plan.lanes));
+    Value sm = rem(sg, cst(sgPerM));
+    Value sn = rem(div(sg, cst(sgPerM)), cst(sgPerN));
+    Value ks = div(sg, cst(sgPerM * sgPerN));
+    Value tileRow = add(mul(blockM, cst(plan.wgM)), mul(sm, cst(plan.sgM)));
+    Value tileCol = mul(sn, cst(plan.sgN));
+    SmallVector<Value> rows, xRows, colScales;
+    for (int64_t i = 0; i < plan.sgM; ++i)
+      rows.push_back(min(add(tileRow, cst(i)), cst(plan.m - 1)));
+    for (int64_t j = 0; j < plan.sgN; ++j) {
+      Value col = add(tileCol, cst(j));
+      xRows.push_back(mul(min(add(rowBase, col), lastRow), cst(plan.k)));
+      if (rowScales)
+        colScales.push_back(memref::LoadOp::create(b, loc, rowScales, col));
+    }
+    int64_t steps = plan.blockScales ? plan.words / 2 : plan.words;
+    int64_t chunk = llvm::divideCeil(steps, plan.kSplit);
+    Value kBegin = mul(ks, cst(chunk));
+    Value kEnd = min(add(kBegin, cst(chunk)), cst(steps));
+    // Accumulators: the tile's sums (int32, or f32 for group formats),
+    // then (ternary int_dot) the sgN activation sums.
+    int64_t tileSize = plan.sgM * plan.sgN;
+    Type accType = plan.blockScales ? Type(b.getF32Type()) : b.getI32Type();
+    Value zero = plan.blockScales ? cstF32(0.0f) : cstI32(0);
+    SmallVector<Value> zeros(tileSize, zero);
+    if (plan.intDot && !plan.blockScales)
+      zeros.append(plan.sgN, cstI32(0));
+    auto loop = scf::ForOp::create(b, loc, add(kBegin, lane), kEnd,
+                                   cst(plan.lanes), zeros);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(loop.getBody());
+      SmallVector<Value> acc(loop.getRegionIterArgs());
+      if (plan.blockScales)
+        accumulateBlock(loop.getInductionVar(), rows, xRows, acc);
+      else
+        accumulateWord(loop.getInductionVar(), rows, xRows, colScales, acc);
+      scf::YieldOp::create(b, loc, acc);
+    }
+
+    // 3. Partial sums of all lanes and K parts, then y. With int_dot the
+    // codes were c = q + 1: subtracting the activation sum gives sum q * x.
+    Value partial = allocWorkgroup(plan.invocations * tileSize, accType);
+    Value partialBase = mul(tid, cst(tileSize));
+    for (int64_t a = 0; a < tileSize; ++a) {
+      Value v = loop.getResult(a);
+      if (plan.intDot && !plan.blockScales)
+        v = arith::SubIOp::create(b, loc, v,
+                                  loop.getResult(tileSize + a % plan.sgN));
+      memref::StoreOp::create(b, loc, v, partial, add(partialBase, cst(a)));
+    }
+    gpu::BarrierOp::create(b, loc);
+    // Lane l of K part 0 finishes tile elements l, l + lanes, ...
+    ifThen(eq(ks, cst(0)), [&] {
+      Value firstSg = add(mul(sn, cst(sgPerM)), sm);
+      auto outputs = scf::ForOp::create(b, loc, lane, cst(tileSize),
+                                        cst(plan.lanes));
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(outputs.getBody());
+      Value a = outputs.getInductionVar();
+      Value sum = zero;
+      for (int64_t part = 0; part < plan.kSplit; ++part) {
+        Value sgBase = mul(add(firstSg, cst(part * sgPerM * sgPerN)),
+                           cst(plan.lanes * tileSize));
+        auto lanes = scf::ForOp::create(b, loc, cst(0), cst(plan.lanes),
+                                        cst(1), ValueRange{sum});
+        OpBuilder::InsertionGuard inner(b);
+        b.setInsertionPointToStart(lanes.getBody());
+        Value at = add(add(sgBase, mul(lanes.getInductionVar(),
+                                       cst(tileSize))),
+                       a);
+        Value v = memref::LoadOp::create(b, loc, partial, at);
+        Value prev = lanes.getRegionIterArgs()[0];
+        Value next = plan.blockScales
+                         ? arith::AddFOp::create(b, loc, prev, v).getResult()
+                         : arith::AddIOp::create(b, loc, prev, v).getResult();
+        scf::YieldOp::create(b, loc, ValueRange{next});
+        b.setInsertionPointAfter(lanes);
+        sum = lanes.getResult(0);
+      }
+      Value i = div(a, cst(plan.sgN)), j = rem(a, cst(plan.sgN));
+      Value row = add(tileRow, i);
+      Value col = add(tileCol, j);
+      Value actRow = add(rowBase, col);
+      Value inside = arith::AndIOp::create(b, loc, ult(row, cst(plan.m)),
+                                           ult(actRow, n));
+      ifThen(inside, [&] {
+        Value out = sum;
+        if (!plan.blockScales) {
+          Value s = memref::LoadOp::create(b, loc, rowScales, col);
+          // (float)acc * w_scale / s_x: the reference's expression.
+          Value f = arith::SIToFPOp::create(b, loc, b.getF32Type(), sum);
+          Value scaled = arith::MulFOp::create(b, loc, f, wScale);
+          out = arith::DivFOp::create(b, loc, scaled, s);
+        }
+        memref::StoreOp::create(b, loc, out, y,
+                                add(mul(actRow, cst(plan.m)), row));
+      });
+    });
+  }
+
+private:
+  /// acc[i * sgN + j] += sum over the 16 k of word `word` of
+  /// (code(W[row i]) - 1) * quantize(X[row j]).
+  void accumulateWord(Value word, ArrayRef<Value> rows,
+                      ArrayRef<Value> xRows, ArrayRef<Value> colScales,
+                      SmallVectorImpl<Value> &acc) {
+    SmallVector<Value> wRows;
+    for (Value row : rows)
+      wRows.push_back(mul(row, cst(plan.words)));
+    Value k0 = mul(word, cst(kCodesPerWord));
+    bool ragged = plan.k % kCodesPerWord != 0;
+    SmallVector<SmallVector<Value>> xq(plan.sgN);
+    for (int64_t e = 0; e < kCodesPerWord; ++e) {
+      Value k = add(k0, cst(e));
+      // The last word of a ragged row reads the row's last value instead
+      // of past it and multiplies by 0 instead.
+      Value kRead = ragged ? min(k, cst(plan.k - 1)) : k;
+      Value valid = ragged ? ult(k, cst(plan.k)) : Value();
+      for (int64_t j = 0; j < plan.sgN; ++j) {
+        Value v = memref::LoadOp::create(b, loc, x, add(xRows[j], kRead));
+        Value q = quantize(v, colScales[j]);
+        if (valid)
+          q = arith::SelectOp::create(b, loc, valid, q, cstI32(0));
+        xq[j].push_back(q);
+      }
+    }
+    if (plan.intDot) {
+      dotWord(word, wRows, xq, acc);
+      return;
+    }
+    Value mask = cstI32(3), one = cstI32(1);
+    for (int64_t i = 0; i < plan.sgM; ++i) {
+      Value codes =
+          memref::LoadOp::create(b, loc, w, ValueRange{add(wRows[i], word)});
+      for (int64_t e = 0; e < kCodesPerWord; ++e) {
+        Value c = arith::AndIOp::create(
+            b, loc,
+            arith::ShRUIOp::create(b, loc, codes, cstI32(2 * e)).getResult(),
+            mask);
+        Value q = arith::SubIOp::create(b, loc, c, one);
+        for (int64_t j = 0; j < plan.sgN; ++j) {
+          Value &a = acc[i * plan.sgN + j];
+          a = arith::AddIOp::create(
+              b, loc, a, arith::MulIOp::create(b, loc, q, xq[j][e]));
+        }
+      }
+    }
+  }
+
+  /// The int_dot form of accumulateWord: plane e = 0..3 of a word,
+  /// (word >> 2e) & 0x03030303, holds the unsigned codes of k = e, e + 4,
+  /// e + 8, e + 12 in its bytes; OpSUDot multiplies it by the activations
+  /// of those k packed as int8. acc[tileSize + j] collects the activation
+  /// sums (OpSDot with 0x01010101) that finishing subtracts.
+  void dotWord(Value word, ArrayRef<Value> wRows,
+               ArrayRef<SmallVector<Value>> xq, SmallVectorImpl<Value> &acc) {
+    int64_t tileSize = plan.sgM * plan.sgN;
+    SmallVector<SmallVector<Value>> packed;
+    for (int64_t j = 0; j < plan.sgN; ++j) {
+      packed.push_back(packWord(xq[j]));
+      for (Value p : packed.back())
+        acc[tileSize + j] = arith::AddIOp::create(
+            b, loc, acc[tileSize + j], dot(p, cstI32(0x01010101), true));
+    }
+    for (int64_t i = 0; i < plan.sgM; ++i) {
+      Value codes =
+          memref::LoadOp::create(b, loc, w, ValueRange{add(wRows[i], word)});
+      for (int64_t j = 0; j < plan.sgN; ++j)
+        acc[i * plan.sgN + j] = dotCodes(acc[i * plan.sgN + j], codes,
+                                         packed[j]);
+    }
+  }
+
+  /// The 16 int8 activations (as i32) of one word packed into 4 x 4 bytes:
+  /// pack e holds those of k = e, e + 4, e + 8, e + 12 (the order of the
+  /// code planes of dotCodes).
+  SmallVector<Value> packWord(ArrayRef<Value> xq16) {
+    SmallVector<Value> packed;
+    Value byte = cstI32(0xff);
+    for (int64_t e = 0; e < 4; ++e) {
+      Value p = cstI32(0);
+      for (int64_t lane = 0; lane < 4; ++lane) {
+        Value v = arith::AndIOp::create(b, loc, xq16[e + 4 * lane], byte);
+        if (lane > 0)
+          v = arith::ShLIOp::create(b, loc, v, cstI32(8 * lane));
+        p = arith::OrIOp::create(b, loc, p, v);
+      }
+      packed.push_back(p);
+    }
+    return packed;
+  }
+
+  /// acc + sum over the 16 codes c of word `codes` of c * x: plane e,
+  /// (codes >> 2e) & 0x03030303, holds the codes of k = e, e + 4, e + 8,
+  /// e + 12 in its bytes, multiplied by pack e of packWord with OpSUDot.
+  Value dotCodes(Value acc, Value codes, ArrayRef<Value> packed) {
+    Value mask = cstI32(0x03030303);
+    for (int64_t e = 0; e < 4; ++e) {
+      Value plane = e == 0 ? codes
+                           : arith::ShRUIOp::create(b, loc, codes,
+                                                    cstI32(2 * e))
+                                 .getResult();
+      plane = arith::AndIOp::create(b, loc, plane, mask);
+      acc = arith::AddIOp::create(b, loc, acc, dot(packed[e], plane, false));
+    }
+    return acc;
+  }
+
+  /// OpSDot (`bothSigned`) or OpSUDot (unsigned `rhs`) of 4 packed bytes.
+  Value dot(Value lhs, Value rhs, bool bothSigned) {
+    auto format = spirv::PackedVectorFormatAttr::get(
+        b.getContext(), spirv::PackedVectorFormat::PackedVectorFormat4x8Bit);
+    if (bothSigned)
+      return spirv::SDotOp::create(b, loc, b.getI32Type(), lhs, rhs, format);
+    return spirv::SUDotOp::create(b, loc, b.getI32Type(), lhs, rhs, format);
+  }
+
+  /// Group formats: acc[i * sgN + j] += (float)(D - z S) * s_w / s_x for
+  /// 32-block `block` (words 2 block, 2 block + 1), where the activations
+  /// of row j are quantized with their own block scale s_x (in registers),
+  /// D = sum of codes times them, S their sum and (s_w, z) the weights'
+  /// block scale and zero point: the reference's per-block expression.
+  void accumulateBlock(Value block, ArrayRef<Value> rows,
+                       ArrayRef<Value> xRows, SmallVectorImpl<Value> &acc) {
+    constexpr int64_t kBlock = 2 * kCodesPerWord;
+    Value k0 = mul(block, cst(kBlock));
+    int64_t blocks = plan.k / kBlock;
+    SmallVector<SmallVector<Value>> xq(plan.sgN);
+    SmallVector<Value> xScale, xSum;
+    for (int64_t j = 0; j < plan.sgN; ++j) {
+      SmallVector<Value> values;
+      Value amax = cstF32(0.0f);
+      for (int64_t e = 0; e < kBlock; ++e) {
+        values.push_back(memref::LoadOp::create(
+            b, loc, x, add(xRows[j], add(k0, cst(e)))));
+        amax = fmax(amax, math::AbsFOp::create(b, loc, values.back()));
+      }
+      Value s = arith::DivFOp::create(b, loc, cstF32(127.0f),
+                                      fmax(amax, cstF32(1e-5f)));
+      Value sum = cstI32(0);
+      for (Value v : values) {
+        xq[j].push_back(quantize(v, s));
+        sum = arith::AddIOp::create(b, loc, sum, xq[j].back());
+      }
+      xScale.push_back(s);
+      xSum.push_back(sum);
+    }
+    // int_dot: each half's activations packed once, reused by every row.
+    SmallVector<SmallVector<SmallVector<Value>>> packed(plan.sgN);
+    if (plan.intDot)
+      for (int64_t j = 0; j < plan.sgN; ++j)
+        for (int64_t half = 0; half < 2; ++half)
+          packed[j].push_back(packWord(
+              ArrayRef<Value>(xq[j]).slice(half * kCodesPerWord,
+                                           kCodesPerWord)));
+    for (int64_t i = 0; i < plan.sgM; ++i) {
+      Value wordBase = add(mul(rows[i], cst(plan.words)), mul(block, cst(2)));
+      Value at = mul(add(mul(rows[i], cst(blocks)), block), cst(2));
+      Value wScale = memref::LoadOp::create(b, loc, blockScales, at);
+      Value zeroPoint = arith::FPToSIOp::create(
+          b, loc, b.getI32Type(),
+          memref::LoadOp::create(b, loc, blockScales, add(at, cst(1)))
+              .getResult());
+      SmallVector<Value> dots(plan.sgN, cstI32(0));
+      for (int64_t half = 0; half < 2; ++half) {
+        Value codes = memref::LoadOp::create(b, loc, w,
+                                             add(wordBase, cst(half)));
+        if (plan.intDot) {
+          for (int64_t j = 0; j < plan.sgN; ++j)
+            dots[j] = dotCodes(dots[j], codes, packed[j][half]);
+          continue;
+        }
+        for (int64_t e = 0; e < kCodesPerWord; ++e) {
+          Value c = arith::AndIOp::create(
+              b, loc,
+              arith::ShRUIOp::create(b, loc, codes, cstI32(2 * e)).getResult(),
+              cstI32(3));
+          for (int64_t j = 0; j < plan.sgN; ++j)
+            dots[j] = arith::AddIOp::create(
+                b, loc, dots[j],
+                arith::MulIOp::create(b, loc, c,
+                                      xq[j][half * kCodesPerWord + e]));
+        }
+      }
+      for (int64_t j = 0; j < plan.sgN; ++j) {
+        Value blockAcc = arith::SubIOp::create(
+            b, loc, dots[j],
+            arith::MulIOp::create(b, loc, zeroPoint, xSum[j]));
+        Value f = arith::SIToFPOp::create(b, loc, b.getF32Type(), blockAcc);
+        Value term = arith::DivFOp::create(
+            b, loc, arith::MulFOp::create(b, loc, f, wScale), xScale[j]);
+        Value &a = acc[i * plan.sgN + j];
+        a = arith::AddFOp::create(b, loc, a, term);
+      }
+    }
+  }
+
+  /// int8 code of activation v with scale s, as an i32:
+  /// clamp(round_half_even(v * s), -128, 127).
+  Value quantize(Value v, Value s) {
+    Value r = math::RoundEvenOp::create(
+        b, loc, arith::MulFOp::create(b, loc, v, s).getResult());
+    r = fmax(r, cstF32(-128.0f));
+    r = arith::MinNumFOp::create(b, loc, r, cstF32(127.0f), finiteMath());
+    return arith::FPToSIOp::create(b, loc, b.getI32Type(), r);
+  }
+
+  /// The scale 127 / max(max_k |X[row, k]|, 1e-5) of activation row `row`,
+  /// computed by all invocations with `amax[base ...]` as scratch. Every
+  /// invocation returns the same value.
+  Value rowScale(Value row, Value tid, Value amax, Value base) {
+    Value rowStart = mul(row, cst(plan.k));
+    auto loop = scf::ForOp::create(b, loc, tid, cst(plan.k),
+                                   cst(plan.invocations),
+                                   ValueRange{cstF32(0.0f)});
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(loop.getBody());
+      Value v = memref::LoadOp::create(b, loc, x,
+                                       add(rowStart, loop.getInductionVar()));
+      Value m = fmax(loop.getRegionIterArgs()[0],
+                     math::AbsFOp::create(b, loc, v).getResult());
+      scf::YieldOp::create(b, loc, m);
+    }
+    memref::StoreOp::create(b, loc, loop.getResult(0), amax, add(base, tid));
+    gpu::BarrierOp::create(b, loc);
+    // Every invocation reads all partial maxima (max is exact in any order).
+    auto all = scf::ForOp::create(b, loc, cst(0), cst(plan.invocations),
+                                  cst(1), ValueRange{cstF32(1e-5f)});
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(all.getBody());
+      Value v = memref::LoadOp::create(b, loc, amax,
+                                       add(base, all.getInductionVar()));
+      scf::YieldOp::create(
+          b, loc,
+          ValueRange{fmax(all.getRegionIterArgs()[0], v)});
+    }
+    return arith::DivFOp::create(b, loc, cstF32(127.0f), all.getResult(0));
+  }
+
+  /// The runtime rejects non-finite activations before the dispatch, so
+  /// min / max need no NaN handling.
+  static arith::FastMathFlags finiteMath() {
+    return arith::FastMathFlags::nnan | arith::FastMathFlags::ninf;
+  }
+  Value fmax(Value l, Value r) {
+    return arith::MaxNumFOp::create(b, loc, l, r, finiteMath());
+  }
+
+  Value allocWorkgroup(int64_t size, Type type = {}) {
+    auto memrefType = MemRefType::get(
+        {size}, type ? type : b.getF32Type(), MemRefLayoutAttrInterface(),
+        b.getI64IntegerAttr(kWorkgroupMemorySpace));
+    return memref::AllocOp::create(b, loc, memrefType);
+  }
+
+  void ifThen(Value cond, function_ref<void()> body) {
+    auto ifOp = scf::IfOp::create(b, loc, cond, /*withElse=*/false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(ifOp.thenBlock());
+    body();
+  }
+
+  Value cst(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
+  Value cstI32(int32_t v) {
+    return arith::ConstantIntOp::create(b, loc, v, 32);
+  }
+  Value cstF32(float v) {
+    return arith::ConstantFloatOp::create(b, loc, b.getF32Type(),
+                                          APFloat(v));
+  }
+  Value add(Value l, Value r) { return arith::AddIOp::create(b, loc, l, r); }
+  Value sub(Value l, Value r) { return arith::SubIOp::create(b, loc, l, r); }
+  Value mul(Value l, Value r) { return arith::MulIOp::create(b, loc, l, r); }
+  Value div(Value l, Value r) { return arith::DivUIOp::create(b, loc, l, r); }
+  Value rem(Value l, Value r) { return arith::RemUIOp::create(b, loc, l, r); }
+  Value min(Value l, Value r) { return arith::MinUIOp::create(b, loc, l, r); }
+  Value eq(Value l, Value r) {
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, l, r);
+  }
+  Value ult(Value l, Value r) {
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, l, r);
+  }
+
+  OpBuilder &b;
+  Location loc;
+  const GpuPlan &plan;
+  Value x, w, y, params, scales, blockScales;
+};
+
+class LowerGpuPass : public lowbit::impl::LowBitLowerGpuBase<LowerGpuPass> {
+public:
+  using LowBitLowerGpuBase::LowBitLowerGpuBase;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    SmallVector<std::pair<func::FuncOp, MpGemmOp>> work;
+    module.walk([&](MpGemmOp op) {
+      work.push_back({op->getParentOfType<func::FuncOp>(), op});
+    });
+    for (auto [func, op] : work)
+      if (failed(lower(module, func, op)))
+        return signalPassFailure();
+    if (!work.empty())
+      module->setAttr(gpu::GPUDialect::getContainerModuleAttrName(),
+                      UnitAttr::get(&getContext()));
+  }
+
+private:
+  FailureOr<GpuAttr> chooseConfig(MpGemmOp op) {
+    if (auto gpu = dyn_cast_or_null<GpuAttr>(op.getConfigAttr()))
+      return gpu;
+    if (op.getConfigAttr())
+      return op.emitOpError() << "has config " << op.getConfigAttr()
+                              << "; lowbit-lower-gpu needs a #lowbit.gpu one",
+             failure();
+    if (!config.empty()) {
+      auto parsed = dyn_cast_or_null<GpuAttr>(
+          parseAttribute(config, op.getContext()));
+      if (!parsed)
+        return op.emitOpError() << "lowbit-lower-gpu: config '" << config
+                                << "' is not a #lowbit.gpu attribute",
+               failure();
+      return parsed;
+    }
+    if (GpuAttr byTarget =
+            getDefaultGpuConfig(op.getContext(), target, nHint == 1))
+      return byTarget;
+    return op.emitOpError() << "lowbit-lower-gpu: unknown GPU target '"
+                            << target << "' (expected spirv-vulkan, spirv-xe2)",
+           failure();
+  }
+
+  LogicalResult lower(ModuleOp module, func::FuncOp func, MpGemmOp op) {
+    if (!func || func.getBody().front().getOperations().size() != 2)
+      return op.emitOpError() << "lowbit-lower-gpu needs a function whose "
+                                 "body is the op and its return";
+    FailureOr<GpuAttr> chosen = chooseConfig(op);
+    if (failed(chosen))
+      return failure();
+    GpuAttr gpuConfig = *chosen;
+    if (failed(gpuConfig.verifyFor([&] { return op.emitOpError(); },
+                                   op.getWeight(), op.getLayout(), op.getM(),
+                                   op.getK())))
+      return failure();
+
+    GpuPlan plan;
+    plan.m = op.getM();
+    plan.k = op.getK();
+    plan.words = llvm::divideCeil(plan.k, kCodesPerWord);
+    plan.wgM = gpuConfig.getWgTileM();
+    plan.wgN = gpuConfig.getWgTileN();
+    plan.sgM = gpuConfig.getSgTileM();
+    plan.sgN = gpuConfig.getSgTileN();
+    plan.kSplit = gpuConfig.getKSplit();
+    plan.lanes = gpuConfig.getSubgroupSize();
+    plan.invocations = gpuConfig.getWorkgroupSize();
+    plan.fused = gpuConfig.getFuseActQuant();
+    plan.intDot = gpuConfig.getIntDot();
+    plan.blockScales = op.getWeight().getEncoding() == Encoding::Unsigned;
+    // Workgroup memory: row scales, fused absmax scratch, partial sums.
+    int64_t tileSize = plan.sgM * plan.sgN;
+    int64_t sharedBytes =
+        4 * (plan.invocations * tileSize +
+             (plan.blockScales ? 0
+                               : plan.wgN * (plan.fused ? plan.invocations + 1
+                                                        : 1)));
+    if (sharedBytes > kMaxWorkgroupBytes)
+      return op.emitOpError()
+             << "lowbit-lower-gpu: config " << gpuConfig << " needs "
+             << sharedBytes << " bytes of workgroup memory, more than "
+             << kMaxWorkgroupBytes;
+
+    Location loc = func.getLoc();
+    OpBuilder b(func);
+    auto gpuModule = gpu::GPUModuleOp::create(b, loc, func.getSymName());
+    b.setInsertionPointToStart(gpuModule.getBody());
+    Type f32 = b.getF32Type(), i32 = b.getI32Type();
+    auto dynamic = [&](Type t) {
+      return MemRefType::get({ShapedType::kDynamic}, t);
+    };
+    SmallVector<Type> args = {dynamic(f32),
+                              MemRefType::get({plan.m * plan.words}, i32),
+                              dynamic(f32), MemRefType::get({2}, i32),
+                              dynamic(f32), dynamic(f32)};
+    auto abi = spirv::getEntryPointABIAttr(
+        b.getContext(), {static_cast<int32_t>(plan.invocations), 1, 1});
+    auto makeKernel = [&](StringRef name, bool scalesOnly) {
+      auto kernel = gpu::GPUFuncOp::create(b, loc, name,
+                                           b.getFunctionType(args, {}));
+      kernel->setAttr(gpu::GPUDialect::getKernelFuncAttrName(),
+                      b.getUnitAttr());
+      kernel->setAttr(spirv::getEntryPointABIAttrName(), abi);
+      Block &entry = kernel.getBody().front();
+      OpBuilder body = OpBuilder::atBlockEnd(&entry);
+      GpuKernelBuilder builder(body, loc, plan, entry.getArguments());
+      if (scalesOnly)
+        builder.buildActScales();
+      else
+        builder.buildMpGemm();
+      gpu::ReturnOp::create(body, loc);
+    };
+    if (!plan.fused && !plan.blockScales)
+      makeKernel("act_scales", /*scalesOnly=*/true);
+    makeKernel("mpgemm", /*scalesOnly=*/false);
+    gpuModule->setAttr("lowbit.config", gpuConfig);
+    func.erase();
+    return success();
+  }
+
+};
+
+} // namespace

@@ -1,0 +1,90 @@
+//===- vulkan.h - running embedded SPIR-V kernels through Vulkan -*- C++ -*-===//
+//
+// The host side of the GPU targets (spirv-vulkan, spirv-xe2): a generated
+// kernel is a SPIR-V binary embedded in C++ as two globals, and this
+// launcher creates the Vulkan objects around it and dispatches it.
+//
+// GENERATED GLOBALS (lib/Conversion/LowBitToSPIRV)
+//   uint32_t <name>_spirv[]  the SPIR-V module: entry point "mpgemm" and,
+//                            when the scales are not fused, "act_scales"
+//   int64_t  <name>_info[11] {abi version (1), M, K, Kw = ceil(K / 16),
+//                            invocations per workgroup, wg_tile_m,
+//                            wg_tile_n, has the act_scales pre-kernel
+//                            (1 / 0), SPIR-V word count, integer dot
+//                            product (1 / 0: the device needs
+//                            shaderIntegerDotProduct), weights (0: i2s,
+//                            2: w2gG)}
+//
+// BUFFERS (descriptor set 0, storage buffers, the same for both entries)
+//   0  float    X [N][K]     activations
+//   1  uint32_t W [M][Kw]    i2s codes c = q + 1, 16 per word, code k of a
+//                            row in bits [2 (k % 16), +2) of word k / 16
+//                            (the canonical i2s row padded to 4 bytes)
+//   2  float    Y [N][M]     output
+//   3  uint32_t params[2]    N, the bits of the float w_scale
+//   4  float    scales [N]   i2s activation scales s = 127 / max(absmax,
+//                            1e-5) (written by act_scales, read by mpgemm)
+//   5  float    blocks [M][K / 32][2]  w2gG: per 32-block (s, z) of the
+//                            weights (row_block_scales), z an integer
+//
+// w2gG codes are the canonical rows (2 bits, K a multiple of 32, so no
+// padding); activations are quantized per 32-block in the kernel, and Y
+// agrees with the reference within float summation order.
+//
+// DISPATCH
+//   act_scales (when present): (N, 1, 1) workgroups, then a barrier;
+//   mpgemm: (ceil(M / wg_tile_m), ceil(N / wg_tile_n), 1) workgroups.
+//   Y equals the i2s reference bit for bit when the device rounds float
+//   division correctly (lavapipe does; Vulkan allows 2.5 ulp).
+//
+// Built without Vulkan (LOWBIT_VULKAN off), vulkan_available() is false and
+// VulkanKernel throws Error.
+//
+//===----------------------------------------------------------------------===//
+#ifndef LOWBIT_VULKAN_H
+#define LOWBIT_VULKAN_H
+
+#include "lowbit/format.h"
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+namespace lowbit {
+
+/// Whether this runtime has Vulkan and finds a device with a compute queue.
+bool vulkan_available();
+/// The name of that device, or "" without one.
+std::string vulkan_device_name();
+
+/// The two globals of one generated GPU kernel.
+struct SpirvKernel {
+  const uint32_t *words = nullptr;
+  const int64_t *info = nullptr;
+};
+
+/// One kernel with its weights resident in a device buffer.
+class VulkanKernel {
+public:
+  /// Checks the info block against W (format, M, K), repacks
+  /// and uploads the weights and builds the pipelines. Throws Error.
+  VulkanKernel(const SpirvKernel &kernel, const PackedWeights &W);
+  ~VulkanKernel();
+  VulkanKernel(const VulkanKernel &) = delete;
+  VulkanKernel &operator=(const VulkanKernel &) = delete;
+
+  /// Y [N][M] = X [N][K] * W^T: uploads X, dispatches, waits, reads Y.
+  /// Throws Error on a non-finite activation or a Vulkan failure.
+  void run(const float *X, int64_t N, float *Y);
+  /// Seconds from submit to the fence of the last run (the dispatches
+  /// only: no upload or read back).
+  double last_dispatch_seconds() const;
+
+private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+} // namespace lowbit
+
+#endif // LOWBIT_VULKAN_H

@@ -1,0 +1,469 @@
+//===- vulkan.cpp - running embedded SPIR-V kernels through Vulkan --------===//
+//
+// One process-wide Vulkan device (the first with a compute queue), created
+// on first use. Every buffer is host-visible and coherent: simple and right
+// for lavapipe and integrated GPUs (one memory); a discrete GPU would want
+// device-local weights behind a staging copy.
+//
+//===----------------------------------------------------------------------===//
+
+#include "lowbit/vulkan.h"
+#include "lowbit/error.h"
+
+#include "group.h"
+
+#include <cmath>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#if LOWBIT_HAVE_VULKAN
+#include <vulkan/vulkan.h>
+
+#include <chrono>
+#include <mutex>
+#endif
+
+namespace lowbit {
+
+/// Throws the error activation.cpp gives for the first non-finite value.
+static void check_finite(const float *X, int64_t N, int64_t K) {
+  for (int64_t i = 0; i < N * K; ++i)
+    if (!std::isfinite(X[i]))
+      throw Error("activation [" + std::to_string(i / K) + ", " +
+                  std::to_string(i % K) + "] is " +
+                  (std::isnan(X[i]) ? "NaN" : X[i] > 0 ? "+inf" : "-inf"));
+}
+
+#if LOWBIT_HAVE_VULKAN
+
+namespace {
+
+void check(VkResult result, const char *what) {
+  if (result != VK_SUCCESS)
+    throw Error(std::string("vulkan: ") + what + " failed (VkResult " +
+                std::to_string(int(result)) + ")");
+}
+
+/// The process-wide instance, device and queue.
+struct Device {
+  VkInstance instance = VK_NULL_HANDLE;
+  VkPhysicalDevice physical = VK_NULL_HANDLE;
+  VkDevice device = VK_NULL_HANDLE;
+  VkQueue queue = VK_NULL_HANDLE;
+  uint32_t queueFamily = 0;
+  std::string name;
+  bool intDot = false; // shaderIntegerDotProduct, enabled when present
+  std::mutex mutex;    // one submission at a time on the queue
+
+  Device() {
+    VkApplicationInfo app{VK_STRUCTURE_TYPE_APPLICATION_INFO};
+    app.pApplicationName = "lowbit";
+    app.apiVersion = VK_API_VERSION_1_3;
+    VkInstanceCreateInfo info{VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO};
+    info.pApplicationInfo = &app;
+    if (vkCreateInstance(&info, nullptr, &instance) != VK_SUCCESS) {
+      instance = VK_NULL_HANDLE;
+      return;
+    }
+    uint32_t count = 0;
+    vkEnumeratePhysicalDevices(instance, &count, nullptr);
+    std::vector<VkPhysicalDevice> devices(count);
+    vkEnumeratePhysicalDevices(instance, &count, devices.data());
+    for (VkPhysicalDevice candidate : devices) {
+      uint32_t families = 0;
+      vkGetPhysicalDeviceQueueFamilyProperties(candidate, &families, nullptr);
+      std::vector<VkQueueFamilyProperties> props(families);
+      vkGetPhysicalDeviceQueueFamilyProperties(candidate, &families,
+                                               props.data());
+      for (uint32_t f = 0; f < families; ++f)
+        if (props[f].queueFlags & VK_QUEUE_COMPUTE_BIT) {
+          physical = candidate;
+          queueFamily = f;
+          break;
+        }
+      if (physical)
+        break;
+    }
+    if (!physical)
+      return;
+    float priority = 1.0f;
+    VkDeviceQueueCreateInfo queueInfo{VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO};
+    queueInfo.queueFamilyIndex = queueFamily;
+    queueInfo.queueCount = 1;
+    queueInfo.pQueuePriorities = &priority;
+    VkPhysicalDeviceProperties props;
+    vkGetPhysicalDeviceProperties(physical, &props);
+    VkPhysicalDeviceVulkan13Features features13{
+        VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES};
+    VkPhysicalDeviceFeatures2 features{
+        VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
+    if (props.apiVersion >= VK_API_VERSION_1_3) {
+      features.pNext = &features13;
+      vkGetPhysicalDeviceFeatures2(physical, &features);
+      intDot = features13.shaderIntegerDotProduct;
+    }
+    // Only the feature kernels may use is enabled.
+    VkPhysicalDeviceVulkan13Features enable13{
+        VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES};
+    enable13.shaderIntegerDotProduct = intDot;
+    VkDeviceCreateInfo deviceInfo{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
+    if (intDot)
+      deviceInfo.pNext = &enable13;
+    deviceInfo.queueCreateInfoCount = 1;
+    deviceInfo.pQueueCreateInfos = &queueInfo;
+    if (vkCreateDevice(physical, &deviceInfo, nullptr, &device) !=
+        VK_SUCCESS) {
+      device = VK_NULL_HANDLE;
+      return;
+    }
+    vkGetDeviceQueue(device, queueFamily, 0, &queue);
+    name = props.deviceName;
+  }
+
+  ~Device() {
+    if (device)
+      vkDestroyDevice(device, nullptr);
+    if (instance)
+      vkDestroyInstance(instance, nullptr);
+  }
+
+  bool ok() const { return device != VK_NULL_HANDLE; }
+
+  uint32_t hostMemoryType(uint32_t allowed) const {
+    VkPhysicalDeviceMemoryProperties props;
+    vkGetPhysicalDeviceMemoryProperties(physical, &props);
+    const VkMemoryPropertyFlags want = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT |
+                                       VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
+    for (uint32_t i = 0; i < props.memoryTypeCount; ++i)
+      if ((allowed & (1u << i)) &&
+          (props.memoryTypes[i].propertyFlags & want) == want)
+        return i;
+    throw Error("vulkan: no host-visible coherent memory type");
+  }
+};
+
+Device &device() {
+  static Device d;
+  return d;
+}
+
+/// A host-visible storage buffer, mapped for its whole life.
+struct Buffer {
+  VkDevice device = VK_NULL_HANDLE;
+  VkBuffer buffer = VK_NULL_HANDLE;
+  VkDeviceMemory memory = VK_NULL_HANDLE;
+  void *data = nullptr;
+  size_t bytes = 0;
+
+  Buffer() = default;
+  Buffer(const Buffer &) = delete;
+  Buffer &operator=(const Buffer &) = delete;
+  ~Buffer() { release(); }
+
+  void release() {
+    if (!device)
+      return;
+    vkDestroyBuffer(device, buffer, nullptr);
+    vkFreeMemory(device, memory, nullptr);
+    device = VK_NULL_HANDLE;
+    bytes = 0;
+  }
+
+  /// Makes the buffer at least `size` bytes (contents not kept).
+  void reserve(Device &d, size_t size) {
+    size = std::max<size_t>(size, 4);
+    if (device && bytes >= size)
+      return;
+    release();
+    VkBufferCreateInfo info{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
+    info.size = size;
+    info.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT;
+    info.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
+    check(vkCreateBuffer(d.device, &info, nullptr, &buffer), "vkCreateBuffer");
+    device = d.device;
+    VkMemoryRequirements req;
+    vkGetBufferMemoryRequirements(d.device, buffer, &req);
+    VkMemoryAllocateInfo alloc{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
+    alloc.allocationSize = req.size;
+    alloc.memoryTypeIndex = d.hostMemoryType(req.memoryTypeBits);
+    check(vkAllocateMemory(d.device, &alloc, nullptr, &memory),
+          "vkAllocateMemory");
+    check(vkBindBufferMemory(d.device, buffer, memory, 0),
+          "vkBindBufferMemory");
+    check(vkMapMemory(d.device, memory, 0, VK_WHOLE_SIZE, 0, &data),
+          "vkMapMemory");
+    bytes = size;
+  }
+};
+
+constexpr uint32_t kBindings = 6;
+
+} // namespace
+
+struct VulkanKernel::Impl {
+  Device &d = device();
+  int64_t M = 0, K = 0, words = 0, wgM = 1, wgN = 1;
+  bool preKernel = false;
+  VkShaderModule shader = VK_NULL_HANDLE;
+  VkDescriptorSetLayout setLayout = VK_NULL_HANDLE;
+  VkPipelineLayout pipelineLayout = VK_NULL_HANDLE;
+  VkPipeline mpgemm = VK_NULL_HANDLE, actScales = VK_NULL_HANDLE;
+  VkDescriptorPool pool = VK_NULL_HANDLE;
+  VkDescriptorSet set = VK_NULL_HANDLE;
+  VkCommandPool commandPool = VK_NULL_HANDLE;
+  VkCommandBuffer commands = VK_NULL_HANDLE;
+  VkFence fence = VK_NULL_HANDLE;
+  Buffer buffers[kBindings]; // X, W, Y, params, scales, block scales
+  double seconds = 0;
+
+  ~Impl() {
+    VkDevice dev = d.device;
+    if (!dev)
+      return;
+    vkDestroyFence(dev, fence, nullptr);
+    vkDestroyCommandPool(dev, commandPool, nullptr);
+    vkDestroyDescriptorPool(dev, pool, nullptr);
+    vkDestroyPipeline(dev, mpgemm, nullptr);
+    vkDestroyPipeline(dev, actScales, nullptr);
+    vkDestroyPipelineLayout(dev, pipelineLayout, nullptr);
+    vkDestroyDescriptorSetLayout(dev, setLayout, nullptr);
+    vkDestroyShaderModule(dev, shader, nullptr);
+  }
+
+  VkPipeline makePipeline(const char *entry) {
+    VkComputePipelineCreateInfo info{
+        VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO};
+    info.stage.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO;
+    info.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
+    info.stage.module = shader;
+    info.stage.pName = entry;
+    info.layout = pipelineLayout;
+    VkPipeline pipeline;
+    check(vkCreateComputePipelines(d.device, VK_NULL_HANDLE, 1, &info,
+                                   nullptr, &pipeline),
+          "vkCreateComputePipelines");
+    return pipeline;
+  }
+
+  void build(const SpirvKernel &kernel) {
+    VkShaderModuleCreateInfo shaderInfo{
+        VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
+    shaderInfo.codeSize = size_t(kernel.info[8]) * 4;
+    shaderInfo.pCode = kernel.words;
+    check(vkCreateShaderModule(d.device, &shaderInfo, nullptr, &shader),
+          "vkCreateShaderModule");
+    VkDescriptorSetLayoutBinding bindings[kBindings] = {};
+    for (uint32_t i = 0; i < kBindings; ++i) {
+      bindings[i].binding = i;
+      bindings[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+      bindings[i].descriptorCount = 1;
+      bindings[i].stageFlags = VK_SHADER_STAGE_COMPUTE_BIT;
+    }
+    VkDescriptorSetLayoutCreateInfo layoutInfo{
+        VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO};
+    layoutInfo.bindingCount = kBindings;
+    layoutInfo.pBindings = bindings;
+    check(vkCreateDescriptorSetLayout(d.device, &layoutInfo, nullptr,
+                                      &setLayout),
+          "vkCreateDescriptorSetLayout");
+    VkPipelineLayoutCreateInfo pipelineInfo{
+        VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
+    pipelineInfo.setLayoutCount = 1;
+    pipelineInfo.pSetLayouts = &setLayout;
+    check(vkCreatePipelineLayout(d.device, &pipelineInfo, nullptr,
+                                 &pipelineLayout),
+          "vkCreatePipelineLayout");
+    mpgemm = makePipeline("mpgemm");
+    if (preKernel)
+      actScales = makePipeline("act_scales");
+
+    VkDescriptorPoolSize size{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, kBindings};
+    VkDescriptorPoolCreateInfo poolInfo{
+        VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
+    poolInfo.maxSets = 1;
+    poolInfo.poolSizeCount = 1;
+    poolInfo.pPoolSizes = &size;
+    check(vkCreateDescriptorPool(d.device, &poolInfo, nullptr, &pool),
+          "vkCreateDescriptorPool");
+    VkDescriptorSetAllocateInfo setInfo{
+        VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO};
+    setInfo.descriptorPool = pool;
+    setInfo.descriptorSetCount = 1;
+    setInfo.pSetLayouts = &setLayout;
+    check(vkAllocateDescriptorSets(d.device, &setInfo, &set),
+          "vkAllocateDescriptorSets");
+    VkCommandPoolCreateInfo commandInfo{
+        VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
+    commandInfo.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
+    commandInfo.queueFamilyIndex = d.queueFamily;
+    check(vkCreateCommandPool(d.device, &commandInfo, nullptr, &commandPool),
+          "vkCreateCommandPool");
+    VkCommandBufferAllocateInfo allocInfo{
+        VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+    allocInfo.commandPool = commandPool;
+    allocInfo.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+    allocInfo.commandBufferCount = 1;
+    check(vkAllocateCommandBuffers(d.device, &allocInfo, &commands),
+          "vkAllocateCommandBuffers");
+    VkFenceCreateInfo fenceInfo{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+    check(vkCreateFence(d.device, &fenceInfo, nullptr, &fence),
+          "vkCreateFence");
+  }
+
+  void bindBuffers() {
+    VkDescriptorBufferInfo infos[kBindings];
+    VkWriteDescriptorSet writes[kBindings];
+    for (uint32_t i = 0; i < kBindings; ++i) {
+      infos[i] = {buffers[i].buffer, 0, VK_WHOLE_SIZE};
+      writes[i] = {VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
+      writes[i].dstSet = set;
+      writes[i].dstBinding = i;
+      writes[i].descriptorCount = 1;
+      writes[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+      writes[i].pBufferInfo = &infos[i];
+    }
+    vkUpdateDescriptorSets(d.device, kBindings, writes, 0, nullptr);
+  }
+
+  void record(int64_t N) {
+    VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+    begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+    check(vkBeginCommandBuffer(commands, &begin), "vkBeginCommandBuffer");
+    vkCmdBindDescriptorSets(commands, VK_PIPELINE_BIND_POINT_COMPUTE,
+                            pipelineLayout, 0, 1, &set, 0, nullptr);
+    if (preKernel) {
+      vkCmdBindPipeline(commands, VK_PIPELINE_BIND_POINT_COMPUTE, actScales);
+      vkCmdDispatch(commands, uint32_t(N), 1, 1);
+      VkMemoryBarrier barrier{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+      barrier.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT;
+      barrier.dstAccessMask = VK_ACCESS_SHADER_READ_BIT;
+      vkCmdPipelineBarrier(commands, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+                           VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1,
+                           &barrier, 0, nullptr, 0, nullptr);
+    }
+    vkCmdBindPipeline(commands, VK_PIPELINE_BIND_POINT_COMPUTE, mpgemm);
+    vkCmdDispatch(commands, uint32_t((M + wgM - 1) / wgM),
+                  uint32_t((N + wgN - 1) / wgN), 1);
+    check(vkEndCommandBuffer(commands), "vkEndCommandBuffer");
+  }
+};
+
+bool vulkan_available() { return device().ok(); }
+
+std::string vulkan_device_name() { return device().name; }
+
+VulkanKernel::VulkanKernel(const SpirvKernel &kernel, const PackedWeights &W)
+    : impl_(std::make_unique<Impl>()) {
+  Impl &k = *impl_;
+  if (!k.d.ok())
+    throw Error("vulkan: no Vulkan device with a compute queue (see "
+                "'lowbit targets')");
+  const int64_t *info = kernel.info;
+  if (info[0] != 1)
+    throw Error("vulkan: kernel ABI version " + std::to_string(info[0]) +
+                ", this runtime knows 1");
+  const bool w2 = info[10] == 2;
+  const bool formatOk = w2 ? W.format.kind == FormatKind::Group &&
+                                 W.format.encoding() == Encoding::Unsigned &&
+                                 W.format.bits == 2
+                           : W.format.kind == FormatKind::I2S;
+  if (!formatOk || info[1] != W.M || info[2] != W.K)
+    throw Error("vulkan: the kernel is for " +
+                std::string(w2 ? "w2gG" : "i2s") + " " +
+                std::to_string(info[1]) + " x " + std::to_string(info[2]) +
+                " weights, got " + W.format.name() + " " +
+                std::to_string(W.M) + " x " + std::to_string(W.K));
+  if (info[9] && !k.d.intDot)
+    throw Error("vulkan: the kernel uses the integer dot product "
+                "(#lowbit.gpu int_dot) but '" +
+                k.d.name + "' lacks shaderIntegerDotProduct");
+  k.M = W.M;
+  k.K = W.K;
+  k.words = info[3];
+  k.wgM = info[5];
+  k.wgN = info[6];
+  k.preKernel = info[7] != 0;
+  k.build(kernel);
+
+  Buffer &codes = k.buffers[1];
+  codes.reserve(k.d, size_t(k.M * k.words * 4));
+  auto *bytes = static_cast<uint8_t *>(codes.data);
+  std::memset(bytes, 0, size_t(k.M * k.words * 4));
+  const int64_t rowBytes = W.row_bytes();
+  for (int64_t m = 0; m < k.M; ++m)
+    std::memcpy(bytes + m * k.words * 4, W.codes.data() + m * rowBytes,
+                size_t(rowBytes));
+  Buffer &blocks = k.buffers[5];
+  blocks.reserve(k.d, w2 ? size_t(k.M * (k.K / 32) * 2 * 4) : 4);
+  if (w2) {
+    std::vector<detail::ScaleZero> row(size_t(k.K / 32));
+    auto *out = static_cast<float *>(blocks.data);
+    for (int64_t m = 0; m < k.M; ++m) {
+      detail::row_block_scales(W, m, row.data());
+      for (const detail::ScaleZero &sz : row) {
+        *out++ = sz.s;
+        *out++ = float(sz.z);
+      }
+    }
+  }
+  k.buffers[3].reserve(k.d, 8);
+  uint32_t scaleBits;
+  std::memcpy(&scaleBits, &W.tensor_scale, 4);
+  static_cast<uint32_t *>(k.buffers[3].data)[1] = scaleBits;
+}
+
+VulkanKernel::~VulkanKernel() = default;
+
+void VulkanKernel::run(const float *X, int64_t N, float *Y) {
+  Impl &k = *impl_;
+  check_finite(X, N, k.K);
+  std::lock_guard<std::mutex> lock(k.d.mutex);
+  k.buffers[0].reserve(k.d, size_t(N * k.K) * 4);
+  k.buffers[2].reserve(k.d, size_t(N * k.M) * 4);
+  k.buffers[4].reserve(k.d, size_t(N) * 4);
+  std::memcpy(k.buffers[0].data, X, size_t(N * k.K) * 4);
+  static_cast<uint32_t *>(k.buffers[3].data)[0] = uint32_t(N);
+  k.bindBuffers();
+  check(vkResetCommandBuffer(k.commands, 0), "vkResetCommandBuffer");
+  k.record(N);
+  check(vkResetFences(k.d.device, 1, &k.fence), "vkResetFences");
+  VkSubmitInfo submit{VK_STRUCTURE_TYPE_SUBMIT_INFO};
+  submit.commandBufferCount = 1;
+  submit.pCommandBuffers = &k.commands;
+  auto start = std::chrono::steady_clock::now();
+  check(vkQueueSubmit(k.d.queue, 1, &submit, k.fence), "vkQueueSubmit");
+  check(vkWaitForFences(k.d.device, 1, &k.fence, VK_TRUE, UINT64_MAX),
+        "vkWaitForFences");
+  k.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() -
+                                            start)
+                  .count();
+  std::memcpy(Y, k.buffers[2].data, size_t(N * k.M) * 4);
+}
+
+double VulkanKernel::last_dispatch_seconds() const { return impl_->seconds; }
+
+#else // !LOWBIT_HAVE_VULKAN
+
+struct VulkanKernel::Impl {};
+
+bool vulkan_available() { return false; }
+
+std::string vulkan_device_name() { return ""; }
+
+VulkanKernel::VulkanKernel(const SpirvKernel &, const PackedWeights &) {
+  throw Error("this lowbit runtime was built without Vulkan (LOWBIT_VULKAN "
+              "off)");
+}
+
+VulkanKernel::~VulkanKernel() = default;
+
+void VulkanKernel::run(const float *X, int64_t N, float *) {
+  check_finite(X, N, 1);
+}
+
+double VulkanKernel::last_dispatch_seconds() const { return 0; }
+
+#endif
+
+} // namespace lowbit
