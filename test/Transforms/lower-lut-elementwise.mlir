@@ -6,8 +6,10 @@
 // TL1 vector (64 + 2 * 320 + 64 = 768 bytes per 16-row tile). bk = 96 is
 // one block per iteration of an scf.for over the 2 blocks, which carries
 // the int32 sums of the low and high table bytes for the low and the high
-// nibbles (4 accumulators). Per index vector: one load, per nibble its
-// 64-bit sign word and one lut_dot against 128 bytes of tables.
+// nibbles, in 2 sets that consecutive index vectors take turns on (8
+// accumulators: 4 dot chains per set, 2 sets for the AVX512 latency). Per
+// index vector: one load, per nibble its 64-bit sign word and one lut_dot
+// against 128 bytes of tables.
 // AVX512-LABEL: func.func @tl2_gemv(
 // AVX512-SAME: %[[CODES:.*]]: memref<?xui8> {lowbit.readonly}, %{{.*}}: memref<?xui16> {lowbit.readonly}, %{{.*}}: memref<?xui16> {lowbit.readonly}, %[[XQ:.*]]: memref<?xi8> {lowbit.readonly}, %[[XS:.*]]: memref<?xf32> {lowbit.readonly}, %{{.*}}: memref<?xi32> {lowbit.readonly}, %[[Y:.*]]: memref<?xf32>, %[[N:.*]]: i64, %[[TB:.*]]: i64, %[[TE:.*]]: i64, %[[WS:.*]]: f32) {
 // 9 table vectors (8 TL2, 1 TL1) of 256 bytes for one activation row.
@@ -19,24 +21,30 @@
 // AVX512: lowbit.uk.lut_tables %[[XQ]][%{{.*}}], %[[T]][%{{.*}}] {width = 2 : i64} : memref<?xi8>, memref<?xi8>
 // AVX512: scf.for %[[TILE:.*]] = %{{.*}} to %{{.*}} step %c1 {
 // AVX512: %[[BASE:.*]] = arith.muli %[[TILE]], %c768 : index
-// AVX512: %[[ACC:.*]]:4 = scf.for %{{.*}} = %c0 to %c2 step %c1 iter_args(%[[A0:.*]] = %{{.*}}, %[[A1:.*]] = %{{.*}}, %[[A2:.*]] = %{{.*}}, %[[A3:.*]] = %{{.*}}) -> (vector<16xi32>, vector<16xi32>, vector<16xi32>, vector<16xi32>) {
+// AVX512: %[[ACC:.*]]:8 = scf.for %{{.*}} = %c0 to %c2 step %c1 iter_args(%[[A0:.*]] = %{{.*}}, %[[A1:.*]] = %{{.*}}, %[[A2:.*]] = %{{.*}}, %[[A3:.*]] = %{{.*}}, %[[A4:.*]] = %{{.*}}, %[[A5:.*]] = %{{.*}}, %[[A6:.*]] = %{{.*}}, %[[A7:.*]] = %{{.*}}) -> (vector<16xi32>, vector<16xi32>, vector<16xi32>, vector<16xi32>, vector<16xi32>, vector<16xi32>, vector<16xi32>, vector<16xi32>) {
 // AVX512: lowbit.uk.prefetch %[[CODES]]
 // AVX512: %[[W0:.*]] = lowbit.uk.load %[[CODES]][%{{.*}}] : memref<?xui8> -> vector<64xi8>
 // AVX512: %[[S0:.*]] = lowbit.uk.lut_signs %[[CODES]][%{{.*}}] : memref<?xui8> -> vector<64xi8>
 // AVX512: %[[L0:.*]], %[[H0:.*]] = lowbit.uk.lut_dot %[[A0]], %[[A1]], %[[W0]], %[[T]][%{{.*}}] signs(%[[S0]] : vector<64xi8>) {high = false} : vector<64xi8>, memref<?xi8>, vector<16xi32>
 // AVX512: %[[S1:.*]] = lowbit.uk.lut_signs %[[CODES]][%{{.*}}] : memref<?xui8> -> vector<64xi8>
 // AVX512: %[[L1:.*]], %[[H1:.*]] = lowbit.uk.lut_dot %[[A2]], %[[A3]], %[[W0]], %[[T]][%{{.*}}] signs(%[[S1]] : vector<64xi8>) {high = true}
+// AVX512: lowbit.uk.lut_dot %[[A4]], %[[A5]], %{{.*}} {high = false}
+// AVX512: lowbit.uk.lut_dot %[[A6]], %[[A7]], %{{.*}} {high = true}
 // AVX512: lowbit.uk.lut_dot %[[L0]], %[[H0]], %{{.*}} {high = false}
 // AVX512: lowbit.uk.lut_dot %[[L1]], %[[H1]], %{{.*}} {high = true}
-// AVX512: scf.yield %{{.*}} : vector<16xi32>, vector<16xi32>, vector<16xi32>, vector<16xi32>
-// The TL1 remainder: one vector without signs, tables at 8 * 256.
+// AVX512: scf.yield %{{.*}} : vector<16xi32>, vector<16xi32>, vector<16xi32>, vector<16xi32>, vector<16xi32>, vector<16xi32>, vector<16xi32>, vector<16xi32>
+// The TL1 remainder: one vector without signs, tables at 8 * 256, on set 0
+// (after 8 TL2 vectors); then the header plus the 4 recombined pairs.
 // AVX512: %[[TL0:.*]], %[[TH0:.*]] = lowbit.uk.lut_dot %[[ACC]]#0, %[[ACC]]#1, %{{.*}}, %[[T]][%c2048] {high = false} : vector<64xi8>, memref<?xi8>, vector<16xi32>
 // AVX512: %[[TL1:.*]], %[[TH1:.*]] = lowbit.uk.lut_dot %[[ACC]]#2, %[[ACC]]#3, %{{.*}}, %[[T]][%c2176] {high = true} : vector<64xi8>, memref<?xi8>, vector<16xi32>
 // AVX512: %[[HEADER:.*]] = lowbit.uk.load %[[CODES]][%[[BASE]]] : memref<?xui8> -> vector<16xi32>
 // AVX512: %[[R0:.*]] = lowbit.uk.lut_combine %[[TL0]], %[[TH0]] : vector<16xi32>
 // AVX512: %[[E0:.*]] = arith.addi %[[HEADER]], %[[R0]] : vector<16xi32>
 // AVX512: %[[R1:.*]] = lowbit.uk.lut_combine %[[TL1]], %[[TH1]] : vector<16xi32>
-// AVX512: %[[EXACT:.*]] = arith.addi %[[E0]], %[[R1]] : vector<16xi32>
+// AVX512: %[[E1:.*]] = arith.addi %[[E0]], %[[R1]] : vector<16xi32>
+// AVX512: lowbit.uk.lut_combine %[[ACC]]#4, %[[ACC]]#5 : vector<16xi32>
+// AVX512: lowbit.uk.lut_combine %[[ACC]]#6, %[[ACC]]#7 : vector<16xi32>
+// AVX512: %[[EXACT:.*]] = arith.addi %{{.*}}, %{{.*}} : vector<16xi32>
 // AVX512: %[[SX:.*]] = memref.load %[[XS]][%[[COL]]] : memref<?xf32>
 // AVX512: %[[OUT:.*]] = lowbit.uk.ternary_scale %[[EXACT]], %c0_i32, %[[WS]], %[[SX]] : vector<16xi32> -> vector<16xf32>
 // AVX512: lowbit.uk.store %[[OUT]], %[[Y]][%{{.*}}], %{{.*}} : vector<16xf32>, memref<?xf32>
@@ -91,15 +99,16 @@ func.func @tl1_gemm(%x: tensor<?x34xf32>, %w: tensor<2x256xi8>, %s: tensor<1xf32
 // tl2, K = 3840: 40 TL2 blocks, 40 KiB of tables per activation row, more
 // than an L1 cache: two K chunks of 20 blocks (20 KiB of tables each). Every
 // tile of the range runs chunk 0 and spills its int32 sums to a second
-// stack buffer (4 registers per tile), then chunk 1 reloads them.
+// stack buffer (8 registers per tile: 2 sets of 4), then chunk 1 reloads
+// them.
 // AVX512-LABEL: func.func @tl2_chunks(
 // AVX512: %[[T:.*]] = lowbit.uk.stack_buffer {bytes = 40960 : i64} : memref<?xi8>
-// AVX512: %[[P:.*]] = lowbit.uk.stack_buffer {bytes = 256 : i64} : memref<?xi8>
+// AVX512: %[[P:.*]] = lowbit.uk.stack_buffer {bytes = 512 : i64} : memref<?xi8>
 // AVX512: scf.for %[[T0:.*]] = %{{.*}} to %{{.*}} step %c1 {
 // AVX512: scf.for %{{.*}} = %c0 to %c20 step %c1 iter_args
-// AVX512-COUNT-4: lowbit.uk.store_i32 %{{.*}}, %[[P]][%{{.*}}] : vector<16xi32>, memref<?xi8>
+// AVX512-COUNT-8: lowbit.uk.store_i32 %{{.*}}, %[[P]][%{{.*}}] : vector<16xi32>, memref<?xi8>
 // AVX512: scf.for %[[T1:.*]] = %{{.*}} to %{{.*}} step %c1 {
-// AVX512-COUNT-4: lowbit.uk.load %[[P]][%{{.*}}] : memref<?xi8> -> vector<16xi32>
+// AVX512-COUNT-8: lowbit.uk.load %[[P]][%{{.*}}] : memref<?xi8> -> vector<16xi32>
 // AVX512: scf.for %{{.*}} = %c0 to %c20 step %c1 iter_args
 // AVX512: lowbit.uk.lut_combine
 // AVX512: lowbit.uk.store

@@ -60,7 +60,15 @@ struct LutPlan {
   /// 1, ..., with the int32 sums of the tiles kept in a stack buffer.
   int64_t chunks = 1, chunkBlocks = 0;
 
+  /// Sets of accumulators that consecutive index vectors take turns on,
+  /// so that the dot chains hide the dot latency.
+  int64_t accSets = 1;
+
   int64_t tableVectors() const { return 4 * tl2Blocks + tl1Vectors; }
+  /// Accumulator pairs (low, high bytes) per (tile, activation row): per
+  /// set, register half of a vector and nibble.
+  int64_t accsPerColumn() const { return accSets * halves * 2; }
+  int64_t partialBytes() const { return accsPerColumn() * 2 * registerBytes; }
   int64_t columnTableBytes() const { return tableVectors() * kTableBytes; }
   int64_t tl1Offset() const { return kHeaderBytes + tl2Blocks * kBlockBytes; }
 };
@@ -130,11 +138,15 @@ private:
   }
 
   /// Bytes of the int32 sums of one (tile, activation row) between chunks.
-  int64_t partialBytes() const { return accsPerColumn() * 2 * plan.registerBytes; }
-  /// Accumulators per (tile, activation row): a pair per register half of
-  /// the tile and nibble, so that consecutive lut_dot ops of a tile do not
-  /// wait on each other.
-  int64_t accsPerColumn() const { return 2 * plan.halves; }
+  int64_t partialBytes() const { return plan.partialBytes(); }
+  /// Accumulator pairs per (tile, activation row).
+  int64_t accsPerColumn() const { return plan.accsPerColumn(); }
+  /// The pair of (tile t, column c, set, register half h, nibble p).
+  int64_t accIndex(int64_t t, int64_t columns, int64_t c, int64_t set,
+                   int64_t h, int64_t p) const {
+    return (t * columns + c) * accsPerColumn() +
+           (set * plan.halves + h) * 2 + p;
+  }
 
   /// The tables of one activation row at byte `base` of the buffer: per
   /// table vector 256 bytes (lut_dot's 128 bytes for the low, then the
@@ -230,12 +242,13 @@ private:
         Value rowsLeft = storeCount(row);
         for (int64_t c = 0; c < columns; ++c) {
           Value acc = header;
-          for (int64_t p = 0; p < 2; ++p) {
-            const Acc &a = accs[(t * columns + c) * perColumn + 2 * h + p];
-            Value sum =
-                UkLutCombineOp::create(b, loc, i32Reg, a.low, a.high);
-            acc = arith::AddIOp::create(b, loc, acc, sum);
-          }
+          for (int64_t set = 0; set < plan.accSets; ++set)
+            for (int64_t p = 0; p < 2; ++p) {
+              const Acc &a = accs[accIndex(t, columns, c, set, h, p)];
+              Value sum =
+                  UkLutCombineOp::create(b, loc, i32Reg, a.low, a.high);
+              acc = arith::AddIOp::create(b, loc, acc, sum);
+            }
           Value column = add(firstColumn, c);
           Value scale = memref::LoadOp::create(b, loc, xScales, column);
           Value noSum =
@@ -329,7 +342,7 @@ private:
                 b, loc, byteReg, codes,
                 add(add(base, signOffset), 8 * p + h * signBytes));
           for (int64_t c = 0; c < columns; ++c) {
-            Acc &a = accs[(t * columns + c) * accsPerColumn() + 2 * h + p];
+            Acc &a = accs[accIndex(t, columns, c, nextSet, h, p)];
             auto op = UkLutDotOp::create(
                 b, loc, TypeRange{i32Reg, i32Reg}, a.low, a.high, w,
                 this->tables,
@@ -341,6 +354,7 @@ private:
         }
       }
     }
+    nextSet = (nextSet + 1) % plan.accSets;
   }
 
   /// Prefetches the codes prefetchBytes after `offset` in the order the
@@ -391,6 +405,9 @@ private:
   /// The current chunk's run of a tile ends at tile base + runEnd; the next
   /// run starts runSkip bytes later.
   int64_t runEnd = 0, runSkip = 0;
+  /// The accumulator set of the next index vector: consecutive vectors
+  /// take turns among the plan's `accSets`.
+  int64_t nextSet = 0;
   VectorType byteReg, i32Reg, f32Reg;
 };
 
@@ -469,6 +486,13 @@ private:
     plan.halves = kVectorBytes / registerBytes;
     plan.lanes = registerBytes / 4;
     plan.prefetchBytes = target.getPrefetchBytes();
+    // Each set has 4 dot chains per register half (low/high bytes x
+    // nibble) and tile x activation row: as many sets as the target needs
+    // chains in flight per dot, within half of the registers.
+    int64_t pairs = 2 * plan.halves * plan.tilesPerGroup * plan.bn;
+    plan.accSets = std::clamp<int64_t>(
+        2 * target.getDotChains() / (2 * pairs), 1,
+        std::max<int64_t>(1, target.getNumRegisters() / 2 / (2 * pairs)));
     plan.chunkBlocks = plan.tl2Blocks;
     int64_t blockTables = 4 * kTableBytes * plan.bn;
     if (plan.tl2Blocks * blockTables > kL1TableBytes) {
@@ -478,7 +502,7 @@ private:
       plan.chunks = llvm::divideCeil(plan.tl2Blocks, plan.chunkBlocks);
     }
     if (plan.bn * plan.columnTableBytes() +
-            (plan.chunks > 1 ? plan.numTiles * plan.bn * 4 * kVectorBytes
+            (plan.chunks > 1 ? plan.numTiles * plan.bn * plan.partialBytes()
                              : 0) >
         kMaxStackBytes)
       return op.emitOpError()
