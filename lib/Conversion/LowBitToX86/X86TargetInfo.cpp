@@ -14,7 +14,10 @@
 //   block_combine   cvtepi32_ps, fnmadd, mul, fmadd
 //   ternary_scale   sub_epi32, cvtepi32_ps, mul_ps, div_ps (no FMA: exact)
 //   store (partial) _mm512_mask_storeu_ps     _mm256_maskstore_ps
-//   lut_tables      _mm256_sign_epi16, add_epi16, shuffle_epi8, permute4x64
+//   lut_tables      cvtepi8_epi16, 3 x      _mm256_sign_epi16, add_epi16,
+//                   (permutexvar_epi16,     shuffle_epi8, permute4x64
+//                   mullo_epi16) per 2
+//                   groups, permutex2var_epi8
 //   lut_dot         ternarylogic +            and, 4 x (or, 2 shuffle_epi8
 //                   2 _mm512_permutexvar_epi8 of broadcast 16-byte tables),
 //                   (vpermb, AVX512-VBMI)     ors; then 2 x dot4 as above
@@ -172,7 +175,7 @@ public:
     return true;
   }
 
-  /// Per group (AVX2 on either ISA): 16 int16 entries as sums of
+  /// Per group (AVX2; AVX512 overrides it): 16 int16 entries as sums of
   /// _mm256_sign_epi16(broadcast x_i, digits_i), biased by 32768; even
   /// bytes then odd bytes per lane (shuffle_epi8), lanes in order
   /// (permute4x64): the low-byte table, then the high-byte table, two
@@ -320,6 +323,67 @@ public:
     Value half =
         call(b, loc, opaqueType(ctx, "__m256i"), "_mm256_loadu_si256", p);
     return call(b, loc, floatType(ctx), "_mm512_cvtph_ps", half);
+  }
+
+  /// All 8 groups at once: the activations as int16 (a masked load, so
+  /// nothing past the 8 groups is read), per pair of groups (one per 256-bit
+  /// half) each x_i broadcast by vpermw times its digit vector, summed and
+  /// biased by 32768; the low and high bytes of 4 groups are one vpermt2b of
+  /// two such registers each, stored as the 64-byte tables of a nibble.
+  bool emitLutTables(OpBuilder &b, Location loc, Value x, Value tables,
+                     int64_t width) const override {
+    MLIRContext *ctx = b.getContext();
+    Type zmm = intType(ctx), ymm = opaqueType(ctx, "__m256i");
+    // _mm512_set_epi16 / _epi8 take the lanes from the highest down.
+    auto lanes = [&](StringRef fn, int64_t count, auto value) {
+      SmallVector<Attribute> attrs;
+      for (int64_t i = count - 1; i >= 0; --i)
+        attrs.push_back(b.getI32IntegerAttr(int32_t(value(i))));
+      return call(b, loc, zmm, fn, {}, attrs);
+    };
+    Type u32 = b.getIntegerType(32, /*isSigned=*/false);
+    Value mask =
+        castTo(b, loc, opaqueType(ctx, "__mmask32"),
+               intConstant(b, loc, u32, (int64_t(1) << (8 * width)) - 1));
+    Value bytes = call(b, loc, ymm, "_mm256_maskz_loadu_epi8", {mask, x});
+    Value xs = call(b, loc, zmm, "_mm512_cvtepi8_epi16", bytes);
+    SmallVector<Value, 3> digits;
+    for (int64_t i = 0; i < width; ++i)
+      digits.push_back(lanes("_mm512_set_epi16", 32, [&](int64_t lane) {
+        int64_t e = lane % 16;
+        if (width == 3 && e <= 13)
+          return i == 0   ? (e + 13) / 9 - 1
+                 : i == 1 ? (e + 13) / 3 % 3 - 1
+                          : (e + 13) % 3 - 1;
+        if (width == 2 && e <= 8)
+          return i == 0 ? e / 3 - 1 : e % 3 - 1;
+        return int64_t(0);
+      }));
+    Value bias = call(b, loc, zmm, "_mm512_set1_epi16", {},
+                      {b.getI32IntegerAttr(int32_t(int16_t(0x8000)))});
+    SmallVector<Value, 4> pairs;
+    for (int64_t q = 0; q < 4; ++q) {
+      Value sum;
+      for (int64_t i = 0; i < width; ++i) {
+        Value index = lanes("_mm512_set_epi16", 32, [&](int64_t lane) {
+          return width * (2 * q + lane / 16) + i;
+        });
+        Value xi = call(b, loc, zmm, "_mm512_permutexvar_epi16", {index, xs});
+        Value term = call(b, loc, zmm, "_mm512_mullo_epi16", {xi, digits[i]});
+        sum = sum ? call(b, loc, zmm, "_mm512_add_epi16", {sum, term}) : term;
+      }
+      pairs.push_back(call(b, loc, zmm, "_mm512_xor_si512", {sum, bias}));
+    }
+    for (int64_t p = 0; p < 2; ++p)
+      for (int64_t high = 0; high < 2; ++high) {
+        Value pick = lanes("_mm512_set_epi8", 64,
+                           [&](int64_t byte) { return 2 * byte + high; });
+        Value half = call(b, loc, zmm, "_mm512_permutex2var_epi8",
+                          {pairs[2 * p], pick, pairs[2 * p + 1]});
+        callVoid(b, loc, "_mm512_storeu_si512",
+                 {elementAddress(b, loc, tables, 128 * p + 64 * high), half});
+      }
+    return true;
   }
 
   /// One 64-bit sign word as a mask register, blended to +1 / -1.
