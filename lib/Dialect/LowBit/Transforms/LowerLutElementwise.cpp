@@ -306,7 +306,7 @@ private:
                 SmallVectorImpl<Acc> &accs) {
     Value blockOffset = add(mul(block, kBlockBytes), kHeaderBytes);
     for (Value base : tileBase)
-      prefetch(add(add(base, blockOffset), 4 * kVectorBytes), base);
+      prefetch(add(base, blockOffset), base, kBlockBytes / kVectorBytes);
     for (int64_t v = 0; v < 4; ++v)
       lookupVector(tileBase, columns, add(blockOffset, 64 * v),
                    add(mul(block, 4), v),
@@ -316,9 +316,11 @@ private:
   /// One TL1 vector per tile (no signs).
   void tl1Vector(ArrayRef<Value> tileBase, int64_t columns, Value vector,
                  SmallVectorImpl<Acc> &accs) {
-    lookupVector(tileBase, columns,
-                 add(mul(vector, kVectorBytes), plan.tl1Offset()),
-                 add(vector, 4 * plan.tl2Blocks), Value(), accs);
+    Value offset = add(mul(vector, kVectorBytes), plan.tl1Offset());
+    for (Value base : tileBase)
+      prefetch(add(base, offset), base, 1);
+    lookupVector(tileBase, columns, offset, add(vector, 4 * plan.tl2Blocks),
+                 Value(), accs);
   }
 
   /// The index vector at `offset` of every tile against table vector
@@ -331,7 +333,6 @@ private:
     int64_t signBytes = plan.registerBytes / 8;
     for (auto [t, base] : llvm::enumerate(tileBase)) {
       Value at = add(base, offset);
-      prefetch(at, base);
       for (int64_t h = 0; h < plan.halves; ++h) {
         Value w = UkLoadOp::create(b, loc, byteReg, codes,
                                    add(at, h * plan.registerBytes));
@@ -357,10 +358,12 @@ private:
     nextSet = (nextSet + 1) % plan.accSets;
   }
 
-  /// Prefetches the codes prefetchBytes after `offset` in the order the
-  /// kernel reads them, clamped inside: with K chunks, past the end of this
-  /// tile's run (`base` + runEnd) comes the same run of the next tile group.
-  void prefetch(Value offset, Value base) {
+  /// Prefetches the `lines` cache lines of codes prefetchBytes after
+  /// `offset` in the order the kernel reads them, clamped inside (one
+  /// address computation for all of them): with K chunks, past the end of
+  /// this tile's run (`base` + runEnd) comes the same run of the next tile
+  /// group.
+  void prefetch(Value offset, Value base, int64_t lines) {
     if (plan.prefetchBytes == 0)
       return;
     Value ahead = add(offset, plan.prefetchBytes);
@@ -369,11 +372,13 @@ private:
                                          ahead, add(base, runEnd));
       ahead = arith::SelectOp::create(b, loc, past, add(ahead, runSkip), ahead);
     }
-    Value last = constant(plan.numTiles * plan.tileBytes - kVectorBytes);
+    Value last =
+        constant(plan.numTiles * plan.tileBytes - lines * kVectorBytes);
     Value inside =
         arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, ahead, last);
-    UkPrefetchOp::create(b, loc, codes,
-                         arith::SelectOp::create(b, loc, inside, ahead, last));
+    Value first = arith::SelectOp::create(b, loc, inside, ahead, last);
+    for (int64_t line = 0; line < lines; ++line)
+      UkPrefetchOp::create(b, loc, codes, add(first, line * kVectorBytes));
   }
 
   /// Lanes of the register at `row` to store: clamp(M - row, 0, lanes), or
