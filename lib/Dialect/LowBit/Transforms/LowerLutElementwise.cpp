@@ -68,6 +68,7 @@ struct LutPlan {
   /// Accumulator pairs (low, high bytes) per (tile, activation row): per
   /// set, register half of a vector and nibble.
   int64_t accsPerColumn() const { return accSets * halves * 2; }
+  /// Bytes of the int32 sums of one (tile, activation row) between chunks.
   int64_t partialBytes() const { return accsPerColumn() * 2 * registerBytes; }
   int64_t columnTableBytes() const { return tableVectors() * kTableBytes; }
   int64_t tl1Offset() const { return kHeaderBytes + tl2Blocks * kBlockBytes; }
@@ -99,7 +100,7 @@ public:
     if (plan.chunks > 1)
       partials = UkStackBufferOp::create(
           b, loc, MemRefType::get({ShapedType::kDynamic}, b.getI8Type()),
-          b.getI64IntegerAttr(plan.numTiles * plan.bn * partialBytes()));
+          b.getI64IntegerAttr(plan.numTiles * plan.bn * plan.partialBytes()));
     Value rows = toIndex(n);
     if (plan.bn == 1) {
       forLoop(constant(0), rows, 1, [&](Value c) { buildColumns(c, 1); });
@@ -137,14 +138,10 @@ private:
     }
   }
 
-  /// Bytes of the int32 sums of one (tile, activation row) between chunks.
-  int64_t partialBytes() const { return plan.partialBytes(); }
-  /// Accumulator pairs per (tile, activation row).
-  int64_t accsPerColumn() const { return plan.accsPerColumn(); }
   /// The pair of (tile t, column c, set, register half h, nibble p).
   int64_t accIndex(int64_t t, int64_t columns, int64_t c, int64_t set,
                    int64_t h, int64_t p) const {
-    return (t * columns + c) * accsPerColumn() +
+    return (t * columns + c) * plan.accsPerColumn() +
            (set * plan.halves + h) * 2 + p;
   }
 
@@ -177,7 +174,7 @@ private:
 
   /// Offset in the partial-sum buffer of (tile, column c).
   Value partialOffset(Value tile, int64_t c) {
-    return mul(add(mul(tile, plan.bn), c), partialBytes());
+    return mul(add(mul(tile, plan.bn), c), plan.partialBytes());
   }
 
   /// K chunk `chunk` of a group of `tiles` tiles for `columns` activation
@@ -188,7 +185,7 @@ private:
     SmallVector<Value> tileBase;
     for (int64_t t = 0; t < tiles; ++t)
       tileBase.push_back(mul(add(firstTile, t), plan.tileBytes));
-    int64_t perColumn = accsPerColumn();
+    int64_t perColumn = plan.accsPerColumn();
     SmallVector<Acc> accs(tiles * columns * perColumn);
     auto forEachPartial = [&](auto fn) {
       for (int64_t t = 0; t < tiles; ++t)
@@ -491,12 +488,13 @@ private:
     plan.halves = kVectorBytes / registerBytes;
     plan.lanes = registerBytes / 4;
     plan.prefetchBytes = target.getPrefetchBytes();
-    // Each set has 4 dot chains per register half (low/high bytes x
-    // nibble) and tile x activation row: as many sets as the target needs
-    // chains in flight per dot, within half of the registers.
+    // A set is one accumulator pair per (tile, row, register half, nibble),
+    // i.e. 2 dot chains each: as many sets as give the target's dot chains
+    // twice over (a chain gets one dot per index vector, whose other ~12
+    // ops do not hide the dot latency), within half of the registers.
     int64_t pairs = 2 * plan.halves * plan.tilesPerGroup * plan.bn;
     plan.accSets = std::clamp<int64_t>(
-        2 * target.getDotChains() / (2 * pairs), 1,
+        target.getDotChains() / pairs, 1,
         std::max<int64_t>(1, target.getNumRegisters() / 2 / (2 * pairs)));
     plan.chunkBlocks = plan.tl2Blocks;
     int64_t blockTables = 4 * kTableBytes * plan.bn;
