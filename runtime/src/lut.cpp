@@ -44,47 +44,56 @@ UpconvertWeights pack_lut(const PackedWeights &canonical) {
   const int64_t tileBytes = split.tile_bytes();
   U.codes = AlignedArray<uint8_t>(size_t(U.num_tiles() * tileBytes));
 
+  // Every group of a row, padding included, adds its sign (+1 / -1) times
+  // 32768 to the kernel's sum (the high-byte bias): the header removes it.
+  const int64_t groups = split.k2 / 3 + 8 * split.tl1Vectors;
+  auto header = [&](uint8_t *tile, int64_t r, int64_t negatives) {
+    const uint32_t c = uint32_t(-32768 * (groups - 2 * negatives));
+    for (int byte = 0; byte < 4; ++byte)
+      tile[4 * r + byte] = uint8_t(c >> (8 * byte));
+  };
   std::vector<int8_t> q(size_t(U.K));
   for (int64_t m = 0; m < U.M; ++m) {
     unpack_row(canonical, m, q.data());
     const int64_t r = m % 16;
     uint8_t *tile = U.codes.data() + m / 16 * tileBytes;
-    // TL2 blocks: triple g of the row -> block g / 32, vector, lane, nibble.
-    int32_t negatives = 0;
+    // TL2 blocks: triple g of the row -> block g / 32, vector v, nibble p,
+    // byte 4r + j of the vector; its sign -> bit 4r + j of word (v, p).
+    int64_t negatives = 0;
     uint8_t *blocks = tile + LOWBIT_LUT_HEADER_BYTES;
     for (int64_t g = 0; g < split.k2 / 3; ++g) {
       const int8_t *w = &q[size_t(3 * g)];
       const int v = 9 * w[0] + 3 * w[1] + w[2];
       const int index = v < 0 ? -v : v;
-      const int64_t b = g / 32, i = g % 32, vec = i / 8, l = (i % 8) / 2,
-                    p = i % 2;
-      uint8_t *block = blocks + b * 320;
-      block[vec * 64 + l * 16 + r] |= uint8_t(index << (4 * p));
+      const int64_t i = g % 32, vec = i / 8, p = i % 8 / 4, j = i % 4;
+      uint8_t *block = blocks + g / 32 * 320;
+      block[vec * 64 + 4 * r + j] |= uint8_t(index << (4 * p));
       if (v < 0) {
-        block[256 + l * 16 + r] |= uint8_t(1 << (2 * vec + p));
+        const int64_t bit = 4 * r + j;
+        block[256 + 16 * vec + 8 * p + bit / 8] |= uint8_t(1 << (bit % 8));
         ++negatives;
       }
     }
     // TL1 vectors: pair j of the TL1 part; pairs past K are index 4.
     uint8_t *tl1 = blocks + split.k2 / LOWBIT_LUT_TL2_BLOCK * 320;
-    for (int64_t j = 0; j < split.tl1Vectors * 8; ++j) {
-      const int64_t k = split.k2 + 2 * j;
+    for (int64_t jj = 0; jj < split.tl1Vectors * 8; ++jj) {
+      const int64_t k = split.k2 + 2 * jj;
       const int index =
           k < U.K ? 3 * (q[size_t(k)] + 1) + q[size_t(k + 1)] + 1 : 4;
-      const int64_t vec = j / 8, l = (j % 8) / 2, p = j % 2;
-      tl1[vec * 64 + l * 16 + r] |= uint8_t(index << (4 * p));
+      const int64_t vec = jj / 8, p = jj % 8 / 4, j = jj % 4;
+      tl1[vec * 64 + 4 * r + j] |= uint8_t(index << (4 * p));
     }
-    for (int byte = 0; byte < 4; ++byte)
-      tile[4 * r + byte] = uint8_t(uint32_t(negatives) >> (8 * byte));
+    header(tile, r, negatives);
   }
   // Padding rows: all weights 0 (TL1 index 4 in both nibbles).
   for (int64_t m = U.M; m < U.Mp; ++m) {
-    uint8_t *tl1 = U.codes.data() + m / 16 * tileBytes +
-                   LOWBIT_LUT_HEADER_BYTES +
+    uint8_t *tile = U.codes.data() + m / 16 * tileBytes;
+    uint8_t *tl1 = tile + LOWBIT_LUT_HEADER_BYTES +
                    split.k2 / LOWBIT_LUT_TL2_BLOCK * 320;
     for (int64_t vec = 0; vec < split.tl1Vectors; ++vec)
-      for (int64_t l = 0; l < 4; ++l)
-        tl1[vec * 64 + l * 16 + m % 16] = 0x44;
+      for (int64_t j = 0; j < 4; ++j)
+        tl1[vec * 64 + 4 * (m % 16) + j] = 0x44;
+    header(tile, m % 16, 0);
   }
   return U;
 }

@@ -66,6 +66,7 @@ static void detect_x86(CpuFeatures &f) {
   f.avx512bw = f.avx512f && (l7.b & (1u << 30));
   f.avx512vl = f.avx512f && (l7.b & (1u << 31));
   f.avx512vnni = f.avx512f && (l7.c & (1u << 11));
+  f.avx512vbmi = f.avx512f && (l7.c & (1u << 1));
   if (l7.a >= 1) { // subleaf 1 exists
     const CpuidRegs l7s1 = cpuid(7, 1);
     f.avxvnni = avx && (l7s1.a & (1u << 4));
@@ -177,7 +178,10 @@ bool host_runs(Target t) {
   case Target::X86AvxVnni:
     return x86Base && f.avxvnni;
   case Target::X86Avx512Vnni:
-    return x86Base && f.avx512f && f.avx512bw && f.avx512vl && f.avx512vnni;
+    // VBMI (vpermb) for the lut-elementwise kernels: every CPU with
+    // AVX512-VNNI has it except Cascade/Cooper Lake, which run x86-avx2.
+    return x86Base && f.avx512f && f.avx512bw && f.avx512vl && f.avx512vnni &&
+           f.avx512vbmi;
   case Target::Aarch64Neon:
     return f.neon;
   case Target::SpirvVulkan:

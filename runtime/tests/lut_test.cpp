@@ -2,8 +2,9 @@
 //
 // The layout is decoded back group by group with an independent reading of
 // lut_abi.h and compared with unpack_row; the kernel math of lut_abi.h (int16
-// tables, complemented entries plus the header's count) is replayed in scalar
-// code and must give the reference's accumulators exactly.
+// tables split into low and biased high bytes, each times the sign, plus
+// the header's correction) is replayed in scalar code and must give the
+// reference's accumulators exactly.
 
 #include "lowbit/activation.h"
 #include "lowbit/lut.h"
@@ -43,18 +44,20 @@ Decoded decode(const UpconvertWeights &U) {
     const uint8_t *p = tile + 64;
     for (int64_t b = 0; b < s.k2 / 96; ++b, p += 320)
       for (int v = 0; v < 4; ++v)
-        for (int l = 0; l < 4; ++l)
-          for (int h = 0; h < 2; ++h) {
-            const int64_t g = 32 * b + 8 * v + 2 * l + h;
-            int index = (p[64 * v + 16 * l + r] >> (4 * h)) & 15;
-            bool sign = (p[256 + 16 * l + r] >> (2 * v + h)) & 1;
+        for (int h = 0; h < 2; ++h)
+          for (int j = 0; j < 4; ++j) {
+            const int64_t g = 32 * b + 8 * v + 4 * h + j;
+            const int index = (p[64 * v + 4 * r + j] >> (4 * h)) & 15;
+            const int64_t bit = 4 * r + j;
+            const bool sign =
+                (p[256 + 16 * v + 8 * h + bit / 8] >> (bit % 8)) & 1;
             tl2_digits(sign ? -index : index, row + 3 * g);
           }
-    for (int64_t j = 0; j < s.tl1Vectors; ++j, p += 64)
-      for (int l = 0; l < 4; ++l)
-        for (int h = 0; h < 2; ++h) {
-          const int64_t k = s.k2 + 16 * j + 4 * l + 2 * h;
-          int index = (p[16 * l + r] >> (4 * h)) & 15;
+    for (int64_t v = 0; v < s.tl1Vectors; ++v, p += 64)
+      for (int h = 0; h < 2; ++h)
+        for (int j = 0; j < 4; ++j) {
+          const int64_t k = s.k2 + 16 * v + 8 * h + 2 * j;
+          const int index = (p[4 * r + j] >> (4 * h)) & 15;
           if (k >= U.K) {
             EXPECT_EQ(index, 4) << "padding m=" << m;
             continue;
@@ -98,15 +101,26 @@ TEST(LutLayout, DecodesToUnpackRowAndExactMath) {
             negatives += 9 * q[size_t(3 * g)] + 3 * q[size_t(3 * g + 1)] +
                              q[size_t(3 * g + 2)] <
                          0;
-          ASSERT_EQ(d.counts[size_t(m)], negatives) << "m=" << m;
+          const int64_t groups = s.k2 / 3 + 8 * s.tl1Vectors;
+          ASSERT_EQ(d.counts[size_t(m)],
+                    int32_t(uint32_t(-32768 * (groups - 2 * negatives))))
+              << "m=" << m;
         }
 
-        // The math of lut_abi.h: int16 entries, ~e for a set sign, + count.
+        // The math of lut_abi.h: int16 entry e of every group (padding
+        // included) as its low byte and high byte + 128, both times the
+        // sign, summed with int32 wrapping (lo + 256 hi), plus the header.
         const std::vector<float> X = test::random_values(K, seed++);
         const QuantizedActivations A = quantize_activations(X.data(), 1, K, K);
+        auto add = [](uint32_t &sum, int e, bool negative) {
+          const uint32_t lo = uint16_t(e) & 0xFF, hi = uint16_t(e ^ 0x8000) >> 8;
+          const uint32_t term = lo + 256 * hi;
+          sum += negative ? 0u - term : term;
+        };
         for (int64_t m = 0; m < M; ++m) {
           unpack_row(P, m, q.data());
-          int32_t want = 0, got = d.counts[size_t(m)];
+          int32_t want = 0;
+          uint32_t got = uint32_t(d.counts[size_t(m)]);
           for (int64_t k = 0; k < K; ++k)
             want += int32_t(A.q[size_t(k)]) * q[size_t(k)];
           for (int64_t g = 0; g < s.k2 / 3; ++g) {
@@ -114,17 +128,21 @@ TEST(LutLayout, DecodesToUnpackRowAndExactMath) {
             const int v = 9 * w[0] + 3 * w[1] + w[2], index = v < 0 ? -v : v;
             int8_t dq[3];
             tl2_digits(index, dq);
-            int16_t e = 0;
+            int e = 0;
             for (int i = 0; i < 3; ++i)
-              e = int16_t(e + dq[i] * A.q[size_t(3 * g + i)]);
-            got += v < 0 ? int16_t(~e) : e;
+              e += dq[i] * A.q[size_t(3 * g + i)];
+            add(got, e, v < 0);
           }
-          for (int64_t k = s.k2; k < K; k += 2) {
-            const int index = 3 * (q[size_t(k)] + 1) + q[size_t(k + 1)] + 1;
-            got += (index / 3 - 1) * A.q[size_t(k)] +
-                   (index % 3 - 1) * A.q[size_t(k + 1)];
+          for (int64_t k = s.k2; k < s.k2 + 16 * s.tl1Vectors; k += 2) {
+            const int index =
+                k < K ? 3 * (q[size_t(k)] + 1) + q[size_t(k + 1)] + 1 : 4;
+            const int e =
+                k < K ? (index / 3 - 1) * A.q[size_t(k)] +
+                            (index % 3 - 1) * A.q[size_t(k + 1)]
+                      : 0;
+            add(got, e, false);
           }
-          ASSERT_EQ(got, want) << "m=" << m;
+          ASSERT_EQ(int32_t(got), want) << "m=" << m;
         }
       }
 }

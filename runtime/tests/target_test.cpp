@@ -61,7 +61,8 @@ TEST(Target, HostRuns) {
   const CpuFeatures &f = host_cpu_features();
   EXPECT_EQ(host_runs(Target::X86Avx2), f.avx2 && f.fma);
   EXPECT_EQ(host_runs(Target::X86Avx512Vnni),
-            f.avx512f && f.avx512bw && f.avx512vl && f.avx512vnni);
+            f.avx512f && f.avx512bw && f.avx512vl && f.avx512vnni &&
+                f.avx512vbmi);
   if (host_runs(Target::X86Avx512Vnni))
     EXPECT_EQ(native_target(), Target::X86Avx512Vnni);
 }
@@ -94,6 +95,7 @@ TEST(Target, FeaturesMatchProcCpuinfo) {
   EXPECT_EQ(f.avx512bw, flags.count("avx512bw") == 1);
   EXPECT_EQ(f.avx512vl, flags.count("avx512vl") == 1);
   EXPECT_EQ(f.avx512vnni, flags.count("avx512_vnni") == 1);
+  EXPECT_EQ(f.avx512vbmi, flags.count("avx512vbmi") == 1);
   EXPECT_FALSE(f.neon);
   EXPECT_FALSE(f.dotprod);
   EXPECT_FALSE(host_runs(Target::Aarch64Neon));

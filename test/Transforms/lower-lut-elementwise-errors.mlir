@@ -1,7 +1,7 @@
 // RUN: lowbit-opt %s --split-input-file --lowbit-lower-lut-elementwise=target=x86-avx512vnni --verify-diagnostics
 // RUN: not lowbit-opt %S/lower-lut-elementwise.mlir --lowbit-lower-lut-elementwise=target=generic 2>&1 | FileCheck %s --check-prefix=GENERIC
 
-// GENERIC: error: 'lowbit.mpgemm' op target generic has no 16-byte-lane table lookup (pshufb/tbl) on 4-byte registers; lowbit-lower-lut-elementwise needs one
+// GENERIC: error: 'lowbit.mpgemm' op target generic has no byte table lookup (vpermb/pshufb/tbl) on 4-byte registers; lowbit-lower-lut-elementwise needs one
 
 func.func @not_packed(%x: tensor<?x200xf32>, %w: tensor<33x43xi8>, %s: tensor<1xf32>) -> tensor<?x33xf32> {
   // expected-error@+1 {{'lowbit.mpgemm' op needs the interleaved tl1/tl2 layout of lut_abi.h (interleave = 16), got #lowbit.layout<tl2>; run lowbit-pack-layout first}}

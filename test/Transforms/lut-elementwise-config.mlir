@@ -4,22 +4,23 @@
 
 // select-config picks lut_elementwise for tl1/tl2 layouts (one 16-row tile
 // per GEMV stream; GEMM shares each weight register between 2 activation
-// rows, and 2 tiles where 32 registers allow); pack-layout turns the
+// rows and 2 tiles where 32 registers allow, AVX2 keeps 1 x 1; one TL2
+// block or 4 TL1 vectors per loop iteration); pack-layout turns the
 // row-major layout into the interleaved one of lut_abi.h and the weights
 // into ceil(M/16) tiles of 64 + 320 * (K / 96) + 64 * ceil((K % 96) / 16)
 // bytes (tl1: 64 + 64 * ceil(K / 16)). M = 33, K = 200.
 
 // GEMV512-LABEL: func.func @tl1(
 // GEMV512-SAME: %{{.*}}: tensor<3x896xi8>
-// GEMV512: config = #lowbit.lut_elementwise<bm = 16, bk = 512, sub_m = 16>, layout = #lowbit.layout<tl1, tile_m = 16, tile_k = 16, interleave = 16>
+// GEMV512: config = #lowbit.lut_elementwise<bm = 16, bk = 64, sub_m = 16>, layout = #lowbit.layout<tl1, tile_m = 16, tile_k = 16, interleave = 16>
 // GEMV512-LABEL: func.func @tl2(
 // GEMV512-SAME: %{{.*}}: tensor<3x768xi8>
-// GEMV512: config = #lowbit.lut_elementwise<bm = 16, bk = 768, sub_m = 16>, layout = #lowbit.layout<tl2, tile_m = 16, tile_k = 96, interleave = 16>
+// GEMV512: config = #lowbit.lut_elementwise<bm = 16, bk = 96, sub_m = 16>, layout = #lowbit.layout<tl2, tile_m = 16, tile_k = 96, interleave = 16>
 
 // GEMM512-LABEL: func.func @tl1(
-// GEMM512: config = #lowbit.lut_elementwise<bm = 32, bk = 512, sub_m = 16, bn = 2>, layout = #lowbit.layout<tl1>
+// GEMM512: config = #lowbit.lut_elementwise<bm = 32, bk = 64, sub_m = 16, bn = 2>, layout = #lowbit.layout<tl1>
 // GEMM512-LABEL: func.func @tl2(
-// GEMM512: config = #lowbit.lut_elementwise<bm = 32, bk = 768, sub_m = 16, bn = 2>, layout = #lowbit.layout<tl2>
+// GEMM512: config = #lowbit.lut_elementwise<bm = 32, bk = 96, sub_m = 16, bn = 2>, layout = #lowbit.layout<tl2>
 
 // GEMM2-LABEL: func.func @tl2(
-// GEMM2: config = #lowbit.lut_elementwise<bm = 16, bk = 768, sub_m = 16, bn = 2>
+// GEMM2: config = #lowbit.lut_elementwise<bm = 16, bk = 96, sub_m = 16>

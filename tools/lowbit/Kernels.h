@@ -50,6 +50,10 @@ struct KernelOptions {
 /// One kernel to generate: its weight shape and expected N (1 selects the
 /// GEMV config, larger N the register-blocked GEMM config).
 struct KernelShape {
+  KernelShape() = default;
+  KernelShape(int64_t M, int64_t K, int64_t nHint = 1, std::string config = "")
+      : M(M), K(K), nHint(nHint), config(std::move(config)) {}
+
   int64_t M = 0, K = 0, nHint = 1;
   std::string config; // config attribute for this kernel alone, "" for
                       // KernelOptions::config (the tuner's candidates)

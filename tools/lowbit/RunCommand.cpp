@@ -119,7 +119,7 @@ static int runRun(const ParsedOptions &options) {
 
   std::optional<CompiledKernel> kernel;
   if (choice.strategy != Strategy::Reference)
-    kernel = compileKernel(format, choice, {W.M, W.K, X.rows, ""}, kernelOptions);
+    kernel = compileKernel(format, choice, {W.M, W.K, X.rows}, kernelOptions);
   PreparedWeights prepared = prepareWeights(W, choice);
   ThreadPool::Options poolOptions;
   poolOptions.threads = kernelOptions.threads;

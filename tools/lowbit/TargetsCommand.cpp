@@ -26,6 +26,7 @@ static std::vector<std::pair<const char *, bool>> hostFeatures() {
       {"avx-vnni", cpu.avxvnni},  {"avx-vnni-int8", cpu.avxvnniint8},
       {"avx512f", cpu.avx512f},   {"avx512bw", cpu.avx512bw},
       {"avx512vl", cpu.avx512vl}, {"avx512-vnni", cpu.avx512vnni},
+      {"avx512-vbmi", cpu.avx512vbmi},
       {"neon", cpu.neon},         {"dotprod", cpu.dotprod},
   };
 }

@@ -31,11 +31,11 @@ struct BlockCombineOperands {
   Value y, dot, scale, inv, zero, sum;
 };
 
-/// Operands of lowbit.uk.lut_lookup after type conversion; the signs are
-/// null without sign masks.
-struct LutLookupOperands {
-  Value accLow, accHigh, indices, evenLow, evenHigh, oddLow, oddHigh;
-  Value evenSign, oddSign;
+/// Operands of lowbit.uk.lut_dot after type conversion: `tables` is an
+/// int8_t * to its 128 bytes; `signs` is null without signs.
+struct LutDotOperands {
+  Value accLow, accHigh, indices, tables, signs;
+  bool high = false;
 };
 
 class TargetInfo {
@@ -66,10 +66,10 @@ public:
   virtual int64_t getPrefetchBytes() const = 0;
   /// Compiler flags the emitted C++ needs (e.g. `-mavx512vnni`).
   virtual std::vector<std::string> getCompileFlags() const = 0;
-  /// Whether the target looks up 16-entry byte tables per 16-byte register
-  /// lane (pshufb, tbl), which lowbit-lower-lut-elementwise needs along
-  /// with registers of whole lanes. Targets without it leave the lut hooks
-  /// below at their defaults, which emit nothing (the conversion fails).
+  /// Whether the target has the byte table lookups of lowbit.uk.lut_dot
+  /// (vpermb, pshufb, tbl), which lowbit-lower-lut-elementwise needs.
+  /// Targets without them leave the lut hooks below at their defaults,
+  /// which emit nothing (the conversion fails).
   virtual bool hasByteTableLookup() const { return false; }
 
   //===--------------------------------------------------------------------===//
@@ -140,25 +140,20 @@ public:
                             Value ptr) const {
     return false;
   }
-  /// lowbit.uk.lut_lookup: the new (acc_low, acc_high).
-  virtual std::pair<Value, Value>
-  emitLutLookup(OpBuilder &b, Location loc, const LutLookupOperands &operands,
-                VectorType indicesType) const {
+  /// lowbit.uk.lut_dot: the new (acc_low, acc_high).
+  virtual std::pair<Value, Value> emitLutDot(OpBuilder &b, Location loc,
+                                             const LutDotOperands &operands,
+                                             VectorType indicesType) const {
     return {};
   }
-  /// lowbit.uk.lut_sign_mask.
-  virtual Value emitLutSignMask(OpBuilder &b, Location loc, Value signs,
-                                int64_t bit, VectorType type) const {
+  /// lowbit.uk.lut_signs (`ptr`: uint8_t *).
+  virtual Value emitLutSigns(OpBuilder &b, Location loc, Value ptr,
+                             VectorType type) const {
     return {};
   }
-  /// lowbit.uk.widen_add.
-  virtual Value emitWidenAdd(OpBuilder &b, Location loc, Value acc,
-                             Value values, VectorType accType) const {
-    return {};
-  }
-  /// lowbit.uk.fold_rows.
-  virtual Value emitFoldRows(OpBuilder &b, Location loc, Value low, Value high,
-                             int64_t part, VectorType type) const {
+  /// lowbit.uk.lut_combine.
+  virtual Value emitLutCombine(OpBuilder &b, Location loc, Value low,
+                               Value high, VectorType type) const {
     return {};
   }
 };

@@ -252,29 +252,25 @@ struct ConvertPrefetch : TargetPattern<UkPrefetchOp> {
   }
 };
 
-struct ConvertLutLookup : TargetPattern<UkLutLookupOp> {
+struct ConvertLutDot : TargetPattern<UkLutDotOp> {
   using TargetPattern::TargetPattern;
   LogicalResult
-  matchAndRewrite(UkLutLookupOp op, OpAdaptor adaptor,
+  matchAndRewrite(UkLutDotOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     FailureOr<VectorType> type =
         getRegisterType(rewriter, op, op.getIndices().getType());
     if (failed(type))
       return failure();
-    LutLookupOperands operands;
+    LutDotOperands operands;
     operands.accLow = adaptor.getAccLow();
     operands.accHigh = adaptor.getAccHigh();
     operands.indices = adaptor.getIndices();
-    operands.evenLow = adaptor.getEvenLow();
-    operands.evenHigh = adaptor.getEvenHigh();
-    operands.oddLow = adaptor.getOddLow();
-    operands.oddHigh = adaptor.getOddHigh();
-    if (adaptor.getSigns().size() == 2) {
-      operands.evenSign = adaptor.getSigns()[0];
-      operands.oddSign = adaptor.getSigns()[1];
-    }
+    operands.tables = getElementAddress(
+        rewriter, op.getLoc(), adaptor.getTables(), adaptor.getTableOffset());
+    operands.signs = adaptor.getSigns();
+    operands.high = op.getHigh();
     auto [low, high] =
-        target.emitLutLookup(rewriter, op.getLoc(), operands, *type);
+        target.emitLutDot(rewriter, op.getLoc(), operands, *type);
     if (!low || !high)
       return rewriter.notifyMatchFailure(op, [&](Diagnostic &d) {
         d << "target " << target.getName() << " has no byte table lookup";
@@ -321,53 +317,36 @@ struct ConvertStoreI32 : TargetPattern<UkStoreI32Op> {
   }
 };
 
-struct ConvertLutSignMask : TargetPattern<UkLutSignMaskOp> {
+struct ConvertLutSigns : TargetPattern<UkLutSignsOp> {
   using TargetPattern::TargetPattern;
   LogicalResult
-  matchAndRewrite(UkLutSignMaskOp op, OpAdaptor adaptor,
+  matchAndRewrite(UkLutSignsOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     FailureOr<VectorType> type = getRegisterType(rewriter, op, op.getType());
     if (failed(type))
       return failure();
-    Value mask = target.emitLutSignMask(
-        rewriter, op.getLoc(), adaptor.getSigns(), int64_t(op.getBit()), *type);
-    if (!mask)
-      return rewriter.notifyMatchFailure(op, "no lut_sign_mask on target");
-    rewriter.replaceOp(op, mask);
+    Value ptr = getElementAddress(rewriter, op.getLoc(), adaptor.getBase(),
+                                  adaptor.getOffset());
+    Value signs = target.emitLutSigns(rewriter, op.getLoc(), ptr, *type);
+    if (!signs)
+      return rewriter.notifyMatchFailure(op, "no lut_signs on target");
+    rewriter.replaceOp(op, signs);
     return success();
   }
 };
 
-struct ConvertWidenAdd : TargetPattern<UkWidenAddOp> {
+struct ConvertLutCombine : TargetPattern<UkLutCombineOp> {
   using TargetPattern::TargetPattern;
   LogicalResult
-  matchAndRewrite(UkWidenAddOp op, OpAdaptor adaptor,
+  matchAndRewrite(UkLutCombineOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     FailureOr<VectorType> type = getRegisterType(rewriter, op, op.getType());
     if (failed(type))
       return failure();
-    Value sum = target.emitWidenAdd(rewriter, op.getLoc(), adaptor.getAcc(),
-                                    adaptor.getValues(), *type);
-    if (!sum)
-      return rewriter.notifyMatchFailure(op, "no widen_add on target");
-    rewriter.replaceOp(op, sum);
-    return success();
-  }
-};
-
-struct ConvertFoldRows : TargetPattern<UkFoldRowsOp> {
-  using TargetPattern::TargetPattern;
-  LogicalResult
-  matchAndRewrite(UkFoldRowsOp op, OpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
-    FailureOr<VectorType> type = getRegisterType(rewriter, op, op.getType());
-    if (failed(type))
-      return failure();
-    Value rows =
-        target.emitFoldRows(rewriter, op.getLoc(), adaptor.getLow(),
-                            adaptor.getHigh(), int64_t(op.getPart()), *type);
+    Value rows = target.emitLutCombine(rewriter, op.getLoc(), adaptor.getLow(),
+                                       adaptor.getHigh(), *type);
     if (!rows)
-      return rewriter.notifyMatchFailure(op, "no fold_rows on target");
+      return rewriter.notifyMatchFailure(op, "no lut_combine on target");
     rewriter.replaceOp(op, rows);
     return success();
   }
@@ -497,9 +476,8 @@ void mlir::lowbit::populateLowBitToEmitCPatterns(const TypeConverter &converter,
       .add<ConvertLoad, ConvertBroadcast4, ConvertUnpack, ConvertShrExact,
            ConvertDot4, ConvertLoadHalf, ConvertBlockCombine,
            ConvertTernaryScale, ConvertStore, ConvertPrefetch, ConvertBroadcast,
-           ConvertLutTables, ConvertLutLookup, ConvertStoreI32,
-           ConvertLutSignMask, ConvertWidenAdd, ConvertFoldRows>(converter, ctx,
-                                                                 target);
+           ConvertLutTables, ConvertLutDot, ConvertStoreI32, ConvertLutSigns,
+           ConvertLutCombine>(converter, ctx, target);
   patterns.add<ConvertStackBuffer>(converter, ctx);
   patterns.add<ConvertSplatConstant, ConvertRegisterAdd>(converter, ctx, target,
                                                          /*benefit=*/2);

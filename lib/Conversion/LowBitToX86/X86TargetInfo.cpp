@@ -14,12 +14,18 @@
 //   block_combine   cvtepi32_ps, fnmadd, mul, fmadd
 //   ternary_scale   sub_epi32, cvtepi32_ps, mul_ps, div_ps (no FMA: exact)
 //   store (partial) _mm512_mask_storeu_ps     _mm256_maskstore_ps
-//   lut_tables      _mm256_sign_epi16, add_epi16, shuffle_epi8, permute4x64
-//   lut_lookup      _mm*_shuffle_epi8 (4), unpacklo/hi_epi8, add_epi16
-//   lut_sign_mask   _mm512_movm_epi8(test)    _mm256_cmpeq_epi8(and)
+//   lut_tables      cvtepi8_epi16, 3 x      _mm256_sign_epi16, add_epi16,
+//                   (permutexvar_epi16,     shuffle_epi8, permute4x64
+//                   mullo_epi16) per 2
+//                   groups, permutex2var_epi8
+//   lut_dot         ternarylogic +            and, 4 x (or, 2 shuffle_epi8
+//                   2 _mm512_permutexvar_epi8 of broadcast 16-byte tables),
+//                   (vpermb, AVX512-VBMI)     ors; then 2 x dot4 as above
+//                   + 2 x dpbusd
+//   lut_signs       _load_mask64 +            broadcastd, shuffle_epi8, and,
+//                   mask_blend_epi8           cmpeq_epi8, or
+//   lut_combine     slli_epi32 + add_epi32
 //   store_i32       _mm*_storeu_si512 / si256
-//   widen_add       _mm*_cvtepi16_epi32 of both halves, add_epi32
-//   fold_rows       _mm512_shuffle_i64x2 + add  (AVX2: the register itself)
 //
 //===----------------------------------------------------------------------===//
 
@@ -169,10 +175,11 @@ public:
     return true;
   }
 
-  /// Per group (AVX2 on either ISA): 16 int16 entries as sums of
-  /// _mm256_sign_epi16(broadcast x_i, digits_i); even bytes then odd bytes
-  /// per lane (shuffle_epi8), lanes in order (permute4x64): the low-byte
-  /// table, then the high-byte table, two 16-byte stores.
+  /// Per group (AVX2; AVX512 overrides it): 16 int16 entries as sums of
+  /// _mm256_sign_epi16(broadcast x_i, digits_i), biased by 32768; even
+  /// bytes then odd bytes per lane (shuffle_epi8), lanes in order
+  /// (permute4x64): the low-byte table, then the high-byte table, two
+  /// 16-byte stores.
   bool emitLutTables(OpBuilder &b, Location loc, Value x, Value tables,
                      int64_t width) const override {
     MLIRContext *ctx = b.getContext();
@@ -199,6 +206,9 @@ public:
         order.push_back(
             b.getI32IntegerAttr(int32_t(i < 8 ? 2 * i : 2 * (i - 8) + 1)));
     Value pattern = call(b, loc, ymm, "_mm256_setr_epi8", {}, order);
+    // + 32768 (the high byte + 128, unsigned for dpbusd): entry ^ 0x8000.
+    Value bias = call(b, loc, ymm, "_mm256_set1_epi16", {},
+                      {b.getI32IntegerAttr(int32_t(int16_t(0x8000)))});
     Type xmmPtr = emitc::PointerType::get(xmm);
     for (int64_t g = 0; g < 8; ++g) {
       Value sum;
@@ -209,10 +219,11 @@ public:
                  {call(b, loc, ymm, "_mm256_set1_epi16", xi), digits[i]});
         sum = sum ? call(b, loc, ymm, "_mm256_add_epi16", {sum, term}) : term;
       }
+      sum = call(b, loc, ymm, "_mm256_xor_si256", {sum, bias});
       Value split = call(b, loc, ymm, "_mm256_shuffle_epi8", {sum, pattern});
       split = call(b, loc, ymm, "_mm256_permute4x64_epi64", split,
                    {b.getI32IntegerAttr(0xD8)});
-      int64_t at = (g % 2) * 128 + (g / 2) * 16;
+      int64_t at = (g / 4) * 128 + (g % 4) * 16;
       callVoid(b, loc, "_mm_storeu_si128",
                {castTo(b, loc, xmmPtr, elementAddress(b, loc, tables, at)),
                 call(b, loc, xmm, "_mm256_castsi256_si128", split)});
@@ -224,74 +235,45 @@ public:
     return true;
   }
 
-  /// Four pshufb (low and high bytes of the even and odd tables), the
-  /// complement by xor where a sign mask is set, bytes -> int16 by
-  /// unpacklo/hi (rows 0..7 / 8..15 of each lane), int16 adds.
-  std::pair<Value, Value> emitLutLookup(OpBuilder &b, Location loc,
-                                        const LutLookupOperands &o,
-                                        VectorType type) const override {
-    Type reg = intType(b.getContext());
-    auto op = [&](StringRef fn, ValueRange args) {
-      return call(b, loc, reg, name(fn), args);
-    };
-    Value nibble =
-        call(b, loc, reg, name("set1_epi8"), {}, {b.getI32IntegerAttr(15)});
-    Value i0 = op("and_" + siSuffix(), {o.indices, nibble});
-    Value high = call(b, loc, reg, name("srli_epi16"), o.indices,
-                      {b.getI32IntegerAttr(4)});
-    Value i1 = op("and_" + siSuffix(), {high, nibble});
-    Value el = op("shuffle_epi8", {o.evenLow, i0});
-    Value eh = op("shuffle_epi8", {o.evenHigh, i0});
-    Value ol = op("shuffle_epi8", {o.oddLow, i1});
-    Value oh = op("shuffle_epi8", {o.oddHigh, i1});
-    if (o.evenSign) {
-      el = op("xor_" + siSuffix(), {el, o.evenSign});
-      eh = op("xor_" + siSuffix(), {eh, o.evenSign});
-      ol = op("xor_" + siSuffix(), {ol, o.oddSign});
-      oh = op("xor_" + siSuffix(), {oh, o.oddSign});
-    }
-    Value low = op("add_epi16", {op("unpacklo_epi8", {el, eh}),
-                                 op("unpacklo_epi8", {ol, oh})});
-    Value high16 = op("add_epi16", {op("unpackhi_epi8", {el, eh}),
-                                    op("unpackhi_epi8", {ol, oh})});
-    return {op("add_epi16", {o.accLow, low}),
-            op("add_epi16", {o.accHigh, high16})};
-  }
-
-  Value emitWidenAdd(OpBuilder &b, Location loc, Value acc, Value values,
-                     VectorType accType) const override {
+  /// The nibbles (shifted down for `high`), the two lookups of the ISA,
+  /// then the low and high bytes times the signs into the two sums.
+  std::pair<Value, Value> emitLutDot(OpBuilder &b, Location loc,
+                                     const LutDotOperands &o,
+                                     VectorType type) const override {
     MLIRContext *ctx = b.getContext();
     Type reg = intType(ctx);
-    Type half = opaqueType(ctx, registerBytes == 64 ? "__m256i" : "__m128i");
-    Value low = call(b, loc, half,
-                     registerBytes == 64 ? "_mm512_castsi512_si256"
-                                         : "_mm256_castsi256_si128",
-                     values);
-    Value high = call(b, loc, half,
-                      registerBytes == 64 ? "_mm512_extracti64x4_epi64"
-                                          : "_mm256_extracti128_si256",
-                      values, {b.getI32IntegerAttr(1)});
-    Value sum = call(b, loc, reg, name("add_epi32"),
-                     {call(b, loc, reg, name("cvtepi16_epi32"), low),
-                      call(b, loc, reg, name("cvtepi16_epi32"), high)});
-    return call(b, loc, reg, name("add_epi32"), {acc, sum});
+    Value indices = o.indices;
+    if (o.high)
+      indices = call(b, loc, reg, name("srli_epi16"), indices,
+                     {b.getI32IntegerAttr(4)});
+    auto [low, high] = emitLookup(b, loc, indices, o.tables);
+    Value signs = o.signs ? o.signs : splatByte(b, loc, 1);
+    auto accType = VectorType::get({type.getNumElements() / 4},
+                                   IntegerType::get(ctx, 32));
+    return {emitDot4(b, loc, o.accLow, low, signs, accType),
+            emitDot4(b, loc, o.accHigh, high, signs, accType)};
   }
 
-  /// 16 lanes: [low 0..7, high 0..7] + [low 8..15, high 8..15]; 8 lanes:
-  /// lane j is already row j of its half.
-  Value emitFoldRows(OpBuilder &b, Location loc, Value low, Value high,
-                     int64_t part, VectorType type) const override {
-    if (registerBytes != 64)
-      return part == 0 ? low : high;
+  Value emitLutCombine(OpBuilder &b, Location loc, Value low, Value high,
+                       VectorType type) const override {
     Type reg = intType(b.getContext());
-    Value first = call(b, loc, reg, "_mm512_shuffle_i64x2", {low, high},
-                       {b.getI32IntegerAttr(0x44)});
-    Value second = call(b, loc, reg, "_mm512_shuffle_i64x2", {low, high},
-                        {b.getI32IntegerAttr(0xEE)});
-    return call(b, loc, reg, "_mm512_add_epi32", {first, second});
+    Value shifted =
+        call(b, loc, reg, name("slli_epi32"), high, {b.getI32IntegerAttr(8)});
+    return call(b, loc, reg, name("add_epi32"), {low, shifted});
   }
 
 protected:
+  /// Byte i of the results: the low and high table bytes of table i mod 4
+  /// (at `tables` and `tables` + 64) at the low nibble of `indices` byte i.
+  virtual std::pair<Value, Value> emitLookup(OpBuilder &b, Location loc,
+                                             Value indices,
+                                             Value tables) const = 0;
+
+  Value splatByte(OpBuilder &b, Location loc, int8_t value) const {
+    return call(b, loc, intType(b.getContext()), name("set1_epi8"), {},
+                {b.getI32IntegerAttr(value)});
+  }
+
   /// `_mm512_<op>` or `_mm256_<op>`.
   std::string name(const Twine &op) const {
     return ((registerBytes == 64 ? "_mm512_" : "_mm256_") + op).str();
@@ -319,8 +301,8 @@ public:
   // vpdpbusd: latency 4-5, two per cycle on Zen 4/5 and Ice Lake+.
   int64_t getDotChains() const override { return 4; }
   std::vector<std::string> getCompileFlags() const override {
-    return {"-mavx512f", "-mavx512bw", "-mavx512vl", "-mavx512vnni",
-            "-mavx2",    "-mfma",      "-mf16c"};
+    return {"-mavx512f", "-mavx512bw",   "-mavx512vl", "-mavx512vnni",
+            "-mavx512vbmi", "-mavx2",    "-mfma",      "-mf16c"};
   }
 
   Value emitLoad(OpBuilder &b, Location loc, Value ptr,
@@ -343,16 +325,99 @@ public:
     return call(b, loc, floatType(ctx), "_mm512_cvtph_ps", half);
   }
 
-  Value emitLutSignMask(OpBuilder &b, Location loc, Value signs, int64_t bit,
-                        VectorType type) const override {
+  /// All 8 groups at once: the activations as int16 (a masked load, so
+  /// nothing past the 8 groups is read), per pair of groups (one per 256-bit
+  /// half) each x_i broadcast by vpermw times its digit vector, summed and
+  /// biased by 32768; the low and high bytes of 4 groups are one vpermt2b of
+  /// two such registers each, stored as the 64-byte tables of a nibble.
+  bool emitLutTables(OpBuilder &b, Location loc, Value x, Value tables,
+                     int64_t width) const override {
     MLIRContext *ctx = b.getContext();
-    Value bits = call(b, loc, intType(ctx), "_mm512_set1_epi8", {},
-                      {b.getI32IntegerAttr(int32_t(int8_t(1 << bit)))});
-    Value mask = call(b, loc, opaqueType(ctx, "__mmask64"),
-                      "_mm512_test_epi8_mask", {signs, bits});
-    return call(b, loc, intType(ctx), "_mm512_movm_epi8", mask);
+    Type zmm = intType(ctx), ymm = opaqueType(ctx, "__m256i");
+    // _mm512_set_epi16 / _epi8 take the lanes from the highest down.
+    auto lanes = [&](StringRef fn, int64_t count, auto value) {
+      SmallVector<Attribute> attrs;
+      for (int64_t i = count - 1; i >= 0; --i)
+        attrs.push_back(b.getI32IntegerAttr(int32_t(value(i))));
+      return call(b, loc, zmm, fn, {}, attrs);
+    };
+    Type u32 = b.getIntegerType(32, /*isSigned=*/false);
+    Value mask =
+        castTo(b, loc, opaqueType(ctx, "__mmask32"),
+               intConstant(b, loc, u32, (int64_t(1) << (8 * width)) - 1));
+    Value bytes = call(b, loc, ymm, "_mm256_maskz_loadu_epi8", {mask, x});
+    Value xs = call(b, loc, zmm, "_mm512_cvtepi8_epi16", bytes);
+    SmallVector<Value, 3> digits;
+    for (int64_t i = 0; i < width; ++i)
+      digits.push_back(lanes("_mm512_set_epi16", 32, [&](int64_t lane) {
+        int64_t e = lane % 16;
+        if (width == 3 && e <= 13)
+          return i == 0   ? (e + 13) / 9 - 1
+                 : i == 1 ? (e + 13) / 3 % 3 - 1
+                          : (e + 13) % 3 - 1;
+        if (width == 2 && e <= 8)
+          return i == 0 ? e / 3 - 1 : e % 3 - 1;
+        return int64_t(0);
+      }));
+    Value bias = call(b, loc, zmm, "_mm512_set1_epi16", {},
+                      {b.getI32IntegerAttr(int32_t(int16_t(0x8000)))});
+    SmallVector<Value, 4> pairs;
+    for (int64_t q = 0; q < 4; ++q) {
+      Value sum;
+      for (int64_t i = 0; i < width; ++i) {
+        Value index = lanes("_mm512_set_epi16", 32, [&](int64_t lane) {
+          return width * (2 * q + lane / 16) + i;
+        });
+        Value xi = call(b, loc, zmm, "_mm512_permutexvar_epi16", {index, xs});
+        Value term = call(b, loc, zmm, "_mm512_mullo_epi16", {xi, digits[i]});
+        sum = sum ? call(b, loc, zmm, "_mm512_add_epi16", {sum, term}) : term;
+      }
+      pairs.push_back(call(b, loc, zmm, "_mm512_xor_si512", {sum, bias}));
+    }
+    for (int64_t p = 0; p < 2; ++p)
+      for (int64_t high = 0; high < 2; ++high) {
+        Value pick = lanes("_mm512_set_epi8", 64,
+                           [&](int64_t byte) { return 2 * byte + high; });
+        Value half = call(b, loc, zmm, "_mm512_permutex2var_epi8",
+                          {pairs[2 * p], pick, pairs[2 * p + 1]});
+        callVoid(b, loc, "_mm512_storeu_si512",
+                 {elementAddress(b, loc, tables, 128 * p + 64 * high), half});
+      }
+    return true;
   }
 
+  /// One 64-bit sign word as a mask register, blended to +1 / -1.
+  Value emitLutSigns(OpBuilder &b, Location loc, Value ptr,
+                     VectorType type) const override {
+    MLIRContext *ctx = b.getContext();
+    Type maskType = opaqueType(ctx, "__mmask64");
+    Value word = castTo(b, loc, emitc::PointerType::get(maskType), ptr);
+    Value mask = call(b, loc, maskType, "_load_mask64", word);
+    return call(b, loc, intType(ctx), "_mm512_mask_blend_epi8",
+                {mask, splatByte(b, loc, 1), splatByte(b, loc, -1)});
+  }
+
+protected:
+  /// vpermb of the 64-byte tables with index nibble | 16 * (i mod 4),
+  /// one ternary-logic op: (indices & 0x0F) | selectors.
+  std::pair<Value, Value> emitLookup(OpBuilder &b, Location loc, Value indices,
+                                     Value tables) const override {
+    MLIRContext *ctx = b.getContext();
+    Type reg = intType(ctx);
+    Value selectors = call(b, loc, reg, "_mm512_set1_epi32", {},
+                           {b.getI32IntegerAttr(0x30201000)});
+    Value index = call(b, loc, reg, "_mm512_ternarylogic_epi32",
+                       {indices, splatByte(b, loc, 15), selectors},
+                       {b.getI32IntegerAttr(0xEA)});
+    auto lookup = [&](int64_t offset) {
+      Value table = call(b, loc, reg, "_mm512_loadu_si512",
+                         elementAddress(b, loc, tables, offset));
+      return call(b, loc, reg, "_mm512_permutexvar_epi8", {index, table});
+    };
+    return {lookup(0), lookup(64)};
+  }
+
+public:
   void emitStore(OpBuilder &b, Location loc, Value value, Value ptr,
                  Value count, VectorType type) const override {
     if (!count) {
@@ -411,15 +476,59 @@ public:
     return call(b, loc, floatType(ctx), "_mm256_cvtph_ps", half);
   }
 
-  Value emitLutSignMask(OpBuilder &b, Location loc, Value signs, int64_t bit,
-                        VectorType type) const override {
+  /// 32 sign bits broadcast, byte i takes byte i / 8 (shuffle_epi8), tests
+  /// bit i mod 8, and the 0x00 / 0xFF mask or 1 is +1 / -1.
+  Value emitLutSigns(OpBuilder &b, Location loc, Value ptr,
+                     VectorType type) const override {
     Type reg = intType(b.getContext());
-    Value bits = call(b, loc, reg, "_mm256_set1_epi8", {},
-                      {b.getI32IntegerAttr(int32_t(int8_t(1 << bit)))});
-    Value set = call(b, loc, reg, "_mm256_and_si256", {signs, bits});
-    return call(b, loc, reg, "_mm256_cmpeq_epi8", {set, bits});
+    Value word = emitBroadcast4(b, loc, ptr, type);
+    SmallVector<Attribute> spread, bits;
+    for (int32_t i = 0; i < 32; ++i) {
+      spread.push_back(b.getI32IntegerAttr(i / 8));
+      bits.push_back(b.getI32IntegerAttr(int8_t(1 << (i % 8))));
+    }
+    Value bytes = call(b, loc, reg, "_mm256_shuffle_epi8",
+                       {word, call(b, loc, reg, "_mm256_setr_epi8", {}, spread)});
+    Value bit = call(b, loc, reg, "_mm256_setr_epi8", {}, bits);
+    Value set = call(b, loc, reg, "_mm256_cmpeq_epi8",
+                     {call(b, loc, reg, "_mm256_and_si256", {bytes, bit}), bit});
+    return call(b, loc, reg, "_mm256_or_si256", {set, splatByte(b, loc, 1)});
   }
 
+protected:
+  /// No cross-lane byte permute: per table j, pshufb of the table broadcast
+  /// to both lanes with the indices of the bytes i mod 4 != j set to 0x80
+  /// (which pshufb turns into 0), the four results or-ed.
+  std::pair<Value, Value> emitLookup(OpBuilder &b, Location loc, Value indices,
+                                     Value tables) const override {
+    MLIRContext *ctx = b.getContext();
+    Type reg = intType(ctx), xmm = opaqueType(ctx, "__m128i");
+    Value nibbles =
+        call(b, loc, reg, "_mm256_and_si256", {indices, splatByte(b, loc, 15)});
+    auto table = [&](int64_t offset) {
+      Value p = castTo(b, loc, constPointerType(ctx, "__m128i"),
+                       elementAddress(b, loc, tables, offset));
+      return call(b, loc, reg, "_mm256_broadcastsi128_si256",
+                  call(b, loc, xmm, "_mm_loadu_si128", p));
+    };
+    Value low, high;
+    for (int64_t j = 0; j < 4; ++j) {
+      SmallVector<Attribute> others;
+      for (int64_t i = 0; i < 32; ++i)
+        others.push_back(b.getI32IntegerAttr(i % 4 == j ? 0 : -128));
+      Value index = call(b, loc, reg, "_mm256_or_si256",
+                         {nibbles, call(b, loc, reg, "_mm256_setr_epi8", {},
+                                        others)});
+      Value l = call(b, loc, reg, "_mm256_shuffle_epi8", {table(16 * j), index});
+      Value h =
+          call(b, loc, reg, "_mm256_shuffle_epi8", {table(64 + 16 * j), index});
+      low = low ? call(b, loc, reg, "_mm256_or_si256", {low, l}) : l;
+      high = high ? call(b, loc, reg, "_mm256_or_si256", {high, h}) : h;
+    }
+    return {low, high};
+  }
+
+public:
   void emitStore(OpBuilder &b, Location loc, Value value, Value ptr,
                  Value count, VectorType type) const override {
     if (!count) {

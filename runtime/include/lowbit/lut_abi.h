@@ -21,38 +21,47 @@
  *   Mp = ceil(M / 16) * 16   rows, in tiles of 16 (the unit of tile_begin)
  *   Kp = ceil(K / 32) * 32   as kernel_abi.h (the prepared activations)
  *   tile bytes = 64 + 320 * K2 / 96 + 64 * K1p / 16
- * A "vector" is 64 bytes = 4 lanes of 16 bytes; byte 16*l + r of a vector
- * belongs to row r (0..15) of the tile and lane l (0..3). For tile t the
- * codes start at t * tile bytes and hold, in order:
- *   header: int32 [16], little-endian: for row r, the number of TL2 groups
- *           of the row with sign 1 (0 for tl1 and for padding rows).
+ *   G = K2 / 3 + K1p / 2     groups per row, padding included
+ * A "vector" is 64 bytes: byte 4r + j belongs to row r (0..15) of the
+ * tile and slot j (0..3), so the 4 bytes of one int32 lane are 4 groups of
+ * the same row. For tile t the codes start at t * tile bytes and hold, in
+ * order:
+ *   header: int32 [16], little-endian: for row r, -32768 * (G - 2 * n_r)
+ *           (wrapping) with n_r the number of TL2 groups of the row with
+ *           sign 1 (0 for tl1 and for padding rows).
  *   TL2 blocks b in [0, K2/96), 320 bytes each (triples g = 32b .. 32b+31):
- *     index vectors v in [0, 4): byte 16*l + r has the index of triple
- *       32b + 8v + 2l in its low nibble and of triple 32b + 8v + 2l + 1 in
+ *     index vectors v in [0, 4): byte 4r + j has the index of triple
+ *       32b + 8v + j in its low nibble and of triple 32b + 8v + 4 + j in
  *       its high nibble;
- *     sign vector: byte 16*l + r has in bit 2v + p (v in 0..3, p in 0..1)
- *       the sign of triple 32b + 8v + 2l + p.
- *   TL1 vectors j in [0, K1p/16), 64 bytes each (pairs 8j .. 8j+7 of the
- *     TL1 part): byte 16*l + r has the index of pair 8j + 2l in its low
- *     nibble and of pair 8j + 2l + 1 in its high nibble.
+ *     sign words, 64 bytes: the little-endian uint64 at byte 16v + 8p
+ *       (v in 0..3, p in 0..1) has in bit 4r + j the sign of triple
+ *       32b + 8v + 4p + j (p = 0: the low nibbles of vector v, 1: the
+ *       high nibbles).
+ *   TL1 vectors v in [0, K1p/16), 64 bytes each (pairs 8v .. 8v+7 of the
+ *     TL1 part): byte 4r + j has the index of pair 8v + j in its low
+ *     nibble and of pair 8v + 4 + j in its high nibble.
  * Padding rows (m >= M) hold zero weights: TL2 index 0, sign 0, TL1 index
- * 4, count 0.
- * So vector v of a TL2 block and TL1 vector j each cover 8 groups; lane l
- * of such a vector holds groups 2l (low nibbles) and 2l + 1 (high nibbles).
+ * 4, header -32768 * G.
+ * A 32-byte register (AVX2) holds rows 0..7 or 8..15 of a vector; its sign
+ * bits are the 32 at byte 16v + 8p (rows 0..7) or 16v + 8p + 4 (8..15).
  *
  * KERNEL (lowbit_kernel_fn of kernel_abi.h)
  *   codes = this layout; scales and zeros are null; xq, x_scales come from
  *   prepare_activations (ternary block, Kp); x_sums is unused; w_scale = s_w.
- *   Each call builds, per activation row n, one int16 table per group:
+ *   Each call builds, per activation row n and per 8 groups of a vector
+ *   (slot j, nibble p: group 4p + j), one table of 16 int16 entries:
  *   TL1 entry i = (i/3 - 1) * x0 + (i%3 - 1) * x1 (i in 0..8), TL2 entry i =
  *   d0 * x0 + d1 * x1 + d2 * x2 with i = 9 d0 + 3 d1 + d2 (balanced ternary,
- *   i in 0..13); other entries 0. Tables are stored as low and high bytes
- *   and gathered with pshufb (lossless int16 "pack-unpack"). A sign selects
- *   the bitwise complement ~e = -e - 1 of the entry; the header's count adds
- *   the missing 1 per negated group. The int16 sums are widened to int32
- *   before they can overflow, so acc = sum_k xq[n][k] * q[m][k] is exact and
+ *   i in 0..13); other entries 0. The 4 tables of nibble p are 64 low
+ *   bytes (unsigned) and 64 high bytes + 128 (unsigned), 16 per slot: one
+ *   vpermb each with index nibble + 16 j. Both bytes are multiplied by the
+ *   group's sign s (+1, or -1 when the sign bit is set) and summed per
+ *   int32 lane (vpdpbusd), so sum(lo) + 256 * sum(hi) = sum_k xq[n][k] *
+ *   q[m][k] + 32768 * sum(s) over the G groups; the header removes the
+ *   second term, so acc is exact (int32 wrapping) and
  *   y[n][m] = (float)acc * w_scale / x_scales[n][0], bit-exact with the
- *   reference (as kernel_abi.h).
+ *   reference (as kernel_abi.h). AVX2 has no vpermb: it looks up each slot's
+ *   table with pshufb (the other slots' indices set to 0x80).
  */
 #ifndef LOWBIT_LUT_ABI_H
 #define LOWBIT_LUT_ABI_H

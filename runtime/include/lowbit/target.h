@@ -17,7 +17,7 @@ struct CpuFeatures {
   bool sse42 = false, avx2 = false, fma = false, f16c = false;
   bool avxvnni = false, avxvnniint8 = false;
   bool avx512f = false, avx512bw = false, avx512vl = false,
-       avx512vnni = false;
+       avx512vnni = false, avx512vbmi = false;
   bool neon = false, dotprod = false;
 };
 

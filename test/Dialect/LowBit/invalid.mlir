@@ -1023,7 +1023,7 @@ func.func @lut_elementwise_sub_m(%x: tensor<?x200xf32>, %w: tensor<3x768xi8>, %s
 // -----
 
 func.func @lut_elementwise_int16_bound(%x: tensor<?x200xf32>, %w: tensor<3x768xi8>, %s: tensor<1xf32>) -> tensor<?x33xf32> {
-  // expected-error@+1 {{lut_elementwise bk = 1056 must be a multiple of 96 and at most 960 for tl2 (int16 sums must not overflow)}}
+  // expected-error@+1 {{lut_elementwise bk = 1056 must be a multiple of 96 and at most 960 for tl2 (the weights of one unrolled loop iteration)}}
   %y = lowbit.mpgemm %x, %w, %s {
          weight = #lowbit.weight<bits = 2, encoding = ternary>,
          layout = #lowbit.layout<tl2, tile_m = 16, tile_k = 96, interleave = 16>,

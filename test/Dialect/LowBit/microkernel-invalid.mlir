@@ -74,48 +74,16 @@ func.func @load_element_type(%codes: memref<?xi16>, %off: index) -> vector<64xi8
 
 // -----
 
-func.func @lut_lookup_one_sign(%a: vector<32xi16>, %w: vector<64xi8>) -> vector<32xi16> {
-  // expected-error@+1 {{'lowbit.uk.lut_lookup' op takes two sign masks (even and odd), got 1}}
-  %l, %h = lowbit.uk.lut_lookup %a, %a, %w, %w, %w, %w, %w signs(%w : vector<64xi8>) : vector<64xi8>, vector<32xi16>
-  return %l : vector<32xi16>
+func.func @lut_dot_acc(%a: vector<8xi32>, %w: vector<64xi8>, %t: memref<?xi8>, %off: index) -> vector<8xi32> {
+  // expected-error@+1 {{'lowbit.uk.lut_dot' op accumulator 'vector<8xi32>' must hold one int32 per 4 bytes of 'vector<64xi8>'}}
+  %l, %h = lowbit.uk.lut_dot %a, %a, %w, %t[%off] {high = false} : vector<64xi8>, memref<?xi8>, vector<8xi32>
+  return %l : vector<8xi32>
 }
 
 // -----
 
-func.func @lut_lookup_lanes(%a: vector<2xi16>, %w: vector<4xi8>) -> vector<2xi16> {
-  // expected-error@+1 {{'lowbit.uk.lut_lookup' op byte register 'vector<4xi8>' must be whole 16-byte lanes}}
-  %l, %h = lowbit.uk.lut_lookup %a, %a, %w, %w, %w, %w, %w : vector<4xi8>, vector<2xi16>
-  return %l : vector<2xi16>
-}
-
-// -----
-
-func.func @lut_lookup_acc(%a: vector<16xi16>, %w: vector<64xi8>) -> vector<16xi16> {
-  // expected-error@+1 {{'lowbit.uk.lut_lookup' op accumulator 'vector<16xi16>' must hold one int16 per 2 bytes of 'vector<64xi8>'}}
-  %l, %h = lowbit.uk.lut_lookup %a, %a, %w, %w, %w, %w, %w : vector<64xi8>, vector<16xi16>
-  return %l : vector<16xi16>
-}
-
-// -----
-
-func.func @widen_add_lanes(%acc: vector<16xi32>, %v: vector<16xi16>) -> vector<16xi32> {
-  // expected-error@+1 {{'lowbit.uk.widen_add' op values 'vector<16xi16>' must have twice the lanes of 'vector<16xi32>'}}
-  %r = lowbit.uk.widen_add %acc, %v : vector<16xi16> -> vector<16xi32>
-  return %r : vector<16xi32>
-}
-
-// -----
-
-func.func @fold_rows_lanes(%a: vector<4xi32>) -> vector<4xi32> {
-  // expected-error@+1 {{'lowbit.uk.fold_rows' op needs registers of 8 or 16 int32 lanes, got 'vector<4xi32>'}}
-  %r = lowbit.uk.fold_rows %a, %a {part = 0} : vector<4xi32>
-  return %r : vector<4xi32>
-}
-
-// -----
-
-func.func @fold_rows_part(%a: vector<16xi32>) -> vector<16xi32> {
-  // expected-error@+1 {{'lowbit.uk.fold_rows' op part must be below 1, got 1}}
-  %r = lowbit.uk.fold_rows %a, %a {part = 1} : vector<16xi32>
-  return %r : vector<16xi32>
+func.func @lut_dot_signs(%a: vector<16xi32>, %w: vector<64xi8>, %s: vector<32xi8>, %t: memref<?xi8>, %off: index) -> vector<16xi32> {
+  // expected-error@+1 {{'lowbit.uk.lut_dot' op signs 'vector<32xi8>' must have the type of the indices 'vector<64xi8>'}}
+  %l, %h = lowbit.uk.lut_dot %a, %a, %w, %t[%off] signs(%s : vector<32xi8>) {high = false} : vector<64xi8>, memref<?xi8>, vector<16xi32>
+  return %l : vector<16xi32>
 }

@@ -55,33 +55,31 @@ func.func @microkernel_scalar(%codes: memref<?xui8>, %xq: memref<?xi8>,
 // The lut-elementwise ops at AVX-512 and AVX2 widths.
 // CHECK-LABEL: func.func @microkernel_lut(
 func.func @microkernel_lut(%codes: memref<?xui8>, %xq: memref<?xi8>,
-                           %a: vector<32xi16>, %b: vector<16xi16>,
                            %acc: vector<16xi32>, %acc8: vector<8xi32>,
                            %off: index) -> (vector<16xi32>, vector<8xi32>) {
   // CHECK: %[[T:.*]] = lowbit.uk.stack_buffer {bytes = 4096 : i64} : memref<?xi8>
   %t = lowbit.uk.stack_buffer {bytes = 4096} : memref<?xi8>
   // CHECK: lowbit.uk.lut_tables %{{.*}}[%{{.*}}], %[[T]][%{{.*}}] {width = 3 : i64} : memref<?xi8>, memref<?xi8>
   lowbit.uk.lut_tables %xq[%off], %t[%off] {width = 3} : memref<?xi8>, memref<?xi8>
-  // CHECK: lowbit.uk.load %[[T]][%{{.*}}] : memref<?xi8> -> vector<64xi8>
-  %t0 = lowbit.uk.load %t[%off] : memref<?xi8> -> vector<64xi8>
   // CHECK: lowbit.uk.load %{{.*}}[%{{.*}}] : memref<?xui8> -> vector<16xi32>
   %h = lowbit.uk.load %codes[%off] : memref<?xui8> -> vector<16xi32>
   %w = lowbit.uk.load %codes[%off] : memref<?xui8> -> vector<64xi8>
-  // CHECK: lowbit.uk.lut_sign_mask %{{.*}} {bit = 7 : i64} : vector<64xi8>
-  %m = lowbit.uk.lut_sign_mask %w {bit = 7} : vector<64xi8>
-  // CHECK: lowbit.uk.lut_lookup {{.*}} : vector<64xi8>, vector<32xi16>
-  %l0, %h0 = lowbit.uk.lut_lookup %a, %a, %w, %t0, %t0, %t0, %t0 : vector<64xi8>, vector<32xi16>
-  // CHECK: lowbit.uk.lut_lookup {{.*}} signs(%{{.*}}, %{{.*}} : vector<64xi8>, vector<64xi8>) : vector<64xi8>, vector<32xi16>
-  %l1, %h1 = lowbit.uk.lut_lookup %l0, %h0, %w, %t0, %t0, %t0, %t0 signs(%m, %m : vector<64xi8>, vector<64xi8>) : vector<64xi8>, vector<32xi16>
-  // CHECK: lowbit.uk.widen_add {{.*}} : vector<32xi16> -> vector<16xi32>
-  %s = lowbit.uk.widen_add %acc, %l1 : vector<32xi16> -> vector<16xi32>
-  // CHECK: lowbit.uk.fold_rows {{.*}} {part = 0 : i64} : vector<16xi32>
-  %r = lowbit.uk.fold_rows %s, %h {part = 0} : vector<16xi32>
+  // CHECK: %[[S:.*]] = lowbit.uk.lut_signs %{{.*}}[%{{.*}}] : memref<?xui8> -> vector<64xi8>
+  %s = lowbit.uk.lut_signs %codes[%off] : memref<?xui8> -> vector<64xi8>
+  // CHECK: lowbit.uk.lut_dot %{{.*}}, %{{.*}}, %{{.*}}, %[[T]][%{{.*}}] {high = false} : vector<64xi8>, memref<?xi8>, vector<16xi32>
+  %l0, %h0 = lowbit.uk.lut_dot %acc, %acc, %w, %t[%off] {high = false} : vector<64xi8>, memref<?xi8>, vector<16xi32>
+  // CHECK: lowbit.uk.lut_dot {{.*}} signs(%[[S]] : vector<64xi8>) {high = true} : vector<64xi8>, memref<?xi8>, vector<16xi32>
+  %l1, %h1 = lowbit.uk.lut_dot %l0, %h0, %w, %t[%off] signs(%s : vector<64xi8>) {high = true} : vector<64xi8>, memref<?xi8>, vector<16xi32>
+  // CHECK: lowbit.uk.lut_combine %{{.*}}, %{{.*}} : vector<16xi32>
+  %r = lowbit.uk.lut_combine %l1, %h1 : vector<16xi32>
   // CHECK: lowbit.uk.store_i32 %{{.*}}, %[[T]][%{{.*}}] : vector<16xi32>, memref<?xi8>
   lowbit.uk.store_i32 %r, %t[%off] : vector<16xi32>, memref<?xi8>
-  // CHECK: lowbit.uk.widen_add {{.*}} : vector<16xi16> -> vector<8xi32>
-  %s8 = lowbit.uk.widen_add %acc8, %b : vector<16xi16> -> vector<8xi32>
-  // CHECK: lowbit.uk.fold_rows {{.*}} {part = 1 : i64} : vector<8xi32>
-  %r8 = lowbit.uk.fold_rows %s8, %s8 {part = 1} : vector<8xi32>
+  %w8 = lowbit.uk.load %codes[%off] : memref<?xui8> -> vector<32xi8>
+  // CHECK: lowbit.uk.lut_signs %{{.*}}[%{{.*}}] : memref<?xui8> -> vector<32xi8>
+  %s8 = lowbit.uk.lut_signs %codes[%off] : memref<?xui8> -> vector<32xi8>
+  // CHECK: lowbit.uk.lut_dot {{.*}} : vector<32xi8>, memref<?xi8>, vector<8xi32>
+  %l8, %h8 = lowbit.uk.lut_dot %acc8, %acc8, %w8, %t[%off] signs(%s8 : vector<32xi8>) {high = false} : vector<32xi8>, memref<?xi8>, vector<8xi32>
+  // CHECK: lowbit.uk.lut_combine %{{.*}}, %{{.*}} : vector<8xi32>
+  %r8 = lowbit.uk.lut_combine %l8, %h8 : vector<8xi32>
   return %r, %r8 : vector<16xi32>, vector<8xi32>
 }

@@ -454,7 +454,7 @@ LogicalResult LutElementwiseAttr::verifyFor(EmitErrorFn emitError,
                          << " must be a multiple of " << tileK
                          << " and at most " << maxBk << " for "
                          << stringifyLayoutKind(kind)
-                         << " (int16 sums must not overflow)";
+                         << " (the weights of one unrolled loop iteration)";
     return success();
   }
   if (layout.getTileM() > 0 && layout.getTileM() != getBm())

@@ -64,41 +64,15 @@ LogicalResult UkTernaryScaleOp::verify() {
   return success();
 }
 
-LogicalResult UkLutLookupOp::verify() {
-  if (!getSignsMutable().empty() && getSigns().size() != 2)
-    return emitOpError() << "takes two sign masks (even and odd), got "
-                         << getSigns().size();
-  for (Value sign : getSigns())
-    if (sign.getType() != getIndices().getType())
-      return emitOpError() << "sign mask " << sign.getType()
-                           << " must have the type of the indices "
-                           << getIndices().getType();
+LogicalResult UkLutDotOp::verify() {
   int64_t bytes = getLanes(getIndices());
-  if (bytes % 16 != 0)
-    return emitOpError() << "byte register " << getIndices().getType()
-                         << " must be whole 16-byte lanes";
-  if (getLanes(getAccLow()) * 2 != bytes)
+  if (getLanes(getAccLow()) * 4 != bytes)
     return emitOpError() << "accumulator " << getAccLow().getType()
-                         << " must hold one int16 per 2 bytes of "
+                         << " must hold one int32 per 4 bytes of "
                          << getIndices().getType();
-  return success();
-}
-
-LogicalResult UkWidenAddOp::verify() {
-  if (getLanes(getValues()) != 2 * getLanes(getAcc()))
-    return emitOpError() << "values " << getValues().getType()
-                         << " must have twice the lanes of "
-                         << getAcc().getType();
-  return success();
-}
-
-LogicalResult UkFoldRowsOp::verify() {
-  int64_t lanes = getLanes(getLow());
-  if (lanes != 8 && lanes != 16)
-    return emitOpError() << "needs registers of 8 or 16 int32 lanes, got "
-                         << getLow().getType();
-  if (int64_t(getPart()) >= 16 / lanes)
-    return emitOpError() << "part must be below " << 16 / lanes << ", got "
-                         << getPart();
+  if (getSigns() && getSigns().getType() != getIndices().getType())
+    return emitOpError() << "signs " << getSigns().getType()
+                         << " must have the type of the indices "
+                         << getIndices().getType();
   return success();
 }

@@ -4,10 +4,11 @@
 // lut_elementwise config and the interleaved tl1/tl2 layout of lut_abi.h
 // into a kernel of kernel_abi.h's signature: a prologue that builds the
 // int16 tables of the activations (lowbit.uk.lut_tables into a stack
-// buffer), then per
-// tile group lowbit.uk.lut_lookup on registers whose width comes from
-// TargetInfo, int16 sums widened to int32 every `bk` weights, and the exact
-// ternary scaling. Nothing here depends on the ISA.
+// buffer), then per tile group lowbit.uk.lut_dot on registers whose width
+// comes from TargetInfo (int32 sums of the low and high table bytes, `bk`
+// weights per loop iteration), lowbit.uk.lut_combine with the row
+// correction of the header, and the exact ternary scaling. Nothing here
+// depends on the ISA.
 //
 //===----------------------------------------------------------------------===//
 
@@ -51,7 +52,7 @@ struct LutPlan {
   int64_t m = 0, kp = 0;
   int64_t tl2Blocks = 0, tl1Vectors = 0, tileBytes = 0, numTiles = 0;
   int64_t tilesPerGroup = 1, bn = 1;
-  int64_t blocksPerWiden = 1, vectorsPerWiden = 1;
+  int64_t blocksPerIteration = 1, vectorsPerIteration = 1;
   int64_t registerBytes = 0, halves = 1, lanes = 0; // lanes: int32 lanes
   int64_t prefetchBytes = 0;
   /// TL2 blocks are processed in `chunks` K chunks of `chunkBlocks` (the
@@ -59,15 +60,24 @@ struct LutPlan {
   /// 1, ..., with the int32 sums of the tiles kept in a stack buffer.
   int64_t chunks = 1, chunkBlocks = 0;
 
+  /// Sets of accumulators that consecutive index vectors take turns on,
+  /// so that the dot chains hide the dot latency.
+  int64_t accSets = 1;
+
   int64_t tableVectors() const { return 4 * tl2Blocks + tl1Vectors; }
+  /// Accumulator pairs (low, high bytes) per (tile, activation row): per
+  /// set, register half of a vector and nibble.
+  int64_t accsPerColumn() const { return accSets * halves * 2; }
+  /// Bytes of the int32 sums of one (tile, activation row) between chunks.
+  int64_t partialBytes() const { return accsPerColumn() * 2 * registerBytes; }
   int64_t columnTableBytes() const { return tableVectors() * kTableBytes; }
   int64_t tl1Offset() const { return kHeaderBytes + tl2Blocks * kBlockBytes; }
 };
 
-/// Accumulators of one (tile, column): int16 sums of the rows 0..7 and
-/// 8..15 of every lane, and their int32 widenings.
+/// Accumulators of one (tile, column, register half of the tile, nibble):
+/// the int32 sums of the low and high table bytes per row (lut_dot).
 struct Acc {
-  Value low16, high16, low32, high32;
+  Value low, high;
 };
 
 class LutKernelBuilder : KernelLoopBuilder {
@@ -79,8 +89,6 @@ public:
         tileEnd(args[9]), wScale(args[10]) {
     MLIRContext *ctx = b.getContext();
     byteReg = VectorType::get({plan.registerBytes}, IntegerType::get(ctx, 8));
-    i16Reg =
-        VectorType::get({plan.registerBytes / 2}, IntegerType::get(ctx, 16));
     i32Reg = VectorType::get({plan.lanes}, IntegerType::get(ctx, 32));
     f32Reg = VectorType::get({plan.lanes}, Float32Type::get(ctx));
   }
@@ -92,7 +100,7 @@ public:
     if (plan.chunks > 1)
       partials = UkStackBufferOp::create(
           b, loc, MemRefType::get({ShapedType::kDynamic}, b.getI8Type()),
-          b.getI64IntegerAttr(plan.numTiles * plan.bn * partialBytes()));
+          b.getI64IntegerAttr(plan.numTiles * plan.bn * plan.partialBytes()));
     Value rows = toIndex(n);
     if (plan.bn == 1) {
       forLoop(constant(0), rows, 1, [&](Value c) { buildColumns(c, 1); });
@@ -130,12 +138,16 @@ private:
     }
   }
 
-  /// Bytes of the int32 sums of one (tile, activation row) between chunks.
-  int64_t partialBytes() const { return 2 * plan.registerBytes; }
+  /// The pair of (tile t, column c, set, register half h, nibble p).
+  int64_t accIndex(int64_t t, int64_t columns, int64_t c, int64_t set,
+                   int64_t h, int64_t p) const {
+    return (t * columns + c) * plan.accsPerColumn() +
+           (set * plan.halves + h) * 2 + p;
+  }
 
   /// The tables of one activation row at byte `base` of the buffer: per
-  /// table vector 256 bytes (even low, even high, odd low, odd high bytes;
-  /// 16 entries per lane).
+  /// table vector 256 bytes (lut_dot's 128 bytes for the low, then the
+  /// high nibbles).
   void buildTables(Value column, int64_t base) {
     Value row = mul(column, plan.kp);
     if (plan.tl2Blocks > 0)
@@ -162,7 +174,7 @@ private:
 
   /// Offset in the partial-sum buffer of (tile, column c).
   Value partialOffset(Value tile, int64_t c) {
-    return mul(add(mul(tile, plan.bn), c), partialBytes());
+    return mul(add(mul(tile, plan.bn), c), plan.partialBytes());
   }
 
   /// K chunk `chunk` of a group of `tiles` tiles for `columns` activation
@@ -173,22 +185,27 @@ private:
     SmallVector<Value> tileBase;
     for (int64_t t = 0; t < tiles; ++t)
       tileBase.push_back(mul(add(firstTile, t), plan.tileBytes));
-    int64_t count = tiles * columns;
-    SmallVector<Acc> accs(count);
-    for (int64_t t = 0; t < tiles; ++t)
-      for (int64_t c = 0; c < columns; ++c) {
-        Acc &a = accs[t * columns + c];
-        if (chunk == 0) {
-          a.low32 = a.high32 = zero(i32Reg);
-          continue;
-        }
-        Value at = partialOffset(add(firstTile, t), c);
-        a.low32 = UkLoadOp::create(b, loc, i32Reg, partials, at);
-        a.high32 = UkLoadOp::create(b, loc, i32Reg, partials,
-                                    add(at, plan.registerBytes));
-      }
+    int64_t perColumn = plan.accsPerColumn();
+    SmallVector<Acc> accs(tiles * columns * perColumn);
+    auto forEachPartial = [&](auto fn) {
+      for (int64_t t = 0; t < tiles; ++t)
+        for (int64_t c = 0; c < columns; ++c)
+          for (int64_t a = 0; a < perColumn; ++a) {
+            Value at = add(partialOffset(add(firstTile, t), c),
+                           2 * a * plan.registerBytes);
+            fn(accs[(t * columns + c) * perColumn + a], at);
+          }
+    };
+    if (chunk == 0)
+      for (Acc &a : accs)
+        a.low = a.high = zero(i32Reg);
+    else
+      forEachPartial([&](Acc &a, Value at) {
+        a.low = UkLoadOp::create(b, loc, i32Reg, partials, at);
+        a.high = UkLoadOp::create(b, loc, i32Reg, partials,
+                                  add(at, plan.registerBytes));
+      });
 
-    // TL2 blocks, widened every blocksPerWiden blocks, then the TL1 vectors.
     bool last = chunk == plan.chunks - 1;
     int64_t firstBlock = chunk * plan.chunkBlocks;
     int64_t blocks = std::min(plan.chunkBlocks, plan.tl2Blocks - firstBlock);
@@ -202,32 +219,33 @@ private:
     auto tl1 = [&](Value vector, SmallVectorImpl<Acc> &state) {
       tl1Vector(tileBase, columns, vector, state);
     };
-    widenedLoop(firstBlock, blocks, plan.blocksPerWiden, accs, tl2);
+    steppedLoop(firstBlock, blocks, plan.blocksPerIteration, accs, tl2);
     if (!last) {
-      for (int64_t t = 0; t < tiles; ++t)
-        for (int64_t c = 0; c < columns; ++c) {
-          const Acc &a = accs[t * columns + c];
-          Value at = partialOffset(add(firstTile, t), c);
-          UkStoreI32Op::create(b, loc, a.low32, partials, at);
-          UkStoreI32Op::create(b, loc, a.high32, partials,
-                               add(at, plan.registerBytes));
-        }
+      forEachPartial([&](Acc &a, Value at) {
+        UkStoreI32Op::create(b, loc, a.low, partials, at);
+        UkStoreI32Op::create(b, loc, a.high, partials,
+                             add(at, plan.registerBytes));
+      });
       return;
     }
-    widenedLoop(0, plan.tl1Vectors, plan.vectorsPerWiden, accs, tl1);
+    steppedLoop(0, plan.tl1Vectors, plan.vectorsPerIteration, accs, tl1);
 
-    int64_t parts = kTileRows / plan.lanes;
+    // Rows [h * lanes, h * lanes + lanes) of a tile are register half h.
     for (int64_t t = 0; t < tiles; ++t)
-      for (int64_t p = 0; p < parts; ++p) {
+      for (int64_t h = 0; h < plan.halves; ++h) {
         Value header = UkLoadOp::create(b, loc, i32Reg, codes,
-                                        add(tileBase[t], p * plan.lanes * 4));
-        Value row = add(mul(add(firstTile, t), kTileRows), p * plan.lanes);
+                                        add(tileBase[t], h * plan.lanes * 4));
+        Value row = add(mul(add(firstTile, t), kTileRows), h * plan.lanes);
         Value rowsLeft = storeCount(row);
         for (int64_t c = 0; c < columns; ++c) {
-          const Acc &a = accs[t * columns + c];
-          Value rows = UkFoldRowsOp::create(b, loc, i32Reg, a.low32, a.high32,
-                                            b.getI64IntegerAttr(p));
-          Value acc = arith::AddIOp::create(b, loc, rows, header);
+          Value acc = header;
+          for (int64_t set = 0; set < plan.accSets; ++set)
+            for (int64_t p = 0; p < 2; ++p) {
+              const Acc &a = accs[accIndex(t, columns, c, set, h, p)];
+              Value sum =
+                  UkLutCombineOp::create(b, loc, i32Reg, a.low, a.high);
+              acc = arith::AddIOp::create(b, loc, acc, sum);
+            }
           Value column = add(firstColumn, c);
           Value scale = memref::LoadOp::create(b, loc, xScales, column);
           Value noSum =
@@ -240,129 +258,109 @@ private:
       }
   }
 
-  /// Runs `body` for steps [start, start + total) with int16 accumulators
-  /// widened to int32 after every `perWiden` steps: an scf.for over whole
-  /// groups (the int32 accumulators loop-carried), then the remaining steps.
-  void widenedLoop(int64_t start, int64_t total, int64_t perWiden,
+  /// Runs `body` for steps [start, start + total), `perIteration` steps
+  /// per iteration of an scf.for over whole iterations (the accumulators
+  /// loop-carried), then the remaining steps.
+  void steppedLoop(int64_t start, int64_t total, int64_t perIteration,
                    SmallVectorImpl<Acc> &accs,
                    function_ref<void(Value, SmallVectorImpl<Acc> &)> body) {
-    auto group = [&](Value first, int64_t steps) {
-      for (Acc &a : accs)
-        a.low16 = a.high16 = zero(i16Reg);
-      for (int64_t s = 0; s < steps; ++s)
-        body(add(first, s), accs);
-      for (Acc &a : accs) {
-        a.low32 = UkWidenAddOp::create(b, loc, i32Reg, a.low32, a.low16);
-        a.high32 = UkWidenAddOp::create(b, loc, i32Reg, a.high32, a.high16);
-      }
-    };
-    int64_t groups = total / perWiden;
-    if (groups > 1) {
+    int64_t iterations = total / perIteration;
+    if (iterations > 1) {
       SmallVector<Value> state;
       for (Acc &a : accs)
-        state.append({a.low32, a.high32});
-      auto loop = scf::ForOp::create(b, loc, constant(0), constant(groups),
+        state.append({a.low, a.high});
+      auto loop = scf::ForOp::create(b, loc, constant(0), constant(iterations),
                                      constant(1), state);
       {
         OpBuilder::InsertionGuard guard(b);
         b.setInsertionPointToStart(loop.getBody());
         for (auto [i, a] : llvm::enumerate(accs)) {
-          a.low32 = loop.getRegionIterArgs()[2 * i];
-          a.high32 = loop.getRegionIterArgs()[2 * i + 1];
+          a.low = loop.getRegionIterArgs()[2 * i];
+          a.high = loop.getRegionIterArgs()[2 * i + 1];
         }
-        group(add(mul(loop.getInductionVar(), perWiden), start), perWiden);
+        Value first = add(mul(loop.getInductionVar(), perIteration), start);
+        for (int64_t s = 0; s < perIteration; ++s)
+          body(add(first, s), accs);
         SmallVector<Value> next;
         for (Acc &a : accs)
-          next.append({a.low32, a.high32});
+          next.append({a.low, a.high});
         scf::YieldOp::create(b, loc, next);
       }
       for (auto [i, a] : llvm::enumerate(accs)) {
-        a.low32 = loop.getResult(2 * i);
-        a.high32 = loop.getResult(2 * i + 1);
+        a.low = loop.getResult(2 * i);
+        a.high = loop.getResult(2 * i + 1);
       }
-    } else if (groups == 1) {
-      group(constant(start), perWiden);
+      start += iterations * perIteration;
+      total -= iterations * perIteration;
     }
-    if (int64_t rest = total - groups * perWiden)
-      group(constant(start + groups * perWiden), rest);
+    for (int64_t s = 0; s < total; ++s)
+      body(constant(start + s), accs);
   }
 
-  /// One TL2 block: 4 index vectors and their sign vector per tile.
+  /// One TL2 block: 4 index vectors per tile, each looked up by nibble with
+  /// its 64-bit sign word per nibble.
   void tl2Block(ArrayRef<Value> tileBase, int64_t columns, Value block,
                 SmallVectorImpl<Acc> &accs) {
     Value blockOffset = add(mul(block, kBlockBytes), kHeaderBytes);
-    for (int64_t h = 0; h < plan.halves; ++h) {
-      SmallVector<Value> signs;
-      for (Value base : tileBase) {
-        Value at = add(add(base, blockOffset), h * plan.registerBytes);
-        if (h == 0)
-          prefetch(add(at, 256), base);
-        signs.push_back(UkLoadOp::create(b, loc, byteReg, codes, add(at, 256)));
-      }
-      for (int64_t v = 0; v < 4; ++v) {
-        Value tableVector = add(mul(block, 4), v);
-        SmallVector<SmallVector<Value, 4>> columnTables;
-        for (int64_t c = 0; c < columns; ++c)
-          columnTables.push_back(loadTables(tableVector, c, h));
-        for (auto [t, base] : llvm::enumerate(tileBase)) {
-          Value at =
-              add(add(add(base, blockOffset), 64 * v), h * plan.registerBytes);
-          if (h == 0)
-            prefetch(at, base);
-          Value w = UkLoadOp::create(b, loc, byteReg, codes, at);
-          Value even = UkLutSignMaskOp::create(b, loc, byteReg, signs[t],
-                                               b.getI64IntegerAttr(2 * v));
-          Value odd = UkLutSignMaskOp::create(b, loc, byteReg, signs[t],
-                                              b.getI64IntegerAttr(2 * v + 1));
-          for (int64_t c = 0; c < columns; ++c)
-            lookup(accs[t * columns + c], w, columnTables[c], {even, odd});
+    for (Value base : tileBase)
+      prefetch(add(base, blockOffset), base, kBlockBytes / kVectorBytes);
+    for (int64_t v = 0; v < 4; ++v)
+      lookupVector(tileBase, columns, add(blockOffset, 64 * v),
+                   add(mul(block, 4), v),
+                   add(blockOffset, 4 * kVectorBytes + 16 * v), accs);
+  }
+
+  /// One TL1 vector per tile (no signs).
+  void tl1Vector(ArrayRef<Value> tileBase, int64_t columns, Value vector,
+                 SmallVectorImpl<Acc> &accs) {
+    Value offset = add(mul(vector, kVectorBytes), plan.tl1Offset());
+    for (Value base : tileBase)
+      prefetch(add(base, offset), base, 1);
+    lookupVector(tileBase, columns, offset, add(vector, 4 * plan.tl2Blocks),
+                 Value(), accs);
+  }
+
+  /// The index vector at `offset` of every tile against table vector
+  /// `tableVector` of every column; `signOffset` (null for TL1) is the
+  /// tile offset of its two sign words.
+  void lookupVector(ArrayRef<Value> tileBase, int64_t columns, Value offset,
+                    Value tableVector, Value signOffset,
+                    SmallVectorImpl<Acc> &accs) {
+    Value tables = mul(tableVector, kTableBytes);
+    int64_t signBytes = plan.registerBytes / 8;
+    for (auto [t, base] : llvm::enumerate(tileBase)) {
+      Value at = add(base, offset);
+      for (int64_t h = 0; h < plan.halves; ++h) {
+        Value w = UkLoadOp::create(b, loc, byteReg, codes,
+                                   add(at, h * plan.registerBytes));
+        for (int64_t p = 0; p < 2; ++p) {
+          Value signs;
+          if (signOffset)
+            signs = UkLutSignsOp::create(
+                b, loc, byteReg, codes,
+                add(add(base, signOffset), 8 * p + h * signBytes));
+          for (int64_t c = 0; c < columns; ++c) {
+            Acc &a = accs[accIndex(t, columns, c, nextSet, h, p)];
+            auto op = UkLutDotOp::create(
+                b, loc, TypeRange{i32Reg, i32Reg}, a.low, a.high, w,
+                this->tables,
+                add(tables, c * plan.columnTableBytes() + 128 * p), signs,
+                b.getBoolAttr(p == 1));
+            a.low = op.getNewLow();
+            a.high = op.getNewHigh();
+          }
         }
       }
     }
+    nextSet = (nextSet + 1) % plan.accSets;
   }
 
-  /// One TL1 vector per tile.
-  void tl1Vector(ArrayRef<Value> tileBase, int64_t columns, Value vector,
-                 SmallVectorImpl<Acc> &accs) {
-    Value tableVector = add(vector, 4 * plan.tl2Blocks);
-    Value offset = add(mul(vector, kVectorBytes), plan.tl1Offset());
-    for (int64_t h = 0; h < plan.halves; ++h) {
-      SmallVector<SmallVector<Value, 4>> columnTables;
-      for (int64_t c = 0; c < columns; ++c)
-        columnTables.push_back(loadTables(tableVector, c, h));
-      for (auto [t, base] : llvm::enumerate(tileBase)) {
-        Value at = add(add(base, offset), h * plan.registerBytes);
-        if (h == 0)
-          prefetch(at, base);
-        Value w = UkLoadOp::create(b, loc, byteReg, codes, at);
-        for (int64_t c = 0; c < columns; ++c)
-          lookup(accs[t * columns + c], w, columnTables[c], {});
-      }
-    }
-  }
-
-  /// The four table registers of table vector `vector`, column `c`, half h.
-  SmallVector<Value, 4> loadTables(Value vector, int64_t c, int64_t h) {
-    Value at = add(mul(vector, kTableBytes),
-                   c * plan.columnTableBytes() + h * plan.registerBytes);
-    SmallVector<Value, 4> regs;
-    for (int64_t i = 0; i < 4; ++i)
-      regs.push_back(
-          UkLoadOp::create(b, loc, byteReg, tables, add(at, 64 * i)));
-    return regs;
-  }
-
-  void lookup(Acc &a, Value w, ArrayRef<Value> t, ValueRange signs) {
-    auto op = UkLutLookupOp::create(b, loc, TypeRange{i16Reg, i16Reg}, a.low16,
-                                    a.high16, w, t[0], t[1], t[2], t[3], signs);
-    a.low16 = op.getNewLow();
-    a.high16 = op.getNewHigh();
-  }
-
-  /// Prefetches the codes prefetchBytes after `offset` in the order the
-  /// kernel reads them, clamped inside: with K chunks, past the end of this
-  /// tile's run (`base` + runEnd) comes the same run of the next tile group.
-  void prefetch(Value offset, Value base) {
+  /// Prefetches the `lines` cache lines of codes prefetchBytes after
+  /// `offset` in the order the kernel reads them, clamped inside (one
+  /// address computation for all of them): with K chunks, past the end of
+  /// this tile's run (`base` + runEnd) comes the same run of the next tile
+  /// group.
+  void prefetch(Value offset, Value base, int64_t lines) {
     if (plan.prefetchBytes == 0)
       return;
     Value ahead = add(offset, plan.prefetchBytes);
@@ -371,11 +369,13 @@ private:
                                          ahead, add(base, runEnd));
       ahead = arith::SelectOp::create(b, loc, past, add(ahead, runSkip), ahead);
     }
-    Value last = constant(plan.numTiles * plan.tileBytes - kVectorBytes);
+    Value last =
+        constant(plan.numTiles * plan.tileBytes - lines * kVectorBytes);
     Value inside =
         arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, ahead, last);
-    UkPrefetchOp::create(b, loc, codes,
-                         arith::SelectOp::create(b, loc, inside, ahead, last));
+    Value first = arith::SelectOp::create(b, loc, inside, ahead, last);
+    for (int64_t line = 0; line < lines; ++line)
+      UkPrefetchOp::create(b, loc, codes, add(first, line * kVectorBytes));
   }
 
   /// Lanes of the register at `row` to store: clamp(M - row, 0, lanes), or
@@ -407,7 +407,10 @@ private:
   /// The current chunk's run of a tile ends at tile base + runEnd; the next
   /// run starts runSkip bytes later.
   int64_t runEnd = 0, runSkip = 0;
-  VectorType byteReg, i16Reg, i32Reg, f32Reg;
+  /// The accumulator set of the next index vector: consecutive vectors
+  /// take turns among the plan's `accSets`.
+  int64_t nextSet = 0;
+  VectorType byteReg, i32Reg, f32Reg;
 };
 
 class LowerLutElementwisePass
@@ -461,7 +464,7 @@ private:
         kVectorBytes % registerBytes != 0)
       return op.emitOpError()
              << "target " << target.getName()
-             << " has no 16-byte-lane table lookup (pshufb/tbl) on "
+             << " has no byte table lookup (vpermb/pshufb/tbl) on "
              << registerBytes
              << "-byte registers; lowbit-lower-lut-elementwise needs one";
     auto config = cast<LutElementwiseAttr>(op.getConfigAttr());
@@ -477,13 +480,22 @@ private:
     plan.numTiles = llvm::divideCeil(plan.m, kTileRows);
     plan.tilesPerGroup = config.getBm() / kTileRows;
     plan.bn = config.getBn();
-    plan.blocksPerWiden = plan.tl2 ? config.getBk() / kBlockWeights : 1;
-    plan.vectorsPerWiden = plan.tl2 ? std::max<int64_t>(plan.tl1Vectors, 1)
-                                    : config.getBk() / kTl1Weights;
+    plan.blocksPerIteration = plan.tl2 ? config.getBk() / kBlockWeights : 1;
+    plan.vectorsPerIteration = plan.tl2
+                                   ? std::max<int64_t>(plan.tl1Vectors, 1)
+                                   : config.getBk() / kTl1Weights;
     plan.registerBytes = registerBytes;
     plan.halves = kVectorBytes / registerBytes;
     plan.lanes = registerBytes / 4;
     plan.prefetchBytes = target.getPrefetchBytes();
+    // A set is one accumulator pair per (tile, row, register half, nibble),
+    // i.e. 2 dot chains each: as many sets as give the target's dot chains
+    // twice over (a chain gets one dot per index vector, whose other ~12
+    // ops do not hide the dot latency), within half of the registers.
+    int64_t pairs = 2 * plan.halves * plan.tilesPerGroup * plan.bn;
+    plan.accSets = std::clamp<int64_t>(
+        target.getDotChains() / pairs, 1,
+        std::max<int64_t>(1, target.getNumRegisters() / 2 / (2 * pairs)));
     plan.chunkBlocks = plan.tl2Blocks;
     int64_t blockTables = 4 * kTableBytes * plan.bn;
     if (plan.tl2Blocks * blockTables > kL1TableBytes) {
@@ -493,7 +505,7 @@ private:
       plan.chunks = llvm::divideCeil(plan.tl2Blocks, plan.chunkBlocks);
     }
     if (plan.bn * plan.columnTableBytes() +
-            (plan.chunks > 1 ? plan.numTiles * plan.bn * 2 * registerBytes
+            (plan.chunks > 1 ? plan.numTiles * plan.bn * plan.partialBytes()
                              : 0) >
         kMaxStackBytes)
       return op.emitOpError()

@@ -86,14 +86,16 @@ LutElementwiseAttr mlir::lowbit::selectLutElementwiseConfig(
   // GEMV is bound by memory: one 16-row tile, i.e. one sequential stream of
   // weights per thread, prefetched line by line (measured on Zen 5, 2
   // threads, cold tl2 6912x2560: 1 tile 0.92 of the read bandwidth, 2 tiles
-  // 0.63). GEMM: per tile and activation row the kernel keeps 4
-  // accumulators (int16 and int32 for rows 0..7 and 8..15) and per row 4
-  // table registers, plus about 8 working registers: 32 zmm fit 2 tiles x 2
-  // rows, 16 ymm 1 x 2.
+  // 0.63). GEMM: per tile and activation row the kernel keeps 4 int32
+  // accumulators per register half (low/high table bytes x nibble) and
+  // reads the tables as memory operands: 32 zmm fit 2 tiles x 2 rows, 16
+  // ymm (8 accumulators per tile and row) 1 x 1.
   int64_t tiles = !gemv && target.getNumRegisters() >= 32 ? 2 : 1;
-  int64_t bn = gemv ? 1 : 2;
-  // int16 sums widened every 8 TL2 blocks / 32 TL1 vectors (< 2^15).
-  int64_t bk = kind == LayoutKind::TL2 ? 768 : 512;
+  int64_t bn = gemv || target.getNumRegisters() < 32 ? 1 : 2;
+  // Weights per loop iteration: one TL2 block (4 index vectors) or 4 TL1
+  // vectors; more unrolling made clang hoist loads and spill (Zen 5, warm
+  // tl2 6912x2560: 768 weights per iteration 1.6x slower than 96).
+  int64_t bk = kind == LayoutKind::TL2 ? 96 : 64;
   return LutElementwiseAttr::get(ctx, /*bm=*/16 * tiles, bk, /*subM=*/16, bn);
 }
 

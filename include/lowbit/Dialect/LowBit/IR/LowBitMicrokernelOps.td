@@ -21,8 +21,6 @@ def LowBit_ByteRegister : VectorOfRankAndType<[1], [I8]>;
 // A register of L int32 or f32 lanes, one per weight row.
 def LowBit_I32Register : VectorOfRankAndType<[1], [I32]>;
 def LowBit_F32Register : VectorOfRankAndType<[1], [F32]>;
-// A register of int16 lanes (lut-elementwise partial sums).
-def LowBit_I16Register : VectorOfRankAndType<[1], [I16]>;
 
 def LowBit_UkLoadOp : LowBit_UkOp<"load", [MemoryEffects<[MemRead]>]> {
   let summary = "Loads one register of packed weight codes";
@@ -274,10 +272,11 @@ def LowBit_UkLutTablesOp
   let description = [{
     Reads the 8 groups of `width` int8 activations `x[x_offset + width * g +
     i]` (g in 0..7, i < width) and writes the 256 bytes of their tables at
-    `tables[table_offset]` as `lowbit.uk.lut_lookup` reads them (lut_abi.h):
-    group g = 2l + p goes to lane l of the even (p = 0) or odd (p = 1)
-    table; bytes `128p + 16l + e` and `128p + 64 + 16l + e` are the low and
-    high bytes of the int16 entry e (0..15):
+    `tables[table_offset]` as `lowbit.uk.lut_dot` reads them (lut_abi.h):
+    group g = 4p + j is table j of the 128 bytes at 128p (p = 0 for the
+    low, 1 for the high nibbles of an index register); byte `128p + 16j +
+    e` is the low byte of the int16 entry e (0..15) and byte `128p + 64 +
+    16j + e` its high byte plus 128 (the high byte of entry + 32768):
 
     - width 3 (TL2, mirror consolidated): d0 x0 + d1 x1 + d2 x2 for e = 9 d0
       + 3 d1 + d2 in 0..13 (balanced ternary digits), 0 for e = 14, 15;
@@ -315,108 +314,80 @@ def LowBit_UkStoreI32Op : LowBit_UkOp<"store_i32", [MemoryEffects<[MemWrite]>]> 
   }];
 }
 
-def LowBit_UkLutSignMaskOp
-    : LowBit_UkOp<"lut_sign_mask", [Pure, AllTypesMatch<["signs", "result"]>]> {
-  let summary = "Expands one sign bit per byte to a 0x00/0xFF byte mask";
+def LowBit_UkLutSignsOp
+    : LowBit_UkOp<"lut_signs", [MemoryEffects<[MemRead]>]> {
+  let summary = "Expands R sign bits to a register of +1/-1 bytes";
   let description = [{
-    Byte i of the result is 0xFF when bit `bit` of byte i of `signs` is set,
-    else 0x00: the TL2 signs of one group per row and lane (lut_abi.h sign
-    vectors) as a mask for `lowbit.uk.lut_lookup`.
+    With R the bytes of the result: byte i is -1 when bit i of the R / 8
+    little-endian bytes `base[offset ..]` is set, else +1: the TL2 signs of
+    one index register (lut_abi.h sign words) as the signed multipliers of
+    `lowbit.uk.lut_dot`.
 
     ```mlir
-    %m = lowbit.uk.lut_sign_mask %s {bit = 3} : vector<64xi8>
+    %s = lowbit.uk.lut_signs %codes[%off] : memref<?xui8> -> vector<64xi8>
     ```
   }];
-  let arguments = (ins LowBit_ByteRegister:$signs,
-                   ConfinedAttr<I64Attr, [IntNonNegative, IntMaxValue<7>]>:$bit);
+  let arguments = (ins MemRefRankOf<[UI8], [1]>:$base, Index:$offset);
   let results = (outs LowBit_ByteRegister:$result);
-  let assemblyFormat = "$signs attr-dict `:` type($result)";
+  let assemblyFormat = [{
+    $base `[` $offset `]` attr-dict `:` type($base) `->` type($result)
+  }];
 }
 
-def LowBit_UkLutLookupOp
-    : LowBit_UkOp<"lut_lookup", [Pure,
-        AllTypesMatch<["acc_low", "acc_high", "new_low", "new_high"]>,
-        AllTypesMatch<["indices", "even_low", "even_high", "odd_low",
-                       "odd_high"]>]> {
-  let summary = "Two pshufb table lookups of int16 entries per byte, accumulated";
+def LowBit_UkLutDotOp
+    : LowBit_UkOp<"lut_dot", [MemoryEffects<[MemRead]>,
+        AllTypesMatch<["acc_low", "acc_high", "new_low", "new_high"]>]> {
+  let summary = "Table lookups of 4 groups per int32 lane, signed and summed";
   let description = [{
-    The core of bitnet.cpp's TL1/TL2 kernels, lossless (int16 "pack-unpack").
-    The byte registers have R bytes in R/16 lanes of 16; byte `16l + r` of
-    `indices` is row r of lane l and holds two 4-bit indices: i0 (low
-    nibble) into the even table and i1 (high nibble) into the odd table. A
-    table is 16 int16 entries per lane, given as its low bytes (`*_low`) and
-    high bytes (`*_high`): e0 = even_high[16l + i0] << 8 | even_low[16l + i0]
-    and e1 likewise from the odd table with i1 (the semantics of pshufb).
-    With `signs(%m0, %m1)`, e0 is replaced by its bitwise complement ~e0 =
-    -e0 - 1 where byte `16l + r` of m0 is 0xFF (and e1 with m1); the kernel
-    adds the missing 1 per complemented entry separately.
+    The core of the lut-elementwise kernels (lut_abi.h), lossless. Byte i
+    of `indices` holds two 4-bit indices; n = its high nibble with `high`,
+    else its low nibble. The 128 bytes `tables[table_offset ..]` are 4
+    tables of 16 int16 entries: bytes `16j + e` the low bytes (unsigned)
+    and `64 + 16j + e` the high bytes plus 128 (unsigned) of entry e of
+    table j. Byte i looks up table j = i mod 4 at n (vpermb of a 64-byte
+    table), multiplies both bytes by s = `signs[i]` (+1 or -1; +1 without
+    `signs`), and with int32 wrapping adds
 
-    With int16 wrapping adds: rows r < 8 add e0 + e1 to `acc_low[8l + r]`,
-    rows r >= 8 to `acc_high[8l + r - 8]`.
+      acc_low[i / 4] += the 4 low bytes x s,
+      acc_high[i / 4] += the 4 biased high bytes x s
+
+    (vpdpbusd). So acc_low + 256 acc_high grows by the signed entries plus
+    32768 times the sum of the signs (`lowbit.uk.lut_combine`).
 
     ```mlir
-    %lo, %hi = lowbit.uk.lut_lookup %a, %b, %w, %t0, %t1, %t2, %t3
-               : vector<64xi8>, vector<32xi16>
-    %lo2, %hi2 = lowbit.uk.lut_lookup %a, %b, %w, %t0, %t1, %t2, %t3
-               signs(%m0, %m1 : vector<64xi8>, vector<64xi8>)
-               : vector<64xi8>, vector<32xi16>
+    %lo, %hi = lowbit.uk.lut_dot %a, %b, %w, %t[%at]
+               signs(%s : vector<64xi8>) {high = true}
+               : vector<64xi8>, memref<?xi8>, vector<16xi32>
     ```
   }];
-  let arguments = (ins LowBit_I16Register:$acc_low, LowBit_I16Register:$acc_high,
-                   LowBit_ByteRegister:$indices, LowBit_ByteRegister:$even_low,
-                   LowBit_ByteRegister:$even_high, LowBit_ByteRegister:$odd_low,
-                   LowBit_ByteRegister:$odd_high,
-                   Variadic<LowBit_ByteRegister>:$signs);
-  let results = (outs LowBit_I16Register:$new_low,
-                 LowBit_I16Register:$new_high);
+  let arguments = (ins LowBit_I32Register:$acc_low, LowBit_I32Register:$acc_high,
+                   LowBit_ByteRegister:$indices,
+                   MemRefRankOf<[I8], [1]>:$tables, Index:$table_offset,
+                   Optional<LowBit_ByteRegister>:$signs, BoolAttr:$high);
+  let results = (outs LowBit_I32Register:$new_low,
+                 LowBit_I32Register:$new_high);
   let assemblyFormat = [{
-    $acc_low `,` $acc_high `,` $indices `,` $even_low `,` $even_high `,`
-    $odd_low `,` $odd_high (`signs` `(` $signs^ `:` type($signs) `)`)?
-    attr-dict `:`
-    type($indices) `,` type($acc_low)
+    $acc_low `,` $acc_high `,` $indices `,` $tables `[` $table_offset `]`
+    (`signs` `(` $signs^ `:` type($signs) `)`)? attr-dict `:`
+    type($indices) `,` type($tables) `,` type($acc_low)
   }];
   let hasVerifier = 1;
 }
 
-def LowBit_UkWidenAddOp
-    : LowBit_UkOp<"widen_add", [Pure, AllTypesMatch<["acc", "result"]>]> {
-  let summary = "Adds int16 partial sums into int32 lanes";
+def LowBit_UkLutCombineOp
+    : LowBit_UkOp<"lut_combine", [Pure, AllTypesMatch<["low", "high", "result"]>]> {
+  let summary = "Recombines the low- and high-byte sums of lut_dot";
   let description = [{
-    With L the lanes of `acc` (R/4) and `values` 2L int16 lanes:
-    `result[j] = acc[j] + values[j] + values[j + L]` (sign extended, int32
-    wrapping). For the `lowbit.uk.lut_lookup` sums of a 16-row tile, lane j
-    then holds a partial sum of row j mod 8 (of the low or high 8 rows).
+    `result[j] = low[j] + 256 * high[j]` (int32 wrapping): with the row
+    correction of the lut_abi.h header added, the exact int32 dot product.
 
     ```mlir
-    %a1 = lowbit.uk.widen_add %a0, %lo : vector<32xi16> -> vector<16xi32>
+    %rows = lowbit.uk.lut_combine %lo, %hi : vector<16xi32>
     ```
   }];
-  let arguments = (ins LowBit_I32Register:$acc, LowBit_I16Register:$values);
-  let results = (outs LowBit_I32Register:$result);
-  let assemblyFormat = [{
-    $acc `,` $values attr-dict `:` type($values) `->` type($result)
-  }];
-  let hasVerifier = 1;
-}
-
-def LowBit_UkFoldRowsOp
-    : LowBit_UkOp<"fold_rows", [Pure, AllTypesMatch<["low", "high", "result"]>]> {
-  let summary = "Sums widened lookup lanes into the rows of a 16-row tile";
-  let description = [{
-    With L the lanes of the registers (8 or 16), row r of the tile (0..15)
-    is the sum of the lanes i of `low` (r < 8) or `high` (r >= 8) with i mod
-    8 = r mod 8; the result is rows `[part * L, part * L + L)` in order.
-    `part` is below 16 / L.
-
-    ```mlir
-    %rows = lowbit.uk.fold_rows %a, %b {part = 0} : vector<16xi32>
-    ```
-  }];
-  let arguments = (ins LowBit_I32Register:$low, LowBit_I32Register:$high,
-                   ConfinedAttr<I64Attr, [IntNonNegative]>:$part);
+  let arguments = (ins LowBit_I32Register:$low, LowBit_I32Register:$high);
   let results = (outs LowBit_I32Register:$result);
   let assemblyFormat = "$low `,` $high attr-dict `:` type($result)";
-  let hasVerifier = 1;
 }
 
 #endif // LOWBIT_DIALECT_LOWBIT_IR_LOWBITMICROKERNELOPS_TD

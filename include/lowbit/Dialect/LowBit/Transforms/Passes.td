@@ -178,44 +178,44 @@ def LowBitLowerLutElementwise
     and its return into a kernel with the signature of kernel_abi.h (codes
     in the lut_abi.h layout, scales and zeros unused), bitnet.cpp's TL1/TL2
     kernels made lossless. Target independent; sized by TargetInfo (register
-    bytes R, a multiple of 16, and `hasByteTableLookup`):
+    bytes R, a multiple of 16 dividing 64, and `hasByteTableLookup`):
 
     - prologue per block of `bn` activation rows: int16 tables for every
       pair (TL1, 9 entries) or triple (TL2, 14 entries: mirror
-      consolidation, the sign is applied by lookup) of activations, written
-      as low and high bytes to a `lowbit.uk.stack_buffer` by
+      consolidation, the sign is applied by multiplication) of activations,
+      written as low and biased high bytes to a `lowbit.uk.stack_buffer` by
       `lowbit.uk.lut_tables` (8 groups at a time);
     - `scf.for` over groups of `bm / 16` tiles in [tile_begin, tile_end),
       then the remaining tiles one at a time;
     - the block-fitting split: TL2 blocks of 96 weights (4 index vectors and
-      a sign vector, `lowbit.uk.lut_sign_mask` per group), then the TL1
-      vectors of the K remainder; one `lowbit.uk.lut_lookup` per index
-      register and activation row (each loaded weight register serves `bn`
-      rows), int16 sums widened by `lowbit.uk.widen_add` every `bk` weights
-      in an `scf.for` whose int32 accumulators are loop-carried;
+      their sign words, `lowbit.uk.lut_signs` per nibble), then the TL1
+      vectors of the K remainder; per index register and nibble one
+      `lowbit.uk.lut_dot` per activation row (each loaded weight register
+      serves `bn` rows) into int32 sums of the low and high table bytes,
+      one pair per register half and nibble (independent dot chains), `bk`
+      weights per iteration of an `scf.for` that carries them;
     - when the TL2 tables of the `bn` rows exceed 32 KiB (about an L1
       cache), the blocks are split into K chunks of at most 24 KiB of
       tables: every tile of the range runs chunk 0, then chunk 1, ..., the
       int32 sums kept between chunks in a second stack buffer
       (`lowbit.uk.store_i32` / `lowbit.uk.load`), and the weight prefetch
       follows that order;
-    - `lowbit.uk.fold_rows`, plus the header's count of complemented
-      entries, then `lowbit.uk.ternary_scale` (exactly the reference's
+    - `lowbit.uk.lut_combine` of each pair plus the header's correction,
+      then `lowbit.uk.ternary_scale` (exactly the reference's
       `(float)acc * s_w / s_x`) and `lowbit.uk.store`.
 
     ```mlir
     %t = lowbit.uk.stack_buffer {bytes = 27648} : memref<?xi8>
     ...
     %r:4 = scf.for %i = %c0 to %c3 step %c1 iter_args(...) {
-      %s = lowbit.uk.load %codes[%o] : memref<?xui8> -> vector<64xi8>
-      %w = lowbit.uk.load %codes[%o2] : memref<?xui8> -> vector<64xi8>
-      %m0 = lowbit.uk.lut_sign_mask %s {bit = 0} : vector<64xi8>
-      %lo, %hi = lowbit.uk.lut_lookup %a, %b, %w, %t0, %t1, %t2, %t3
-                 signs(%m0, %m1 : vector<64xi8>, vector<64xi8>)
-                 : vector<64xi8>, vector<32xi16>
+      %w = lowbit.uk.load %codes[%o] : memref<?xui8> -> vector<64xi8>
+      %s = lowbit.uk.lut_signs %codes[%so] : memref<?xui8> -> vector<64xi8>
+      %lo, %hi = lowbit.uk.lut_dot %a, %b, %w, %t[%at]
+                 signs(%s : vector<64xi8>) {high = false}
+                 : vector<64xi8>, memref<?xi8>, vector<16xi32>
       ...
-      %w32 = lowbit.uk.widen_add %acc, %lo : vector<32xi16> -> vector<16xi32>
     }
+    %rows = lowbit.uk.lut_combine %lo, %hi : vector<16xi32>
     ```
   }];
   let dependentDialects = [
