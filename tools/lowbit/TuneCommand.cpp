@@ -8,9 +8,10 @@
 // process (a crashing or hanging kernel is reported and skipped, never
 // kept), times it with `lowbit bench`'s methodology (cold GEMV paired with a
 // read-bandwidth probe before every rep; GEMM warm, paired with the int8
-// peak) and keeps the best. The heuristic's config is timed first and the
-// winner is timed again right after it, so the speedup compares two
-// measurements of one moment on this noisy host.
+// peak) and keeps the best. The heuristic's config is timed first; at the
+// end the heuristic and the winner are re-timed alternately and the winner
+// replaces the heuristic only when its median paired score is clearly
+// better, so the speedup compares one moment on this noisy host.
 //
 // Nothing measured is lost: every measurement is appended to
 // <out>.journal as it is taken; the schedule file is rewritten (atomically,
@@ -66,6 +67,12 @@ using mlir::lowbit::ScheduleKey;
 #endif
 
 namespace {
+
+/// Alternating re-timings of the heuristic and the winner at the end of a
+/// problem, and how much better the winner's median paired score must be
+/// to replace the heuristic (the run-to-run noise of a paired ratio here).
+constexpr int kConfirmRounds = 3;
+constexpr double kConfirmMargin = 0.03;
 
 volatile std::sig_atomic_t interrupted = 0;
 
@@ -626,18 +633,30 @@ ProblemResult Tuner::tune(const Problem &problem, size_t index, double slice,
   if (!heuristic || !best)
     return result; // nothing to compare with: the problem keeps no entry
 
-  // Time the heuristic and the winner again, back to back, so that the
-  // recorded speedup compares one moment; the heuristic stays unless the
-  // winner is still ahead.
+  // Time the heuristic and the winner again, alternating for
+  // kConfirmRounds rounds, so that the recorded speedup compares one moment
+  // and one lucky rep cannot pick a winner; the heuristic stays unless the
+  // winner's median score beats it by more than kConfirmMargin.
   if (!interrupted && bestKernel->config != heuristicKernel->config) {
-    Measurement h =
-        time(problem, *heuristicKernel,
-             *prepared.at(heuristicKernel->choice.strategy).upconvert, A);
-    Measurement b =
-        time(problem, *bestKernel,
-             *prepared.at(bestKernel->choice.strategy).upconvert, A);
+    std::vector<Measurement> hs, bs;
+    for (int round = 0; round < kConfirmRounds && !interrupted; ++round) {
+      hs.push_back(time(problem, *heuristicKernel,
+                        *prepared.at(heuristicKernel->choice.strategy).upconvert,
+                        A));
+      bs.push_back(time(problem, *bestKernel,
+                        *prepared.at(bestKernel->choice.strategy).upconvert,
+                        A));
+    }
+    auto median = [](std::vector<Measurement> ms) {
+      std::sort(ms.begin(), ms.end(),
+                [](const Measurement &a, const Measurement &b) {
+                  return a.score < b.score;
+                });
+      return ms[ms.size() / 2];
+    };
+    Measurement h = median(hs), b = median(bs);
     heuristic->us = h.us;
-    if (b.score >= h.score) {
+    if (b.score > h.score * (1 + kConfirmMargin)) {
       best->us = b.us;
       best->gbps = b.gbps;
     } else {
@@ -861,8 +880,8 @@ const Command &tuneCommand() {
        "skipped) and timed like 'lowbit\nbench' (GEMV cold, each rep paired "
        "with a read-bandwidth probe; GEMM warm, paired with\nthe int8 peak); "
        "the best paired ratio wins. The heuristic's config is timed first "
-       "and\nagain right before the winner, so the speedup compares one "
-       "moment.\n\nThe budget is split evenly over the problems; candidates "
+       "and\nagain, alternating with the winner three times; the winner must beat "
+       "it by 3%\n(median paired ratio), so the speedup compares one moment.\n\nThe budget is split evenly over the problems; candidates "
        "are visited in grid order, or\nin an order drawn from --seed (same "
        "seed, same points). Every measurement is appended\nto OUT.journal at "
        "once, OUT is rewritten after each problem (merged with its "
