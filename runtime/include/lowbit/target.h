@@ -24,7 +24,9 @@ struct CpuFeatures {
 const CpuFeatures &host_cpu_features();
 
 enum class Target {
-  Native, Generic, X86Avx2, X86AvxVnni, X86Avx512Vnni, Aarch64Neon,
+  Native, Generic, X86Avx2, X86AvxVnni, X86Avx512Vnni,
+  Aarch64Neon,      // Armv8.2-A + dotprod (sdot)
+  Aarch64NeonNoDot, // Advanced SIMD of any Armv8-A core
   SpirvVulkan, SpirvXe2,
 };
 
@@ -36,6 +38,9 @@ std::vector<Target> all_targets();
 bool host_runs(Target t);
 /// The best native target on this host (what `native` resolves to).
 Target native_target();
+/// Whether `t` compiles to AArch64 code (run under qemu-aarch64 when the
+/// host is not AArch64).
+bool is_aarch64_target(Target t);
 
 enum class Strategy { Reference, Upconvert, LutElementwise, LutBitserial, Auto };
 
