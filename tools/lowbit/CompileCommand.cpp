@@ -26,6 +26,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Bundle.h"
 #include "Commands.h"
 #include "Kernels.h"
 #include "Models.h"
@@ -35,7 +36,6 @@
 #include "lowbit/lut.h"
 #include "lowbit/target.h"
 #include "lowbit/upconvert.h"
-
 
 #include <algorithm>
 #include <chrono>
@@ -52,16 +52,6 @@ namespace fs = std::filesystem;
 namespace lowbit::cli {
 
 namespace {
-
-struct BundleKernel {
-  std::string target; // e.g. x86-avx2
-  int64_t M = 0, K = 0;
-  int64_t minN = 1;     // 1: the GEMV config, 2: the GEMM config (N >= 2)
-  std::string function; // C symbol
-  std::string config;
-  std::string file; // kernels/<function>.cpp
-  std::vector<std::string> flags;
-};
 
 fs::path runtimeSourceDir() {
   std::vector<fs::path> candidates;
@@ -144,7 +134,13 @@ std::string headerText(const Format &format, const std::string &target,
     << "lowbit_status_t lowbit_bundle_register(void);\n"
     << "/* The target whose kernels lowbit_bundle_register() chose (\"\" "
        "before). */\n"
-    << "const char *lowbit_bundle_active_target(void);\n\n"
+    << "const char *lowbit_bundle_active_target(void);\n"
+    << "/* The kernel table compiled for `target` (LOWBIT_BUNDLE_TARGET or\n"
+    << " * \"generic\"), whatever this CPU runs; NULL and *count = 0 for "
+       "another. */\n"
+    << "const lowbit_kernel_entry_t *lowbit_bundle_kernels(const char "
+       "*target,\n"
+    << "                                                   size_t *count);\n\n"
     << "/* The kernels (kernel_abi.h). */\n";
   for (const BundleKernel &k : kernels)
     h << "void " << k.function
@@ -209,7 +205,16 @@ std::string tableText(const Format &format, const std::string &target,
     << "  return lowbit_register_kernels(targetKernels, targetKernelsCount);\n"
     << "}\n\n"
     << "extern \"C\" const char *lowbit_bundle_active_target(void) {\n"
-    << "  return activeTarget;\n}\n";
+    << "  return activeTarget;\n}\n\n"
+    << "extern \"C\" const lowbit_kernel_entry_t *\n"
+    << "lowbit_bundle_kernels(const char *target, size_t *count) {\n"
+    << "  if (std::strcmp(target, " << quoted(target) << ") == 0) {\n"
+    << "    *count = targetKernelsCount;\n    return targetKernels;\n  }\n";
+  if (target != "generic")
+    c << "  if (std::strcmp(target, \"generic\") == 0) {\n"
+      << "    *count = genericKernelsCount;\n    return genericKernels;\n"
+      << "  }\n";
+  c << "  *count = 0;\n  return nullptr;\n}\n";
   return c.str();
 }
 
@@ -329,51 +334,37 @@ std::string readmeText(const Format &format, const std::string &target,
   return r.str();
 }
 
-int runCompile(const ParsedOptions &options) {
-  auto start = std::chrono::steady_clock::now();
-  Format format = Format::parse(*options.get("format"));
-  if (options.has("model") == options.has("shapes"))
-    throw Error("give exactly one of --model and --shapes");
-  std::vector<LinearShape> shapes =
-      options.has("model") ? modelShapes(*options.get("model"))
-                           : parseShapeList(*options.get("shapes"));
-  if (shapes.empty())
-    throw Error("no shapes to compile");
-  for (LinearShape &s : shapes) {
-    format.check_shape(s.M, s.K);
-    if (s.name.empty())
-      s.name = std::to_string(s.M) + "x" + std::to_string(s.K);
-  }
+} // namespace
 
-  Target target = parse_target(options.getOr("target", "native"));
-  if (target == Target::Native)
-    target = native_target();
+std::vector<BundleKernel> writeBundle(const fs::path &out,
+                                      const BundleSpec &spec,
+                                      std::vector<std::string> &runtimeSources) {
+  const Format &format = spec.format;
+  const std::string &targetName = spec.target;
+  Target target = parse_target(targetName);
   if (target != Target::Generic && target != Target::X86Avx2 &&
-      target != Target::X86AvxVnni && target != Target::X86Avx512Vnni)
-    throw Error("lowbit compile: target '" + target_name(target) +
+      target != Target::X86AvxVnni && target != Target::X86Avx512Vnni &&
+      !is_aarch64_target(target))
+    throw Error("lowbit compile: target '" + targetName +
                 "' is not supported (use generic, x86-avx2, x86-avxvnni, "
-                "x86-avx512vnni or native)");
+                "x86-avx512vnni, aarch64-neon, aarch64-neon-nodot or native)");
   const bool lut = has_lut_layout(format);
   if (!lut && !has_upconvert_layout(format))
     throw Error("lowbit compile: no kernel strategy for " + format.name());
-  if (lut && target == Target::Generic)
+  if (lut && (target == Target::Generic || is_aarch64_target(target)))
     throw Error("lowbit compile: " + format.name() +
-                " (lut-elementwise) needs an x86 target, not generic");
-  const int threads = int(options.getPositive("threads", 1));
-  const std::string schedule = options.getOr("schedule", "");
-  const std::string targetName = target_name(target);
+                " (lut-elementwise) needs an x86 target, not " + targetName);
 
   std::vector<std::string> targets = {targetName};
-  if (target != Target::Generic && !lut)
+  if (spec.fallback && target != Target::Generic && !lut)
     targets.push_back("generic");
 
   std::vector<std::pair<int64_t, int64_t>> distinct;
-  for (const LinearShape &s : shapes)
+  for (const LinearShape &s : spec.shapes)
     if (std::find(distinct.begin(), distinct.end(), std::make_pair(s.M, s.K)) ==
         distinct.end())
       distinct.push_back({s.M, s.K});
 
-  fs::path out = *options.get("out");
   fs::path runtime = runtimeSourceDir();
   std::error_code ec;
   fs::create_directories(out / "kernels", ec);
@@ -392,8 +383,8 @@ int runCompile(const ParsedOptions &options) {
     for (const auto &[M, K] : distinct)
       for (int64_t nHint : {int64_t(1), int64_t(16)}) {
         KernelOptions kernelOptions;
-        kernelOptions.threads = threads;
-        kernelOptions.schedulePath = schedule;
+        kernelOptions.threads = spec.threads;
+        kernelOptions.schedulePath = spec.schedule;
         mlir::lowbit::KernelSource source = generateKernelSource(
             format, t, {M, K, nHint}, kernelOptions,
             "lowbit_bundle_" + identifier(t) + "_" +
@@ -415,7 +406,7 @@ int runCompile(const ParsedOptions &options) {
         kernels.push_back(std::move(k));
       }
 
-  std::vector<std::string> runtimeSources;
+  runtimeSources.clear();
   for (const fs::path &h : sortedFiles(runtime / "include" / "lowbit", {".h"}))
     fs::copy_file(h, out / "include" / "lowbit" / h.filename(),
                   fs::copy_options::overwrite_existing);
@@ -426,33 +417,68 @@ int runCompile(const ParsedOptions &options) {
       runtimeSources.push_back("src/" + s.filename().string());
   }
 
-  std::string command =
+  writeFile(out / "lowbit_kernels.h",
+            headerText(format, targetName, spec.shapes, kernels));
+  writeFile(out / "lowbit_kernels.cpp",
+            tableText(format, targetName, spec.shapes, kernels));
+  writeFile(out / "CMakeLists.txt", cmakeText(runtimeSources, kernels));
+  writeFile(out / "README.md", readmeText(format, targetName, spec.command,
+                                          spec.shapes, kernels));
+  return kernels;
+}
+
+namespace {
+
+int runCompile(const ParsedOptions &options) {
+  auto start = std::chrono::steady_clock::now();
+  BundleSpec spec;
+  spec.format = Format::parse(*options.get("format"));
+  if (options.has("model") == options.has("shapes"))
+    throw Error("give exactly one of --model and --shapes");
+  spec.shapes = options.has("model") ? modelShapes(*options.get("model"))
+                                     : parseShapeList(*options.get("shapes"));
+  if (spec.shapes.empty())
+    throw Error("no shapes to compile");
+  for (LinearShape &s : spec.shapes) {
+    spec.format.check_shape(s.M, s.K);
+    if (s.name.empty())
+      s.name = std::to_string(s.M) + "x" + std::to_string(s.K);
+  }
+  Target target = parse_target(options.getOr("target", "native"));
+  if (target == Target::Native)
+    target = native_target();
+  spec.target = target_name(target);
+  spec.threads = int(options.getPositive("threads", 1));
+  spec.schedule = options.getOr("schedule", "");
+  spec.command =
       "lowbit compile " +
       (options.has("model") ? "--model " + *options.get("model")
                             : "--shapes " + *options.get("shapes")) +
-      " --format " + format.name() + " --target " + targetName;
-  if (!schedule.empty())
-    command += " --schedule " + schedule;
-  if (threads != 1)
-    command += " --threads " + std::to_string(threads);
+      " --format " + spec.format.name() + " --target " + spec.target;
+  if (!spec.schedule.empty())
+    spec.command += " --schedule " + spec.schedule;
+  if (spec.threads != 1)
+    spec.command += " --threads " + std::to_string(spec.threads);
 
-  writeFile(out / "lowbit_kernels.h",
-            headerText(format, targetName, shapes, kernels));
-  writeFile(out / "lowbit_kernels.cpp",
-            tableText(format, targetName, shapes, kernels));
-  writeFile(out / "CMakeLists.txt", cmakeText(runtimeSources, kernels));
-  writeFile(out / "README.md",
-            readmeText(format, targetName, command, shapes, kernels));
+  fs::path out = *options.get("out");
+  std::vector<std::string> runtimeSources;
+  std::vector<BundleKernel> kernels = writeBundle(out, spec, runtimeSources);
 
+  size_t distinct = 0;
+  std::string targetList;
+  for (size_t i = 0; i < kernels.size(); ++i) {
+    const BundleKernel &k = kernels[i];
+    if (k.target == spec.target && k.minN == 1)
+      ++distinct;
+    if (i == 0 || kernels[i - 1].target != k.target)
+      targetList += (targetList.empty() ? "" : " + ") + k.target;
+  }
   double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
           .count();
-  std::string targetList;
-  for (const std::string &t : targets)
-    targetList += (targetList.empty() ? "" : " + ") + t;
   std::printf("compile: %s, %zu shapes (%zu distinct), %zu kernels (%s), "
               "%zu runtime sources -> %s (%.1f s)\n",
-              format.name().c_str(), shapes.size(), distinct.size(),
+              spec.format.name().c_str(), spec.shapes.size(), distinct,
               kernels.size(), targetList.c_str(), runtimeSources.size(),
               out.string().c_str(), seconds);
   return 0;
@@ -474,7 +500,7 @@ const Command &compileCommand() {
         {"shapes", "MxK[,...]", "weight shapes instead of --model"},
         {"target", "T",
          "native (default), generic, x86-avx2, x86-avxvnni, "
-         "x86-avx512vnni"},
+         "x86-avx512vnni, aarch64-neon, aarch64-neon-nodot"},
         {"schedule", "FILE", "JSON schedule to take configs from"},
         {"threads", "N", "threads the kernels are configured for (default 1)"},
         {"out", "DIR", "bundle directory (created)", true}}},

@@ -1,6 +1,7 @@
 //===- Kernels.cpp - choosing, compiling and running kernels --------------===//
 
 #include "Kernels.h"
+#include "CrossRunner.h"
 
 #include "lowbit/error.h"
 #include "lowbit/lut.h"
@@ -13,22 +14,28 @@ namespace lowbit::cli {
 
 static bool isCpuCodeTarget(Target t) {
   return t == Target::Generic || t == Target::X86Avx2 ||
-         t == Target::X86AvxVnni || t == Target::X86Avx512Vnni;
+         t == Target::X86AvxVnni || t == Target::X86Avx512Vnni ||
+         is_aarch64_target(t);
+}
+
+/// AArch64 code on another host: cross-built and run under qemu.
+static bool isEmulated(Target t) {
+  return is_aarch64_target(t) && !host_runs(t);
 }
 
 KernelChoice resolveChoice(const Format &format, Strategy strategy,
                            Target target) {
   if (target == Target::Native)
     target = native_target();
-  if (target == Target::Aarch64Neon || target == Target::SpirvVulkan ||
-      target == Target::SpirvXe2)
+  if (target == Target::SpirvVulkan || target == Target::SpirvXe2)
     throw Error("target '" + target_name(target) +
                 "' is not supported by this build yet");
-  if (!host_runs(target))
+  if (!host_runs(target) && !isEmulated(target))
     throw Error("target '" + target_name(target) +
                 "' cannot run on this host (see 'lowbit targets')");
   // lut-elementwise kernels need a pshufb target (x86 here).
-  bool lutTarget = isCpuCodeTarget(target) && target != Target::Generic;
+  bool lutTarget = isCpuCodeTarget(target) && target != Target::Generic &&
+                   !is_aarch64_target(target);
   if (strategy == Strategy::Auto)
     strategy = has_upconvert_layout(format) && isCpuCodeTarget(target)
                    ? Strategy::Upconvert
@@ -85,6 +92,8 @@ std::vector<CompiledKernel>
 compileKernels(const Format &format, KernelChoice choice,
                const std::vector<KernelShape> &shapes,
                const KernelOptions &options) {
+  if (isEmulated(choice.target))
+    return compileCrossKernels(format, choice, shapes, options);
   std::vector<CompiledKernel> kernels(shapes.size());
   std::vector<std::string> sources, symbols;
   std::vector<std::string> flags;
@@ -127,6 +136,10 @@ void runKernel(const CompiledKernel *kernel, const PreparedWeights &W,
   const PackedWeights &canonical = *W.canonical;
   if (!kernel) {
     reference_mpgemm(canonical, X, N, Y);
+    return;
+  }
+  if (kernel->cross) {
+    runCrossKernel(*kernel->cross, canonical, X, N, Y, pool.size());
     return;
   }
   PreparedActivations A =

@@ -20,6 +20,7 @@
 #include "lowbit/thread_pool.h"
 #include "lowbit/upconvert.h"
 
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -49,11 +50,16 @@ struct KernelShape {
   int64_t M = 0, K = 0, nHint = 1;
 };
 
-/// A generated kernel for one (format, M, K, choice), compiled and loaded.
+struct CrossKernel;
+
+/// A generated kernel for one (format, M, K, choice), compiled and loaded,
+/// or for a target this host runs only under an emulator, cross-built
+/// (CrossRunner.h; `loaded` is then empty).
 struct CompiledKernel {
   KernelChoice choice;
   std::string config; // the config attribute the compiler chose
   LoadedKernel loaded;
+  std::shared_ptr<const CrossKernel> cross;
 };
 
 /// The C++ source of one kernel for `target` (a target name such as
