@@ -14,6 +14,7 @@ packages=(
   clang-22 lld-22 llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools
   libclang-rt-22-dev nlohmann-json3-dev libgtest-dev
   python3 python3-numpy
+  qemu-user gcc-aarch64-linux-gnu g++-aarch64-linux-gnu libc6-dev-arm64-cross
 )
 
 missing=()
