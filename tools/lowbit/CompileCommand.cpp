@@ -14,9 +14,10 @@
 //   OUT/src/*                 the runtime sources
 //
 // Every shape gets a kernel for --target and, unless the target is generic,
-// one for `generic`: lowbit_bundle_register() checks the CPU's features
-// (lowbit::host_runs) and registers the table of the target, or the generic
-// one when the CPU lacks the ISA. tl1/tl2 have no generic kernel; there the
+// one for its fallback (`generic`; `aarch64-neon-nodot` for aarch64-neon,
+// since every AArch64 core has NEON): lowbit_bundle_register() checks the
+// CPU's features (lowbit::host_runs) and registers the table of the target,
+// or the fallback's when the CPU lacks the ISA. tl1/tl2 have no generic kernel; there the
 // fallback is the runtime's reference.
 //
 // The runtime sources are copied from the runtime/ directory of the source
@@ -110,6 +111,12 @@ std::vector<fs::path> sortedFiles(const fs::path &dir,
   return files;
 }
 
+/// The target whose kernels a bundle for `target` registers on a CPU that
+/// lacks `target`'s ISA.
+std::string fallbackTarget(const std::string &target) {
+  return target == "aarch64-neon" ? "aarch64-neon-nodot" : "generic";
+}
+
 std::string headerText(const Format &format, const std::string &target,
                        const std::vector<LinearShape> &shapes,
                        const std::vector<BundleKernel> &kernels) {
@@ -128,7 +135,8 @@ std::string headerText(const Format &format, const std::string &target,
     << "extern const size_t lowbit_bundle_num_shapes; /* " << shapes.size()
     << " */\n\n"
     << "/* Registers the kernels of LOWBIT_BUNDLE_TARGET with the runtime\n"
-    << " * (lowbit_register_kernels), or the generic ones when this CPU lacks\n"
+    << " * (lowbit_register_kernels), or the " << fallbackTarget(target)
+    << " ones when this CPU lacks\n"
     << " * the target's ISA (or when the environment sets\n"
     << " * LOWBIT_BUNDLE_GENERIC=1). Call once before lowbit_pack(). */\n"
     << "lowbit_status_t lowbit_bundle_register(void);\n"
@@ -136,8 +144,8 @@ std::string headerText(const Format &format, const std::string &target,
        "before). */\n"
     << "const char *lowbit_bundle_active_target(void);\n"
     << "/* The kernel table compiled for `target` (LOWBIT_BUNDLE_TARGET or\n"
-    << " * \"generic\"), whatever this CPU runs; NULL and *count = 0 for "
-       "another. */\n"
+    << " * \"" << fallbackTarget(target)
+    << "\"), whatever this CPU runs; NULL and *count = 0 for another. */\n"
     << "const lowbit_kernel_entry_t *lowbit_bundle_kernels(const char "
        "*target,\n"
     << "                                                   size_t *count);\n\n"
@@ -180,8 +188,9 @@ std::string tableText(const Format &format, const std::string &target,
     c << "};\nconst size_t " << name << "Count = " << n << ";\n\n";
   };
   table(target, "targetKernels");
+  const std::string fallback = fallbackTarget(target);
   if (target != "generic")
-    table("generic", "genericKernels");
+    table(fallback, "fallbackKernels");
   c << "const char *activeTarget = \"\";\n\n} // namespace\n\n"
     << "extern \"C\" lowbit_status_t lowbit_bundle_register(void) {\n"
     << "  bool native = false;\n"
@@ -195,9 +204,9 @@ std::string tableText(const Format &format, const std::string &target,
     << "    native = false;\n";
   if (target != "generic")
     c << "  if (!native) {\n"
-      << "    activeTarget = \"generic\";\n"
-      << "    return lowbit_register_kernels(genericKernels, "
-         "genericKernelsCount);\n"
+      << "    activeTarget = " << quoted(fallback) << ";\n"
+      << "    return lowbit_register_kernels(fallbackKernels, "
+         "fallbackKernelsCount);\n"
       << "  }\n";
   else
     c << "  (void)native;\n";
@@ -211,8 +220,8 @@ std::string tableText(const Format &format, const std::string &target,
     << "  if (std::strcmp(target, " << quoted(target) << ") == 0) {\n"
     << "    *count = targetKernelsCount;\n    return targetKernels;\n  }\n";
   if (target != "generic")
-    c << "  if (std::strcmp(target, \"generic\") == 0) {\n"
-      << "    *count = genericKernelsCount;\n    return genericKernels;\n"
+    c << "  if (std::strcmp(target, " << quoted(fallback) << ") == 0) {\n"
+      << "    *count = fallbackKernelsCount;\n    return fallbackKernels;\n"
       << "  }\n";
   c << "  *count = 0;\n  return nullptr;\n}\n";
   return c.str();
@@ -282,7 +291,8 @@ std::string readmeText(const Format &format, const std::string &target,
     << "## Dispatch\n\n`lowbit_bundle_register()` (in `lowbit_kernels.h`) "
        "checks the CPU's features\nand registers the "
     << target
-    << " kernels, or the `generic` ones when the CPU lacks\nthe ISA "
+    << " kernels, or the `" << fallbackTarget(target)
+    << "` ones when the CPU lacks\nthe ISA "
        "(`lowbit_bundle_active_target()` says which). `lowbit_pack()` then\n"
        "packs weights of a compiled shape for its kernel; any other shape runs "
        "the\nscalar reference.\n\n"
@@ -357,7 +367,7 @@ std::vector<BundleKernel> writeBundle(const fs::path &out,
 
   std::vector<std::string> targets = {targetName};
   if (spec.fallback && target != Target::Generic && !lut)
-    targets.push_back("generic");
+    targets.push_back(fallbackTarget(targetName));
 
   std::vector<std::pair<int64_t, int64_t>> distinct;
   for (const LinearShape &s : spec.shapes)
@@ -491,10 +501,11 @@ const Command &compileCommand() {
       {"compile",
        "Compile kernels ahead of time into a bundle to add_subdirectory().",
        "The bundle (--out) holds the generated kernels of every shape for "
-       "--target\nand for generic (the fallback when the CPU lacks the ISA; "
-       "tl1/tl2 fall back\nto the reference), the runtime sources, a "
-       "CMakeLists.txt building the static\nlibrary lowbit_bundle (C++17, no "
-       "LLVM) and a README.md with the C API\n(include/lowbit/lowbit.h).\n",
+       "--target\nand for its fallback when the CPU lacks the ISA (generic; "
+       "aarch64-neon-nodot\nfor aarch64-neon; tl1/tl2 fall back to the "
+       "reference), the runtime sources, a\n"
+       "CMakeLists.txt building the static library lowbit_bundle (C++17, no "
+       "LLVM)\nand a README.md with the C API (include/lowbit/lowbit.h).\n",
        {{"format", "F", "weight format", true},
         {"model", "NAME", "every linear shape of a model (schedules/models)"},
         {"shapes", "MxK[,...]", "weight shapes instead of --model"},

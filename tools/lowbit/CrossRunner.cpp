@@ -107,23 +107,25 @@ compileCrossKernels(const Format &format, KernelChoice choice,
       writeBundle(bundle, spec, runtimeSources);
 
   // The flags the bundle's CMakeLists.txt gives each file.
-  const std::vector<std::string> common = {
-      "-O2", "-ffp-contract=off", "-I" + (bundle / "include").string(),
-      "-I" + (bundle / "src").string(), "-I" + bundle.string()};
+  const std::vector<std::string> common = {"-O2", "-ffp-contract=off"};
+  const std::vector<std::string> includes = {
+      (bundle / "include").string(), (bundle / "src").string(),
+      bundle.string()};
   const std::string runtimeHeaders =
       headerText({bundle / "include" / "lowbit", bundle / "src"});
   const std::string tableHeaders =
       runtimeHeaders + readText(bundle / "lowbit_kernels.h");
   std::vector<BuildUnit> units;
   for (const std::string &source : runtimeSources)
-    units.push_back({(bundle / source).string(), common, runtimeHeaders});
-  units.push_back(
-      {(bundle / "lowbit_kernels.cpp").string(), common, tableHeaders});
-  units.push_back({driverSource().string(), common, tableHeaders});
+    units.push_back(
+        {(bundle / source).string(), common, includes, runtimeHeaders});
+  units.push_back({(bundle / "lowbit_kernels.cpp").string(), common, includes,
+                   tableHeaders});
+  units.push_back({driverSource().string(), common, includes, tableHeaders});
   for (const BundleKernel &k : bundleKernels) {
     std::vector<std::string> flags = {"-O3", "-ffp-contract=off"};
     flags.insert(flags.end(), k.flags.begin(), k.flags.end());
-    units.push_back({(bundle / k.file).string(), flags, ""});
+    units.push_back({(bundle / k.file).string(), flags, {}, ""});
   }
   const std::string executable =
       build_cached_executable(toolchain, units, {"-pthread"});

@@ -534,6 +534,8 @@ std::string build_cached_executable(const CrossToolchain &toolchain,
       const size_t i = missing[j];
       std::vector<std::string> args = {"-std=c++17"};
       args.insert(args.end(), units[i].flags.begin(), units[i].flags.end());
+      for (const std::string &dir : units[i].includes)
+        args.push_back("-I" + dir);
       const fs::path built = work.path() / objects[i].filename();
       args.insert(args.end(), {"-c", units[i].path, "-o", built.string()});
       running.push_back({spawn(command(args), log.string()), i});

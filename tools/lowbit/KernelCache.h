@@ -90,15 +90,17 @@ struct CrossToolchain {
 /// naming what is missing and the Debian package that provides it.
 CrossToolchain aarch64_toolchain();
 
-/// One translation unit of an executable: a source file, its flags, and the
-/// text of the headers it includes (part of its cache key).
+/// One translation unit of an executable: a source file, its flags, its
+/// include directories and the text of the headers it includes (the cache
+/// key has the text, not the directories, which may be temporary).
 struct BuildUnit {
   std::string path;
   std::vector<std::string> flags;
+  std::vector<std::string> includes;
   std::string headers;
 };
 
-/// Compiles every unit with `toolchain.cxx -std=c++17 <flags> -c` (each
+/// Compiles every unit with `toolchain.cxx -std=c++17 <flags> -I... -c` (each
 /// object cached by a SHA-256 of the compiler, its flags, the source and
 /// header text; missing ones built in parallel) and links them with
 /// `linkFlags` into an executable cached by the hash of its objects' keys.
