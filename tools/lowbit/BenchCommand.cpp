@@ -114,7 +114,8 @@ static int runBench(const ParsedOptions &options) {
         throw Error("lowbit bench cannot time " + target_name(choice.target) +
                     " kernels on this host: they run under qemu-aarch64, "
                     "whose speed says nothing about ARM hardware (check them "
-                    "with 'lowbit verify'; README: NEON performance model)");
+                    "with 'lowbit verify'; README.md, AArch64 NEON, models "
+                    "their speed)");
       if (choice.strategy == Strategy::Reference)
         throw Error("lowbit bench measures generated kernels; " +
                     format.name() + " has none for " +
