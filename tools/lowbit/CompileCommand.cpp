@@ -361,13 +361,18 @@ std::vector<BundleKernel> writeBundle(const fs::path &out,
   const bool lut = has_lut_layout(format);
   if (!lut && !has_upconvert_layout(format))
     throw Error("lowbit compile: no kernel strategy for " + format.name());
-  if (lut && (target == Target::Generic || is_aarch64_target(target)))
+  if (lut && target == Target::Generic)
     throw Error("lowbit compile: " + format.name() +
-                " (lut-elementwise) needs an x86 target, not " + targetName);
+                " (lut-elementwise) needs an x86 or aarch64 target, not "
+                "generic");
 
+  // Generic has no lut-elementwise kernel: tl1/tl2 fall back to the
+  // reference there.
   std::vector<std::string> targets = {targetName};
-  if (spec.fallback && target != Target::Generic && !lut)
-    targets.push_back(fallbackTarget(targetName));
+  std::string fallback = fallbackTarget(targetName);
+  if (spec.fallback && target != Target::Generic &&
+      (!lut || fallback != "generic"))
+    targets.push_back(fallback);
 
   std::vector<std::pair<int64_t, int64_t>> distinct;
   for (const LinearShape &s : spec.shapes)

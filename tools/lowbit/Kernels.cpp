@@ -33,9 +33,8 @@ KernelChoice resolveChoice(const Format &format, Strategy strategy,
   if (!host_runs(target) && !isEmulated(target))
     throw Error("target '" + target_name(target) +
                 "' cannot run on this host (see 'lowbit targets')");
-  // lut-elementwise kernels need a pshufb target (x86 here).
-  bool lutTarget = isCpuCodeTarget(target) && target != Target::Generic &&
-                   !is_aarch64_target(target);
+  // lut-elementwise kernels need a byte table lookup (pshufb, tbl).
+  bool lutTarget = isCpuCodeTarget(target) && target != Target::Generic;
   if (strategy == Strategy::Auto)
     strategy = has_upconvert_layout(format) && isCpuCodeTarget(target)
                    ? Strategy::Upconvert
@@ -56,7 +55,8 @@ KernelChoice resolveChoice(const Format &format, Strategy strategy,
     if (!lutTarget)
       throw Error("strategy 'lut-elementwise' has no kernel for target '" +
                   target_name(target) +
-                  "' (it needs pshufb: x86-avx2, x86-avxvnni, x86-avx512vnni)");
+                  "' (it needs pshufb or tbl: x86-avx2, x86-avxvnni, x86-avx512vnni, "
+                  "aarch64-neon, aarch64-neon-nodot)");
     break;
   default:
     throw Error("strategy '" + strategy_name(strategy) +

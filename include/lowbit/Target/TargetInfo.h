@@ -72,6 +72,11 @@ public:
   /// with registers of whole lanes. Targets without it leave the lut hooks
   /// below at their defaults, which emit nothing (the conversion fails).
   virtual bool hasByteTableLookup() const { return false; }
+  /// Bytes per register of lowbit-lower-lut-elementwise (its byte, int16
+  /// and int32 registers): by default getRegisterBytes(). Its int16 sums
+  /// are widened with one row per int32 lane, so a target with 16-byte
+  /// registers works on pairs (32 bytes: two table lanes).
+  virtual int64_t getLutRegisterBytes() const { return getRegisterBytes(); }
 
   //===--------------------------------------------------------------------===//
   // Conversion to EmitC

@@ -456,7 +456,7 @@ private:
              << "needs the interleaved tl1/tl2 layout of lut_abi.h "
                 "(interleave = 16), got "
              << layout << "; run lowbit-pack-layout first";
-    int64_t registerBytes = target.getRegisterBytes();
+    int64_t registerBytes = target.getLutRegisterBytes();
     if (!target.hasByteTableLookup() || registerBytes % 16 != 0 ||
         kVectorBytes % registerBytes != 0)
       return op.emitOpError()
