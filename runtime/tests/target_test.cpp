@@ -15,9 +15,9 @@ using test::error_of;
 
 TEST(Target, NamesRoundTrip) {
   const std::vector<std::string> names = {
-      "native",         "generic",      "x86-avx2",
-      "x86-avxvnni",    "x86-avx512vnni", "aarch64-neon",
-      "aarch64-neon-nodot", "spirv-vulkan", "spirv-xe2"};
+      "native",         "generic",      "x86-avx2",           "x86-avxvnni",
+      "x86-avx512vnni", "aarch64-neon", "aarch64-neon-nodot", "spirv-vulkan",
+      "spirv-xe2"};
   std::vector<Target> targets = all_targets();
   ASSERT_EQ(targets.size(), names.size());
   for (size_t i = 0; i < names.size(); ++i) {

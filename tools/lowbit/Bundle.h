@@ -35,10 +35,10 @@ struct BundleSpec {
   Format format;
   std::string target; // a concrete target name (not native)
   std::vector<LinearShape> shapes;
-  int threads = 1;          // threads the kernels are configured for
-  std::string schedule;     // "" for the heuristic
-  bool fallback = true;     // also the generic kernels (when target is not)
-  std::string command;      // the command line the README quotes
+  int threads = 1;      // threads the kernels are configured for
+  std::string schedule; // "" for the heuristic
+  bool fallback = true; // also the generic kernels (when target is not)
+  std::string command;  // the command line the README quotes
 };
 
 /// Writes the bundle of `spec` into `out` (created; stale kernels removed)

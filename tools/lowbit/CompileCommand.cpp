@@ -17,8 +17,8 @@
 // one for its fallback (`generic`; `aarch64-neon-nodot` for aarch64-neon,
 // since every AArch64 core has NEON): lowbit_bundle_register() checks the
 // CPU's features (lowbit::host_runs) and registers the table of the target,
-// or the fallback's when the CPU lacks the ISA. tl1/tl2 have no generic kernel; there the
-// fallback is the runtime's reference.
+// or the fallback's when the CPU lacks the ISA. tl1/tl2 have no generic kernel;
+// there the fallback is the runtime's reference.
 //
 // The runtime sources are copied from the runtime/ directory of the source
 // tree this binary was built from (LOWBIT_RUNTIME_SOURCE_DIR, set by
@@ -290,8 +290,7 @@ std::string readmeText(const Format &format, const std::string &target,
     << "A C program links it too (CMake links with the C++ driver).\n\n"
     << "## Dispatch\n\n`lowbit_bundle_register()` (in `lowbit_kernels.h`) "
        "checks the CPU's features\nand registers the "
-    << target
-    << " kernels, or the `" << fallbackTarget(target)
+    << target << " kernels, or the `" << fallbackTarget(target)
     << "` ones when the CPU lacks\nthe ISA "
        "(`lowbit_bundle_active_target()` says which). `lowbit_pack()` then\n"
        "packs weights of a compiled shape for its kernel; any other shape runs "
@@ -346,9 +345,9 @@ std::string readmeText(const Format &format, const std::string &target,
 
 } // namespace
 
-std::vector<BundleKernel> writeBundle(const fs::path &out,
-                                      const BundleSpec &spec,
-                                      std::vector<std::string> &runtimeSources) {
+std::vector<BundleKernel>
+writeBundle(const fs::path &out, const BundleSpec &spec,
+            std::vector<std::string> &runtimeSources) {
   const Format &format = spec.format;
   const std::string &targetName = spec.target;
   Target target = parse_target(targetName);
@@ -437,8 +436,8 @@ std::vector<BundleKernel> writeBundle(const fs::path &out,
   writeFile(out / "lowbit_kernels.cpp",
             tableText(format, targetName, spec.shapes, kernels));
   writeFile(out / "CMakeLists.txt", cmakeText(runtimeSources, kernels));
-  writeFile(out / "README.md", readmeText(format, targetName, spec.command,
-                                          spec.shapes, kernels));
+  writeFile(out / "README.md",
+            readmeText(format, targetName, spec.command, spec.shapes, kernels));
   return kernels;
 }
 
@@ -465,11 +464,10 @@ int runCompile(const ParsedOptions &options) {
   spec.target = target_name(target);
   spec.threads = int(options.getPositive("threads", 1));
   spec.schedule = options.getOr("schedule", "");
-  spec.command =
-      "lowbit compile " +
-      (options.has("model") ? "--model " + *options.get("model")
-                            : "--shapes " + *options.get("shapes")) +
-      " --format " + spec.format.name() + " --target " + spec.target;
+  spec.command = "lowbit compile " +
+                 (options.has("model") ? "--model " + *options.get("model")
+                                       : "--shapes " + *options.get("shapes")) +
+                 " --format " + spec.format.name() + " --target " + spec.target;
   if (!spec.schedule.empty())
     spec.command += " --schedule " + spec.schedule;
   if (spec.threads != 1)

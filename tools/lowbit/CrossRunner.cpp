@@ -26,7 +26,8 @@ namespace {
 class TempDir {
 public:
   TempDir() {
-    std::string pattern = (fs::temp_directory_path() / "lowbit-XXXXXX").string();
+    std::string pattern =
+        (fs::temp_directory_path() / "lowbit-XXXXXX").string();
     if (!mkdtemp(pattern.data()))
       throw Error("cannot create a temporary directory: " +
                   std::string(std::strerror(errno)));
@@ -108,9 +109,9 @@ compileCrossKernels(const Format &format, KernelChoice choice,
 
   // The flags the bundle's CMakeLists.txt gives each file.
   const std::vector<std::string> common = {"-O2", "-ffp-contract=off"};
-  const std::vector<std::string> includes = {
-      (bundle / "include").string(), (bundle / "src").string(),
-      bundle.string()};
+  const std::vector<std::string> includes = {(bundle / "include").string(),
+                                             (bundle / "src").string(),
+                                             bundle.string()};
   const std::string runtimeHeaders =
       headerText({bundle / "include" / "lowbit", bundle / "src"});
   const std::string tableHeaders =

@@ -1,4 +1,5 @@
-//===- CrossRunner.h - kernels for another architecture, under qemu -*- C++ -*-//
+//===- CrossRunner.h - kernels for another architecture, under qemu -*- C++
+//-*-//
 //
 // An x86 process cannot dlopen AArch64 code. For an aarch64-* target on an
 // x86 host, `lowbit run` and `lowbit verify` write the `lowbit compile`

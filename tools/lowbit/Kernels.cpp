@@ -53,10 +53,11 @@ KernelChoice resolveChoice(const Format &format, Strategy strategy,
       throw Error("strategy 'lut-elementwise' has no kernel for " +
                   format.name() + " (it supports tl1, tl2)");
     if (!lutTarget)
-      throw Error("strategy 'lut-elementwise' has no kernel for target '" +
-                  target_name(target) +
-                  "' (it needs pshufb or tbl: x86-avx2, x86-avxvnni, x86-avx512vnni, "
-                  "aarch64-neon, aarch64-neon-nodot)");
+      throw Error(
+          "strategy 'lut-elementwise' has no kernel for target '" +
+          target_name(target) +
+          "' (it needs pshufb or tbl: x86-avx2, x86-avxvnni, x86-avx512vnni, "
+          "aarch64-neon, aarch64-neon-nodot)");
     break;
   default:
     throw Error("strategy '" + strategy_name(strategy) +

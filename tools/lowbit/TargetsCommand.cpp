@@ -40,7 +40,7 @@ static int runTargets(const ParsedOptions &) {
     if (t == Target::Native)
       continue;
     std::printf("  %-18s %s\n", target_name(t).c_str(),
-                host_runs(t)            ? "runs on this host"
+                host_runs(t)           ? "runs on this host"
                 : is_aarch64_target(t) ? "does not run here (run and verify "
                                          "use qemu-aarch64)"
                                        : "does not run here");

@@ -129,7 +129,8 @@ public:
     if (dotprod)
       return call(b, loc, i32x4(ctx), "vdotq_s32", {acc, c, xs});
     // |c x| <= 127 * 128, so a pair of products fits int16 exactly.
-    Type i16x8 = opaqueType(ctx, "int16x8_t"), s8x8 = opaqueType(ctx, "int8x8_t");
+    Type i16x8 = opaqueType(ctx, "int16x8_t"),
+         s8x8 = opaqueType(ctx, "int8x8_t");
     Value low = call(b, loc, i16x8, "vmull_s8",
                      {call(b, loc, s8x8, "vget_low_s8", c),
                       call(b, loc, s8x8, "vget_low_s8", xs)});
@@ -154,8 +155,8 @@ public:
                     : element.isInteger(16) ? "s16"
                     : element.isInteger(8)  ? "u8"
                                             : "s32";
-    Type single = convertRegisterType(VectorType::get(
-        {128 / element.getIntOrFloatBitWidth()}, element));
+    Type single = convertRegisterType(
+        VectorType::get({128 / element.getIntOrFloatBitWidth()}, element));
     Value splat = call(b, loc, single, "vdupq_n_" + t, scalar);
     if (!isPair(type))
       return splat;
@@ -176,8 +177,8 @@ public:
     MLIRContext *ctx = b.getContext();
     Value raw = call(b, loc, opaqueType(ctx, "uint16x4_t"), "vld1_u16",
                      castTo(b, loc, constPointerType(ctx, "uint16_t"), ptr));
-    Value half =
-        call(b, loc, opaqueType(ctx, "float16x4_t"), "vreinterpret_f16_u16", raw);
+    Value half = call(b, loc, opaqueType(ctx, "float16x4_t"),
+                      "vreinterpret_f16_u16", raw);
     return call(b, loc, f32x4(ctx), "vcvt_f32_f16", half);
   }
 
@@ -187,8 +188,8 @@ public:
     Type reg = f32x4(b.getContext());
     Value t = call(b, loc, reg, "vcvtq_f32_s32", o.dot);
     if (o.zero) {
-      Value sums =
-          call(b, loc, reg, "vdupq_n_f32", castTo(b, loc, b.getF32Type(), o.sum));
+      Value sums = call(b, loc, reg, "vdupq_n_f32",
+                        castTo(b, loc, b.getF32Type(), o.sum));
       t = call(b, loc, reg, "vfmsq_f32", {t, o.zero, sums});
     }
     Value inv = call(b, loc, reg, "vdupq_n_f32", o.inv);
@@ -226,9 +227,8 @@ public:
     for (int64_t lane = 0; lane < 4 * int64_t(halves.size()); ++lane) {
       Value index = emitc::ConstantOp::create(b, loc, count.getType(),
                                               b.getIndexAttr(lane));
-      Value inside =
-          emitc::CmpOp::create(b, loc, b.getI1Type(), emitc::CmpPredicate::gt,
-                               count, index);
+      Value inside = emitc::CmpOp::create(
+          b, loc, b.getI1Type(), emitc::CmpPredicate::gt, count, index);
       emitc::IfOp::create(b, loc, inside, [&](OpBuilder &then, Location loc) {
         callVoid(then, loc, "vst1q_lane_f32",
                  {elementAddress(then, loc, ptr, lane), halves[lane / 4]},
@@ -242,7 +242,8 @@ public:
     callVoid(b, loc, "__builtin_prefetch", ptr);
   }
 
-  //===--- lut-elementwise: pairs of registers (two 16-byte table lanes) ---===//
+  //===--- lut-elementwise: pairs of registers (two 16-byte table lanes)
+  //---===//
 
   bool hasByteTableLookup() const override { return true; }
   int64_t getLutRegisterBytes() const override { return 32; }
@@ -250,8 +251,8 @@ public:
   bool emitStoreI32(OpBuilder &b, Location loc, Value value,
                     Value ptr) const override {
     MLIRContext *ctx = b.getContext();
-    Value p = castTo(b, loc, emitc::PointerType::get(opaqueType(ctx, "int32_t")),
-                     ptr);
+    Value p = castTo(b, loc,
+                     emitc::PointerType::get(opaqueType(ctx, "int32_t")), ptr);
     for (auto [i, half] : llvm::enumerate(splitHalves(b, loc, value)))
       callVoid(b, loc, "vst1q_s32",
                {elementAddress(b, loc, p, 4 * int64_t(i)), half});
@@ -273,7 +274,8 @@ public:
       for (int64_t h = 0; h < 2; ++h) {
         SmallVector<Attribute> lanes;
         for (int64_t e = 8 * h; e < 8 * h + 8; ++e)
-          lanes.push_back(b.getI32IntegerAttr(int32_t(tableDigit(width, i, e))));
+          lanes.push_back(
+              b.getI32IntegerAttr(int32_t(tableDigit(width, i, e))));
         halves[h] = loadConstant(b, loc, "int16_t", lanes, "vld1q_s16", i16x8);
       }
       digits.push_back(halves);
@@ -286,8 +288,9 @@ public:
         Value sum;
         for (int64_t i = 0; i < width; ++i) {
           Value xi = castTo(b, loc, i16, loadElement(b, loc, x, width * g + i));
-          sum = sum ? call(b, loc, i16x8, "vmlaq_n_s16", {sum, digits[i][h], xi})
-                    : call(b, loc, i16x8, "vmulq_n_s16", {digits[i][h], xi});
+          sum =
+              sum ? call(b, loc, i16x8, "vmlaq_n_s16", {sum, digits[i][h], xi})
+                  : call(b, loc, i16x8, "vmulq_n_s16", {digits[i][h], xi});
         }
         entries[h] = call(b, loc, reg, "vreinterpretq_u8_s16", sum);
       }
@@ -295,7 +298,8 @@ public:
       Value high = call(b, loc, reg, "vuzp2q_u8", {entries[0], entries[1]});
       int64_t at = (g % 2) * 128 + (g / 2) * 16;
       callVoid(b, loc, "vst1q_u8", {elementAddress(b, loc, out, at), low});
-      callVoid(b, loc, "vst1q_u8", {elementAddress(b, loc, out, at + 64), high});
+      callVoid(b, loc, "vst1q_u8",
+               {elementAddress(b, loc, out, at + 64), high});
     }
     return true;
   }
@@ -311,9 +315,8 @@ public:
     VectorType i16Type = VectorType::get({16}, b.getIntegerType(16));
     auto halves = [&](Value v) { return splitHalves(b, loc, v); };
     auto idx = halves(o.indices), el = halves(o.evenLow),
-         eh = halves(o.evenHigh), ol = halves(o.oddLow),
-         oh = halves(o.oddHigh), accLow = halves(o.accLow),
-         accHigh = halves(o.accHigh);
+         eh = halves(o.evenHigh), ol = halves(o.oddLow), oh = halves(o.oddHigh),
+         accLow = halves(o.accLow), accHigh = halves(o.accHigh);
     SmallVector<Value, 2> es, os;
     if (o.evenSign) {
       es = halves(o.evenSign);
@@ -324,8 +327,8 @@ public:
     SmallVector<Value, 2> lows, highs;
     for (int64_t l = 0; l < 2; ++l) {
       Value i0 = call(b, loc, reg, "vandq_u8", {idx[l], nibble});
-      Value i1 = call(b, loc, reg, "vshrq_n_u8", idx[l],
-                      {b.getI32IntegerAttr(4)});
+      Value i1 =
+          call(b, loc, reg, "vshrq_n_u8", idx[l], {b.getI32IntegerAttr(4)});
       Value e0 = call(b, loc, reg, "vqtbl1q_u8", {el[l], i0});
       Value e1 = call(b, loc, reg, "vqtbl1q_u8", {eh[l], i0});
       Value d0 = call(b, loc, reg, "vqtbl1q_u8", {ol[l], i1});
@@ -343,8 +346,10 @@ public:
                          call(b, loc, reg, zip, {d0, d1}));
         return call(b, loc, i16x8, "vaddq_s16", {even, odd});
       };
-      lows.push_back(call(b, loc, i16x8, "vaddq_s16", {accLow[l], rows("vzip1q_u8")}));
-      highs.push_back(call(b, loc, i16x8, "vaddq_s16", {accHigh[l], rows("vzip2q_u8")}));
+      lows.push_back(
+          call(b, loc, i16x8, "vaddq_s16", {accLow[l], rows("vzip1q_u8")}));
+      highs.push_back(
+          call(b, loc, i16x8, "vaddq_s16", {accHigh[l], rows("vzip2q_u8")}));
     }
     Type pair = convertRegisterType(i16Type);
     return {joinHalves(b, loc, lows, pair), joinHalves(b, loc, highs, pair)};
@@ -396,8 +401,9 @@ private:
   /// past the last entry (lowbit.uk.lut_tables).
   static int64_t tableDigit(int64_t width, int64_t i, int64_t e) {
     if (width == 3 && e <= 13)
-      return i == 0 ? (e + 13) / 9 - 1 : i == 1 ? (e + 13) / 3 % 3 - 1
-                                                : (e + 13) % 3 - 1;
+      return i == 0   ? (e + 13) / 9 - 1
+             : i == 1 ? (e + 13) / 3 % 3 - 1
+                      : (e + 13) % 3 - 1;
     if (width == 2 && e <= 8)
       return i == 0 ? e / 3 - 1 : e % 3 - 1;
     return 0;
@@ -409,14 +415,13 @@ private:
                             Type reg) {
     MLIRContext *ctx = b.getContext();
     Type constElement = opaqueType(ctx, ("const " + element).str());
-    auto array =
-        emitc::ArrayType::get({int64_t(values.size())}, constElement);
+    auto array = emitc::ArrayType::get({int64_t(values.size())}, constElement);
     std::string init = "{";
     for (auto [i, v] : llvm::enumerate(values))
       init += (i ? ", " : "") + std::to_string(cast<IntegerAttr>(v).getInt());
     init += "}";
-    auto variable = emitc::VariableOp::create(b, loc, array,
-                                              emitc::OpaqueAttr::get(ctx, init));
+    auto variable = emitc::VariableOp::create(
+        b, loc, array, emitc::OpaqueAttr::get(ctx, init));
     Value zero = emitc::ConstantOp::create(b, loc, emitc::SizeTType::get(ctx),
                                            b.getIndexAttr(0));
     auto first = emitc::SubscriptOp::create(
@@ -444,8 +449,8 @@ private:
         b, loc, emitc::ArrayType::get({2}, half), "val", variable);
     SmallVector<Value, 2> halves;
     for (int64_t i = 0; i < 2; ++i) {
-      Value index = emitc::ConstantOp::create(b, loc, emitc::SizeTType::get(ctx),
-                                              b.getIndexAttr(i));
+      Value index = emitc::ConstantOp::create(
+          b, loc, emitc::SizeTType::get(ctx), b.getIndexAttr(i));
       auto element = emitc::SubscriptOp::create(
           b, loc, cast<TypedValue<emitc::ArrayType>>(array), ValueRange{index});
       halves.push_back(emitc::LoadOp::create(b, loc, half, element));
@@ -463,8 +468,8 @@ private:
         b, loc, emitc::ArrayType::get({2}, halves[0].getType()), "val",
         variable);
     for (int64_t i = 0; i < 2; ++i) {
-      Value index = emitc::ConstantOp::create(b, loc, emitc::SizeTType::get(ctx),
-                                              b.getIndexAttr(i));
+      Value index = emitc::ConstantOp::create(
+          b, loc, emitc::SizeTType::get(ctx), b.getIndexAttr(i));
       auto element = emitc::SubscriptOp::create(
           b, loc, cast<TypedValue<emitc::ArrayType>>(array), ValueRange{index});
       emitc::AssignOp::create(b, loc, element, halves[i]);

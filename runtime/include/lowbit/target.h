@@ -23,11 +23,11 @@ struct CpuFeatures {
 
 const CpuFeatures &host_cpu_features();
 
+/// Aarch64Neon is Armv8.2-A + dotprod (sdot); Aarch64NeonNoDot the
+/// Advanced SIMD of any Armv8-A core.
 enum class Target {
-  Native, Generic, X86Avx2, X86AvxVnni, X86Avx512Vnni,
-  Aarch64Neon,      // Armv8.2-A + dotprod (sdot)
-  Aarch64NeonNoDot, // Advanced SIMD of any Armv8-A core
-  SpirvVulkan, SpirvXe2,
+  Native, Generic, X86Avx2, X86AvxVnni, X86Avx512Vnni, Aarch64Neon,
+  Aarch64NeonNoDot, SpirvVulkan, SpirvXe2,
 };
 
 /// Throws Error listing the known targets on an unknown name.

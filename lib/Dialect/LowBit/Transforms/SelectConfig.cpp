@@ -89,8 +89,11 @@ LutElementwiseAttr mlir::lowbit::selectLutElementwiseConfig(
   // 0.63). GEMM: per tile and activation row the kernel keeps 4
   // accumulators (int16 and int32 for rows 0..7 and 8..15) and per row 4
   // table registers, plus about 8 working registers: 32 zmm fit 2 tiles x 2
-  // rows, 16 ymm 1 x 2.
-  int64_t tiles = !gemv && target.getNumRegisters() >= 32 ? 2 : 1;
+  // rows, 16 ymm 1 x 2 (counted in lut registers: 32 NEON q registers are
+  // 16 pairs).
+  int64_t lutRegisters = target.getNumRegisters() * target.getRegisterBytes() /
+                         target.getLutRegisterBytes();
+  int64_t tiles = !gemv && lutRegisters >= 32 ? 2 : 1;
   int64_t bn = gemv ? 1 : 2;
   // int16 sums widened every 8 TL2 blocks / 32 TL1 vectors (< 2^15).
   int64_t bk = kind == LayoutKind::TL2 ? 768 : 512;
