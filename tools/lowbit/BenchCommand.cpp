@@ -151,12 +151,7 @@ static int runBench(const ParsedOptions &options) {
          splitList(options.getOr("target", "native"))) {
       KernelChoice choice =
           resolveChoice(format, strategy, parse_target(targetName));
-      if (is_aarch64_target(choice.target) && !host_runs(choice.target))
-        throw Error("lowbit bench cannot time " + target_name(choice.target) +
-                    " kernels on this host: they run under qemu-aarch64, "
-                    "whose speed says nothing about ARM hardware (check them "
-                    "with 'lowbit verify'; README.md, AArch64 NEON, models "
-                    "their speed)");
+      requireTimableTarget(choice.target, "lowbit bench");
       if (choice.strategy == Strategy::Reference)
         throw Error("lowbit bench measures generated kernels; " +
                     format.name() + " has none for " +

@@ -29,6 +29,17 @@ bool isGpuTarget(Target t) {
   return t == Target::SpirvVulkan || t == Target::SpirvXe2;
 }
 
+void requireTimableTarget(Target target, const std::string &command) {
+  if (target == Target::Native)
+    target = native_target();
+  if (isEmulated(target))
+    throw Error(command + " cannot time " + target_name(target) +
+                " kernels on this host: they run under qemu-aarch64, "
+                "whose speed says nothing about ARM hardware (check them "
+                "with 'lowbit verify'; README.md, AArch64 NEON, models "
+                "their speed)");
+}
+
 KernelChoice resolveChoice(const Format &format, Strategy strategy,
                            Target target) {
   if (target == Target::Native)

@@ -34,6 +34,10 @@ struct KernelChoice {
   Target target;
 };
 
+/// Throws the one-line error of a command that times kernels (`command`:
+/// "lowbit bench", "lowbit tune") for a target this host only emulates.
+void requireTimableTarget(Target target, const std::string &command);
+
 /// Resolves `native` to the best target of this host and `auto` to the
 /// fastest strategy available for the format; throws Error when the
 /// combination cannot run here.
