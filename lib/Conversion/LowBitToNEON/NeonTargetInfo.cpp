@@ -218,9 +218,8 @@ public:
     for (int64_t lane = 0; lane < 4; ++lane) {
       Value index = emitc::ConstantOp::create(b, loc, count.getType(),
                                               b.getIndexAttr(lane));
-      Value inside =
-          emitc::CmpOp::create(b, loc, b.getI1Type(), emitc::CmpPredicate::gt,
-                               count, index);
+      Value inside = emitc::CmpOp::create(
+          b, loc, b.getI1Type(), emitc::CmpPredicate::gt, count, index);
       emitc::IfOp::create(b, loc, inside, [&](OpBuilder &then, Location loc) {
         callVoid(then, loc, "vst1q_lane_f32",
                  {elementAddress(then, loc, ptr, lane), value},
@@ -285,10 +284,9 @@ public:
         entries[h] = call(b, loc, reg, "vreinterpretq_u8_s16", sum);
       }
       Value low = call(b, loc, reg, "vuzp1q_u8", {entries[0], entries[1]});
-      Value high = call(b, loc, reg, "veorq_u8",
-                        {call(b, loc, reg, "vuzp2q_u8",
-                              {entries[0], entries[1]}),
-                         bias});
+      Value high = call(
+          b, loc, reg, "veorq_u8",
+          {call(b, loc, reg, "vuzp2q_u8", {entries[0], entries[1]}), bias});
       int64_t at = (g / 4) * 128 + (g % 4) * 16;
       callVoid(b, loc, "vst1q_u8", {elementAddress(b, loc, out, at), low});
       callVoid(b, loc, "vst1q_u8",
@@ -309,15 +307,16 @@ public:
                                      const LutDotOperands &o,
                                      VectorType type) const override {
     MLIRContext *ctx = b.getContext();
-    Type reg = bytes(ctx), acc = i32x4(ctx), u32x4 = opaqueType(ctx, "uint32x4_t");
-    Value selectors = call(
-        b, loc, reg, "vreinterpretq_u8_u32",
-        call(b, loc, u32x4, "vdupq_n_u32", {}, {b.getI32IntegerAttr(0x30201000)}));
-    Value index =
-        o.high ? call(b, loc, reg, "vsriq_n_u8", {selectors, o.indices},
-                      {b.getI32IntegerAttr(4)})
-               : call(b, loc, reg, "vbslq_u8",
-                      {splatByte(b, loc, 0x0F), o.indices, selectors});
+    Type reg = bytes(ctx), acc = i32x4(ctx),
+         u32x4 = opaqueType(ctx, "uint32x4_t");
+    Value selectors = call(b, loc, reg, "vreinterpretq_u8_u32",
+                           call(b, loc, u32x4, "vdupq_n_u32", {},
+                                {b.getI32IntegerAttr(0x30201000)}));
+    Value index = o.high
+                      ? call(b, loc, reg, "vsriq_n_u8", {selectors, o.indices},
+                             {b.getI32IntegerAttr(4)})
+                      : call(b, loc, reg, "vbslq_u8",
+                             {splatByte(b, loc, 0x0F), o.indices, selectors});
     Type u8Ptr = constPointerType(ctx, "uint8_t");
     Type table = opaqueType(ctx, "uint8x16x4_t");
     auto lookup = [&](int64_t offset) {
@@ -330,21 +329,20 @@ public:
     if (!o.signs) {
       auto sum = [&](Value accumulator, Value bytesValue) {
         Value a = call(b, loc, u32x4, "vreinterpretq_u32_s32", accumulator);
-        Value r =
-            dotprod
-                ? call(b, loc, u32x4, "vdotq_u32",
-                       {a, bytesValue, splatByte(b, loc, 1)})
-                : call(b, loc, u32x4, "vpadalq_u16",
-                       {a, call(b, loc, opaqueType(ctx, "uint16x8_t"),
-                                "vpaddlq_u8", bytesValue)});
+        Value r = dotprod ? call(b, loc, u32x4, "vdotq_u32",
+                                 {a, bytesValue, splatByte(b, loc, 1)})
+                          : call(b, loc, u32x4, "vpadalq_u16",
+                                 {a, call(b, loc, opaqueType(ctx, "uint16x8_t"),
+                                          "vpaddlq_u8", bytesValue)});
         return call(b, loc, acc, "vreinterpretq_s32_u32", r);
       };
       return {sum(o.accLow, low), sum(o.accHigh, high)};
     }
     Value zero = call(b, loc, acc, "vdupq_n_s32", {}, {b.getI32IntegerAttr(0)});
-    Value signSums = emitDot4(b, loc, zero, o.signs, splatByte(b, loc, 1), accType);
-    Value correction = call(b, loc, acc, "vshlq_n_s32", signSums,
-                            {b.getI32IntegerAttr(7)});
+    Value signSums =
+        emitDot4(b, loc, zero, o.signs, splatByte(b, loc, 1), accType);
+    Value correction =
+        call(b, loc, acc, "vshlq_n_s32", signSums, {b.getI32IntegerAttr(7)});
     auto signedSum = [&](Value accumulator, Value bytesValue) {
       Value centred =
           call(b, loc, reg, "veorq_u8", {bytesValue, splatByte(b, loc, 0x80)});
@@ -360,18 +358,18 @@ public:
                      VectorType type) const override {
     MLIRContext *ctx = b.getContext();
     Type reg = bytes(ctx);
-    Value word = call(
-        b, loc, reg, "vreinterpretq_u8_u16",
-        call(b, loc, opaqueType(ctx, "uint16x8_t"), "vld1q_dup_u16",
-             castTo(b, loc, constPointerType(ctx, "uint16_t"), ptr)));
+    Value word =
+        call(b, loc, reg, "vreinterpretq_u8_u16",
+             call(b, loc, opaqueType(ctx, "uint16x8_t"), "vld1q_dup_u16",
+                  castTo(b, loc, constPointerType(ctx, "uint16_t"), ptr)));
     SmallVector<Attribute> spread, bits;
     for (int32_t i = 0; i < 16; ++i) {
       spread.push_back(b.getI32IntegerAttr(i / 8));
       bits.push_back(b.getI32IntegerAttr(1 << (i % 8)));
     }
-    Value spreadBytes = call(
-        b, loc, reg, "vqtbl1q_u8",
-        {word, loadConstant(b, loc, "uint8_t", spread, "vld1q_u8", reg)});
+    Value spreadBytes =
+        call(b, loc, reg, "vqtbl1q_u8",
+             {word, loadConstant(b, loc, "uint8_t", spread, "vld1q_u8", reg)});
     Value set = call(
         b, loc, reg, "vtstq_u8",
         {spreadBytes, loadConstant(b, loc, "uint8_t", bits, "vld1q_u8", reg)});
