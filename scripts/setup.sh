@@ -15,6 +15,7 @@ packages=(
   libclang-rt-22-dev nlohmann-json3-dev libgtest-dev
   python3 python3-numpy
   libvulkan-dev mesa-vulkan-drivers spirv-tools vulkan-tools
+  qemu-user gcc-aarch64-linux-gnu g++-aarch64-linux-gnu libc6-dev-arm64-cross
 )
 
 missing=()

@@ -27,8 +27,8 @@ count() {
 # lit: dialect round trips and diagnostics, passes, emitted C++, CLI
 # behaviour, and every generated kernel against the reference (test/e2e).
 "$lit" -sv build/test 2>&1 | tee "$log/lit.txt"
-count lit "$(grep -oP '^\s*Passed\s*: \K\d+' "$log/lit.txt" || echo 0)" \
-  "$(grep -oP '^\s*(Failed|Unresolved|Timed Out)\s*: \K\d+' "$log/lit.txt" |
+count lit "$(grep -oP '^\s*Passed\s*:\s*\K\d+' "$log/lit.txt" || echo 0)" \
+  "$(grep -oP '^\s*(Failed|Unresolved|Timed Out)\s*:\s*\K\d+' "$log/lit.txt" |
     awk '{s += $1} END {print s + 0}')"
 grep -q "Passed" "$log/lit.txt" || count "lit (did not run)" 0 1
 

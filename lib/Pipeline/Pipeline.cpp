@@ -46,6 +46,10 @@ static void addLoweringPasses(OpPassManager &pm,
     LowBitConvertToX86Options x86;
     x86.isa = target.str();
     pm.addPass(createLowBitConvertToX86(x86));
+  } else if (target.consume_front("aarch64-neon")) {
+    LowBitConvertToNEONOptions neon;
+    neon.dotprod = target != "-nodot";
+    pm.addPass(createLowBitConvertToNEON(neon));
   } else {
     pm.addPass(createLowBitConvertToGeneric());
   }

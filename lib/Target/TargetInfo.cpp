@@ -2,6 +2,7 @@
 
 #include "lowbit/Target/TargetInfo.h"
 #include "lowbit/Conversion/LowBitToGeneric/LowBitToGeneric.h"
+#include "lowbit/Conversion/LowBitToNEON/LowBitToNEON.h"
 #include "lowbit/Conversion/LowBitToX86/LowBitToX86.h"
 
 using namespace mlir;
@@ -9,6 +10,7 @@ using namespace mlir::lowbit;
 
 ArrayRef<StringRef> mlir::lowbit::getTargetNames() {
   static const StringRef names[] = {"x86-avx512vnni", "x86-avxvnni", "x86-avx2",
+                                    "aarch64-neon", "aarch64-neon-nodot",
                                     "generic"};
   return names;
 }
@@ -20,6 +22,10 @@ std::unique_ptr<TargetInfo> mlir::lowbit::createTargetInfo(StringRef name) {
     return createX86TargetInfo(X86Isa::AvxVnni);
   if (name == "x86-avx2")
     return createX86TargetInfo(X86Isa::Avx2);
+  if (name == "aarch64-neon")
+    return createNeonTargetInfo(/*dotprod=*/true);
+  if (name == "aarch64-neon-nodot")
+    return createNeonTargetInfo(/*dotprod=*/false);
   if (name == "generic")
     return createGenericTargetInfo();
   return nullptr;

@@ -116,6 +116,7 @@ static constexpr std::pair<Target, const char *> kTargets[] = {
     {Target::X86AvxVnni, "x86-avxvnni"},
     {Target::X86Avx512Vnni, "x86-avx512vnni"},
     {Target::Aarch64Neon, "aarch64-neon"},
+    {Target::Aarch64NeonNoDot, "aarch64-neon-nodot"},
     {Target::SpirvVulkan, "spirv-vulkan"},
     {Target::SpirvXe2, "spirv-xe2"},
 };
@@ -183,6 +184,8 @@ bool host_runs(Target t) {
     return x86Base && f.avx512f && f.avx512bw && f.avx512vl && f.avx512vnni &&
            f.avx512vbmi;
   case Target::Aarch64Neon:
+    return f.neon && f.dotprod;
+  case Target::Aarch64NeonNoDot:
     return f.neon;
   case Target::SpirvVulkan:
   case Target::SpirvXe2:
@@ -195,10 +198,14 @@ bool host_runs(Target t) {
 
 Target native_target() {
   for (Target t : {Target::X86Avx512Vnni, Target::X86AvxVnni, Target::X86Avx2,
-                   Target::Aarch64Neon})
+                   Target::Aarch64Neon, Target::Aarch64NeonNoDot})
     if (host_runs(t))
       return t;
   return Target::Generic;
+}
+
+bool is_aarch64_target(Target t) {
+  return t == Target::Aarch64Neon || t == Target::Aarch64NeonNoDot;
 }
 
 Strategy parse_strategy(std::string_view name) {

@@ -16,8 +16,9 @@ using test::error_of;
 
 TEST(Target, NamesRoundTrip) {
   const std::vector<std::string> names = {
-      "native",         "generic",      "x86-avx2",     "x86-avxvnni",
-      "x86-avx512vnni", "aarch64-neon", "spirv-vulkan", "spirv-xe2"};
+      "native",         "generic",      "x86-avx2",           "x86-avxvnni",
+      "x86-avx512vnni", "aarch64-neon", "aarch64-neon-nodot", "spirv-vulkan",
+      "spirv-xe2"};
   std::vector<Target> targets = all_targets();
   ASSERT_EQ(targets.size(), names.size());
   for (size_t i = 0; i < names.size(); ++i) {
@@ -29,8 +30,8 @@ TEST(Target, NamesRoundTrip) {
 TEST(Target, UnknownNameListsTargets) {
   EXPECT_EQ(error_of([] { parse_target("avx2"); }),
             "unknown target 'avx2' (expected native, generic, x86-avx2, "
-            "x86-avxvnni, x86-avx512vnni, aarch64-neon, spirv-vulkan, "
-            "spirv-xe2)");
+            "x86-avxvnni, x86-avx512vnni, aarch64-neon, aarch64-neon-nodot, "
+            "spirv-vulkan, spirv-xe2)");
   EXPECT_NE(error_of([] { parse_target(""); }), "");
   EXPECT_NE(error_of([] { parse_target("Native"); }), "");
 }
@@ -99,6 +100,7 @@ TEST(Target, FeaturesMatchProcCpuinfo) {
   EXPECT_FALSE(f.neon);
   EXPECT_FALSE(f.dotprod);
   EXPECT_FALSE(host_runs(Target::Aarch64Neon));
+  EXPECT_FALSE(host_runs(Target::Aarch64NeonNoDot));
 }
 #endif
 

@@ -151,6 +151,7 @@ static int runBench(const ParsedOptions &options) {
          splitList(options.getOr("target", "native"))) {
       KernelChoice choice =
           resolveChoice(format, strategy, parse_target(targetName));
+      requireTimableTarget(choice.target, "lowbit bench");
       if (choice.strategy == Strategy::Reference)
         throw Error("lowbit bench measures generated kernels; " +
                     format.name() + " has none for " +

@@ -14,10 +14,11 @@
 //   OUT/src/*                 the runtime sources
 //
 // Every shape gets a kernel for --target and, unless the target is generic,
-// one for `generic`: lowbit_bundle_register() checks the CPU's features
-// (lowbit::host_runs) and registers the table of the target, or the generic
-// one when the CPU lacks the ISA. tl1/tl2 have no generic kernel; there the
-// fallback is the runtime's reference.
+// one for its fallback (`generic`; `aarch64-neon-nodot` for aarch64-neon,
+// since every AArch64 core has NEON): lowbit_bundle_register() checks the
+// CPU's features (lowbit::host_runs) and registers the table of the target,
+// or the fallback's when the CPU lacks the ISA. tl1/tl2 have no generic kernel;
+// there the fallback is the runtime's reference.
 //
 // The runtime sources are copied from the runtime/ directory of the source
 // tree this binary was built from (LOWBIT_RUNTIME_SOURCE_DIR, set by
@@ -26,6 +27,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Bundle.h"
 #include "Commands.h"
 #include "Kernels.h"
 #include "Models.h"
@@ -35,7 +37,6 @@
 #include "lowbit/lut.h"
 #include "lowbit/target.h"
 #include "lowbit/upconvert.h"
-
 
 #include <algorithm>
 #include <chrono>
@@ -52,16 +53,6 @@ namespace fs = std::filesystem;
 namespace lowbit::cli {
 
 namespace {
-
-struct BundleKernel {
-  std::string target; // e.g. x86-avx2
-  int64_t M = 0, K = 0;
-  int64_t minN = 1;     // 1: the GEMV config, 2: the GEMM config (N >= 2)
-  std::string function; // C symbol
-  std::string config;
-  std::string file; // kernels/<function>.cpp
-  std::vector<std::string> flags;
-};
 
 fs::path runtimeSourceDir() {
   std::vector<fs::path> candidates;
@@ -120,6 +111,12 @@ std::vector<fs::path> sortedFiles(const fs::path &dir,
   return files;
 }
 
+/// The target whose kernels a bundle for `target` registers on a CPU that
+/// lacks `target`'s ISA.
+std::string fallbackTarget(const std::string &target) {
+  return target == "aarch64-neon" ? "aarch64-neon-nodot" : "generic";
+}
+
 std::string headerText(const Format &format, const std::string &target,
                        const std::vector<LinearShape> &shapes,
                        const std::vector<BundleKernel> &kernels) {
@@ -138,13 +135,20 @@ std::string headerText(const Format &format, const std::string &target,
     << "extern const size_t lowbit_bundle_num_shapes; /* " << shapes.size()
     << " */\n\n"
     << "/* Registers the kernels of LOWBIT_BUNDLE_TARGET with the runtime\n"
-    << " * (lowbit_register_kernels), or the generic ones when this CPU lacks\n"
+    << " * (lowbit_register_kernels), or the " << fallbackTarget(target)
+    << " ones when this CPU lacks\n"
     << " * the target's ISA (or when the environment sets\n"
     << " * LOWBIT_BUNDLE_GENERIC=1). Call once before lowbit_pack(). */\n"
     << "lowbit_status_t lowbit_bundle_register(void);\n"
     << "/* The target whose kernels lowbit_bundle_register() chose (\"\" "
        "before). */\n"
-    << "const char *lowbit_bundle_active_target(void);\n\n"
+    << "const char *lowbit_bundle_active_target(void);\n"
+    << "/* The kernel table compiled for `target` (LOWBIT_BUNDLE_TARGET or\n"
+    << " * \"" << fallbackTarget(target)
+    << "\"), whatever this CPU runs; NULL and *count = 0 for another. */\n"
+    << "const lowbit_kernel_entry_t *lowbit_bundle_kernels(const char "
+       "*target,\n"
+    << "                                                   size_t *count);\n\n"
     << "/* The kernels (kernel_abi.h). */\n";
   for (const BundleKernel &k : kernels)
     h << "void " << k.function
@@ -184,8 +188,9 @@ std::string tableText(const Format &format, const std::string &target,
     c << "};\nconst size_t " << name << "Count = " << n << ";\n\n";
   };
   table(target, "targetKernels");
+  const std::string fallback = fallbackTarget(target);
   if (target != "generic")
-    table("generic", "genericKernels");
+    table(fallback, "fallbackKernels");
   c << "const char *activeTarget = \"\";\n\n} // namespace\n\n"
     << "extern \"C\" lowbit_status_t lowbit_bundle_register(void) {\n"
     << "  bool native = false;\n"
@@ -199,9 +204,9 @@ std::string tableText(const Format &format, const std::string &target,
     << "    native = false;\n";
   if (target != "generic")
     c << "  if (!native) {\n"
-      << "    activeTarget = \"generic\";\n"
-      << "    return lowbit_register_kernels(genericKernels, "
-         "genericKernelsCount);\n"
+      << "    activeTarget = " << quoted(fallback) << ";\n"
+      << "    return lowbit_register_kernels(fallbackKernels, "
+         "fallbackKernelsCount);\n"
       << "  }\n";
   else
     c << "  (void)native;\n";
@@ -209,7 +214,16 @@ std::string tableText(const Format &format, const std::string &target,
     << "  return lowbit_register_kernels(targetKernels, targetKernelsCount);\n"
     << "}\n\n"
     << "extern \"C\" const char *lowbit_bundle_active_target(void) {\n"
-    << "  return activeTarget;\n}\n";
+    << "  return activeTarget;\n}\n\n"
+    << "extern \"C\" const lowbit_kernel_entry_t *\n"
+    << "lowbit_bundle_kernels(const char *target, size_t *count) {\n"
+    << "  if (std::strcmp(target, " << quoted(target) << ") == 0) {\n"
+    << "    *count = targetKernelsCount;\n    return targetKernels;\n  }\n";
+  if (target != "generic")
+    c << "  if (std::strcmp(target, " << quoted(fallback) << ") == 0) {\n"
+      << "    *count = fallbackKernelsCount;\n    return fallbackKernels;\n"
+      << "  }\n";
+  c << "  *count = 0;\n  return nullptr;\n}\n";
   return c.str();
 }
 
@@ -276,8 +290,8 @@ std::string readmeText(const Format &format, const std::string &target,
     << "A C program links it too (CMake links with the C++ driver).\n\n"
     << "## Dispatch\n\n`lowbit_bundle_register()` (in `lowbit_kernels.h`) "
        "checks the CPU's features\nand registers the "
-    << target
-    << " kernels, or the `generic` ones when the CPU lacks\nthe ISA "
+    << target << " kernels, or the `" << fallbackTarget(target)
+    << "` ones when the CPU lacks\nthe ISA "
        "(`lowbit_bundle_active_target()` says which). `lowbit_pack()` then\n"
        "packs weights of a compiled shape for its kernel; any other shape runs "
        "the\nscalar reference.\n\n"
@@ -329,51 +343,42 @@ std::string readmeText(const Format &format, const std::string &target,
   return r.str();
 }
 
-int runCompile(const ParsedOptions &options) {
-  auto start = std::chrono::steady_clock::now();
-  Format format = Format::parse(*options.get("format"));
-  if (options.has("model") == options.has("shapes"))
-    throw Error("give exactly one of --model and --shapes");
-  std::vector<LinearShape> shapes =
-      options.has("model") ? modelShapes(*options.get("model"))
-                           : parseShapeList(*options.get("shapes"));
-  if (shapes.empty())
-    throw Error("no shapes to compile");
-  for (LinearShape &s : shapes) {
-    format.check_shape(s.M, s.K);
-    if (s.name.empty())
-      s.name = std::to_string(s.M) + "x" + std::to_string(s.K);
-  }
+} // namespace
 
-  Target target = parse_target(options.getOr("target", "native"));
-  if (target == Target::Native)
-    target = native_target();
+std::vector<BundleKernel>
+writeBundle(const fs::path &out, const BundleSpec &spec,
+            std::vector<std::string> &runtimeSources) {
+  const Format &format = spec.format;
+  const std::string &targetName = spec.target;
+  Target target = parse_target(targetName);
   if (target != Target::Generic && target != Target::X86Avx2 &&
-      target != Target::X86AvxVnni && target != Target::X86Avx512Vnni)
-    throw Error("lowbit compile: target '" + target_name(target) +
+      target != Target::X86AvxVnni && target != Target::X86Avx512Vnni &&
+      !is_aarch64_target(target))
+    throw Error("lowbit compile: target '" + targetName +
                 "' is not supported (use generic, x86-avx2, x86-avxvnni, "
-                "x86-avx512vnni or native)");
+                "x86-avx512vnni, aarch64-neon, aarch64-neon-nodot or native)");
   const bool lut = has_lut_layout(format);
   if (!lut && !has_upconvert_layout(format))
     throw Error("lowbit compile: no kernel strategy for " + format.name());
   if (lut && target == Target::Generic)
     throw Error("lowbit compile: " + format.name() +
-                " (lut-elementwise) needs an x86 target, not generic");
-  const int threads = int(options.getPositive("threads", 1));
-  const std::string schedule = options.getOr("schedule", "");
-  const std::string targetName = target_name(target);
+                " (lut-elementwise) needs an x86 or aarch64 target, not "
+                "generic");
 
+  // Generic has no lut-elementwise kernel: tl1/tl2 fall back to the
+  // reference there.
   std::vector<std::string> targets = {targetName};
-  if (target != Target::Generic && !lut)
-    targets.push_back("generic");
+  std::string fallback = fallbackTarget(targetName);
+  if (spec.fallback && target != Target::Generic &&
+      (!lut || fallback != "generic"))
+    targets.push_back(fallback);
 
   std::vector<std::pair<int64_t, int64_t>> distinct;
-  for (const LinearShape &s : shapes)
+  for (const LinearShape &s : spec.shapes)
     if (std::find(distinct.begin(), distinct.end(), std::make_pair(s.M, s.K)) ==
         distinct.end())
       distinct.push_back({s.M, s.K});
 
-  fs::path out = *options.get("out");
   fs::path runtime = runtimeSourceDir();
   std::error_code ec;
   fs::create_directories(out / "kernels", ec);
@@ -392,8 +397,8 @@ int runCompile(const ParsedOptions &options) {
     for (const auto &[M, K] : distinct)
       for (int64_t nHint : {int64_t(1), int64_t(16)}) {
         KernelOptions kernelOptions;
-        kernelOptions.threads = threads;
-        kernelOptions.schedulePath = schedule;
+        kernelOptions.threads = spec.threads;
+        kernelOptions.schedulePath = spec.schedule;
         mlir::lowbit::KernelSource source = generateKernelSource(
             format, t, {M, K, nHint}, kernelOptions,
             "lowbit_bundle_" + identifier(t) + "_" +
@@ -415,7 +420,7 @@ int runCompile(const ParsedOptions &options) {
         kernels.push_back(std::move(k));
       }
 
-  std::vector<std::string> runtimeSources;
+  runtimeSources.clear();
   for (const fs::path &h : sortedFiles(runtime / "include" / "lowbit", {".h"}))
     fs::copy_file(h, out / "include" / "lowbit" / h.filename(),
                   fs::copy_options::overwrite_existing);
@@ -426,33 +431,67 @@ int runCompile(const ParsedOptions &options) {
       runtimeSources.push_back("src/" + s.filename().string());
   }
 
-  std::string command =
-      "lowbit compile " +
-      (options.has("model") ? "--model " + *options.get("model")
-                            : "--shapes " + *options.get("shapes")) +
-      " --format " + format.name() + " --target " + targetName;
-  if (!schedule.empty())
-    command += " --schedule " + schedule;
-  if (threads != 1)
-    command += " --threads " + std::to_string(threads);
-
   writeFile(out / "lowbit_kernels.h",
-            headerText(format, targetName, shapes, kernels));
+            headerText(format, targetName, spec.shapes, kernels));
   writeFile(out / "lowbit_kernels.cpp",
-            tableText(format, targetName, shapes, kernels));
+            tableText(format, targetName, spec.shapes, kernels));
   writeFile(out / "CMakeLists.txt", cmakeText(runtimeSources, kernels));
   writeFile(out / "README.md",
-            readmeText(format, targetName, command, shapes, kernels));
+            readmeText(format, targetName, spec.command, spec.shapes, kernels));
+  return kernels;
+}
 
+namespace {
+
+int runCompile(const ParsedOptions &options) {
+  auto start = std::chrono::steady_clock::now();
+  BundleSpec spec;
+  spec.format = Format::parse(*options.get("format"));
+  if (options.has("model") == options.has("shapes"))
+    throw Error("give exactly one of --model and --shapes");
+  spec.shapes = options.has("model") ? modelShapes(*options.get("model"))
+                                     : parseShapeList(*options.get("shapes"));
+  if (spec.shapes.empty())
+    throw Error("no shapes to compile");
+  for (LinearShape &s : spec.shapes) {
+    spec.format.check_shape(s.M, s.K);
+    if (s.name.empty())
+      s.name = std::to_string(s.M) + "x" + std::to_string(s.K);
+  }
+  Target target = parse_target(options.getOr("target", "native"));
+  if (target == Target::Native)
+    target = native_target();
+  spec.target = target_name(target);
+  spec.threads = int(options.getPositive("threads", 1));
+  spec.schedule = options.getOr("schedule", "");
+  spec.command = "lowbit compile " +
+                 (options.has("model") ? "--model " + *options.get("model")
+                                       : "--shapes " + *options.get("shapes")) +
+                 " --format " + spec.format.name() + " --target " + spec.target;
+  if (!spec.schedule.empty())
+    spec.command += " --schedule " + spec.schedule;
+  if (spec.threads != 1)
+    spec.command += " --threads " + std::to_string(spec.threads);
+
+  fs::path out = *options.get("out");
+  std::vector<std::string> runtimeSources;
+  std::vector<BundleKernel> kernels = writeBundle(out, spec, runtimeSources);
+
+  size_t distinct = 0;
+  std::string targetList;
+  for (size_t i = 0; i < kernels.size(); ++i) {
+    const BundleKernel &k = kernels[i];
+    if (k.target == spec.target && k.minN == 1)
+      ++distinct;
+    if (i == 0 || kernels[i - 1].target != k.target)
+      targetList += (targetList.empty() ? "" : " + ") + k.target;
+  }
   double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
           .count();
-  std::string targetList;
-  for (const std::string &t : targets)
-    targetList += (targetList.empty() ? "" : " + ") + t;
   std::printf("compile: %s, %zu shapes (%zu distinct), %zu kernels (%s), "
               "%zu runtime sources -> %s (%.1f s)\n",
-              format.name().c_str(), shapes.size(), distinct.size(),
+              spec.format.name().c_str(), spec.shapes.size(), distinct,
               kernels.size(), targetList.c_str(), runtimeSources.size(),
               out.string().c_str(), seconds);
   return 0;
@@ -465,16 +504,17 @@ const Command &compileCommand() {
       {"compile",
        "Compile kernels ahead of time into a bundle to add_subdirectory().",
        "The bundle (--out) holds the generated kernels of every shape for "
-       "--target\nand for generic (the fallback when the CPU lacks the ISA; "
-       "tl1/tl2 fall back\nto the reference), the runtime sources, a "
-       "CMakeLists.txt building the static\nlibrary lowbit_bundle (C++17, no "
-       "LLVM) and a README.md with the C API\n(include/lowbit/lowbit.h).\n",
+       "--target\nand for its fallback when the CPU lacks the ISA (generic; "
+       "aarch64-neon-nodot\nfor aarch64-neon; tl1/tl2 fall back to the "
+       "reference), the runtime sources, a\n"
+       "CMakeLists.txt building the static library lowbit_bundle (C++17, no "
+       "LLVM)\nand a README.md with the C API (include/lowbit/lowbit.h).\n",
        {{"format", "F", "weight format", true},
         {"model", "NAME", "every linear shape of a model (schedules/models)"},
         {"shapes", "MxK[,...]", "weight shapes instead of --model"},
         {"target", "T",
          "native (default), generic, x86-avx2, x86-avxvnni, "
-         "x86-avx512vnni"},
+         "x86-avx512vnni, aarch64-neon, aarch64-neon-nodot"},
         {"schedule", "FILE", "JSON schedule to take configs from"},
         {"threads", "N", "threads the kernels are configured for (default 1)"},
         {"out", "DIR", "bundle directory (created)", true}}},

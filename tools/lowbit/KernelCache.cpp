@@ -436,4 +436,137 @@ LoadedKernel compile_and_load(const std::string &cppSource,
   return k;
 }
 
+//===----------------------------------------------------------------------===//
+// Executables for another architecture
+//===----------------------------------------------------------------------===//
+
+std::pair<int, std::string> run_command(const std::vector<std::string> &argv) {
+  return run_capture(argv);
+}
+
+CrossToolchain aarch64_toolchain() {
+  static const char *sysroot = "/usr/aarch64-linux-gnu";
+  CrossToolchain t;
+  t.arch = "aarch64";
+  if (const char *cxx = std::getenv("LOWBIT_CROSS_CXX"); cxx && *cxx) {
+    std::stringstream words(cxx);
+    for (std::string w; words >> w;)
+      t.cxx.push_back(w);
+  } else if (executable_on_path("aarch64-linux-gnu-g++")) {
+    t.cxx = {"aarch64-linux-gnu-g++"};
+  } else if (executable_on_path("clang++-22") &&
+             fs::exists(fs::path(sysroot) / "include" / "stdio.h")) {
+    t.cxx = {"clang++-22", "--target=aarch64-linux-gnu"};
+  } else {
+    throw Error("cannot build aarch64 code: no cross compiler (install "
+                "g++-aarch64-linux-gnu and libc6-dev-arm64-cross, or set "
+                "LOWBIT_CROSS_CXX)");
+  }
+  if (!executable_on_path(t.cxx.front()))
+    throw Error("cannot build aarch64 code: the cross compiler '" +
+                t.cxx.front() + "' is not installed");
+  const char *qemu = std::getenv("LOWBIT_QEMU");
+  std::string emulator = qemu && *qemu ? qemu : "qemu-aarch64";
+  if (!executable_on_path(emulator))
+    throw Error("cannot run aarch64 code on this host: '" + emulator +
+                "' not found (install qemu-user)");
+  if (!fs::exists(fs::path(sysroot) / "lib" / "ld-linux-aarch64.so.1"))
+    throw Error(std::string("cannot run aarch64 code on this host: no "
+                            "AArch64 C library in ") +
+                sysroot + " (install libc6-dev-arm64-cross)");
+  t.run = {emulator, "-L", sysroot};
+  return t;
+}
+
+std::string build_cached_executable(const CrossToolchain &toolchain,
+                                    const std::vector<BuildUnit> &units,
+                                    const std::vector<std::string> &linkFlags) {
+  const std::string &cxx = toolchain.cxx.front();
+  std::string base = "lowbit cross cache v1\n";
+  auto add = [](std::string &key, const std::string &part) {
+    key += std::to_string(part.size()) + ":" + part + "\n";
+  };
+  for (const std::string &word : toolchain.cxx)
+    add(base, word);
+  add(base, compiler_identity(cxx));
+
+  const fs::path dir = kernel_cache_dir();
+  std::vector<fs::path> objects;
+  std::vector<size_t> missing;
+  std::string exeKey = base;
+  for (const BuildUnit &unit : units) {
+    std::string key = base;
+    add(key, "flags " + std::to_string(unit.flags.size()));
+    for (const std::string &flag : unit.flags)
+      add(key, flag);
+    add(key, read_file(unit.path));
+    add(key, unit.headers);
+    const std::string hash = sha256_hex(key);
+    add(exeKey, hash);
+    objects.push_back(dir / (hash + "." + toolchain.arch + ".o"));
+    if (!fs::exists(objects.back()))
+      missing.push_back(objects.size() - 1);
+  }
+  add(exeKey, "link " + std::to_string(linkFlags.size()));
+  for (const std::string &flag : linkFlags)
+    add(exeKey, flag);
+  const fs::path exe = dir / (sha256_hex(exeKey) + "." + toolchain.arch);
+  if (fs::exists(exe))
+    return exe.string();
+
+  WorkDir work(dir);
+  const fs::path log = work.path() / "compiler.log";
+  auto fail = [&](int status) {
+    std::string line = first_error_line(read_file(log), work.path());
+    if (line.empty())
+      line = "exit status " + std::to_string(status);
+    throw Error(toolchain.arch + " build failed (" + cxx + "): " + line);
+  };
+  auto command = [&](const std::vector<std::string> &tail) {
+    std::vector<std::string> argv = toolchain.cxx;
+    argv.insert(argv.end(), tail.begin(), tail.end());
+    return argv;
+  };
+  const size_t jobs = std::max<size_t>(1, std::thread::hardware_concurrency());
+  for (size_t first = 0; first < missing.size(); first += jobs) {
+    std::vector<std::pair<pid_t, size_t>> running;
+    for (size_t j = first; j < std::min(missing.size(), first + jobs); ++j) {
+      const size_t i = missing[j];
+      std::vector<std::string> args = {"-std=c++17"};
+      args.insert(args.end(), units[i].flags.begin(), units[i].flags.end());
+      for (const std::string &dir : units[i].includes)
+        args.push_back("-I" + dir);
+      const fs::path built = work.path() / objects[i].filename();
+      args.insert(args.end(), {"-c", units[i].path, "-o", built.string()});
+      running.push_back({spawn(command(args), log.string()), i});
+    }
+    int worst = 0;
+    for (auto [pid, i] : running)
+      worst = std::max(worst, wait_for(pid));
+    if (worst != 0)
+      fail(worst);
+    for (auto [pid, i] : running) {
+      std::error_code ec;
+      fs::rename(work.path() / objects[i].filename(), objects[i], ec);
+      if (ec)
+        throw Error("cannot move an object into " + dir.string() + ": " +
+                    ec.message());
+    }
+  }
+  std::vector<std::string> link;
+  for (const fs::path &object : objects)
+    link.push_back(object.string());
+  link.insert(link.end(), linkFlags.begin(), linkFlags.end());
+  const fs::path built = work.path() / "a.out";
+  link.insert(link.end(), {"-o", built.string()});
+  if (int status = wait_for(spawn(command(link), log.string())); status != 0)
+    fail(status);
+  std::error_code ec;
+  fs::rename(built, exe, ec);
+  if (ec)
+    throw Error("cannot move an executable into " + dir.string() + ": " +
+                ec.message());
+  return exe.string();
+}
+
 } // namespace lowbit::cli

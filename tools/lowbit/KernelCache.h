@@ -22,6 +22,7 @@
 
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace lowbit::cli {
@@ -73,6 +74,44 @@ compile_and_load(const std::vector<std::string> &cppSources,
 /// The compiler: $LOWBIT_CXX, else the first of clang++-22, c++, g++ found
 /// on PATH. Throws Error when there is none.
 std::string host_cxx();
+
+/// A C++ compiler for another architecture and how this host runs what it
+/// builds.
+struct CrossToolchain {
+  std::string arch;             // "aarch64"
+  std::vector<std::string> cxx; // the compiler and its target flags
+  std::vector<std::string> run; // the emulator command that prefixes a run
+};
+
+/// The AArch64 toolchain of an x86 host: $LOWBIT_CROSS_CXX (a command
+/// line), else aarch64-linux-gnu-g++, else clang++-22
+/// --target=aarch64-linux-gnu; programs run under $LOWBIT_QEMU (default
+/// qemu-aarch64) -L /usr/aarch64-linux-gnu. Throws Error with one line
+/// naming what is missing and the Debian package that provides it.
+CrossToolchain aarch64_toolchain();
+
+/// One translation unit of an executable: a source file, its flags, its
+/// include directories and the text of the headers it includes (the cache
+/// key has the text, not the directories, which may be temporary).
+struct BuildUnit {
+  std::string path;
+  std::vector<std::string> flags;
+  std::vector<std::string> includes;
+  std::string headers;
+};
+
+/// Compiles every unit with `toolchain.cxx -std=c++17 <flags> -I... -c` (each
+/// object cached by a SHA-256 of the compiler, its flags, the source and
+/// header text; missing ones built in parallel) and links them with
+/// `linkFlags` into an executable cached by the hash of its objects' keys.
+/// Returns the executable's path. A compiler failure throws Error with the
+/// compiler's first error line.
+std::string build_cached_executable(const CrossToolchain &toolchain,
+                                    const std::vector<BuildUnit> &units,
+                                    const std::vector<std::string> &linkFlags);
+
+/// Runs argv (looked up on PATH); returns {exit status, stdout + stderr}.
+std::pair<int, std::string> run_command(const std::vector<std::string> &argv);
 
 /// $XDG_CACHE_HOME/lowbit, else $HOME/.cache/lowbit (created on demand).
 std::string kernel_cache_dir();

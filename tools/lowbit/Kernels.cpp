@@ -1,6 +1,7 @@
 //===- Kernels.cpp - choosing, compiling and running kernels --------------===//
 
 #include "Kernels.h"
+#include "CrossRunner.h"
 
 #include "lowbit/error.h"
 #include "lowbit/lut.h"
@@ -15,21 +16,35 @@ namespace lowbit::cli {
 
 static bool isCpuCodeTarget(Target t) {
   return t == Target::Generic || t == Target::X86Avx2 ||
-         t == Target::X86AvxVnni || t == Target::X86Avx512Vnni;
+         t == Target::X86AvxVnni || t == Target::X86Avx512Vnni ||
+         is_aarch64_target(t);
+}
+
+/// AArch64 code on another host: cross-built and run under qemu.
+static bool isEmulated(Target t) {
+  return is_aarch64_target(t) && !host_runs(t);
 }
 
 bool isGpuTarget(Target t) {
   return t == Target::SpirvVulkan || t == Target::SpirvXe2;
 }
 
+void requireTimableTarget(Target target, const std::string &command) {
+  if (target == Target::Native)
+    target = native_target();
+  if (isEmulated(target))
+    throw Error(command + " cannot time " + target_name(target) +
+                " kernels on this host: they run under qemu-aarch64, "
+                "whose speed says nothing about ARM hardware (check them "
+                "with 'lowbit verify'; README.md, AArch64 NEON, models "
+                "their speed)");
+}
+
 KernelChoice resolveChoice(const Format &format, Strategy strategy,
                            Target target) {
   if (target == Target::Native)
     target = native_target();
-  if (target == Target::Aarch64Neon)
-    throw Error("target '" + target_name(target) +
-                "' is not supported by this build yet");
-  if (!host_runs(target))
+  if (!host_runs(target) && !isEmulated(target))
     throw Error("target '" + target_name(target) + "' cannot run on this " +
                 (isGpuTarget(target) ? "host: no Vulkan device"
                                      : "host") +
@@ -49,7 +64,7 @@ KernelChoice resolveChoice(const Format &format, Strategy strategy,
                   strategy_name(strategy) + " for " + format.name() + ")");
     return {strategy, target};
   }
-  // lut-elementwise kernels need a pshufb target (x86 here).
+  // lut-elementwise kernels need a byte table lookup (vpermb, pshufb, tbl).
   bool lutTarget = isCpuCodeTarget(target) && target != Target::Generic;
   if (strategy == Strategy::Auto)
     strategy = has_upconvert_layout(format) && isCpuCodeTarget(target)
@@ -69,9 +84,11 @@ KernelChoice resolveChoice(const Format &format, Strategy strategy,
       throw Error("strategy 'lut-elementwise' has no kernel for " +
                   format.name() + " (it supports tl1, tl2)");
     if (!lutTarget)
-      throw Error("strategy 'lut-elementwise' has no kernel for target '" +
-                  target_name(target) +
-                  "' (it needs pshufb: x86-avx2, x86-avxvnni, x86-avx512vnni)");
+      throw Error(
+          "strategy 'lut-elementwise' has no kernel for target '" +
+          target_name(target) +
+          "' (it needs pshufb or tbl: x86-avx2, x86-avxvnni, x86-avx512vnni, "
+          "aarch64-neon, aarch64-neon-nodot)");
     break;
   default:
     throw Error("strategy '" + strategy_name(strategy) +
@@ -107,6 +124,8 @@ std::vector<CompiledKernel>
 compileKernels(const Format &format, KernelChoice choice,
                const std::vector<KernelShape> &shapes,
                const KernelOptions &options) {
+  if (isEmulated(choice.target))
+    return compileCrossKernels(format, choice, shapes, options);
   std::vector<CompiledKernel> kernels(shapes.size());
   std::vector<std::string> sources, symbols;
   std::vector<std::string> flags;
@@ -211,6 +230,10 @@ void runKernel(const CompiledKernel *kernel, PreparedWeights &W,
     if (!W.gpu)
       W.gpu = std::make_shared<VulkanKernel>(kernel->spirv, canonical);
     W.gpu->run(X, N, Y);
+    return;
+  }
+  if (kernel->cross) {
+    runCrossKernel(*kernel->cross, canonical, X, N, Y, pool.size());
     return;
   }
   PreparedActivations A =

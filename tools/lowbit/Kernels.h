@@ -22,7 +22,6 @@
 #include "lowbit/vulkan.h"
 
 #include <memory>
-
 #include <optional>
 #include <string>
 #include <vector>
@@ -34,6 +33,10 @@ struct KernelChoice {
   Strategy strategy;
   Target target;
 };
+
+/// Throws the one-line error of a command that times kernels (`command`:
+/// "lowbit bench", "lowbit tune") for a target this host only emulates.
+void requireTimableTarget(Target target, const std::string &command);
 
 /// Resolves `native` to the best target of this host and `auto` to the
 /// fastest strategy available for the format; throws Error when the
@@ -59,12 +62,17 @@ struct KernelShape {
                       // KernelOptions::config (the tuner's candidates)
 };
 
-/// A generated kernel for one (format, M, K, choice), compiled and loaded.
+struct CrossKernel;
+
+/// A generated kernel for one (format, M, K, choice), compiled and loaded,
+/// or for a target this host runs only under an emulator, cross-built
+/// (CrossRunner.h; `loaded` is then empty).
 struct CompiledKernel {
   KernelChoice choice;
   std::string config; // the config attribute the compiler chose
   LoadedKernel loaded; // CPU targets: the function
   SpirvKernel spirv;   // GPU targets: the embedded binary (vulkan.h)
+  std::shared_ptr<const CrossKernel> cross; // emulated AArch64 targets
 };
 
 /// Whether `t` is a GPU target (its kernels run through vulkan.h).

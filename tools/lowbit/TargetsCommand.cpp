@@ -53,8 +53,11 @@ static int runTargets(const ParsedOptions &) {
   for (Target t : all_targets()) {
     if (t == Target::Native)
       continue;
-    std::printf("  %-16s %s\n", target_name(t).c_str(),
-                host_runs(t) ? "runs on this host" : "does not run here");
+    std::printf("  %-18s %s\n", target_name(t).c_str(),
+                host_runs(t)           ? "runs on this host"
+                : is_aarch64_target(t) ? "does not run here (run and verify "
+                                         "use qemu-aarch64)"
+                                       : "does not run here");
   }
   if (vulkan_available())
     std::printf("\nvulkan device: %s\n", vulkan_device_name().c_str());

@@ -714,6 +714,7 @@ static int runTune(const ParsedOptions &options) {
 
   // Every problem, resolved and validated before anything is measured.
   Target target = parse_target(options.getOr("target", "native"));
+  requireTimableTarget(target, "lowbit tune");
   std::vector<Problem> problems;
   for (const std::string &formatName : splitList(*options.get("format"))) {
     Format format = Format::parse(formatName);

@@ -79,4 +79,31 @@ def LowBitSpirvTargetEnv : Pass<"lowbit-spirv-target-env", "ModuleOp"> {
   ];
 }
 
+def LowBitConvertToNEON : Pass<"lowbit-convert-to-neon", "ModuleOp"> {
+  let summary = "Converts lowered kernels to EmitC with AArch64 NEON intrinsics";
+  let description = [{
+    The same conversion as `lowbit-convert-to-x86` with the AArch64
+    TargetInfo: registers are 128-bit (`uint8x16_t` of 4 rows x 4 k,
+    `int32x4_t`, `float32x4_t`), the module includes `<arm_neon.h>`.
+
+    | dotprod | target               | dot4                                      |
+    | ------- | -------------------- | ----------------------------------------- |
+    | `true`  | `aarch64-neon`       | `vdotq_s32` (sdot; codes < 128 are exact) |
+    | `false` | `aarch64-neon-nodot` | `vmull_s8` + `vmull_high_s8` + `vpaddq_s16` + `vpadalq_s16` |
+
+    ```mlir
+    %d = lowbit.uk.dot4 %acc, %w, %x : vector<16xi8> -> vector<4xi32>
+    // becomes
+    %d = emitc.call_opaque "vdotq_s32"(%acc, %ws, %xs)
+         : (!emitc.opaque<"int32x4_t">, !emitc.opaque<"int8x16_t">,
+            !emitc.opaque<"int8x16_t">) -> !emitc.opaque<"int32x4_t">
+    ```
+  }];
+  let dependentDialects = ["::mlir::emitc::EmitCDialect"];
+  let options = [
+    Option<"dotprod", "dotprod", "bool", /*default=*/"true",
+           "use the Armv8.2-A dot-product instructions (sdot)">,
+  ];
+}
+
 #endif // LOWBIT_CONVERSION_PASSES_TD

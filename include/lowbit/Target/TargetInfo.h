@@ -8,7 +8,8 @@
 // x86?": it asks TargetInfo.
 //
 // Implementations: X86Avx512Vnni, X86AvxVnni, X86Avx2
-// (lib/Conversion/LowBitToX86) and Generic (lib/Conversion/LowBitToGeneric).
+// (lib/Conversion/LowBitToX86), Neon with and without dotprod
+// (lib/Conversion/LowBitToNEON) and Generic (lib/Conversion/LowBitToGeneric).
 //
 //===----------------------------------------------------------------------===//
 
@@ -158,7 +159,8 @@ public:
   }
 };
 
-/// The targets createTargetInfo knows, in order of preference on x86.
+/// The targets createTargetInfo knows (x86 in order of preference, then
+/// AArch64, then generic).
 ArrayRef<StringRef> getTargetNames();
 
 /// The TargetInfo of a target named as by the CLI, or null for an unknown

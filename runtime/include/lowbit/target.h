@@ -23,9 +23,11 @@ struct CpuFeatures {
 
 const CpuFeatures &host_cpu_features();
 
+/// Aarch64Neon is Armv8.2-A + dotprod (sdot); Aarch64NeonNoDot the
+/// Advanced SIMD of any Armv8-A core.
 enum class Target {
   Native, Generic, X86Avx2, X86AvxVnni, X86Avx512Vnni, Aarch64Neon,
-  SpirvVulkan, SpirvXe2,
+  Aarch64NeonNoDot, SpirvVulkan, SpirvXe2,
 };
 
 /// Throws Error listing the known targets on an unknown name.
@@ -36,6 +38,9 @@ std::vector<Target> all_targets();
 bool host_runs(Target t);
 /// The best native target on this host (what `native` resolves to).
 Target native_target();
+/// Whether `t` compiles to AArch64 code (run under qemu-aarch64 when the
+/// host is not AArch64).
+bool is_aarch64_target(Target t);
 
 enum class Strategy { Reference, Upconvert, LutElementwise, LutBitserial, Auto };
 

@@ -87,11 +87,13 @@ LutElementwiseAttr mlir::lowbit::selectLutElementwiseConfig(
   // weights per thread, prefetched line by line (measured on Zen 5, 2
   // threads, cold tl2 6912x2560: 1 tile 0.92 of the read bandwidth, 2 tiles
   // 0.63). GEMM: per tile and activation row the kernel keeps 4 int32
-  // accumulators per register half (low/high table bytes x nibble) and
-  // reads the tables as memory operands: 32 zmm fit 2 tiles x 2 rows, 16
-  // ymm (8 accumulators per tile and row) 1 x 1.
-  int64_t tiles = !gemv && target.getNumRegisters() >= 32 ? 2 : 1;
-  int64_t bn = gemv || target.getNumRegisters() < 32 ? 1 : 2;
+  // accumulators per register of a 64-byte vector (low/high table bytes x
+  // nibble), 256 bytes, and reads the tables as memory operands: 2 KiB of
+  // registers (32 zmm) fit 2 tiles x 2 rows, 512 bytes (16 ymm, 32 q
+  // registers) 1 x 1.
+  bool wideFile = target.getNumRegisters() * target.getRegisterBytes() >= 2048;
+  int64_t tiles = !gemv && wideFile ? 2 : 1;
+  int64_t bn = gemv || !wideFile ? 1 : 2;
   // Weights per loop iteration: one TL2 block (4 index vectors) or 4 TL1
   // vectors; more unrolling made clang hoist loads and spill (Zen 5, warm
   // tl2 6912x2560: 768 weights per iteration 1.6x slower than 96).

@@ -1,0 +1,53 @@
+//===- Bundle.h - the bundle generator of `lowbit compile` ------*- C++ -*-===//
+//
+// Writes a self-contained bundle directory (generated kernels, dispatch
+// table, runtime sources, CMakeLists.txt, README; see CompileCommand.cpp).
+// `lowbit compile` writes one for the user; the qemu runner (CrossRunner.h)
+// writes one per kernel set and cross-builds it with a small driver, so that
+// code for another architecture is built by exactly one code path.
+//
+//===----------------------------------------------------------------------===//
+#ifndef LOWBIT_TOOLS_LOWBIT_BUNDLE_H
+#define LOWBIT_TOOLS_LOWBIT_BUNDLE_H
+
+#include "Models.h"
+
+#include "lowbit/format.h"
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace lowbit::cli {
+
+struct BundleKernel {
+  std::string target; // e.g. x86-avx2
+  int64_t M = 0, K = 0;
+  int64_t minN = 1;     // 1: the GEMV config, 2: the GEMM config (N >= 2)
+  std::string function; // C symbol
+  std::string config;
+  std::string file; // kernels/<function>.cpp
+  std::vector<std::string> flags;
+};
+
+struct BundleSpec {
+  Format format;
+  std::string target; // a concrete target name (not native)
+  std::vector<LinearShape> shapes;
+  int threads = 1;      // threads the kernels are configured for
+  std::string schedule; // "" for the heuristic
+  bool fallback = true; // also the generic kernels (when target is not)
+  std::string command;  // the command line the README quotes
+};
+
+/// Writes the bundle of `spec` into `out` (created; stale kernels removed)
+/// and returns its kernels. `runtimeSources` receives the bundle-relative
+/// runtime .cpp files. Throws Error for a target or format without kernels.
+std::vector<BundleKernel> writeBundle(const std::filesystem::path &out,
+                                      const BundleSpec &spec,
+                                      std::vector<std::string> &runtimeSources);
+
+} // namespace lowbit::cli
+
+#endif // LOWBIT_TOOLS_LOWBIT_BUNDLE_H
