@@ -189,6 +189,8 @@ public:
                        : (e + 13) % 3 - 1;
         if (width == 2 && e <= 8)
           d = i == 0 ? e / 3 - 1 : e % 3 - 1;
+        if (width == 4)
+          d = (e >> i) & 1 ? 1 : -1;
         lanes.push_back(b.getI32IntegerAttr(int32_t(d)));
       }
       digits.push_back(call(b, loc, ymm, "_mm256_setr_epi16", {}, lanes));

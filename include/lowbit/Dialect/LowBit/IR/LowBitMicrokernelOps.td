@@ -281,7 +281,10 @@ def LowBit_UkLutTablesOp
 
     - width 3 (TL2, mirror consolidated): d0 x0 + d1 x1 + d2 x2 for e = 9 d0
       + 3 d1 + d2 in 0..13 (balanced ternary digits), 0 for e = 14, 15;
-    - width 2 (TL1): (e / 3 - 1) x0 + (e % 3 - 1) x1 for e in 0..8, else 0.
+    - width 2 (TL1): (e / 3 - 1) x0 + (e % 3 - 1) x1 for e in 0..8, else 0;
+    - width 4 (bit-serial, bitserial_abi.h): s0 x0 + s1 x1 + s2 x2 + s3 x3
+      with s_i = +1 where bit i of e is set, else -1 (e in 0..15; mirror
+      symmetric: entry 15 - e = -entry e).
 
     ```mlir
     lowbit.uk.lut_tables %xq[%x], %t[%at] {width = 3} : memref<?xi8>, memref<?xi8>
@@ -289,7 +292,7 @@ def LowBit_UkLutTablesOp
   }];
   let arguments = (ins MemRefRankOf<[I8], [1]>:$x, Index:$x_offset,
                    MemRefRankOf<[I8], [1]>:$tables, Index:$table_offset,
-                   ConfinedAttr<I64Attr, [IntMinValue<2>, IntMaxValue<3>]>:$width);
+                   ConfinedAttr<I64Attr, [IntMinValue<2>, IntMaxValue<4>]>:$width);
   let assemblyFormat = [{
     $x `[` $x_offset `]` `,` $tables `[` $table_offset `]` attr-dict `:`
     type($x) `,` type($tables)
