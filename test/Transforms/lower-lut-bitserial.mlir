@@ -77,19 +77,28 @@ func.func @i2s_gemv(%x: tensor<?x300xf32>, %w: tensor<3x1280xi8>, %s: tensor<1xf
 
 // w2g64 GEMM, bm = 32 (groups of 2 tiles), bn = 2: per 32-k block (the
 // activation block) the scf.for carries one f32 output per (tile, column);
-// each plane register serves both columns; per block the two plane sums are
-// widened, combined (2 A_1 + A_0), folded, D = (... + 3 S_b) / 2, and
-// block_combine applies the group's scale and zero point (w2g64: block / 2).
+// each plane register serves both columns; per block the planes are
+// weighted in int16 (plane 1 looked up, doubled, plane 0 added: 2 A_1 +
+// A_0), widened once, folded, D = (... + 3 S_b) / 2, and block_combine
+// applies the group's scale and zero point (w2g64: block / 2).
 // AVX512-LABEL: func.func @w2g64_gemm(
 // AVX512: lowbit.uk.stack_buffer {bytes = 2048 : i64} : memref<?xi8>
 // AVX512: scf.for %{{.*}} = %c0 to %{{.*}} step %c2 {
 // AVX512-COUNT-2: lowbit.uk.lut_tables
 // AVX512: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %c2 {
 // AVX512: scf.for %[[BLOCK:.*]] = %c0 to %c4 step %{{.*}} iter_args(%{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>) {
+// AVX512: %[[W1:.*]] = lowbit.uk.load %{{.*}}[%{{.*}}] : memref<?xui8> -> vector<64xi8>
+// AVX512: %[[L1:.*]], %[[H1:.*]] = lowbit.uk.lut_lookup %[[Z16:.*]], %[[Z16]], %[[W1]]
+// AVX512: lowbit.uk.lut_lookup %[[Z16]], %[[Z16]], %[[W1]]
+// AVX512: %[[L2:.*]] = arith.addi %[[L1]], %[[L1]] : vector<32xi16>
+// AVX512: %[[H2:.*]] = arith.addi %[[H1]], %[[H1]] : vector<32xi16>
 // AVX512: %[[W0:.*]] = lowbit.uk.load %{{.*}}[%{{.*}}] : memref<?xui8> -> vector<64xi8>
+// AVX512: %[[L0:.*]], %[[H0:.*]] = lowbit.uk.lut_lookup %[[L2]], %[[H2]], %[[W0]]
 // AVX512: lowbit.uk.lut_lookup %{{.*}}, %{{.*}}, %[[W0]]
-// AVX512: lowbit.uk.lut_lookup %{{.*}}, %{{.*}}, %[[W0]]
-// AVX512: lowbit.uk.fold_rows
+// AVX512: %[[WL:.*]] = lowbit.uk.widen_add %{{.*}}, %[[L0]] : vector<32xi16> -> vector<16xi32>
+// AVX512: %[[WH:.*]] = lowbit.uk.widen_add %{{.*}}, %[[H0]] : vector<32xi16> -> vector<16xi32>
+// AVX512-NOT: arith.addi %[[WL]], %[[WL]]
+// AVX512: lowbit.uk.fold_rows %[[WL]], %[[WH]]
 // AVX512: arith.muli %{{.*}}, %c3_i32 : i32
 // AVX512: lowbit.uk.shr_exact
 // AVX512: %[[G:.*]] = arith.divsi %[[BLOCK]], %c2 : index

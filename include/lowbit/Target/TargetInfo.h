@@ -105,6 +105,12 @@ public:
   /// arith.addi of two int32 registers (lane-wise, wrapping).
   virtual Value emitAddI32(OpBuilder &b, Location loc, Value lhs, Value rhs,
                            VectorType type) const = 0;
+  /// arith.addi of two int16 registers (lane-wise, wrapping); null when the
+  /// target has no int16 registers.
+  virtual Value emitAddI16(OpBuilder &b, Location loc, Value lhs, Value rhs,
+                           VectorType type) const {
+    return {};
+  }
   /// A register with every lane equal to `value` (an i32 or f32 attribute).
   virtual Value emitSplat(OpBuilder &b, Location loc, VectorType type,
                           TypedAttr value) const = 0;

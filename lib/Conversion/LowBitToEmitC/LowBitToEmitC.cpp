@@ -433,7 +433,8 @@ struct ConvertBroadcast : TargetPattern<vector::BroadcastOp> {
   }
 };
 
-/// arith.addi of int32 registers (the sum of split accumulators).
+/// arith.addi of int32 registers (the sum of split accumulators) or int16
+/// registers (lut-bitserial's weighted planes).
 struct ConvertRegisterAdd : TargetPattern<arith::AddIOp> {
   using TargetPattern::TargetPattern;
   LogicalResult
@@ -444,6 +445,14 @@ struct ConvertRegisterAdd : TargetPattern<arith::AddIOp> {
     FailureOr<VectorType> type = getRegisterType(rewriter, op, op.getType());
     if (failed(type))
       return failure();
+    if (type->getElementType().isInteger(16)) {
+      Value sum = target.emitAddI16(rewriter, op.getLoc(), adaptor.getLhs(),
+                                    adaptor.getRhs(), *type);
+      if (!sum)
+        return rewriter.notifyMatchFailure(op, "no int16 add on target");
+      rewriter.replaceOp(op, sum);
+      return success();
+    }
     rewriter.replaceOp(op, target.emitAddI32(rewriter, op.getLoc(),
                                              adaptor.getLhs(), adaptor.getRhs(),
                                              *type));

@@ -111,6 +111,11 @@ public:
     return call(b, loc, intType(b.getContext()), name("add_epi32"), {lhs, rhs});
   }
 
+  Value emitAddI16(OpBuilder &b, Location loc, Value lhs, Value rhs,
+                   VectorType type) const override {
+    return call(b, loc, intType(b.getContext()), name("add_epi16"), {lhs, rhs});
+  }
+
   Value emitSplat(OpBuilder &b, Location loc, VectorType type,
                   TypedAttr value) const override {
     bool isFloat = isa<FloatType>(value.getType());

@@ -148,11 +148,15 @@ private:
   //===--- Lookups of one block --------------------------------------------//
 
   /// Adds the lookups of block `block` (every plane of every tile, for every
-  /// column) to the int16 sums: accs[(t * columns + c) * planes + p].
+  /// column) to the int16 sums. Without `combined`, plane p of (tile t,
+  /// column c) goes to accs[(t * columns + c) * planes + p]; with it, the
+  /// planes are weighted in int16 (Horner, from the highest plane: the sum
+  /// is doubled before each lower plane) into accs[t * columns + c], which
+  /// fits one block: (2^P - 1) * (64 / R) lookups * 2 * 512 < 2^15.
   void lookupBlock(ArrayRef<Value> tileBase, int64_t columns, Value block,
-                   MutableArrayRef<PlaneAcc> accs) {
-    for (int64_t h = 0; h < plan.halves; ++h) {
-      SmallVector<SmallVector<Value, 4>> columnTables;
+                   MutableArrayRef<PlaneAcc> accs, bool combined) {
+    SmallVector<SmallVector<Value, 4>> tableRegs; // [h * columns + c]
+    for (int64_t h = 0; h < plan.halves; ++h)
       for (int64_t c = 0; c < columns; ++c) {
         Value at = add(mul(block, kTableBytes),
                        c * plan.columnTableBytes() + h * plan.registerBytes);
@@ -160,19 +164,29 @@ private:
         for (int64_t i = 0; i < 4; ++i)
           regs.push_back(
               UkLoadOp::create(b, loc, byteReg, tables, add(at, 64 * i)));
-        columnTables.push_back(regs);
+        tableRegs.push_back(regs);
       }
-      for (auto [t, base] : llvm::enumerate(tileBase))
-        for (int64_t p = 0; p < plan.planes; ++p) {
+    for (auto [t, base] : llvm::enumerate(tileBase))
+      for (int64_t step = 0; step < plan.planes; ++step) {
+        int64_t p = combined ? plan.planes - 1 - step : step;
+        if (combined && step > 0)
+          for (int64_t c = 0; c < columns; ++c) {
+            PlaneAcc &a = accs[int64_t(t) * columns + c];
+            a.low16 = arith::AddIOp::create(b, loc, a.low16, a.low16);
+            a.high16 = arith::AddIOp::create(b, loc, a.high16, a.high16);
+          }
+        for (int64_t h = 0; h < plan.halves; ++h) {
           Value at = add(add(base, mul(block, plan.planes * kVectorBytes)),
                          p * kVectorBytes + h * plan.registerBytes);
           if (h == 0)
             prefetch(at);
           Value w = UkLoadOp::create(b, loc, byteReg, codes, at);
           for (int64_t c = 0; c < columns; ++c) {
-            PlaneAcc &a =
-                accs[(int64_t(t) * columns + c) * plan.planes + p];
-            const SmallVector<Value, 4> &tb = columnTables[c];
+            PlaneAcc &a = combined
+                              ? accs[int64_t(t) * columns + c]
+                              : accs[(int64_t(t) * columns + c) * plan.planes +
+                                     p];
+            const SmallVector<Value, 4> &tb = tableRegs[h * columns + c];
             auto op = UkLutLookupOp::create(
                 b, loc, TypeRange{i16Reg, i16Reg}, a.low16, a.high16, w, tb[0],
                 tb[1], tb[2], tb[3], ValueRange{});
@@ -180,14 +194,14 @@ private:
             a.high16 = op.getNewHigh();
           }
         }
-    }
+      }
   }
 
-  /// sum_p 2^p A_p of the int32 sums of planes [first, first + planes)
-  /// (Horner: additions only), for the low or the high rows.
+  /// sum_p 2^p A_p of the int32 sums of the planes `accs` (Horner:
+  /// additions only), for the low or the high rows.
   Value combinePlanes(ArrayRef<PlaneAcc> accs, bool high) {
     Value sum;
-    for (int64_t p = plan.planes - 1; p >= 0; --p) {
+    for (int64_t p = accs.size() - 1; p >= 0; --p) {
       Value a = high ? accs[p].high32 : accs[p].low32;
       if (sum) {
         sum = arith::AddIOp::create(b, loc, sum, sum);
@@ -228,7 +242,8 @@ private:
       for (PlaneAcc &a : accs)
         a.low16 = a.high16 = zero(i16Reg);
       for (int64_t s = 0; s < count; ++s)
-        lookupBlock(tileBase, columns, add(first, s), accs);
+        lookupBlock(tileBase, columns, add(first, s), accs,
+                    /*combined=*/false);
       for (PlaneAcc &a : accs) {
         a.low32 = UkWidenAddOp::create(b, loc, i32Reg, a.low32, a.low16);
         a.high32 = UkWidenAddOp::create(b, loc, i32Reg, a.high32, a.high16);
@@ -297,12 +312,12 @@ private:
       b.setInsertionPointToStart(loop.getBody());
       Value block = loop.getInductionVar();
       SmallVector<Value> ys(loop.getRegionIterArgs());
-      SmallVector<PlaneAcc> accs(tiles * columns * plan.planes);
+      SmallVector<PlaneAcc> accs(tiles * columns);
       for (PlaneAcc &a : accs) {
         a.low16 = a.high16 = zero(i16Reg);
         a.low32 = a.high32 = zero(i32Reg);
       }
-      lookupBlock(tileBase, columns, block, accs);
+      lookupBlock(tileBase, columns, block, accs, /*combined=*/true);
       for (PlaneAcc &a : accs) {
         a.low32 = UkWidenAddOp::create(b, loc, i32Reg, a.low32, a.low16);
         a.high32 = UkWidenAddOp::create(b, loc, i32Reg, a.high32, a.high16);
@@ -315,12 +330,9 @@ private:
         Value one = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(1.0f));
         Value inv = arith::DivFOp::create(b, loc, one, xScale);
         for (int64_t t = 0; t < tiles; ++t) {
-          ArrayRef<PlaneAcc> planes = ArrayRef(accs).slice(
-              (t * columns + c) * plan.planes, plan.planes);
-          Value low = combinePlanes(planes, false);
-          Value high = combinePlanes(planes, true);
+          const PlaneAcc &a = accs[t * columns + c];
           for (int64_t part = 0; part < plan.parts(); ++part) {
-            Value dot = rowDots(low, high, part, sum);
+            Value dot = rowDots(a.low32, a.high32, part, sum);
             Value offset = add(
                 mul(add(mul(add(firstTile, t), plan.kp / plan.group),
                         scaleGroup),

@@ -264,9 +264,12 @@ def LowBitLowerLutBitserial
       (sum 2^p A_p, additions only), `lowbit.uk.fold_rows`, the linear
       transform D = (sum + 3 S) / 2 (`lowbit.uk.shr_exact`) and
       `lowbit.uk.ternary_scale`: bit-exact with the reference;
-    - group formats: the same per 32-k block (the activation block), then
-      `lowbit.uk.block_combine` with the group scale and zero point (w1gG:
-      acc = A_0 directly);
+    - group formats: per 32-k block (the activation block) the planes are
+      weighted in int16 (from the highest plane, the sum doubled by an
+      int16 `arith.addi` before each lower plane's lookup; one block of w4
+      stays below 2^15), widened once, folded, D = (sum + (2^P - 1) S) / 2
+      and `lowbit.uk.block_combine` with the group scale and zero point
+      (w1gG: acc = A_0 directly);
     - `lowbit.uk.store`, with a row count where M is not a multiple of 16.
 
     Only the lossless int16 tables are lowered: `fast_aggregation` and an
