@@ -61,10 +61,8 @@ KernelChoice resolveChoice(const Format &format, Strategy strategy,
                   target_name(target) +
                   "' (it needs pshufb: x86-avx2, x86-avxvnni, x86-avx512vnni)");
     break;
-  default:
-    throw Error("strategy '" + strategy_name(strategy) +
-                "' is not available in this build yet (use reference, "
-                "upconvert, lut-elementwise or lut-bitserial)");
+  case Strategy::Auto: // resolved above
+    break;
   }
   return {strategy, target};
 }

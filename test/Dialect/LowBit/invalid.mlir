@@ -1043,3 +1043,29 @@ func.func @lut_elementwise_interleaved_shape(%x: tensor<?x200xf32>, %w: tensor<3
        : (tensor<?x200xf32>, tensor<3x700xi8>, tensor<1xf32>) -> tensor<?x33xf32>
   return %y : tensor<?x33xf32>
 }
+
+// -----
+
+// bitserial_abi.h: ceil(33/16) = 3 tiles of ceil(100/32) = 4 blocks x 2
+// planes x 64 bytes.
+func.func @lut_bitserial_bitplanes_shape(%x: tensor<?x100xf32>, %w: tensor<3x500xi8>, %s: tensor<1xf32>) -> tensor<?x33xf32> {
+  // expected-error@+1 {{bit-plane layout of bitserial_abi.h needs packed weights of shape 3x512 for M = 33, K = 100, bits = 2, got 'tensor<3x500xi8>'}}
+  %y = lowbit.mpgemm %x, %w, %s {
+         weight = #lowbit.weight<bits = 2, encoding = ternary>,
+         layout = #lowbit.layout<bitplanes, tile_m = 16, tile_k = 32, interleave = 16>,
+         config = #lowbit.lut_bitserial<bm = 16, kfactor = 64>}
+       : (tensor<?x100xf32>, tensor<3x500xi8>, tensor<1xf32>) -> tensor<?x33xf32>
+  return %y : tensor<?x33xf32>
+}
+
+// -----
+
+func.func @lut_bitserial_bm_tiles(%x: tensor<?x100xf32>, %w: tensor<3x512xi8>, %s: tensor<1xf32>) -> tensor<?x33xf32> {
+  // expected-error@+1 {{lut_bitserial bm = 24 must be a multiple of the layout's 16-row tiles}}
+  %y = lowbit.mpgemm %x, %w, %s {
+         weight = #lowbit.weight<bits = 2, encoding = ternary>,
+         layout = #lowbit.layout<bitplanes, tile_m = 16, tile_k = 32, interleave = 16>,
+         config = #lowbit.lut_bitserial<bm = 24, kfactor = 64>}
+       : (tensor<?x100xf32>, tensor<3x512xi8>, tensor<1xf32>) -> tensor<?x33xf32>
+  return %y : tensor<?x33xf32>
+}
