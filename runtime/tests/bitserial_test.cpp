@@ -105,7 +105,7 @@ TEST(BitserialLayout, DecodesToUnpackRowAndExactMath) {
               ASSERT_LE(std::abs(entry), 512);
               a += int16_t(entry);
             }
-            sum += a << p;
+            sum += a * (int64_t(1) << p);
           }
           sum += ((1 << planes) - 1) * int64_t(S);
           ASSERT_EQ(sum % 2, 0);
