@@ -27,8 +27,8 @@ UpconvertWeights pack_bitserial(const PackedWeights &canonical) {
   U.format = f;
   U.M = canonical.M;
   U.K = canonical.K;
-  U.Mp = (U.M + kUpconvertTileRows - 1) / kUpconvertTileRows *
-         kUpconvertTileRows;
+  U.Mp =
+      (U.M + kUpconvertTileRows - 1) / kUpconvertTileRows * kUpconvertTileRows;
   U.Kp = (U.K + LOWBIT_BITSERIAL_BLOCK - 1) / LOWBIT_BITSERIAL_BLOCK *
          LOWBIT_BITSERIAL_BLOCK;
   U.bits = f.bits; // planes: i2s has 2-bit codes 0..2

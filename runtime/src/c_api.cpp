@@ -136,11 +136,11 @@ lowbit_status_t lowbit_pack(const char *format, const float *W, int64_t M,
     if (!weights->kernels.empty()) {
       // The layout is that of the kernels' strategy (one per table).
       const std::string &config = weights->kernels.front().config;
-      weights->prepared =
-          config.rfind("#lowbit.lut_bitserial", 0) == 0
-              ? lowbit::pack_bitserial(weights->canonical)
-          : lowbit::has_lut_layout(f) ? lowbit::pack_lut(weights->canonical)
-                                      : lowbit::pack_upconvert(weights->canonical);
+      weights->prepared = config.rfind("#lowbit.lut_bitserial", 0) == 0
+                              ? lowbit::pack_bitserial(weights->canonical)
+                          : lowbit::has_lut_layout(f)
+                              ? lowbit::pack_lut(weights->canonical)
+                              : lowbit::pack_upconvert(weights->canonical);
     }
     *out = weights.release();
   });

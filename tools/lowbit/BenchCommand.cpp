@@ -359,7 +359,9 @@ const Command &benchCommand() {
        {{"model", "NAME", "every linear shape of schedules/models/NAME.json"},
         {"shapes", "MxK[,MxK...]", "explicit shapes instead of --model"},
         {"format", "F[,F...]", "weight formats", true},
-        {"strategy", "S", "auto (default: upconvert, tl1/tl2 lut-elementwise), upconvert, lut-elementwise or lut-bitserial"},
+        {"strategy", "S",
+         "auto (default: upconvert, tl1/tl2 lut-elementwise), upconvert, "
+         "lut-elementwise or lut-bitserial"},
         {"target", "T[,T...]", "targets to compare (default native)"},
         {"n", "LIST", "activation rows, e.g. 1,128 (default 1)"},
         {"threads", "N", "threads (default 2)"},

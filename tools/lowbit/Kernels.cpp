@@ -102,9 +102,9 @@ compileKernels(const Format &format, KernelChoice choice,
   KernelOptions chosen = options;
   chosen.strategy = choice.strategy;
   for (size_t i = 0; i < shapes.size(); ++i) {
-    mlir::lowbit::KernelSource source = generateKernelSource(
-        format, target_name(choice.target), shapes[i], chosen,
-        "lowbit_kernel_" + std::to_string(i));
+    mlir::lowbit::KernelSource source =
+        generateKernelSource(format, target_name(choice.target), shapes[i],
+                             chosen, "lowbit_kernel_" + std::to_string(i));
     kernels[i].choice = choice;
     kernels[i].config = source.config;
     sources.push_back(std::move(source.cpp));

@@ -81,9 +81,10 @@ struct UpconvertPipelineOptions
 };
 
 /// lowbit-select-config -> lowbit-pack-layout -> lowbit-lower-upconvert ->
-/// lowbit-lower-lut-elementwise -> lowbit-lower-lut-bitserial -> cse -> lowbit-convert-to-x86{isa} or
-/// lowbit-convert-to-generic. Each lowering takes the ops of its strategy
-/// (select-config picks lut_elementwise for tl1/tl2, upconvert otherwise).
+/// lowbit-lower-lut-elementwise -> lowbit-lower-lut-bitserial -> cse ->
+/// lowbit-convert-to-x86{isa} or lowbit-convert-to-generic. Each lowering takes
+/// the ops of its strategy (select-config picks lut_elementwise for tl1/tl2,
+/// upconvert otherwise).
 void buildUpconvertPipeline(OpPassManager &pm,
                             const UpconvertPipelineOptions &options);
 

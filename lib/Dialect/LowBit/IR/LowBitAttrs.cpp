@@ -362,9 +362,8 @@ int64_t mlir::lowbit::getLutTileBytes(LayoutKind kind, int64_t k) {
 }
 
 bool mlir::lowbit::isBitserialTiled(LayoutAttr layout) {
-  return layout.getKind() == LayoutKind::BitPlanes &&
-         layout.getTileM() == 16 && layout.getTileK() == 32 &&
-         layout.getInterleave() == 16;
+  return layout.getKind() == LayoutKind::BitPlanes && layout.getTileM() == 16 &&
+         layout.getTileK() == 32 && layout.getInterleave() == 16;
 }
 
 //===- LutBitserialAttr ---------------------------------------------------===//

@@ -147,9 +147,9 @@ static LogicalResult verifyPackedShape(MpGemmOp op, WeightAttr weight,
     return success();
   }
   if (isBitserialTiled(layout)) {
-    SmallVector<int64_t, 2> expected = {
-        llvm::divideCeilSigned(m, int64_t(16)),
-        llvm::divideCeilSigned(k, int64_t(32)) * weight.getBits() * 64};
+    SmallVector<int64_t, 2> expected = {llvm::divideCeilSigned(m, int64_t(16)),
+                                        llvm::divideCeilSigned(k, int64_t(32)) *
+                                            weight.getBits() * 64};
     if (packedType.getShape() != ArrayRef<int64_t>(expected))
       return op.emitOpError()
              << "bit-plane layout of bitserial_abi.h needs packed weights of "

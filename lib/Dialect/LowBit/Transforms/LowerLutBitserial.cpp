@@ -74,10 +74,10 @@ class BitserialKernelBuilder : KernelLoopBuilder {
 public:
   BitserialKernelBuilder(OpBuilder &b, Location loc, const BitserialPlan &plan,
                          ValueRange args)
-      : KernelLoopBuilder(b, loc), plan(plan), codes(args[0]),
-        scales(args[1]), zeros(args[2]), xq(args[3]), xScales(args[4]),
-        xSums(args[5]), y(args[6]), n(args[7]), tileBegin(args[8]),
-        tileEnd(args[9]), wScale(args[10]) {
+      : KernelLoopBuilder(b, loc), plan(plan), codes(args[0]), scales(args[1]),
+        zeros(args[2]), xq(args[3]), xScales(args[4]), xSums(args[5]),
+        y(args[6]), n(args[7]), tileBegin(args[8]), tileEnd(args[9]),
+        wScale(args[10]) {
     MLIRContext *ctx = b.getContext();
     byteReg = VectorType::get({plan.registerBytes}, IntegerType::get(ctx, 8));
     i16Reg =
@@ -126,9 +126,8 @@ private:
       Value count = arith::SelectOp::create(b, loc, positive, sub(end, begin),
                                             constant(0));
       groupsEnd = add(begin, mul(div(count, group), group));
-      forLoop(begin, groupsEnd, group, [&](Value t) {
-        buildTiles(t, group, firstColumn, columns);
-      });
+      forLoop(begin, groupsEnd, group,
+              [&](Value t) { buildTiles(t, group, firstColumn, columns); });
     }
     forLoop(groupsEnd, end, 1,
             [&](Value t) { buildTiles(t, 1, firstColumn, columns); });
@@ -182,14 +181,13 @@ private:
             prefetch(at);
           Value w = UkLoadOp::create(b, loc, byteReg, codes, at);
           for (int64_t c = 0; c < columns; ++c) {
-            PlaneAcc &a = combined
-                              ? accs[int64_t(t) * columns + c]
-                              : accs[(int64_t(t) * columns + c) * plan.planes +
-                                     p];
+            PlaneAcc &a =
+                combined ? accs[int64_t(t) * columns + c]
+                         : accs[(int64_t(t) * columns + c) * plan.planes + p];
             const SmallVector<Value, 4> &tb = tableRegs[h * columns + c];
-            auto op = UkLutLookupOp::create(
-                b, loc, TypeRange{i16Reg, i16Reg}, a.low16, a.high16, w, tb[0],
-                tb[1], tb[2], tb[3], ValueRange{});
+            auto op = UkLutLookupOp::create(b, loc, TypeRange{i16Reg, i16Reg},
+                                            a.low16, a.high16, w, tb[0], tb[1],
+                                            tb[2], tb[3], ValueRange{});
             a.low16 = op.getNewLow();
             a.high16 = op.getNewHigh();
           }
@@ -291,8 +289,8 @@ private:
         for (int64_t part = 0; part < plan.parts(); ++part) {
           // D - S: ternary_scale subtracts the row's sum from D.
           Value dot = rowDots(low, high, part, sum);
-          Value out = UkTernaryScaleOp::create(b, loc, f32Reg, dot, sum,
-                                               wScale, scale);
+          Value out =
+              UkTernaryScaleOp::create(b, loc, f32Reg, dot, sum, wScale, scale);
           store(firstTile, t, part, column, out);
         }
       }
@@ -300,8 +298,8 @@ private:
 
   //===--- Group formats: one scaled combination per 32-k block ------------//
 
-  void buildGroups(Value firstTile, ArrayRef<Value> tileBase,
-                   Value firstColumn, int64_t columns) {
+  void buildGroups(Value firstTile, ArrayRef<Value> tileBase, Value firstColumn,
+                   int64_t columns) {
     int64_t tiles = tileBase.size();
     int64_t outputs = tiles * columns * plan.parts();
     SmallVector<Value> init(outputs, zero(f32Reg));
@@ -333,11 +331,11 @@ private:
           const PlaneAcc &a = accs[t * columns + c];
           for (int64_t part = 0; part < plan.parts(); ++part) {
             Value dot = rowDots(a.low32, a.high32, part, sum);
-            Value offset = add(
-                mul(add(mul(add(firstTile, t), plan.kp / plan.group),
-                        scaleGroup),
-                    kTileRows),
-                part * plan.lanes);
+            Value offset =
+                add(mul(add(mul(add(firstTile, t), plan.kp / plan.group),
+                            scaleGroup),
+                        kTileRows),
+                    part * plan.lanes);
             Value scale = UkLoadHalfOp::create(b, loc, f32Reg, scales, offset);
             Value zeroPoint, zeroSum;
             if (plan.hasZeros()) {
@@ -345,8 +343,8 @@ private:
               zeroSum = sum;
             }
             Value &out = ys[(t * columns + c) * plan.parts() + part];
-            out = UkBlockCombineOp::create(b, loc, f32Reg, out, dot, scale,
-                                           inv, zeroPoint, zeroSum);
+            out = UkBlockCombineOp::create(b, loc, f32Reg, out, dot, scale, inv,
+                                           zeroPoint, zeroSum);
           }
         }
       }
@@ -511,9 +509,9 @@ private:
     if (plan.bn * plan.columnTableBytes() > kMaxStackBytes)
       return op.emitOpError()
              << "the tables of bn = " << plan.bn << " activation rows take "
-             << plan.bn * plan.columnTableBytes() << " bytes for K = "
-             << op.getK() << ", more than the " << kMaxStackBytes
-             << " a kernel keeps on its stack";
+             << plan.bn * plan.columnTableBytes()
+             << " bytes for K = " << op.getK() << ", more than the "
+             << kMaxStackBytes << " a kernel keeps on its stack";
     return plan;
   }
 };

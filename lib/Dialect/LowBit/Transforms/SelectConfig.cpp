@@ -97,8 +97,9 @@ LutElementwiseAttr mlir::lowbit::selectLutElementwiseConfig(
   return LutElementwiseAttr::get(ctx, /*bm=*/16 * tiles, bk, /*subM=*/16, bn);
 }
 
-LutBitserialAttr mlir::lowbit::selectLutBitserialConfig(
-    MLIRContext *ctx, const TargetInfo &target, bool gemv) {
+LutBitserialAttr
+mlir::lowbit::selectLutBitserialConfig(MLIRContext *ctx,
+                                       const TargetInfo &target, bool gemv) {
   // GEMV is bound by memory: one 16-row tile, one sequential stream of
   // weights per thread. GEMM: per activation row the kernel keeps 4 table
   // registers and 4 accumulators per bit plane (int16 and int32 for rows
