@@ -17,7 +17,10 @@
 // one for `generic`: lowbit_bundle_register() checks the CPU's features
 // (lowbit::host_runs) and registers the table of the target, or the generic
 // one when the CPU lacks the ISA. tl1/tl2 have no generic kernel; there the
-// fallback is the runtime's reference.
+// fallback is the runtime's reference. With --strategy lut-bitserial the
+// target's kernels are lut-bitserial ones and the generic fallback stays
+// up-convert (none for w3gG); the C API packs weights for the layout of
+// the registered kernels' strategy.
 //
 // The runtime sources are copied from the runtime/ directory of the source
 // tree this binary was built from (LOWBIT_RUNTIME_SOURCE_DIR, set by
@@ -30,6 +33,7 @@
 #include "Kernels.h"
 #include "Models.h"
 
+#include "lowbit/bitserial.h"
 #include "lowbit/error.h"
 #include "lowbit/format.h"
 #include "lowbit/lut.h"
@@ -353,18 +357,28 @@ int runCompile(const ParsedOptions &options) {
     throw Error("lowbit compile: target '" + target_name(target) +
                 "' is not supported (use generic, x86-avx2, x86-avxvnni, "
                 "x86-avx512vnni or native)");
+  const std::string strategyName = options.getOr("strategy", "auto");
+  const Strategy strategy = parse_strategy(strategyName);
+  if (strategy != Strategy::Auto && strategy != Strategy::LutBitserial)
+    throw Error("lowbit compile: strategy '" + strategyName +
+                "' is not supported (use auto or lut-bitserial)");
+  const bool bitserial = strategy == Strategy::LutBitserial;
   const bool lut = has_lut_layout(format);
-  if (!lut && !has_upconvert_layout(format))
+  if (bitserial && !has_bitserial_layout(format))
+    throw Error("lowbit compile: strategy 'lut-bitserial' has no kernel for " +
+                format.name() + " (it supports i2s, w1gG, w2gG, w3gG, w4gG)");
+  if (!bitserial && !lut && !has_upconvert_layout(format))
     throw Error("lowbit compile: no kernel strategy for " + format.name());
-  if (lut && target == Target::Generic)
+  if ((lut || bitserial) && target == Target::Generic)
     throw Error("lowbit compile: " + format.name() +
-                " (lut-elementwise) needs an x86 target, not generic");
+                (bitserial ? " (lut-bitserial)" : " (lut-elementwise)") +
+                " needs an x86 target, not generic");
   const int threads = int(options.getPositive("threads", 1));
   const std::string schedule = options.getOr("schedule", "");
   const std::string targetName = target_name(target);
 
   std::vector<std::string> targets = {targetName};
-  if (target != Target::Generic && !lut)
+  if (target != Target::Generic && has_upconvert_layout(format))
     targets.push_back("generic");
 
   std::vector<std::pair<int64_t, int64_t>> distinct;
@@ -394,6 +408,8 @@ int runCompile(const ParsedOptions &options) {
         KernelOptions kernelOptions;
         kernelOptions.threads = threads;
         kernelOptions.schedulePath = schedule;
+        if (bitserial && t == targetName)
+          kernelOptions.strategy = Strategy::LutBitserial;
         mlir::lowbit::KernelSource source = generateKernelSource(
             format, t, {M, K, nHint}, kernelOptions,
             "lowbit_bundle_" + identifier(t) + "_" +
@@ -431,6 +447,8 @@ int runCompile(const ParsedOptions &options) {
       (options.has("model") ? "--model " + *options.get("model")
                             : "--shapes " + *options.get("shapes")) +
       " --format " + format.name() + " --target " + targetName;
+  if (bitserial)
+    command += " --strategy lut-bitserial";
   if (!schedule.empty())
     command += " --schedule " + schedule;
   if (threads != 1)
@@ -475,6 +493,10 @@ const Command &compileCommand() {
         {"target", "T",
          "native (default), generic, x86-avx2, x86-avxvnni, "
          "x86-avx512vnni"},
+        {"strategy", "S",
+         "auto (default: upconvert, tl1/tl2 lut-elementwise) or "
+         "lut-bitserial (x86 kernels; the generic fallback stays "
+         "upconvert)"},
         {"schedule", "FILE", "JSON schedule to take configs from"},
         {"threads", "N", "threads the kernels are configured for (default 1)"},
         {"out", "DIR", "bundle directory (created)", true}}},

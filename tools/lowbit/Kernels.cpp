@@ -2,6 +2,7 @@
 
 #include "Kernels.h"
 
+#include "lowbit/bitserial.h"
 #include "lowbit/error.h"
 #include "lowbit/lut.h"
 #include "lowbit/reference.h"
@@ -64,6 +65,15 @@ KernelChoice resolveChoice(const Format &format, Strategy strategy,
       throw Error("strategy 'upconvert' has no kernel for " + format.name() +
                   " (it supports i2s, w1gG, w2gG, w4gG, q4_0)");
     break;
+  case Strategy::LutBitserial:
+    if (!has_bitserial_layout(format))
+      throw Error("strategy 'lut-bitserial' has no kernel for " +
+                  format.name() + " (it supports i2s, w1gG, w2gG, w3gG, w4gG)");
+    if (!lutTarget)
+      throw Error("strategy 'lut-bitserial' has no kernel for target '" +
+                  target_name(target) +
+                  "' (it needs pshufb: x86-avx2, x86-avxvnni, x86-avx512vnni)");
+    break;
   case Strategy::LutElementwise:
     if (!has_lut_layout(format))
       throw Error("strategy 'lut-elementwise' has no kernel for " +
@@ -73,10 +83,8 @@ KernelChoice resolveChoice(const Format &format, Strategy strategy,
                   target_name(target) +
                   "' (it needs pshufb: x86-avx2, x86-avxvnni, x86-avx512vnni)");
     break;
-  default:
-    throw Error("strategy '" + strategy_name(strategy) +
-                "' is not available in this build yet (use reference, "
-                "upconvert or lut-elementwise)");
+  case Strategy::Auto: // resolved above
+    break;
   }
   return {strategy, target};
 }
@@ -95,6 +103,9 @@ mlir::lowbit::KernelSource generateKernelSource(const Format &format,
   request.nHint = shape.nHint;
   request.schedulePath = options.schedulePath;
   request.configOverride = options.config;
+  request.strategy = options.strategy == Strategy::LutBitserial
+                         ? strategy_name(options.strategy)
+                         : "";
   request.functionName = functionName;
   llvm::Expected<mlir::lowbit::KernelSource> source =
       mlir::lowbit::generateKernel(request);
@@ -110,8 +121,10 @@ compileKernels(const Format &format, KernelChoice choice,
   std::vector<CompiledKernel> kernels(shapes.size());
   std::vector<std::string> sources, symbols;
   std::vector<std::string> flags;
+  KernelOptions chosen = options;
+  chosen.strategy = choice.strategy;
   for (size_t i = 0; i < shapes.size(); ++i) {
-    KernelOptions kernelOptions = options;
+    KernelOptions kernelOptions = chosen;
     if (!shapes[i].config.empty())
       kernelOptions.config = shapes[i].config;
     mlir::lowbit::KernelSource source = generateKernelSource(
@@ -151,6 +164,8 @@ PreparedWeights prepareWeights(const PackedWeights &W, KernelChoice choice) {
     prepared.upconvert = pack_upconvert(W);
   if (choice.strategy == Strategy::LutElementwise)
     prepared.upconvert = pack_lut(W);
+  if (choice.strategy == Strategy::LutBitserial)
+    prepared.upconvert = pack_bitserial(W);
   return prepared;
 }
 

@@ -126,6 +126,8 @@ public:
     if (auto zero = dyn_cast<FloatAttr>(value);
         zero && zero.getValue().isPosZero())
       return call(b, loc, reg, name("setzero_ps"), {});
+    if (value.getType().isInteger(8))
+      return splatByte(b, loc, int8_t(cast<IntegerAttr>(value).getInt()));
     Value scalar = emitc::ConstantOp::create(b, loc, value.getType(), value);
     return call(b, loc, reg, name(isFloat ? "set1_ps" : "set1_epi32"), scalar);
   }
@@ -196,6 +198,8 @@ public:
                        : (e + 13) % 3 - 1;
         if (width == 2 && e <= 8)
           d = i == 0 ? e / 3 - 1 : e % 3 - 1;
+        if (width == 4)
+          d = (e >> i) & 1 ? 1 : -1;
         lanes.push_back(b.getI32IntegerAttr(int32_t(d)));
       }
       digits.push_back(call(b, loc, ymm, "_mm256_setr_epi16", {}, lanes));
@@ -357,6 +361,8 @@ public:
                           : (e + 13) % 3 - 1;
         if (width == 2 && e <= 8)
           return i == 0 ? e / 3 - 1 : e % 3 - 1;
+        if (width == 4)
+          return (e >> i) & 1 ? int64_t(1) : int64_t(-1);
         return int64_t(0);
       }));
     Value bias = call(b, loc, zmm, "_mm512_set1_epi16", {},

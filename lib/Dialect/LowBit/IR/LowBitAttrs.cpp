@@ -509,6 +509,11 @@ int64_t mlir::lowbit::getLutTileBytes(LayoutKind kind, int64_t k) {
   return 64 + k2 / 96 * 320 + llvm::divideCeil(k - k2, 16) * 64;
 }
 
+bool mlir::lowbit::isBitserialTiled(LayoutAttr layout) {
+  return layout.getKind() == LayoutKind::BitPlanes && layout.getTileM() == 16 &&
+         layout.getTileK() == 32 && layout.getInterleave() == 16;
+}
+
 //===- LutBitserialAttr ---------------------------------------------------===//
 
 LogicalResult LutBitserialAttr::verify(EmitErrorFn emitError, int64_t bm,
@@ -542,6 +547,12 @@ LogicalResult LutBitserialAttr::verifyFor(EmitErrorFn emitError,
   if (group > 0 && group % getActGroup() != 0)
     return emitError() << "lut_bitserial act_group = " << getActGroup()
                        << " does not divide weight group size " << group;
+  if (isBitserialTiled(layout)) {
+    if (getBm() % 16 != 0)
+      return emitError() << "lut_bitserial bm = " << getBm()
+                         << " must be a multiple of the layout's 16-row tiles";
+    return success();
+  }
   if (layout.getTileM() > 0 && layout.getTileM() != getBm())
     return emitError() << "lut_bitserial bm = " << getBm()
                        << " does not match layout tile_m = "

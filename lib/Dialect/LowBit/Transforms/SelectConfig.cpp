@@ -99,6 +99,20 @@ LutElementwiseAttr mlir::lowbit::selectLutElementwiseConfig(
   return LutElementwiseAttr::get(ctx, /*bm=*/16 * tiles, bk, /*subM=*/16, bn);
 }
 
+LutBitserialAttr
+mlir::lowbit::selectLutBitserialConfig(MLIRContext *ctx,
+                                       const TargetInfo &target, bool gemv) {
+  // GEMV is bound by memory: one 16-row tile, one sequential stream of
+  // weights per thread. GEMM: per activation row the kernel keeps 4 table
+  // registers and 4 accumulators per bit plane (int16 and int32 for rows
+  // 0..7 and 8..15), so 32 zmm hold 2 rows of 2-bit weights.
+  int64_t bn = !gemv && target.getNumRegisters() >= 32 ? 2 : 1;
+  // int16 sums widened every 8 blocks of 32 (lowbit-lower-lut-bitserial
+  // allows up to 15).
+  return LutBitserialAttr::get(ctx, /*bm=*/16, bn, /*kfactor=*/64,
+                               /*actGroup=*/32, /*fastAggregation=*/false);
+}
+
 namespace {
 
 class SelectConfigPass
@@ -122,6 +136,11 @@ public:
         return signalPassFailure();
       }
       scheduleFile = std::move(*loaded);
+    }
+    if (!strategy.empty() && strategy != "lut-bitserial") {
+      module.emitError() << "lowbit-select-config: unknown strategy '"
+                         << strategy << "'; expected lut-bitserial or none";
+      return signalPassFailure();
     }
     if (!config.empty() &&
         failed(parseConfig(module, config, "config option", overrideConfig)))
@@ -191,6 +210,10 @@ private:
         if (failed(parseConfig(op, entry->config, source, chosen)))
           return failure();
       }
+    }
+    if (!chosen && strategy == "lut-bitserial") {
+      source = "heuristic";
+      chosen = selectLutBitserialConfig(op.getContext(), *targetInfo, gemv);
     }
     if (!chosen) {
       source = "heuristic";
