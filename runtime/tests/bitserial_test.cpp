@@ -54,7 +54,8 @@ TEST(BitserialLayout, DecodesToUnpackRowAndExactMath) {
               for (int slot = 0; slot < 4; ++slot)
                 for (int bit = 0; bit < 8; ++bit) {
                   // Low nibble: group slot, high nibble: group 4 + slot.
-                  const int64_t k = 32 * j + 4 * (slot + 4 * (bit / 4)) + bit % 4;
+                  const int64_t k =
+                      32 * j + 4 * (slot + 4 * (bit / 4)) + bit % 4;
                   code[size_t(m * U.Kp + k)] |=
                       ((v[4 * (m % 16) + slot] >> bit) & 1) << p;
                 }

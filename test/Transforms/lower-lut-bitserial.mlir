@@ -3,67 +3,59 @@
 
 // i2s GEMV as two bit planes, M = 33 (a partial last tile), K = 300 (Kp =
 // 320: 10 blocks of 32, 2 planes x 64 bytes each, 1280 bytes per 16-row
-// tile). kfactor = 32 widens the int16 sums every 4 blocks: an scf.for over
-// 2 groups of 4 carries the int32 sums of both planes (rows 0..7 and 8..15
-// of every lane), the last 2 blocks follow it. One table build per block
-// (width 4: the ±1 sums of 4 activations), whose 4 registers serve both
-// planes; planes combined as 2 A_1 + A_0, then (fold + 3 S) / 2 = D and
-// ternary_scale subtracts S.
+// tile). kfactor = 32: 4 blocks per iteration of an scf.for (2 iterations)
+// whose int32 lut_dot sums are loop-carried, the last 2 blocks after it.
+// One table build per block (width 4: the ±1 sums of 4 activations, 256
+// bytes: lut_dot's 128 per nibble) serves both planes; plane 1 is looked up
+// with multiplier bytes 2 and takes the second accumulator set (4 dot
+// chains on AVX512). The high sums of set 0 start at -128 * 3 * 80 (80
+// groups of 4 per row): lut_combine then gives 2 A_1 + A_0, (+ 3 S) / 2 =
+// D, and ternary_scale subtracts S.
 // AVX512-LABEL: func.func @i2s_gemv(
 // AVX512-SAME: %[[CODES:.*]]: memref<?xui8> {lowbit.readonly}, %{{.*}}: memref<?xui16> {lowbit.readonly}, %{{.*}}: memref<?xui16> {lowbit.readonly}, %[[XQ:.*]]: memref<?xi8> {lowbit.readonly}, %[[XS:.*]]: memref<?xf32> {lowbit.readonly}, %[[SUMS:.*]]: memref<?xi32> {lowbit.readonly}, %[[Y:.*]]: memref<?xf32>, %[[N:.*]]: i64, %[[TB:.*]]: i64, %[[TE:.*]]: i64, %[[WS:.*]]: f32) {
 // AVX512: %[[T:.*]] = lowbit.uk.stack_buffer {bytes = 2560 : i64} : memref<?xi8>
+// AVX512: %[[TWO:.*]] = arith.constant dense<2> : vector<64xi8>
 // AVX512: scf.for %[[COL:.*]] = %c0 to %{{.*}} step %c1 {
 // AVX512: scf.for %{{.*}} = %c0 to %c10 step %c1 {
 // AVX512: lowbit.uk.lut_tables %[[XQ]][%{{.*}}], %[[T]][%{{.*}}] {width = 4 : i64} : memref<?xi8>, memref<?xi8>
 // AVX512: scf.for %[[TILE:.*]] = %{{.*}} to %{{.*}} step %c1 {
 // AVX512: %[[BASE:.*]] = arith.muli %[[TILE]], %c1280 : index
-// AVX512: %[[ACC:.*]]:4 = scf.for %{{.*}} = %c0 to %c2 step %c1 iter_args(%[[A0:.*]] = %{{.*}}, %[[A1:.*]] = %{{.*}}, %[[A2:.*]] = %{{.*}}, %[[A3:.*]] = %{{.*}}) -> (vector<16xi32>, vector<16xi32>, vector<16xi32>, vector<16xi32>) {
-// AVX512: %[[T0:.*]] = lowbit.uk.load %[[T]][%{{.*}}] : memref<?xi8> -> vector<64xi8>
-// AVX512: %[[T1:.*]] = lowbit.uk.load %[[T]][%{{.*}}] : memref<?xi8> -> vector<64xi8>
-// AVX512: %[[T2:.*]] = lowbit.uk.load %[[T]][%{{.*}}] : memref<?xi8> -> vector<64xi8>
-// AVX512: %[[T3:.*]] = lowbit.uk.load %[[T]][%{{.*}}] : memref<?xi8> -> vector<64xi8>
+// AVX512-DAG: %[[Z:.*]] = arith.constant dense<0> : vector<16xi32>
+// AVX512-DAG: %[[BIAS:.*]] = arith.constant dense<-30720> : vector<16xi32>
+// AVX512: %[[ACC:.*]]:8 = scf.for %{{.*}} = %c0 to %c2 step %c1 iter_args(%[[A0:.*]] = %[[Z]], %[[A1:.*]] = %[[BIAS]], %[[A2:.*]] = %[[Z]], %[[A3:.*]] = %[[Z]], %[[A4:.*]] = %[[Z]], %[[A5:.*]] = %[[Z]], %[[A6:.*]] = %[[Z]], %[[A7:.*]] = %[[Z]]) -> (vector<16xi32>, vector<16xi32>, vector<16xi32>, vector<16xi32>, vector<16xi32>, vector<16xi32>, vector<16xi32>, vector<16xi32>) {
 // AVX512: lowbit.uk.prefetch %[[CODES]]
 // AVX512: %[[P0:.*]] = lowbit.uk.load %[[CODES]][%{{.*}}] : memref<?xui8> -> vector<64xi8>
-// AVX512: %[[L0:.*]], %[[H0:.*]] = lowbit.uk.lut_lookup %{{.*}}, %{{.*}}, %[[P0]], %[[T0]], %[[T1]], %[[T2]], %[[T3]] : vector<64xi8>, vector<32xi16>
+// AVX512: lowbit.uk.lut_dot %[[A0]], %[[A1]], %[[P0]], %[[T]][%[[TB0:.*]]] {high = false} : vector<64xi8>, memref<?xi8>, vector<16xi32>
+// AVX512: lowbit.uk.lut_dot %[[A2]], %[[A3]], %[[P0]], %[[T]][%{{.*}}] {high = true}
 // AVX512: %[[P1:.*]] = lowbit.uk.load %[[CODES]][%{{.*}}] : memref<?xui8> -> vector<64xi8>
-// AVX512: lowbit.uk.lut_lookup %{{.*}}, %{{.*}}, %[[P1]], %[[T0]], %[[T1]], %[[T2]], %[[T3]] : vector<64xi8>, vector<32xi16>
-// AVX512-COUNT-6: lowbit.uk.lut_lookup
-// AVX512: lowbit.uk.widen_add %[[A0]], %{{.*}} : vector<32xi16> -> vector<16xi32>
-// AVX512: lowbit.uk.widen_add %[[A1]], %{{.*}} : vector<32xi16> -> vector<16xi32>
-// AVX512: lowbit.uk.widen_add %[[A2]], %{{.*}} : vector<32xi16> -> vector<16xi32>
-// AVX512: lowbit.uk.widen_add %[[A3]], %{{.*}} : vector<32xi16> -> vector<16xi32>
+// AVX512: lowbit.uk.lut_dot %[[A4]], %[[A5]], %[[P1]], %[[T]][%[[TB0]]] signs(%[[TWO]] : vector<64xi8>) {high = false}
+// AVX512: lowbit.uk.lut_dot %[[A6]], %[[A7]], %[[P1]], %[[T]][%{{.*}}] signs(%[[TWO]] : vector<64xi8>) {high = true}
+// AVX512-COUNT-12: lowbit.uk.lut_dot
 // AVX512: scf.yield
-// The remaining 2 blocks, widened on their own.
-// AVX512-COUNT-4: lowbit.uk.lut_lookup
-// AVX512: %[[R0:.*]] = lowbit.uk.widen_add %[[ACC]]#0
-// AVX512: %[[R1:.*]] = lowbit.uk.widen_add %[[ACC]]#1
-// AVX512: %[[R2:.*]] = lowbit.uk.widen_add %[[ACC]]#2
-// AVX512: %[[R3:.*]] = lowbit.uk.widen_add %[[ACC]]#3
-// AVX512: %[[D2:.*]] = arith.addi %[[R2]], %[[R2]] : vector<16xi32>
-// AVX512: %[[LOW:.*]] = arith.addi %[[D2]], %[[R0]] : vector<16xi32>
-// AVX512: %[[D3:.*]] = arith.addi %[[R3]], %[[R3]] : vector<16xi32>
-// AVX512: %[[HIGH:.*]] = arith.addi %[[D3]], %[[R1]] : vector<16xi32>
+// The remaining 2 blocks.
+// AVX512-COUNT-8: lowbit.uk.lut_dot
 // AVX512: %[[S:.*]] = memref.load %[[SUMS]][%[[COL]]] : memref<?xi32>
 // AVX512: %[[SX:.*]] = memref.load %[[XS]][%[[COL]]] : memref<?xf32>
-// AVX512: %[[ROWS:.*]] = lowbit.uk.fold_rows %[[LOW]], %[[HIGH]] {part = 0 : i64} : vector<16xi32>
+// AVX512-COUNT-4: lowbit.uk.lut_combine
+// AVX512: %[[SUM:.*]] = arith.addi %{{.*}}, %{{.*}} : vector<16xi32>
 // AVX512: %[[S3:.*]] = arith.muli %[[S]], %c3_i32 : i32
 // AVX512: %[[B:.*]] = vector.broadcast %[[S3]] : i32 to vector<16xi32>
-// AVX512: %[[TWICE:.*]] = arith.addi %[[ROWS]], %[[B]] : vector<16xi32>
+// AVX512: %[[TWICE:.*]] = arith.addi %[[SUM]], %[[B]] : vector<16xi32>
 // AVX512: %[[DOT:.*]] = lowbit.uk.shr_exact %[[TWICE]] {shift = 1 : i64} : vector<16xi32>
 // AVX512: %[[OUT:.*]] = lowbit.uk.ternary_scale %[[DOT]], %[[S]], %[[WS]], %[[SX]] : vector<16xi32> -> vector<16xf32>
 // AVX512: lowbit.uk.store %[[OUT]], %[[Y]][%{{.*}}], %{{.*}} : vector<16xf32>, memref<?xf32>
 
-// On AVX2 a plane vector is two 32-byte halves (lanes 0-1, 2-3) adding into
-// the same int16 sums; 8 int32 lanes, so two row parts per tile.
+// On AVX2 a plane vector is two 32-byte halves (rows 0..7 and 8..15), each
+// with its own accumulators (one set: one dot chain); 8 int32 lanes, so two
+// stores per tile.
 // AVX2-LABEL: func.func @i2s_gemv(
 // AVX2: lowbit.uk.stack_buffer {bytes = 2560 : i64} : memref<?xi8>
-// AVX2: scf.for %{{.*}} = %c0 to %c2 step %c1 iter_args({{.*}}) -> (vector<8xi32>, vector<8xi32>, vector<8xi32>, vector<8xi32>) {
-// AVX2: lowbit.uk.lut_lookup {{.*}} : vector<32xi8>, vector<16xi16>
-// AVX2: lowbit.uk.widen_add {{.*}} : vector<16xi16> -> vector<8xi32>
-// AVX2: lowbit.uk.fold_rows %{{.*}}, %{{.*}} {part = 0 : i64} : vector<8xi32>
+// AVX2: scf.for %{{.*}} = %c0 to %c2 step %c1 iter_args({{.*}}) -> (vector<8xi32>, vector<8xi32>, vector<8xi32>, vector<8xi32>, vector<8xi32>, vector<8xi32>, vector<8xi32>, vector<8xi32>) {
+// AVX2: lowbit.uk.lut_dot {{.*}} : vector<32xi8>, memref<?xi8>, vector<8xi32>
+// AVX2: lowbit.uk.lut_combine {{.*}} : vector<8xi32>
 // AVX2: lowbit.uk.ternary_scale
 // AVX2: lowbit.uk.store {{.*}} : vector<8xf32>, memref<?xf32>
-// AVX2: lowbit.uk.fold_rows %{{.*}}, %{{.*}} {part = 1 : i64} : vector<8xi32>
+// AVX2: lowbit.uk.lut_combine {{.*}} : vector<8xi32>
 // AVX2: lowbit.uk.ternary_scale
 // AVX2: lowbit.uk.store {{.*}} : vector<8xf32>, memref<?xf32>
 func.func @i2s_gemv(%x: tensor<?x300xf32>, %w: tensor<3x1280xi8>, %s: tensor<1xf32>) -> tensor<?x33xf32> {
@@ -76,36 +68,37 @@ func.func @i2s_gemv(%x: tensor<?x300xf32>, %w: tensor<3x1280xi8>, %s: tensor<1xf
 }
 
 // w2g64 GEMM, bm = 32 (groups of 2 tiles), bn = 2: per 32-k block (the
-// activation block) the scf.for carries one f32 output per (tile, column);
-// each plane register serves both columns; per block the planes are
-// weighted in int16 (plane 1 looked up, doubled, plane 0 added: 2 A_1 +
-// A_0), widened once, folded, D = (... + 3 S_b) / 2, and block_combine
-// applies the group's scale and zero point (w2g64: block / 2).
+// activation block) fresh accumulators, whose high sums start at -128 * 3
+// * 8; each plane register serves both columns (tables at 0 and 1024);
+// plane 1 with multiplier bytes 2 into the same sums (one set: 8 chains
+// already); lut_combine, D = (... + 3 S_b) / 2 and block_combine with the
+// group's scale and zero point (w2g64: block / 2). kfactor = 64 is more
+// than the 4 blocks: all unrolled, the outputs carried in registers.
 // AVX512-LABEL: func.func @w2g64_gemm(
 // AVX512: lowbit.uk.stack_buffer {bytes = 2048 : i64} : memref<?xi8>
+// AVX512: %[[TWO:.*]] = arith.constant dense<2> : vector<64xi8>
 // AVX512: scf.for %{{.*}} = %c0 to %{{.*}} step %c2 {
 // AVX512-COUNT-2: lowbit.uk.lut_tables
 // AVX512: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %c2 {
-// AVX512: scf.for %[[BLOCK:.*]] = %c0 to %c4 step %{{.*}} iter_args(%{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>) {
+// AVX512-DAG: %[[Z:.*]] = arith.constant dense<0> : vector<16xi32>
+// AVX512-DAG: %[[BIAS:.*]] = arith.constant dense<-3072> : vector<16xi32>
 // AVX512: %[[W1:.*]] = lowbit.uk.load %{{.*}}[%{{.*}}] : memref<?xui8> -> vector<64xi8>
-// AVX512: %[[L1:.*]], %[[H1:.*]] = lowbit.uk.lut_lookup %[[Z16:.*]], %[[Z16]], %[[W1]]
-// AVX512: lowbit.uk.lut_lookup %[[Z16]], %[[Z16]], %[[W1]]
-// AVX512: %[[L2:.*]] = arith.addi %[[L1]], %[[L1]] : vector<32xi16>
-// AVX512: %[[H2:.*]] = arith.addi %[[H1]], %[[H1]] : vector<32xi16>
-// AVX512: %[[W0:.*]] = lowbit.uk.load %{{.*}}[%{{.*}}] : memref<?xui8> -> vector<64xi8>
-// AVX512: %[[L0:.*]], %[[H0:.*]] = lowbit.uk.lut_lookup %[[L2]], %[[H2]], %[[W0]]
-// AVX512: lowbit.uk.lut_lookup %{{.*}}, %{{.*}}, %[[W0]]
-// AVX512: %[[WL:.*]] = lowbit.uk.widen_add %{{.*}}, %[[L0]] : vector<32xi16> -> vector<16xi32>
-// AVX512: %[[WH:.*]] = lowbit.uk.widen_add %{{.*}}, %[[H0]] : vector<32xi16> -> vector<16xi32>
-// AVX512-NOT: arith.addi %[[WL]], %[[WL]]
-// AVX512: lowbit.uk.fold_rows %[[WL]], %[[WH]]
+// AVX512: %[[L0:.*]], %[[H0:.*]] = lowbit.uk.lut_dot %[[Z]], %[[BIAS]], %[[W1]], %{{.*}}[%c0] {high = false}
+// AVX512: lowbit.uk.lut_dot %[[Z]], %[[BIAS]], %[[W1]], %{{.*}}[%c1024] {high = false}
+// AVX512: %[[L1:.*]], %[[H1:.*]] = lowbit.uk.lut_dot %[[Z]], %[[Z]], %[[W1]], %{{.*}}[%c128] {high = true}
+// AVX512: lowbit.uk.lut_dot %[[Z]], %[[Z]], %[[W1]], %{{.*}}[%c1152] {high = true}
+// AVX512: %[[W2:.*]] = lowbit.uk.load %{{.*}}[%{{.*}}] : memref<?xui8> -> vector<64xi8>
+// AVX512: %[[L2:.*]], %[[H2:.*]] = lowbit.uk.lut_dot %[[L0]], %[[H0]], %[[W2]], %{{.*}}[%c0] signs(%[[TWO]] : vector<64xi8>) {high = false}
+// AVX512: lowbit.uk.lut_dot
+// AVX512: %[[L3:.*]], %[[H3:.*]] = lowbit.uk.lut_dot %[[L1]], %[[H1]], %[[W2]], %{{.*}}[%c128] signs(%[[TWO]] : vector<64xi8>) {high = true}
+// AVX512: %[[C0:.*]] = lowbit.uk.lut_combine %[[L2]], %[[H2]]
+// AVX512: %[[C1:.*]] = lowbit.uk.lut_combine %[[L3]], %[[H3]]
+// AVX512: %[[C:.*]] = arith.addi %[[C0]], %[[C1]] : vector<16xi32>
 // AVX512: arith.muli %{{.*}}, %c3_i32 : i32
 // AVX512: lowbit.uk.shr_exact
-// AVX512: %[[G:.*]] = arith.divsi %[[BLOCK]], %c2 : index
 // AVX512: %[[SC:.*]] = lowbit.uk.load_half %{{.*}}[%{{.*}}] : memref<?xui16> -> vector<16xf32>
-// AVX512: %[[Z:.*]] = lowbit.uk.load_half %{{.*}}[%{{.*}}] : memref<?xui16> -> vector<16xf32>
-// AVX512: lowbit.uk.block_combine %{{.*}}, %{{.*}}, %[[SC]], %{{.*}} zero(%[[Z]], %{{.*}} : vector<16xf32>) : vector<16xi32> -> vector<16xf32>
-// AVX512: scf.yield
+// AVX512: %[[ZP:.*]] = lowbit.uk.load_half %{{.*}}[%{{.*}}] : memref<?xui16> -> vector<16xf32>
+// AVX512: lowbit.uk.block_combine %{{.*}}, %{{.*}}, %[[SC]], %{{.*}} zero(%[[ZP]], %{{.*}} : vector<16xf32>) : vector<16xi32> -> vector<16xf32>
 // AVX512-COUNT-4: lowbit.uk.store
 func.func @w2g64_gemm(%x: tensor<?x128xf32>, %w: tensor<2x512xi8>, %s: tensor<20x2x2xf16>) -> tensor<?x20xf32> {
   %y = lowbit.mpgemm %x, %w, %s {
@@ -116,10 +109,12 @@ func.func @w2g64_gemm(%x: tensor<?x128xf32>, %w: tensor<2x512xi8>, %s: tensor<20
   return %y : tensor<?x20xf32>
 }
 
-// w1gG: one plane, 2 D - S = A_0, so the folded sum goes to block_combine
-// as it is (no zero point, no transform).
+// w1gG: one plane (no multiplier), 2 D - S = A_0, so the combined sum goes
+// to block_combine as it is (no zero point, no transform). Two blocks, one
+// per iteration (kfactor = 8), no loop for 2 iterations.
 // AVX512-LABEL: func.func @w1g32(
-// AVX512: %[[R:.*]] = lowbit.uk.fold_rows
+// AVX512-NOT: signs(
+// AVX512: %[[R:.*]] = arith.addi %{{.*}}, %{{.*}} : vector<16xi32>
 // AVX512-NOT: shr_exact
 // AVX512: lowbit.uk.block_combine %{{.*}}, %[[R]], %{{.*}}, %{{.*}} : vector<16xi32> -> vector<16xf32>
 func.func @w1g32(%x: tensor<?x64xf32>, %w: tensor<1x128xi8>, %s: tensor<16x2xf16>) -> tensor<?x16xf32> {

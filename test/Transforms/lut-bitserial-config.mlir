@@ -14,20 +14,20 @@
 
 // GEMV-LABEL: func.func @i2s(
 // GEMV-SAME: %{{.*}}: tensor<3x512xi8>
-// GEMV: config = #lowbit.lut_bitserial<bm = 16, kfactor = 64>, layout = #lowbit.layout<bitplanes, tile_m = 16, tile_k = 32, interleave = 16>
+// GEMV: config = #lowbit.lut_bitserial<bm = 16, kfactor = 16>, layout = #lowbit.layout<bitplanes, tile_m = 16, tile_k = 32, interleave = 16>
 // GEMV-LABEL: func.func @w1g128(
 // GEMV-SAME: %{{.*}}: tensor<2x512xi8>
-// GEMV: config = #lowbit.lut_bitserial<bm = 16, kfactor = 64>, layout = #lowbit.layout<bitplanes, tile_m = 16, tile_k = 32, interleave = 16>
+// GEMV: config = #lowbit.lut_bitserial<bm = 16, kfactor = 16>, layout = #lowbit.layout<bitplanes, tile_m = 16, tile_k = 32, interleave = 16>
 // GEMV-LABEL: func.func @w3g32(
 // GEMV-SAME: %{{.*}}: tensor<2x576xi8>
-// GEMV: config = #lowbit.lut_bitserial<bm = 16, kfactor = 64>, layout = #lowbit.layout<bitplanes, tile_m = 16, tile_k = 32, interleave = 16>
+// GEMV: config = #lowbit.lut_bitserial<bm = 16, kfactor = 16>, layout = #lowbit.layout<bitplanes, tile_m = 16, tile_k = 32, interleave = 16>
 
 // GEMM512-LABEL: func.func @i2s(
-// GEMM512: config = #lowbit.lut_bitserial<bm = 16, bn = 2, kfactor = 64>, layout = #lowbit.layout<i2s>
+// GEMM512: config = #lowbit.lut_bitserial<bm = 16, bn = 2, kfactor = 16>, layout = #lowbit.layout<i2s>
 // GEMM512-LABEL: func.func @w3g32(
-// GEMM512: config = #lowbit.lut_bitserial<bm = 16, bn = 2, kfactor = 64>, layout = #lowbit.layout<canonical>
+// GEMM512: config = #lowbit.lut_bitserial<bm = 16, bn = 2, kfactor = 16>, layout = #lowbit.layout<canonical>
 
 // GEMM2-LABEL: func.func @i2s(
-// GEMM2: config = #lowbit.lut_bitserial<bm = 16, kfactor = 64>
+// GEMM2: config = #lowbit.lut_bitserial<bm = 16, kfactor = 16>
 
 // BAD: error: lowbit-select-config: unknown strategy 'bogus'; expected lut-bitserial or none

@@ -563,24 +563,20 @@ LogicalResult LutBitserialAttr::verifyFor(EmitErrorFn emitError,
 SmallVector<Attribute>
 LutBitserialAttr::getSearchSpace(MLIRContext *context,
                                  const SearchSpaceQuery &query) {
-  // T-MAC's space: rows per tile, activation rows (GEMM only), groups of 4
-  // weights per lookup step, activations per table scale (pruned by
-  // verifyFor to divide the weight group); the lossy 8-bit aggregation
-  // only when the user allows it.
+  // What lowbit-lower-lut-bitserial lowers: bm the 16-row tiles blocked
+  // together, bn the activation rows sharing each weight register (GEMM
+  // only), kfactor one, two or four 32-k blocks per loop iteration; the
+  // lossless tables only (act_group 32: fast_aggregation has no lowering
+  // yet, so even --allow-lossy adds nothing).
   SearchSpaceBuilder builder(context, query);
   SmallVector<int64_t> bns =
       query.gemv ? SmallVector<int64_t>{1} : SmallVector<int64_t>{1, 2, 4};
-  SmallVector<bool> fast = {false};
-  if (query.allowLossy)
-    fast.push_back(true);
-  for (int64_t bm : rowTiles(query.m, 128, 512))
+  for (int64_t bm : rowTiles(query.m, 16, 64))
     for (int64_t bn : bns)
-      for (int64_t kfactor : {8, 16})
-        for (int64_t actGroup : {32, 64, 128})
-          for (bool fastAggregation : fast)
-            builder.add(LutBitserialAttr::getChecked(
-                builder.emitError(), context, bm, bn, kfactor, actGroup,
-                fastAggregation));
+      for (int64_t kfactor : {8, 16, 32})
+        builder.add(LutBitserialAttr::getChecked(
+            builder.emitError(), context, bm, bn, kfactor, /*actGroup=*/32,
+            /*fastAggregation=*/false));
   return builder.take();
 }
 

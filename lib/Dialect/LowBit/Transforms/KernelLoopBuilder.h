@@ -164,8 +164,8 @@ protected:
       return begin;
     Value positive =
         arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, end, begin);
-    Value count = arith::SelectOp::create(b, loc, positive, sub(end, begin),
-                                          constant(0));
+    Value count =
+        arith::SelectOp::create(b, loc, positive, sub(end, begin), constant(0));
     return add(begin, mul(div(count, group), group));
   }
 

@@ -179,8 +179,7 @@ private:
               LutAcc &a = accs[accIndex(t, columns, c, set, h, nibble)];
               auto op = UkLutDotOp::create(
                   b, loc, TypeRange{i32Reg, i32Reg}, a.low, a.high, w, tables,
-                  add(tableBase,
-                      c * plan.columnTableBytes() + 128 * nibble),
+                  add(tableBase, c * plan.columnTableBytes() + 128 * nibble),
                   signs, b.getBoolAttr(nibble == 1));
               a.low = op.getNewLow();
               a.high = op.getNewHigh();
@@ -193,8 +192,8 @@ private:
 
   /// sum_p 2^p A_p of rows [h * lanes, ..) of (tile t, column c): the
   /// lut_combine of the first `sets` sets, both nibbles.
-  Value combine(ArrayRef<LutAcc> accs, int64_t sets, int64_t t,
-                int64_t columns, int64_t c, int64_t h) {
+  Value combine(ArrayRef<LutAcc> accs, int64_t sets, int64_t t, int64_t columns,
+                int64_t c, int64_t h) {
     Value sum;
     for (int64_t set = 0; set < sets; ++set)
       for (int64_t p = 0; p < 2; ++p) {

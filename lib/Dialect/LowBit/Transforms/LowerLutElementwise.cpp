@@ -221,8 +221,7 @@ private:
           for (int64_t set = 0; set < plan.accSets; ++set)
             for (int64_t p = 0; p < 2; ++p) {
               const LutAcc &a = accs[accIndex(t, columns, c, set, h, p)];
-              Value sum =
-                  UkLutCombineOp::create(b, loc, i32Reg, a.low, a.high);
+              Value sum = UkLutCombineOp::create(b, loc, i32Reg, a.low, a.high);
               acc = arith::AddIOp::create(b, loc, acc, sum);
             }
           Value column = add(firstColumn, c);
@@ -388,9 +387,8 @@ private:
     plan.tilesPerGroup = config.getBm() / kTileRows;
     plan.bn = config.getBn();
     plan.blocksPerIteration = plan.tl2 ? config.getBk() / kBlockWeights : 1;
-    plan.vectorsPerIteration = plan.tl2
-                                   ? std::max<int64_t>(plan.tl1Vectors, 1)
-                                   : config.getBk() / kTl1Weights;
+    plan.vectorsPerIteration = plan.tl2 ? std::max<int64_t>(plan.tl1Vectors, 1)
+                                        : config.getBk() / kTl1Weights;
     plan.registerBytes = registerBytes;
     plan.halves = kVectorBytes / registerBytes;
     plan.lanes = registerBytes / 4;

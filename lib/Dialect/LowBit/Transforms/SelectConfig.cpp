@@ -103,13 +103,12 @@ LutBitserialAttr
 mlir::lowbit::selectLutBitserialConfig(MLIRContext *ctx,
                                        const TargetInfo &target, bool gemv) {
   // GEMV is bound by memory: one 16-row tile, one sequential stream of
-  // weights per thread. GEMM: per activation row the kernel keeps 4 table
-  // registers and 4 accumulators per bit plane (int16 and int32 for rows
-  // 0..7 and 8..15), so 32 zmm hold 2 rows of 2-bit weights.
+  // weights per thread. GEMM: per activation row the kernel keeps its
+  // lut_dot accumulator pairs (2 per nibble and register half, times the
+  // sets that hide the dot latency), so 32 zmm hold 2 rows.
   int64_t bn = !gemv && target.getNumRegisters() >= 32 ? 2 : 1;
-  // int16 sums widened every 8 blocks of 32 (lowbit-lower-lut-bitserial
-  // allows up to 15).
-  return LutBitserialAttr::get(ctx, /*bm=*/16, bn, /*kfactor=*/64,
+  // Two 32-k blocks per loop iteration.
+  return LutBitserialAttr::get(ctx, /*bm=*/16, bn, /*kfactor=*/16,
                                /*actGroup=*/32, /*fastAggregation=*/false);
 }
 

@@ -313,28 +313,26 @@ def LowBitLowerLutBitserial
     - prologue per block of `bn` activation rows: for every group of 4
       activations a 16-entry int16 table of the sums with signs ±1 (T-MAC's
       s0 = -1, s1 = +1; lossless, mirror symmetric: T[15 - e] = -T[e]),
-      written as low and high bytes to a `lowbit.uk.stack_buffer` by
-      `lowbit.uk.lut_tables {width = 4}` (8 groups = one 32-k block at a
-      time);
+      written to a `lowbit.uk.stack_buffer` by `lowbit.uk.lut_tables
+      {width = 4}` in `lowbit.uk.lut_dot`'s form (low bytes, high bytes +
+      128; 256 bytes per 32-k block);
     - K first: `scf.for` over groups of `bm / 16` tiles in [tile_begin,
       tile_end), then the remaining tiles one at a time, each sweeping the
       whole K against the tables (held in cache across the M range);
-    - per 32-k block the 4 table registers are loaded once and serve every
-      bit plane of every tile of the group: one `lowbit.uk.lut_lookup` per
-      plane vector and activation row (each weight register serves `bn`
-      rows), 64 (AVX512) or 32 (AVX2) indices per pshufb;
-    - ternary: per-plane int16 sums widened by `lowbit.uk.widen_add` every
-      `kfactor / 8` blocks in an `scf.for` whose int32 sums are
-      loop-carried; after K the planes are combined with their weights
-      (sum 2^p A_p, additions only), `lowbit.uk.fold_rows`, the linear
-      transform D = (sum + 3 S) / 2 (`lowbit.uk.shr_exact`) and
-      `lowbit.uk.ternary_scale`: bit-exact with the reference;
-    - group formats: per 32-k block (the activation block) the planes are
-      weighted in int16 (from the highest plane, the sum doubled by an
-      int16 `arith.addi` before each lower plane's lookup; one block of w4
-      stays below 2^15), widened once, folded, D = (sum + (2^P - 1) S) / 2
-      and `lowbit.uk.block_combine` with the group scale and zero point
-      (w1gG: acc = A_0 directly);
+    - per 32-k block and tile, one `lowbit.uk.lut_dot` per plane vector,
+      register half and nibble (each index register serves `bn` rows) with
+      the plane weight 2^p as multiplier bytes, into int32 sums whose high
+      halves start at minus the table bias (128 (2^P - 1) per group of 4);
+      consecutive plane vectors take turns among accumulator sets (as
+      lut-elementwise: enough for `TargetInfo::getDotChains`); `kfactor /
+      8` blocks per iteration of an `scf.for` with loop-carried registers;
+    - ternary: after K, `lowbit.uk.lut_combine` of every set gives sum 2^p
+      A_p; the linear transform D = (sum + 3 S) / 2
+      (`lowbit.uk.shr_exact`) and `lowbit.uk.ternary_scale`: bit-exact
+      with the reference;
+    - group formats: the same per 32-k block (the activation block) with
+      fresh sums, D = (sum + (2^P - 1) S) / 2 and `lowbit.uk.block_combine`
+      with the group scale and zero point (w1gG: acc = A_0 directly);
     - `lowbit.uk.store`, with a row count where M is not a multiple of 16.
 
     Only the lossless int16 tables are lowered: `fast_aggregation` and an
