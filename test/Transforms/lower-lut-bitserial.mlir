@@ -68,12 +68,13 @@ func.func @i2s_gemv(%x: tensor<?x300xf32>, %w: tensor<3x1280xi8>, %s: tensor<1xf
 }
 
 // w2g64 GEMM, bm = 32 (groups of 2 tiles), bn = 2: per 32-k block (the
-// activation block) fresh accumulators, whose high sums start at -128 * 3
-// * 8; each plane register serves both columns (tables at 0 and 1024);
-// plane 1 with multiplier bytes 2 into the same sums (one set: 8 chains
-// already); lut_combine, D = (... + 3 S_b) / 2 and block_combine with the
-// group's scale and zero point (w2g64: block / 2). kfactor = 64 is more
-// than the 4 blocks: all unrolled, the outputs carried in registers.
+// activation block) fresh sums, whose high halves start at -128 * 3 * 8;
+// each plane register serves both columns (tables at 0 and 1024); both
+// nibbles and plane 1 (multiplier bytes 2) chain into one pair per (tile,
+// column): blocks are independent chains. One lut_combine, D = (... + 3
+// S_b) / 2 and block_combine with the group's scale and zero point (w2g64:
+// block / 2). kfactor = 64 is more than the 4 blocks: all unrolled, the
+// outputs carried in registers.
 // AVX512-LABEL: func.func @w2g64_gemm(
 // AVX512: lowbit.uk.stack_buffer {bytes = 2048 : i64} : memref<?xi8>
 // AVX512: %[[TWO:.*]] = arith.constant dense<2> : vector<64xi8>
@@ -85,16 +86,16 @@ func.func @i2s_gemv(%x: tensor<?x300xf32>, %w: tensor<3x1280xi8>, %s: tensor<1xf
 // AVX512: %[[W1:.*]] = lowbit.uk.load %{{.*}}[%{{.*}}] : memref<?xui8> -> vector<64xi8>
 // AVX512: %[[L0:.*]], %[[H0:.*]] = lowbit.uk.lut_dot %[[Z]], %[[BIAS]], %[[W1]], %{{.*}}[%c0] {high = false}
 // AVX512: lowbit.uk.lut_dot %[[Z]], %[[BIAS]], %[[W1]], %{{.*}}[%c1024] {high = false}
-// AVX512: %[[L1:.*]], %[[H1:.*]] = lowbit.uk.lut_dot %[[Z]], %[[Z]], %[[W1]], %{{.*}}[%c128] {high = true}
-// AVX512: lowbit.uk.lut_dot %[[Z]], %[[Z]], %[[W1]], %{{.*}}[%c1152] {high = true}
+// AVX512: %[[L1:.*]], %[[H1:.*]] = lowbit.uk.lut_dot %[[L0]], %[[H0]], %[[W1]], %{{.*}}[%c128] {high = true}
+// AVX512: lowbit.uk.lut_dot %{{.*}}, %{{.*}}, %[[W1]], %{{.*}}[%c1152] {high = true}
 // AVX512: %[[W2:.*]] = lowbit.uk.load %{{.*}}[%{{.*}}] : memref<?xui8> -> vector<64xi8>
-// AVX512: %[[L2:.*]], %[[H2:.*]] = lowbit.uk.lut_dot %[[L0]], %[[H0]], %[[W2]], %{{.*}}[%c0] signs(%[[TWO]] : vector<64xi8>) {high = false}
+// AVX512: %[[L2:.*]], %[[H2:.*]] = lowbit.uk.lut_dot %[[L1]], %[[H1]], %[[W2]], %{{.*}}[%c0] signs(%[[TWO]] : vector<64xi8>) {high = false}
 // AVX512: lowbit.uk.lut_dot
-// AVX512: %[[L3:.*]], %[[H3:.*]] = lowbit.uk.lut_dot %[[L1]], %[[H1]], %[[W2]], %{{.*}}[%c128] signs(%[[TWO]] : vector<64xi8>) {high = true}
-// AVX512: %[[C0:.*]] = lowbit.uk.lut_combine %[[L2]], %[[H2]]
-// AVX512: %[[C1:.*]] = lowbit.uk.lut_combine %[[L3]], %[[H3]]
-// AVX512: %[[C:.*]] = arith.addi %[[C0]], %[[C1]] : vector<16xi32>
+// AVX512: %[[L3:.*]], %[[H3:.*]] = lowbit.uk.lut_dot %[[L2]], %[[H2]], %[[W2]], %{{.*}}[%c128] signs(%[[TWO]] : vector<64xi8>) {high = true}
+// AVX512: %[[C:.*]] = lowbit.uk.lut_combine %[[L3]], %[[H3]]
+// AVX512-NOT: lut_combine
 // AVX512: arith.muli %{{.*}}, %c3_i32 : i32
+// AVX512: arith.addi %[[C]], %{{.*}} : vector<16xi32>
 // AVX512: lowbit.uk.shr_exact
 // AVX512: %[[SC:.*]] = lowbit.uk.load_half %{{.*}}[%{{.*}}] : memref<?xui16> -> vector<16xf32>
 // AVX512: %[[ZP:.*]] = lowbit.uk.load_half %{{.*}}[%{{.*}}] : memref<?xui16> -> vector<16xf32>
@@ -114,7 +115,7 @@ func.func @w2g64_gemm(%x: tensor<?x128xf32>, %w: tensor<2x512xi8>, %s: tensor<20
 // per iteration (kfactor = 8), no loop for 2 iterations.
 // AVX512-LABEL: func.func @w1g32(
 // AVX512-NOT: signs(
-// AVX512: %[[R:.*]] = arith.addi %{{.*}}, %{{.*}} : vector<16xi32>
+// AVX512: %[[R:.*]] = lowbit.uk.lut_combine
 // AVX512-NOT: shr_exact
 // AVX512: lowbit.uk.block_combine %{{.*}}, %[[R]], %{{.*}}, %{{.*}} : vector<16xi32> -> vector<16xf32>
 func.func @w1g32(%x: tensor<?x64xf32>, %w: tensor<1x128xi8>, %s: tensor<16x2xf16>) -> tensor<?x16xf32> {

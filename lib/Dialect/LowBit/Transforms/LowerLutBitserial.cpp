@@ -160,9 +160,10 @@ private:
   /// Looks up every plane vector of block `block` of every tile against the
   /// block's tables of every column: lut_dot per register half and nibble
   /// with the plane weight 2^p as multiplier; consecutive plane vectors
-  /// take turns among `sets` accumulator sets from set 0.
+  /// take turns among `sets` accumulator sets from set 0, each nibble on its
+  /// own pair, or with `oneChain` both nibbles on the pair of nibble 0.
   void lookupBlock(ArrayRef<Value> tileBase, int64_t columns, Value block,
-                   int64_t sets, MutableArrayRef<LutAcc> accs) {
+                   int64_t sets, bool oneChain, MutableArrayRef<LutAcc> accs) {
     Value tableBase = mul(block, kTableBytes);
     int64_t set = 0;
     for (auto [t, base] : llvm::enumerate(tileBase)) {
@@ -176,7 +177,8 @@ private:
               add(blockAt, p * kVectorBytes + h * plan.registerBytes));
           for (int64_t nibble = 0; nibble < 2; ++nibble)
             for (int64_t c = 0; c < columns; ++c) {
-              LutAcc &a = accs[accIndex(t, columns, c, set, h, nibble)];
+              LutAcc &a =
+                  accs[accIndex(t, columns, c, set, h, oneChain ? 0 : nibble)];
               auto op = UkLutDotOp::create(
                   b, loc, TypeRange{i32Reg, i32Reg}, a.low, a.high, w, tables,
                   add(tableBase, c * plan.columnTableBytes() + 128 * nibble),
@@ -191,12 +193,12 @@ private:
   }
 
   /// sum_p 2^p A_p of rows [h * lanes, ..) of (tile t, column c): the
-  /// lut_combine of the first `sets` sets, both nibbles.
-  Value combine(ArrayRef<LutAcc> accs, int64_t sets, int64_t t, int64_t columns,
-                int64_t c, int64_t h) {
+  /// lut_combine of the first `sets` sets, of `nibbles` pairs each.
+  Value combine(ArrayRef<LutAcc> accs, int64_t sets, int64_t nibbles, int64_t t,
+                int64_t columns, int64_t c, int64_t h) {
     Value sum;
     for (int64_t set = 0; set < sets; ++set)
-      for (int64_t p = 0; p < 2; ++p) {
+      for (int64_t p = 0; p < nibbles; ++p) {
         const LutAcc &a = accs[accIndex(t, columns, c, set, h, p)];
         Value part = UkLutCombineOp::create(b, loc, i32Reg, a.low, a.high);
         sum = sum ? arith::AddIOp::create(b, loc, sum, part) : part;
@@ -228,7 +230,8 @@ private:
     int64_t sets = plan.accSets;
     steppedLoop(0, plan.blocks, plan.blocksPerIteration, accs,
                 [&](Value block) {
-                  lookupBlock(tileBase, columns, block, sets, accs);
+                  lookupBlock(tileBase, columns, block, sets,
+                              /*oneChain=*/false, accs);
                 });
     for (int64_t t = 0; t < tiles; ++t)
       for (int64_t h = 0; h < plan.halves; ++h) {
@@ -239,7 +242,7 @@ private:
           Value sum = memref::LoadOp::create(b, loc, xSums, column);
           Value scale = memref::LoadOp::create(b, loc, xScales, column);
           // D - S: ternary_scale subtracts the row's sum from D.
-          Value dot = rowDots(combine(accs, sets, t, columns, c, h), sum);
+          Value dot = rowDots(combine(accs, sets, 2, t, columns, c, h), sum);
           Value out =
               UkTernaryScaleOp::create(b, loc, f32Reg, dot, sum, wScale, scale);
           UkStoreOp::create(b, loc, out, y, add(mul(column, plan.m), row),
@@ -257,11 +260,13 @@ private:
       return (t * columns + c) * plan.halves + h;
     };
     SmallVector<Value> ys(tiles * columns * plan.halves, splat(f32Reg, 0));
-    // A block has P plane vectors, so at most P sets take turns.
-    int64_t sets = std::min(plan.accSets, plan.planes);
+    // The sums of a block start fresh, so blocks are independent chains:
+    // one pair per (tile, column, register half) takes every lookup of the
+    // block, and one lut_combine gives its sum.
     steppedLoop(0, plan.blocks, plan.blocksPerIteration, ys, [&](Value block) {
       SmallVector<LutAcc> accs = freshAccs(tiles, columns, kGroupsPerBlock);
-      lookupBlock(tileBase, columns, block, sets, accs);
+      lookupBlock(tileBase, columns, block, /*sets=*/1, /*oneChain=*/true,
+                  accs);
       Value scaleGroup = div(block, plan.group / kBlockK);
       for (int64_t c = 0; c < columns; ++c) {
         Value at = add(mul(add(firstColumn, c), plan.blocks), block);
@@ -271,7 +276,7 @@ private:
         Value inv = arith::DivFOp::create(b, loc, one, xScale);
         for (int64_t t = 0; t < tiles; ++t)
           for (int64_t h = 0; h < plan.halves; ++h) {
-            Value dot = rowDots(combine(accs, sets, t, columns, c, h), sum);
+            Value dot = rowDots(combine(accs, 1, 1, t, columns, c, h), sum);
             Value offset =
                 add(mul(add(mul(add(firstTile, t), plan.kp / plan.group),
                             scaleGroup),

@@ -331,7 +331,9 @@ def LowBitLowerLutBitserial
       (`lowbit.uk.shr_exact`) and `lowbit.uk.ternary_scale`: bit-exact
       with the reference;
     - group formats: the same per 32-k block (the activation block) with
-      fresh sums, D = (sum + (2^P - 1) S) / 2 and `lowbit.uk.block_combine`
+      fresh sums, every lookup of the block on one pair per (tile, row,
+      register half) (blocks are independent chains), one lut_combine,
+      D = (sum + (2^P - 1) S) / 2 and `lowbit.uk.block_combine`
       with the group scale and zero point (w1gG: acc = A_0 directly);
     - `lowbit.uk.store`, with a row count where M is not a multiple of 16.
 
