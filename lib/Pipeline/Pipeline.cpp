@@ -27,6 +27,7 @@ static void addSelectionPasses(OpPassManager &pm,
   select.nHint = options.nHint;
   select.schedule = options.schedule;
   select.config = options.config;
+  select.strategy = options.strategy;
   pm.addPass(createLowBitSelectConfig(select));
   pm.addNestedPass<func::FuncOp>(createLowBitPackLayout());
 }
@@ -40,6 +41,9 @@ static void addLoweringPasses(OpPassManager &pm,
   LowBitLowerLutElementwiseOptions lut;
   lut.target = options.target;
   pm.addNestedPass<func::FuncOp>(createLowBitLowerLutElementwise(lut));
+  LowBitLowerLutBitserialOptions bitserial;
+  bitserial.target = options.target;
+  pm.addNestedPass<func::FuncOp>(createLowBitLowerLutBitserial(bitserial));
   pm.addPass(createCSEPass());
   StringRef target = options.target;
   if (target.consume_front("x86-")) {
@@ -73,6 +77,18 @@ void mlir::lowbit::registerUpconvertPipeline() {
       "to EmitC for a target: the same passes as lowbit-upconvert-pipeline, "
       "whose select-config picks lut_elementwise for tl1/tl2 layouts",
       buildUpconvertPipeline);
+  PassPipelineRegistration<UpconvertPipelineOptions>(
+      "lowbit-lut-bitserial-pipeline",
+      "Compiles i2s, w1gG..w4gG lowbit.mpgemm functions with the "
+      "lut-bitserial strategy (T-MAC) to EmitC for a target: the passes of "
+      "lowbit-upconvert-pipeline with select-config's strategy set to "
+      "lut-bitserial",
+      [](OpPassManager &pm, const UpconvertPipelineOptions &options) {
+        UpconvertPipelineOptions bitserial;
+        bitserial.copyOptionValuesFrom(options);
+        bitserial.strategy = "lut-bitserial";
+        buildUpconvertPipeline(pm, bitserial);
+      });
 }
 
 /// lowbit-lower-gpu -> canonicalize, cse -> the target's gpu -> spirv
@@ -241,7 +257,15 @@ mlir::lowbit::generateKernel(const KernelRequest &request) {
                 "(upconvert) and tl1, tl2 (lut-elementwise))");
   bool lut =
       format->layout == LayoutKind::TL1 || format->layout == LayoutKind::TL2;
-  if (format->weight.getBits() == 3 && !lut)
+  bool bitserial = request.strategy == "lut-bitserial";
+  if (!request.strategy.empty() && !bitserial)
+    return fail("unknown strategy '" + request.strategy +
+                "' (expected lut-bitserial, or none for the format's "
+                "default)");
+  if (bitserial && (lut || format->layout == LayoutKind::Gguf))
+    return fail("the lut-bitserial strategy has no kernel for " +
+                request.format + " (it supports i2s, w1gG, w2gG, w3gG, w4gG)");
+  if (format->weight.getBits() == 3 && !lut && !bitserial)
     return fail("the upconvert strategy has no kernel for " + request.format +
                 " (it supports i2s, w1gG, w2gG, w4gG, q4_0)");
   std::unique_ptr<TargetInfo> target = createTargetInfo(request.target);
@@ -284,6 +308,7 @@ mlir::lowbit::generateKernel(const KernelRequest &request) {
   options.nHint = request.nHint;
   options.schedule = request.schedulePath;
   options.config = request.configOverride;
+  options.strategy = request.strategy;
 
   PassManager select(&ctx);
   addSelectionPasses(select, options);
@@ -299,14 +324,20 @@ mlir::lowbit::generateKernel(const KernelRequest &request) {
       source.tilesPerGroup = upconvert.getTileM() / source.tileRows;
     if (auto lutConfig = dyn_cast<LutElementwiseAttr>(op.getConfigAttr()))
       source.tilesPerGroup = lutConfig.getBm() / source.tileRows;
+    if (auto bitserialConfig = dyn_cast<LutBitserialAttr>(op.getConfigAttr()))
+      source.tilesPerGroup = bitserialConfig.getBm() / source.tileRows;
     source.bits = op.getWeight().getBits();
   });
-  StringRef expected = lut ? "#lowbit.lut_elementwise" : "#lowbit.upconvert";
+  StringRef expected = bitserial ? "#lowbit.lut_bitserial"
+                       : lut     ? "#lowbit.lut_elementwise"
+                                 : "#lowbit.upconvert";
   if (!StringRef(source.config).starts_with(expected))
     return fail("config " + source.config + " is not a" +
-                (lut ? " lut_elementwise config (the strategy of tl1/tl2)"
-                     : "n upconvert config") +
-                "; only upconvert and lut-elementwise kernels are generated");
+                (bitserial ? " lut_bitserial config (the requested strategy)"
+                 : lut     ? " lut_elementwise config (the strategy of tl1/tl2)"
+                           : "n upconvert config") +
+                "; only upconvert, lut-elementwise and lut-bitserial kernels "
+                "are generated");
   source.Mp = llvm::alignTo(request.M, 16);
   source.Kp = llvm::alignTo(request.K, 32);
   source.compileFlags = target->getCompileFlags();

@@ -8,6 +8,7 @@
 
 #include "lowbit/lowbit.h"
 
+#include "lowbit/bitserial.h"
 #include "lowbit/error.h"
 #include "lowbit/format.h"
 #include "lowbit/lut.h"
@@ -132,10 +133,15 @@ lowbit_status_t lowbit_pack(const char *format, const float *W, int64_t M,
     // have none. Without one, the reference runs every N.
     if (!weights->kernels.empty() && weights->kernels.front().minN != 1)
       weights->kernels.clear();
-    if (!weights->kernels.empty())
-      weights->prepared = lowbit::has_lut_layout(f)
+    if (!weights->kernels.empty()) {
+      // The layout is that of the kernels' strategy (one per table).
+      const std::string &config = weights->kernels.front().config;
+      weights->prepared = config.rfind("#lowbit.lut_bitserial", 0) == 0
+                              ? lowbit::pack_bitserial(weights->canonical)
+                          : lowbit::has_lut_layout(f)
                               ? lowbit::pack_lut(weights->canonical)
                               : lowbit::pack_upconvert(weights->canonical);
+    }
     *out = weights.release();
   });
 }

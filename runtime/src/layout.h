@@ -8,6 +8,7 @@
 #define LOWBIT_SRC_LAYOUT_H
 
 #include "lowbit/format.h"
+#include "lowbit/upconvert.h"
 
 #include <cstdint>
 
@@ -41,6 +42,15 @@ bool has_zeros(const Format &format);
 /// Throws Error unless M, K are legal for the format and codes, scales and
 /// zeros have exactly the sizes it requires. O(1): contents are validate()'s.
 void check_layout(const PackedWeights &W);
+
+/// The unsigned code of kernel_abi.h of a value returned by unpack_row:
+/// ternary q + 1, binary 1 for +1 and 0 for -1, else q.
+uint8_t kernel_code(Encoding encoding, int8_t q);
+
+/// Fills U.scales (and U.zeros) in the tiled fp16 [Mp/16][Kp/G][16] layout
+/// of kernel_abi.h from validated canonical weights; nothing when U.group
+/// is 0. U.Mp, U.Kp, U.group must be set.
+void pack_tile_scales(const PackedWeights &canonical, UpconvertWeights &U);
 
 } // namespace lowbit::detail
 

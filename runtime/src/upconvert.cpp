@@ -31,8 +31,7 @@ bool has_upconvert_layout(const Format &format) {
   return false;
 }
 
-// The unsigned code (kernel_abi.h) of a value returned by unpack_row.
-static uint8_t upconvert_code(Encoding encoding, int8_t q) {
+uint8_t detail::kernel_code(Encoding encoding, int8_t q) {
   switch (encoding) {
   case Encoding::Ternary:
     return uint8_t(q + 1); // -1, 0, 1 -> 0, 1, 2
@@ -77,12 +76,19 @@ UpconvertWeights pack_upconvert(const PackedWeights &canonical) {
     for (int64_t k = 0; k < U.K; ++k) {
       const int64_t v = k / kv, j = (k % kv) / 4, r = k % 4;
       tile[v * 64 + i * 4 + r] |=
-          uint8_t(upconvert_code(encoding, q[size_t(k)]) << (b * j));
+          uint8_t(kernel_code(encoding, q[size_t(k)]) << (b * j));
     }
   }
 
+  pack_tile_scales(canonical, U);
+  return U;
+}
+
+void detail::pack_tile_scales(const PackedWeights &canonical,
+                              UpconvertWeights &U) {
+  const Format &f = canonical.format;
   if (U.group == 0)
-    return U;
+    return;
   const int64_t groups = U.Kp / U.group; // K == Kp: G is a multiple of 32
   const size_t count = size_t(U.num_tiles() * groups * kUpconvertTileRows);
   U.scales = AlignedArray<uint16_t>(count);
@@ -103,7 +109,6 @@ UpconvertWeights pack_upconvert(const PackedWeights &canonical) {
         U.zeros[at] = canonical.zeros[size_t(m * groups + g)];
     }
   }
-  return U;
 }
 
 PreparedActivations prepare_activations(const Format &format, const float *X,

@@ -92,11 +92,11 @@ func.func @no_config(%x: tensor<?x256xf32>, %w: tensor<64x64xi8>, %s: tensor<1xf
 
 // -----
 
-func.func @lut_strategy(%x: tensor<?x256xf32>, %w: tensor<64x64xi8>, %s: tensor<1xf32>) -> tensor<?x64xf32> {
-  // expected-error@+1 {{'lowbit.mpgemm' op the lut-bitserial strategy has no packed layout yet}}
+func.func @bitserial_from_bitplanes(%x: tensor<?x256xf32>, %w: tensor<64x64xi8>, %s: tensor<1xf32>) -> tensor<?x64xf32> {
+  // expected-error@+1 {{'lowbit.mpgemm' op cannot repack a bitplanes layout for the lut-bitserial strategy}}
   %y = lowbit.mpgemm %x, %w, %s {
          weight = #lowbit.weight<bits = 2, encoding = ternary>,
-         layout = #lowbit.layout<i2s>,
+         layout = #lowbit.layout<bitplanes, tile_m = 256, tile_k = 64>,
          config = #lowbit.lut_bitserial<bm = 256, kfactor = 16>}
        : (tensor<?x256xf32>, tensor<64x64xi8>, tensor<1xf32>) -> tensor<?x64xf32>
   return %y : tensor<?x64xf32>

@@ -272,9 +272,8 @@ static int runBench(const ParsedOptions &options) {
     Matrix Wf = syntheticMatrix(c.shape.M, c.shape.K, 11 + i);
     PackedWeights canonical =
         quantize(c.format, Wf.data.data(), c.shape.M, c.shape.K);
-    UpconvertWeights W = c.choice.strategy == Strategy::LutElementwise
-                             ? pack_lut(canonical)
-                             : pack_upconvert(canonical);
+    UpconvertWeights W =
+        std::move(*prepareWeights(canonical, c.choice).upconvert);
     Matrix X = syntheticMatrix(c.N, c.shape.K, 7 + i);
     PreparedActivations A =
         prepare_activations(c.format, X.data.data(), c.N, c.shape.K);
@@ -413,7 +412,9 @@ const Command &benchCommand() {
        {{"model", "NAME", "every linear shape of schedules/models/NAME.json"},
         {"shapes", "MxK[,MxK...]", "explicit shapes instead of --model"},
         {"format", "F[,F...]", "weight formats", true},
-        {"strategy", "S", "auto (default: upconvert, tl1/tl2 lut-elementwise), upconvert or lut-elementwise"},
+        {"strategy", "S",
+         "auto (default: upconvert, tl1/tl2 lut-elementwise), upconvert, "
+         "lut-elementwise or lut-bitserial"},
         {"target", "T[,T...]", "targets to compare (default native)"},
         {"n", "LIST", "activation rows, e.g. 1,128 (default 1)"},
         {"threads", "N", "threads (default 2)"},

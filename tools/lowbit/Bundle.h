@@ -13,6 +13,7 @@
 #include "Models.h"
 
 #include "lowbit/format.h"
+#include "lowbit/target.h"
 
 #include <cstdint>
 #include <filesystem>
@@ -34,6 +35,8 @@ struct BundleKernel {
 struct BundleSpec {
   Format format;
   std::string target; // a concrete target name (not native)
+  Strategy strategy = Strategy::Auto; // or LutBitserial for the target's
+                                      // kernels
   std::vector<LinearShape> shapes;
   int threads = 1;      // threads the kernels are configured for
   std::string schedule; // "" for the heuristic

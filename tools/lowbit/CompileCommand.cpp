@@ -18,7 +18,10 @@
 // since every AArch64 core has NEON): lowbit_bundle_register() checks the
 // CPU's features (lowbit::host_runs) and registers the table of the target,
 // or the fallback's when the CPU lacks the ISA. tl1/tl2 have no generic kernel;
-// there the fallback is the runtime's reference.
+// there the fallback is the runtime's reference. With --strategy lut-bitserial
+// the target's kernels are lut-bitserial ones (x86 only) and the generic
+// fallback stays up-convert (none for w3gG); the C API packs weights for the
+// layout of the registered kernels' strategy.
 //
 // The runtime sources are copied from the runtime/ directory of the source
 // tree this binary was built from (LOWBIT_RUNTIME_SOURCE_DIR, set by
@@ -32,6 +35,7 @@
 #include "Kernels.h"
 #include "Models.h"
 
+#include "lowbit/bitserial.h"
 #include "lowbit/error.h"
 #include "lowbit/format.h"
 #include "lowbit/lut.h"
@@ -357,20 +361,28 @@ writeBundle(const fs::path &out, const BundleSpec &spec,
     throw Error("lowbit compile: target '" + targetName +
                 "' is not supported (use generic, x86-avx2, x86-avxvnni, "
                 "x86-avx512vnni, aarch64-neon, aarch64-neon-nodot or native)");
+  const bool bitserial = spec.strategy == Strategy::LutBitserial;
   const bool lut = has_lut_layout(format);
-  if (!lut && !has_upconvert_layout(format))
+  if (bitserial && !has_bitserial_layout(format))
+    throw Error("lowbit compile: strategy 'lut-bitserial' has no kernel for " +
+                format.name() + " (it supports i2s, w1gG, w2gG, w3gG, w4gG)");
+  if (!bitserial && !lut && !has_upconvert_layout(format))
     throw Error("lowbit compile: no kernel strategy for " + format.name());
-  if (lut && target == Target::Generic)
+  if ((lut || bitserial) && target == Target::Generic)
     throw Error("lowbit compile: " + format.name() +
-                " (lut-elementwise) needs an x86 or aarch64 target, not "
-                "generic");
+                (bitserial ? " (lut-bitserial) needs an x86 target"
+                           : " (lut-elementwise) needs an x86 or aarch64 target") +
+                ", not generic");
+  if (bitserial && is_aarch64_target(target))
+    throw Error("lowbit compile: strategy 'lut-bitserial' has no kernel for "
+                "target '" + targetName + "' (it needs an x86 target)");
 
   // Generic has no lut-elementwise kernel: tl1/tl2 fall back to the
   // reference there.
   std::vector<std::string> targets = {targetName};
   std::string fallback = fallbackTarget(targetName);
   if (spec.fallback && target != Target::Generic &&
-      (!lut || fallback != "generic"))
+      (lut ? fallback != "generic" : has_upconvert_layout(format)))
     targets.push_back(fallback);
 
   std::vector<std::pair<int64_t, int64_t>> distinct;
@@ -399,6 +411,8 @@ writeBundle(const fs::path &out, const BundleSpec &spec,
         KernelOptions kernelOptions;
         kernelOptions.threads = spec.threads;
         kernelOptions.schedulePath = spec.schedule;
+        if (bitserial && t == targetName)
+          kernelOptions.strategy = Strategy::LutBitserial;
         mlir::lowbit::KernelSource source = generateKernelSource(
             format, t, {M, K, nHint}, kernelOptions,
             "lowbit_bundle_" + identifier(t) + "_" +
@@ -462,12 +476,20 @@ int runCompile(const ParsedOptions &options) {
   if (target == Target::Native)
     target = native_target();
   spec.target = target_name(target);
+  const std::string strategyName = options.getOr("strategy", "auto");
+  spec.strategy = parse_strategy(strategyName);
+  if (spec.strategy != Strategy::Auto &&
+      spec.strategy != Strategy::LutBitserial)
+    throw Error("lowbit compile: strategy '" + strategyName +
+                "' is not supported (use auto or lut-bitserial)");
   spec.threads = int(options.getPositive("threads", 1));
   spec.schedule = options.getOr("schedule", "");
   spec.command = "lowbit compile " +
                  (options.has("model") ? "--model " + *options.get("model")
                                        : "--shapes " + *options.get("shapes")) +
                  " --format " + spec.format.name() + " --target " + spec.target;
+  if (spec.strategy == Strategy::LutBitserial)
+    spec.command += " --strategy lut-bitserial";
   if (!spec.schedule.empty())
     spec.command += " --schedule " + spec.schedule;
   if (spec.threads != 1)
@@ -515,6 +537,10 @@ const Command &compileCommand() {
         {"target", "T",
          "native (default), generic, x86-avx2, x86-avxvnni, "
          "x86-avx512vnni, aarch64-neon, aarch64-neon-nodot"},
+        {"strategy", "S",
+         "auto (default: upconvert, tl1/tl2 lut-elementwise) or "
+         "lut-bitserial (x86 kernels; the generic fallback stays "
+         "upconvert)"},
         {"schedule", "FILE", "JSON schedule to take configs from"},
         {"threads", "N", "threads the kernels are configured for (default 1)"},
         {"out", "DIR", "bundle directory (created)", true}}},

@@ -3,6 +3,7 @@
 #include "Kernels.h"
 #include "CrossRunner.h"
 
+#include "lowbit/bitserial.h"
 #include "lowbit/error.h"
 #include "lowbit/lut.h"
 #include "lowbit/reference.h"
@@ -79,6 +80,15 @@ KernelChoice resolveChoice(const Format &format, Strategy strategy,
       throw Error("strategy 'upconvert' has no kernel for " + format.name() +
                   " (it supports i2s, w1gG, w2gG, w4gG, q4_0)");
     break;
+  case Strategy::LutBitserial:
+    if (!has_bitserial_layout(format))
+      throw Error("strategy 'lut-bitserial' has no kernel for " +
+                  format.name() + " (it supports i2s, w1gG, w2gG, w3gG, w4gG)");
+    if (!lutTarget)
+      throw Error("strategy 'lut-bitserial' has no kernel for target '" +
+                  target_name(target) +
+                  "' (it needs pshufb: x86-avx2, x86-avxvnni, x86-avx512vnni)");
+    break;
   case Strategy::LutElementwise:
     if (!has_lut_layout(format))
       throw Error("strategy 'lut-elementwise' has no kernel for " +
@@ -90,10 +100,8 @@ KernelChoice resolveChoice(const Format &format, Strategy strategy,
           "' (it needs pshufb or tbl: x86-avx2, x86-avxvnni, x86-avx512vnni, "
           "aarch64-neon, aarch64-neon-nodot)");
     break;
-  default:
-    throw Error("strategy '" + strategy_name(strategy) +
-                "' is not available in this build yet (use reference, "
-                "upconvert or lut-elementwise)");
+  case Strategy::Auto: // resolved above
+    break;
   }
   return {strategy, target};
 }
@@ -112,6 +120,9 @@ mlir::lowbit::KernelSource generateKernelSource(const Format &format,
   request.nHint = shape.nHint;
   request.schedulePath = options.schedulePath;
   request.configOverride = options.config;
+  request.strategy = options.strategy == Strategy::LutBitserial
+                         ? strategy_name(options.strategy)
+                         : "";
   request.functionName = functionName;
   llvm::Expected<mlir::lowbit::KernelSource> source =
       mlir::lowbit::generateKernel(request);
@@ -129,8 +140,10 @@ compileKernels(const Format &format, KernelChoice choice,
   std::vector<CompiledKernel> kernels(shapes.size());
   std::vector<std::string> sources, symbols;
   std::vector<std::string> flags;
+  KernelOptions chosen = options;
+  chosen.strategy = choice.strategy;
   for (size_t i = 0; i < shapes.size(); ++i) {
-    KernelOptions kernelOptions = options;
+    KernelOptions kernelOptions = chosen;
     if (!shapes[i].config.empty())
       kernelOptions.config = shapes[i].config;
     mlir::lowbit::KernelSource source = generateKernelSource(
@@ -170,6 +183,8 @@ PreparedWeights prepareWeights(const PackedWeights &W, KernelChoice choice) {
     prepared.upconvert = pack_upconvert(W);
   if (choice.strategy == Strategy::LutElementwise)
     prepared.upconvert = pack_lut(W);
+  if (choice.strategy == Strategy::LutBitserial)
+    prepared.upconvert = pack_bitserial(W);
   return prepared;
 }
 

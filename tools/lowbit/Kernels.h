@@ -48,6 +48,9 @@ struct KernelOptions {
   int threads = 1;
   std::string schedulePath; // "" for the heuristic
   std::string config;       // config attribute override, "" for none
+  /// The strategy to generate (compileKernels sets the choice's); only
+  /// lut-bitserial changes what the compiler picks for a format.
+  Strategy strategy = Strategy::Auto;
 };
 
 /// One kernel to generate: its weight shape and expected N (1 selects the
@@ -100,7 +103,8 @@ CompiledKernel compileKernel(const Format &format, KernelChoice choice,
 
 /// Weights in the form a choice consumes: canonical for the reference,
 /// repacked for compiled kernels (`upconvert` holds the vnni4 layout of
-/// kernel_abi.h, or for lut-elementwise the layout of lut_abi.h).
+/// kernel_abi.h, for lut-elementwise the layout of lut_abi.h, for
+/// lut-bitserial that of bitserial_abi.h).
 struct PreparedWeights {
   const PackedWeights *canonical = nullptr;
   std::optional<UpconvertWeights> upconvert;

@@ -243,8 +243,7 @@ private:
 /// Runs `kernel` on the problem's verification cases in a child process and
 /// compares each Y with the reference's. Returns "" or what went wrong
 /// (a mismatch, a crash with its signal, a hang).
-std::string verifyInChild(const CompiledKernel &kernel,
-                          PreparedWeights &W,
+std::string verifyInChild(const CompiledKernel &kernel, PreparedWeights &W,
                           const std::vector<Matrix> &xs,
                           const std::vector<std::vector<float>> &wants,
                           int threads) {
@@ -389,10 +388,12 @@ struct TuneSettings {
 /// space without it, in grid or seeded order, capped at --max-candidates.
 std::vector<Candidate> candidateQueue(const Problem &problem, size_t index,
                                       const TuneSettings &settings) {
-  KernelChoice heuristicChoice =
-      resolveChoice(problem.format, Strategy::Auto, problem.target);
+  // The first allowed strategy's heuristic (auto's choice where it is
+  // allowed: the strategies are tried in that order).
+  KernelChoice heuristicChoice = problem.choices.front();
   KernelOptions options;
   options.threads = settings.threads;
+  options.strategy = heuristicChoice.strategy;
   std::string heuristicConfig =
       generateKernelSource(problem.format, target_name(problem.target),
                            {problem.shape.M, problem.shape.K, problem.N, ""},

@@ -33,6 +33,8 @@ struct KernelRequest {
   int64_t nHint = 1;          // expected activation rows: 1 = GEMV config
   std::string schedulePath;   // JSON schedule to look the config up in, or ""
   std::string configOverride; // config attribute to use instead, or ""
+  std::string strategy;       // "lut-bitserial", or "" for the format's
+                              // default (upconvert, tl1/tl2 lut-elementwise)
   std::string functionName;   // C symbol of the kernel (a C identifier)
 };
 
@@ -72,17 +74,24 @@ struct UpconvertPipelineOptions
   Option<std::string> config{*this, "config",
                              llvm::cl::desc("Config attribute override"),
                              llvm::cl::init("")};
+  Option<std::string> strategy{
+      *this, "strategy",
+      llvm::cl::desc("Strategy of the heuristic config: empty for the "
+                     "format's default, or lut-bitserial"),
+      llvm::cl::init("")};
 };
 
 /// lowbit-select-config -> lowbit-pack-layout -> lowbit-lower-upconvert ->
-/// lowbit-lower-lut-elementwise -> cse -> lowbit-convert-to-x86{isa} or
-/// lowbit-convert-to-generic. Each lowering takes the ops of its strategy
-/// (select-config picks lut_elementwise for tl1/tl2, upconvert otherwise).
+/// lowbit-lower-lut-elementwise -> lowbit-lower-lut-bitserial -> cse ->
+/// lowbit-convert-to-x86{isa} or lowbit-convert-to-generic. Each lowering takes
+/// the ops of its strategy (select-config picks lut_elementwise for tl1/tl2,
+/// upconvert otherwise).
 void buildUpconvertPipeline(OpPassManager &pm,
                             const UpconvertPipelineOptions &options);
 
-/// Registers `lowbit-upconvert-pipeline` and its alias for tl1/tl2,
-/// `lowbit-lut-elementwise-pipeline` (for lowbit-opt).
+/// Registers `lowbit-upconvert-pipeline`, its alias for tl1/tl2,
+/// `lowbit-lut-elementwise-pipeline`, and `lowbit-lut-bitserial-pipeline`
+/// (the same with strategy=lut-bitserial), for lowbit-opt.
 void registerUpconvertPipeline();
 
 /// Registers `lowbit-spirv-pipeline` (lowbit-lower-gpu, canonicalize, cse,

@@ -106,7 +106,8 @@ public:
   /// arith.addi of two int32 registers (lane-wise, wrapping).
   virtual Value emitAddI32(OpBuilder &b, Location loc, Value lhs, Value rhs,
                            VectorType type) const = 0;
-  /// A register with every lane equal to `value` (an i32 or f32 attribute).
+  /// A register with every lane equal to `value` (an i32 or f32 attribute;
+  /// on targets with byte table lookups also i8: lut_dot multipliers).
   virtual Value emitSplat(OpBuilder &b, Location loc, VectorType type,
                           TypedAttr value) const = 0;
   /// vector.broadcast of an i32 or f32 value to every lane.

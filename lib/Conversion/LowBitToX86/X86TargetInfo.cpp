@@ -126,6 +126,8 @@ public:
     if (auto zero = dyn_cast<FloatAttr>(value);
         zero && zero.getValue().isPosZero())
       return call(b, loc, reg, name("setzero_ps"), {});
+    if (value.getType().isInteger(8))
+      return splatByte(b, loc, int8_t(cast<IntegerAttr>(value).getInt()));
     Value scalar = emitc::ConstantOp::create(b, loc, value.getType(), value);
     return call(b, loc, reg, name(isFloat ? "set1_ps" : "set1_epi32"), scalar);
   }
@@ -196,6 +198,8 @@ public:
                        : (e + 13) % 3 - 1;
         if (width == 2 && e <= 8)
           d = i == 0 ? e / 3 - 1 : e % 3 - 1;
+        if (width == 4)
+          d = (e >> i) & 1 ? 1 : -1;
         lanes.push_back(b.getI32IntegerAttr(int32_t(d)));
       }
       digits.push_back(call(b, loc, ymm, "_mm256_setr_epi16", {}, lanes));
@@ -248,8 +252,8 @@ public:
                      {b.getI32IntegerAttr(4)});
     auto [low, high] = emitLookup(b, loc, indices, o.tables);
     Value signs = o.signs ? o.signs : splatByte(b, loc, 1);
-    auto accType = VectorType::get({type.getNumElements() / 4},
-                                   IntegerType::get(ctx, 32));
+    auto accType =
+        VectorType::get({type.getNumElements() / 4}, IntegerType::get(ctx, 32));
     return {emitDot4(b, loc, o.accLow, low, signs, accType),
             emitDot4(b, loc, o.accHigh, high, signs, accType)};
   }
@@ -265,9 +269,8 @@ public:
 protected:
   /// Byte i of the results: the low and high table bytes of table i mod 4
   /// (at `tables` and `tables` + 64) at the low nibble of `indices` byte i.
-  virtual std::pair<Value, Value> emitLookup(OpBuilder &b, Location loc,
-                                             Value indices,
-                                             Value tables) const = 0;
+  virtual std::pair<Value, Value>
+  emitLookup(OpBuilder &b, Location loc, Value indices, Value tables) const = 0;
 
   Value splatByte(OpBuilder &b, Location loc, int8_t value) const {
     return call(b, loc, intType(b.getContext()), name("set1_epi8"), {},
@@ -301,8 +304,8 @@ public:
   // vpdpbusd: latency 4-5, two per cycle on Zen 4/5 and Ice Lake+.
   int64_t getDotChains() const override { return 4; }
   std::vector<std::string> getCompileFlags() const override {
-    return {"-mavx512f", "-mavx512bw",   "-mavx512vl", "-mavx512vnni",
-            "-mavx512vbmi", "-mavx2",    "-mfma",      "-mf16c"};
+    return {"-mavx512f",    "-mavx512bw", "-mavx512vl", "-mavx512vnni",
+            "-mavx512vbmi", "-mavx2",     "-mfma",      "-mf16c"};
   }
 
   Value emitLoad(OpBuilder &b, Location loc, Value ptr,
@@ -357,6 +360,8 @@ public:
                           : (e + 13) % 3 - 1;
         if (width == 2 && e <= 8)
           return i == 0 ? e / 3 - 1 : e % 3 - 1;
+        if (width == 4)
+          return (e >> i) & 1 ? int64_t(1) : int64_t(-1);
         return int64_t(0);
       }));
     Value bias = call(b, loc, zmm, "_mm512_set1_epi16", {},
@@ -487,11 +492,13 @@ public:
       spread.push_back(b.getI32IntegerAttr(i / 8));
       bits.push_back(b.getI32IntegerAttr(int8_t(1 << (i % 8))));
     }
-    Value bytes = call(b, loc, reg, "_mm256_shuffle_epi8",
-                       {word, call(b, loc, reg, "_mm256_setr_epi8", {}, spread)});
+    Value bytes =
+        call(b, loc, reg, "_mm256_shuffle_epi8",
+             {word, call(b, loc, reg, "_mm256_setr_epi8", {}, spread)});
     Value bit = call(b, loc, reg, "_mm256_setr_epi8", {}, bits);
-    Value set = call(b, loc, reg, "_mm256_cmpeq_epi8",
-                     {call(b, loc, reg, "_mm256_and_si256", {bytes, bit}), bit});
+    Value set =
+        call(b, loc, reg, "_mm256_cmpeq_epi8",
+             {call(b, loc, reg, "_mm256_and_si256", {bytes, bit}), bit});
     return call(b, loc, reg, "_mm256_or_si256", {set, splatByte(b, loc, 1)});
   }
 
@@ -516,10 +523,11 @@ protected:
       SmallVector<Attribute> others;
       for (int64_t i = 0; i < 32; ++i)
         others.push_back(b.getI32IntegerAttr(i % 4 == j ? 0 : -128));
-      Value index = call(b, loc, reg, "_mm256_or_si256",
-                         {nibbles, call(b, loc, reg, "_mm256_setr_epi8", {},
-                                        others)});
-      Value l = call(b, loc, reg, "_mm256_shuffle_epi8", {table(16 * j), index});
+      Value index =
+          call(b, loc, reg, "_mm256_or_si256",
+               {nibbles, call(b, loc, reg, "_mm256_setr_epi8", {}, others)});
+      Value l =
+          call(b, loc, reg, "_mm256_shuffle_epi8", {table(16 * j), index});
       Value h =
           call(b, loc, reg, "_mm256_shuffle_epi8", {table(64 + 16 * j), index});
       low = low ? call(b, loc, reg, "_mm256_or_si256", {low, l}) : l;

@@ -1081,10 +1081,36 @@ func.func @gpu_on_w4(%x: tensor<?x64xf32>, %w: tensor<4x32xi8>, %s: tensor<4x1x2
 
 // -----
 
+// bitserial_abi.h: ceil(33/16) = 3 tiles of ceil(100/32) = 4 blocks x 2
+// planes x 64 bytes.
+func.func @lut_bitserial_bitplanes_shape(%x: tensor<?x100xf32>, %w: tensor<3x500xi8>, %s: tensor<1xf32>) -> tensor<?x33xf32> {
+  // expected-error@+1 {{bit-plane layout of bitserial_abi.h needs packed weights of shape 3x512 for M = 33, K = 100, bits = 2, got 'tensor<3x500xi8>'}}
+  %y = lowbit.mpgemm %x, %w, %s {
+         weight = #lowbit.weight<bits = 2, encoding = ternary>,
+         layout = #lowbit.layout<bitplanes, tile_m = 16, tile_k = 32, interleave = 16>,
+         config = #lowbit.lut_bitserial<bm = 16, kfactor = 64>}
+       : (tensor<?x100xf32>, tensor<3x500xi8>, tensor<1xf32>) -> tensor<?x33xf32>
+  return %y : tensor<?x33xf32>
+}
+
+// -----
+
 func.func @gpu_on_tl1(%x: tensor<?x8xf32>, %w: tensor<4x2xi8>, %s: tensor<1xf32>) -> tensor<?x4xf32> {
   // expected-error@+1 {{gpu strategy does not support tl1 layout}}
   %y = lowbit.mpgemm %x, %w, %s {weight = #lowbit.weight<bits = 2, encoding = ternary>, layout = #lowbit.layout<tl1>,
                                  config = #lowbit.gpu<wg_tile_m = 16, wg_tile_n = 1, sg_tile_m = 4, sg_tile_n = 1, subgroup_size = 16>}
        : (tensor<?x8xf32>, tensor<4x2xi8>, tensor<1xf32>) -> tensor<?x4xf32>
   return %y : tensor<?x4xf32>
+}
+
+// -----
+
+func.func @lut_bitserial_bm_tiles(%x: tensor<?x100xf32>, %w: tensor<3x512xi8>, %s: tensor<1xf32>) -> tensor<?x33xf32> {
+  // expected-error@+1 {{lut_bitserial bm = 24 must be a multiple of the layout's 16-row tiles}}
+  %y = lowbit.mpgemm %x, %w, %s {
+         weight = #lowbit.weight<bits = 2, encoding = ternary>,
+         layout = #lowbit.layout<bitplanes, tile_m = 16, tile_k = 32, interleave = 16>,
+         config = #lowbit.lut_bitserial<bm = 24, kfactor = 64>}
+       : (tensor<?x100xf32>, tensor<3x512xi8>, tensor<1xf32>) -> tensor<?x33xf32>
+  return %y : tensor<?x33xf32>
 }

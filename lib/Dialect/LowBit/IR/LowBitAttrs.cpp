@@ -509,6 +509,11 @@ int64_t mlir::lowbit::getLutTileBytes(LayoutKind kind, int64_t k) {
   return 64 + k2 / 96 * 320 + llvm::divideCeil(k - k2, 16) * 64;
 }
 
+bool mlir::lowbit::isBitserialTiled(LayoutAttr layout) {
+  return layout.getKind() == LayoutKind::BitPlanes && layout.getTileM() == 16 &&
+         layout.getTileK() == 32 && layout.getInterleave() == 16;
+}
+
 //===- LutBitserialAttr ---------------------------------------------------===//
 
 LogicalResult LutBitserialAttr::verify(EmitErrorFn emitError, int64_t bm,
@@ -542,6 +547,12 @@ LogicalResult LutBitserialAttr::verifyFor(EmitErrorFn emitError,
   if (group > 0 && group % getActGroup() != 0)
     return emitError() << "lut_bitserial act_group = " << getActGroup()
                        << " does not divide weight group size " << group;
+  if (isBitserialTiled(layout)) {
+    if (getBm() % 16 != 0)
+      return emitError() << "lut_bitserial bm = " << getBm()
+                         << " must be a multiple of the layout's 16-row tiles";
+    return success();
+  }
   if (layout.getTileM() > 0 && layout.getTileM() != getBm())
     return emitError() << "lut_bitserial bm = " << getBm()
                        << " does not match layout tile_m = "
@@ -552,24 +563,20 @@ LogicalResult LutBitserialAttr::verifyFor(EmitErrorFn emitError,
 SmallVector<Attribute>
 LutBitserialAttr::getSearchSpace(MLIRContext *context,
                                  const SearchSpaceQuery &query) {
-  // T-MAC's space: rows per tile, activation rows (GEMM only), groups of 4
-  // weights per lookup step, activations per table scale (pruned by
-  // verifyFor to divide the weight group); the lossy 8-bit aggregation
-  // only when the user allows it.
+  // What lowbit-lower-lut-bitserial lowers: bm the 16-row tiles blocked
+  // together, bn the activation rows sharing each weight register (GEMM
+  // only), kfactor one, two or four 32-k blocks per loop iteration; the
+  // lossless tables only (act_group 32: fast_aggregation has no lowering
+  // yet, so even --allow-lossy adds nothing).
   SearchSpaceBuilder builder(context, query);
   SmallVector<int64_t> bns =
       query.gemv ? SmallVector<int64_t>{1} : SmallVector<int64_t>{1, 2, 4};
-  SmallVector<bool> fast = {false};
-  if (query.allowLossy)
-    fast.push_back(true);
-  for (int64_t bm : rowTiles(query.m, 128, 512))
+  for (int64_t bm : rowTiles(query.m, 16, 64))
     for (int64_t bn : bns)
-      for (int64_t kfactor : {8, 16})
-        for (int64_t actGroup : {32, 64, 128})
-          for (bool fastAggregation : fast)
-            builder.add(LutBitserialAttr::getChecked(
-                builder.emitError(), context, bm, bn, kfactor, actGroup,
-                fastAggregation));
+      for (int64_t kfactor : {8, 16, 32})
+        builder.add(LutBitserialAttr::getChecked(
+            builder.emitError(), context, bm, bn, kfactor, /*actGroup=*/32,
+            /*fastAggregation=*/false));
   return builder.take();
 }
 

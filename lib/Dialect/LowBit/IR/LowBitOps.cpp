@@ -146,6 +146,19 @@ static LogicalResult verifyPackedShape(MpGemmOp op, WeightAttr weight,
              << packedType;
     return success();
   }
+  if (isBitserialTiled(layout)) {
+    SmallVector<int64_t, 2> expected = {llvm::divideCeilSigned(m, int64_t(16)),
+                                        llvm::divideCeilSigned(k, int64_t(32)) *
+                                            weight.getBits() * 64};
+    if (packedType.getShape() != ArrayRef<int64_t>(expected))
+      return op.emitOpError()
+             << "bit-plane layout of bitserial_abi.h needs packed weights of "
+                "shape "
+             << expected[0] << "x" << expected[1] << " for M = " << m
+             << ", K = " << k << ", bits = " << weight.getBits() << ", got "
+             << packedType;
+    return success();
+  }
   std::optional<int64_t> rowBytes = getRowBytes(weight, layout, k);
   if (!rowBytes)
     return success();

@@ -1,9 +1,12 @@
 //===- KernelLoopBuilder.h - index arithmetic for kernel lowerings -*- C++ -*-//
 //
-// What lowbit-lower-upconvert and lowbit-lower-lut-elementwise share when
-// they write a kernel body: scf.for loops and index arithmetic that folds
-// constants as it goes (so that offsets of fully unrolled code are
-// constants and no unused constants are left).
+// What lowbit-lower-upconvert, lowbit-lower-lut-elementwise and
+// lowbit-lower-lut-bitserial share when they write a kernel body: scf.for
+// loops (also with loop-carried registers, tile groups, blocks of
+// activation rows) and index arithmetic that folds constants as it goes (so
+// that offsets of fully unrolled code are constants and no unused constants
+// are left), the partial stores of the last tile, and the check that the
+// mpgemm is the whole function.
 //
 //===----------------------------------------------------------------------===//
 
@@ -52,6 +55,27 @@ inline Block &resetToKernelAbi(func::FuncOp func) {
   return entry;
 }
 
+/// Whether `ops` is one lowbit.mpgemm that is the whole body of `func`
+/// (its result returned); emits the error on the op otherwise.
+inline LogicalResult checkWholeBody(func::FuncOp func, ArrayRef<MpGemmOp> ops) {
+  MpGemmOp op = ops.front();
+  Block &body = func.getBody().front();
+  auto ret = dyn_cast<func::ReturnOp>(body.getTerminator());
+  if (ops.size() == 1 && func.getBody().hasOneBlock() &&
+      &body.front() == op.getOperation() && op->getNextNode() == ret &&
+      ret.getNumOperands() == 1 && ret.getOperand(0) == op.getResult())
+    return success();
+  return op.emitOpError() << "can only be lowered as the whole body of its "
+                             "function (one lowbit.mpgemm whose result is "
+                             "returned)";
+}
+
+/// The int32 sums of the low and high table bytes of lowbit.uk.lut_dot
+/// (lut_abi.h, bitserial_abi.h), one pair per accumulator.
+struct LutAcc {
+  Value low, high;
+};
+
 class KernelLoopBuilder {
 public:
   KernelLoopBuilder(OpBuilder &b, Location loc) : b(b), loc(loc) {}
@@ -64,6 +88,111 @@ protected:
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(loop.getBody());
     body(loop.getInductionVar());
+  }
+
+  /// Runs `body` for steps [start, start + total), `perIteration` steps
+  /// per iteration of an scf.for over whole iterations whose loop-carried
+  /// values are `state` (which `body` reads and updates), then the
+  /// remaining steps.
+  void steppedLoop(int64_t start, int64_t total, int64_t perIteration,
+                   SmallVectorImpl<Value> &state,
+                   function_ref<void(Value)> body) {
+    int64_t iterations = total / perIteration;
+    if (iterations > 1) {
+      auto loop = scf::ForOp::create(b, loc, constant(0), constant(iterations),
+                                     constant(1), state);
+      {
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPointToStart(loop.getBody());
+        state.assign(loop.getRegionIterArgs().begin(),
+                     loop.getRegionIterArgs().end());
+        Value first = add(mul(loop.getInductionVar(), perIteration), start);
+        for (int64_t s = 0; s < perIteration; ++s)
+          body(add(first, s));
+        scf::YieldOp::create(b, loc, state);
+      }
+      state.assign(loop.getResults().begin(), loop.getResults().end());
+      start += iterations * perIteration;
+      total -= iterations * perIteration;
+    }
+    for (int64_t s = 0; s < total; ++s)
+      body(constant(start + s));
+  }
+  /// The same with lut_dot accumulator pairs as the state.
+  void steppedLoop(int64_t start, int64_t total, int64_t perIteration,
+                   SmallVectorImpl<LutAcc> &accs,
+                   function_ref<void(Value)> body) {
+    SmallVector<Value> state;
+    auto unpack = [&] {
+      for (auto [i, a] : llvm::enumerate(accs)) {
+        a.low = state[2 * i];
+        a.high = state[2 * i + 1];
+      }
+    };
+    auto pack = [&] {
+      state.clear();
+      for (LutAcc &a : accs)
+        state.append({a.low, a.high});
+    };
+    pack();
+    steppedLoop(start, total, perIteration, state, [&](Value step) {
+      unpack();
+      body(step);
+      pack();
+    });
+    unpack();
+  }
+
+  /// `columns(first, bn)` for the whole blocks of `bn` activation rows of
+  /// [0, n), then `columns(first, 1)` for each remaining row.
+  void forColumnBlocks(Value n, int64_t bn,
+                       function_ref<void(Value, int64_t)> columns) {
+    Value rows = toIndex(n);
+    if (bn == 1) {
+      forLoop(constant(0), rows, 1, [&](Value c) { columns(c, 1); });
+      return;
+    }
+    Value fullEnd = mul(div(rows, bn), bn);
+    forLoop(constant(0), fullEnd, bn, [&](Value c) { columns(c, bn); });
+    forLoop(fullEnd, rows, 1, [&](Value c) { columns(c, 1); });
+  }
+
+  /// The end of the whole groups of `group` tiles from `begin` within
+  /// [begin, end) (`begin` for group 1 or an empty range).
+  Value tileGroupsEnd(Value begin, Value end, int64_t group) {
+    if (group == 1)
+      return begin;
+    Value positive =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, end, begin);
+    Value count =
+        arith::SelectOp::create(b, loc, positive, sub(end, begin), constant(0));
+    return add(begin, mul(div(count, group), group));
+  }
+
+  /// Lanes of the register of output rows from `row` to store: clamp(m -
+  /// row, 0, lanes), or null when m is a multiple of the 16-row tiles.
+  Value storeCount(Value row, int64_t m, int64_t lanes) {
+    if (m % 16 == 0)
+      return Value();
+    Value mv = constant(m);
+    Value past =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, row, mv);
+    Value left = sub(mv, row);
+    Value partial = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt,
+                                          left, constant(lanes));
+    Value some =
+        arith::SelectOp::create(b, loc, partial, left, constant(lanes));
+    return arith::SelectOp::create(b, loc, past, constant(0), some);
+  }
+
+  /// A register constant with every lane `value` (integer lanes) or 0.0.
+  Value splat(VectorType type, int64_t value) {
+    Type element = type.getElementType();
+    Attribute lane = isa<FloatType>(element)
+                         ? Attribute(b.getFloatAttr(element, double(value)))
+                         : Attribute(b.getIntegerAttr(element, value));
+    return arith::ConstantOp::create(b, loc,
+                                     DenseElementsAttr::get(type, lane));
   }
 
   Value toIndex(Value v) {

@@ -74,12 +74,6 @@ struct LutPlan {
   int64_t tl1Offset() const { return kHeaderBytes + tl2Blocks * kBlockBytes; }
 };
 
-/// Accumulators of one (tile, column, register half of the tile, nibble):
-/// the int32 sums of the low and high table bytes per row (lut_dot).
-struct Acc {
-  Value low, high;
-};
-
 class LutKernelBuilder : KernelLoopBuilder {
 public:
   LutKernelBuilder(OpBuilder &b, Location loc, const LutPlan &plan,
@@ -101,15 +95,9 @@ public:
       partials = UkStackBufferOp::create(
           b, loc, MemRefType::get({ShapedType::kDynamic}, b.getI8Type()),
           b.getI64IntegerAttr(plan.numTiles * plan.bn * plan.partialBytes()));
-    Value rows = toIndex(n);
-    if (plan.bn == 1) {
-      forLoop(constant(0), rows, 1, [&](Value c) { buildColumns(c, 1); });
-      return;
-    }
-    Value fullEnd = mul(div(rows, plan.bn), plan.bn);
-    forLoop(constant(0), fullEnd, plan.bn,
-            [&](Value c) { buildColumns(c, plan.bn); });
-    forLoop(fullEnd, rows, 1, [&](Value c) { buildColumns(c, 1); });
+    forColumnBlocks(n, plan.bn, [&](Value firstColumn, int64_t columns) {
+      buildColumns(firstColumn, columns);
+    });
   }
 
 private:
@@ -120,14 +108,7 @@ private:
       buildTables(add(firstColumn, c), c * plan.columnTableBytes());
     Value begin = toIndex(tileBegin), end = toIndex(tileEnd);
     int64_t group = plan.tilesPerGroup;
-    Value groupsEnd = begin;
-    if (group > 1) {
-      Value positive =
-          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, end, begin);
-      Value count = arith::SelectOp::create(b, loc, positive, sub(end, begin),
-                                            constant(0));
-      groupsEnd = add(begin, mul(div(count, group), group));
-    }
+    Value groupsEnd = tileGroupsEnd(begin, end, group);
     for (int64_t chunk = 0; chunk < plan.chunks; ++chunk) {
       if (group > 1)
         forLoop(begin, groupsEnd, group, [&](Value t) {
@@ -186,7 +167,7 @@ private:
     for (int64_t t = 0; t < tiles; ++t)
       tileBase.push_back(mul(add(firstTile, t), plan.tileBytes));
     int64_t perColumn = plan.accsPerColumn();
-    SmallVector<Acc> accs(tiles * columns * perColumn);
+    SmallVector<LutAcc> accs(tiles * columns * perColumn);
     auto forEachPartial = [&](auto fn) {
       for (int64_t t = 0; t < tiles; ++t)
         for (int64_t c = 0; c < columns; ++c)
@@ -197,10 +178,10 @@ private:
           }
     };
     if (chunk == 0)
-      for (Acc &a : accs)
-        a.low = a.high = zero(i32Reg);
+      for (LutAcc &a : accs)
+        a.low = a.high = splat(i32Reg, 0);
     else
-      forEachPartial([&](Acc &a, Value at) {
+      forEachPartial([&](LutAcc &a, Value at) {
         a.low = UkLoadOp::create(b, loc, i32Reg, partials, at);
         a.high = UkLoadOp::create(b, loc, i32Reg, partials,
                                   add(at, plan.registerBytes));
@@ -213,15 +194,13 @@ private:
              (last ? plan.tl1Vectors * kVectorBytes : 0);
     runSkip = tiles * plan.tileBytes - blocks * kBlockBytes -
               (last ? plan.tl1Vectors * kVectorBytes : 0);
-    auto tl2 = [&](Value block, SmallVectorImpl<Acc> &state) {
-      tl2Block(tileBase, columns, block, state);
-    };
-    auto tl1 = [&](Value vector, SmallVectorImpl<Acc> &state) {
-      tl1Vector(tileBase, columns, vector, state);
+    auto tl2 = [&](Value block) { tl2Block(tileBase, columns, block, accs); };
+    auto tl1 = [&](Value vector) {
+      tl1Vector(tileBase, columns, vector, accs);
     };
     steppedLoop(firstBlock, blocks, plan.blocksPerIteration, accs, tl2);
     if (!last) {
-      forEachPartial([&](Acc &a, Value at) {
+      forEachPartial([&](LutAcc &a, Value at) {
         UkStoreI32Op::create(b, loc, a.low, partials, at);
         UkStoreI32Op::create(b, loc, a.high, partials,
                              add(at, plan.registerBytes));
@@ -236,14 +215,13 @@ private:
         Value header = UkLoadOp::create(b, loc, i32Reg, codes,
                                         add(tileBase[t], h * plan.lanes * 4));
         Value row = add(mul(add(firstTile, t), kTileRows), h * plan.lanes);
-        Value rowsLeft = storeCount(row);
+        Value rowsLeft = storeCount(row, plan.m, plan.lanes);
         for (int64_t c = 0; c < columns; ++c) {
           Value acc = header;
           for (int64_t set = 0; set < plan.accSets; ++set)
             for (int64_t p = 0; p < 2; ++p) {
-              const Acc &a = accs[accIndex(t, columns, c, set, h, p)];
-              Value sum =
-                  UkLutCombineOp::create(b, loc, i32Reg, a.low, a.high);
+              const LutAcc &a = accs[accIndex(t, columns, c, set, h, p)];
+              Value sum = UkLutCombineOp::create(b, loc, i32Reg, a.low, a.high);
               acc = arith::AddIOp::create(b, loc, acc, sum);
             }
           Value column = add(firstColumn, c);
@@ -258,49 +236,10 @@ private:
       }
   }
 
-  /// Runs `body` for steps [start, start + total), `perIteration` steps
-  /// per iteration of an scf.for over whole iterations (the accumulators
-  /// loop-carried), then the remaining steps.
-  void steppedLoop(int64_t start, int64_t total, int64_t perIteration,
-                   SmallVectorImpl<Acc> &accs,
-                   function_ref<void(Value, SmallVectorImpl<Acc> &)> body) {
-    int64_t iterations = total / perIteration;
-    if (iterations > 1) {
-      SmallVector<Value> state;
-      for (Acc &a : accs)
-        state.append({a.low, a.high});
-      auto loop = scf::ForOp::create(b, loc, constant(0), constant(iterations),
-                                     constant(1), state);
-      {
-        OpBuilder::InsertionGuard guard(b);
-        b.setInsertionPointToStart(loop.getBody());
-        for (auto [i, a] : llvm::enumerate(accs)) {
-          a.low = loop.getRegionIterArgs()[2 * i];
-          a.high = loop.getRegionIterArgs()[2 * i + 1];
-        }
-        Value first = add(mul(loop.getInductionVar(), perIteration), start);
-        for (int64_t s = 0; s < perIteration; ++s)
-          body(add(first, s), accs);
-        SmallVector<Value> next;
-        for (Acc &a : accs)
-          next.append({a.low, a.high});
-        scf::YieldOp::create(b, loc, next);
-      }
-      for (auto [i, a] : llvm::enumerate(accs)) {
-        a.low = loop.getResult(2 * i);
-        a.high = loop.getResult(2 * i + 1);
-      }
-      start += iterations * perIteration;
-      total -= iterations * perIteration;
-    }
-    for (int64_t s = 0; s < total; ++s)
-      body(constant(start + s), accs);
-  }
-
   /// One TL2 block: 4 index vectors per tile, each looked up by nibble with
   /// its 64-bit sign word per nibble.
   void tl2Block(ArrayRef<Value> tileBase, int64_t columns, Value block,
-                SmallVectorImpl<Acc> &accs) {
+                SmallVectorImpl<LutAcc> &accs) {
     Value blockOffset = add(mul(block, kBlockBytes), kHeaderBytes);
     for (Value base : tileBase)
       prefetch(add(base, blockOffset), base, kBlockBytes / kVectorBytes);
@@ -312,7 +251,7 @@ private:
 
   /// One TL1 vector per tile (no signs).
   void tl1Vector(ArrayRef<Value> tileBase, int64_t columns, Value vector,
-                 SmallVectorImpl<Acc> &accs) {
+                 SmallVectorImpl<LutAcc> &accs) {
     Value offset = add(mul(vector, kVectorBytes), plan.tl1Offset());
     for (Value base : tileBase)
       prefetch(add(base, offset), base, 1);
@@ -325,7 +264,7 @@ private:
   /// tile offset of its two sign words.
   void lookupVector(ArrayRef<Value> tileBase, int64_t columns, Value offset,
                     Value tableVector, Value signOffset,
-                    SmallVectorImpl<Acc> &accs) {
+                    SmallVectorImpl<LutAcc> &accs) {
     Value tables = mul(tableVector, kTableBytes);
     int64_t signBytes = plan.registerBytes / 8;
     for (auto [t, base] : llvm::enumerate(tileBase)) {
@@ -340,7 +279,7 @@ private:
                 b, loc, byteReg, codes,
                 add(add(base, signOffset), 8 * p + h * signBytes));
           for (int64_t c = 0; c < columns; ++c) {
-            Acc &a = accs[accIndex(t, columns, c, nextSet, h, p)];
+            LutAcc &a = accs[accIndex(t, columns, c, nextSet, h, p)];
             auto op = UkLutDotOp::create(
                 b, loc, TypeRange{i32Reg, i32Reg}, a.low, a.high, w,
                 this->tables,
@@ -378,30 +317,6 @@ private:
       UkPrefetchOp::create(b, loc, codes, add(first, line * kVectorBytes));
   }
 
-  /// Lanes of the register at `row` to store: clamp(M - row, 0, lanes), or
-  /// null when M is a multiple of 16.
-  Value storeCount(Value row) {
-    if (plan.m % kTileRows == 0)
-      return Value();
-    Value m = constant(plan.m);
-    Value past =
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, row, m);
-    Value left = sub(m, row);
-    Value partial = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt,
-                                          left, constant(plan.lanes));
-    Value some =
-        arith::SelectOp::create(b, loc, partial, left, constant(plan.lanes));
-    return arith::SelectOp::create(b, loc, past, constant(0), some);
-  }
-
-  //===--- Helpers ----------------------------------------------------------//
-
-  Value zero(VectorType type) {
-    return arith::ConstantOp::create(
-        b, loc,
-        DenseElementsAttr::get(type,
-                               b.getIntegerAttr(type.getElementType(), 0)));
-  }
   const LutPlan &plan;
   Value codes, xq, xScales, y, n, tileBegin, tileEnd, wScale, tables, partials;
   /// The current chunk's run of a tile ends at tile base + runEnd; the next
@@ -434,18 +349,9 @@ public:
                        << target << "'";
       return signalPassFailure();
     }
-    MpGemmOp op = ops.front();
-    Block &body = func.getBody().front();
-    auto ret = dyn_cast<func::ReturnOp>(body.getTerminator());
-    if (ops.size() != 1 || !func.getBody().hasOneBlock() ||
-        &body.front() != op.getOperation() || op->getNextNode() != ret ||
-        ret.getNumOperands() != 1 || ret.getOperand(0) != op.getResult()) {
-      op.emitOpError() << "can only be lowered as the whole body of its "
-                          "function (one lowbit.mpgemm whose result is "
-                          "returned)";
+    if (failed(checkWholeBody(func, ops)))
       return signalPassFailure();
-    }
-    FailureOr<LutPlan> plan = makePlan(op, *targetInfo);
+    FailureOr<LutPlan> plan = makePlan(ops.front(), *targetInfo);
     if (failed(plan))
       return signalPassFailure();
     rewriteFunction(func, *plan);
@@ -481,9 +387,8 @@ private:
     plan.tilesPerGroup = config.getBm() / kTileRows;
     plan.bn = config.getBn();
     plan.blocksPerIteration = plan.tl2 ? config.getBk() / kBlockWeights : 1;
-    plan.vectorsPerIteration = plan.tl2
-                                   ? std::max<int64_t>(plan.tl1Vectors, 1)
-                                   : config.getBk() / kTl1Weights;
+    plan.vectorsPerIteration = plan.tl2 ? std::max<int64_t>(plan.tl1Vectors, 1)
+                                        : config.getBk() / kTl1Weights;
     plan.registerBytes = registerBytes;
     plan.halves = kVectorBytes / registerBytes;
     plan.lanes = registerBytes / 4;

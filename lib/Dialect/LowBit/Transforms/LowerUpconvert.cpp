@@ -473,12 +473,8 @@ public:
       return signalPassFailure();
     }
     MpGemmOp op = ops.front();
-    if (ops.size() != 1 || !isKernelFunction(func, op)) {
-      op.emitOpError() << "can only be lowered as the whole body of its "
-                          "function (one lowbit.mpgemm whose result is "
-                          "returned)";
+    if (failed(checkWholeBody(func, ops)))
       return signalPassFailure();
-    }
     FailureOr<KernelPlan> plan = makePlan(op, *targetInfo);
     if (failed(plan))
       return signalPassFailure();
@@ -486,14 +482,6 @@ public:
   }
 
 private:
-  static bool isKernelFunction(func::FuncOp func, MpGemmOp op) {
-    Block &body = func.getBody().front();
-    auto ret = dyn_cast<func::ReturnOp>(body.getTerminator());
-    return func.getBody().hasOneBlock() && &body.front() == op.getOperation() &&
-           op->getNextNode() == ret && ret.getNumOperands() == 1 &&
-           ret.getOperand(0) == op.getResult();
-  }
-
   static FailureOr<KernelPlan> makePlan(MpGemmOp op, const TargetInfo &target) {
     LayoutAttr layout = op.getLayout();
     WeightAttr weight = op.getWeight();

@@ -2,7 +2,8 @@
 //
 // Up-convert kernels read the vnni4 layout of kernel_abi.h: tiles of 16
 // rows, 64-byte vectors of 16 rows x 4 k per bit plane; lut-elementwise
-// kernels the interleaved tl1/tl2 layout of lut_abi.h. This pass writes
+// kernels the interleaved tl1/tl2 layout of lut_abi.h; lut-bitserial
+// kernels the bit-plane layout of bitserial_abi.h. This pass writes
 // that layout on the op and the packed shape on the weights argument.
 //
 //===----------------------------------------------------------------------===//
@@ -40,6 +41,8 @@ private:
       return success();
     if (isa<LutElementwiseAttr>(config))
       return packLut(func, op);
+    if (isa<LutBitserialAttr>(config))
+      return packBitserial(func, op);
     if (!isa<UpconvertAttr>(config))
       return op.emitOpError() << "the " << config.getStrategyName()
                               << " strategy has no packed layout yet";
@@ -95,6 +98,33 @@ private:
         func, arg,
         RankedTensorType::get({llvm::divideCeilSigned(op.getM(), int64_t(16)),
                                getLutTileBytes(kind, op.getK())},
+                              IntegerType::get(ctx, 8)));
+    op.setLayoutAttr(layout);
+    return success();
+  }
+
+  /// i2s / canonical -> the bit-plane layout of bitserial_abi.h: 16-row
+  /// tiles of Kp / 32 blocks x `bits` plane vectors of 64 bytes.
+  LogicalResult packBitserial(func::FuncOp func, MpGemmOp op) {
+    MLIRContext *ctx = op.getContext();
+    auto layout = LayoutAttr::get(ctx, LayoutKind::BitPlanes, /*tileM=*/16,
+                                  /*tileK=*/32, /*interleave=*/16);
+    if (op.getLayout() == layout)
+      return success();
+    LayoutKind from = op.getLayout().getKind();
+    if (from != LayoutKind::I2S && from != LayoutKind::Canonical)
+      return op.emitOpError() << "cannot repack a " << stringifyLayoutKind(from)
+                              << " layout for the lut-bitserial strategy";
+    auto arg = dyn_cast<BlockArgument>(op.getPacked());
+    if (!arg || arg.getOwner() != &func.getBody().front() || !arg.hasOneUse())
+      return op.emitOpError() << "packed weights must be an argument of the "
+                                 "function used by this op alone to be "
+                                 "repacked";
+    int64_t blocks = llvm::divideCeilSigned(op.getK(), int64_t(32));
+    setPackedType(
+        func, arg,
+        RankedTensorType::get({llvm::divideCeilSigned(op.getM(), int64_t(16)),
+                               blocks * op.getWeight().getBits() * 64},
                               IntegerType::get(ctx, 8)));
     op.setLayoutAttr(layout);
     return success();

@@ -101,6 +101,19 @@ LutElementwiseAttr mlir::lowbit::selectLutElementwiseConfig(
   return LutElementwiseAttr::get(ctx, /*bm=*/16 * tiles, bk, /*subM=*/16, bn);
 }
 
+LutBitserialAttr
+mlir::lowbit::selectLutBitserialConfig(MLIRContext *ctx,
+                                       const TargetInfo &target, bool gemv) {
+  // GEMV is bound by memory: one 16-row tile, one sequential stream of
+  // weights per thread. GEMM: per activation row the kernel keeps its
+  // lut_dot accumulator pairs (2 per nibble and register half, times the
+  // sets that hide the dot latency), so 32 zmm hold 2 rows.
+  int64_t bn = !gemv && target.getNumRegisters() >= 32 ? 2 : 1;
+  // Two 32-k blocks per loop iteration.
+  return LutBitserialAttr::get(ctx, /*bm=*/16, bn, /*kfactor=*/16,
+                               /*actGroup=*/32, /*fastAggregation=*/false);
+}
+
 namespace {
 
 class SelectConfigPass
@@ -124,6 +137,11 @@ public:
         return signalPassFailure();
       }
       scheduleFile = std::move(*loaded);
+    }
+    if (!strategy.empty() && strategy != "lut-bitserial") {
+      module.emitError() << "lowbit-select-config: unknown strategy '"
+                         << strategy << "'; expected lut-bitserial or none";
+      return signalPassFailure();
     }
     if (!config.empty() &&
         failed(parseConfig(module, config, "config option", overrideConfig)))
@@ -193,6 +211,10 @@ private:
         if (failed(parseConfig(op, entry->config, source, chosen)))
           return failure();
       }
+    }
+    if (!chosen && strategy == "lut-bitserial") {
+      source = "heuristic";
+      chosen = selectLutBitserialConfig(op.getContext(), *targetInfo, gemv);
     }
     if (!chosen) {
       source = "heuristic";

@@ -65,6 +65,10 @@ bool isLutInterleaved(LayoutAttr layout);
 /// 64 (header) + 320 per TL2 block of 96 + 64 per TL1 vector of 16.
 int64_t getLutTileBytes(LayoutKind kind, int64_t k);
 
+/// Whether `layout` is the bit-plane layout of bitserial_abi.h (bitplanes,
+/// tile_m = 16, tile_k = 32, interleave = 16).
+bool isBitserialTiled(LayoutAttr layout);
+
 } // namespace mlir::lowbit
 
 #endif // LOWBIT_DIALECT_LOWBIT_IR_LOWBITATTRS_H

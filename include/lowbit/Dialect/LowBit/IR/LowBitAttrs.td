@@ -260,7 +260,8 @@ def LowBit_LutBitserialAttr
 
     - `bm`: rows per tile;
     - `bn`: activation rows per tile (default 1);
-    - `kfactor`: groups of 4 weights per table lookup step;
+    - `kfactor`: groups of 4 weights per loop iteration over K
+      (lowbit-lower-lut-bitserial: a multiple of 8, whole 32-k blocks);
     - `act_group`: activations per table-quantization scale, a positive
       multiple of 4 (default 32) dividing the weight group size;
     - `fast_aggregation`: 8-bit aggregation of table values (lossy, opt-in,

@@ -280,7 +280,10 @@ def LowBit_UkLutTablesOp
 
     - width 3 (TL2, mirror consolidated): d0 x0 + d1 x1 + d2 x2 for e = 9 d0
       + 3 d1 + d2 in 0..13 (balanced ternary digits), 0 for e = 14, 15;
-    - width 2 (TL1): (e / 3 - 1) x0 + (e % 3 - 1) x1 for e in 0..8, else 0.
+    - width 2 (TL1): (e / 3 - 1) x0 + (e % 3 - 1) x1 for e in 0..8, else 0;
+    - width 4 (bit-serial, bitserial_abi.h): s0 x0 + s1 x1 + s2 x2 + s3 x3
+      with s_i = +1 where bit i of e is set, else -1 (e in 0..15; mirror
+      symmetric: entry 15 - e = -entry e).
 
     ```mlir
     lowbit.uk.lut_tables %xq[%x], %t[%at] {width = 3} : memref<?xi8>, memref<?xi8>
@@ -288,7 +291,7 @@ def LowBit_UkLutTablesOp
   }];
   let arguments = (ins MemRefRankOf<[I8], [1]>:$x, Index:$x_offset,
                    MemRefRankOf<[I8], [1]>:$tables, Index:$table_offset,
-                   ConfinedAttr<I64Attr, [IntMinValue<2>, IntMaxValue<3>]>:$width);
+                   ConfinedAttr<I64Attr, [IntMinValue<2>, IntMaxValue<4>]>:$width);
   let assemblyFormat = [{
     $x `[` $x_offset `]` `,` $tables `[` $table_offset `]` attr-dict `:`
     type($x) `,` type($tables)
@@ -339,20 +342,22 @@ def LowBit_UkLutDotOp
         AllTypesMatch<["acc_low", "acc_high", "new_low", "new_high"]>]> {
   let summary = "Table lookups of 4 groups per int32 lane, signed and summed";
   let description = [{
-    The core of the lut-elementwise kernels (lut_abi.h), lossless. Byte i
+    The core of the lut-elementwise (lut_abi.h) and lut-bitserial
+    (bitserial_abi.h) kernels, lossless. Byte i
     of `indices` holds two 4-bit indices; n = its high nibble with `high`,
     else its low nibble. The 128 bytes `tables[table_offset ..]` are 4
     tables of 16 int16 entries: bytes `16j + e` the low bytes (unsigned)
     and `64 + 16j + e` the high bytes plus 128 (unsigned) of entry e of
     table j. Byte i looks up table j = i mod 4 at n (vpermb of a 64-byte
-    table), multiplies both bytes by s = `signs[i]` (+1 or -1; +1 without
-    `signs`), and with int32 wrapping adds
+    table), multiplies both bytes by s = `signs[i]` (+1 without `signs`;
+    the TL2 signs +1 / -1, or a bit plane's weight 2^p, p < 4), and with
+    int32 wrapping adds
 
       acc_low[i / 4] += the 4 low bytes x s,
       acc_high[i / 4] += the 4 biased high bytes x s
 
     (vpdpbusd). So acc_low + 256 acc_high grows by the signed entries plus
-    32768 times the sum of the signs (`lowbit.uk.lut_combine`).
+    32768 times the sum of the multipliers (`lowbit.uk.lut_combine`).
 
     ```mlir
     %lo, %hi = lowbit.uk.lut_dot %a, %b, %w, %t[%at]

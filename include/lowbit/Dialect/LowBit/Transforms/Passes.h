@@ -33,6 +33,11 @@ LutElementwiseAttr selectLutElementwiseConfig(MLIRContext *ctx,
                                               const TargetInfo &target,
                                               LayoutKind kind, bool gemv);
 
+/// The heuristic lut-bitserial config of lowbit-select-config, for GEMV
+/// (`gemv`) or GEMM, on `target`.
+LutBitserialAttr selectLutBitserialConfig(MLIRContext *ctx,
+                                          const TargetInfo &target, bool gemv);
+
 /// Register slices of a 16-row tile (64 / register bytes of them) that one
 /// K loop accumulates at once: the largest divisor of the slice count whose
 /// accumulators (tilesPerGroup x slices x tileN, twice for group formats,

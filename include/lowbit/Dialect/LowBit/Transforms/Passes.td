@@ -30,7 +30,10 @@ def LowBitSelectConfig : Pass<"lowbit-select-config", "ModuleOp"> {
        fit the register file, more tiles on a tie (AVX512: i2s 64 x 4, q4_0
        64 x 2; AVX2 / AVX-VNNI: i2s 32 x 2, group formats 16 x 2).
        `tile_k = 64`. The choices were measured on Zen 5 (see
-       `SelectConfig.cpp`).
+       `SelectConfig.cpp`). With `strategy=lut-bitserial` the heuristic is
+       a lut_bitserial config instead (`selectLutBitserialConfig`: one
+       16-row tile and `bn = 1` for GEMV, `bn = 2` activation rows for GEMM
+       on targets with 32 registers; `kfactor = 64`, lossless tables).
 
     The chosen config must pass the op's verifier (`verifyFor`); a schedule
     that cannot be read or parsed, a version other than 1 or 2, an entry
@@ -74,6 +77,10 @@ def LowBitSelectConfig : Pass<"lowbit-select-config", "ModuleOp"> {
     Option<"config", "config", "std::string", /*default=*/"",
            "A config attribute to use for every op, e.g. "
            "'#lowbit.upconvert<tile_m = 32, tile_k = 64, tile_n = 1>'">,
+    Option<"strategy", "strategy", "std::string", /*default=*/"",
+           "Strategy of the heuristic config: empty for the format's "
+           "default (lut-elementwise for tl1/tl2, else upconvert) or "
+           "lut-bitserial">,
   ];
 }
 
@@ -289,6 +296,58 @@ def LowBitLowerGpu : Pass<"lowbit-lower-gpu", "ModuleOp"> {
            "#lowbit.gpu config for ops without one (overrides the target)">,
     Option<"nHint", "n-hint", "int64_t", /*default=*/"1",
            "Expected N (1 selects the GEMV default config)">,
+  ];
+}
+
+def LowBitLowerLutBitserial
+    : Pass<"lowbit-lower-lut-bitserial", "::mlir::func::FuncOp"> {
+  let summary = "Lowers a bit-serial LUT (T-MAC) lowbit.mpgemm to table-lookup loops";
+  let description = [{
+    Rewrites a function whose body is one `lowbit.mpgemm` (lut_bitserial
+    config, bit-plane layout of runtime/include/lowbit/bitserial_abi.h:
+    i2s as two planes, w1gG, w2gG, w3gG, w4gG) and its return into a kernel
+    with the signature of kernel_abi.h. Target independent; sized by
+    TargetInfo (register bytes R, a multiple of 16, and
+    `hasByteTableLookup`):
+
+    - prologue per block of `bn` activation rows: for every group of 4
+      activations a 16-entry int16 table of the sums with signs ±1 (T-MAC's
+      s0 = -1, s1 = +1; lossless, mirror symmetric: T[15 - e] = -T[e]),
+      written to a `lowbit.uk.stack_buffer` by `lowbit.uk.lut_tables
+      {width = 4}` in `lowbit.uk.lut_dot`'s form (low bytes, high bytes +
+      128; 256 bytes per 32-k block);
+    - K first: `scf.for` over groups of `bm / 16` tiles in [tile_begin,
+      tile_end), then the remaining tiles one at a time, each sweeping the
+      whole K against the tables (held in cache across the M range);
+    - per 32-k block and tile, one `lowbit.uk.lut_dot` per plane vector,
+      register half and nibble (each index register serves `bn` rows) with
+      the plane weight 2^p as multiplier bytes, into int32 sums whose high
+      halves start at minus the table bias (128 (2^P - 1) per group of 4);
+      consecutive plane vectors take turns among accumulator sets (as
+      lut-elementwise: enough for `TargetInfo::getDotChains`); `kfactor /
+      8` blocks per iteration of an `scf.for` with loop-carried registers;
+    - ternary: after K, `lowbit.uk.lut_combine` of every set gives sum 2^p
+      A_p; the linear transform D = (sum + 3 S) / 2
+      (`lowbit.uk.shr_exact`) and `lowbit.uk.ternary_scale`: bit-exact
+      with the reference;
+    - group formats: the same per 32-k block (the activation block) with
+      fresh sums, every lookup of the block on one pair per (tile, row,
+      register half) (blocks are independent chains), one lut_combine,
+      D = (sum + (2^P - 1) S) / 2 and `lowbit.uk.block_combine`
+      with the group scale and zero point (w1gG: acc = A_0 directly);
+    - `lowbit.uk.store`, with a row count where M is not a multiple of 16.
+
+    Only the lossless int16 tables are lowered: `fast_aggregation` and an
+    `act_group` other than 32 are rejected with an error.
+  }];
+  let dependentDialects = [
+    "::mlir::lowbit::LowBitDialect", "::mlir::arith::ArithDialect",
+    "::mlir::memref::MemRefDialect", "::mlir::scf::SCFDialect",
+    "::mlir::vector::VectorDialect"
+  ];
+  let options = [
+    Option<"target", "target", "std::string", /*default=*/"\"generic\"",
+           "Target whose register width sizes the lookups">,
   ];
 }
 

@@ -1,0 +1,437 @@
+//===- LowerLutBitserial.cpp - bit-serial LUT (T-MAC) mpgemm --------------===//
+//
+// Rewrites a function `@k(x, packed, [scales]) { return lowbit.mpgemm }`
+// with a lut_bitserial config and the bit-plane layout of bitserial_abi.h
+// into a kernel of kernel_abi.h's signature: a prologue that builds the
+// int16 ±1 tables of every group of 4 activations (lowbit.uk.lut_tables
+// width 4 into a stack buffer, the table form of lut_abi.h), then per tile
+// group, K first, one lowbit.uk.lut_dot per bit plane vector and nibble
+// with the plane weight 2^p as its multiplier bytes (the table of a block
+// serves every plane), int32 sums whose high halves start at minus the
+// table bias, lowbit.uk.lut_combine, the linear transform of
+// bitserial_abi.h, and the ternary or per-block group scaling. Nothing here
+// depends on the ISA.
+//
+//===----------------------------------------------------------------------===//
+
+#include "lowbit/Dialect/LowBit/Transforms/Passes.h"
+
+#include "KernelLoopBuilder.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/Iterators.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+namespace mlir::lowbit {
+#define GEN_PASS_DEF_LOWBITLOWERLUTBITSERIAL
+#include "lowbit/Dialect/LowBit/Transforms/Passes.h.inc"
+} // namespace mlir::lowbit
+
+using namespace mlir;
+using namespace mlir::lowbit;
+
+/// bitserial_abi.h: rows per tile, weights per block, bytes per plane
+/// vector and per block of tables (lut_dot's 128 bytes per nibble).
+static constexpr int64_t kTileRows = 16;
+static constexpr int64_t kBlockK = 32;
+static constexpr int64_t kVectorBytes = 64;
+static constexpr int64_t kTableBytes = 256;
+/// Groups of 4 weights per block, i.e. lookups per int32 lane and plane.
+static constexpr int64_t kGroupsPerBlock = 8;
+/// The largest table buffer a kernel keeps on its stack.
+static constexpr int64_t kMaxStackBytes = 2 << 20;
+
+namespace {
+
+struct BitserialPlan {
+  Encoding encoding;
+  int64_t planes = 0;
+  int64_t m = 0, kp = 0, blocks = 0;
+  int64_t group = 0; // weights per scale (0: ternary)
+  int64_t tileBytes = 0, numTiles = 0;
+  int64_t tilesPerGroup = 1, bn = 1;
+  int64_t blocksPerIteration = 1;
+  int64_t registerBytes = 0, halves = 1, lanes = 0;
+  int64_t prefetchBytes = 0;
+  /// Sets of accumulators that consecutive plane vectors take turns on, so
+  /// that the dot chains hide the dot latency.
+  int64_t accSets = 1;
+
+  bool isTernary() const { return encoding == Encoding::Ternary; }
+  bool hasZeros() const { return encoding == Encoding::Unsigned; }
+  int64_t columnTableBytes() const { return blocks * kTableBytes; }
+  /// Accumulator pairs per (tile, activation row): per set, register half
+  /// of a vector and nibble.
+  int64_t accsPerColumn() const { return accSets * halves * 2; }
+  /// (2^P - 1): the weight of S in 2 D = sum_p 2^p A_p + (2^P - 1) S, and
+  /// the sum of the plane weights.
+  int64_t sumWeight() const { return (int64_t(1) << planes) - 1; }
+};
+
+class BitserialKernelBuilder : KernelLoopBuilder {
+public:
+  BitserialKernelBuilder(OpBuilder &b, Location loc, const BitserialPlan &plan,
+                         ValueRange args)
+      : KernelLoopBuilder(b, loc), plan(plan), codes(args[0]), scales(args[1]),
+        zeros(args[2]), xq(args[3]), xScales(args[4]), xSums(args[5]),
+        y(args[6]), n(args[7]), tileBegin(args[8]), tileEnd(args[9]),
+        wScale(args[10]) {
+    MLIRContext *ctx = b.getContext();
+    byteReg = VectorType::get({plan.registerBytes}, IntegerType::get(ctx, 8));
+    i32Reg = VectorType::get({plan.lanes}, IntegerType::get(ctx, 32));
+    f32Reg = VectorType::get({plan.lanes}, Float32Type::get(ctx));
+  }
+
+  void build() {
+    tables = UkStackBufferOp::create(
+        b, loc, MemRefType::get({ShapedType::kDynamic}, b.getI8Type()),
+        b.getI64IntegerAttr(plan.bn * plan.columnTableBytes()));
+    for (int64_t p = 1; p < plan.planes; ++p)
+      planeWeights.push_back(splat(byteReg, int64_t(1) << p));
+    forColumnBlocks(n, plan.bn, [&](Value firstColumn, int64_t columns) {
+      buildColumns(firstColumn, columns);
+    });
+  }
+
+private:
+  //===--- Tables (the activation pre-pass) ---------------------------------//
+
+  /// Builds the tables of `columns` activation rows, then sweeps every tile
+  /// of [tile_begin, tile_end) over the whole K with them (K first: the
+  /// tables stay in cache while the weights stream once).
+  void buildColumns(Value firstColumn, int64_t columns) {
+    for (int64_t c = 0; c < columns; ++c) {
+      Value row = mul(add(firstColumn, c), plan.kp);
+      forLoop(constant(0), constant(plan.blocks), 1, [&](Value j) {
+        UkLutTablesOp::create(
+            b, loc, xq, add(row, mul(j, kBlockK)), tables,
+            add(mul(j, kTableBytes), c * plan.columnTableBytes()),
+            b.getI64IntegerAttr(4));
+      });
+    }
+    Value begin = toIndex(tileBegin), end = toIndex(tileEnd);
+    int64_t group = plan.tilesPerGroup;
+    Value groupsEnd = tileGroupsEnd(begin, end, group);
+    if (group > 1)
+      forLoop(begin, groupsEnd, group,
+              [&](Value t) { buildTiles(t, group, firstColumn, columns); });
+    forLoop(groupsEnd, end, 1,
+            [&](Value t) { buildTiles(t, 1, firstColumn, columns); });
+  }
+
+  void buildTiles(Value firstTile, int64_t tiles, Value firstColumn,
+                  int64_t columns) {
+    SmallVector<Value> tileBase;
+    for (int64_t t = 0; t < tiles; ++t)
+      tileBase.push_back(mul(add(firstTile, t), plan.tileBytes));
+    if (plan.isTernary())
+      buildTernary(firstTile, tileBase, firstColumn, columns);
+    else
+      buildGroups(firstTile, tileBase, firstColumn, columns);
+  }
+
+  //===--- Lookups ---------------------------------------------------------//
+
+  /// The pair of (tile t, column c, set, register half h, nibble p).
+  int64_t accIndex(int64_t t, int64_t columns, int64_t c, int64_t set,
+                   int64_t h, int64_t p) const {
+    return (t * columns + c) * plan.accsPerColumn() +
+           (set * plan.halves + h) * 2 + p;
+  }
+
+  /// Fresh accumulators of `tiles` tiles and `columns` rows for a range of
+  /// `groups` groups of 4 per row: zero, except that the high sums of set 0
+  /// start at minus the bias of the tables' high bytes (128 per lookup,
+  /// times the plane weight), so lut_combine gives sum_p 2^p A_p exactly.
+  SmallVector<LutAcc> freshAccs(int64_t tiles, int64_t columns,
+                                int64_t groups) {
+    SmallVector<LutAcc> accs(tiles * columns * plan.accsPerColumn());
+    Value zero = splat(i32Reg, 0);
+    Value bias = splat(i32Reg, -128 * plan.sumWeight() * groups);
+    for (LutAcc &a : accs)
+      a.low = a.high = zero;
+    for (int64_t t = 0; t < tiles; ++t)
+      for (int64_t c = 0; c < columns; ++c)
+        for (int64_t h = 0; h < plan.halves; ++h)
+          accs[accIndex(t, columns, c, 0, h, 0)].high = bias;
+    return accs;
+  }
+
+  /// Looks up every plane vector of block `block` of every tile against the
+  /// block's tables of every column: lut_dot per register half and nibble
+  /// with the plane weight 2^p as multiplier; consecutive plane vectors
+  /// take turns among `sets` accumulator sets from set 0, each nibble on its
+  /// own pair, or with `oneChain` both nibbles on the pair of nibble 0.
+  void lookupBlock(ArrayRef<Value> tileBase, int64_t columns, Value block,
+                   int64_t sets, bool oneChain, MutableArrayRef<LutAcc> accs) {
+    Value tableBase = mul(block, kTableBytes);
+    int64_t set = 0;
+    for (auto [t, base] : llvm::enumerate(tileBase)) {
+      Value blockAt = add(base, mul(block, plan.planes * kVectorBytes));
+      prefetch(blockAt, plan.planes);
+      for (int64_t p = 0; p < plan.planes; ++p) {
+        Value signs = p == 0 ? Value() : planeWeights[p - 1];
+        for (int64_t h = 0; h < plan.halves; ++h) {
+          Value w = UkLoadOp::create(
+              b, loc, byteReg, codes,
+              add(blockAt, p * kVectorBytes + h * plan.registerBytes));
+          for (int64_t nibble = 0; nibble < 2; ++nibble)
+            for (int64_t c = 0; c < columns; ++c) {
+              LutAcc &a =
+                  accs[accIndex(t, columns, c, set, h, oneChain ? 0 : nibble)];
+              auto op = UkLutDotOp::create(
+                  b, loc, TypeRange{i32Reg, i32Reg}, a.low, a.high, w, tables,
+                  add(tableBase, c * plan.columnTableBytes() + 128 * nibble),
+                  signs, b.getBoolAttr(nibble == 1));
+              a.low = op.getNewLow();
+              a.high = op.getNewHigh();
+            }
+        }
+        set = (set + 1) % sets;
+      }
+    }
+  }
+
+  /// sum_p 2^p A_p of rows [h * lanes, ..) of (tile t, column c): the
+  /// lut_combine of the first `sets` sets, of `nibbles` pairs each.
+  Value combine(ArrayRef<LutAcc> accs, int64_t sets, int64_t nibbles, int64_t t,
+                int64_t columns, int64_t c, int64_t h) {
+    Value sum;
+    for (int64_t set = 0; set < sets; ++set)
+      for (int64_t p = 0; p < nibbles; ++p) {
+        const LutAcc &a = accs[accIndex(t, columns, c, set, h, p)];
+        Value part = UkLutCombineOp::create(b, loc, i32Reg, a.low, a.high);
+        sum = sum ? arith::AddIOp::create(b, loc, sum, part) : part;
+      }
+    return sum;
+  }
+
+  /// D from the plane-weighted sum: (sum + (2^P - 1) S) / 2, or for w1gG
+  /// A_0 itself (2 D - S = A_0, what block_combine takes).
+  Value rowDots(Value weighted, Value sum) {
+    if (plan.encoding == Encoding::Binary)
+      return weighted;
+    Value scaledSum = arith::MulIOp::create(
+        b, loc, sum,
+        arith::ConstantOp::create(b, loc,
+                                  b.getI32IntegerAttr(plan.sumWeight())));
+    Value offset = vector::BroadcastOp::create(b, loc, i32Reg, scaledSum);
+    Value twice = arith::AddIOp::create(b, loc, weighted, offset);
+    return UkShrExactOp::create(b, loc, i32Reg, twice, b.getI64IntegerAttr(1));
+  }
+
+  //===--- Ternary: whole-row int32 sums -----------------------------------//
+
+  void buildTernary(Value firstTile, ArrayRef<Value> tileBase,
+                    Value firstColumn, int64_t columns) {
+    int64_t tiles = tileBase.size();
+    SmallVector<LutAcc> accs =
+        freshAccs(tiles, columns, plan.blocks * kGroupsPerBlock);
+    int64_t sets = plan.accSets;
+    steppedLoop(0, plan.blocks, plan.blocksPerIteration, accs,
+                [&](Value block) {
+                  lookupBlock(tileBase, columns, block, sets,
+                              /*oneChain=*/false, accs);
+                });
+    for (int64_t t = 0; t < tiles; ++t)
+      for (int64_t h = 0; h < plan.halves; ++h) {
+        Value row = add(mul(add(firstTile, t), kTileRows), h * plan.lanes);
+        Value rowsLeft = storeCount(row, plan.m, plan.lanes);
+        for (int64_t c = 0; c < columns; ++c) {
+          Value column = add(firstColumn, c);
+          Value sum = memref::LoadOp::create(b, loc, xSums, column);
+          Value scale = memref::LoadOp::create(b, loc, xScales, column);
+          // D - S: ternary_scale subtracts the row's sum from D.
+          Value dot = rowDots(combine(accs, sets, 2, t, columns, c, h), sum);
+          Value out =
+              UkTernaryScaleOp::create(b, loc, f32Reg, dot, sum, wScale, scale);
+          UkStoreOp::create(b, loc, out, y, add(mul(column, plan.m), row),
+                            rowsLeft);
+        }
+      }
+  }
+
+  //===--- Group formats: one scaled combination per 32-k block ------------//
+
+  void buildGroups(Value firstTile, ArrayRef<Value> tileBase, Value firstColumn,
+                   int64_t columns) {
+    int64_t tiles = tileBase.size();
+    auto outIndex = [&](int64_t t, int64_t c, int64_t h) {
+      return (t * columns + c) * plan.halves + h;
+    };
+    SmallVector<Value> ys(tiles * columns * plan.halves, splat(f32Reg, 0));
+    // The sums of a block start fresh, so blocks are independent chains:
+    // one pair per (tile, column, register half) takes every lookup of the
+    // block, and one lut_combine gives its sum.
+    steppedLoop(0, plan.blocks, plan.blocksPerIteration, ys, [&](Value block) {
+      SmallVector<LutAcc> accs = freshAccs(tiles, columns, kGroupsPerBlock);
+      lookupBlock(tileBase, columns, block, /*sets=*/1, /*oneChain=*/true,
+                  accs);
+      Value scaleGroup = div(block, plan.group / kBlockK);
+      for (int64_t c = 0; c < columns; ++c) {
+        Value at = add(mul(add(firstColumn, c), plan.blocks), block);
+        Value sum = memref::LoadOp::create(b, loc, xSums, at);
+        Value xScale = memref::LoadOp::create(b, loc, xScales, at);
+        Value one = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(1.0f));
+        Value inv = arith::DivFOp::create(b, loc, one, xScale);
+        for (int64_t t = 0; t < tiles; ++t)
+          for (int64_t h = 0; h < plan.halves; ++h) {
+            Value dot = rowDots(combine(accs, 1, 1, t, columns, c, h), sum);
+            Value offset =
+                add(mul(add(mul(add(firstTile, t), plan.kp / plan.group),
+                            scaleGroup),
+                        kTileRows),
+                    h * plan.lanes);
+            Value scale = UkLoadHalfOp::create(b, loc, f32Reg, scales, offset);
+            Value zeroPoint, zeroSum;
+            if (plan.hasZeros()) {
+              zeroPoint = UkLoadHalfOp::create(b, loc, f32Reg, zeros, offset);
+              zeroSum = sum;
+            }
+            Value &out = ys[outIndex(t, c, h)];
+            out = UkBlockCombineOp::create(b, loc, f32Reg, out, dot, scale, inv,
+                                           zeroPoint, zeroSum);
+          }
+      }
+    });
+    for (int64_t t = 0; t < tiles; ++t)
+      for (int64_t h = 0; h < plan.halves; ++h) {
+        Value row = add(mul(add(firstTile, t), kTileRows), h * plan.lanes);
+        Value rowsLeft = storeCount(row, plan.m, plan.lanes);
+        for (int64_t c = 0; c < columns; ++c) {
+          Value column = add(firstColumn, c);
+          UkStoreOp::create(b, loc, ys[outIndex(t, c, h)], y,
+                            add(mul(column, plan.m), row), rowsLeft);
+        }
+      }
+  }
+
+  /// Prefetches the `lines` cache lines of codes prefetchBytes after
+  /// `offset` (the tiles of a thread are contiguous), clamped to the last
+  /// lines of the matrix.
+  void prefetch(Value offset, int64_t lines) {
+    if (plan.prefetchBytes == 0)
+      return;
+    Value ahead = add(offset, plan.prefetchBytes);
+    Value last =
+        constant(plan.numTiles * plan.tileBytes - lines * kVectorBytes);
+    Value inside =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, ahead, last);
+    Value first = arith::SelectOp::create(b, loc, inside, ahead, last);
+    for (int64_t line = 0; line < lines; ++line)
+      UkPrefetchOp::create(b, loc, codes, add(first, line * kVectorBytes));
+  }
+
+  const BitserialPlan &plan;
+  Value codes, scales, zeros, xq, xScales, xSums, y, n, tileBegin, tileEnd,
+      wScale, tables;
+  /// Splats of 2^p for planes p >= 1 (plane 0 multiplies by 1).
+  SmallVector<Value, 3> planeWeights;
+  VectorType byteReg, i32Reg, f32Reg;
+};
+
+class LowerLutBitserialPass
+    : public lowbit::impl::LowBitLowerLutBitserialBase<LowerLutBitserialPass> {
+public:
+  using LowBitLowerLutBitserialBase::LowBitLowerLutBitserialBase;
+
+  void runOnOperation() override {
+    func::FuncOp func = getOperation();
+    SmallVector<MpGemmOp> ops;
+    func.walk([&](MpGemmOp op) {
+      if (isa_and_present<LutBitserialAttr>(op.getConfigAttr()))
+        ops.push_back(op);
+    });
+    if (ops.empty())
+      return;
+    std::unique_ptr<TargetInfo> targetInfo = createTargetInfo(target);
+    if (!targetInfo) {
+      func.emitError() << "lowbit-lower-lut-bitserial: unknown target '"
+                       << target << "'";
+      return signalPassFailure();
+    }
+    if (failed(checkWholeBody(func, ops)))
+      return signalPassFailure();
+    FailureOr<BitserialPlan> plan = makePlan(ops.front(), *targetInfo);
+    if (failed(plan))
+      return signalPassFailure();
+    Location loc = func.getLoc();
+    Block &entry = resetToKernelAbi(func);
+    OpBuilder b = OpBuilder::atBlockEnd(&entry);
+    BitserialKernelBuilder(b, loc, *plan, entry.getArguments()).build();
+    func::ReturnOp::create(b, loc);
+    func.walk<WalkOrder::PostOrder, ReverseIterator>([](Operation *op) {
+      if (isOpTriviallyDead(op))
+        op->erase();
+    });
+  }
+
+private:
+  static FailureOr<BitserialPlan> makePlan(MpGemmOp op,
+                                           const TargetInfo &target) {
+    LayoutAttr layout = op.getLayout();
+    if (!isBitserialTiled(layout))
+      return op.emitOpError()
+             << "needs the bit-plane layout of bitserial_abi.h (bitplanes, "
+                "tile_m = 16, tile_k = 32, interleave = 16), got "
+             << layout << "; run lowbit-pack-layout first";
+    int64_t registerBytes = target.getRegisterBytes();
+    if (!target.hasByteTableLookup() || registerBytes % 16 != 0 ||
+        kVectorBytes % registerBytes != 0)
+      return op.emitOpError()
+             << "target " << target.getName()
+             << " has no byte table lookup (vpermb/pshufb/tbl) on "
+             << registerBytes
+             << "-byte registers; lowbit-lower-lut-bitserial needs one";
+    auto config = cast<LutBitserialAttr>(op.getConfigAttr());
+    if (config.getFastAggregation())
+      return op.emitOpError()
+             << "lut_bitserial fast_aggregation (8-bit tables) has no "
+                "lowering yet; the lossless int16 tables are the only mode";
+    if (config.getActGroup() != kBlockK)
+      return op.emitOpError()
+             << "lut_bitserial act_group must be " << kBlockK
+             << " (the activation block of kernel_abi.h that the lossless "
+                "int16 tables follow), got "
+             << config.getActGroup();
+    if (config.getKfactor() % kGroupsPerBlock != 0)
+      return op.emitOpError()
+             << "lut_bitserial kfactor (groups of 4 per loop iteration) must "
+                "be a multiple of "
+             << kGroupsPerBlock << " (one 32-k block), got "
+             << config.getKfactor();
+    WeightAttr weight = op.getWeight();
+    BitserialPlan plan;
+    plan.encoding = weight.getEncoding();
+    plan.planes = weight.getBits();
+    plan.m = op.getM();
+    plan.kp = llvm::alignTo(op.getK(), kBlockK);
+    plan.blocks = plan.kp / kBlockK;
+    plan.group = weight.getGroup();
+    plan.tileBytes = plan.blocks * plan.planes * kVectorBytes;
+    plan.numTiles = llvm::divideCeil(plan.m, kTileRows);
+    plan.tilesPerGroup = config.getBm() / kTileRows;
+    plan.bn = config.getBn();
+    plan.blocksPerIteration = config.getKfactor() / kGroupsPerBlock;
+    plan.registerBytes = registerBytes;
+    plan.halves = kVectorBytes / registerBytes;
+    plan.lanes = registerBytes / 4;
+    plan.prefetchBytes = target.getPrefetchBytes();
+    // As lut-elementwise: a set is 2 dot chains per (tile, row, register
+    // half); as many sets as give the target's dot chains twice over,
+    // within half of the registers.
+    int64_t pairs = 2 * plan.halves * plan.tilesPerGroup * plan.bn;
+    plan.accSets = std::clamp<int64_t>(
+        target.getDotChains() / pairs, 1,
+        std::max<int64_t>(1, target.getNumRegisters() / 2 / (2 * pairs)));
+    if (plan.bn * plan.columnTableBytes() > kMaxStackBytes)
+      return op.emitOpError()
+             << "the tables of bn = " << plan.bn << " activation rows take "
+             << plan.bn * plan.columnTableBytes()
+             << " bytes for K = " << op.getK() << ", more than the "
+             << kMaxStackBytes << " a kernel keeps on its stack";
+    return plan;
+  }
+};
+
+} // namespace

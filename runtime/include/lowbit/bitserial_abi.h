@@ -1,0 +1,69 @@
+/*===- bitserial_abi.h - the layout of bit-serial LUT (T-MAC) kernels -----===*\
+|*                                                                          *|
+|* Plain C, like kernel_abi.h, whose kernel signature, activations, scales, *|
+|* zero points and tiles of 16 rows the lut-bitserial kernels share.        *|
+|*                                                                          *|
+\*===----------------------------------------------------------------------===*/
+/*
+ * LUT-BITSERIAL LAYOUT ("bitplanes", tile_m = 16, tile_k = 32, interleave 16)
+ *
+ * Codes c are the unsigned codes of kernel_abi.h: i2s c = q + 1 (0..2, two
+ * planes), w1gG c = 1 for +1 and 0 for -1 (one plane), wbgG c = q (0..2^b-1,
+ * b planes for b = 2, 3, 4). Plane p of a code is its bit p. Padding codes
+ * (k >= K, rows m >= M) are 0.
+ *   Mp = ceil(M / 16) * 16   rows, in tiles of 16 (the unit of tile_begin)
+ *   Kp = ceil(K / 32) * 32   K in blocks of 32 = 8 groups of 4 weights
+ *   P  = planes: 2 (i2s), 1 (w1gG), b (wbgG)
+ * A "vector" is 64 bytes, as lut_abi.h: byte 4*r + s belongs to row r
+ * (0..15) of the tile and slot s (0..3), so the 4 bytes of one int32 lane
+ * are 4 groups of the same row.
+ * codes: for tile t in [0, Mp/16), block j in [0, Kp/32), plane p in [0, P):
+ *   the vector at byte ((t * Kp/32 + j) * P + p) * 64, whose byte 4*r + s
+ *   holds in bit i (i in 0..3) of its low nibble bit p of the code of
+ *   W[16t + r][32j + 4s + i], and in bit i of its high nibble bit p of the
+ *   code of W[16t + r][32j + 16 + 4s + i].
+ *   So the low nibble is the 4-bit table index of group s of the block
+ *   (weights 32j + 4s .. + 3), the high nibble that of group 4 + s, and
+ *   the P planes of a block lie together (one table serves all of them).
+ *   Total Mp * Kp * P / 8 bytes.
+ * scales, zeros: as kernel_abi.h (fp16 [Mp/16][Kp/G][16]; zeros for wbgG).
+ *
+ * TABLES (built by the kernel from the prepared activations of kernel_abi.h)
+ *   For the group of 4 int8 activations x0..x3 = xq[n][4g .. 4g+3], entry e
+ *   (0..15) is T[e] = sum_i s_i(e) * x_i with s_i(e) = +1 when bit i of e is
+ *   set and -1 otherwise (T-MAC's s0 = -1, s1 = +1), so T[15 - e] = -T[e]
+ *   (mirror consolidation). |T[e]| <= 512: the tables are lossless int16,
+ *   stored as lut_abi.h's (lowbit.uk.lut_tables width 4): per block 256
+ *   bytes, group 4h + s is table s of the 128 bytes at 128h, byte 16s + e
+ *   the low byte of T[e] (unsigned) and 64 + 16s + e its high byte + 128.
+ *
+ * MATH (per output row m, column n, plane p; S = x_sums of the block/row)
+ *   A_p = sum over the K range of T_g[index of plane p] = 2 * D_p - S, where
+ *   D_p = sum_k bit_p(c_k) * xq_k, so D = sum_k c_k * xq_k =
+ *   (sum_p 2^p A_p + (2^P - 1) * S) / 2, exactly (the sum is even).
+ *   The kernel looks a plane's index vector up with lut_dot (vpermb or
+ *   pshufb, then vpdpbusd) against bytes 2^p, so its int32 sums are
+ *   sum_p 2^p (A_p + 32768 G) over the G groups: the high sums start at
+ *   -128 * (2^P - 1) * G, which cancels the bias.
+ *   ternary:  acc = D - S over the whole row; y = (float)acc * w_scale /
+ *             x_scales[n][0], bit-exact with the reference (kernel_abi.h).
+ *   w1gG:     per 32-block: acc_b = 2 D_b - S_b = A_0;  y += acc_b s_g / s_b
+ *   wbgG:     per 32-block: acc_b = D_b - z_g S_b;      y += acc_b s_g / s_b
+ *
+ * KERNEL (lowbit_kernel_fn of kernel_abi.h)
+ *   codes = this layout; scales and zeros as above; xq, x_scales, x_sums
+ *   from prepare_activations; w_scale = s_w (ternary). It computes y[n][m]
+ *   for all n < N and the rows of tiles [tile_begin, tile_end), writing only
+ *   rows m < M.
+ */
+#ifndef LOWBIT_BITSERIAL_ABI_H
+#define LOWBIT_BITSERIAL_ABI_H
+
+#include "lowbit/kernel_abi.h"
+
+/* Weights per block (8 groups of 4), bytes per plane vector of a block. */
+#define LOWBIT_BITSERIAL_BLOCK 32
+#define LOWBIT_BITSERIAL_GROUP 4
+#define LOWBIT_BITSERIAL_VECTOR_BYTES 64
+
+#endif /* LOWBIT_BITSERIAL_ABI_H */

@@ -1,0 +1,134 @@
+//===- bitserial_test.cpp - the lut-bitserial layout of bitserial_abi.h ---===//
+//
+// The layout is decoded back bit by bit with an independent reading of
+// bitserial_abi.h and compared with unpack_row; the kernel math of
+// bitserial_abi.h (±1 tables of 4 activations as biased bytes, sums
+// weighted 2^p per plane, D = (sum 2^p A_p + (2^P - 1) S) / 2) is replayed
+// in scalar code and must give the integer dot product of the codes exactly.
+
+#include "lowbit/activation.h"
+#include "lowbit/bitserial.h"
+#include "lowbit/error.h"
+
+#include "test_util.h"
+
+namespace lowbit {
+namespace {
+
+// The unsigned code of bitserial_abi.h of an unpack_row value.
+int code_of(const Format &f, int8_t q) {
+  if (f.is_ternary())
+    return q + 1;
+  if (f.bits == 1)
+    return q > 0 ? 1 : 0;
+  return q;
+}
+
+TEST(BitserialLayout, DecodesToUnpackRowAndExactMath) {
+  uint32_t seed = 5;
+  for (const char *name : {"i2s", "w1g64", "w2g32", "w3g64", "w4g128"})
+    for (int64_t M : {1, 17, 40})
+      for (int64_t K : {32, 64, 128, 256, 384}) {
+        const Format f = Format::parse(name);
+        if (K % std::max(f.group, 1) != 0)
+          continue;
+        SCOPED_TRACE(f.name() + " M=" + std::to_string(M) +
+                     " K=" + std::to_string(K));
+        const std::vector<float> W = test::random_values(M * K, seed++);
+        const PackedWeights P = quantize(f, W.data(), M, K);
+        const UpconvertWeights U = pack_bitserial(P);
+        const int planes = f.bits;
+        ASSERT_EQ(U.bits, planes);
+        ASSERT_EQ(U.Mp, (M + 15) / 16 * 16);
+        ASSERT_EQ(U.Kp, (K + 31) / 32 * 32);
+        const int64_t blocks = U.Kp / 32;
+        ASSERT_EQ(int64_t(U.codes.size()), U.Mp / 16 * blocks * planes * 64);
+
+        // Decode: codes[m][k] from the bits of the plane vectors.
+        std::vector<int> code(size_t(U.Mp * U.Kp), 0);
+        for (int64_t m = 0; m < U.Mp; ++m)
+          for (int64_t j = 0; j < blocks; ++j)
+            for (int p = 0; p < planes; ++p) {
+              const uint8_t *v =
+                  U.codes.data() + ((m / 16 * blocks + j) * planes + p) * 64;
+              for (int slot = 0; slot < 4; ++slot)
+                for (int bit = 0; bit < 8; ++bit) {
+                  // Low nibble: group slot, high nibble: group 4 + slot.
+                  const int64_t k =
+                      32 * j + 4 * (slot + 4 * (bit / 4)) + bit % 4;
+                  code[size_t(m * U.Kp + k)] |=
+                      ((v[4 * (m % 16) + slot] >> bit) & 1) << p;
+                }
+            }
+        std::vector<int8_t> q(static_cast<size_t>(K));
+        for (int64_t m = 0; m < U.Mp; ++m) {
+          if (m < M)
+            unpack_row(P, m, q.data());
+          for (int64_t k = 0; k < U.Kp; ++k) {
+            const int want = m < M && k < K ? code_of(f, q[size_t(k)]) : 0;
+            ASSERT_EQ(code[size_t(m * U.Kp + k)], want)
+                << "m=" << m << " k=" << k;
+          }
+        }
+        // Scales and zero points as kernel_abi.h.
+        if (U.group > 0) {
+          const int64_t groups = U.Kp / U.group;
+          ASSERT_EQ(int64_t(U.scales.size()), U.Mp / 16 * groups * 16);
+          for (int64_t m = 0; m < M; ++m)
+            for (int64_t g = 0; g < groups; ++g) {
+              const size_t at = size_t((m / 16 * groups + g) * 16 + m % 16);
+              ASSERT_EQ(U.scales[at], P.scales[size_t(m * groups + g)]);
+              if (!P.zeros.empty())
+                ASSERT_EQ(U.zeros[at], P.zeros[size_t(m * groups + g)]);
+            }
+        }
+
+        // The math: int16 tables of ±1 signs stored as the low byte and the
+        // high byte + 128, both bytes times the plane weight 2^p summed in
+        // int32 (lut_dot), the bias 32768 (2^P - 1) per group removed, the
+        // linear transform back to D = sum c x. Every |entry| <= 512.
+        const std::vector<float> X = test::random_values(K, seed++);
+        QuantizedActivations A = quantize_activations(X.data(), 1, K, K);
+        A.q[0] = -128; // the extreme activation the tables must hold
+        std::vector<int8_t> x(size_t(U.Kp), 0);
+        std::copy(A.q.begin(), A.q.end(), x.begin());
+        int32_t S = 0;
+        for (int8_t v : x)
+          S += v;
+        for (int64_t m = 0; m < M; ++m) {
+          int64_t low = 0, high = 0;
+          for (int p = 0; p < planes; ++p)
+            for (int64_t g = 0; g < U.Kp / 4; ++g) {
+              int index = 0;
+              for (int i = 0; i < 4; ++i)
+                index |= ((code[size_t(m * U.Kp + 4 * g + i)] >> p) & 1) << i;
+              int entry = 0;
+              for (int i = 0; i < 4; ++i)
+                entry += ((index >> i) & 1 ? 1 : -1) * x[size_t(4 * g + i)];
+              ASSERT_LE(std::abs(entry), 512);
+              const uint16_t biased = uint16_t(entry + 32768);
+              low += (biased & 0xFF) << p;
+              high += (biased >> 8) << p;
+            }
+          const int64_t weight = (1 << planes) - 1;
+          int64_t sum = low + 256 * high - 32768 * weight * (U.Kp / 4);
+          sum += weight * int64_t(S);
+          ASSERT_EQ(sum % 2, 0);
+          int64_t want = 0;
+          for (int64_t k = 0; k < U.Kp; ++k)
+            want += int64_t(code[size_t(m * U.Kp + k)]) * x[size_t(k)];
+          ASSERT_EQ(sum / 2, want) << "m=" << m;
+        }
+      }
+}
+
+TEST(BitserialLayout, RejectsOtherFormats) {
+  const std::vector<float> W = test::random_values(64, 3);
+  for (const char *name : {"tl1", "tl2", "q4_0"}) {
+    const PackedWeights P = quantize(Format::parse(name), W.data(), 2, 32);
+    EXPECT_THROW(pack_bitserial(P), Error) << name;
+  }
+}
+
+} // namespace
+} // namespace lowbit

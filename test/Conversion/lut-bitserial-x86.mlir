@@ -1,0 +1,55 @@
+// RUN: lowbit-opt %S/Inputs/bitserial-formats.mlir --lowbit-lut-bitserial-pipeline="target=x86-avx512vnni" | mlir-translate --mlir-to-cpp | FileCheck %s --check-prefixes=CHECK,AVX512
+// RUN: lowbit-opt %S/Inputs/bitserial-formats.mlir --lowbit-lut-bitserial-pipeline="target=x86-avx2" | mlir-translate --mlir-to-cpp | FileCheck %s --check-prefixes=CHECK,AVX2 --implicit-check-not=_mm512
+// RUN: lowbit-opt %S/Inputs/bitserial-formats.mlir --lowbit-lut-bitserial-pipeline="target=x86-avx512vnni n-hint=16" | mlir-translate --mlir-to-cpp | FileCheck %s --check-prefixes=CHECK,AVX512
+// RUN: not lowbit-opt %S/Inputs/bitserial-formats.mlir --lowbit-lut-bitserial-pipeline="target=generic" 2>&1 | FileCheck %s --check-prefix=GENERIC
+
+// The C++ of the lut-bitserial kernels: the kernel_abi.h signature, the
+// table buffer on the stack, the plane weight 2 as multiplier bytes, the
+// table builder of lut_tables width 4 (the ±1 sign vectors of bits 0..3 of
+// the 16 entries, biased by 32768 and split into low and high bytes: AVX512
+// vpermt2b, AVX2 shuffle/permute4x64), and per ISA the lut_dot lookups of
+// every bit plane (vpermb of the 64-byte tables then vpdpbusd on AVX512,
+// pshufb per table then maddubs/madd on AVX2), lut_combine and the linear
+// transform (srai by 1 after adding (2^P - 1) S).
+
+// CHECK-LABEL: extern "C" void i2s(const uint8_t* v1, const uint16_t* v2, const uint16_t* v3, const int8_t* v4, const float* v5, const int32_t* v6, float* v7, int64_t v8, int64_t v9, int64_t v10, float v11) {
+// CHECK: int8_t {{v[0-9]+}}[{{1024|2048}}];
+// AVX512: _mm512_set1_epi8(2)
+// AVX512: _mm512_set_epi16(1, -1, 1, -1, 1, -1, 1, -1, 1, -1, 1, -1, 1, -1, 1, -1, 1, -1, 1, -1, 1, -1, 1, -1, 1, -1, 1, -1, 1, -1, 1, -1)
+// AVX512: _mm512_set_epi16(1, 1, -1, -1, 1, 1, -1, -1, 1, 1, -1, -1, 1, 1, -1, -1, 1, 1, -1, -1, 1, 1, -1, -1, 1, 1, -1, -1, 1, 1, -1, -1)
+// AVX512: _mm512_set_epi16(1, 1, 1, 1, -1, -1, -1, -1, 1, 1, 1, 1, -1, -1, -1, -1, 1, 1, 1, 1, -1, -1, -1, -1, 1, 1, 1, 1, -1, -1, -1, -1)
+// AVX512: _mm512_set_epi16(1, 1, 1, 1, 1, 1, 1, 1, -1, -1, -1, -1, -1, -1, -1, -1, 1, 1, 1, 1, 1, 1, 1, 1, -1, -1, -1, -1, -1, -1, -1, -1)
+// AVX512: _mm512_permutex2var_epi8(
+// AVX512: _mm512_storeu_si512(
+// AVX512: _mm512_permutexvar_epi8(
+// AVX512: _mm512_dpbusd_epi32(
+// AVX512: _mm512_slli_epi32({{.*}}, 8)
+// AVX512: _mm512_srai_epi32({{.*}}, 1)
+// AVX512: _mm512_mask_storeu_ps(
+// AVX2: _mm256_set1_epi8(2)
+// AVX2: _mm256_setr_epi16(-1, 1, -1, 1, -1, 1, -1, 1, -1, 1, -1, 1, -1, 1, -1, 1)
+// AVX2: _mm256_setr_epi16(-1, -1, 1, 1, -1, -1, 1, 1, -1, -1, 1, 1, -1, -1, 1, 1)
+// AVX2: _mm256_setr_epi16(-1, -1, -1, -1, 1, 1, 1, 1, -1, -1, -1, -1, 1, 1, 1, 1)
+// AVX2: _mm256_setr_epi16(-1, -1, -1, -1, -1, -1, -1, -1, 1, 1, 1, 1, 1, 1, 1, 1)
+// AVX2-COUNT-4: _mm256_sign_epi16(
+// AVX2: _mm256_permute4x64_epi64({{.*}}, 216)
+// AVX2: _mm_storeu_si128(
+// AVX2: _mm256_shuffle_epi8(
+// AVX2: _mm256_maddubs_epi16(
+// AVX2: _mm256_slli_epi32({{.*}}, 8)
+// AVX2: _mm256_srai_epi32({{.*}}, 1)
+// AVX2: _mm256_maskstore_ps(
+
+// w1gG: one plane (multiplier 1), the combined sum A_0 is 2 D - S itself;
+// no shift.
+// CHECK-LABEL: extern "C" void w1g128(
+// AVX512: _mm512_dpbusd_epi32(
+// AVX2: _mm256_maddubs_epi16(
+// CHECK-NOT: srai_epi32
+// CHECK-LABEL: extern "C" void w3g32(
+// AVX512: _mm512_set1_epi8(4)
+// AVX512: _mm512_srai_epi32({{.*}}, 1)
+// AVX2: _mm256_set1_epi8(4)
+// AVX2: _mm256_srai_epi32({{.*}}, 1)
+
+// GENERIC: error: 'lowbit.mpgemm' op target generic has no byte table lookup (vpermb/pshufb/tbl) on 4-byte registers; lowbit-lower-lut-bitserial needs one

@@ -1,0 +1,63 @@
+// RUN: lowbit-opt %s --split-input-file --lowbit-lower-lut-bitserial=target=x86-avx512vnni --verify-diagnostics
+// RUN: not lowbit-opt %S/lower-lut-bitserial.mlir --lowbit-lower-lut-bitserial=target=generic 2>&1 | FileCheck %s --check-prefix=GENERIC
+
+// GENERIC: error: 'lowbit.mpgemm' op target generic has no byte table lookup (vpermb/pshufb/tbl) on 4-byte registers; lowbit-lower-lut-bitserial needs one
+
+func.func @not_packed(%x: tensor<?x128xf32>, %w: tensor<16x32xi8>, %s: tensor<1xf32>) -> tensor<?x16xf32> {
+  // expected-error@+1 {{'lowbit.mpgemm' op needs the bit-plane layout of bitserial_abi.h (bitplanes, tile_m = 16, tile_k = 32, interleave = 16), got #lowbit.layout<i2s>; run lowbit-pack-layout first}}
+  %y = lowbit.mpgemm %x, %w, %s {
+         weight = #lowbit.weight<bits = 2, encoding = ternary>,
+         layout = #lowbit.layout<i2s>,
+         config = #lowbit.lut_bitserial<bm = 16, kfactor = 64>}
+       : (tensor<?x128xf32>, tensor<16x32xi8>, tensor<1xf32>) -> tensor<?x16xf32>
+  return %y : tensor<?x16xf32>
+}
+
+// -----
+
+func.func @fast_aggregation(%x: tensor<?x128xf32>, %w: tensor<1x512xi8>, %s: tensor<1xf32>) -> tensor<?x16xf32> {
+  // expected-error@+1 {{'lowbit.mpgemm' op lut_bitserial fast_aggregation (8-bit tables) has no lowering yet; the lossless int16 tables are the only mode}}
+  %y = lowbit.mpgemm %x, %w, %s {
+         weight = #lowbit.weight<bits = 2, encoding = ternary>,
+         layout = #lowbit.layout<bitplanes, tile_m = 16, tile_k = 32, interleave = 16>,
+         config = #lowbit.lut_bitserial<bm = 16, kfactor = 64, fast_aggregation = true>}
+       : (tensor<?x128xf32>, tensor<1x512xi8>, tensor<1xf32>) -> tensor<?x16xf32>
+  return %y : tensor<?x16xf32>
+}
+
+// -----
+
+func.func @act_group(%x: tensor<?x128xf32>, %w: tensor<1x512xi8>, %s: tensor<16x2x2xf16>) -> tensor<?x16xf32> {
+  // expected-error@+1 {{'lowbit.mpgemm' op lut_bitserial act_group must be 32 (the activation block of kernel_abi.h that the lossless int16 tables follow), got 64}}
+  %y = lowbit.mpgemm %x, %w, %s {
+         weight = #lowbit.weight<bits = 2, encoding = unsigned, group = 64, scale = per_group>,
+         layout = #lowbit.layout<bitplanes, tile_m = 16, tile_k = 32, interleave = 16>,
+         config = #lowbit.lut_bitserial<bm = 16, kfactor = 64, act_group = 64>}
+       : (tensor<?x128xf32>, tensor<1x512xi8>, tensor<16x2x2xf16>) -> tensor<?x16xf32>
+  return %y : tensor<?x16xf32>
+}
+
+// -----
+
+func.func @kfactor_partial_block(%x: tensor<?x128xf32>, %w: tensor<1x512xi8>, %s: tensor<1xf32>) -> tensor<?x16xf32> {
+  // expected-error@+1 {{'lowbit.mpgemm' op lut_bitserial kfactor (groups of 4 per loop iteration) must be a multiple of 8 (one 32-k block), got 12}}
+  %y = lowbit.mpgemm %x, %w, %s {
+         weight = #lowbit.weight<bits = 2, encoding = ternary>,
+         layout = #lowbit.layout<bitplanes, tile_m = 16, tile_k = 32, interleave = 16>,
+         config = #lowbit.lut_bitserial<bm = 16, kfactor = 12>}
+       : (tensor<?x128xf32>, tensor<1x512xi8>, tensor<1xf32>) -> tensor<?x16xf32>
+  return %y : tensor<?x16xf32>
+}
+
+// -----
+
+// K = 20480: 640 blocks of 256 bytes of tables per activation row.
+func.func @tables_too_large(%x: tensor<?x20480xf32>, %w: tensor<1x81920xi8>, %s: tensor<1xf32>) -> tensor<?x16xf32> {
+  // expected-error@+1 {{'lowbit.mpgemm' op the tables of bn = 16 activation rows take 2621440 bytes for K = 20480, more than the 2097152 a kernel keeps on its stack}}
+  %y = lowbit.mpgemm %x, %w, %s {
+         weight = #lowbit.weight<bits = 2, encoding = ternary>,
+         layout = #lowbit.layout<bitplanes, tile_m = 16, tile_k = 32, interleave = 16>,
+         config = #lowbit.lut_bitserial<bm = 16, bn = 16, kfactor = 64>}
+       : (tensor<?x20480xf32>, tensor<1x81920xi8>, tensor<1xf32>) -> tensor<?x16xf32>
+  return %y : tensor<?x16xf32>
+}

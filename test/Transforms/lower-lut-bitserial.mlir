@@ -1,0 +1,128 @@
+// RUN: lowbit-opt %s --lowbit-lower-lut-bitserial=target=x86-avx512vnni --cse | FileCheck %s --check-prefix=AVX512
+// RUN: lowbit-opt %s --lowbit-lower-lut-bitserial=target=x86-avx2 --cse | FileCheck %s --check-prefix=AVX2
+
+// i2s GEMV as two bit planes, M = 33 (a partial last tile), K = 300 (Kp =
+// 320: 10 blocks of 32, 2 planes x 64 bytes each, 1280 bytes per 16-row
+// tile). kfactor = 32: 4 blocks per iteration of an scf.for (2 iterations)
+// whose int32 lut_dot sums are loop-carried, the last 2 blocks after it.
+// One table build per block (width 4: the ±1 sums of 4 activations, 256
+// bytes: lut_dot's 128 per nibble) serves both planes; plane 1 is looked up
+// with multiplier bytes 2 and takes the second accumulator set (4 dot
+// chains on AVX512). The high sums of set 0 start at -128 * 3 * 80 (80
+// groups of 4 per row): lut_combine then gives 2 A_1 + A_0, (+ 3 S) / 2 =
+// D, and ternary_scale subtracts S.
+// AVX512-LABEL: func.func @i2s_gemv(
+// AVX512-SAME: %[[CODES:.*]]: memref<?xui8> {lowbit.readonly}, %{{.*}}: memref<?xui16> {lowbit.readonly}, %{{.*}}: memref<?xui16> {lowbit.readonly}, %[[XQ:.*]]: memref<?xi8> {lowbit.readonly}, %[[XS:.*]]: memref<?xf32> {lowbit.readonly}, %[[SUMS:.*]]: memref<?xi32> {lowbit.readonly}, %[[Y:.*]]: memref<?xf32>, %[[N:.*]]: i64, %[[TB:.*]]: i64, %[[TE:.*]]: i64, %[[WS:.*]]: f32) {
+// AVX512: %[[T:.*]] = lowbit.uk.stack_buffer {bytes = 2560 : i64} : memref<?xi8>
+// AVX512: %[[TWO:.*]] = arith.constant dense<2> : vector<64xi8>
+// AVX512: scf.for %[[COL:.*]] = %c0 to %{{.*}} step %c1 {
+// AVX512: scf.for %{{.*}} = %c0 to %c10 step %c1 {
+// AVX512: lowbit.uk.lut_tables %[[XQ]][%{{.*}}], %[[T]][%{{.*}}] {width = 4 : i64} : memref<?xi8>, memref<?xi8>
+// AVX512: scf.for %[[TILE:.*]] = %{{.*}} to %{{.*}} step %c1 {
+// AVX512: %[[BASE:.*]] = arith.muli %[[TILE]], %c1280 : index
+// AVX512-DAG: %[[Z:.*]] = arith.constant dense<0> : vector<16xi32>
+// AVX512-DAG: %[[BIAS:.*]] = arith.constant dense<-30720> : vector<16xi32>
+// AVX512: %[[ACC:.*]]:8 = scf.for %{{.*}} = %c0 to %c2 step %c1 iter_args(%[[A0:.*]] = %[[Z]], %[[A1:.*]] = %[[BIAS]], %[[A2:.*]] = %[[Z]], %[[A3:.*]] = %[[Z]], %[[A4:.*]] = %[[Z]], %[[A5:.*]] = %[[Z]], %[[A6:.*]] = %[[Z]], %[[A7:.*]] = %[[Z]]) -> (vector<16xi32>, vector<16xi32>, vector<16xi32>, vector<16xi32>, vector<16xi32>, vector<16xi32>, vector<16xi32>, vector<16xi32>) {
+// AVX512: lowbit.uk.prefetch %[[CODES]]
+// AVX512: %[[P0:.*]] = lowbit.uk.load %[[CODES]][%{{.*}}] : memref<?xui8> -> vector<64xi8>
+// AVX512: lowbit.uk.lut_dot %[[A0]], %[[A1]], %[[P0]], %[[T]][%[[TB0:.*]]] {high = false} : vector<64xi8>, memref<?xi8>, vector<16xi32>
+// AVX512: lowbit.uk.lut_dot %[[A2]], %[[A3]], %[[P0]], %[[T]][%{{.*}}] {high = true}
+// AVX512: %[[P1:.*]] = lowbit.uk.load %[[CODES]][%{{.*}}] : memref<?xui8> -> vector<64xi8>
+// AVX512: lowbit.uk.lut_dot %[[A4]], %[[A5]], %[[P1]], %[[T]][%[[TB0]]] signs(%[[TWO]] : vector<64xi8>) {high = false}
+// AVX512: lowbit.uk.lut_dot %[[A6]], %[[A7]], %[[P1]], %[[T]][%{{.*}}] signs(%[[TWO]] : vector<64xi8>) {high = true}
+// AVX512-COUNT-12: lowbit.uk.lut_dot
+// AVX512: scf.yield
+// The remaining 2 blocks.
+// AVX512-COUNT-8: lowbit.uk.lut_dot
+// AVX512: %[[S:.*]] = memref.load %[[SUMS]][%[[COL]]] : memref<?xi32>
+// AVX512: %[[SX:.*]] = memref.load %[[XS]][%[[COL]]] : memref<?xf32>
+// AVX512-COUNT-4: lowbit.uk.lut_combine
+// AVX512: %[[SUM:.*]] = arith.addi %{{.*}}, %{{.*}} : vector<16xi32>
+// AVX512: %[[S3:.*]] = arith.muli %[[S]], %c3_i32 : i32
+// AVX512: %[[B:.*]] = vector.broadcast %[[S3]] : i32 to vector<16xi32>
+// AVX512: %[[TWICE:.*]] = arith.addi %[[SUM]], %[[B]] : vector<16xi32>
+// AVX512: %[[DOT:.*]] = lowbit.uk.shr_exact %[[TWICE]] {shift = 1 : i64} : vector<16xi32>
+// AVX512: %[[OUT:.*]] = lowbit.uk.ternary_scale %[[DOT]], %[[S]], %[[WS]], %[[SX]] : vector<16xi32> -> vector<16xf32>
+// AVX512: lowbit.uk.store %[[OUT]], %[[Y]][%{{.*}}], %{{.*}} : vector<16xf32>, memref<?xf32>
+
+// On AVX2 a plane vector is two 32-byte halves (rows 0..7 and 8..15), each
+// with its own accumulators (one set: one dot chain); 8 int32 lanes, so two
+// stores per tile.
+// AVX2-LABEL: func.func @i2s_gemv(
+// AVX2: lowbit.uk.stack_buffer {bytes = 2560 : i64} : memref<?xi8>
+// AVX2: scf.for %{{.*}} = %c0 to %c2 step %c1 iter_args({{.*}}) -> (vector<8xi32>, vector<8xi32>, vector<8xi32>, vector<8xi32>, vector<8xi32>, vector<8xi32>, vector<8xi32>, vector<8xi32>) {
+// AVX2: lowbit.uk.lut_dot {{.*}} : vector<32xi8>, memref<?xi8>, vector<8xi32>
+// AVX2: lowbit.uk.lut_combine {{.*}} : vector<8xi32>
+// AVX2: lowbit.uk.ternary_scale
+// AVX2: lowbit.uk.store {{.*}} : vector<8xf32>, memref<?xf32>
+// AVX2: lowbit.uk.lut_combine {{.*}} : vector<8xi32>
+// AVX2: lowbit.uk.ternary_scale
+// AVX2: lowbit.uk.store {{.*}} : vector<8xf32>, memref<?xf32>
+func.func @i2s_gemv(%x: tensor<?x300xf32>, %w: tensor<3x1280xi8>, %s: tensor<1xf32>) -> tensor<?x33xf32> {
+  %y = lowbit.mpgemm %x, %w, %s {
+         weight = #lowbit.weight<bits = 2, encoding = ternary>,
+         layout = #lowbit.layout<bitplanes, tile_m = 16, tile_k = 32, interleave = 16>,
+         config = #lowbit.lut_bitserial<bm = 16, kfactor = 32>}
+       : (tensor<?x300xf32>, tensor<3x1280xi8>, tensor<1xf32>) -> tensor<?x33xf32>
+  return %y : tensor<?x33xf32>
+}
+
+// w2g64 GEMM, bm = 32 (groups of 2 tiles), bn = 2: per 32-k block (the
+// activation block) fresh sums, whose high halves start at -128 * 3 * 8;
+// each plane register serves both columns (tables at 0 and 1024); both
+// nibbles and plane 1 (multiplier bytes 2) chain into one pair per (tile,
+// column): blocks are independent chains. One lut_combine, D = (... + 3
+// S_b) / 2 and block_combine with the group's scale and zero point (w2g64:
+// block / 2). kfactor = 64 is more than the 4 blocks: all unrolled, the
+// outputs carried in registers.
+// AVX512-LABEL: func.func @w2g64_gemm(
+// AVX512: lowbit.uk.stack_buffer {bytes = 2048 : i64} : memref<?xi8>
+// AVX512: %[[TWO:.*]] = arith.constant dense<2> : vector<64xi8>
+// AVX512: scf.for %{{.*}} = %c0 to %{{.*}} step %c2 {
+// AVX512-COUNT-2: lowbit.uk.lut_tables
+// AVX512: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %c2 {
+// AVX512-DAG: %[[Z:.*]] = arith.constant dense<0> : vector<16xi32>
+// AVX512-DAG: %[[BIAS:.*]] = arith.constant dense<-3072> : vector<16xi32>
+// AVX512: %[[W1:.*]] = lowbit.uk.load %{{.*}}[%{{.*}}] : memref<?xui8> -> vector<64xi8>
+// AVX512: %[[L0:.*]], %[[H0:.*]] = lowbit.uk.lut_dot %[[Z]], %[[BIAS]], %[[W1]], %{{.*}}[%c0] {high = false}
+// AVX512: lowbit.uk.lut_dot %[[Z]], %[[BIAS]], %[[W1]], %{{.*}}[%c1024] {high = false}
+// AVX512: %[[L1:.*]], %[[H1:.*]] = lowbit.uk.lut_dot %[[L0]], %[[H0]], %[[W1]], %{{.*}}[%c128] {high = true}
+// AVX512: lowbit.uk.lut_dot %{{.*}}, %{{.*}}, %[[W1]], %{{.*}}[%c1152] {high = true}
+// AVX512: %[[W2:.*]] = lowbit.uk.load %{{.*}}[%{{.*}}] : memref<?xui8> -> vector<64xi8>
+// AVX512: %[[L2:.*]], %[[H2:.*]] = lowbit.uk.lut_dot %[[L1]], %[[H1]], %[[W2]], %{{.*}}[%c0] signs(%[[TWO]] : vector<64xi8>) {high = false}
+// AVX512: lowbit.uk.lut_dot
+// AVX512: %[[L3:.*]], %[[H3:.*]] = lowbit.uk.lut_dot %[[L2]], %[[H2]], %[[W2]], %{{.*}}[%c128] signs(%[[TWO]] : vector<64xi8>) {high = true}
+// AVX512: %[[C:.*]] = lowbit.uk.lut_combine %[[L3]], %[[H3]]
+// AVX512-NOT: lut_combine
+// AVX512: arith.muli %{{.*}}, %c3_i32 : i32
+// AVX512: arith.addi %[[C]], %{{.*}} : vector<16xi32>
+// AVX512: lowbit.uk.shr_exact
+// AVX512: %[[SC:.*]] = lowbit.uk.load_half %{{.*}}[%{{.*}}] : memref<?xui16> -> vector<16xf32>
+// AVX512: %[[ZP:.*]] = lowbit.uk.load_half %{{.*}}[%{{.*}}] : memref<?xui16> -> vector<16xf32>
+// AVX512: lowbit.uk.block_combine %{{.*}}, %{{.*}}, %[[SC]], %{{.*}} zero(%[[ZP]], %{{.*}} : vector<16xf32>) : vector<16xi32> -> vector<16xf32>
+// AVX512-COUNT-4: lowbit.uk.store
+func.func @w2g64_gemm(%x: tensor<?x128xf32>, %w: tensor<2x512xi8>, %s: tensor<20x2x2xf16>) -> tensor<?x20xf32> {
+  %y = lowbit.mpgemm %x, %w, %s {
+         weight = #lowbit.weight<bits = 2, encoding = unsigned, group = 64, scale = per_group>,
+         layout = #lowbit.layout<bitplanes, tile_m = 16, tile_k = 32, interleave = 16>,
+         config = #lowbit.lut_bitserial<bm = 32, bn = 2, kfactor = 64>}
+       : (tensor<?x128xf32>, tensor<2x512xi8>, tensor<20x2x2xf16>) -> tensor<?x20xf32>
+  return %y : tensor<?x20xf32>
+}
+
+// w1gG: one plane (no multiplier), 2 D - S = A_0, so the combined sum goes
+// to block_combine as it is (no zero point, no transform). Two blocks, one
+// per iteration (kfactor = 8), no loop for 2 iterations.
+// AVX512-LABEL: func.func @w1g32(
+// AVX512-NOT: signs(
+// AVX512: %[[R:.*]] = lowbit.uk.lut_combine
+// AVX512-NOT: shr_exact
+// AVX512: lowbit.uk.block_combine %{{.*}}, %[[R]], %{{.*}}, %{{.*}} : vector<16xi32> -> vector<16xf32>
+func.func @w1g32(%x: tensor<?x64xf32>, %w: tensor<1x128xi8>, %s: tensor<16x2xf16>) -> tensor<?x16xf32> {
+  %y = lowbit.mpgemm %x, %w, %s {
+         weight = #lowbit.weight<bits = 1, encoding = binary, group = 32, scale = per_group>,
+         layout = #lowbit.layout<bitplanes, tile_m = 16, tile_k = 32, interleave = 16>,
+         config = #lowbit.lut_bitserial<bm = 16, kfactor = 8>}
+       : (tensor<?x64xf32>, tensor<1x128xi8>, tensor<16x2xf16>) -> tensor<?x16xf32>
+  return %y : tensor<?x16xf32>
+}
