@@ -94,7 +94,9 @@ static int runBench(const ParsedOptions &options) {
   int64_t threads = options.getPositive("threads", 2);
   if (threads > 256)
     throw Error("--threads: at most 256, got " + std::to_string(threads));
-  Strategy strategy = parse_strategy(options.getOr("strategy", "auto"));
+  std::vector<Strategy> strategies;
+  for (const std::string &name : splitList(options.getOr("strategy", "auto")))
+    strategies.push_back(parse_strategy(name));
   std::vector<SchedulePolicy> policies;
   for (const std::string &name :
        splitList(options.getOr("schedule-policy", "dynamic"))) {
@@ -143,39 +145,45 @@ static int runBench(const ParsedOptions &options) {
                   " is not one this process may use");
   const bool showRatios = options.has("show-ratios");
 
-  // Every case, resolved and validated before anything is measured.
-  std::vector<Case> cases;
-  for (const std::string &formatName : splitList(*options.get("format"))) {
-    Format format = Format::parse(formatName);
-    for (const std::string &targetName :
-         splitList(options.getOr("target", "native"))) {
-      KernelChoice choice =
-          resolveChoice(format, strategy, parse_target(targetName));
-      requireTimableTarget(choice.target, "lowbit bench");
-      if (choice.strategy == Strategy::Reference)
-        throw Error("lowbit bench measures generated kernels; " +
-                    format.name() + " has none for " +
-                    target_name(choice.target) + " yet");
-      for (const LinearShape &shape : shapes) {
-        format.check_shape(shape.M, shape.K);
-        for (int64_t N : ns)
-          cases.push_back({shape, N, format, choice});
-      }
-    }
-  }
-
   KernelOptions kernelOptions;
   kernelOptions.threads = static_cast<int>(threads);
   kernelOptions.schedulePath = options.getOr("schedule", "");
   kernelOptions.config = options.getOr("config", "");
+
+  // Every case, resolved and validated before anything is measured; `auto`
+  // per shape (a --schedule entry's strategy, else by format).
+  std::vector<Case> cases;
+  for (const std::string &formatName : splitList(*options.get("format")))
+    for (Strategy strategy : strategies) {
+      Format format = Format::parse(formatName);
+      for (const std::string &targetName :
+           splitList(options.getOr("target", "native")))
+        for (const LinearShape &shape : shapes) {
+          format.check_shape(shape.M, shape.K);
+          for (int64_t N : ns) {
+            KernelChoice choice = resolveChoiceFor(
+                format, strategy, parse_target(targetName),
+                {shape.M, shape.K, N}, kernelOptions);
+            requireTimableTarget(choice.target, "lowbit bench");
+            if (choice.strategy == Strategy::Reference)
+              throw Error("lowbit bench measures generated kernels; " +
+                          format.name() + " has none for " +
+                          target_name(choice.target) + " yet");
+            cases.push_back({shape, N, format, choice});
+          }
+        }
+    }
+
   std::fprintf(stderr, "compiling %zu kernels...\n", cases.size());
   std::vector<CompiledKernel> kernels(cases.size());
-  for (size_t i = 0; i < cases.size();) { // one batch per (format, target)
+  // One batch per run of cases with the same (format, target, strategy).
+  for (size_t i = 0; i < cases.size();) {
     size_t j = i;
     std::vector<KernelShape> batch;
     while (j < cases.size() &&
            cases[j].format.name() == cases[i].format.name() &&
-           cases[j].choice.target == cases[i].choice.target) {
+           cases[j].choice.target == cases[i].choice.target &&
+           cases[j].choice.strategy == cases[i].choice.strategy) {
       batch.push_back({cases[j].shape.M, cases[j].shape.K, cases[j].N});
       ++j;
     }
@@ -252,8 +260,9 @@ static int runBench(const ParsedOptions &options) {
     std::printf("slow core: the pool thread on CPU %d takes %.2fx as long "
                 "for its chunk (it spins after the kernel)\n",
                 slowCore, slowFactor);
-  std::printf("\n%-7s %-15s %-12s %5s %-7s %10s %8s %8s %6s %9s %6s  %s\n",
-              "format", "target", "shape", "N", "policy", "us", "GB/s", "limit",
+  std::printf("\n%-7s %-15s %-15s %-12s %5s %-7s %10s %8s %8s %6s %9s %6s  %s\n",
+              "format", "strategy", "target", "shape", "N", "policy", "us",
+              "GB/s", "limit",
               "ratio", "GOPS", "ratio",
               showRatios ? "tiles/thread  us/thread  ratios" : "");
 
@@ -298,8 +307,9 @@ static int runBench(const ParsedOptions &options) {
       r.slow_core = slowCore;
       r.slow_factor = slowFactor;
       records.push_back(r);
-      std::printf("%-7s %-15s %-12s %5lld %-7s %10.1f %8.1f %8.1f %6.2f",
-                  r.format.c_str(), r.target.c_str(), shape.c_str(),
+      std::printf("%-7s %-15s %-15s %-12s %5lld %-7s %10.1f %8.1f %8.1f %6.2f",
+                  r.format.c_str(), r.strategy.c_str(), r.target.c_str(),
+                  shape.c_str(),
                   (long long)r.N, r.schedule_policy.c_str(), r.us, r.gbps,
                   r.roofline_gbps, r.ratio);
       if (r.N > 1)
@@ -412,9 +422,10 @@ const Command &benchCommand() {
        {{"model", "NAME", "every linear shape of schedules/models/NAME.json"},
         {"shapes", "MxK[,MxK...]", "explicit shapes instead of --model"},
         {"format", "F[,F...]", "weight formats", true},
-        {"strategy", "S",
-         "auto (default: upconvert, tl1/tl2 lut-elementwise), upconvert, "
-         "lut-elementwise or lut-bitserial"},
+        {"strategy", "S[,S...]",
+         "strategies to compare: auto (default: per shape the --schedule "
+         "entry's strategy, else upconvert, tl1/tl2 lut-elementwise, w3gG "
+         "lut-bitserial), upconvert, lut-elementwise, lut-bitserial"},
         {"target", "T[,T...]", "targets to compare (default native)"},
         {"n", "LIST", "activation rows, e.g. 1,128 (default 1)"},
         {"threads", "N", "threads (default 2)"},

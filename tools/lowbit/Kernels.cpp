@@ -9,8 +9,11 @@
 #include "lowbit/reference.h"
 #include "lowbit/run_kernel.h"
 
+#include "lowbit/Tuning/Schedule.h"
+
 #include "llvm/Support/Error.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace lowbit::cli {
@@ -67,11 +70,19 @@ KernelChoice resolveChoice(const Format &format, Strategy strategy,
   }
   // lut-elementwise kernels need a byte table lookup (vpermb, pshufb, tbl).
   bool lutTarget = isCpuCodeTarget(target) && target != Target::Generic;
+  // lut-bitserial kernels exist for x86 (pshufb / vpermb) only.
+  bool bitserialTarget = lutTarget && !is_aarch64_target(target);
+  // auto, per format: up-convert where it has kernels (it measured faster
+  // than lut-bitserial on every llama3-8b and bitnet shape, see README),
+  // the LUT strategies for the formats only they read; per shape, a
+  // schedule's entry overrides this (resolveChoiceFor).
   if (strategy == Strategy::Auto)
     strategy = has_upconvert_layout(format) && isCpuCodeTarget(target)
                    ? Strategy::Upconvert
                : has_lut_layout(format) && lutTarget ? Strategy::LutElementwise
-                                                     : Strategy::Reference;
+               : has_bitserial_layout(format) && bitserialTarget
+                   ? Strategy::LutBitserial
+                   : Strategy::Reference;
   switch (strategy) {
   case Strategy::Reference:
     break;
@@ -84,7 +95,7 @@ KernelChoice resolveChoice(const Format &format, Strategy strategy,
     if (!has_bitserial_layout(format))
       throw Error("strategy 'lut-bitserial' has no kernel for " +
                   format.name() + " (it supports i2s, w1gG, w2gG, w3gG, w4gG)");
-    if (!lutTarget)
+    if (!bitserialTarget)
       throw Error("strategy 'lut-bitserial' has no kernel for target '" +
                   target_name(target) +
                   "' (it needs pshufb: x86-avx2, x86-avxvnni, x86-avx512vnni)");
@@ -104,6 +115,38 @@ KernelChoice resolveChoice(const Format &format, Strategy strategy,
     break;
   }
   return {strategy, target};
+}
+
+/// The strategy of a config attribute: its mnemonic, `_` spelled `-`
+/// (`#lowbit.lut_bitserial<...>` is lut-bitserial); the GPU config is the
+/// up-convert strategy.
+static Strategy strategyOfConfig(const std::string &config) {
+  const std::string prefix = "#lowbit.";
+  if (config.compare(0, prefix.size(), prefix) != 0)
+    throw Error("schedule config '" + config + "' is not a #lowbit attribute");
+  std::string name = config.substr(prefix.size(),
+                                   config.find('<') - prefix.size());
+  std::replace(name.begin(), name.end(), '_', '-');
+  return name == "gpu" ? Strategy::Upconvert : parse_strategy(name);
+}
+
+KernelChoice resolveChoiceFor(const Format &format, Strategy strategy,
+                              Target target, const KernelShape &shape,
+                              const KernelOptions &options) {
+  KernelChoice choice = resolveChoice(format, strategy, target);
+  if (strategy != Strategy::Auto || options.schedulePath.empty() ||
+      choice.strategy == Strategy::Reference)
+    return choice;
+  auto schedule = mlir::lowbit::Schedule::load(options.schedulePath);
+  if (!schedule)
+    throw Error(llvm::toString(schedule.takeError()));
+  mlir::lowbit::ScheduleKey key{format.name(), shape.M,
+                                shape.K,       shape.nHint > 1 ? "gemm" : "gemv",
+                                target_name(choice.target), options.threads};
+  if (const mlir::lowbit::ScheduleEntry *entry = schedule->lookup(key))
+    return resolveChoice(format, strategyOfConfig(entry->config),
+                         choice.target);
+  return choice;
 }
 
 mlir::lowbit::KernelSource generateKernelSource(const Format &format,

@@ -67,6 +67,14 @@ struct KernelShape {
 
 struct CrossKernel;
 
+/// resolveChoice for one problem: with `auto` and a schedule file that has
+/// an entry for (format, shape, N class, target, threads), the strategy of
+/// that entry's config (the tuner measured it fastest there); otherwise
+/// resolveChoice's choice by format.
+KernelChoice resolveChoiceFor(const Format &format, Strategy strategy,
+                              Target target, const KernelShape &shape,
+                              const KernelOptions &options);
+
 /// A generated kernel for one (format, M, K, choice), compiled and loaded,
 /// or for a target this host runs only under an emulator, cross-built
 /// (CrossRunner.h; `loaded` is then empty).
