@@ -97,9 +97,10 @@ static double normalizedError(const PackedWeights &W, const Matrix &X,
 
 static int runRun(const ParsedOptions &options) {
   Format format = Format::parse(*options.get("format"));
-  KernelChoice choice =
-      resolveChoice(format, parse_strategy(options.getOr("strategy", "auto")),
-                    parse_target(options.getOr("target", "native")));
+  const Strategy strategy =
+      parse_strategy(options.getOr("strategy", "auto"));
+  KernelChoice choice = resolveChoice(
+      format, strategy, parse_target(options.getOr("target", "native")));
   KernelOptions kernelOptions;
   int64_t threads = options.getPositive("threads", 1);
   if (threads > 256)
@@ -117,6 +118,9 @@ static int runRun(const ParsedOptions &options) {
   Y.vector = X.vector;
   Y.data.resize(static_cast<size_t>(Y.rows * Y.cols));
 
+  // auto per shape: a --schedule entry for this problem names its strategy.
+  choice = resolveChoiceFor(format, strategy, choice.target,
+                            {W.M, W.K, X.rows}, kernelOptions);
   std::optional<CompiledKernel> kernel;
   if (choice.strategy != Strategy::Reference)
     kernel = compileKernel(format, choice, {W.M, W.K, X.rows}, kernelOptions);
