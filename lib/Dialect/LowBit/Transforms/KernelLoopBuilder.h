@@ -5,8 +5,8 @@
 // loops (also with loop-carried registers, tile groups, blocks of
 // activation rows) and index arithmetic that folds constants as it goes (so
 // that offsets of fully unrolled code are constants and no unused constants
-// are left), the partial stores of the last tile, and the check that the
-// mpgemm is the whole function.
+// are left), the partial stores of the last tile, and finding the mpgemm
+// a pass lowers (the whole function) with its TargetInfo.
 //
 //===----------------------------------------------------------------------===//
 
@@ -14,6 +14,7 @@
 #define LOWBIT_LIB_DIALECT_LOWBIT_TRANSFORMS_KERNELLOOPBUILDER_H
 
 #include "lowbit/Dialect/LowBit/IR/LowBitOps.h"
+#include "lowbit/Target/TargetInfo.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -55,19 +56,45 @@ inline Block &resetToKernelAbi(func::FuncOp func) {
   return entry;
 }
 
-/// Whether `ops` is one lowbit.mpgemm that is the whole body of `func`
-/// (its result returned); emits the error on the op otherwise.
-inline LogicalResult checkWholeBody(func::FuncOp func, ArrayRef<MpGemmOp> ops) {
+/// The kernel a lowering pass rewrites `func` into: its one lowbit.mpgemm
+/// and the TargetInfo of the pass's target.
+struct KernelToLower {
+  MpGemmOp op; // null: `func` has no op with the pass's config
+  std::unique_ptr<TargetInfo> target;
+};
+
+/// The mpgemm of `func` configured with `ConfigAttr`, when there is one, and
+/// the TargetInfo for `targetName`. Fails (with the error emitted) for an
+/// unknown target, or unless the op is the whole body of `func` (one
+/// lowbit.mpgemm whose result is returned).
+template <typename ConfigAttr>
+FailureOr<KernelToLower> findKernelToLower(func::FuncOp func,
+                                           StringRef passName,
+                                           StringRef targetName) {
+  SmallVector<MpGemmOp> ops;
+  func.walk([&](MpGemmOp op) {
+    if (isa_and_present<ConfigAttr>(op.getConfigAttr()))
+      ops.push_back(op);
+  });
+  if (ops.empty())
+    return KernelToLower{};
+  std::unique_ptr<TargetInfo> target = createTargetInfo(targetName);
+  if (!target) {
+    func.emitError() << passName << ": unknown target '" << targetName << "'";
+    return failure();
+  }
   MpGemmOp op = ops.front();
   Block &body = func.getBody().front();
   auto ret = dyn_cast<func::ReturnOp>(body.getTerminator());
-  if (ops.size() == 1 && func.getBody().hasOneBlock() &&
-      &body.front() == op.getOperation() && op->getNextNode() == ret &&
-      ret.getNumOperands() == 1 && ret.getOperand(0) == op.getResult())
-    return success();
-  return op.emitOpError() << "can only be lowered as the whole body of its "
-                             "function (one lowbit.mpgemm whose result is "
-                             "returned)";
+  if (ops.size() != 1 || !func.getBody().hasOneBlock() ||
+      &body.front() != op.getOperation() || op->getNextNode() != ret ||
+      ret.getNumOperands() != 1 || ret.getOperand(0) != op.getResult()) {
+    op.emitOpError() << "can only be lowered as the whole body of its "
+                        "function (one lowbit.mpgemm whose result is "
+                        "returned)";
+    return failure();
+  }
+  return KernelToLower{op, std::move(target)};
 }
 
 /// The int32 sums of the low and high table bytes of lowbit.uk.lut_dot

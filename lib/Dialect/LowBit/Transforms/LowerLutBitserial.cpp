@@ -337,22 +337,13 @@ public:
 
   void runOnOperation() override {
     func::FuncOp func = getOperation();
-    SmallVector<MpGemmOp> ops;
-    func.walk([&](MpGemmOp op) {
-      if (isa_and_present<LutBitserialAttr>(op.getConfigAttr()))
-        ops.push_back(op);
-    });
-    if (ops.empty())
+    FailureOr<KernelToLower> kernel =
+        findKernelToLower<LutBitserialAttr>(func, "lowbit-lower-lut-bitserial", target);
+    if (failed(kernel))
+      return signalPassFailure();
+    if (!kernel->op)
       return;
-    std::unique_ptr<TargetInfo> targetInfo = createTargetInfo(target);
-    if (!targetInfo) {
-      func.emitError() << "lowbit-lower-lut-bitserial: unknown target '"
-                       << target << "'";
-      return signalPassFailure();
-    }
-    if (failed(checkWholeBody(func, ops)))
-      return signalPassFailure();
-    FailureOr<BitserialPlan> plan = makePlan(ops.front(), *targetInfo);
+    FailureOr<BitserialPlan> plan = makePlan(kernel->op, *kernel->target);
     if (failed(plan))
       return signalPassFailure();
     Location loc = func.getLoc();

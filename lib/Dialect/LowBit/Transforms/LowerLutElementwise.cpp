@@ -336,22 +336,13 @@ public:
 
   void runOnOperation() override {
     func::FuncOp func = getOperation();
-    SmallVector<MpGemmOp> ops;
-    func.walk([&](MpGemmOp op) {
-      if (isa_and_present<LutElementwiseAttr>(op.getConfigAttr()))
-        ops.push_back(op);
-    });
-    if (ops.empty())
+    FailureOr<KernelToLower> kernel =
+        findKernelToLower<LutElementwiseAttr>(func, "lowbit-lower-lut-elementwise", target);
+    if (failed(kernel))
+      return signalPassFailure();
+    if (!kernel->op)
       return;
-    std::unique_ptr<TargetInfo> targetInfo = createTargetInfo(target);
-    if (!targetInfo) {
-      func.emitError() << "lowbit-lower-lut-elementwise: unknown target '"
-                       << target << "'";
-      return signalPassFailure();
-    }
-    if (failed(checkWholeBody(func, ops)))
-      return signalPassFailure();
-    FailureOr<LutPlan> plan = makePlan(ops.front(), *targetInfo);
+    FailureOr<LutPlan> plan = makePlan(kernel->op, *kernel->target);
     if (failed(plan))
       return signalPassFailure();
     rewriteFunction(func, *plan);

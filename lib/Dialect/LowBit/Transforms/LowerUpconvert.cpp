@@ -459,26 +459,16 @@ public:
 
   void runOnOperation() override {
     func::FuncOp func = getOperation();
-    SmallVector<MpGemmOp> ops;
-    func.walk([&](MpGemmOp op) {
-      if (isa_and_present<UpconvertAttr>(op.getConfigAttr()))
-        ops.push_back(op);
-    });
-    if (ops.empty())
+    FailureOr<KernelToLower> kernel =
+        findKernelToLower<UpconvertAttr>(func, "lowbit-lower-upconvert", target);
+    if (failed(kernel))
+      return signalPassFailure();
+    if (!kernel->op)
       return;
-    std::unique_ptr<TargetInfo> targetInfo = createTargetInfo(target);
-    if (!targetInfo) {
-      func.emitError() << "lowbit-lower-upconvert: unknown target '" << target
-                       << "'";
-      return signalPassFailure();
-    }
-    MpGemmOp op = ops.front();
-    if (failed(checkWholeBody(func, ops)))
-      return signalPassFailure();
-    FailureOr<KernelPlan> plan = makePlan(op, *targetInfo);
+    FailureOr<KernelPlan> plan = makePlan(kernel->op, *kernel->target);
     if (failed(plan))
       return signalPassFailure();
-    rewriteFunction(func, *plan, *targetInfo);
+    rewriteFunction(func, *plan, *kernel->target);
   }
 
 private:
