@@ -134,8 +134,11 @@ KernelChoice resolveChoiceFor(const Format &format, Strategy strategy,
                               Target target, const KernelShape &shape,
                               const KernelOptions &options) {
   KernelChoice choice = resolveChoice(format, strategy, target);
+  // Schedules hold CPU kernels run in this process (GPU and emulated
+  // targets are refused with a --schedule later, with their own message).
   if (strategy != Strategy::Auto || options.schedulePath.empty() ||
-      choice.strategy == Strategy::Reference)
+      choice.strategy == Strategy::Reference || isGpuTarget(choice.target) ||
+      isEmulated(choice.target))
     return choice;
   auto schedule = mlir::lowbit::Schedule::load(options.schedulePath);
   if (!schedule)
