@@ -21,6 +21,8 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/Iterators.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 
 namespace mlir::lowbit {
 
@@ -56,6 +58,39 @@ inline Block &resetToKernelAbi(func::FuncOp func) {
   return entry;
 }
 
+/// Replaces the body of `func` by the kernel `build(builder, arguments)`
+/// writes on the lowbit_kernel_fn signature (resetToKernelAbi), returns, and
+/// erases what the constant folding of the index arithmetic left unused.
+template <typename BuildFn>
+void rewriteKernelFunction(func::FuncOp func, BuildFn build) {
+  Location loc = func.getLoc();
+  Block &entry = resetToKernelAbi(func);
+  OpBuilder b = OpBuilder::atBlockEnd(&entry);
+  build(b, entry.getArguments());
+  func::ReturnOp::create(b, loc);
+  func.walk<WalkOrder::PostOrder, ReverseIterator>([](Operation *op) {
+    if (isOpTriviallyDead(op))
+      op->erase();
+  });
+}
+
+/// Checks that `target` has a byte table lookup (vpermb / pshufb / tbl) on
+/// registers of whole 16-byte lanes dividing the `vectorBytes` vectors of a
+/// LUT layout, as the LUT lowerings need; emits the error on `op` otherwise.
+inline LogicalResult checkByteTableLookup(MpGemmOp op, const TargetInfo &target,
+                                          int64_t vectorBytes,
+                                          StringRef passName) {
+  int64_t registerBytes = target.getRegisterBytes();
+  if (target.hasByteTableLookup() && registerBytes % 16 == 0 &&
+      vectorBytes % registerBytes == 0)
+    return success();
+  return op.emitOpError() << "target " << target.getName()
+                          << " has no byte table lookup (vpermb/pshufb/tbl) "
+                             "on "
+                          << registerBytes << "-byte registers; " << passName
+                          << " needs one";
+}
+
 /// The kernel a lowering pass rewrites `func` into: its one lowbit.mpgemm
 /// and the TargetInfo of the pass's target.
 struct KernelToLower {
@@ -68,9 +103,8 @@ struct KernelToLower {
 /// unknown target, or unless the op is the whole body of `func` (one
 /// lowbit.mpgemm whose result is returned).
 template <typename ConfigAttr>
-FailureOr<KernelToLower> findKernelToLower(func::FuncOp func,
-                                           StringRef passName,
-                                           StringRef targetName) {
+FailureOr<KernelToLower>
+findKernelToLower(func::FuncOp func, StringRef passName, StringRef targetName) {
   SmallVector<MpGemmOp> ops;
   func.walk([&](MpGemmOp op) {
     if (isa_and_present<ConfigAttr>(op.getConfigAttr()))

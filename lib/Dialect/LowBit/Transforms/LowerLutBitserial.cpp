@@ -337,8 +337,8 @@ public:
 
   void runOnOperation() override {
     func::FuncOp func = getOperation();
-    FailureOr<KernelToLower> kernel =
-        findKernelToLower<LutBitserialAttr>(func, "lowbit-lower-lut-bitserial", target);
+    FailureOr<KernelToLower> kernel = findKernelToLower<LutBitserialAttr>(
+        func, "lowbit-lower-lut-bitserial", target);
     if (failed(kernel))
       return signalPassFailure();
     if (!kernel->op)
@@ -346,14 +346,8 @@ public:
     FailureOr<BitserialPlan> plan = makePlan(kernel->op, *kernel->target);
     if (failed(plan))
       return signalPassFailure();
-    Location loc = func.getLoc();
-    Block &entry = resetToKernelAbi(func);
-    OpBuilder b = OpBuilder::atBlockEnd(&entry);
-    BitserialKernelBuilder(b, loc, *plan, entry.getArguments()).build();
-    func::ReturnOp::create(b, loc);
-    func.walk<WalkOrder::PostOrder, ReverseIterator>([](Operation *op) {
-      if (isOpTriviallyDead(op))
-        op->erase();
+    rewriteKernelFunction(func, [&](OpBuilder &b, ValueRange args) {
+      BitserialKernelBuilder(b, func.getLoc(), *plan, args).build();
     });
   }
 
@@ -366,14 +360,10 @@ private:
              << "needs the bit-plane layout of bitserial_abi.h (bitplanes, "
                 "tile_m = 16, tile_k = 32, interleave = 16), got "
              << layout << "; run lowbit-pack-layout first";
+    if (failed(checkByteTableLookup(op, target, kVectorBytes,
+                                    "lowbit-lower-lut-bitserial")))
+      return failure();
     int64_t registerBytes = target.getRegisterBytes();
-    if (!target.hasByteTableLookup() || registerBytes % 16 != 0 ||
-        kVectorBytes % registerBytes != 0)
-      return op.emitOpError()
-             << "target " << target.getName()
-             << " has no byte table lookup (vpermb/pshufb/tbl) on "
-             << registerBytes
-             << "-byte registers; lowbit-lower-lut-bitserial needs one";
     auto config = cast<LutBitserialAttr>(op.getConfigAttr());
     if (config.getFastAggregation())
       return op.emitOpError()

@@ -336,8 +336,8 @@ public:
 
   void runOnOperation() override {
     func::FuncOp func = getOperation();
-    FailureOr<KernelToLower> kernel =
-        findKernelToLower<LutElementwiseAttr>(func, "lowbit-lower-lut-elementwise", target);
+    FailureOr<KernelToLower> kernel = findKernelToLower<LutElementwiseAttr>(
+        func, "lowbit-lower-lut-elementwise", target);
     if (failed(kernel))
       return signalPassFailure();
     if (!kernel->op)
@@ -356,14 +356,10 @@ private:
              << "needs the interleaved tl1/tl2 layout of lut_abi.h "
                 "(interleave = 16), got "
              << layout << "; run lowbit-pack-layout first";
+    if (failed(checkByteTableLookup(op, target, kVectorBytes,
+                                    "lowbit-lower-lut-elementwise")))
+      return failure();
     int64_t registerBytes = target.getRegisterBytes();
-    if (!target.hasByteTableLookup() || registerBytes % 16 != 0 ||
-        kVectorBytes % registerBytes != 0)
-      return op.emitOpError()
-             << "target " << target.getName()
-             << " has no byte table lookup (vpermb/pshufb/tbl) on "
-             << registerBytes
-             << "-byte registers; lowbit-lower-lut-elementwise needs one";
     auto config = cast<LutElementwiseAttr>(op.getConfigAttr());
     LutPlan plan;
     plan.tl2 = layout.getKind() == LayoutKind::TL2;
@@ -413,14 +409,8 @@ private:
   }
 
   static void rewriteFunction(func::FuncOp func, const LutPlan &plan) {
-    Location loc = func.getLoc();
-    Block &entry = resetToKernelAbi(func);
-    OpBuilder b = OpBuilder::atBlockEnd(&entry);
-    LutKernelBuilder(b, loc, plan, entry.getArguments()).build();
-    func::ReturnOp::create(b, loc);
-    func.walk<WalkOrder::PostOrder, ReverseIterator>([](Operation *op) {
-      if (isOpTriviallyDead(op))
-        op->erase();
+    rewriteKernelFunction(func, [&](OpBuilder &b, ValueRange args) {
+      LutKernelBuilder(b, func.getLoc(), plan, args).build();
     });
   }
 };

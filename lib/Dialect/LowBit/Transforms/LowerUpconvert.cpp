@@ -459,8 +459,8 @@ public:
 
   void runOnOperation() override {
     func::FuncOp func = getOperation();
-    FailureOr<KernelToLower> kernel =
-        findKernelToLower<UpconvertAttr>(func, "lowbit-lower-upconvert", target);
+    FailureOr<KernelToLower> kernel = findKernelToLower<UpconvertAttr>(
+        func, "lowbit-lower-upconvert", target);
     if (failed(kernel))
       return signalPassFailure();
     if (!kernel->op)
@@ -510,15 +510,8 @@ private:
   /// Replaces the signature and body of `func` by the kernel ABI function.
   static void rewriteFunction(func::FuncOp func, const KernelPlan &plan,
                               const TargetInfo &target) {
-    Location loc = func.getLoc();
-    Block &entry = resetToKernelAbi(func);
-    OpBuilder b = OpBuilder::atBlockEnd(&entry);
-    KernelBuilder(b, loc, plan, target, entry.getArguments()).build();
-    func::ReturnOp::create(b, loc);
-    // Constant folding of the index arithmetic leaves unused constants.
-    func.walk<WalkOrder::PostOrder, ReverseIterator>([](Operation *op) {
-      if (isOpTriviallyDead(op))
-        op->erase();
+    rewriteKernelFunction(func, [&](OpBuilder &b, ValueRange args) {
+      KernelBuilder(b, func.getLoc(), plan, target, args).build();
     });
   }
 };
