@@ -19,9 +19,10 @@
 // CPU's features (lowbit::host_runs) and registers the table of the target,
 // or the fallback's when the CPU lacks the ISA. tl1/tl2 have no generic kernel;
 // there the fallback is the runtime's reference. With --strategy lut-bitserial
-// the target's kernels are lut-bitserial ones (x86 only) and the generic
-// fallback stays up-convert (none for w3gG); the C API packs weights for the
-// layout of the registered kernels' strategy.
+// the target's kernels are lut-bitserial ones (x86 and AArch64; the
+// aarch64-neon-nodot fallback too) and the generic fallback stays up-convert
+// (none for w3gG); the C API packs weights for the layout of the registered
+// kernels' strategy.
 //
 // The runtime sources are copied from the runtime/ directory of the source
 // tree this binary was built from (LOWBIT_RUNTIME_SOURCE_DIR, set by
@@ -370,19 +371,17 @@ writeBundle(const fs::path &out, const BundleSpec &spec,
     throw Error("lowbit compile: no kernel strategy for " + format.name());
   if ((lut || bitserial) && target == Target::Generic)
     throw Error("lowbit compile: " + format.name() +
-                (bitserial ? " (lut-bitserial) needs an x86 target"
-                           : " (lut-elementwise) needs an x86 or aarch64 target") +
-                ", not generic");
-  if (bitserial && is_aarch64_target(target))
-    throw Error("lowbit compile: strategy 'lut-bitserial' has no kernel for "
-                "target '" + targetName + "' (it needs an x86 target)");
+                (bitserial ? " (lut-bitserial)" : " (lut-elementwise)") +
+                " needs an x86 or aarch64 target, not generic");
 
-  // Generic has no lut-elementwise kernel: tl1/tl2 fall back to the
-  // reference there.
+  // Generic has no LUT kernels: tl1/tl2 fall back to the reference there,
+  // lut-bitserial to up-convert (none for w3gG); aarch64-neon-nodot has
+  // both LUT strategies (tbl needs no dotprod).
   std::vector<std::string> targets = {targetName};
   std::string fallback = fallbackTarget(targetName);
+  bool fallbackLut = (lut || bitserial) && fallback != "generic";
   if (spec.fallback && target != Target::Generic &&
-      (lut ? fallback != "generic" : has_upconvert_layout(format)))
+      (fallbackLut || (!lut && has_upconvert_layout(format))))
     targets.push_back(fallback);
 
   std::vector<std::pair<int64_t, int64_t>> distinct;
@@ -411,7 +410,7 @@ writeBundle(const fs::path &out, const BundleSpec &spec,
         KernelOptions kernelOptions;
         kernelOptions.threads = spec.threads;
         kernelOptions.schedulePath = spec.schedule;
-        if (bitserial && t == targetName)
+        if (bitserial && (t == targetName || fallbackLut))
           kernelOptions.strategy = Strategy::LutBitserial;
         mlir::lowbit::KernelSource source = generateKernelSource(
             format, t, {M, K, nHint}, kernelOptions,
@@ -539,8 +538,8 @@ const Command &compileCommand() {
          "x86-avx512vnni, aarch64-neon, aarch64-neon-nodot"},
         {"strategy", "S",
          "auto (default: upconvert, tl1/tl2 lut-elementwise) or "
-         "lut-bitserial (x86 kernels; the generic fallback stays "
-         "upconvert)"},
+         "lut-bitserial (x86 and aarch64 kernels; a generic fallback "
+         "stays upconvert)"},
         {"schedule", "FILE", "JSON schedule to take configs from"},
         {"threads", "N", "threads the kernels are configured for (default 1)"},
         {"out", "DIR", "bundle directory (created)", true}}},

@@ -94,6 +94,7 @@ compileCrossKernels(const Format &format, KernelChoice choice,
   BundleSpec spec;
   spec.format = format;
   spec.target = target_name(choice.target);
+  spec.strategy = choice.strategy;
   spec.fallback = false;
   spec.threads = options.threads;
   spec.schedule = options.schedulePath;

@@ -68,10 +68,8 @@ KernelChoice resolveChoice(const Format &format, Strategy strategy,
                   strategy_name(strategy) + " for " + format.name() + ")");
     return {strategy, target};
   }
-  // lut-elementwise kernels need a byte table lookup (vpermb, pshufb, tbl).
+  // The LUT kernels need a byte table lookup (vpermb, pshufb, tbl).
   bool lutTarget = isCpuCodeTarget(target) && target != Target::Generic;
-  // lut-bitserial kernels exist for x86 (pshufb / vpermb) only.
-  bool bitserialTarget = lutTarget && !is_aarch64_target(target);
   // auto, per format: up-convert where it has kernels (it measured faster
   // than lut-bitserial on every llama3-8b and bitnet shape, see README),
   // the LUT strategies for the formats only they read; per shape, a
@@ -80,7 +78,7 @@ KernelChoice resolveChoice(const Format &format, Strategy strategy,
     strategy = has_upconvert_layout(format) && isCpuCodeTarget(target)
                    ? Strategy::Upconvert
                : has_lut_layout(format) && lutTarget ? Strategy::LutElementwise
-               : has_bitserial_layout(format) && bitserialTarget
+               : has_bitserial_layout(format) && lutTarget
                    ? Strategy::LutBitserial
                    : Strategy::Reference;
   switch (strategy) {
@@ -95,10 +93,11 @@ KernelChoice resolveChoice(const Format &format, Strategy strategy,
     if (!has_bitserial_layout(format))
       throw Error("strategy 'lut-bitserial' has no kernel for " +
                   format.name() + " (it supports i2s, w1gG, w2gG, w3gG, w4gG)");
-    if (!bitserialTarget)
+    if (!lutTarget)
       throw Error("strategy 'lut-bitserial' has no kernel for target '" +
                   target_name(target) +
-                  "' (it needs pshufb: x86-avx2, x86-avxvnni, x86-avx512vnni)");
+                  "' (it needs pshufb or tbl: x86-avx2, x86-avxvnni, "
+                  "x86-avx512vnni, aarch64-neon, aarch64-neon-nodot)");
     break;
   case Strategy::LutElementwise:
     if (!has_lut_layout(format))

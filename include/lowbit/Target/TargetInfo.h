@@ -72,6 +72,11 @@ public:
   /// Targets without them leave the lut hooks below at their defaults,
   /// which emit nothing (the conversion fails).
   virtual bool hasByteTableLookup() const { return false; }
+  /// Registers the two 64-byte tables (low and high bytes) of one
+  /// lowbit.uk.lut_dot occupy while its lookups run; 0 where the lookup
+  /// reads its table as a memory operand (vpermb). The LUT lowerings count
+  /// them with their accumulators against getNumRegisters().
+  virtual int64_t getLutTableRegisters() const { return 0; }
 
   //===--------------------------------------------------------------------===//
   // Conversion to EmitC

@@ -157,6 +157,9 @@ public:
 
   Value emitSplat(OpBuilder &b, Location loc, VectorType type,
                   TypedAttr value) const override {
+    // Bytes: the lut_dot multipliers (bit-serial plane weights).
+    if (value.getType().isInteger(8))
+      return splatByte(b, loc, cast<IntegerAttr>(value).getInt() & 0xFF);
     Value scalar = emitc::ConstantOp::create(b, loc, value.getType(), value);
     return emitBroadcast(b, loc, scalar, type);
   }
@@ -236,6 +239,9 @@ public:
   //===--- lut-elementwise ------------------------------------------------===//
 
   bool hasByteTableLookup() const override { return true; }
+  // tbl reads its table from registers only: the low and high 64-byte
+  // tables of a lut_dot are 2 x 4 q registers (vld1q_u8_x4).
+  int64_t getLutTableRegisters() const override { return 8; }
 
   bool emitStoreI32(OpBuilder &b, Location loc, Value value,
                     Value ptr) const override {
@@ -386,9 +392,12 @@ public:
 
 private:
   /// Digit i (-1, 0, 1) of table entry e: TL1 (width 2) e = 3 d0 + d1 + 4
-  /// for e <= 8, TL2 (width 3) e = 9 d0 + 3 d1 + d2 + 13 for e <= 13; 0
-  /// past the last entry (lowbit.uk.lut_tables).
+  /// for e <= 8, TL2 (width 3) e = 9 d0 + 3 d1 + d2 + 13 for e <= 13, 0
+  /// past the last entry; bit-serial (width 4) the sign of bit i of e
+  /// (lowbit.uk.lut_tables).
   static int64_t tableDigit(int64_t width, int64_t i, int64_t e) {
+    if (width == 4)
+      return (e >> i) & 1 ? 1 : -1;
     if (width == 3 && e <= 13)
       return i == 0   ? (e + 13) / 9 - 1
              : i == 1 ? (e + 13) / 3 % 3 - 1

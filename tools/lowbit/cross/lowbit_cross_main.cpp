@@ -9,7 +9,8 @@
 //
 // loads the packed weights (`lowbit pack` format) and the fp32 activations,
 // runs the bundle's TARGET kernel for W's (format, M, K) with the largest
-// min_n <= MIN_N on a pool of THREADS threads, writes Y [N][M] and prints
+// min_n <= MIN_N on a pool of THREADS threads (weights packed for the
+// layout of the kernel's strategy), writes Y [N][M] and prints
 // "kernel TARGET CONFIG". Exit status 2 with one line on stderr when the
 // CPU lacks TARGET's ISA, the bundle has no such kernel or a file is bad.
 //
@@ -17,6 +18,7 @@
 
 #include "lowbit_kernels.h"
 
+#include "lowbit/bitserial.h"
 #include "lowbit/error.h"
 #include "lowbit/lut.h"
 #include "lowbit/npy.h"
@@ -68,9 +70,13 @@ int run(int argc, char **argv) {
                         W.format.name() + " M = " + std::to_string(W.M) +
                         ", K = " + std::to_string(W.K));
 
-  const lowbit::UpconvertWeights packed = lowbit::has_lut_layout(W.format)
-                                              ? lowbit::pack_lut(W)
-                                              : lowbit::pack_upconvert(W);
+  // The layout of the kernel's strategy, as the C API packs it.
+  const bool bitserial =
+      std::string(kernel->config).rfind("#lowbit.lut_bitserial", 0) == 0;
+  const lowbit::UpconvertWeights packed =
+      bitserial                            ? lowbit::pack_bitserial(W)
+      : lowbit::has_lut_layout(W.format) ? lowbit::pack_lut(W)
+                                         : lowbit::pack_upconvert(W);
   const lowbit::PreparedActivations A =
       lowbit::prepare_activations(W.format, X.data.data(), N, K);
   lowbit::ThreadPool::Options options;

@@ -24,6 +24,8 @@
 #include "mlir/IR/Iterators.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
+#include <algorithm>
+
 namespace mlir::lowbit {
 
 /// Empties `func` and gives it the signature of lowbit_kernel_fn
@@ -136,6 +138,44 @@ findKernelToLower(func::FuncOp func, StringRef passName, StringRef targetName) {
 struct LutAcc {
   Value low, high;
 };
+
+/// How the LUT lowerings spread their lut_dot sums over accumulator pairs:
+/// `sets` that consecutive index vectors take turns on, each with
+/// `nibblePairs` pairs per (tile, activation row, register half): 2 (one
+/// per nibble) or 1 (both nibbles on one pair).
+struct LutAccumulators {
+  int64_t sets = 1, nibblePairs = 2;
+};
+
+/// The accumulators of `tiles` tiles x `columns` activation rows whose
+/// 64-byte vectors are `halves` registers. A set is 2 pairs (nibbles) per
+/// (tile, row, register half), 4 dot chains (low and high sums): as many
+/// sets as give the target's dot chains twice over (a chain gets one dot
+/// per index vector, whose other ~12 ops do not hide the dot latency),
+/// within half of the registers. When the accumulators fit the register
+/// file but not together with the tables both nibbles' lookups of a
+/// register hold (getLutTableRegisters, e.g. 4 registers per 64-byte table
+/// on 16-byte registers) and a few working registers, the nibbles share
+/// one pair, which halves the accumulators and still leaves 2 chains per
+/// (tile, row, register half).
+inline LutAccumulators planLutAccumulators(const TargetInfo &target,
+                                           int64_t halves, int64_t tiles,
+                                           int64_t columns) {
+  // Index, looked-up bytes, nibble mask, selectors, multiplier bytes.
+  const int64_t workRegisters = 6;
+  LutAccumulators plan;
+  int64_t pairs = 2 * halves * tiles * columns;
+  int64_t registers = target.getNumRegisters();
+  plan.sets = std::clamp<int64_t>(target.getDotChains() / pairs, 1,
+                                  std::max<int64_t>(1, registers / 2 /
+                                                           (2 * pairs)));
+  int64_t accumulators = 2 * pairs * plan.sets;
+  if (accumulators + workRegisters <= registers &&
+      accumulators + 2 * target.getLutTableRegisters() + workRegisters >
+          registers)
+    plan.nibblePairs = 1;
+  return plan;
+}
 
 class KernelLoopBuilder {
 public:

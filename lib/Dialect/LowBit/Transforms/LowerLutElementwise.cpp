@@ -61,13 +61,14 @@ struct LutPlan {
   int64_t chunks = 1, chunkBlocks = 0;
 
   /// Sets of accumulators that consecutive index vectors take turns on,
-  /// so that the dot chains hide the dot latency.
-  int64_t accSets = 1;
+  /// so that the dot chains hide the dot latency, and pairs per (set,
+  /// register half): one per nibble, or one for both.
+  int64_t accSets = 1, nibblePairs = 2;
 
   int64_t tableVectors() const { return 4 * tl2Blocks + tl1Vectors; }
   /// Accumulator pairs (low, high bytes) per (tile, activation row): per
-  /// set, register half of a vector and nibble.
-  int64_t accsPerColumn() const { return accSets * halves * 2; }
+  /// set, register half of a vector and nibble pair.
+  int64_t accsPerColumn() const { return accSets * halves * nibblePairs; }
   /// Bytes of the int32 sums of one (tile, activation row) between chunks.
   int64_t partialBytes() const { return accsPerColumn() * 2 * registerBytes; }
   int64_t columnTableBytes() const { return tableVectors() * kTableBytes; }
@@ -123,7 +124,7 @@ private:
   int64_t accIndex(int64_t t, int64_t columns, int64_t c, int64_t set,
                    int64_t h, int64_t p) const {
     return (t * columns + c) * plan.accsPerColumn() +
-           (set * plan.halves + h) * 2 + p;
+           (set * plan.halves + h) * plan.nibblePairs + p % plan.nibblePairs;
   }
 
   /// The tables of one activation row at byte `base` of the buffer: per
@@ -219,7 +220,7 @@ private:
         for (int64_t c = 0; c < columns; ++c) {
           Value acc = header;
           for (int64_t set = 0; set < plan.accSets; ++set)
-            for (int64_t p = 0; p < 2; ++p) {
+            for (int64_t p = 0; p < plan.nibblePairs; ++p) {
               const LutAcc &a = accs[accIndex(t, columns, c, set, h, p)];
               Value sum = UkLutCombineOp::create(b, loc, i32Reg, a.low, a.high);
               acc = arith::AddIOp::create(b, loc, acc, sum);
@@ -380,14 +381,10 @@ private:
     plan.halves = kVectorBytes / registerBytes;
     plan.lanes = registerBytes / 4;
     plan.prefetchBytes = target.getPrefetchBytes();
-    // A set is one accumulator pair per (tile, row, register half, nibble),
-    // i.e. 2 dot chains each: as many sets as give the target's dot chains
-    // twice over (a chain gets one dot per index vector, whose other ~12
-    // ops do not hide the dot latency), within half of the registers.
-    int64_t pairs = 2 * plan.halves * plan.tilesPerGroup * plan.bn;
-    plan.accSets = std::clamp<int64_t>(
-        target.getDotChains() / pairs, 1,
-        std::max<int64_t>(1, target.getNumRegisters() / 2 / (2 * pairs)));
+    LutAccumulators accs = planLutAccumulators(target, plan.halves,
+                                               plan.tilesPerGroup, plan.bn);
+    plan.accSets = accs.sets;
+    plan.nibblePairs = accs.nibblePairs;
     plan.chunkBlocks = plan.tl2Blocks;
     int64_t blockTables = 4 * kTableBytes * plan.bn;
     if (plan.tl2Blocks * blockTables > kL1TableBytes) {

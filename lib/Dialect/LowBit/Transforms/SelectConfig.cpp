@@ -96,8 +96,12 @@ LutElementwiseAttr mlir::lowbit::selectLutElementwiseConfig(
   int64_t bn = gemv || !wideFile ? 1 : 2;
   // Weights per loop iteration: one TL2 block (4 index vectors) or 4 TL1
   // vectors; more unrolling made clang hoist loads and spill (Zen 5, warm
-  // tl2 6912x2560: 768 weights per iteration 1.6x slower than 96).
-  int64_t bk = kind == LayoutKind::TL2 ? 96 : 64;
+  // tl2 6912x2560: 768 weights per iteration 1.6x slower than 96). Where
+  // the tables of a vector's lookups take registers (getLutTableRegisters
+  // per nibble: 16 of 32 on NEON), one TL1 vector: clang hoists the table
+  // loads of the next vectors and spills them.
+  int64_t tl1Vectors = target.getLutTableRegisters() > 0 ? 1 : 4;
+  int64_t bk = kind == LayoutKind::TL2 ? 96 : 16 * tl1Vectors;
   return LutElementwiseAttr::get(ctx, /*bm=*/16 * tiles, bk, /*subM=*/16, bn);
 }
 
