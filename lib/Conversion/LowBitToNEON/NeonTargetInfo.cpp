@@ -332,14 +332,27 @@ public:
     };
     Value low = lookup(0), high = lookup(64);
     VectorType accType = VectorType::get({4}, b.getI32Type());
-    if (!o.signs) {
+    // Without signs, or with one multiplier 0..127 in every byte (the
+    // splatted weight of a bit plane): unsigned sums, udot with the
+    // multipliers (nodot: uaddlp, times the multiplier unless 1, uadalp;
+    // 510 x 127 fits uint16).
+    std::optional<int64_t> multiplier =
+        o.signs ? splatValue(o.signs) : std::optional<int64_t>(1);
+    if (multiplier && *multiplier < 128) {
+      Type u16x8 = opaqueType(ctx, "uint16x8_t");
+      Value multipliers = o.signs ? o.signs : splatByte(b, loc, 1);
       auto sum = [&](Value accumulator, Value bytesValue) {
         Value a = call(b, loc, u32x4, "vreinterpretq_u32_s32", accumulator);
-        Value r = dotprod ? call(b, loc, u32x4, "vdotq_u32",
-                                 {a, bytesValue, splatByte(b, loc, 1)})
-                          : call(b, loc, u32x4, "vpadalq_u16",
-                                 {a, call(b, loc, opaqueType(ctx, "uint16x8_t"),
-                                          "vpaddlq_u8", bytesValue)});
+        Value r;
+        if (dotprod) {
+          r = call(b, loc, u32x4, "vdotq_u32", {a, bytesValue, multipliers});
+        } else {
+          Value pairs = call(b, loc, u16x8, "vpaddlq_u8", bytesValue);
+          if (*multiplier != 1)
+            pairs = call(b, loc, u16x8, "vmulq_n_u16", pairs,
+                         {b.getI32IntegerAttr(int32_t(*multiplier))});
+          r = call(b, loc, u32x4, "vpadalq_u16", {a, pairs});
+        }
         return call(b, loc, acc, "vreinterpretq_s32_u32", r);
       };
       return {sum(o.accLow, low), sum(o.accHigh, high)};
@@ -428,6 +441,19 @@ private:
     Value address = emitc::AddressOfOp::create(
         b, loc, emitc::PointerType::get(constElement), first);
     return call(b, loc, reg, load, address);
+  }
+
+  /// The byte of a register splatByte wrote (vdupq_n_u8 of a constant),
+  /// else none.
+  static std::optional<int64_t> splatValue(Value value) {
+    auto dup = value.getDefiningOp<emitc::CallOpaqueOp>();
+    if (!dup || dup.getCallee() != "vdupq_n_u8" || dup.getNumOperands() != 0 ||
+        !dup.getArgs() || dup.getArgs()->size() != 1)
+      return std::nullopt;
+    auto literal = dyn_cast<IntegerAttr>((*dup.getArgs())[0]);
+    if (!literal)
+      return std::nullopt;
+    return literal.getInt() & 0xFF;
   }
 
   /// vdupq_n_u8(value).

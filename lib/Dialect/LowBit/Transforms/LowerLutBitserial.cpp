@@ -54,15 +54,16 @@ struct BitserialPlan {
   int64_t registerBytes = 0, halves = 1, lanes = 0;
   int64_t prefetchBytes = 0;
   /// Sets of accumulators that consecutive plane vectors take turns on, so
-  /// that the dot chains hide the dot latency.
-  int64_t accSets = 1;
+  /// that the dot chains hide the dot latency, and pairs per (set, register
+  /// half): one per nibble, or one for both.
+  int64_t accSets = 1, nibblePairs = 2;
 
   bool isTernary() const { return encoding == Encoding::Ternary; }
   bool hasZeros() const { return encoding == Encoding::Unsigned; }
   int64_t columnTableBytes() const { return blocks * kTableBytes; }
   /// Accumulator pairs per (tile, activation row): per set, register half
   /// of a vector and nibble.
-  int64_t accsPerColumn() const { return accSets * halves * 2; }
+  int64_t accsPerColumn() const { return accSets * halves * nibblePairs; }
   /// (2^P - 1): the weight of S in 2 D = sum_p 2^p A_p + (2^P - 1) S, and
   /// the sum of the plane weights.
   int64_t sumWeight() const { return (int64_t(1) << planes) - 1; }
@@ -136,7 +137,7 @@ private:
   int64_t accIndex(int64_t t, int64_t columns, int64_t c, int64_t set,
                    int64_t h, int64_t p) const {
     return (t * columns + c) * plan.accsPerColumn() +
-           (set * plan.halves + h) * 2 + p;
+           (set * plan.halves + h) * plan.nibblePairs + p;
   }
 
   /// Fresh accumulators of `tiles` tiles and `columns` rows for a range of
@@ -231,7 +232,7 @@ private:
     steppedLoop(0, plan.blocks, plan.blocksPerIteration, accs,
                 [&](Value block) {
                   lookupBlock(tileBase, columns, block, sets,
-                              /*oneChain=*/false, accs);
+                              /*oneChain=*/plan.nibblePairs == 1, accs);
                 });
     for (int64_t t = 0; t < tiles; ++t)
       for (int64_t h = 0; h < plan.halves; ++h) {
@@ -242,7 +243,8 @@ private:
           Value sum = memref::LoadOp::create(b, loc, xSums, column);
           Value scale = memref::LoadOp::create(b, loc, xScales, column);
           // D - S: ternary_scale subtracts the row's sum from D.
-          Value dot = rowDots(combine(accs, sets, 2, t, columns, c, h), sum);
+          Value dot = rowDots(
+              combine(accs, sets, plan.nibblePairs, t, columns, c, h), sum);
           Value out =
               UkTernaryScaleOp::create(b, loc, f32Reg, dot, sum, wScale, scale);
           UkStoreOp::create(b, loc, out, y, add(mul(column, plan.m), row),
@@ -398,13 +400,10 @@ private:
     plan.halves = kVectorBytes / registerBytes;
     plan.lanes = registerBytes / 4;
     plan.prefetchBytes = target.getPrefetchBytes();
-    // As lut-elementwise: a set is 2 dot chains per (tile, row, register
-    // half); as many sets as give the target's dot chains twice over,
-    // within half of the registers.
-    int64_t pairs = 2 * plan.halves * plan.tilesPerGroup * plan.bn;
-    plan.accSets = std::clamp<int64_t>(
-        target.getDotChains() / pairs, 1,
-        std::max<int64_t>(1, target.getNumRegisters() / 2 / (2 * pairs)));
+    LutAccumulators accs = planLutAccumulators(target, plan.halves,
+                                               plan.tilesPerGroup, plan.bn);
+    plan.accSets = accs.sets;
+    plan.nibblePairs = accs.nibblePairs;
     if (plan.bn * plan.columnTableBytes() > kMaxStackBytes)
       return op.emitOpError()
              << "the tables of bn = " << plan.bn << " activation rows take "

@@ -111,10 +111,16 @@ mlir::lowbit::selectLutBitserialConfig(MLIRContext *ctx,
   // GEMV is bound by memory: one 16-row tile, one sequential stream of
   // weights per thread. GEMM: per activation row the kernel keeps its
   // lut_dot accumulator pairs (2 per nibble and register half, times the
-  // sets that hide the dot latency), so 32 zmm hold 2 rows.
-  int64_t bn = !gemv && target.getNumRegisters() >= 32 ? 2 : 1;
-  // Two 32-k blocks per loop iteration.
-  return LutBitserialAttr::get(ctx, /*bm=*/16, bn, /*kfactor=*/16,
+  // sets that hide the dot latency), so 32 zmm hold 2 rows; where the
+  // tables take registers (NEON: 16 of 32), one row.
+  int64_t bn = !gemv && target.getNumRegisters() >= 32 &&
+                       target.getLutTableRegisters() == 0
+                   ? 2
+                   : 1;
+  // Two 32-k blocks per loop iteration; one where the tables take
+  // registers (getLutTableRegisters: NEON tbl), as for tl1 above.
+  int64_t kfactor = target.getLutTableRegisters() > 0 ? 8 : 16;
+  return LutBitserialAttr::get(ctx, /*bm=*/16, bn, kfactor,
                                /*actGroup=*/32, /*fastAggregation=*/false);
 }
 
