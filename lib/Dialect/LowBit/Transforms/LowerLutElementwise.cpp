@@ -64,6 +64,11 @@ struct LutPlan {
   /// so that the dot chains hide the dot latency, and pairs per (set,
   /// register half): one per nibble, or one for both.
   int64_t accSets = 1, nibblePairs = 2;
+  /// The 4 index vectors of a TL2 block in an scf.for rather than
+  /// unrolled: where the tables take registers (the nibbles then share a
+  /// pair, one set), so that the C++ compilers do not interleave the
+  /// lookups of 4 vectors and spill.
+  bool vectorLoop = false;
 
   int64_t tableVectors() const { return 4 * tl2Blocks + tl1Vectors; }
   /// Accumulator pairs (low, high bytes) per (tile, activation row): per
@@ -244,10 +249,16 @@ private:
     Value blockOffset = add(mul(block, kBlockBytes), kHeaderBytes);
     for (Value base : tileBase)
       prefetch(add(base, blockOffset), base, kBlockBytes / kVectorBytes);
-    for (int64_t v = 0; v < 4; ++v)
-      lookupVector(tileBase, columns, add(blockOffset, 64 * v),
+    auto vector = [&](Value v) {
+      lookupVector(tileBase, columns, add(blockOffset, mul(v, 64)),
                    add(mul(block, 4), v),
-                   add(blockOffset, 4 * kVectorBytes + 16 * v), accs);
+                   add(add(blockOffset, 4 * kVectorBytes), mul(v, 16)), accs);
+    };
+    if (plan.vectorLoop)
+      steppedLoop(0, 4, 1, accs, vector);
+    else
+      for (int64_t v = 0; v < 4; ++v)
+        vector(constant(v));
   }
 
   /// One TL1 vector per tile (no signs).
@@ -385,6 +396,7 @@ private:
                                                plan.tilesPerGroup, plan.bn);
     plan.accSets = accs.sets;
     plan.nibblePairs = accs.nibblePairs;
+    plan.vectorLoop = accs.nibblePairs == 1 && accs.sets == 1;
     plan.chunkBlocks = plan.tl2Blocks;
     int64_t blockTables = 4 * kTableBytes * plan.bn;
     if (plan.tl2Blocks * blockTables > kL1TableBytes) {
