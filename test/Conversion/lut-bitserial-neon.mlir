@@ -1,23 +1,24 @@
-// RUN: lowbit-opt %S/Inputs/bitserial-formats.mlir --lowbit-lut-bitserial-pipeline="target=aarch64-neon" | mlir-translate --mlir-to-cpp | FileCheck %s --check-prefixes=CHECK,DOT --implicit-check-not=_mm
-// RUN: lowbit-opt %S/Inputs/bitserial-formats.mlir --lowbit-lut-bitserial-pipeline="target=aarch64-neon-nodot n-hint=16" | mlir-translate --mlir-to-cpp | FileCheck %s --check-prefixes=CHECK,NODOT --implicit-check-not=_mm --implicit-check-not=vdotq
+// RUN: lowbit-opt %S/Inputs/bitserial-formats.mlir --lowbit-lut-bitserial-pipeline="target=aarch64-neon" | mlir-translate --mlir-to-cpp | FileCheck %s --check-prefixes=CHECK,DOT --implicit-check-not=_mm --implicit-check-not=vdotq_s32
+// RUN: lowbit-opt %S/Inputs/bitserial-formats.mlir --lowbit-lut-bitserial-pipeline="target=aarch64-neon-nodot n-hint=16" | mlir-translate --mlir-to-cpp | FileCheck %s --check-prefixes=CHECK,NODOT --implicit-check-not=_mm --implicit-check-not=vdotq --implicit-check-not=vmull_s8
 
 // The shared lut-bitserial lowering on NEON: the ±1 tables of lut_tables
 // width 4 from digit vectors (the signs of bits 0..3 of the 16 entries, 8
 // per int16x8_t: bit 3 is -1 for entries 0..7 and +1 for 8..15), split into
 // low and biased high bytes; the plane weight 2 as splatted multiplier
 // bytes (vdupq_n_u8); per plane vector register the index nibble | 16 x
-// table (bsl, sri) and tbl of the 64-byte tables (vqtbl4q_u8); plane 0
-// summed unsigned (udot with ones; nodot uaddlp/uadalp), plane 1 as the
-// centred bytes times the weight (sdot; nodot smull) plus 128 x the sum of
-// the weights; both nibbles on one accumulator pair (16-byte registers:
-// the tables' 16 q registers leave room for 8 accumulators, not 16), so one
-// lut_combine per register, then the linear transform (shift right by 1)
-// and the ternary scale, stored lane by lane below the row count.
+// table (bsl, sri) and tbl of the 64-byte tables (vqtbl4q_u8); every plane
+// summed unsigned, the splatted weight being a known non-negative constant
+// (udot with ones for plane 0 and with the weight for plane 1; nodot
+// uaddlp, times the widened weight, uadalp): no signed dot product at all;
+// both nibbles on one accumulator pair (16-byte registers: the tables' 16
+// q registers leave room for 8 accumulators, not 16), so one lut_combine
+// per register, then the linear transform (shift right by 1) and the
+// ternary scale, stored lane by lane below the row count.
 
 // CHECK: #include <arm_neon.h>
 // CHECK-LABEL: extern "C" void i2s(
 // CHECK: int8_t {{v[0-9]+}}[{{1024|2048}}];
-// CHECK: vdupq_n_u8(2)
+// CHECK: [[TWO:v[0-9]+]] = vdupq_n_u8(2)
 // CHECK: const int16_t {{v[0-9]+}}[8] = {-1, 1, -1, 1, -1, 1, -1, 1};
 // CHECK: const int16_t {{v[0-9]+}}[8] = {-1, -1, 1, 1, -1, -1, 1, 1};
 // CHECK: const int16_t {{v[0-9]+}}[8] = {-1, -1, -1, -1, 1, 1, 1, 1};
@@ -36,13 +37,12 @@
 // NODOT: vpadalq_u16(
 // CHECK: vsriq_n_u8(
 // CHECK: vqtbl4q_u8(
-// Plane 1: 128 x the lane's sum of weights, then the centred bytes.
-// DOT: vdotq_s32(
-// NODOT: vmull_s8(
-// CHECK: vshlq_n_s32({{.*}}, 7)
-// CHECK: veorq_u8(
-// DOT: vdotq_s32(
-// NODOT: vpadalq_s16(
+// Plane 1: the looked-up bytes times the weight 2, unsigned.
+// DOT: vdotq_u32({{.*}}, [[TWO]])
+// NODOT: [[LOW:v[0-9]+]] = vget_low_u8([[TWO]])
+// NODOT-NEXT: [[WIDE:v[0-9]+]] = vmovl_u8([[LOW]])
+// NODOT-NEXT: vmulq_u16({{v[0-9]+}}, [[WIDE]])
+// NODOT-NEXT: vpadalq_u16(
 // One lut_combine per register half, then (sum + 3 S) / 2.
 // CHECK: vshlq_n_s32({{.*}}, 8)
 // CHECK-NEXT: vaddq_s32(
@@ -51,10 +51,9 @@
 // CHECK: vdivq_f32(
 // CHECK: vst1q_lane_f32(
 
-// w1gG: one plane (multiplier 1: no sdot, no shift).
+// w1gG: one plane (multiplier 1, no shift).
 // CHECK-LABEL: extern "C" void w1g128(
 // CHECK-NOT: vshrq_n_s32
-// DOT-NOT: vdotq_s32
 // CHECK: vqtbl4q_u8(
 // DOT: vdotq_u32(
 // NODOT: vpadalq_u16(

@@ -20,16 +20,23 @@
 //   ternary_scale   vsubq_s32, vcvtq_f32_s32, vmulq_f32, vdivq_f32 (no FMA)
 //   store (partial) vst1q_f32 / vst1q_lane_f32 per lane below the count
 //   prefetch        __builtin_prefetch (prfm pldl1keep)
-//   lut_tables      vmulq_n_s16 / vmlaq_n_s16 of digit vectors, vuzp1q_u8 /
-//                   vuzp2q_u8 byte split, veorq_u8 (high byte + 128)
+//   splat (bytes)   vdupq_n_u8 (lut_dot multipliers)
+//   lut_tables      vmulq_n_s16 / vmlaq_n_s16 of digit vectors (TL1, TL2,
+//                   bit-serial ±1), vuzp1q_u8 / vuzp2q_u8 byte split,
+//                   veorq_u8 (high byte + 128)
 //   lut_dot         vbslq_u8 / vsriq_n_u8 (nibble | 16 x table), 2 x
 //                   vqtbl4q_u8 (tbl of the 64-byte tables), then per table:
-//     no signs      vdotq_u32 (udot, ones)    vpaddlq_u8 + vpadalq_u16
+//     no signs, or  vdotq_u32 (udot) with     vpaddlq_u8 (x vmovl_u8 of the
+//     a splat 0..127  ones / the multipliers  multipliers) + vpadalq_u16
 //     signs         veorq_u8 0x80 + dot4 (above) with the signs + vaddq_s32,
 //                   plus 128 x the sum of the signs (dot4 with ones, shl)
 //   lut_signs       vld1q_dup_u16, vqtbl1q_u8 (byte i / 8), vtstq_u8, vorrq_u8
 //   lut_combine     vshlq_n_s32 + vaddq_s32
 //   store_i32       vst1q_s32
+//
+// A 64-byte table is 4 q registers, so the LUT lowerings learn that the
+// two tables of a lut_dot take 8 (getLutTableRegisters) and keep fewer
+// accumulators and smaller loop bodies.
 //
 // Codes are unsigned and activations signed (lowbit.uk.dot4): NEON has no
 // unsigned x signed dot product before Armv8.6 (usdot, i8mm), but every
@@ -252,10 +259,10 @@ public:
     return true;
   }
 
-  /// Per group: the 16 int16 entries d0 x0 + d1 x1 (+ d2 x2) as two
-  /// int16x8_t (vmulq_n_s16 / vmlaq_n_s16 with the digit vectors, exact:
-  /// |d| <= 1), split into low and high bytes by vuzp1q_u8 / vuzp2q_u8, the
-  /// high bytes biased by 128 (veorq_u8 0x80).
+  /// Per group: the 16 int16 entries d0 x0 + d1 x1 (+ d2 x2 (+ d3 x3)) as
+  /// two int16x8_t (vmulq_n_s16 / vmlaq_n_s16 with the digit vectors,
+  /// exact: |d| <= 1, |entry| <= 512), split into low and high bytes by
+  /// vuzp1q_u8 / vuzp2q_u8, the high bytes biased by 128 (veorq_u8 0x80).
   bool emitLutTables(OpBuilder &b, Location loc, Value x, Value tables,
                      int64_t width) const override {
     MLIRContext *ctx = b.getContext();
@@ -305,7 +312,10 @@ public:
   /// low nibble, sri for the high one), tbl of the 64-byte low and high
   /// tables (vqtbl4q_u8, the vpermb of NEON), then per table 4 bytes into
   /// each int32 lane: without signs an unsigned sum (udot with ones;
-  /// nodot: uaddlp + uadalp); with signs the bytes less 128 (eor 0x80, so
+  /// nodot: uaddlp + uadalp), the same with multipliers that are a splat
+  /// this target emitted of a constant below 128 (a bit plane's weight
+  /// 2^p: udot with them; nodot: the pair sums times the widened
+  /// multipliers); with other signs the bytes less 128 (eor 0x80, so
   /// they are int8) times the signs by dot4 (sdot or its nodot sequence),
   /// plus 128 x the lane's sum of signs (dot4 of the signs with ones,
   /// shifted; the same for both tables and every column).
@@ -334,23 +344,25 @@ public:
     VectorType accType = VectorType::get({4}, b.getI32Type());
     // Without signs, or with one multiplier 0..127 in every byte (the
     // splatted weight of a bit plane): unsigned sums, udot with the
-    // multipliers (nodot: uaddlp, times the multiplier unless 1, uadalp;
+    // multipliers (nodot: uaddlp, times the widened multipliers, uadalp;
     // 510 x 127 fits uint16).
     std::optional<int64_t> multiplier =
         o.signs ? splatValue(o.signs) : std::optional<int64_t>(1);
     if (multiplier && *multiplier < 128) {
       Type u16x8 = opaqueType(ctx, "uint16x8_t");
-      Value multipliers = o.signs ? o.signs : splatByte(b, loc, 1);
       auto sum = [&](Value accumulator, Value bytesValue) {
         Value a = call(b, loc, u32x4, "vreinterpretq_u32_s32", accumulator);
         Value r;
         if (dotprod) {
+          Value multipliers = o.signs ? o.signs : splatByte(b, loc, 1);
           r = call(b, loc, u32x4, "vdotq_u32", {a, bytesValue, multipliers});
         } else {
           Value pairs = call(b, loc, u16x8, "vpaddlq_u8", bytesValue);
-          if (*multiplier != 1)
-            pairs = call(b, loc, u16x8, "vmulq_n_u16", pairs,
-                         {b.getI32IntegerAttr(int32_t(*multiplier))});
+          if (o.signs)
+            pairs = call(b, loc, u16x8, "vmulq_u16",
+                         {pairs, call(b, loc, u16x8, "vmovl_u8",
+                                      call(b, loc, opaqueType(ctx, "uint8x8_t"),
+                                           "vget_low_u8", o.signs))});
           r = call(b, loc, u32x4, "vpadalq_u16", {a, pairs});
         }
         return call(b, loc, acc, "vreinterpretq_s32_u32", r);

@@ -73,10 +73,10 @@ int run(int argc, char **argv) {
   // The layout of the kernel's strategy, as the C API packs it.
   const bool bitserial =
       std::string(kernel->config).rfind("#lowbit.lut_bitserial", 0) == 0;
-  const lowbit::UpconvertWeights packed =
-      bitserial                            ? lowbit::pack_bitserial(W)
-      : lowbit::has_lut_layout(W.format) ? lowbit::pack_lut(W)
-                                         : lowbit::pack_upconvert(W);
+  const lowbit::UpconvertWeights packed = bitserial ? lowbit::pack_bitserial(W)
+                                          : lowbit::has_lut_layout(W.format)
+                                              ? lowbit::pack_lut(W)
+                                              : lowbit::pack_upconvert(W);
   const lowbit::PreparedActivations A =
       lowbit::prepare_activations(W.format, X.data.data(), N, K);
   lowbit::ThreadPool::Options options;

@@ -166,9 +166,9 @@ inline LutAccumulators planLutAccumulators(const TargetInfo &target,
   LutAccumulators plan;
   int64_t pairs = 2 * halves * tiles * columns;
   int64_t registers = target.getNumRegisters();
-  plan.sets = std::clamp<int64_t>(target.getDotChains() / pairs, 1,
-                                  std::max<int64_t>(1, registers / 2 /
-                                                           (2 * pairs)));
+  plan.sets =
+      std::clamp<int64_t>(target.getDotChains() / pairs, 1,
+                          std::max<int64_t>(1, registers / 2 / (2 * pairs)));
   int64_t accumulators = 2 * pairs * plan.sets;
   if (accumulators + workRegisters <= registers &&
       accumulators + 2 * target.getLutTableRegisters() + workRegisters >

@@ -400,8 +400,8 @@ private:
     plan.halves = kVectorBytes / registerBytes;
     plan.lanes = registerBytes / 4;
     plan.prefetchBytes = target.getPrefetchBytes();
-    LutAccumulators accs = planLutAccumulators(target, plan.halves,
-                                               plan.tilesPerGroup, plan.bn);
+    LutAccumulators accs =
+        planLutAccumulators(target, plan.halves, plan.tilesPerGroup, plan.bn);
     plan.accSets = accs.sets;
     plan.nibblePairs = accs.nibblePairs;
     if (plan.bn * plan.columnTableBytes() > kMaxStackBytes)

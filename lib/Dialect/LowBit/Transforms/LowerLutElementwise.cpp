@@ -392,8 +392,8 @@ private:
     plan.halves = kVectorBytes / registerBytes;
     plan.lanes = registerBytes / 4;
     plan.prefetchBytes = target.getPrefetchBytes();
-    LutAccumulators accs = planLutAccumulators(target, plan.halves,
-                                               plan.tilesPerGroup, plan.bn);
+    LutAccumulators accs =
+        planLutAccumulators(target, plan.halves, plan.tilesPerGroup, plan.bn);
     plan.accSets = accs.sets;
     plan.nibblePairs = accs.nibblePairs;
     plan.vectorLoop = accs.nibblePairs == 1 && accs.sets == 1;
