@@ -39,6 +39,10 @@
 
 // CHECK-LABEL: extern "C" void tl2(
 // CHECK: const int16_t {{v[0-9]+}}[8] = {0, 0, 0, 0, 0, 1, 1, 1};
+// The tables take 16 of the 32 q registers: the 4 index vectors of a TL2
+// block run in a loop of their own (a fourth loop level inside columns,
+// tiles and blocks) rather than unrolled.
+// CHECK: for (size_t l{{[0-9]+}} = v{{[0-9]+}}; l{{[0-9]+}} < v{{[0-9]+}};
 // Signs: the 16 bits of a register, byte i from byte i / 8, bit i mod 8.
 // CHECK: vld1q_dup_u16(
 // CHECK: const uint8_t {{v[0-9]+}}[16] = {0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1};
@@ -57,3 +61,9 @@
 // NODOT: vmull_high_s8(
 // NODOT: vpadalq_s16([[C]],
 // CHECK: vaddq_s32(
+// Both nibbles of a register share one accumulator pair: one lut_combine
+// per register, added to the row correction, then the scaling.
+// CHECK: [[SH:v[0-9]+]] = vshlq_n_s32({{v[0-9]+}}, 8);
+// CHECK-NEXT: [[SUM:v[0-9]+]] = vaddq_s32({{v[0-9]+}}, [[SH]]);
+// CHECK-NEXT: vaddq_s32({{v[0-9]+}}, [[SUM]]);
+// CHECK-NEXT: float
