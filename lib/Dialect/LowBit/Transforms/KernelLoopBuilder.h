@@ -5,8 +5,9 @@
 // loops (also with loop-carried registers, tile groups, blocks of
 // activation rows) and index arithmetic that folds constants as it goes (so
 // that offsets of fully unrolled code are constants and no unused constants
-// are left), the partial stores of the last tile, and finding the mpgemm
-// a pass lowers (the whole function) with its TargetInfo.
+// are left), the partial stores of the last tile, finding the mpgemm a
+// pass lowers (the whole function) with its TargetInfo, and the
+// accumulator plan of the two LUT lowerings.
 //
 //===----------------------------------------------------------------------===//
 
