@@ -108,8 +108,16 @@ func.func @tl1_gemm(%x: tensor<?x34xf32>, %w: tensor<2x256xi8>, %s: tensor<1xf32
 // AVX512-LABEL: func.func @tl2_chunks(
 // AVX512: %[[T:.*]] = lowbit.uk.stack_buffer {bytes = 40960 : i64} : memref<?xi8>
 // AVX512: %[[P:.*]] = lowbit.uk.stack_buffer {bytes = 512 : i64} : memref<?xi8>
-// AVX512: lowbit.uk.lut_tables
+// Before the tables are built: the first 4096 bytes of the thread's run
+// (from tile_begin * 6464), which the loops' prefetches skip.
 // AVX512: %[[BEGIN:.*]] = arith.index_cast %{{.*}} : i64 to index
+// AVX512: %[[START:.*]] = arith.muli %[[BEGIN]], %c6464 : index
+// AVX512: %[[AHEAD:.*]] = arith.addi %[[START]], %c4096 : index
+// AVX512: %[[IN:.*]] = arith.cmpi ult, %[[AHEAD]], %c12864 : index
+// AVX512: %[[STOP:.*]] = arith.select %[[IN]], %[[AHEAD]], %c12864 : index
+// AVX512: scf.for %[[LINE:.*]] = %[[START]] to %[[STOP]] step %c64 {
+// AVX512-NEXT: lowbit.uk.prefetch %{{.*}}[%[[LINE]]] : memref<?xui8>
+// AVX512: lowbit.uk.lut_tables
 // AVX512: %[[END:.*]] = arith.index_cast %{{.*}} : i64 to index
 // AVX512: %[[RUNEND:.*]] = arith.muli %[[END]], %c6464 : index
 // AVX512: %[[NEXT0:.*]] = arith.muli %[[BEGIN]], %c6400 : index
@@ -118,10 +126,10 @@ func.func @tl1_gemm(%x: tensor<?x34xf32>, %w: tensor<2x256xi8>, %s: tensor<1xf32
 // AVX512: scf.for %[[T0:.*]] = %[[BEGIN]] to %[[END]] step %c1 {
 // AVX512: %[[BASE0:.*]] = arith.muli %[[T0]], %c6464 : index
 // AVX512: scf.for %{{.*}} = %c0 to %c20 step %c1 iter_args
-// AVX512: %[[AHEAD:.*]] = arith.addi %{{.*}}, %c4096 : index
-// AVX512: %[[PAST:.*]] = arith.cmpi uge, %[[AHEAD]], %[[RUNEND]] : index
-// AVX512: %[[JUMPED:.*]] = arith.addi %[[AHEAD]], %[[JUMP]] : index
-// AVX512: arith.select %[[PAST]], %[[JUMPED]], %[[AHEAD]] : index
+// AVX512: %[[NEAR:.*]] = arith.addi %{{.*}}, %c4096 : index
+// AVX512: %[[PAST:.*]] = arith.cmpi uge, %[[NEAR]], %[[RUNEND]] : index
+// AVX512: %[[JUMPED:.*]] = arith.addi %[[NEAR]], %[[JUMP]] : index
+// AVX512: arith.select %[[PAST]], %[[JUMPED]], %[[NEAR]] : index
 // AVX512-COUNT-8: lowbit.uk.store_i32 %{{.*}}, %[[P]][%{{.*}}] : vector<16xi32>, memref<?xi8>
 // AVX512: scf.for %[[T1:.*]] = %[[BEGIN]] to %[[END]] step %c1 {
 // AVX512: %[[PIECE1:.*]] = arith.muli %[[T1]], %c6400 : index

@@ -2,12 +2,13 @@
 //
 // Rewrites a function `@k(x, packed, s) { return lowbit.mpgemm }` with a
 // lut_elementwise config and the interleaved tl1/tl2 layout of lut_abi.h
-// into a kernel of kernel_abi.h's signature: a prologue that builds the
-// int16 tables of the activations (lowbit.uk.lut_tables into a stack
-// buffer), then per tile group lowbit.uk.lut_dot on registers whose width
-// comes from TargetInfo (int32 sums of the low and high table bytes, `bk`
-// weights per loop iteration), lowbit.uk.lut_combine with the row
-// correction of the header, and the exact ternary scaling. Nothing here
+// into a kernel of kernel_abi.h's signature: a prologue that prefetches the
+// start of the thread's weights and builds the int16 tables of the
+// activations (lowbit.uk.lut_tables into a stack buffer), then, per K chunk
+// (lut_abi.h's K panels) and tile group, lowbit.uk.lut_dot on registers
+// whose width comes from TargetInfo (int32 sums of the low and high table
+// bytes, `bk` weights per loop iteration), lowbit.uk.lut_combine with the
+// row correction of the header, and the exact ternary scaling. Nothing here
 // depends on the ISA.
 //
 //===----------------------------------------------------------------------===//
@@ -105,9 +106,7 @@ struct LutPlan {
            (first - panel * panelBlocks) * kBlockBytes;
   }
   /// Offset of the TL1 vectors in a tile's piece of the last panel.
-  int64_t tl1Offset() const {
-    return blockOffset(panels - 1, tl2Blocks);
-  }
+  int64_t tl1Offset() const { return blockOffset(panels - 1, tl2Blocks); }
 };
 
 class LutKernelBuilder : KernelLoopBuilder {
@@ -131,6 +130,7 @@ public:
       partials = UkStackBufferOp::create(
           b, loc, MemRefType::get({ShapedType::kDynamic}, b.getI8Type()),
           b.getI64IntegerAttr(plan.numTiles * plan.bn * plan.partialBytes()));
+    prefetchRunStart();
     forColumnBlocks(n, plan.bn, [&](Value firstColumn, int64_t columns) {
       buildColumns(firstColumn, columns);
     });
@@ -199,8 +199,7 @@ private:
     if (c.first != c.panel * plan.panelBlocks ||
         c.blocks != plan.blocksOf(c.panel) || c.panel == plan.panels - 1)
       return;
-    runEnd = add(mul(end, plan.pieceBytes(c.panel)),
-                 plan.panelOffset(c.panel));
+    runEnd = add(mul(end, plan.pieceBytes(c.panel)), plan.panelOffset(c.panel));
     Value next = add(mul(begin, plan.pieceBytes(c.panel + 1)),
                      plan.panelOffset(c.panel + 1));
     runJump = sub(next, runEnd);
@@ -351,6 +350,23 @@ private:
     nextSet = (nextSet + 1) % plan.accSets;
   }
 
+  /// Prefetches the first prefetchBytes of this thread's weights (from its
+  /// first tile's piece of panel 0), which the loops' prefetches, that
+  /// many bytes ahead, never ask for: the memory fetches them while the
+  /// tables are built.
+  void prefetchRunStart() {
+    if (plan.prefetchBytes == 0)
+      return;
+    Value start = mul(toIndex(tileBegin), plan.pieceBytes(0));
+    Value ahead = add(start, plan.prefetchBytes);
+    Value total = constant(plan.numTiles * plan.tileBytes);
+    Value inside =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, ahead, total);
+    Value end = arith::SelectOp::create(b, loc, inside, ahead, total);
+    forLoop(start, end, kVectorBytes,
+            [&](Value at) { UkPrefetchOp::create(b, loc, codes, at); });
+  }
+
   /// Prefetches the `lines` cache lines of codes prefetchBytes after
   /// `offset` in the order the kernel reads them, clamped inside (one
   /// address computation for all of them): past the end of this thread's
@@ -444,8 +460,8 @@ private:
     plan.accSets = std::clamp<int64_t>(
         target.getDotChains() / pairs, 1,
         std::max<int64_t>(1, target.getNumRegisters() / 2 / (2 * pairs)));
-    plan.panels = std::max<int64_t>(
-        1, llvm::divideCeil(plan.tl2Blocks, kPanelBlocks));
+    plan.panels =
+        std::max<int64_t>(1, llvm::divideCeil(plan.tl2Blocks, kPanelBlocks));
     plan.panelBlocks = llvm::divideCeil(plan.tl2Blocks, plan.panels);
     // Each panel in one chunk, or in equal ones whose tables fit.
     int64_t blockTables = 4 * kTableBytes * plan.bn;
