@@ -3,6 +3,7 @@
 #include "lowbit/lut.h"
 #include "lowbit/error.h"
 
+#include <algorithm>
 #include <vector>
 
 namespace lowbit {
@@ -16,12 +17,33 @@ int64_t LutSplit::tile_bytes() const {
          tl1Vectors * LOWBIT_LUT_VECTOR_BYTES;
 }
 
+int64_t LutSplit::panel_blocks(int64_t c) const {
+  const int64_t blocks = k2 / LOWBIT_LUT_TL2_BLOCK;
+  return std::min(panelBlocks, blocks - c * panelBlocks);
+}
+
+int64_t LutSplit::piece_bytes(int64_t c) const {
+  return (c == 0 ? LOWBIT_LUT_HEADER_BYTES : 0) + panel_blocks(c) * 320 +
+         (c == panels - 1 ? tl1Vectors * LOWBIT_LUT_VECTOR_BYTES : 0);
+}
+
+int64_t LutSplit::piece_offset(int64_t c, int64_t t, int64_t tiles) const {
+  int64_t before = 0;
+  for (int64_t i = 0; i < c; ++i)
+    before += piece_bytes(i);
+  return tiles * before + t * piece_bytes(c);
+}
+
 LutSplit lut_split(const Format &format, int64_t K) {
   LutSplit s;
   if (format.kind == FormatKind::TL2)
     s.k2 = K / LOWBIT_LUT_TL2_BLOCK * LOWBIT_LUT_TL2_BLOCK;
   s.k1 = K - s.k2;
   s.tl1Vectors = (s.k1 + LOWBIT_LUT_TL1_VECTOR - 1) / LOWBIT_LUT_TL1_VECTOR;
+  const int64_t blocks = s.k2 / LOWBIT_LUT_TL2_BLOCK;
+  s.panels = std::max<int64_t>(1, (blocks + LOWBIT_LUT_PANEL_BLOCKS - 1) /
+                                      LOWBIT_LUT_PANEL_BLOCKS);
+  s.panelBlocks = (blocks + s.panels - 1) / s.panels;
   return s;
 }
 
@@ -41,8 +63,7 @@ UpconvertWeights pack_lut(const PackedWeights &canonical) {
   U.bits = 2;
   U.w_scale = canonical.tensor_scale;
   const LutSplit split = lut_split(f, U.K);
-  const int64_t tileBytes = split.tile_bytes();
-  U.codes = AlignedArray<uint8_t>(size_t(U.num_tiles() * tileBytes));
+  U.codes = AlignedArray<uint8_t>(size_t(U.num_tiles() * split.tile_bytes()));
 
   // Every group of a row, padding included, adds its sign (+1 / -1) times
   // 32768 to the kernel's sum (the high-byte bias): the header removes it.
@@ -52,21 +73,35 @@ UpconvertWeights pack_lut(const PackedWeights &canonical) {
     for (int byte = 0; byte < 4; ++byte)
       tile[4 * r + byte] = uint8_t(c >> (8 * byte));
   };
+  // Tile t's header, TL2 block b and TL1 vectors (the K panels).
+  const int64_t tiles = U.num_tiles(), last = split.panels - 1;
+  auto headerOf = [&](int64_t t) {
+    return U.codes.data() + split.piece_offset(0, t, tiles);
+  };
+  auto blockOf = [&](int64_t t, int64_t b) {
+    const int64_t c = b / split.panelBlocks;
+    return U.codes.data() + split.piece_offset(c, t, tiles) +
+           (c == 0 ? LOWBIT_LUT_HEADER_BYTES : 0) +
+           (b - c * split.panelBlocks) * 320;
+  };
+  auto tl1Of = [&](int64_t t) {
+    return U.codes.data() + split.piece_offset(last, t, tiles) +
+           (last == 0 ? LOWBIT_LUT_HEADER_BYTES : 0) +
+           split.panel_blocks(last) * 320;
+  };
   std::vector<int8_t> q(size_t(U.K));
   for (int64_t m = 0; m < U.M; ++m) {
     unpack_row(canonical, m, q.data());
-    const int64_t r = m % 16;
-    uint8_t *tile = U.codes.data() + m / 16 * tileBytes;
+    const int64_t r = m % 16, t = m / 16;
     // TL2 blocks: triple g of the row -> block g / 32, vector v, nibble p,
     // byte 4r + j of the vector; its sign -> bit 4r + j of word (v, p).
     int64_t negatives = 0;
-    uint8_t *blocks = tile + LOWBIT_LUT_HEADER_BYTES;
     for (int64_t g = 0; g < split.k2 / 3; ++g) {
       const int8_t *w = &q[size_t(3 * g)];
       const int v = 9 * w[0] + 3 * w[1] + w[2];
       const int index = v < 0 ? -v : v;
       const int64_t i = g % 32, vec = i / 8, p = i % 8 / 4, j = i % 4;
-      uint8_t *block = blocks + g / 32 * 320;
+      uint8_t *block = blockOf(t, g / 32);
       block[vec * 64 + 4 * r + j] |= uint8_t(index << (4 * p));
       if (v < 0) {
         const int64_t bit = 4 * r + j;
@@ -75,7 +110,7 @@ UpconvertWeights pack_lut(const PackedWeights &canonical) {
       }
     }
     // TL1 vectors: pair j of the TL1 part; pairs past K are index 4.
-    uint8_t *tl1 = blocks + split.k2 / LOWBIT_LUT_TL2_BLOCK * 320;
+    uint8_t *tl1 = tl1Of(t);
     for (int64_t jj = 0; jj < split.tl1Vectors * 8; ++jj) {
       const int64_t k = split.k2 + 2 * jj;
       const int index =
@@ -83,17 +118,15 @@ UpconvertWeights pack_lut(const PackedWeights &canonical) {
       const int64_t vec = jj / 8, p = jj % 8 / 4, j = jj % 4;
       tl1[vec * 64 + 4 * r + j] |= uint8_t(index << (4 * p));
     }
-    header(tile, r, negatives);
+    header(headerOf(t), r, negatives);
   }
   // Padding rows: all weights 0 (TL1 index 4 in both nibbles).
   for (int64_t m = U.M; m < U.Mp; ++m) {
-    uint8_t *tile = U.codes.data() + m / 16 * tileBytes;
-    uint8_t *tl1 = tile + LOWBIT_LUT_HEADER_BYTES +
-                   split.k2 / LOWBIT_LUT_TL2_BLOCK * 320;
+    uint8_t *tl1 = tl1Of(m / 16);
     for (int64_t vec = 0; vec < split.tl1Vectors; ++vec)
       for (int64_t j = 0; j < 4; ++j)
         tl1[vec * 64 + 4 * (m % 16) + j] = 0x44;
-    header(tile, m % 16, 0);
+    header(headerOf(m / 16), m % 16, 0);
   }
   return U;
 }

@@ -28,21 +28,51 @@ struct Decoded {
   std::vector<int32_t> counts; // [Mp]
 };
 
+// lut_abi.h's K panels: the start of tile t's piece of panel c, and the
+// panel of each TL2 block.
+struct Panels {
+  int64_t tiles = 0, blocks = 0, tl1Vectors = 0, count = 1, per = 0;
+  int64_t blocksOf(int64_t c) const { return std::min(per, blocks - c * per); }
+  int64_t piece(int64_t c) const {
+    return (c == 0 ? 64 : 0) + 320 * blocksOf(c) +
+           (c == count - 1 ? 64 * tl1Vectors : 0);
+  }
+  const uint8_t *start(const uint8_t *codes, int64_t c, int64_t t) const {
+    int64_t offset = t * piece(c);
+    for (int64_t i = 0; i < c; ++i)
+      offset += tiles * piece(i);
+    return codes + offset;
+  }
+};
+
+Panels panels_of(const UpconvertWeights &U) {
+  Panels p;
+  p.tiles = U.Mp / 16;
+  p.blocks = U.format.kind == FormatKind::TL2 ? U.K / 96 : 0;
+  p.tl1Vectors = (U.K - 96 * p.blocks + 15) / 16;
+  p.count = std::max<int64_t>(1, (p.blocks + 33) / 34);
+  p.per = (p.blocks + p.count - 1) / p.count;
+  return p;
+}
+
 Decoded decode(const UpconvertWeights &U) {
   const LutSplit s = lut_split(U.format, U.K);
+  const Panels panels = panels_of(U);
   Decoded d;
   d.q.assign(size_t(U.Mp * U.K), 0);
   d.counts.assign(size_t(U.Mp), 0);
   for (int64_t m = 0; m < U.Mp; ++m) {
-    const uint8_t *tile = U.codes.data() + m / 16 * s.tile_bytes();
+    const uint8_t *header = panels.start(U.codes.data(), 0, m / 16);
     const int64_t r = m % 16;
     uint32_t c = 0;
     for (int b = 0; b < 4; ++b)
-      c |= uint32_t(tile[4 * r + b]) << (8 * b);
+      c |= uint32_t(header[4 * r + b]) << (8 * b);
     d.counts[size_t(m)] = int32_t(c);
     int8_t *row = &d.q[size_t(m * U.K)];
-    const uint8_t *p = tile + 64;
-    for (int64_t b = 0; b < s.k2 / 96; ++b, p += 320)
+    const uint8_t *p = header + 64;
+    for (int64_t b = 0; b < s.k2 / 96; ++b, p += 320) {
+      if (b > 0 && b % panels.per == 0)
+        p = panels.start(U.codes.data(), b / panels.per, m / 16);
       for (int v = 0; v < 4; ++v)
         for (int h = 0; h < 2; ++h)
           for (int j = 0; j < 4; ++j) {
@@ -53,6 +83,7 @@ Decoded decode(const UpconvertWeights &U) {
                 (p[256 + 16 * v + 8 * h + bit / 8] >> (bit % 8)) & 1;
             tl2_digits(sign ? -index : index, row + 3 * g);
           }
+    }
     for (int64_t v = 0; v < s.tl1Vectors; ++v, p += 64)
       for (int h = 0; h < 2; ++h)
         for (int j = 0; j < 4; ++j) {
@@ -73,7 +104,10 @@ TEST(LutLayout, DecodesToUnpackRowAndExactMath) {
   uint32_t seed = 11;
   for (const char *name : {"tl1", "tl2"})
     for (int64_t M : {1, 17, 33})
-      for (int64_t K : {2, 4, 94, 96, 100, 190, 192, 194, 2560}) {
+      // 3264 = 34 blocks (one panel), 3360 = 35 (two of 18 and 17), 3400
+      // the same with a TL1 part, 6912 = 72 (three of 24).
+      for (int64_t K :
+           {2, 4, 94, 96, 100, 190, 192, 194, 2560, 3264, 3360, 3400, 6912}) {
         const Format f = Format::parse(name);
         SCOPED_TRACE(f.name() + " M=" + std::to_string(M) +
                      " K=" + std::to_string(K));
@@ -87,6 +121,15 @@ TEST(LutLayout, DecodesToUnpackRowAndExactMath) {
         ASSERT_EQ(s.k1, K - s.k2);
         ASSERT_LT(s.k1, f.kind == FormatKind::TL2 ? 96 : K + 1);
         ASSERT_EQ(int64_t(U.codes.size()), U.Mp / 16 * s.tile_bytes());
+        const Panels panels = panels_of(U);
+        ASSERT_EQ(s.panels, panels.count);
+        ASSERT_EQ(s.panelBlocks, panels.per);
+        int64_t want = 3; // 6912
+        if (f.kind == FormatKind::TL1 || K < 35 * 96)
+          want = 1;
+        else if (K < 6912)
+          want = 2;
+        ASSERT_EQ(panels.count, want);
         const Decoded d = decode(U);
         std::vector<int8_t> q(static_cast<size_t>(K));
         for (int64_t m = 0; m < U.Mp; ++m) {

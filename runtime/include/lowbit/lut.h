@@ -17,12 +17,21 @@ namespace lowbit {
 /// Whether `format` has a lut-elementwise layout: tl1 and tl2.
 bool has_lut_layout(const Format &format);
 
-/// K split of lut_abi.h: K2 weights in TL2 blocks, the rest in TL1 vectors.
+/// K split of lut_abi.h: K2 weights in TL2 blocks, the rest in TL1 vectors;
+/// the TL2 blocks in K panels.
 struct LutSplit {
-  int64_t k2 = 0;         // TL2 part (a multiple of 96; 0 for tl1)
-  int64_t k1 = 0;         // TL1 part, K - k2
-  int64_t tl1Vectors = 0; // ceil(k1 / 16)
+  int64_t k2 = 0;          // TL2 part (a multiple of 96; 0 for tl1)
+  int64_t k1 = 0;          // TL1 part, K - k2
+  int64_t tl1Vectors = 0;  // ceil(k1 / 16)
+  int64_t panels = 1;      // P
+  int64_t panelBlocks = 0; // PB, TL2 blocks per panel (the last may be fewer)
   int64_t tile_bytes() const;
+  /// TL2 blocks of panel c (B_c).
+  int64_t panel_blocks(int64_t c) const;
+  /// Bytes of a tile's piece of panel c (piece_c).
+  int64_t piece_bytes(int64_t c) const;
+  /// Where tile t's piece of panel c starts, for `tiles` tiles.
+  int64_t piece_offset(int64_t c, int64_t t, int64_t tiles) const;
 };
 LutSplit lut_split(const Format &format, int64_t K);
 

@@ -19,13 +19,28 @@
  * The TL1 part's pairs past K are padding with index 4 (value 0).
  *
  *   Mp = ceil(M / 16) * 16   rows, in tiles of 16 (the unit of tile_begin)
+ *   T  = Mp / 16             tiles
  *   Kp = ceil(K / 32) * 32   as kernel_abi.h (the prepared activations)
  *   tile bytes = 64 + 320 * K2 / 96 + 64 * K1p / 16
  *   G = K2 / 3 + K1p / 2     groups per row, padding included
+ *
+ * K panels (so that a kernel whose activation tables of a whole row would
+ * not fit an L1 cache still reads the weights as a few long sequential
+ * runs): the B = K2 / 96 TL2 blocks are split into
+ *   P  = max(1, ceil(B / 34))   panels (LOWBIT_LUT_PANEL_BLOCKS = 34)
+ *   PB = ceil(B / P)            blocks per panel; panel c has the blocks
+ *                               [c * PB, min((c + 1) * PB, B)), B_c of them
+ * A tile's piece of panel c is, in order: for c = 0 the header, the B_c
+ * TL2 blocks of the panel, for c = P - 1 the TL1 vectors:
+ *   piece_c = (c == 0 ? 64 : 0) + 320 * B_c + (c == P - 1 ? 64 * K1p / 16 : 0)
+ * Panel c holds the pieces of all T tiles in tile order: tile t's piece c
+ * starts at byte T * (piece_0 + ... + piece_{c-1}) + t * piece_c. With
+ * P = 1 (tl1, and tl2 with K < 35 * 96) tile t simply starts at
+ * t * tile bytes.
+ *
  * A "vector" is 64 bytes: byte 4r + j belongs to row r (0..15) of the
  * tile and slot j (0..3), so the 4 bytes of one int32 lane are 4 groups of
- * the same row. For tile t the codes start at t * tile bytes and hold, in
- * order:
+ * the same row. The pieces of tile t hold, in order:
  *   header: int32 [16], little-endian: for row r, -32768 * (G - 2 * n_r)
  *           (wrapping) with n_r the number of TL2 groups of the row with
  *           sign 1 (0 for tl1 and for padding rows).
@@ -73,5 +88,8 @@
 #define LOWBIT_LUT_TL1_VECTOR 16
 #define LOWBIT_LUT_VECTOR_BYTES 64
 #define LOWBIT_LUT_HEADER_BYTES 64
+/* The most TL2 blocks per K panel: 34 KiB of tables per activation row
+ * (Zen 5 L1D: 48 KiB). */
+#define LOWBIT_LUT_PANEL_BLOCKS 34
 
 #endif /* LOWBIT_LUT_ABI_H */

@@ -2,12 +2,13 @@
 //
 // Rewrites a function `@k(x, packed, s) { return lowbit.mpgemm }` with a
 // lut_elementwise config and the interleaved tl1/tl2 layout of lut_abi.h
-// into a kernel of kernel_abi.h's signature: a prologue that builds the
-// int16 tables of the activations (lowbit.uk.lut_tables into a stack
-// buffer), then per tile group lowbit.uk.lut_dot on registers whose width
-// comes from TargetInfo (int32 sums of the low and high table bytes, `bk`
-// weights per loop iteration), lowbit.uk.lut_combine with the row
-// correction of the header, and the exact ternary scaling. Nothing here
+// into a kernel of kernel_abi.h's signature: a prologue that prefetches the
+// start of the thread's weights and builds the int16 tables of the
+// activations (lowbit.uk.lut_tables into a stack buffer), then, per K chunk
+// (lut_abi.h's K panels) and tile group, lowbit.uk.lut_dot on registers
+// whose width comes from TargetInfo (int32 sums of the low and high table
+// bytes, `bk` weights per loop iteration), lowbit.uk.lut_combine with the
+// row correction of the header, and the exact ternary scaling. Nothing here
 // depends on the ISA.
 //
 //===----------------------------------------------------------------------===//
@@ -29,20 +30,25 @@ using namespace mlir;
 using namespace mlir::lowbit;
 
 /// lut_abi.h: rows per tile, bytes per vector and header, weights per TL2
-/// block and TL1 vector, bytes of one vector's four tables.
+/// block and TL1 vector, TL2 blocks per K panel, bytes of one vector's four
+/// tables.
 static constexpr int64_t kTileRows = 16;
 static constexpr int64_t kVectorBytes = 64;
 static constexpr int64_t kHeaderBytes = 64;
 static constexpr int64_t kBlockWeights = 96, kBlockBytes = 320;
 static constexpr int64_t kTl1Weights = 16;
+static constexpr int64_t kPanelBlocks = 34;
 static constexpr int64_t kTableBytes = 256;
 /// The largest table buffer a kernel keeps on its stack.
 static constexpr int64_t kMaxStackBytes = 2 << 20;
 /// Tables a tile sweeps without a K split (about an L1 data cache), and the
 /// size of the K chunks when they are larger: table vectors read from L2
 /// compete with the weight stream (measured on Zen 5: tl2 2560x6912, 73 KiB
-/// of tables, 0.70 of the read bandwidth against 0.90 at K = 2560).
-static constexpr int64_t kL1TableBytes = 32 << 10;
+/// of tables, 0.70 of the read bandwidth against 0.90 at K = 2560). A
+/// GEMV's chunks are the K panels of lut_abi.h (at most 34 KiB of tables),
+/// so that each is one sequential run of weights per thread; a GEMM's
+/// (`bn` rows of tables) split the panels further.
+static constexpr int64_t kL1TableBytes = 36 << 10;
 static constexpr int64_t kChunkTableBytes = 24 << 10;
 
 namespace {
@@ -55,10 +61,17 @@ struct LutPlan {
   int64_t blocksPerIteration = 1, vectorsPerIteration = 1;
   int64_t registerBytes = 0, halves = 1, lanes = 0; // lanes: int32 lanes
   int64_t prefetchBytes = 0;
-  /// TL2 blocks are processed in `chunks` K chunks of `chunkBlocks` (the
-  /// last may be shorter): every tile of the range for chunk 0, then chunk
-  /// 1, ..., with the int32 sums of the tiles kept in a stack buffer.
-  int64_t chunks = 1, chunkBlocks = 0;
+  /// lut_abi.h's K panels: `panels` of `panelBlocks` TL2 blocks (the last
+  /// may have fewer).
+  int64_t panels = 1, panelBlocks = 0;
+  /// The TL2 blocks [first, first + blocks) of one panel.
+  struct Chunk {
+    int64_t panel, first, blocks;
+  };
+  /// The K chunks: every tile of the range for chunk 0, then chunk 1, ...,
+  /// with the int32 sums of the tiles kept in a stack buffer; the TL1
+  /// vectors and the outputs come with the last chunk.
+  SmallVector<Chunk> chunks;
 
   /// Sets of accumulators that consecutive index vectors take turns on,
   /// so that the dot chains hide the dot latency, and pairs per (set,
@@ -77,7 +90,29 @@ struct LutPlan {
   /// Bytes of the int32 sums of one (tile, activation row) between chunks.
   int64_t partialBytes() const { return accsPerColumn() * 2 * registerBytes; }
   int64_t columnTableBytes() const { return tableVectors() * kTableBytes; }
-  int64_t tl1Offset() const { return kHeaderBytes + tl2Blocks * kBlockBytes; }
+
+  int64_t blocksOf(int64_t panel) const {
+    return std::min(panelBlocks, tl2Blocks - panel * panelBlocks);
+  }
+  /// The bytes of a tile's piece of `panel` (lut_abi.h piece_c).
+  int64_t pieceBytes(int64_t panel) const {
+    return (panel == 0 ? kHeaderBytes : 0) + blocksOf(panel) * kBlockBytes +
+           (panel == panels - 1 ? tl1Vectors * kVectorBytes : 0);
+  }
+  /// Where `panel` starts: the pieces of all tiles of the panels before.
+  int64_t panelOffset(int64_t panel) const {
+    int64_t offset = 0;
+    for (int64_t c = 0; c < panel; ++c)
+      offset += numTiles * pieceBytes(c);
+    return offset;
+  }
+  /// Offset of TL2 block `first` of `panel` in a tile's piece.
+  int64_t blockOffset(int64_t panel, int64_t first) const {
+    return (panel == 0 ? kHeaderBytes : 0) +
+           (first - panel * panelBlocks) * kBlockBytes;
+  }
+  /// Offset of the TL1 vectors in a tile's piece of the last panel.
+  int64_t tl1Offset() const { return blockOffset(panels - 1, tl2Blocks); }
 };
 
 class LutKernelBuilder : KernelLoopBuilder {
@@ -97,10 +132,11 @@ public:
     tables = UkStackBufferOp::create(
         b, loc, MemRefType::get({ShapedType::kDynamic}, b.getI8Type()),
         b.getI64IntegerAttr(plan.bn * plan.columnTableBytes()));
-    if (plan.chunks > 1)
+    if (plan.chunks.size() > 1)
       partials = UkStackBufferOp::create(
           b, loc, MemRefType::get({ShapedType::kDynamic}, b.getI8Type()),
           b.getI64IntegerAttr(plan.numTiles * plan.bn * plan.partialBytes()));
+    prefetchRunStart();
     forColumnBlocks(n, plan.bn, [&](Value firstColumn, int64_t columns) {
       buildColumns(firstColumn, columns);
     });
@@ -115,7 +151,8 @@ private:
     Value begin = toIndex(tileBegin), end = toIndex(tileEnd);
     int64_t group = plan.tilesPerGroup;
     Value groupsEnd = tileGroupsEnd(begin, end, group);
-    for (int64_t chunk = 0; chunk < plan.chunks; ++chunk) {
+    for (int64_t chunk = 0; chunk < int64_t(plan.chunks.size()); ++chunk) {
+      setRunJump(chunk, begin, end);
       if (group > 1)
         forLoop(begin, groupsEnd, group, [&](Value t) {
           buildTiles(t, group, firstColumn, columns, chunk);
@@ -159,6 +196,21 @@ private:
 
   //===--- Lookups ---------------------------------------------------------//
 
+  /// A chunk that is a whole panel, but the last, is one run of weights
+  /// per thread (its tiles' pieces) followed by the next panel's run:
+  /// sets runEnd and runJump for the prefetches to follow, else clears them.
+  void setRunJump(int64_t chunk, Value begin, Value end) {
+    const LutPlan::Chunk &c = plan.chunks[chunk];
+    runEnd = runJump = Value();
+    if (c.first != c.panel * plan.panelBlocks ||
+        c.blocks != plan.blocksOf(c.panel) || c.panel == plan.panels - 1)
+      return;
+    runEnd = add(mul(end, plan.pieceBytes(c.panel)), plan.panelOffset(c.panel));
+    Value next = add(mul(begin, plan.pieceBytes(c.panel + 1)),
+                     plan.panelOffset(c.panel + 1));
+    runJump = sub(next, runEnd);
+  }
+
   /// Offset in the partial-sum buffer of (tile, column c).
   Value partialOffset(Value tile, int64_t c) {
     return mul(add(mul(tile, plan.bn), c), plan.partialBytes());
@@ -169,9 +221,12 @@ private:
   /// outputs; between chunks the int32 sums live in `partials`.
   void buildTiles(Value firstTile, int64_t tiles, Value firstColumn,
                   int64_t columns, int64_t chunk) {
+    const LutPlan::Chunk &c = plan.chunks[chunk];
+    // The tiles' pieces of the chunk's panel.
     SmallVector<Value> tileBase;
     for (int64_t t = 0; t < tiles; ++t)
-      tileBase.push_back(mul(add(firstTile, t), plan.tileBytes));
+      tileBase.push_back(add(mul(add(firstTile, t), plan.pieceBytes(c.panel)),
+                             plan.panelOffset(c.panel)));
     int64_t perColumn = plan.accsPerColumn();
     SmallVector<LutAcc> accs(tiles * columns * perColumn);
     auto forEachPartial = [&](auto fn) {
@@ -193,18 +248,17 @@ private:
                                   add(at, plan.registerBytes));
       });
 
-    bool last = chunk == plan.chunks - 1;
-    int64_t firstBlock = chunk * plan.chunkBlocks;
-    int64_t blocks = std::min(plan.chunkBlocks, plan.tl2Blocks - firstBlock);
-    runEnd = kHeaderBytes + (firstBlock + blocks) * kBlockBytes +
-             (last ? plan.tl1Vectors * kVectorBytes : 0);
-    runSkip = tiles * plan.tileBytes - blocks * kBlockBytes -
-              (last ? plan.tl1Vectors * kVectorBytes : 0);
-    auto tl2 = [&](Value block) { tl2Block(tileBase, columns, block, accs); };
+    bool last = chunk == int64_t(plan.chunks.size()) - 1;
+    // TL2 block b of the chunk at b * 320 + blockShift in its tile's piece.
+    int64_t blockShift =
+        plan.blockOffset(c.panel, c.first) - c.first * kBlockBytes;
+    auto tl2 = [&](Value block) {
+      tl2Block(tileBase, columns, block, blockShift, accs);
+    };
     auto tl1 = [&](Value vector) {
       tl1Vector(tileBase, columns, vector, accs);
     };
-    steppedLoop(firstBlock, blocks, plan.blocksPerIteration, accs, tl2);
+    steppedLoop(c.first, c.blocks, plan.blocksPerIteration, accs, tl2);
     if (!last) {
       forEachPartial([&](LutAcc &a, Value at) {
         UkStoreI32Op::create(b, loc, a.low, partials, at);
@@ -215,11 +269,13 @@ private:
     }
     steppedLoop(0, plan.tl1Vectors, plan.vectorsPerIteration, accs, tl1);
 
-    // Rows [h * lanes, h * lanes + lanes) of a tile are register half h.
+    // Rows [h * lanes, h * lanes + lanes) of a tile are register half h;
+    // the headers start the pieces of panel 0.
     for (int64_t t = 0; t < tiles; ++t)
       for (int64_t h = 0; h < plan.halves; ++h) {
+        Value headerAt = mul(add(firstTile, t), plan.pieceBytes(0));
         Value header = UkLoadOp::create(b, loc, i32Reg, codes,
-                                        add(tileBase[t], h * plan.lanes * 4));
+                                        add(headerAt, h * plan.lanes * 4));
         Value row = add(mul(add(firstTile, t), kTileRows), h * plan.lanes);
         Value rowsLeft = storeCount(row, plan.m, plan.lanes);
         for (int64_t c = 0; c < columns; ++c) {
@@ -245,10 +301,10 @@ private:
   /// One TL2 block: 4 index vectors per tile, each looked up by nibble with
   /// its 64-bit sign word per nibble.
   void tl2Block(ArrayRef<Value> tileBase, int64_t columns, Value block,
-                SmallVectorImpl<LutAcc> &accs) {
-    Value blockOffset = add(mul(block, kBlockBytes), kHeaderBytes);
+                int64_t blockShift, SmallVectorImpl<LutAcc> &accs) {
+    Value blockOffset = add(mul(block, kBlockBytes), blockShift);
     for (Value base : tileBase)
-      prefetch(add(base, blockOffset), base, kBlockBytes / kVectorBytes);
+      prefetch(add(base, blockOffset), kBlockBytes / kVectorBytes);
     auto vector = [&](Value v) {
       lookupVector(tileBase, columns, add(blockOffset, mul(v, 64)),
                    add(mul(block, 4), v),
@@ -266,7 +322,7 @@ private:
                  SmallVectorImpl<LutAcc> &accs) {
     Value offset = add(mul(vector, kVectorBytes), plan.tl1Offset());
     for (Value base : tileBase)
-      prefetch(add(base, offset), base, 1);
+      prefetch(add(base, offset), 1);
     lookupVector(tileBase, columns, offset, add(vector, 4 * plan.tl2Blocks),
                  Value(), accs);
   }
@@ -306,19 +362,35 @@ private:
     nextSet = (nextSet + 1) % plan.accSets;
   }
 
+  /// Prefetches the first prefetchBytes of this thread's weights (from its
+  /// first tile's piece of panel 0), which the loops' prefetches, that
+  /// many bytes ahead, never ask for: the memory fetches them while the
+  /// tables are built.
+  void prefetchRunStart() {
+    if (plan.prefetchBytes == 0)
+      return;
+    Value start = mul(toIndex(tileBegin), plan.pieceBytes(0));
+    Value ahead = add(start, plan.prefetchBytes);
+    Value total = constant(plan.numTiles * plan.tileBytes);
+    Value inside =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, ahead, total);
+    Value end = arith::SelectOp::create(b, loc, inside, ahead, total);
+    forLoop(start, end, kVectorBytes,
+            [&](Value at) { UkPrefetchOp::create(b, loc, codes, at); });
+  }
+
   /// Prefetches the `lines` cache lines of codes prefetchBytes after
   /// `offset` in the order the kernel reads them, clamped inside (one
-  /// address computation for all of them): with K chunks, past the end of
-  /// this tile's run (`base` + runEnd) comes the same run of the next tile
-  /// group.
-  void prefetch(Value offset, Value base, int64_t lines) {
+  /// address computation for all of them): past the end of this thread's
+  /// run of a panel (runEnd) comes its run of the next panel.
+  void prefetch(Value offset, int64_t lines) {
     if (plan.prefetchBytes == 0)
       return;
     Value ahead = add(offset, plan.prefetchBytes);
-    if (plan.chunks > 1) {
+    if (runEnd) {
       Value past = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge,
-                                         ahead, add(base, runEnd));
-      ahead = arith::SelectOp::create(b, loc, past, add(ahead, runSkip), ahead);
+                                         ahead, runEnd);
+      ahead = arith::SelectOp::create(b, loc, past, add(ahead, runJump), ahead);
     }
     Value last =
         constant(plan.numTiles * plan.tileBytes - lines * kVectorBytes);
@@ -331,9 +403,9 @@ private:
 
   const LutPlan &plan;
   Value codes, xq, xScales, y, n, tileBegin, tileEnd, wScale, tables, partials;
-  /// The current chunk's run of a tile ends at tile base + runEnd; the next
-  /// run starts runSkip bytes later.
-  int64_t runEnd = 0, runSkip = 0;
+  /// The end of this thread's run of the current chunk's panel, and the
+  /// distance to its run of the next panel (null: no jump).
+  Value runEnd, runJump;
   /// The accumulator set of the next index vector: consecutive vectors
   /// take turns among the plan's `accSets`.
   int64_t nextSet = 0;
@@ -397,17 +469,28 @@ private:
     plan.accSets = accs.sets;
     plan.nibblePairs = accs.nibblePairs;
     plan.vectorLoop = accs.nibblePairs == 1 && accs.sets == 1;
-    plan.chunkBlocks = plan.tl2Blocks;
+    plan.panels =
+        std::max<int64_t>(1, llvm::divideCeil(plan.tl2Blocks, kPanelBlocks));
+    plan.panelBlocks = llvm::divideCeil(plan.tl2Blocks, plan.panels);
+    // Each panel in one chunk, or in equal ones whose tables fit.
     int64_t blockTables = 4 * kTableBytes * plan.bn;
-    if (plan.tl2Blocks * blockTables > kL1TableBytes) {
-      int64_t maxBlocks = std::max<int64_t>(1, kChunkTableBytes / blockTables);
-      plan.chunks = llvm::divideCeil(plan.tl2Blocks, maxBlocks);
-      plan.chunkBlocks = llvm::divideCeil(plan.tl2Blocks, plan.chunks);
-      plan.chunks = llvm::divideCeil(plan.tl2Blocks, plan.chunkBlocks);
+    for (int64_t panel = 0; panel < plan.panels; ++panel) {
+      int64_t blocks = plan.blocksOf(panel);
+      int64_t pieces = 1;
+      if (blocks * blockTables > kL1TableBytes)
+        pieces = llvm::divideCeil(
+            blocks, std::max<int64_t>(1, kChunkTableBytes / blockTables));
+      int64_t per = llvm::divideCeil(blocks, pieces);
+      for (int64_t first = 0; first < blocks; first += per)
+        plan.chunks.push_back({panel, panel * plan.panelBlocks + first,
+                               std::min(per, blocks - first)});
     }
+    if (plan.chunks.empty()) // no TL2 blocks: the TL1 vectors alone
+      plan.chunks.push_back({0, 0, 0});
     if (plan.bn * plan.columnTableBytes() +
-            (plan.chunks > 1 ? plan.numTiles * plan.bn * plan.partialBytes()
-                             : 0) >
+            (plan.chunks.size() > 1
+                 ? plan.numTiles * plan.bn * plan.partialBytes()
+                 : 0) >
         kMaxStackBytes)
       return op.emitOpError()
              << "the tables of bn = " << plan.bn << " activation rows take "
