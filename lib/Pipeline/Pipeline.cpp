@@ -99,6 +99,7 @@ static void buildGpuPipeline(OpPassManager &pm,
   lower.target = options.target;
   lower.config = options.config;
   lower.nHint = options.nHint;
+  lower.dtype = options.dtype;
   pm.addPass(createLowBitLowerGpu(lower));
   // The kernel builder spells index arithmetic out; fold it before SPIR-V.
   pm.addNestedPass<gpu::GPUModuleOp>(createCanonicalizerPass());
@@ -191,6 +192,7 @@ static llvm::Error generateGpuKernel(MLIRContext &ctx, ModuleOp module,
   options.target = request.target;
   options.config = request.configOverride;
   options.nHint = request.nHint;
+  options.dtype = request.dtype;
   PassManager pm(&ctx);
   buildGpuPipeline(pm, options);
   if (failed(pm.run(module)))
@@ -201,6 +203,9 @@ static llvm::Error generateGpuKernel(MLIRContext &ctx, ModuleOp module,
     config = op->getAttrOfType<GpuAttr>("lowbit.config");
     preKernel = op.lookupSymbol("act_scales") != nullptr;
   });
+  // Native 16-bit storage buffers (spirv-xe2 with 16-bit I/O): the device
+  // needs storageBuffer16BitAccess and shaderInt16.
+  bool storage16 = spirvModuleRequires(module, "StorageBuffer16BitAccess");
   SmallVector<uint32_t> words;
   if (!config || failed(serializeSpirvModule(module, words)))
     return fail("");
@@ -211,7 +216,7 @@ static llvm::Error generateGpuKernel(MLIRContext &ctx, ModuleOp module,
   source.Mp = request.M;
   source.Kp = llvm::alignTo(request.K, 16);
   // runtime/include/lowbit/vulkan.h, "GENERATED GLOBALS".
-  int64_t info[] = {1,
+  int64_t info[] = {2,
                     request.M,
                     request.K,
                     source.Kp / 16,
@@ -221,7 +226,11 @@ static llvm::Error generateGpuKernel(MLIRContext &ctx, ModuleOp module,
                     preKernel ? 1 : 0,
                     int64_t(words.size()),
                     config.getIntDot() ? 1 : 0,
-                    isTernary ? 0 : 2};
+                    isTernary ? 0 : 2,
+                    request.dtype == "f16"    ? 1
+                    : request.dtype == "bf16" ? 2
+                                              : 0,
+                    storage16 ? 1 : 0};
   FailureOr<std::string> cpp =
       embedSpirvKernel(&ctx, request.functionName, words, info);
   if (failed(cpp))
@@ -273,6 +282,14 @@ mlir::lowbit::generateKernel(const KernelRequest &request) {
     return fail("unknown target; expected one of " +
                 llvm::join(getTargetNames(), ", ") + ", " +
                 llvm::join(getGpuTargetNames(), ", "));
+  if (request.dtype != "f32" &&
+      !(isGpuTarget(request.target) &&
+        (request.dtype == "f16" || request.dtype == "bf16")))
+    return fail("dtype '" + request.dtype + "': " +
+                (isGpuTarget(request.target)
+                     ? "expected f32, f16 or bf16"
+                     : "CPU kernels take f32 activations only (16-bit "
+                       "dtypes are for spirv-vulkan, spirv-xe2)"));
   if (request.M < 1 || request.K < 1)
     return fail("M and K must be at least 1");
   if (request.threads < 1 || request.nHint < 1)

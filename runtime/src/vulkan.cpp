@@ -26,13 +26,56 @@
 
 namespace lowbit {
 
-/// Throws the error activation.cpp gives for the first non-finite value.
-static void check_finite(const float *X, int64_t N, int64_t K) {
-  for (int64_t i = 0; i < N * K; ++i)
+GpuDType parse_gpu_dtype(const std::string &name) {
+  if (name == "f32")
+    return GpuDType::F32;
+  if (name == "f16")
+    return GpuDType::F16;
+  if (name == "bf16")
+    return GpuDType::BF16;
+  throw Error("unknown dtype '" + name + "' (expected f32, f16, bf16)");
+}
+
+std::string gpu_dtype_name(GpuDType type) {
+  switch (type) {
+  case GpuDType::F32:
+    return "f32";
+  case GpuDType::F16:
+    return "f16";
+  case GpuDType::BF16:
+    return "bf16";
+  }
+  return "?";
+}
+
+/// The bits of v in a 16-bit `type`.
+static uint16_t to_bits16(GpuDType type, float v) {
+  return type == GpuDType::F16 ? float_to_half(v) : float_to_bf16(v);
+}
+
+static float from_bits16(GpuDType type, uint16_t h) {
+  return type == GpuDType::F16 ? half_to_float(h) : bf16_to_float(h);
+}
+
+float round_to_dtype(GpuDType type, float v) {
+  return type == GpuDType::F32 ? v : from_bits16(type, to_bits16(type, v));
+}
+
+/// Throws the error activation.cpp gives for the first non-finite value,
+/// or for the first finite one that `type` rounds to infinity.
+static void check_finite(const float *X, int64_t N, int64_t K,
+                         GpuDType type) {
+  for (int64_t i = 0; i < N * K; ++i) {
+    std::string at =
+        "activation [" + std::to_string(i / K) + ", " + std::to_string(i % K) +
+        "] ";
     if (!std::isfinite(X[i]))
-      throw Error("activation [" + std::to_string(i / K) + ", " +
-                  std::to_string(i % K) + "] is " +
+      throw Error(at + "is " +
                   (std::isnan(X[i]) ? "NaN" : X[i] > 0 ? "+inf" : "-inf"));
+    if (!std::isfinite(round_to_dtype(type, X[i])))
+      throw Error(at + "= " + std::to_string(X[i]) + " overflows " +
+                  gpu_dtype_name(type) + " (--dtype)");
+  }
 }
 
 #if LOWBIT_HAVE_VULKAN
@@ -54,6 +97,7 @@ struct Device {
   uint32_t queueFamily = 0;
   std::string name;
   bool intDot = false; // shaderIntegerDotProduct, enabled when present
+  bool storage16 = false; // storageBuffer16BitAccess and shaderInt16, too
   std::mutex mutex;    // one submission at a time on the queue
 
   Device() {
@@ -94,22 +138,35 @@ struct Device {
     queueInfo.pQueuePriorities = &priority;
     VkPhysicalDeviceProperties props;
     vkGetPhysicalDeviceProperties(physical, &props);
+    VkPhysicalDeviceVulkan11Features features11{
+        VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES};
     VkPhysicalDeviceVulkan13Features features13{
         VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES};
     VkPhysicalDeviceFeatures2 features{
         VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
     if (props.apiVersion >= VK_API_VERSION_1_3) {
-      features.pNext = &features13;
+      features.pNext = &features11;
+      features11.pNext = &features13;
       vkGetPhysicalDeviceFeatures2(physical, &features);
       intDot = features13.shaderIntegerDotProduct;
+      storage16 = features11.storageBuffer16BitAccess &&
+                  features.features.shaderInt16;
     }
-    // Only the feature kernels may use is enabled.
+    // Only the features kernels may use are enabled.
     VkPhysicalDeviceVulkan13Features enable13{
         VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES};
     enable13.shaderIntegerDotProduct = intDot;
+    VkPhysicalDeviceVulkan11Features enable11{
+        VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES};
+    enable11.storageBuffer16BitAccess = storage16;
+    enable11.pNext = &enable13;
+    VkPhysicalDeviceFeatures2 enable{
+        VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
+    enable.features.shaderInt16 = storage16;
+    enable.pNext = &enable11;
     VkDeviceCreateInfo deviceInfo{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
-    if (intDot)
-      deviceInfo.pNext = &enable13;
+    if (props.apiVersion >= VK_API_VERSION_1_3)
+      deviceInfo.pNext = &enable;
     deviceInfo.queueCreateInfoCount = 1;
     deviceInfo.pQueueCreateInfos = &queueInfo;
     if (vkCreateDevice(physical, &deviceInfo, nullptr, &device) !=
@@ -205,6 +262,9 @@ struct VulkanKernel::Impl {
   Device &d = device();
   int64_t M = 0, K = 0, words = 0, wgM = 1, wgN = 1;
   bool preKernel = false;
+  GpuDType dtype = GpuDType::F32;
+  /// Bytes of one X / Y element.
+  size_t elementBytes() const { return dtype == GpuDType::F32 ? 4 : 2; }
   VkShaderModule shader = VK_NULL_HANDLE;
   VkDescriptorSetLayout setLayout = VK_NULL_HANDLE;
   VkPipelineLayout pipelineLayout = VK_NULL_HANDLE;
@@ -360,9 +420,9 @@ VulkanKernel::VulkanKernel(const SpirvKernel &kernel, const PackedWeights &W)
     throw Error("vulkan: no Vulkan device with a compute queue (see "
                 "'lowbit targets')");
   const int64_t *info = kernel.info;
-  if (info[0] != 1)
+  if (info[0] != 2)
     throw Error("vulkan: kernel ABI version " + std::to_string(info[0]) +
-                ", this runtime knows 1");
+                ", this runtime knows 2");
   const bool w2 = info[10] == 2;
   const bool formatOk = w2 ? W.format.kind == FormatKind::Group &&
                                  W.format.encoding() == Encoding::Unsigned &&
@@ -378,6 +438,17 @@ VulkanKernel::VulkanKernel(const SpirvKernel &kernel, const PackedWeights &W)
     throw Error("vulkan: the kernel uses the integer dot product "
                 "(#lowbit.gpu int_dot) but '" +
                 k.d.name + "' lacks shaderIntegerDotProduct");
+  if (info[11] < 0 || info[11] > 2)
+    throw Error("vulkan: unknown X / Y element type " +
+                std::to_string(info[11]) + " in the kernel");
+  if (info[12] && !k.d.storage16)
+    throw Error("vulkan: the kernel reads and writes 16-bit storage buffers "
+                "(--dtype " +
+                gpu_dtype_name(GpuDType(info[11])) + " on this target) but '" +
+                k.d.name +
+                "' lacks storageBuffer16BitAccess or shaderInt16 (target "
+                "spirv-vulkan packs them in 32-bit words and runs anywhere)");
+  k.dtype = GpuDType(info[11]);
   k.M = W.M;
   k.K = W.K;
   k.words = info[3];
@@ -417,12 +488,22 @@ VulkanKernel::~VulkanKernel() = default;
 
 void VulkanKernel::run(const float *X, int64_t N, float *Y) {
   Impl &k = *impl_;
-  check_finite(X, N, k.K);
+  check_finite(X, N, k.K, k.dtype);
   std::lock_guard<std::mutex> lock(k.d.mutex);
-  k.buffers[0].reserve(k.d, size_t(N * k.K) * 4);
-  k.buffers[2].reserve(k.d, size_t(N * k.M) * 4);
+  // 16-bit buffers are padded to whole 32-bit words (the packed form).
+  auto bytes = [&](int64_t count) {
+    return (size_t(count) * k.elementBytes() + 3) / 4 * 4;
+  };
+  k.buffers[0].reserve(k.d, bytes(N * k.K));
+  k.buffers[2].reserve(k.d, bytes(N * k.M));
   k.buffers[4].reserve(k.d, size_t(N) * 4);
-  std::memcpy(k.buffers[0].data, X, size_t(N * k.K) * 4);
+  if (k.dtype == GpuDType::F32) {
+    std::memcpy(k.buffers[0].data, X, size_t(N * k.K) * 4);
+  } else {
+    auto *x16 = static_cast<uint16_t *>(k.buffers[0].data);
+    for (int64_t i = 0; i < N * k.K; ++i)
+      x16[i] = to_bits16(k.dtype, X[i]);
+  }
   static_cast<uint32_t *>(k.buffers[3].data)[0] = uint32_t(N);
   k.bindBuffers();
   check(vkResetCommandBuffer(k.commands, 0), "vkResetCommandBuffer");
@@ -438,10 +519,18 @@ void VulkanKernel::run(const float *X, int64_t N, float *Y) {
   k.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() -
                                             start)
                   .count();
-  std::memcpy(Y, k.buffers[2].data, size_t(N * k.M) * 4);
+  if (k.dtype == GpuDType::F32) {
+    std::memcpy(Y, k.buffers[2].data, size_t(N * k.M) * 4);
+  } else {
+    const auto *y16 = static_cast<const uint16_t *>(k.buffers[2].data);
+    for (int64_t i = 0; i < N * k.M; ++i)
+      Y[i] = from_bits16(k.dtype, y16[i]);
+  }
 }
 
 double VulkanKernel::last_dispatch_seconds() const { return impl_->seconds; }
+
+GpuDType VulkanKernel::dtype() const { return impl_->dtype; }
 
 #else // !LOWBIT_HAVE_VULKAN
 
@@ -459,10 +548,12 @@ VulkanKernel::VulkanKernel(const SpirvKernel &, const PackedWeights &) {
 VulkanKernel::~VulkanKernel() = default;
 
 void VulkanKernel::run(const float *X, int64_t N, float *) {
-  check_finite(X, N, 1);
+  check_finite(X, N, 1, GpuDType::F32);
 }
 
 double VulkanKernel::last_dispatch_seconds() const { return 0; }
+
+GpuDType VulkanKernel::dtype() const { return GpuDType::F32; }
 
 #endif
 

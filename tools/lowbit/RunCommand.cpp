@@ -110,6 +110,7 @@ static int runRun(const ParsedOptions &options) {
   const SchedulePolicy policy =
       parse_schedule_policy(options.getOr("schedule-policy", "dynamic"));
 
+  kernelOptions.dtype = parseDtypeFor(options.get("dtype"), choice);
   PackedWeights W = loadWeights(options, format);
   Matrix X = loadActivations(options, W.K);
   Matrix Y;
@@ -191,6 +192,10 @@ const Command &runCommand() {
         {"schedule-policy", "P",
          "how threads split M: dynamic (default: in proportion to per-core "
          "performance ratios learned from measured times) or static (equal)"},
+        {"dtype", "T",
+         "GPU targets: element type of X and Y on the device, f32 (default), "
+         "f16 or bf16; the .npy files stay float32 (X rounded to nearest "
+         "even, Y widened exactly)"},
         {"check", nullptr,
          "also print the error against the fp64 product of the dequantized "
          "weights"}}},

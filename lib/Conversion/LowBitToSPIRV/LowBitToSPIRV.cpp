@@ -35,7 +35,12 @@ bool mlir::lowbit::isGpuTarget(StringRef target) {
 
 /// Vulkan 1.3 compute. The capabilities and extensions listed are what the
 /// conversion may use (the integer dot product only where a config asks
-/// for it); spirv-update-vce then keeps only those the module needs. The
+/// for it); spirv-update-vce then keeps only those the module needs.
+/// 16-bit I/O (memref of i16): spirv-xe2 has 16-bit storage buffers (Xe2
+/// does); spirv-vulkan does not assume them, so convert-gpu-to-spirv packs
+/// the i16 buffers in 32-bit words (shifts on load, an atomic and / or pair
+/// on store, so neighbouring halves written by different invocations never
+/// race), which every Vulkan device runs. The
 /// SPIR-V version is 1.6, which Vulkan 1.3 takes, where a kernel has
 /// OpSDot / OpSUDot (core in 1.6), else 1.3: from 1.4 on, every global
 /// variable an entry point uses must be in its interface, and
@@ -54,8 +59,9 @@ static std::string getTargetEnv(StringRef target, bool dotProduct) {
                          version);
   if (target == "spirv-xe2")
     return llvm::formatv("#spirv.target_env<#spirv.vce<{0}, [Shader, Int64, "
+           "Int16, StorageBuffer16BitAccess, "
            "GroupNonUniform, DotProduct, DotProductInput4x8BitPacked], "
-           "[SPV_KHR_storage_buffer_storage_class, "
+           "[SPV_KHR_storage_buffer_storage_class, SPV_KHR_16bit_storage, "
            "SPV_KHR_integer_dot_product]>, "
            "api=Vulkan, Intel:DiscreteGPU, #spirv.resource_limits<max_"
            "compute_workgroup_invocations = 1024, max_compute_workgroup_size "
@@ -100,6 +106,17 @@ void mlir::lowbit::addGpuToSpirvPasses(OpPassManager &pm, StringRef target) {
   OpPassManager &spirvPm = pm.nest<spirv::ModuleOp>();
   spirvPm.addPass(spirv::createSPIRVLowerABIAttributesPass());
   spirvPm.addPass(spirv::createSPIRVUpdateVCEPass());
+}
+
+bool mlir::lowbit::spirvModuleRequires(ModuleOp module, StringRef capability) {
+  std::optional<spirv::Capability> wanted =
+      spirv::symbolizeCapability(capability);
+  bool found = false;
+  module.walk([&](spirv::ModuleOp op) {
+    if (std::optional<spirv::VerCapExtAttr> vce = op.getVceTriple())
+      found |= wanted && llvm::is_contained(vce->getCapabilities(), *wanted);
+  });
+  return found;
 }
 
 LogicalResult

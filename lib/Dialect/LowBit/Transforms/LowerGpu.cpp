@@ -13,6 +13,13 @@
 // invocations and the kernel is correct whatever subgroup size the device
 // picks (lavapipe's is 8; Xe2's 16 matches the config).
 //
+// With `dtype` f16 or bf16, X and Y are 16-bit storage buffers (memref of
+// i16 holding the bits): each X value is widened to f32 exactly in integer
+// ops, the kernel computes the same f32 Y as for f32 I/O, and Y is rounded
+// to nearest even in integer ops (no device conversion instruction, whose
+// rounding Vulkan leaves open). Whether the i16 buffers are native 16-bit
+// storage or packed in 32-bit words is the SPIR-V target's choice.
+//
 //===----------------------------------------------------------------------===//
 
 #include "lowbit/Dialect/LowBit/Transforms/Passes.h"
@@ -58,6 +65,9 @@ GpuAttr mlir::lowbit::getDefaultGpuConfig(MLIRContext *ctx, StringRef target,
 
 namespace {
 
+/// The element type of X and Y.
+enum class IoType { F32, F16, BF16 };
+
 /// Everything the kernel body depends on.
 struct GpuPlan {
   int64_t m = 0, k = 0, words = 0; // words: 32-bit code words per row
@@ -66,6 +76,7 @@ struct GpuPlan {
   bool fused = true;
   bool intDot = false;
   bool blockScales = false; // w2gG: per-32-block (s, z), no row scale
+  IoType io = IoType::F32;
 };
 
 /// Builds the ops of one gpu.func body at the end of its entry block.
@@ -224,8 +235,7 @@ public:
           Value scaled = arith::MulFOp::create(b, loc, f, wScale);
           out = arith::DivFOp::create(b, loc, scaled, s);
         }
-        memref::StoreOp::create(b, loc, out, y,
-                                add(mul(actRow, cst(plan.m)), row));
+        storeY(out, add(mul(actRow, cst(plan.m)), row));
       });
     });
   }
@@ -249,7 +259,7 @@ private:
       Value kRead = ragged ? min(k, cst(plan.k - 1)) : k;
       Value valid = ragged ? ult(k, cst(plan.k)) : Value();
       for (int64_t j = 0; j < plan.sgN; ++j) {
-        Value v = memref::LoadOp::create(b, loc, x, add(xRows[j], kRead));
+        Value v = loadX(add(xRows[j], kRead));
         Value q = quantize(v, colScales[j]);
         if (valid)
           q = arith::SelectOp::create(b, loc, valid, q, cstI32(0));
@@ -363,8 +373,7 @@ private:
       SmallVector<Value> values;
       Value amax = cstF32(0.0f);
       for (int64_t e = 0; e < kBlock; ++e) {
-        values.push_back(memref::LoadOp::create(
-            b, loc, x, add(xRows[j], add(k0, cst(e)))));
+        values.push_back(loadX(add(xRows[j], add(k0, cst(e)))));
         amax = fmax(amax, math::AbsFOp::create(b, loc, values.back()));
       }
       Value s = arith::DivFOp::create(b, loc, cstF32(127.0f),
@@ -448,8 +457,7 @@ private:
     {
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(loop.getBody());
-      Value v = memref::LoadOp::create(b, loc, x,
-                                       add(rowStart, loop.getInductionVar()));
+      Value v = loadX(add(rowStart, loop.getInductionVar()));
       Value m = fmax(loop.getRegionIterArgs()[0],
                      math::AbsFOp::create(b, loc, v).getResult());
       scf::YieldOp::create(b, loc, m);
@@ -469,6 +477,103 @@ private:
           ValueRange{fmax(all.getRegionIterArgs()[0], v)});
     }
     return arith::DivFOp::create(b, loc, cstF32(127.0f), all.getResult(0));
+  }
+
+  /// X[at] as f32: f16 / bf16 bits widened exactly.
+  Value loadX(Value at) {
+    Value v = memref::LoadOp::create(b, loc, x, at);
+    if (plan.io == IoType::F32)
+      return v;
+    Value h = arith::ExtUIOp::create(b, loc, b.getI32Type(), v);
+    if (plan.io == IoType::BF16)
+      return bitsToF32(shl(h, 16));
+    // f16: sign, then exponent and mantissa moved to the f32 positions with
+    // the exponent rebiased (normals; the runtime rejects infinities), or a
+    // subnormal's mantissa * 2^-24 (exact).
+    Value sign = shl(andI(h, 0x8000), 16);
+    Value magnitude = andI(h, 0x7fff);
+    Value normal = arith::AddIOp::create(b, loc, shl(magnitude, 13),
+                                         cstI32((127 - 15) << 23));
+    Value subnormal = arith::BitcastOp::create(
+        b, loc, b.getI32Type(),
+        arith::MulFOp::create(
+            b, loc,
+            arith::UIToFPOp::create(b, loc, b.getF32Type(), magnitude),
+            cstF32(0x1p-24f))
+            .getResult());
+    Value bits = arith::SelectOp::create(
+        b, loc, ultI(magnitude, 0x400), subnormal, normal);
+    return bitsToF32(arith::OrIOp::create(b, loc, sign, bits));
+  }
+
+  /// Y[at] = v, rounded to f16 / bf16 to nearest even in integer ops (the
+  /// runtime's float_to_half / float_to_bf16; Y is finite or infinite,
+  /// never NaN).
+  void storeY(Value v, Value at) {
+    if (plan.io != IoType::F32) {
+      Value u = arith::BitcastOp::create(b, loc, b.getI32Type(), v);
+      Value h = plan.io == IoType::BF16 ? bf16Bits(u) : f16Bits(v, u);
+      v = arith::TruncIOp::create(b, loc, b.getI16Type(), h);
+    }
+    memref::StoreOp::create(b, loc, v, y, at);
+  }
+
+  /// (u + 0x7fff + ((u >> 16) & 1)) >> 16: ties to even, carries into the
+  /// exponent, overflows to infinity.
+  Value bf16Bits(Value u) {
+    Value odd = andI(shr(u, 16), 1);
+    Value biased = arith::AddIOp::create(
+        b, loc, u, arith::AddIOp::create(b, loc, odd, cstI32(0x7fff)));
+    return shr(biased, 16);
+  }
+
+  /// f16 bits of f32 `v` (bits `u`): normals keep the top 10 mantissa bits
+  /// with the exponent rebiased, plus one where the dropped 13 bits are
+  /// above half or exactly half with the kept part odd (a carry bumps the
+  /// exponent; past 65504 the result is clamped to infinity, 0x7c00);
+  /// below 2^-14, |v| * 2^24 rounded to even is the subnormal (exact).
+  Value f16Bits(Value v, Value u) {
+    Value sign = andI(shr(u, 16), 0x8000);
+    Value a = andI(u, 0x7fffffff);
+    Value kept = arith::SubIOp::create(b, loc, shr(a, 13),
+                                       cstI32((127 - 15) << 10));
+    Value dropped = andI(a, 0x1fff);
+    Value above = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt,
+                                        dropped, cstI32(0x1000));
+    Value tie = arith::AndIOp::create(
+        b, loc,
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, dropped,
+                              cstI32(0x1000)),
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
+                              andI(kept, 1), cstI32(0)));
+    Value up = arith::ExtUIOp::create(
+        b, loc, b.getI32Type(), arith::OrIOp::create(b, loc, above, tie));
+    Value normal = arith::MinUIOp::create(
+        b, loc, arith::AddIOp::create(b, loc, kept, up), cstI32(0x7c00));
+    Value scaled = arith::MulFOp::create(
+        b, loc, math::AbsFOp::create(b, loc, v), cstF32(0x1p24f));
+    Value subnormal = arith::FPToUIOp::create(
+        b, loc, b.getI32Type(), math::RoundEvenOp::create(b, loc, scaled));
+    Value bits = arith::SelectOp::create(
+        b, loc, ultI(a, 0x38800000), subnormal, normal);
+    return arith::OrIOp::create(b, loc, sign, bits);
+  }
+
+  Value bitsToF32(Value bits) {
+    return arith::BitcastOp::create(b, loc, b.getF32Type(), bits);
+  }
+  Value andI(Value v, int64_t mask) {
+    return arith::AndIOp::create(b, loc, v, cstI32(int32_t(mask)));
+  }
+  Value shl(Value v, int32_t n) {
+    return arith::ShLIOp::create(b, loc, v, cstI32(n));
+  }
+  Value shr(Value v, int32_t n) {
+    return arith::ShRUIOp::create(b, loc, v, cstI32(n));
+  }
+  Value ultI(Value v, int64_t bound) {
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, v,
+                                 cstI32(int32_t(bound)));
   }
 
   /// The runtime rejects non-finite activations before the dispatch, so
@@ -591,6 +696,13 @@ private:
     plan.fused = gpuConfig.getFuseActQuant();
     plan.intDot = gpuConfig.getIntDot();
     plan.blockScales = op.getWeight().getEncoding() == Encoding::Unsigned;
+    if (dtype == "f16")
+      plan.io = IoType::F16;
+    else if (dtype == "bf16")
+      plan.io = IoType::BF16;
+    else if (dtype != "f32")
+      return op.emitOpError() << "lowbit-lower-gpu: unknown dtype '" << dtype
+                              << "' (expected f32, f16, bf16)";
     // Workgroup memory: row scales, fused absmax scratch, partial sums.
     int64_t tileSize = plan.sgM * plan.sgN;
     int64_t sharedBytes =
@@ -609,12 +721,13 @@ private:
     auto gpuModule = gpu::GPUModuleOp::create(b, loc, func.getSymName());
     b.setInsertionPointToStart(gpuModule.getBody());
     Type f32 = b.getF32Type(), i32 = b.getI32Type();
+    Type io = plan.io == IoType::F32 ? f32 : b.getI16Type();
     auto dynamic = [&](Type t) {
       return MemRefType::get({ShapedType::kDynamic}, t);
     };
-    SmallVector<Type> args = {dynamic(f32),
+    SmallVector<Type> args = {dynamic(io),
                               MemRefType::get({plan.m * plan.words}, i32),
-                              dynamic(f32), MemRefType::get({2}, i32),
+                              dynamic(io), MemRefType::get({2}, i32),
                               dynamic(f32), dynamic(f32)};
     auto abi = spirv::getEntryPointABIAttr(
         b.getContext(), {static_cast<int32_t>(plan.invocations), 1, 1});

@@ -278,6 +278,11 @@ def LowBitLowerGpu : Pass<"lowbit-lower-gpu", "ModuleOp"> {
        (float)acc * w_scale / s, exactly the reference's expression, for
        rows inside M and N.
 
+    With `dtype` f16 or bf16, %x and %y are `memref<?xi16>` holding the
+    bits: each activation is widened to f32 exactly in integer ops and y is
+    rounded to nearest even in integer ops after step 3, so Y is the f32
+    result rounded as the runtime's float_to_half / float_to_bf16 do.
+
     w2gG walks K in 32-blocks instead: each lane quantizes a block's
     activations with the block's own scale in registers and adds
     (float)(D - z S) * s_w / s_x per block (the reference's block term) to
@@ -296,6 +301,9 @@ def LowBitLowerGpu : Pass<"lowbit-lower-gpu", "ModuleOp"> {
            "#lowbit.gpu config for ops without one (overrides the target)">,
     Option<"nHint", "n-hint", "int64_t", /*default=*/"1",
            "Expected N (1 selects the GEMV default config)">,
+    Option<"dtype", "dtype", "std::string", /*default=*/"\"f32\"",
+           "Element type of X and Y: f32, f16 or bf16 (16-bit: memref of "
+           "i16 bits, widened and rounded to nearest even in the kernel)">,
   ];
 }
 
