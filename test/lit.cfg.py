@@ -47,3 +47,16 @@ llvm_config.add_tool_substitutions(
 import shutil
 if shutil.which("spirv-val"):
     config.available_features.add("spirv-val")
+# spirv-val-coopmat: SPIRV-Tools new enough to know SPV_KHR_cooperative_matrix
+# (2023.1, Debian 12's, is not: it rejects the capability), probed by
+# assembling a module that declares it.
+if shutil.which("spirv-as"):
+    import subprocess
+    probe = subprocess.run(
+        ["spirv-as", "--target-env", "vulkan1.3", "-o", os.devnull, "-"],
+        input="OpCapability Shader\nOpCapability CooperativeMatrixKHR\n"
+              "OpExtension \"SPV_KHR_cooperative_matrix\"\n"
+              "OpMemoryModel Logical GLSL450\n",
+        capture_output=True, text=True)
+    if probe.returncode == 0:
+        config.available_features.add("spirv-val-coopmat")

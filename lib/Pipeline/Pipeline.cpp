@@ -230,7 +230,8 @@ static llvm::Error generateGpuKernel(MLIRContext &ctx, ModuleOp module,
                     request.dtype == "f16"    ? 1
                     : request.dtype == "bf16" ? 2
                                               : 0,
-                    storage16 ? 1 : 0};
+                    storage16 ? 1 : 0,
+                    config.getMatrix() ? 1 : 0};
   FailureOr<std::string> cpp =
       embedSpirvKernel(&ctx, request.functionName, words, info);
   if (failed(cpp))

@@ -82,6 +82,17 @@ static void check_finite(const float *X, int64_t N, int64_t K,
 
 namespace {
 
+// VK_KHR_cooperative_matrix's feature struct, for Vulkan headers older than
+// 1.3.255 (Debian 12 has 1.3.239); the layout is the extension's.
+constexpr char kCoopMatrixExtension[] = "VK_KHR_cooperative_matrix";
+constexpr VkStructureType kCoopMatrixFeaturesType = VkStructureType(1000506000);
+struct CoopMatrixFeatures {
+  VkStructureType sType = kCoopMatrixFeaturesType;
+  void *pNext = nullptr;
+  VkBool32 cooperativeMatrix = VK_FALSE;
+  VkBool32 cooperativeMatrixRobustBufferAccess = VK_FALSE;
+};
+
 void check(VkResult result, const char *what) {
   if (result != VK_SUCCESS)
     throw Error(std::string("vulkan: ") + what + " failed (VkResult " +
@@ -98,6 +109,9 @@ struct Device {
   std::string name;
   bool intDot = false; // shaderIntegerDotProduct, enabled when present
   bool storage16 = false; // storageBuffer16BitAccess and shaderInt16, too
+  // VK_KHR_cooperative_matrix with its feature and shaderInt8 (the
+  // matrix = true kernels), enabled when present.
+  bool coopMatrix = false;
   std::mutex mutex;    // one submission at a time on the queue
 
   Device() {
@@ -138,28 +152,53 @@ struct Device {
     queueInfo.pQueuePriorities = &priority;
     VkPhysicalDeviceProperties props;
     vkGetPhysicalDeviceProperties(physical, &props);
+    uint32_t extensionCount = 0;
+    vkEnumerateDeviceExtensionProperties(physical, nullptr, &extensionCount,
+                                         nullptr);
+    std::vector<VkExtensionProperties> extensions(extensionCount);
+    vkEnumerateDeviceExtensionProperties(physical, nullptr, &extensionCount,
+                                         extensions.data());
+    bool hasCoopMatrix = false;
+    for (const VkExtensionProperties &e : extensions)
+      hasCoopMatrix |= std::strcmp(e.extensionName, kCoopMatrixExtension) == 0;
     VkPhysicalDeviceVulkan11Features features11{
         VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES};
+    VkPhysicalDeviceVulkan12Features features12{
+        VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
     VkPhysicalDeviceVulkan13Features features13{
         VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES};
+    CoopMatrixFeatures coopFeatures;
     VkPhysicalDeviceFeatures2 features{
         VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
     if (props.apiVersion >= VK_API_VERSION_1_3) {
       features.pNext = &features11;
-      features11.pNext = &features13;
+      features11.pNext = &features12;
+      features12.pNext = &features13;
+      if (hasCoopMatrix)
+        features13.pNext = &coopFeatures;
       vkGetPhysicalDeviceFeatures2(physical, &features);
       intDot = features13.shaderIntegerDotProduct;
       storage16 = features11.storageBuffer16BitAccess &&
                   features.features.shaderInt16;
+      coopMatrix = hasCoopMatrix && coopFeatures.cooperativeMatrix &&
+                   features12.shaderInt8;
     }
     // Only the features kernels may use are enabled.
     VkPhysicalDeviceVulkan13Features enable13{
         VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES};
     enable13.shaderIntegerDotProduct = intDot;
+    CoopMatrixFeatures enableCoop;
+    enableCoop.cooperativeMatrix = VK_TRUE;
+    if (coopMatrix)
+      enable13.pNext = &enableCoop;
+    VkPhysicalDeviceVulkan12Features enable12{
+        VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
+    enable12.shaderInt8 = coopMatrix;
+    enable12.pNext = &enable13;
     VkPhysicalDeviceVulkan11Features enable11{
         VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES};
     enable11.storageBuffer16BitAccess = storage16;
-    enable11.pNext = &enable13;
+    enable11.pNext = &enable12;
     VkPhysicalDeviceFeatures2 enable{
         VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
     enable.features.shaderInt16 = storage16;
@@ -169,6 +208,11 @@ struct Device {
       deviceInfo.pNext = &enable;
     deviceInfo.queueCreateInfoCount = 1;
     deviceInfo.pQueueCreateInfos = &queueInfo;
+    const char *coopName = kCoopMatrixExtension;
+    if (coopMatrix) {
+      deviceInfo.enabledExtensionCount = 1;
+      deviceInfo.ppEnabledExtensionNames = &coopName;
+    }
     if (vkCreateDevice(physical, &deviceInfo, nullptr, &device) !=
         VK_SUCCESS) {
       device = VK_NULL_HANDLE;
@@ -448,6 +492,12 @@ VulkanKernel::VulkanKernel(const SpirvKernel &kernel, const PackedWeights &W)
                 k.d.name +
                 "' lacks storageBuffer16BitAccess or shaderInt16 (target "
                 "spirv-vulkan packs them in 32-bit words and runs anywhere)");
+  if (info[13] && !k.d.coopMatrix)
+    throw Error("vulkan: the kernel uses cooperative matrices (#lowbit.gpu "
+                "matrix = true) but '" +
+                k.d.name +
+                "' lacks VK_KHR_cooperative_matrix (or shaderInt8); run "
+                "the spirv-xe2 kernel without matrix = true here");
   k.dtype = GpuDType(info[11]);
   k.M = W.M;
   k.K = W.K;

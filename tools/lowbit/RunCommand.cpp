@@ -107,6 +107,7 @@ static int runRun(const ParsedOptions &options) {
     throw Error("--threads: at most 256, got " + std::to_string(threads));
   kernelOptions.threads = static_cast<int>(threads);
   kernelOptions.schedulePath = options.getOr("schedule", "");
+  kernelOptions.config = options.getOr("config", "");
   const SchedulePolicy policy =
       parse_schedule_policy(options.getOr("schedule-policy", "dynamic"));
 
@@ -189,6 +190,9 @@ const Command &runCommand() {
          "worker threads (default 1; the reference is "
          "single-threaded)"},
         {"schedule", "FILE", "tuned schedule to take the kernel config from"},
+        {"config", "ATTR",
+         "kernel config attribute instead of the heuristic's, e.g. "
+         "'#lowbit.gpu<..., matrix = true, ...>'"},
         {"schedule-policy", "P",
          "how threads split M: dynamic (default: in proportion to per-core "
          "performance ratios learned from measured times) or static (equal)"},

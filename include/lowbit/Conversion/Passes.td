@@ -79,6 +79,18 @@ def LowBitSpirvTargetEnv : Pass<"lowbit-spirv-target-env", "ModuleOp"> {
   ];
 }
 
+def LowBitSpirvCoopMatrixSigns
+    : Pass<"lowbit-spirv-coop-matrix-signs", "spirv::ModuleOp"> {
+  let summary = "Marks the signed operands of cooperative-matrix muladds";
+  let description = [{
+    Sets the MatrixASigned / MatrixBSigned (and, then, CSigned /
+    ResultSigned) operands of every `spirv.KHR.CooperativeMatrixMulAdd`
+    whose A / B elements are signed integers (`si8`). MLIR 22's
+    `convert-gpu-to-spirv` leaves them out, and SPV_KHR_cooperative_matrix
+    reads integer components without them as unsigned.
+  }];
+}
+
 def LowBitConvertToNEON : Pass<"lowbit-convert-to-neon", "ModuleOp"> {
   let summary = "Converts lowered kernels to EmitC with AArch64 NEON intrinsics";
   let description = [{

@@ -7,7 +7,7 @@
 // GENERATED GLOBALS (lib/Conversion/LowBitToSPIRV)
 //   uint32_t <name>_spirv[]  the SPIR-V module: entry point "mpgemm" and,
 //                            when the scales are not fused, "act_scales"
-//   int64_t  <name>_info[13] {abi version (2), M, K, Kw = ceil(K / 16),
+//   int64_t  <name>_info[14] {abi version (2), M, K, Kw = ceil(K / 16),
 //                            invocations per workgroup, wg_tile_m,
 //                            wg_tile_n, has the act_scales pre-kernel
 //                            (1 / 0), SPIR-V word count, integer dot
@@ -18,7 +18,11 @@
 //                            buffers (1 / 0: the device needs
 //                            storageBuffer16BitAccess and shaderInt16;
 //                            0 with a 16-bit type: the module packs two
-//                            halves per 32-bit word itself)}
+//                            halves per 32-bit word itself), cooperative
+//                            matrices (1 / 0: #lowbit.gpu matrix = true;
+//                            the device needs VK_KHR_cooperative_matrix
+//                            with the 8 x 16 x 32 int8 shape, and
+//                            shaderInt8)}
 //
 // BUFFERS (descriptor set 0, storage buffers, the same for both entries)
 //   0  float    X [N][K]     activations (f16 / bf16: uint16_t bits)

@@ -55,11 +55,11 @@ GpuAttr mlir::lowbit::getDefaultGpuConfig(MLIRContext *ctx, StringRef target,
   // dot product (Xe2 has DP4A); spirv-vulkan multiplies in plain int32,
   // which every Vulkan device runs.
   if (target == "spirv-vulkan")
-    return gemv ? GpuAttr::get(ctx, 16, 1, 4, 1, 1, true, false, 16)
-                : GpuAttr::get(ctx, 16, 4, 4, 4, 1, false, false, 16);
+    return gemv ? GpuAttr::get(ctx, 16, 1, 4, 1, 1, true, false, false, 16)
+                : GpuAttr::get(ctx, 16, 4, 4, 4, 1, false, false, false, 16);
   if (target == "spirv-xe2")
-    return gemv ? GpuAttr::get(ctx, 128, 1, 32, 1, 1, true, true, 16)
-                : GpuAttr::get(ctx, 32, 8, 8, 4, 1, false, true, 16);
+    return gemv ? GpuAttr::get(ctx, 128, 1, 32, 1, 1, true, true, false, 16)
+                : GpuAttr::get(ctx, 32, 8, 8, 4, 1, false, true, false, 16);
   return nullptr;
 }
 
@@ -76,8 +76,13 @@ struct GpuPlan {
   bool fused = true;
   bool intDot = false;
   bool blockScales = false; // w2gG: per-32-block (s, z), no row scale
+  bool matrix = false;      // cooperative-matrix tiles (buildMatrixTile)
   IoType io = IoType::F32;
 };
+
+/// The cooperative-matrix shape of `matrix = true` (Xe2 DPAS, int8):
+/// C [kMatM x kMatN] += A [kMatM x kMatK] * B [kMatK x kMatN].
+static constexpr int64_t kMatM = 8, kMatN = 16, kMatK = 32;
 
 /// Builds the ops of one gpu.func body at the end of its entry block.
 class GpuKernelBuilder {
@@ -135,6 +140,9 @@ public:
       }
       gpu::BarrierOp::create(b, loc);
     }
+
+    if (plan.matrix)
+      return buildMatrixTile(tid, blockM, rowBase, n, wScale, rowScales);
 
     // 2. This invocation's subgroup tile and share of K (in steps of one
     // word for ternary, one 32-block of two words for group formats).
@@ -241,6 +249,127 @@ public:
   }
 
 private:
+  /// Steps 2-3 of `matrix = true` (i2s): subgroup s owns the 8 x 16 tile at
+  /// (rows tileRow.., activation rows tileCol..) and, per 32 K, its lanes
+  /// write A (codes c - 1) and B (activations quantized with their row
+  /// scale; 0 past K) as int8 into the subgroup's workgroup scratch, then
+  /// the subgroup multiplies them into the int32 cooperative matrix C. The
+  /// loop has the same trip count in every subgroup, so the workgroup
+  /// barriers around the scratch are uniform. C goes through workgroup
+  /// memory to the lanes, which dequantize as the reference does.
+  void buildMatrixTile(Value tid, Value blockM, Value rowBase, Value n,
+                       Value wScale, Value rowScales) {
+    MLIRContext *ctx = b.getContext();
+    int64_t subgroups = plan.invocations / plan.lanes;
+    int64_t sgPerM = plan.wgM / kMatM;
+    Value sg = div(tid, cst(plan.lanes)), lane = rem(tid, cst(plan.lanes));
+    Value tileRow = add(mul(blockM, cst(plan.wgM)),
+                        mul(rem(sg, cst(sgPerM)), cst(kMatM)));
+    Value tileCol = mul(div(sg, cst(sgPerM)), cst(kMatN));
+    Type i8 = b.getI8Type(), i32 = b.getI32Type();
+    Value aScratch = allocWorkgroup(subgroups * kMatM * kMatK, i8);
+    Value bScratch = allocWorkgroup(subgroups * kMatK * kMatN, i8);
+    Value cScratch = allocWorkgroup(subgroups * kMatM * kMatN, i32);
+    Value aBase = mul(sg, cst(kMatM * kMatK));
+    Value bBase = mul(sg, cst(kMatK * kMatN));
+    Value cBase = mul(sg, cst(kMatM * kMatN));
+    auto si8 = IntegerType::get(ctx, 8, IntegerType::Signed);
+    auto aType = gpu::MMAMatrixType::get({kMatM, kMatK}, si8, "AOp");
+    auto bType = gpu::MMAMatrixType::get({kMatK, kMatN}, si8, "BOp");
+    auto cType = gpu::MMAMatrixType::get({kMatM, kMatN}, i32, "COp");
+    Value c0 = gpu::SubgroupMmaConstantMatrixOp::create(b, loc, cType,
+                                                        cstI32(0));
+    int64_t steps = llvm::divideCeil(plan.k, kMatK);
+    auto loop = scf::ForOp::create(b, loc, cst(0), cst(steps), cst(1),
+                                   ValueRange{c0});
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(loop.getBody());
+      Value k0 = mul(loop.getInductionVar(), cst(kMatK));
+      // A [i][kk] = code(W[row i], k0 + kk) - 1, 0 past K.
+      auto fillA = scf::ForOp::create(b, loc, lane, cst(kMatM * kMatK),
+                                      cst(plan.lanes));
+      {
+        OpBuilder::InsertionGuard inner(b);
+        b.setInsertionPointToStart(fillA.getBody());
+        Value e = fillA.getInductionVar();
+        Value row = min(add(tileRow, div(e, cst(kMatK))), cst(plan.m - 1));
+        Value k = add(k0, rem(e, cst(kMatK)));
+        Value kRead = min(k, cst(plan.k - 1));
+        Value word = memref::LoadOp::create(
+            b, loc, w,
+            ValueRange{add(mul(row, cst(plan.words)),
+                           div(kRead, cst(kCodesPerWord)))});
+        Value shift = arith::IndexCastOp::create(
+            b, loc, i32, mul(rem(kRead, cst(kCodesPerWord)), cst(2)));
+        Value q = arith::SubIOp::create(
+            b, loc,
+            arith::AndIOp::create(
+                b, loc, arith::ShRUIOp::create(b, loc, word, shift).getResult(),
+                cstI32(3)),
+            cstI32(1));
+        q = arith::SelectOp::create(b, loc, ult(k, cst(plan.k)), q,
+                                    cstI32(0));
+        memref::StoreOp::create(b, loc, arith::TruncIOp::create(b, loc, i8, q),
+                                aScratch, add(aBase, e));
+      }
+      // B [kk][j] = quantize(X[activation row j], k0 + kk), 0 past K.
+      auto fillB = scf::ForOp::create(b, loc, lane, cst(kMatK * kMatN),
+                                      cst(plan.lanes));
+      {
+        OpBuilder::InsertionGuard inner(b);
+        b.setInsertionPointToStart(fillB.getBody());
+        Value e = fillB.getInductionVar();
+        Value col = add(tileCol, rem(e, cst(kMatN)));
+        Value actRow = min(add(rowBase, col), sub(n, cst(1)));
+        Value k = add(k0, div(e, cst(kMatN)));
+        Value v = loadX(add(mul(actRow, cst(plan.k)),
+                            min(k, cst(plan.k - 1))));
+        Value s = memref::LoadOp::create(b, loc, rowScales, col);
+        Value q = arith::SelectOp::create(b, loc, ult(k, cst(plan.k)),
+                                          quantize(v, s), cstI32(0));
+        memref::StoreOp::create(b, loc, arith::TruncIOp::create(b, loc, i8, q),
+                                bScratch, add(bBase, e));
+      }
+      gpu::BarrierOp::create(b, loc);
+      Value a = gpu::SubgroupMmaLoadMatrixOp::create(
+          b, loc, aType, aScratch, ValueRange{aBase},
+          b.getIndexAttr(kMatK), /*transpose=*/UnitAttr());
+      Value bm = gpu::SubgroupMmaLoadMatrixOp::create(
+          b, loc, bType, bScratch, ValueRange{bBase},
+          b.getIndexAttr(kMatN), /*transpose=*/UnitAttr());
+      Value c = gpu::SubgroupMmaComputeOp::create(
+          b, loc, cType, a, bm, loop.getRegionIterArgs()[0],
+          /*a_transpose=*/UnitAttr(), /*b_transpose=*/UnitAttr());
+      // The next step overwrites the scratch this one read.
+      gpu::BarrierOp::create(b, loc);
+      scf::YieldOp::create(b, loc, c);
+    }
+    gpu::SubgroupMmaStoreMatrixOp::create(
+        b, loc, loop.getResult(0), cScratch, ValueRange{cBase},
+        b.getIndexAttr(kMatN), /*transpose=*/UnitAttr());
+    gpu::BarrierOp::create(b, loc);
+    auto outputs = scf::ForOp::create(b, loc, lane, cst(kMatM * kMatN),
+                                      cst(plan.lanes));
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(outputs.getBody());
+    Value e = outputs.getInductionVar();
+    Value row = add(tileRow, div(e, cst(kMatN)));
+    Value col = add(tileCol, rem(e, cst(kMatN)));
+    Value actRow = add(rowBase, col);
+    Value inside = arith::AndIOp::create(b, loc, ult(row, cst(plan.m)),
+                                         ult(actRow, n));
+    ifThen(inside, [&] {
+      Value acc = memref::LoadOp::create(b, loc, cScratch, add(cBase, e));
+      // (float)acc * w_scale / s_x: the reference's expression.
+      Value f = arith::SIToFPOp::create(b, loc, b.getF32Type(), acc);
+      Value scaled = arith::MulFOp::create(b, loc, f, wScale);
+      Value s = memref::LoadOp::create(b, loc, rowScales, col);
+      storeY(arith::DivFOp::create(b, loc, scaled, s),
+             add(mul(actRow, cst(plan.m)), row));
+    });
+  }
+
   /// acc[i * sgN + j] += sum over the 16 k of word `word` of
   /// (code(W[row i]) - 1) * quantize(X[row j]).
   void accumulateWord(Value word, ArrayRef<Value> rows,
@@ -695,6 +824,7 @@ private:
     plan.invocations = gpuConfig.getWorkgroupSize();
     plan.fused = gpuConfig.getFuseActQuant();
     plan.intDot = gpuConfig.getIntDot();
+    plan.matrix = gpuConfig.getMatrix();
     plan.blockScales = op.getWeight().getEncoding() == Encoding::Unsigned;
     if (dtype == "f16")
       plan.io = IoType::F16;
@@ -705,11 +835,17 @@ private:
                               << "' (expected f32, f16, bf16)";
     // Workgroup memory: row scales, fused absmax scratch, partial sums.
     int64_t tileSize = plan.sgM * plan.sgN;
+    int64_t rowScaleBytes =
+        plan.blockScales
+            ? 0
+            : 4 * plan.wgN * (plan.fused ? plan.invocations + 1 : 1);
+    // Matrix path: per subgroup int8 A and B and int32 C scratch; else the
+    // partial sums of every invocation.
     int64_t sharedBytes =
-        4 * (plan.invocations * tileSize +
-             (plan.blockScales ? 0
-                               : plan.wgN * (plan.fused ? plan.invocations + 1
-                                                        : 1)));
+        rowScaleBytes +
+        (plan.matrix ? plan.invocations / plan.lanes *
+                           (kMatM * kMatK + kMatK * kMatN + 4 * kMatM * kMatN)
+                     : 4 * plan.invocations * tileSize);
     if (sharedBytes > kMaxWorkgroupBytes)
       return op.emitOpError()
              << "lowbit-lower-gpu: config " << gpuConfig << " needs "
