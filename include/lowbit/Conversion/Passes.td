@@ -64,7 +64,11 @@ def LowBitSpirvTargetEnv : Pass<"lowbit-spirv-target-env", "ModuleOp"> {
   let description = [{
     Attaches the `spirv.target_env` that `convert-gpu-to-spirv` converts
     for. Both targets are Vulkan 1.3 compute (`Shader`, storage buffers);
-    `spirv-xe2` also names the Intel GPU vendor and a subgroup size of 16.
+    `spirv-xe2` also names the Intel GPU vendor, a subgroup size of 16,
+    16-bit storage buffers (`Int16`) and cooperative matrices (`Int8`, the
+    8 x 16 x 32 int8 -> int32 subgroup shape); a module with cooperative
+    matrices on `spirv-vulkan` is an error. SPIR-V 1.6 where a module has
+    OpSDot / OpSUDot or cooperative matrices, else 1.3.
     `spirv-update-vce` later keeps only the capabilities a module uses.
 
     ```mlir

@@ -278,6 +278,13 @@ def LowBitLowerGpu : Pass<"lowbit-lower-gpu", "ModuleOp"> {
        (float)acc * w_scale / s, exactly the reference's expression, for
        rows inside M and N.
 
+    With `matrix = true` (i2s only) steps 2-3 become cooperative-matrix
+    tiles: per 32 K the lanes of a subgroup write an 8 x 32 int8 tile of
+    codes - 1 and a 32 x 16 int8 tile of quantized activations into
+    workgroup memory, `gpu.subgroup_mma_compute` adds their product to an
+    8 x 16 int32 matrix, which goes through workgroup memory to the lanes
+    for the reference's dequantization.
+
     With `dtype` f16 or bf16, %x and %y are `memref<?xi16>` holding the
     bits: each activation is widened to f32 exactly in integer ops and y is
     rounded to nearest even in integer ops after step 3, so Y is the f32
