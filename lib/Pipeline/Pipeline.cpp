@@ -193,6 +193,13 @@ static llvm::Error generateGpuKernel(MLIRContext &ctx, ModuleOp module,
   options.config = request.configOverride;
   options.nHint = request.nHint;
   options.dtype = request.dtype;
+  // Bits per code of the kernel's weight words: 2 for i2s, else the
+  // format's (w2gG, w4gG).
+  int64_t bits = 2;
+  module.walk([&](MpGemmOp op) {
+    if (op.getWeight().getEncoding() != Encoding::Ternary)
+      bits = op.getWeight().getBits();
+  });
   PassManager pm(&ctx);
   buildGpuPipeline(pm, options);
   if (failed(pm.run(module)))
@@ -212,21 +219,21 @@ static llvm::Error generateGpuKernel(MLIRContext &ctx, ModuleOp module,
   source.config = printAttr(config);
   bool isTernary = request.format == "i2s";
   source.layout = isTernary ? "#lowbit.layout<i2s>" : "#lowbit.layout<canonical>";
-  source.bits = 2;
+  source.bits = bits;
   source.Mp = request.M;
   source.Kp = llvm::alignTo(request.K, 16);
   // runtime/include/lowbit/vulkan.h, "GENERATED GLOBALS".
   int64_t info[] = {2,
                     request.M,
                     request.K,
-                    source.Kp / 16,
+                    int64_t(llvm::divideCeil(request.K * bits, 32)),
                     config.getWorkgroupSize(),
                     config.getWgTileM(),
                     config.getWgTileN(),
                     preKernel ? 1 : 0,
                     int64_t(words.size()),
                     config.getIntDot() ? 1 : 0,
-                    isTernary ? 0 : 2,
+                    isTernary ? 0 : bits,
                     request.dtype == "f16"    ? 1
                     : request.dtype == "bf16" ? 2
                                               : 0,

@@ -467,14 +467,16 @@ VulkanKernel::VulkanKernel(const SpirvKernel &kernel, const PackedWeights &W)
   if (info[0] != 2)
     throw Error("vulkan: kernel ABI version " + std::to_string(info[0]) +
                 ", this runtime knows 2");
-  const bool w2 = info[10] == 2;
-  const bool formatOk = w2 ? W.format.kind == FormatKind::Group &&
-                                 W.format.encoding() == Encoding::Unsigned &&
-                                 W.format.bits == 2
-                           : W.format.kind == FormatKind::I2S;
+  const bool group = info[10] != 0; // w2gG (2), w4gG (4)
+  const bool formatOk = group ? W.format.kind == FormatKind::Group &&
+                                    W.format.encoding() == Encoding::Unsigned &&
+                                    W.format.bits == info[10]
+                              : W.format.kind == FormatKind::I2S;
   if (!formatOk || info[1] != W.M || info[2] != W.K)
     throw Error("vulkan: the kernel is for " +
-                std::string(w2 ? "w2gG" : "i2s") + " " +
+                (group ? "w" + std::to_string(info[10]) + "gG"
+                       : std::string("i2s")) +
+                " " +
                 std::to_string(info[1]) + " x " + std::to_string(info[2]) +
                 " weights, got " + W.format.name() + " " +
                 std::to_string(W.M) + " x " + std::to_string(W.K));
@@ -516,8 +518,8 @@ VulkanKernel::VulkanKernel(const SpirvKernel &kernel, const PackedWeights &W)
     std::memcpy(bytes + m * k.words * 4, W.codes.data() + m * rowBytes,
                 size_t(rowBytes));
   Buffer &blocks = k.buffers[5];
-  blocks.reserve(k.d, w2 ? size_t(k.M * (k.K / 32) * 2 * 4) : 4);
-  if (w2) {
+  blocks.reserve(k.d, group ? size_t(k.M * (k.K / 32) * 2 * 4) : 4);
+  if (group) {
     std::vector<detail::ScaleZero> row(size_t(k.K / 32));
     auto *out = static_cast<float *>(blocks.data);
     for (int64_t m = 0; m < k.M; ++m) {

@@ -525,9 +525,11 @@ writeGpuBundle(const fs::path &out, const BundleSpec &spec,
                std::vector<std::string> &runtimeSources) {
   const Format &format = spec.format;
   if (format.kind != FormatKind::I2S &&
-      !(format.encoding() == Encoding::Unsigned && format.bits == 2))
+      !(format.encoding() == Encoding::Unsigned &&
+        (format.bits == 2 || format.bits == 4)))
     throw Error("lowbit compile: target '" + spec.target +
-                "' has kernels for i2s and w2gG only, not " + format.name());
+                "' has kernels for i2s, w2gG and w4gG only, not " +
+                format.name());
   if (spec.strategy != Strategy::Auto)
     throw Error("lowbit compile: target '" + spec.target +
                 "' has only the upconvert strategy");

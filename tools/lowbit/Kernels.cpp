@@ -67,16 +67,17 @@ KernelChoice resolveChoice(const Format &format, Strategy strategy,
                 " (see 'lowbit targets')");
   if (isGpuTarget(target)) {
     // The GPU kernel (#lowbit.gpu) unpacks codes to int8 products: the
-    // upconvert strategy, for i2s and w2gG.
+    // upconvert strategy, for i2s, w2gG and w4gG.
     const bool gpuFormat =
         format.kind == FormatKind::I2S ||
-        (format.encoding() == Encoding::Unsigned && format.bits == 2);
+        (format.encoding() == Encoding::Unsigned &&
+         (format.bits == 2 || format.bits == 4));
     if (strategy == Strategy::Auto)
       strategy = gpuFormat ? Strategy::Upconvert : Strategy::Reference;
     if (strategy != Strategy::Reference &&
         (strategy != Strategy::Upconvert || !gpuFormat))
       throw Error("target '" + target_name(target) + "' has only the "
-                  "upconvert strategy for i2s and w2gG (got " +
+                  "upconvert strategy for i2s, w2gG and w4gG (got " +
                   strategy_name(strategy) + " for " + format.name() + ")");
     return {strategy, target};
   }

@@ -7,13 +7,15 @@
 // GENERATED GLOBALS (lib/Conversion/LowBitToSPIRV)
 //   uint32_t <name>_spirv[]  the SPIR-V module: entry point "mpgemm" and,
 //                            when the scales are not fused, "act_scales"
-//   int64_t  <name>_info[14] {abi version (2), M, K, Kw = ceil(K / 16),
+//   int64_t  <name>_info[14] {abi version (2), M, K, Kw = 32-bit words per
+//                            row (ceil(K / 16) for 2-bit codes, K / 8
+//                            for w4gG),
 //                            invocations per workgroup, wg_tile_m,
 //                            wg_tile_n, has the act_scales pre-kernel
 //                            (1 / 0), SPIR-V word count, integer dot
 //                            product (1 / 0: the device needs
 //                            shaderIntegerDotProduct), weights (0: i2s,
-//                            2: w2gG), X / Y element type (0: f32,
+//                            2: w2gG, 4: w4gG), X / Y element type (0: f32,
 //                            1: f16, 2: bf16), native 16-bit storage
 //                            buffers (1 / 0: the device needs
 //                            storageBuffer16BitAccess and shaderInt16;
@@ -36,8 +38,8 @@
 //   5  float    blocks [M][K / 32][2]  w2gG: per 32-block (s, z) of the
 //                            weights (row_block_scales), z an integer
 //
-// w2gG codes are the canonical rows (2 bits, K a multiple of 32, so no
-// padding); activations are quantized per 32-block in the kernel, and Y
+// w2gG / w4gG codes are the canonical rows (2 / 4 bits, K a multiple of 32,
+// so no padding); activations are quantized per 32-block in the kernel, and Y
 // agrees with the reference within float summation order.
 //
 // DISPATCH

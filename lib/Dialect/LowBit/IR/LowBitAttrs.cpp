@@ -655,12 +655,13 @@ LogicalResult GpuAttr::verifyFor(EmitErrorFn emitError,
   if (getMatrix() && weight.getEncoding() != Encoding::Ternary)
     return emitError() << "gpu matrix = true supports ternary (i2s) weights "
                           "only";
-  if (weight.getEncoding() == Encoding::Unsigned && weight.getBits() == 2)
+  if (weight.getEncoding() == Encoding::Unsigned &&
+      (weight.getBits() == 2 || weight.getBits() == 4))
     return checkLayoutSupported(emitError, "gpu", layout,
                                 {LayoutKind::Canonical});
   if (weight.getEncoding() != Encoding::Ternary)
-    return emitError() << "gpu strategy supports ternary and unsigned 2-bit "
-                          "weights, got "
+    return emitError() << "gpu strategy supports ternary and unsigned 2- "
+                          "and 4-bit weights, got "
                        << weight.getBits() << "-bit "
                        << stringifyEncoding(weight.getEncoding());
   return checkLayoutSupported(emitError, "gpu", layout, {LayoutKind::I2S});

@@ -75,7 +75,8 @@ struct GpuPlan {
   int64_t invocations = 0;
   bool fused = true;
   bool intDot = false;
-  bool blockScales = false; // w2gG: per-32-block (s, z), no row scale
+  bool blockScales = false; // w2gG, w4gG: per-32-block (s, z), no row scale
+  int64_t bits = 2;         // bits per weight code (i2s, w2gG: 2; w4gG: 4)
   bool matrix = false;      // cooperative-matrix tiles (buildMatrixTile)
   IoType io = IoType::F32;
 };
@@ -163,7 +164,7 @@ public:
       if (rowScales)
         colScales.push_back(memref::LoadOp::create(b, loc, rowScales, col));
     }
-    int64_t steps = plan.blockScales ? plan.words / 2 : plan.words;
+    int64_t steps = plan.blockScales ? plan.words / plan.bits : plan.words;
     int64_t chunk = llvm::divideCeil(steps, plan.kSplit);
     Value kBegin = mul(ks, cst(chunk));
     Value kEnd = min(add(kBegin, cst(chunk)), cst(steps));
@@ -442,16 +443,18 @@ private:
     }
   }
 
-  /// The 16 int8 activations (as i32) of one word packed into 4 x 4 bytes:
-  /// pack e holds those of k = e, e + 4, e + 8, e + 12 (the order of the
-  /// code planes of dotCodes).
-  SmallVector<Value> packWord(ArrayRef<Value> xq16) {
+  /// The int8 activations (as i32) of one word of `bits`-bit codes (16 or
+  /// 8) packed into 4-byte packs: with P = 8 / bits planes, pack e holds
+  /// those of k = e, e + P, e + 2P, e + 3P (the order of the code planes of
+  /// dotCodes).
+  SmallVector<Value> packWord(ArrayRef<Value> xq, int64_t bits = 2) {
     SmallVector<Value> packed;
     Value byte = cstI32(0xff);
-    for (int64_t e = 0; e < 4; ++e) {
+    int64_t planes = 8 / bits;
+    for (int64_t e = 0; e < planes; ++e) {
       Value p = cstI32(0);
       for (int64_t lane = 0; lane < 4; ++lane) {
-        Value v = arith::AndIOp::create(b, loc, xq16[e + 4 * lane], byte);
+        Value v = arith::AndIOp::create(b, loc, xq[e + planes * lane], byte);
         if (lane > 0)
           v = arith::ShLIOp::create(b, loc, v, cstI32(8 * lane));
         p = arith::OrIOp::create(b, loc, p, v);
@@ -461,15 +464,17 @@ private:
     return packed;
   }
 
-  /// acc + sum over the 16 codes c of word `codes` of c * x: plane e,
-  /// (codes >> 2e) & 0x03030303, holds the codes of k = e, e + 4, e + 8,
-  /// e + 12 in its bytes, multiplied by pack e of packWord with OpSUDot.
-  Value dotCodes(Value acc, Value codes, ArrayRef<Value> packed) {
-    Value mask = cstI32(0x03030303);
-    for (int64_t e = 0; e < 4; ++e) {
+  /// acc + sum over the codes c of word `codes` (`bits`-bit) of c * x:
+  /// plane e of P = 8 / bits, (codes >> bits e) masked to the low `bits` of
+  /// each byte, holds the codes of k = e, e + P, e + 2P, e + 3P in its
+  /// bytes, multiplied by pack e of packWord with OpSUDot.
+  Value dotCodes(Value acc, Value codes, ArrayRef<Value> packed,
+                 int64_t bits = 2) {
+    Value mask = cstI32(bits == 2 ? 0x03030303 : 0x0f0f0f0f);
+    for (int64_t e = 0; e < 8 / bits; ++e) {
       Value plane = e == 0 ? codes
                            : arith::ShRUIOp::create(b, loc, codes,
-                                                    cstI32(2 * e))
+                                                    cstI32(bits * e))
                                  .getResult();
       plane = arith::AndIOp::create(b, loc, plane, mask);
       acc = arith::AddIOp::create(b, loc, acc, dot(packed[e], plane, false));
@@ -487,13 +492,14 @@ private:
   }
 
   /// Group formats: acc[i * sgN + j] += (float)(D - z S) * s_w / s_x for
-  /// 32-block `block` (words 2 block, 2 block + 1), where the activations
+  /// 32-block `block` (its `bits` words from bits * block), where the activations
   /// of row j are quantized with their own block scale s_x (in registers),
   /// D = sum of codes times them, S their sum and (s_w, z) the weights'
   /// block scale and zero point: the reference's per-block expression.
   void accumulateBlock(Value block, ArrayRef<Value> rows,
                        ArrayRef<Value> xRows, SmallVectorImpl<Value> &acc) {
-    constexpr int64_t kBlock = 2 * kCodesPerWord;
+    constexpr int64_t kBlock = 32;
+    const int64_t perWord = 32 / plan.bits;
     Value k0 = mul(block, cst(kBlock));
     int64_t blocks = plan.k / kBlock;
     SmallVector<SmallVector<Value>> xq(plan.sgN);
@@ -515,16 +521,17 @@ private:
       xScale.push_back(s);
       xSum.push_back(sum);
     }
-    // int_dot: each half's activations packed once, reused by every row.
+    // int_dot: each word's activations packed once, reused by every row.
     SmallVector<SmallVector<SmallVector<Value>>> packed(plan.sgN);
     if (plan.intDot)
       for (int64_t j = 0; j < plan.sgN; ++j)
-        for (int64_t half = 0; half < 2; ++half)
+        for (int64_t part = 0; part < plan.bits; ++part)
           packed[j].push_back(packWord(
-              ArrayRef<Value>(xq[j]).slice(half * kCodesPerWord,
-                                           kCodesPerWord)));
+              ArrayRef<Value>(xq[j]).slice(part * perWord, perWord),
+              plan.bits));
     for (int64_t i = 0; i < plan.sgM; ++i) {
-      Value wordBase = add(mul(rows[i], cst(plan.words)), mul(block, cst(2)));
+      Value wordBase =
+          add(mul(rows[i], cst(plan.words)), mul(block, cst(plan.bits)));
       Value at = mul(add(mul(rows[i], cst(blocks)), block), cst(2));
       Value wScale = memref::LoadOp::create(b, loc, blockScales, at);
       Value zeroPoint = arith::FPToSIOp::create(
@@ -532,24 +539,25 @@ private:
           memref::LoadOp::create(b, loc, blockScales, add(at, cst(1)))
               .getResult());
       SmallVector<Value> dots(plan.sgN, cstI32(0));
-      for (int64_t half = 0; half < 2; ++half) {
+      for (int64_t part = 0; part < plan.bits; ++part) {
         Value codes = memref::LoadOp::create(b, loc, w,
-                                             add(wordBase, cst(half)));
+                                             add(wordBase, cst(part)));
         if (plan.intDot) {
           for (int64_t j = 0; j < plan.sgN; ++j)
-            dots[j] = dotCodes(dots[j], codes, packed[j][half]);
+            dots[j] = dotCodes(dots[j], codes, packed[j][part], plan.bits);
           continue;
         }
-        for (int64_t e = 0; e < kCodesPerWord; ++e) {
+        for (int64_t e = 0; e < perWord; ++e) {
           Value c = arith::AndIOp::create(
               b, loc,
-              arith::ShRUIOp::create(b, loc, codes, cstI32(2 * e)).getResult(),
-              cstI32(3));
+              arith::ShRUIOp::create(b, loc, codes, cstI32(plan.bits * e))
+                  .getResult(),
+              cstI32((1 << plan.bits) - 1));
           for (int64_t j = 0; j < plan.sgN; ++j)
             dots[j] = arith::AddIOp::create(
                 b, loc, dots[j],
                 arith::MulIOp::create(b, loc, c,
-                                      xq[j][half * kCodesPerWord + e]));
+                                      xq[j][part * perWord + e]));
         }
       }
       for (int64_t j = 0; j < plan.sgN; ++j) {
@@ -814,7 +822,10 @@ private:
     GpuPlan plan;
     plan.m = op.getM();
     plan.k = op.getK();
-    plan.words = llvm::divideCeil(plan.k, kCodesPerWord);
+    plan.bits = op.getWeight().getEncoding() == Encoding::Unsigned
+                    ? op.getWeight().getBits()
+                    : 2;
+    plan.words = llvm::divideCeil(plan.k * plan.bits, 32);
     plan.wgM = gpuConfig.getWgTileM();
     plan.wgN = gpuConfig.getWgTileN();
     plan.sgM = gpuConfig.getSgTileM();

@@ -307,7 +307,7 @@ def LowBit_GpuAttr : LowBit_ConfigAttr<"Gpu", "gpu"> {
     `shaderIntegerDotProduct`) and subtracts the activation sum once, as the
     CPU kernels do; `false` (the default) uses int32 multiply-add, which
     every device runs. Supports ternary weights in i2s layout and unsigned
-    2-bit weights (w2gG) in canonical layout; for the latter activations
+    2- and 4-bit weights (w2gG, w4gG) in canonical layout; for the latter activations
     are scaled per 32-block in registers (no row scale, no pre-kernel).
 
     `matrix = true` is the Xe2 matrix path: each subgroup's 8 x 16 tile is
