@@ -40,6 +40,8 @@ if [ ! -f build/build.ninja ]; then
     -DLLVM_EXTERNAL_LIT=/usr/lib/llvm-22/bin/lit
 fi
 ninja -C build
+# spirv-val for the Xe2 cooperative-matrix kernels (never fails the setup).
+bash scripts/spirv-tools.sh
 
 if [ "${1:-}" != "--no-run" ]; then
   echo

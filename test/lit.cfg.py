@@ -44,6 +44,25 @@ llvm_config.add_tool_substitutions(
     [config.lowbit_tools_dir])
 
 # spirv-val (SPIRV-Tools) validates every SPIR-V module the GPU targets emit.
+# Where Debian 12's SPIRV-Tools (2023.1) does not know cooperative matrices,
+# scripts/spirv-tools.sh builds Debian 13's and links it as build/spirv-tools.
 import shutil
-if shutil.which("spirv-val"):
+import subprocess
+spirv_tools = os.path.join(config.lowbit_obj_root, "spirv-tools")
+if os.path.isdir(spirv_tools):
+    llvm_config.with_environment("PATH", spirv_tools, append_path=True)
+tool_path = config.environment["PATH"]
+if shutil.which("spirv-val", path=tool_path):
     config.available_features.add("spirv-val")
+# spirv-val-coopmat: SPIRV-Tools that knows SPV_KHR_cooperative_matrix,
+# probed by assembling a module that declares it.
+spirv_as = shutil.which("spirv-as", path=tool_path)
+if spirv_as:
+    probe = subprocess.run(
+        [spirv_as, "--target-env", "vulkan1.3", "-o", os.devnull, "-"],
+        input="OpCapability Shader\nOpCapability CooperativeMatrixKHR\n"
+              "OpExtension \"SPV_KHR_cooperative_matrix\"\n"
+              "OpMemoryModel Logical GLSL450\n",
+        capture_output=True, text=True)
+    if probe.returncode == 0:
+        config.available_features.add("spirv-val-coopmat")

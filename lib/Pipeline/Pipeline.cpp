@@ -99,6 +99,7 @@ static void buildGpuPipeline(OpPassManager &pm,
   lower.target = options.target;
   lower.config = options.config;
   lower.nHint = options.nHint;
+  lower.dtype = options.dtype;
   pm.addPass(createLowBitLowerGpu(lower));
   // The kernel builder spells index arithmetic out; fold it before SPIR-V.
   pm.addNestedPass<gpu::GPUModuleOp>(createCanonicalizerPass());
@@ -191,6 +192,14 @@ static llvm::Error generateGpuKernel(MLIRContext &ctx, ModuleOp module,
   options.target = request.target;
   options.config = request.configOverride;
   options.nHint = request.nHint;
+  options.dtype = request.dtype;
+  // Bits per code of the kernel's weight words: 2 for i2s, else the
+  // format's (w2gG, w4gG).
+  int64_t bits = 2;
+  module.walk([&](MpGemmOp op) {
+    if (op.getWeight().getEncoding() != Encoding::Ternary)
+      bits = op.getWeight().getBits();
+  });
   PassManager pm(&ctx);
   buildGpuPipeline(pm, options);
   if (failed(pm.run(module)))
@@ -201,27 +210,35 @@ static llvm::Error generateGpuKernel(MLIRContext &ctx, ModuleOp module,
     config = op->getAttrOfType<GpuAttr>("lowbit.config");
     preKernel = op.lookupSymbol("act_scales") != nullptr;
   });
+  // Native 16-bit storage buffers (spirv-xe2 with 16-bit I/O): the device
+  // needs storageBuffer16BitAccess and shaderInt16.
+  bool storage16 = spirvModuleRequires(module, "StorageBuffer16BitAccess");
   SmallVector<uint32_t> words;
   if (!config || failed(serializeSpirvModule(module, words)))
     return fail("");
   source.config = printAttr(config);
   bool isTernary = request.format == "i2s";
   source.layout = isTernary ? "#lowbit.layout<i2s>" : "#lowbit.layout<canonical>";
-  source.bits = 2;
+  source.bits = bits;
   source.Mp = request.M;
   source.Kp = llvm::alignTo(request.K, 16);
   // runtime/include/lowbit/vulkan.h, "GENERATED GLOBALS".
-  int64_t info[] = {1,
+  int64_t info[] = {2,
                     request.M,
                     request.K,
-                    source.Kp / 16,
+                    int64_t(llvm::divideCeil(request.K * bits, 32)),
                     config.getWorkgroupSize(),
                     config.getWgTileM(),
                     config.getWgTileN(),
                     preKernel ? 1 : 0,
                     int64_t(words.size()),
                     config.getIntDot() ? 1 : 0,
-                    isTernary ? 0 : 2};
+                    isTernary ? 0 : bits,
+                    request.dtype == "f16"    ? 1
+                    : request.dtype == "bf16" ? 2
+                                              : 0,
+                    storage16 ? 1 : 0,
+                    config.getMatrix() ? 1 : 0};
   FailureOr<std::string> cpp =
       embedSpirvKernel(&ctx, request.functionName, words, info);
   if (failed(cpp))
@@ -273,6 +290,14 @@ mlir::lowbit::generateKernel(const KernelRequest &request) {
     return fail("unknown target; expected one of " +
                 llvm::join(getTargetNames(), ", ") + ", " +
                 llvm::join(getGpuTargetNames(), ", "));
+  if (request.dtype != "f32" &&
+      !(isGpuTarget(request.target) &&
+        (request.dtype == "f16" || request.dtype == "bf16")))
+    return fail("dtype '" + request.dtype + "': " +
+                (isGpuTarget(request.target)
+                     ? "expected f32, f16 or bf16"
+                     : "CPU kernels take f32 activations only (16-bit "
+                       "dtypes are for spirv-vulkan, spirv-xe2)"));
   if (request.M < 1 || request.K < 1)
     return fail("M and K must be at least 1");
   if (request.threads < 1 || request.nHint < 1)

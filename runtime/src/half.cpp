@@ -1,9 +1,11 @@
-//===- half.cpp - IEEE binary16 conversion --------------------------------===//
+//===- half.cpp - IEEE binary16 and bfloat16 conversion -------------------===//
 //
 // Portable integer implementation (no F16C), correctly rounded to nearest
 // even for normals, subnormals and overflow. A NaN becomes the quiet NaN
 // 0x7E00 with the input's sign, as ggml's portable converter does; a half NaN
-// widens with its payload kept.
+// widens with its payload kept. bfloat16 is the top half of a float:
+// rounding adds 0x7FFF plus the kept half's lowest bit (ties to even), which
+// also carries into the exponent and overflows to infinity correctly.
 //
 //===----------------------------------------------------------------------===//
 
@@ -75,5 +77,14 @@ float half_to_float(uint16_t h) {
   float magnitude = float(mantissa) * float_of(0x33800000); // 2^-24
   return sign ? -magnitude : magnitude;
 }
+
+uint16_t float_to_bf16(float f) {
+  uint32_t u = bits_of(f);
+  if ((u & 0x7FFFFFFF) > 0x7F800000)
+    return uint16_t((u >> 16) | 0x0040);
+  return uint16_t((u + 0x7FFF + ((u >> 16) & 1)) >> 16);
+}
+
+float bf16_to_float(uint16_t h) { return float_of(uint32_t(h) << 16); }
 
 } // namespace lowbit

@@ -26,18 +26,72 @@
 
 namespace lowbit {
 
-/// Throws the error activation.cpp gives for the first non-finite value.
-static void check_finite(const float *X, int64_t N, int64_t K) {
-  for (int64_t i = 0; i < N * K; ++i)
+GpuDType parse_gpu_dtype(const std::string &name) {
+  if (name == "f32")
+    return GpuDType::F32;
+  if (name == "f16")
+    return GpuDType::F16;
+  if (name == "bf16")
+    return GpuDType::BF16;
+  throw Error("unknown dtype '" + name + "' (expected f32, f16, bf16)");
+}
+
+std::string gpu_dtype_name(GpuDType type) {
+  switch (type) {
+  case GpuDType::F32:
+    return "f32";
+  case GpuDType::F16:
+    return "f16";
+  case GpuDType::BF16:
+    return "bf16";
+  }
+  return "?";
+}
+
+/// The bits of v in a 16-bit `type`.
+static uint16_t to_bits16(GpuDType type, float v) {
+  return type == GpuDType::F16 ? float_to_half(v) : float_to_bf16(v);
+}
+
+static float from_bits16(GpuDType type, uint16_t h) {
+  return type == GpuDType::F16 ? half_to_float(h) : bf16_to_float(h);
+}
+
+float round_to_dtype(GpuDType type, float v) {
+  return type == GpuDType::F32 ? v : from_bits16(type, to_bits16(type, v));
+}
+
+/// Throws the error activation.cpp gives for the first non-finite value,
+/// or for the first finite one that `type` rounds to infinity.
+static void check_finite(const float *X, int64_t N, int64_t K,
+                         GpuDType type) {
+  for (int64_t i = 0; i < N * K; ++i) {
+    std::string at =
+        "activation [" + std::to_string(i / K) + ", " + std::to_string(i % K) +
+        "] ";
     if (!std::isfinite(X[i]))
-      throw Error("activation [" + std::to_string(i / K) + ", " +
-                  std::to_string(i % K) + "] is " +
+      throw Error(at + "is " +
                   (std::isnan(X[i]) ? "NaN" : X[i] > 0 ? "+inf" : "-inf"));
+    if (!std::isfinite(round_to_dtype(type, X[i])))
+      throw Error(at + "= " + std::to_string(X[i]) + " overflows " +
+                  gpu_dtype_name(type) + " (--dtype)");
+  }
 }
 
 #if LOWBIT_HAVE_VULKAN
 
 namespace {
+
+// VK_KHR_cooperative_matrix's feature struct, for Vulkan headers older than
+// 1.3.255 (Debian 12 has 1.3.239); the layout is the extension's.
+constexpr char kCoopMatrixExtension[] = "VK_KHR_cooperative_matrix";
+constexpr VkStructureType kCoopMatrixFeaturesType = VkStructureType(1000506000);
+struct CoopMatrixFeatures {
+  VkStructureType sType = kCoopMatrixFeaturesType;
+  void *pNext = nullptr;
+  VkBool32 cooperativeMatrix = VK_FALSE;
+  VkBool32 cooperativeMatrixRobustBufferAccess = VK_FALSE;
+};
 
 void check(VkResult result, const char *what) {
   if (result != VK_SUCCESS)
@@ -54,6 +108,10 @@ struct Device {
   uint32_t queueFamily = 0;
   std::string name;
   bool intDot = false; // shaderIntegerDotProduct, enabled when present
+  bool storage16 = false; // storageBuffer16BitAccess and shaderInt16, too
+  // VK_KHR_cooperative_matrix with its feature and shaderInt8 (the
+  // matrix = true kernels), enabled when present.
+  bool coopMatrix = false;
   std::mutex mutex;    // one submission at a time on the queue
 
   Device() {
@@ -94,24 +152,67 @@ struct Device {
     queueInfo.pQueuePriorities = &priority;
     VkPhysicalDeviceProperties props;
     vkGetPhysicalDeviceProperties(physical, &props);
+    uint32_t extensionCount = 0;
+    vkEnumerateDeviceExtensionProperties(physical, nullptr, &extensionCount,
+                                         nullptr);
+    std::vector<VkExtensionProperties> extensions(extensionCount);
+    vkEnumerateDeviceExtensionProperties(physical, nullptr, &extensionCount,
+                                         extensions.data());
+    bool hasCoopMatrix = false;
+    for (const VkExtensionProperties &e : extensions)
+      hasCoopMatrix |= std::strcmp(e.extensionName, kCoopMatrixExtension) == 0;
+    VkPhysicalDeviceVulkan11Features features11{
+        VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES};
+    VkPhysicalDeviceVulkan12Features features12{
+        VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
     VkPhysicalDeviceVulkan13Features features13{
         VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES};
+    CoopMatrixFeatures coopFeatures;
     VkPhysicalDeviceFeatures2 features{
         VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
     if (props.apiVersion >= VK_API_VERSION_1_3) {
-      features.pNext = &features13;
+      features.pNext = &features11;
+      features11.pNext = &features12;
+      features12.pNext = &features13;
+      if (hasCoopMatrix)
+        features13.pNext = &coopFeatures;
       vkGetPhysicalDeviceFeatures2(physical, &features);
       intDot = features13.shaderIntegerDotProduct;
+      storage16 = features11.storageBuffer16BitAccess &&
+                  features.features.shaderInt16;
+      coopMatrix = hasCoopMatrix && coopFeatures.cooperativeMatrix &&
+                   features12.shaderInt8;
     }
-    // Only the feature kernels may use is enabled.
+    // Only the features kernels may use are enabled.
     VkPhysicalDeviceVulkan13Features enable13{
         VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES};
     enable13.shaderIntegerDotProduct = intDot;
+    CoopMatrixFeatures enableCoop;
+    enableCoop.cooperativeMatrix = VK_TRUE;
+    if (coopMatrix)
+      enable13.pNext = &enableCoop;
+    VkPhysicalDeviceVulkan12Features enable12{
+        VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
+    enable12.shaderInt8 = coopMatrix;
+    enable12.pNext = &enable13;
+    VkPhysicalDeviceVulkan11Features enable11{
+        VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES};
+    enable11.storageBuffer16BitAccess = storage16;
+    enable11.pNext = &enable12;
+    VkPhysicalDeviceFeatures2 enable{
+        VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
+    enable.features.shaderInt16 = storage16;
+    enable.pNext = &enable11;
     VkDeviceCreateInfo deviceInfo{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
-    if (intDot)
-      deviceInfo.pNext = &enable13;
+    if (props.apiVersion >= VK_API_VERSION_1_3)
+      deviceInfo.pNext = &enable;
     deviceInfo.queueCreateInfoCount = 1;
     deviceInfo.pQueueCreateInfos = &queueInfo;
+    const char *coopName = kCoopMatrixExtension;
+    if (coopMatrix) {
+      deviceInfo.enabledExtensionCount = 1;
+      deviceInfo.ppEnabledExtensionNames = &coopName;
+    }
     if (vkCreateDevice(physical, &deviceInfo, nullptr, &device) !=
         VK_SUCCESS) {
       device = VK_NULL_HANDLE;
@@ -205,6 +306,9 @@ struct VulkanKernel::Impl {
   Device &d = device();
   int64_t M = 0, K = 0, words = 0, wgM = 1, wgN = 1;
   bool preKernel = false;
+  GpuDType dtype = GpuDType::F32;
+  /// Bytes of one X / Y element.
+  size_t elementBytes() const { return dtype == GpuDType::F32 ? 4 : 2; }
   VkShaderModule shader = VK_NULL_HANDLE;
   VkDescriptorSetLayout setLayout = VK_NULL_HANDLE;
   VkPipelineLayout pipelineLayout = VK_NULL_HANDLE;
@@ -360,17 +464,19 @@ VulkanKernel::VulkanKernel(const SpirvKernel &kernel, const PackedWeights &W)
     throw Error("vulkan: no Vulkan device with a compute queue (see "
                 "'lowbit targets')");
   const int64_t *info = kernel.info;
-  if (info[0] != 1)
+  if (info[0] != 2)
     throw Error("vulkan: kernel ABI version " + std::to_string(info[0]) +
-                ", this runtime knows 1");
-  const bool w2 = info[10] == 2;
-  const bool formatOk = w2 ? W.format.kind == FormatKind::Group &&
-                                 W.format.encoding() == Encoding::Unsigned &&
-                                 W.format.bits == 2
-                           : W.format.kind == FormatKind::I2S;
+                ", this runtime knows 2");
+  const bool group = info[10] != 0; // w2gG (2), w4gG (4)
+  const bool formatOk = group ? W.format.kind == FormatKind::Group &&
+                                    W.format.encoding() == Encoding::Unsigned &&
+                                    W.format.bits == info[10]
+                              : W.format.kind == FormatKind::I2S;
   if (!formatOk || info[1] != W.M || info[2] != W.K)
     throw Error("vulkan: the kernel is for " +
-                std::string(w2 ? "w2gG" : "i2s") + " " +
+                (group ? "w" + std::to_string(info[10]) + "gG"
+                       : std::string("i2s")) +
+                " " +
                 std::to_string(info[1]) + " x " + std::to_string(info[2]) +
                 " weights, got " + W.format.name() + " " +
                 std::to_string(W.M) + " x " + std::to_string(W.K));
@@ -378,6 +484,23 @@ VulkanKernel::VulkanKernel(const SpirvKernel &kernel, const PackedWeights &W)
     throw Error("vulkan: the kernel uses the integer dot product "
                 "(#lowbit.gpu int_dot) but '" +
                 k.d.name + "' lacks shaderIntegerDotProduct");
+  if (info[11] < 0 || info[11] > 2)
+    throw Error("vulkan: unknown X / Y element type " +
+                std::to_string(info[11]) + " in the kernel");
+  if (info[12] && !k.d.storage16)
+    throw Error("vulkan: the kernel reads and writes 16-bit storage buffers "
+                "(--dtype " +
+                gpu_dtype_name(GpuDType(info[11])) + " on this target) but '" +
+                k.d.name +
+                "' lacks storageBuffer16BitAccess or shaderInt16 (target "
+                "spirv-vulkan packs them in 32-bit words and runs anywhere)");
+  if (info[13] && !k.d.coopMatrix)
+    throw Error("vulkan: the kernel uses cooperative matrices (#lowbit.gpu "
+                "matrix = true) but '" +
+                k.d.name +
+                "' lacks VK_KHR_cooperative_matrix (or shaderInt8); run "
+                "the spirv-xe2 kernel without matrix = true here");
+  k.dtype = GpuDType(info[11]);
   k.M = W.M;
   k.K = W.K;
   k.words = info[3];
@@ -395,8 +518,8 @@ VulkanKernel::VulkanKernel(const SpirvKernel &kernel, const PackedWeights &W)
     std::memcpy(bytes + m * k.words * 4, W.codes.data() + m * rowBytes,
                 size_t(rowBytes));
   Buffer &blocks = k.buffers[5];
-  blocks.reserve(k.d, w2 ? size_t(k.M * (k.K / 32) * 2 * 4) : 4);
-  if (w2) {
+  blocks.reserve(k.d, group ? size_t(k.M * (k.K / 32) * 2 * 4) : 4);
+  if (group) {
     std::vector<detail::ScaleZero> row(size_t(k.K / 32));
     auto *out = static_cast<float *>(blocks.data);
     for (int64_t m = 0; m < k.M; ++m) {
@@ -417,12 +540,22 @@ VulkanKernel::~VulkanKernel() = default;
 
 void VulkanKernel::run(const float *X, int64_t N, float *Y) {
   Impl &k = *impl_;
-  check_finite(X, N, k.K);
+  check_finite(X, N, k.K, k.dtype);
   std::lock_guard<std::mutex> lock(k.d.mutex);
-  k.buffers[0].reserve(k.d, size_t(N * k.K) * 4);
-  k.buffers[2].reserve(k.d, size_t(N * k.M) * 4);
+  // 16-bit buffers are padded to whole 32-bit words (the packed form).
+  auto bytes = [&](int64_t count) {
+    return (size_t(count) * k.elementBytes() + 3) / 4 * 4;
+  };
+  k.buffers[0].reserve(k.d, bytes(N * k.K));
+  k.buffers[2].reserve(k.d, bytes(N * k.M));
   k.buffers[4].reserve(k.d, size_t(N) * 4);
-  std::memcpy(k.buffers[0].data, X, size_t(N * k.K) * 4);
+  if (k.dtype == GpuDType::F32) {
+    std::memcpy(k.buffers[0].data, X, size_t(N * k.K) * 4);
+  } else {
+    auto *x16 = static_cast<uint16_t *>(k.buffers[0].data);
+    for (int64_t i = 0; i < N * k.K; ++i)
+      x16[i] = to_bits16(k.dtype, X[i]);
+  }
   static_cast<uint32_t *>(k.buffers[3].data)[0] = uint32_t(N);
   k.bindBuffers();
   check(vkResetCommandBuffer(k.commands, 0), "vkResetCommandBuffer");
@@ -438,10 +571,18 @@ void VulkanKernel::run(const float *X, int64_t N, float *Y) {
   k.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() -
                                             start)
                   .count();
-  std::memcpy(Y, k.buffers[2].data, size_t(N * k.M) * 4);
+  if (k.dtype == GpuDType::F32) {
+    std::memcpy(Y, k.buffers[2].data, size_t(N * k.M) * 4);
+  } else {
+    const auto *y16 = static_cast<const uint16_t *>(k.buffers[2].data);
+    for (int64_t i = 0; i < N * k.M; ++i)
+      Y[i] = from_bits16(k.dtype, y16[i]);
+  }
 }
 
 double VulkanKernel::last_dispatch_seconds() const { return impl_->seconds; }
+
+GpuDType VulkanKernel::dtype() const { return impl_->dtype; }
 
 #else // !LOWBIT_HAVE_VULKAN
 
@@ -459,10 +600,12 @@ VulkanKernel::VulkanKernel(const SpirvKernel &, const PackedWeights &) {
 VulkanKernel::~VulkanKernel() = default;
 
 void VulkanKernel::run(const float *X, int64_t N, float *) {
-  check_finite(X, N, 1);
+  check_finite(X, N, 1, GpuDType::F32);
 }
 
 double VulkanKernel::last_dispatch_seconds() const { return 0; }
+
+GpuDType VulkanKernel::dtype() const { return GpuDType::F32; }
 
 #endif
 

@@ -120,5 +120,61 @@ TEST(Half, FloatSweepMatchesCompiler) {
   }
 }
 
+TEST(BFloat16, KnownBitPatterns) {
+  EXPECT_EQ(float_to_bf16(1.0f), 0x3F80);
+  EXPECT_EQ(float_to_bf16(-2.0f), 0xC000);
+  // 1 + 2^-8 is halfway between 1 and 1 + 2^-7: ties to the even 0x3F80;
+  // 1 + 3 * 2^-8 ties to the even 0x3F82; just above a tie rounds up.
+  EXPECT_EQ(float_to_bf16(1.0f + std::ldexp(1.0f, -8)), 0x3F80);
+  EXPECT_EQ(float_to_bf16(1.0f + 3 * std::ldexp(1.0f, -8)), 0x3F82);
+  EXPECT_EQ(float_to_bf16(1.0f + std::ldexp(1.0f, -8) + std::ldexp(1.0f, -20)),
+            0x3F81);
+  // The largest float rounds up to infinity; NaN stays NaN.
+  EXPECT_EQ(float_to_bf16(std::numeric_limits<float>::max()), 0x7F80);
+  EXPECT_EQ(float_to_bf16(-std::numeric_limits<float>::max()), 0xFF80);
+  EXPECT_EQ(float_to_bf16(from_bits(0x7F800001)) & 0x7FC0, 0x7FC0);
+  EXPECT_EQ(bits(bf16_to_float(0x3F80)), bits(1.0f));
+  EXPECT_EQ(bits(bf16_to_float(0x8001)), 0x80010000u);
+}
+
+// The bfloat16 nearest to f by distance in double (ties to the even
+// pattern): the two candidates are f's bits truncated and the next
+// pattern away from zero (past the largest finite value: infinity, which
+// RNE picks from the midpoint 2^128 - 2^119 up).
+uint16_t nearestBf16(float f) {
+  const uint32_t u = bits(f);
+  const uint16_t lo = uint16_t(u >> 16), hi = uint16_t(lo + 1);
+  const double x = std::fabs(double(f));
+  const double a = std::fabs(double(bf16_to_float(lo)));
+  const double b = (hi & 0x7FFF) == 0x7F80 ? std::ldexp(1.0, 128)
+                                           : std::fabs(double(bf16_to_float(hi)));
+  if (x - a < b - x || (x - a == b - x && (lo & 1) == 0))
+    return lo;
+  return hi;
+}
+
+// A sweep of float bit patterns (every 4093rd, plus each midpoint between
+// neighbouring bfloat16 values and its neighbours) rounds to the nearest
+// bfloat16 found by distance, and every bfloat16 widens back to itself.
+TEST(BFloat16, FloatSweepMatchesNearest) {
+  auto check = [](uint32_t u) {
+    const float f = from_bits(u);
+    if (!std::isfinite(f))
+      return;
+    ASSERT_EQ(float_to_bf16(f), nearestBf16(f))
+        << "float bits 0x" << std::hex << u;
+  };
+  for (uint64_t u = 0; u <= 0xFFFFFFFFu; u += 4093)
+    check(static_cast<uint32_t>(u));
+  for (uint32_t h = 0; h < 0x7F80; ++h) {
+    const uint32_t mid = (h << 16) | 0x8000;
+    for (uint32_t d = 0; d < 3; ++d) {
+      check(mid - 1 + d);
+      check((mid - 1 + d) | 0x80000000u);
+    }
+    ASSERT_EQ(float_to_bf16(bf16_to_float(uint16_t(h))), h);
+  }
+}
+
 } // namespace
 } // namespace lowbit

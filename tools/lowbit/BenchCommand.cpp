@@ -46,10 +46,12 @@ struct Case {
 /// roofline: bench has no GPU bandwidth probe, and on lavapipe the "GPU" is
 /// this CPU running the shader through llvmpipe.
 static int benchGpu(const std::vector<Case> &cases,
-                    const std::vector<CompiledKernel> &kernels, int reps) {
+                    const std::vector<CompiledKernel> &kernels, int reps,
+                    GpuDType dtype) {
   std::printf("vulkan device: %s; dispatch time only (no upload or read "
-              "back), warm weights, median of %d\n",
-              vulkan_device_name().c_str(), reps);
+              "back), warm weights, median of %d, %s X and Y\n",
+              vulkan_device_name().c_str(), reps,
+              gpu_dtype_name(dtype).c_str());
   std::printf("\n%-7s %-15s %-12s %5s %10s %8s %9s\n", "format", "target",
               "shape", "N", "us", "GB/s", "GOPS");
   for (size_t i = 0; i < cases.size(); ++i) {
@@ -169,6 +171,7 @@ static int runBench(const ParsedOptions &options) {
               throw Error("lowbit bench measures generated kernels; " +
                           format.name() + " has none for " +
                           target_name(choice.target) + " yet");
+            kernelOptions.dtype = parseDtypeFor(options.get("dtype"), choice);
             cases.push_back({shape, N, format, choice});
           }
         }
@@ -201,7 +204,7 @@ static int runBench(const ParsedOptions &options) {
         options.has("plot"))
       throw Error("lowbit bench: GPU targets are timed on their own (no "
                   "CPU targets, --json or --plot with them)");
-    return benchGpu(cases, kernels, reps);
+    return benchGpu(cases, kernels, reps, kernelOptions.dtype);
   }
 
   ThreadPool::Options poolOptions;
@@ -436,6 +439,8 @@ const Command &benchCommand() {
          "'#lowbit.upconvert<tile_m = 32, tile_k = 64, "
          "tile_n = 1>'"},
         {"warm", nullptr, "time N = 1 on one matrix (L3-resident, labelled)"},
+        {"dtype", "T",
+         "GPU targets: element type of X and Y, f32 (default), f16, bf16"},
         {"schedule-policy", "P[,P]",
          "static, dynamic (default) or both: both time every case with each "
          "policy in alternating reps and print static/dynamic"},

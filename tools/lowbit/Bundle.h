@@ -14,6 +14,7 @@
 
 #include "lowbit/format.h"
 #include "lowbit/target.h"
+#include "lowbit/vulkan.h"
 
 #include <cstdint>
 #include <filesystem>
@@ -42,6 +43,7 @@ struct BundleSpec {
   std::string schedule; // "" for the heuristic
   bool fallback = true; // also the generic kernels (when target is not)
   std::string command;  // the command line the README quotes
+  GpuDType dtype = GpuDType::F32; // GPU targets: X / Y on the device
 };
 
 /// Writes the bundle of `spec` into `out` (created; stale kernels removed)

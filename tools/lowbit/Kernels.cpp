@@ -33,6 +33,18 @@ bool isGpuTarget(Target t) {
   return t == Target::SpirvVulkan || t == Target::SpirvXe2;
 }
 
+GpuDType parseDtypeFor(const std::optional<std::string> &dtype,
+                       KernelChoice choice) {
+  GpuDType type = parse_gpu_dtype(dtype.value_or("f32"));
+  if (type != GpuDType::F32 &&
+      (!isGpuTarget(choice.target) || choice.strategy == Strategy::Reference))
+    throw Error("--dtype " + *dtype + " is for the GPU kernels (targets "
+                "spirv-vulkan, spirv-xe2); " + target_name(choice.target) +
+                " " + strategy_name(choice.strategy) +
+                " takes f32 activations");
+  return type;
+}
+
 void requireTimableTarget(Target target, const std::string &command) {
   if (target == Target::Native)
     target = native_target();
@@ -55,16 +67,17 @@ KernelChoice resolveChoice(const Format &format, Strategy strategy,
                 " (see 'lowbit targets')");
   if (isGpuTarget(target)) {
     // The GPU kernel (#lowbit.gpu) unpacks codes to int8 products: the
-    // upconvert strategy, for i2s and w2gG.
+    // upconvert strategy, for i2s, w2gG and w4gG.
     const bool gpuFormat =
         format.kind == FormatKind::I2S ||
-        (format.encoding() == Encoding::Unsigned && format.bits == 2);
+        (format.encoding() == Encoding::Unsigned &&
+         (format.bits == 2 || format.bits == 4));
     if (strategy == Strategy::Auto)
       strategy = gpuFormat ? Strategy::Upconvert : Strategy::Reference;
     if (strategy != Strategy::Reference &&
         (strategy != Strategy::Upconvert || !gpuFormat))
       throw Error("target '" + target_name(target) + "' has only the "
-                  "upconvert strategy for i2s and w2gG (got " +
+                  "upconvert strategy for i2s, w2gG and w4gG (got " +
                   strategy_name(strategy) + " for " + format.name() + ")");
     return {strategy, target};
   }
@@ -169,6 +182,7 @@ mlir::lowbit::KernelSource generateKernelSource(const Format &format,
                          ? strategy_name(options.strategy)
                          : "";
   request.functionName = functionName;
+  request.dtype = gpu_dtype_name(options.dtype);
   llvm::Expected<mlir::lowbit::KernelSource> source =
       mlir::lowbit::generateKernel(request);
   if (!source)
@@ -245,7 +259,11 @@ static double normDiff(const std::vector<float> &a,
 
 std::string compareWithReference(const PackedWeights &W, const float *X,
                                  int64_t N, const std::vector<float> &got,
-                                 const std::vector<float> &want) {
+                                 const std::vector<float> &want,
+                                 GpuDType dtype) {
+  const double roundoff = dtype == GpuDType::F16    ? 0x1p-11
+                          : dtype == GpuDType::BF16 ? 0x1p-8
+                                                    : 0.0;
   if (W.format.is_ternary()) {
     for (size_t i = 0; i < got.size(); ++i)
       if (!(got[i] == want[i]))
@@ -255,9 +273,9 @@ std::string compareWithReference(const PackedWeights &W, const float *X,
     return "";
   }
   double vsRef = normDiff(got, {want.begin(), want.end()});
-  if (vsRef > 1e-5)
+  if (vsRef > 1e-5 + roundoff)
     return "normalized difference to the reference " + std::to_string(vsRef) +
-           " > 1e-5";
+           " > " + std::to_string(1e-5 + roundoff);
   std::vector<float> deq(static_cast<size_t>(W.M * W.K));
   dequantize(W, deq.data());
   std::vector<double> exact(got.size());
@@ -273,7 +291,8 @@ std::string compareWithReference(const PackedWeights &W, const float *X,
   // then the kernel must simply be no worse than the reference.
   double vsExact = normDiff(got, exact);
   double referenceError = normDiff(want, exact);
-  if (vsExact > 1e-2 && vsExact > referenceError * (1 + 1e-3))
+  if (vsExact > 1e-2 + roundoff &&
+      vsExact > referenceError * (1 + 1e-3) + roundoff)
     return "normalized error to the fp64 product " + std::to_string(vsExact) +
            " > 1e-2 (reference: " + std::to_string(referenceError) + ")";
   return "";

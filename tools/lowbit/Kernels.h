@@ -51,6 +51,8 @@ struct KernelOptions {
   /// The strategy to generate (compileKernels sets the choice's); only
   /// lut-bitserial changes what the compiler picks for a format.
   Strategy strategy = Strategy::Auto;
+  /// GPU targets: the element type of X and Y (--dtype).
+  GpuDType dtype = GpuDType::F32;
 };
 
 /// One kernel to generate: its weight shape and expected N (1 selects the
@@ -89,6 +91,11 @@ struct CompiledKernel {
 /// Whether `t` is a GPU target (its kernels run through vulkan.h).
 bool isGpuTarget(Target t);
 
+/// The --dtype of a command for `choice` (absent: f32); throws Error for a
+/// 16-bit type anywhere but a GPU kernel.
+GpuDType parseDtypeFor(const std::optional<std::string> &dtype,
+                       KernelChoice choice);
+
 /// The C++ source of one kernel for `target` (a target name such as
 /// "x86-avx2") with C symbol `functionName`. Throws Error with the compiler's
 /// one-line diagnostic on failure.
@@ -125,11 +132,14 @@ PreparedWeights prepareWeights(const PackedWeights &W, KernelChoice choice);
 /// Compares a kernel's Y [N][M] for weights W and activations X [N][K] with
 /// the reference's `want`: bit-exact for ternary formats, else within 1e-5
 /// (normalized) of the reference and 1e-2 of the fp64 product of the
-/// dequantized weights (or no worse than the reference). Returns "" or what
-/// is wrong.
+/// dequantized weights (or no worse than the reference). A kernel whose Y
+/// is rounded to a 16-bit `dtype` gets that type's unit roundoff on top of
+/// both bounds (ternary: `want` must be rounded as Y was). Returns "" or
+/// what is wrong.
 std::string compareWithReference(const PackedWeights &W, const float *X,
                                  int64_t N, const std::vector<float> &got,
-                                 const std::vector<float> &want);
+                                 const std::vector<float> &want,
+                                 GpuDType dtype = GpuDType::F32);
 
 /// Y [N][M] = X [N][K] * W^T with the chosen kernel (nullptr for reference).
 void runKernel(const CompiledKernel *kernel, PreparedWeights &W,

@@ -107,9 +107,11 @@ static int runRun(const ParsedOptions &options) {
     throw Error("--threads: at most 256, got " + std::to_string(threads));
   kernelOptions.threads = static_cast<int>(threads);
   kernelOptions.schedulePath = options.getOr("schedule", "");
+  kernelOptions.config = options.getOr("config", "");
   const SchedulePolicy policy =
       parse_schedule_policy(options.getOr("schedule-policy", "dynamic"));
 
+  kernelOptions.dtype = parseDtypeFor(options.get("dtype"), choice);
   PackedWeights W = loadWeights(options, format);
   Matrix X = loadActivations(options, W.K);
   Matrix Y;
@@ -188,9 +190,16 @@ const Command &runCommand() {
          "worker threads (default 1; the reference is "
          "single-threaded)"},
         {"schedule", "FILE", "tuned schedule to take the kernel config from"},
+        {"config", "ATTR",
+         "kernel config attribute instead of the heuristic's, e.g. "
+         "'#lowbit.gpu<..., matrix = true, ...>'"},
         {"schedule-policy", "P",
          "how threads split M: dynamic (default: in proportion to per-core "
          "performance ratios learned from measured times) or static (equal)"},
+        {"dtype", "T",
+         "GPU targets: element type of X and Y on the device, f32 (default), "
+         "f16 or bf16; the .npy files stay float32 (X rounded to nearest "
+         "even, Y widened exactly)"},
         {"check", nullptr,
          "also print the error against the fp64 product of the dequantized "
          "weights"}}},

@@ -51,6 +51,8 @@ static int runVerify(const ParsedOptions &options) {
          splitList(options.getOr("target", "native"))) {
       KernelChoice choice =
           resolveChoice(format, strategy, parse_target(targetName));
+      kernelOptions.dtype = parseDtypeFor(options.get("dtype"), choice);
+      const GpuDType dtype = kernelOptions.dtype;
       // One GEMV-configured and one GEMM-configured kernel per shape, all
       // compiled in one batch.
       std::vector<KernelShape> shapes;
@@ -77,9 +79,16 @@ static int runVerify(const ParsedOptions &options) {
           std::vector<float> got(size_t(N * shape.M)), want(got.size());
           runKernel(kernels.empty() ? nullptr : &kernels[s], prepared,
                     X.data.data(), N, got.data(), pool);
+          // 16-bit I/O: the reference of the rounded X (what the kernel
+          // reads); ternary Y rounded as the kernel rounds it.
+          for (float &x : X.data)
+            x = round_to_dtype(dtype, x);
           reference_mpgemm(W, X.data.data(), N, want.data());
+          if (W.format.is_ternary())
+            for (float &y : want)
+              y = round_to_dtype(dtype, y);
           std::string problem =
-              compareWithReference(W, X.data.data(), N, got, want);
+              compareWithReference(W, X.data.data(), N, got, want, dtype);
           if (problem.empty()) {
             ++casePassed;
             continue;
@@ -94,10 +103,14 @@ static int runVerify(const ParsedOptions &options) {
                       problem.c_str());
         }
       }
-      std::printf("%-7s %-10s %-15s %d passed, %d failed\n",
+      std::printf("%-7s %-10s %-15s %s%d passed, %d failed\n",
                   format.name().c_str(),
                   strategy_name(choice.strategy).c_str(),
-                  target_name(choice.target).c_str(), casePassed, caseFailed);
+                  target_name(choice.target).c_str(),
+                  dtype == GpuDType::F32
+                      ? ""
+                      : (gpu_dtype_name(dtype) + " I/O  ").c_str(),
+                  casePassed, caseFailed);
       std::fflush(stdout);
       passed += casePassed;
       failed += caseFailed;
@@ -128,7 +141,11 @@ const Command &verifyCommand() {
         {"n", "LIST", "N values (default 1,3,16,128)"},
         {"threads", "N", "threads (default 2, to exercise the split)"},
         {"config", "ATTR", "config attribute for every kernel instead of "
-                           "the heuristic's"}}},
+                           "the heuristic's"},
+        {"dtype", "T", "GPU targets: element type of X and Y, f32 "
+                       "(default), f16 or bf16 (the reference gets X "
+                       "rounded to T; i2s Y must equal its result rounded "
+                       "to T, group formats get T's roundoff on the bounds)"}}},
       runVerify};
   return command;
 }

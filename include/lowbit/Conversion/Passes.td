@@ -64,7 +64,11 @@ def LowBitSpirvTargetEnv : Pass<"lowbit-spirv-target-env", "ModuleOp"> {
   let description = [{
     Attaches the `spirv.target_env` that `convert-gpu-to-spirv` converts
     for. Both targets are Vulkan 1.3 compute (`Shader`, storage buffers);
-    `spirv-xe2` also names the Intel GPU vendor and a subgroup size of 16.
+    `spirv-xe2` also names the Intel GPU vendor, a subgroup size of 16,
+    16-bit storage buffers (`Int16`) and cooperative matrices (`Int8`, the
+    8 x 16 x 32 int8 -> int32 subgroup shape); a module with cooperative
+    matrices on `spirv-vulkan` is an error. SPIR-V 1.6 where a module has
+    OpSDot / OpSUDot or cooperative matrices, else 1.3.
     `spirv-update-vce` later keeps only the capabilities a module uses.
 
     ```mlir
@@ -77,6 +81,18 @@ def LowBitSpirvTargetEnv : Pass<"lowbit-spirv-target-env", "ModuleOp"> {
     Option<"target", "target", "std::string", /*default=*/"\"spirv-vulkan\"",
            "spirv-vulkan or spirv-xe2">,
   ];
+}
+
+def LowBitSpirvCoopMatrixSigns
+    : Pass<"lowbit-spirv-coop-matrix-signs", "spirv::ModuleOp"> {
+  let summary = "Marks the signed operands of cooperative-matrix muladds";
+  let description = [{
+    Sets the MatrixASigned / MatrixBSigned (and, then, CSigned /
+    ResultSigned) operands of every `spirv.KHR.CooperativeMatrixMulAdd`
+    whose A / B elements are signed integers (`si8`). MLIR 22's
+    `convert-gpu-to-spirv` leaves them out, and SPV_KHR_cooperative_matrix
+    reads integer components without them as unsigned.
+  }];
 }
 
 def LowBitConvertToNEON : Pass<"lowbit-convert-to-neon", "ModuleOp"> {

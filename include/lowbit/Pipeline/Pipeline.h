@@ -36,6 +36,8 @@ struct KernelRequest {
   std::string strategy;       // "lut-bitserial", or "" for the format's
                               // default (upconvert, tl1/tl2 lut-elementwise)
   std::string functionName;   // C symbol of the kernel (a C identifier)
+  std::string dtype = "f32";  // GPU targets: element type of X and Y (f32,
+                              // f16, bf16); CPU targets take f32 only
 };
 
 /// What came out.
@@ -74,6 +76,10 @@ struct UpconvertPipelineOptions
   Option<std::string> config{*this, "config",
                              llvm::cl::desc("Config attribute override"),
                              llvm::cl::init("")};
+  Option<std::string> dtype{
+      *this, "dtype",
+      llvm::cl::desc("GPU targets: element type of X and Y (f32, f16, bf16)"),
+      llvm::cl::init("f32")};
   Option<std::string> strategy{
       *this, "strategy",
       llvm::cl::desc("Strategy of the heuristic config: empty for the "
@@ -96,7 +102,7 @@ void registerUpconvertPipeline();
 
 /// Registers `lowbit-spirv-pipeline` (lowbit-lower-gpu, canonicalize, cse,
 /// then gpu -> spirv for `target` spirv-vulkan or spirv-xe2; uses target,
-/// config and n-hint).
+/// config, n-hint and dtype).
 void registerGpuPipeline();
 
 } // namespace mlir::lowbit

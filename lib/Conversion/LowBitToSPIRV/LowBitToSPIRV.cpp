@@ -35,14 +35,19 @@ bool mlir::lowbit::isGpuTarget(StringRef target) {
 
 /// Vulkan 1.3 compute. The capabilities and extensions listed are what the
 /// conversion may use (the integer dot product only where a config asks
-/// for it); spirv-update-vce then keeps only those the module needs. The
+/// for it); spirv-update-vce then keeps only those the module needs.
+/// 16-bit I/O (memref of i16): spirv-xe2 has 16-bit storage buffers (Xe2
+/// does); spirv-vulkan does not assume them, so convert-gpu-to-spirv packs
+/// the i16 buffers in 32-bit words (shifts on load, an atomic and / or pair
+/// on store, so neighbouring halves written by different invocations never
+/// race), which every Vulkan device runs. The
 /// SPIR-V version is 1.6, which Vulkan 1.3 takes, where a kernel has
 /// OpSDot / OpSUDot (core in 1.6), else 1.3: from 1.4 on, every global
 /// variable an entry point uses must be in its interface, and
 /// spirv-lower-abi-attrs lists them by the environment's version, before
 /// spirv-update-vce lowers the module's version to what it needs.
-static std::string getTargetEnv(StringRef target, bool dotProduct) {
-  StringRef version = dotProduct ? "v1.6" : "v1.3";
+static std::string getTargetEnv(StringRef target, bool needsV16) {
+  StringRef version = needsV16 ? "v1.6" : "v1.3";
   if (target == "spirv-vulkan")
     return llvm::formatv("#spirv.target_env<#spirv.vce<{0}, [Shader, Int64, "
            "GroupNonUniform, DotProduct, DotProductInput4x8BitPacked], "
@@ -54,12 +59,17 @@ static std::string getTargetEnv(StringRef target, bool dotProduct) {
                          version);
   if (target == "spirv-xe2")
     return llvm::formatv("#spirv.target_env<#spirv.vce<{0}, [Shader, Int64, "
+           "Int16, Int8, StorageBuffer16BitAccess, CooperativeMatrixKHR, "
            "GroupNonUniform, DotProduct, DotProductInput4x8BitPacked], "
-           "[SPV_KHR_storage_buffer_storage_class, "
-           "SPV_KHR_integer_dot_product]>, "
+           "[SPV_KHR_storage_buffer_storage_class, SPV_KHR_16bit_storage, "
+           "SPV_KHR_integer_dot_product, SPV_KHR_cooperative_matrix]>, "
            "api=Vulkan, Intel:DiscreteGPU, #spirv.resource_limits<max_"
            "compute_workgroup_invocations = 1024, max_compute_workgroup_size "
-           "= [1024, 1024, 64], subgroup_size = 16>>",
+           "= [1024, 1024, 64], subgroup_size = 16, "
+           "cooperative_matrix_properties_khr = [#spirv.coop_matrix_props_khr<"
+           "m_size = 8, n_size = 16, k_size = 32, a_type = i8, b_type = i8, "
+           "c_type = i32, result_type = i32, acc_sat = false, "
+           "scope = <Subgroup>>]>>",
                          version);
   return "";
 }
@@ -72,11 +82,19 @@ public:
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    bool dotProduct = false;
+    // OpSDot / OpSUDot and the KHR cooperative-matrix ops need SPIR-V 1.6.
+    bool dotProduct = false, matrix = false;
     module.walk([&](Operation *op) {
       dotProduct |= isa<spirv::SDotOp, spirv::SUDotOp>(op);
+      matrix |= isa<gpu::SubgroupMmaComputeOp>(op);
     });
-    std::string env = getTargetEnv(target, dotProduct);
+    if (matrix && target != "spirv-xe2") {
+      module.emitError() << "the cooperative-matrix path (#lowbit.gpu "
+                            "matrix = true) is for target spirv-xe2, not '"
+                         << target << "'";
+      return signalPassFailure();
+    }
+    std::string env = getTargetEnv(target, dotProduct || matrix);
     if (env.empty()) {
       module.emitError() << "unknown GPU target '" << target
                          << "' (expected "
@@ -98,8 +116,20 @@ void mlir::lowbit::addGpuToSpirvPasses(OpPassManager &pm, StringRef target) {
   pm.addNestedPass<gpu::GPUModuleOp>(createConvertMathToSPIRVPass());
   pm.addPass(createConvertGPUToSPIRVPass(/*mapMemorySpace=*/true));
   OpPassManager &spirvPm = pm.nest<spirv::ModuleOp>();
+  spirvPm.addPass(createLowBitSpirvCoopMatrixSigns());
   spirvPm.addPass(spirv::createSPIRVLowerABIAttributesPass());
   spirvPm.addPass(spirv::createSPIRVUpdateVCEPass());
+}
+
+bool mlir::lowbit::spirvModuleRequires(ModuleOp module, StringRef capability) {
+  std::optional<spirv::Capability> wanted =
+      spirv::symbolizeCapability(capability);
+  bool found = false;
+  module.walk([&](spirv::ModuleOp op) {
+    if (std::optional<spirv::VerCapExtAttr> vce = op.getVceTriple())
+      found |= wanted && llvm::is_contained(vce->getCapabilities(), *wanted);
+  });
+  return found;
 }
 
 LogicalResult

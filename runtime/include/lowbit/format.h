@@ -82,6 +82,10 @@ void validate(const PackedWeights &W);
 /// IEEE binary16 conversion, round-to-nearest-even (as F16C and ggml do).
 uint16_t float_to_half(float f);
 float half_to_float(uint16_t h);
+/// bfloat16 (the top 16 bits of a float) conversion, round-to-nearest-even;
+/// a NaN stays a quiet NaN with its sign. Widening is exact.
+uint16_t float_to_bf16(float f);
+float bf16_to_float(uint16_t h);
 
 } // namespace lowbit
 

@@ -7,28 +7,39 @@
 // GENERATED GLOBALS (lib/Conversion/LowBitToSPIRV)
 //   uint32_t <name>_spirv[]  the SPIR-V module: entry point "mpgemm" and,
 //                            when the scales are not fused, "act_scales"
-//   int64_t  <name>_info[11] {abi version (1), M, K, Kw = ceil(K / 16),
+//   int64_t  <name>_info[14] {abi version (2), M, K, Kw = 32-bit words per
+//                            row (ceil(K / 16) for 2-bit codes, K / 8
+//                            for w4gG),
 //                            invocations per workgroup, wg_tile_m,
 //                            wg_tile_n, has the act_scales pre-kernel
 //                            (1 / 0), SPIR-V word count, integer dot
 //                            product (1 / 0: the device needs
 //                            shaderIntegerDotProduct), weights (0: i2s,
-//                            2: w2gG)}
+//                            2: w2gG, 4: w4gG), X / Y element type (0: f32,
+//                            1: f16, 2: bf16), native 16-bit storage
+//                            buffers (1 / 0: the device needs
+//                            storageBuffer16BitAccess and shaderInt16;
+//                            0 with a 16-bit type: the module packs two
+//                            halves per 32-bit word itself), cooperative
+//                            matrices (1 / 0: #lowbit.gpu matrix = true;
+//                            the device needs VK_KHR_cooperative_matrix
+//                            with the 8 x 16 x 32 int8 shape, and
+//                            shaderInt8)}
 //
 // BUFFERS (descriptor set 0, storage buffers, the same for both entries)
-//   0  float    X [N][K]     activations
+//   0  float    X [N][K]     activations (f16 / bf16: uint16_t bits)
 //   1  uint32_t W [M][Kw]    i2s codes c = q + 1, 16 per word, code k of a
 //                            row in bits [2 (k % 16), +2) of word k / 16
 //                            (the canonical i2s row padded to 4 bytes)
-//   2  float    Y [N][M]     output
+//   2  float    Y [N][M]     output (f16 / bf16: uint16_t bits)
 //   3  uint32_t params[2]    N, the bits of the float w_scale
 //   4  float    scales [N]   i2s activation scales s = 127 / max(absmax,
 //                            1e-5) (written by act_scales, read by mpgemm)
 //   5  float    blocks [M][K / 32][2]  w2gG: per 32-block (s, z) of the
 //                            weights (row_block_scales), z an integer
 //
-// w2gG codes are the canonical rows (2 bits, K a multiple of 32, so no
-// padding); activations are quantized per 32-block in the kernel, and Y
+// w2gG / w4gG codes are the canonical rows (2 / 4 bits, K a multiple of 32,
+// so no padding); activations are quantized per 32-block in the kernel, and Y
 // agrees with the reference within float summation order.
 //
 // DISPATCH
@@ -36,6 +47,14 @@
 //   mpgemm: (ceil(M / wg_tile_m), ceil(N / wg_tile_n), 1) workgroups.
 //   Y equals the i2s reference bit for bit when the device rounds float
 //   division correctly (lavapipe does; Vulkan allows 2.5 ulp).
+//
+// 16-BIT I/O
+//   VulkanKernel::run still takes and returns float: the host rounds X to
+//   the kernel's type to nearest even (float_to_half / float_to_bf16 of
+//   format.h; a finite value that rounds to infinity is an Error) and
+//   widens Y back exactly. The kernel computes Y in f32 from the widened X
+//   and rounds it the same way, so an i2s Y equals round(reference(round(X)))
+//   bit for bit.
 //
 // Built without Vulkan (LOWBIT_VULKAN off), vulkan_available() is false and
 // VulkanKernel throws Error.
@@ -51,6 +70,16 @@
 #include <string>
 
 namespace lowbit {
+
+/// The element type of a GPU kernel's X and Y (info[11]).
+enum class GpuDType { F32, F16, BF16 };
+/// "f32", "f16", "bf16" (throws Error on anything else).
+GpuDType parse_gpu_dtype(const std::string &name);
+std::string gpu_dtype_name(GpuDType type);
+/// v rounded to `type` to nearest even and widened back (exact for F32): the
+/// value a kernel of that type reads for activation v, or writes for an f32
+/// result v.
+float round_to_dtype(GpuDType type, float v);
 
 /// Whether this runtime has Vulkan and finds a device with a compute queue.
 bool vulkan_available();
@@ -73,12 +102,15 @@ public:
   VulkanKernel(const VulkanKernel &) = delete;
   VulkanKernel &operator=(const VulkanKernel &) = delete;
 
-  /// Y [N][M] = X [N][K] * W^T: uploads X, dispatches, waits, reads Y.
-  /// Throws Error on a non-finite activation or a Vulkan failure.
+  /// Y [N][M] = X [N][K] * W^T: uploads X (rounded to the kernel's type),
+  /// dispatches, waits, reads Y. Throws Error on a non-finite activation
+  /// (or one the kernel's type cannot hold) or a Vulkan failure.
   void run(const float *X, int64_t N, float *Y);
   /// Seconds from submit to the fence of the last run (the dispatches
   /// only: no upload or read back).
   double last_dispatch_seconds() const;
+  /// The kernel's X / Y element type.
+  GpuDType dtype() const;
 
 private:
   struct Impl;

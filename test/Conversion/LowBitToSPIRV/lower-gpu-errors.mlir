@@ -14,7 +14,7 @@ func.func @cpu_config(%x: tensor<?x40xf32>, %w: tensor<20x10xi8>, %s: tensor<1xf
 
 // q4_0 has no GPU kernel.
 func.func @q4_0(%x: tensor<?x64xf32>, %w: tensor<4x36xi8>) -> tensor<?x4xf32> {
-  // expected-error@+1 {{gpu strategy supports ternary and unsigned 2-bit weights, got 4-bit gguf_q4_0}}
+  // expected-error@+1 {{gpu strategy supports ternary and unsigned 2- and 4-bit weights, got 4-bit gguf_q4_0}}
   %y = lowbit.mpgemm %x, %w {weight = #lowbit.weight<bits = 4, encoding = gguf_q4_0, group = 32, scale = per_block>, layout = #lowbit.layout<gguf>}
        : (tensor<?x64xf32>, tensor<4x36xi8>) -> tensor<?x4xf32>
   return %y : tensor<?x4xf32>

@@ -1071,11 +1071,11 @@ func.func private @f() attributes {a = #lowbit.gpu<wg_tile_m = 512, wg_tile_n = 
 
 // -----
 
-func.func @gpu_on_w4(%x: tensor<?x64xf32>, %w: tensor<4x32xi8>, %s: tensor<4x1x2xf16>) -> tensor<?x4xf32> {
-  // expected-error@+1 {{gpu strategy supports ternary and unsigned 2-bit weights, got 4-bit unsigned}}
-  %y = lowbit.mpgemm %x, %w, %s {weight = #lowbit.weight<bits = 4, encoding = unsigned, group = 64, scale = per_group>, layout = #lowbit.layout<canonical>,
+func.func @gpu_on_w1(%x: tensor<?x64xf32>, %w: tensor<4x8xi8>, %s: tensor<4x1xf16>) -> tensor<?x4xf32> {
+  // expected-error@+1 {{gpu strategy supports ternary and unsigned 2- and 4-bit weights, got 1-bit binary}}
+  %y = lowbit.mpgemm %x, %w, %s {weight = #lowbit.weight<bits = 1, encoding = binary, group = 64, scale = per_group>, layout = #lowbit.layout<canonical>,
                                  config = #lowbit.gpu<wg_tile_m = 16, wg_tile_n = 1, sg_tile_m = 4, sg_tile_n = 1, subgroup_size = 16>}
-       : (tensor<?x64xf32>, tensor<4x32xi8>, tensor<4x1x2xf16>) -> tensor<?x4xf32>
+       : (tensor<?x64xf32>, tensor<4x8xi8>, tensor<4x1xf16>) -> tensor<?x4xf32>
   return %y : tensor<?x4xf32>
 }
 

@@ -28,6 +28,11 @@ bool isGpuTarget(StringRef target);
 /// spirv-update-vce to `pm`.
 void addGpuToSpirvPasses(OpPassManager &pm, StringRef target);
 
+/// Whether the spirv.module inside `module` requires SPIR-V capability
+/// `capability` (its name, e.g. "StorageBuffer16BitAccess"), by the
+/// module's VCE triple (set by spirv-update-vce).
+bool spirvModuleRequires(ModuleOp module, StringRef capability);
+
 /// Serializes the one spirv.module inside `module` into `words`.
 LogicalResult serializeSpirvModule(ModuleOp module,
                                    SmallVectorImpl<uint32_t> &words);

@@ -584,7 +584,7 @@ LutBitserialAttr::getSearchSpace(MLIRContext *context,
 
 LogicalResult GpuAttr::verify(EmitErrorFn emitError, int64_t wgTileM,
                               int64_t wgTileN, int64_t sgTileM, int64_t sgTileN,
-                              int64_t kSplit, bool, bool,
+                              int64_t kSplit, bool, bool intDot, bool matrix,
                               int64_t subgroupSize) {
   if (failed(checkPositive(emitError, "gpu", "wg_tile_m", wgTileM)) ||
       failed(checkPositive(emitError, "gpu", "wg_tile_n", wgTileN)) ||
@@ -600,8 +600,15 @@ LogicalResult GpuAttr::verify(EmitErrorFn emitError, int64_t wgTileM,
     return emitError() << "gpu wg_tile_m x wg_tile_n = " << wgTileM << " x "
                        << wgTileN << " is not a multiple of sg_tile_m x "
                        << "sg_tile_n = " << sgTileM << " x " << sgTileN;
-  // Accumulators live in registers: bound the unrolled tile.
-  if (sgTileM * sgTileN > 64)
+  // The cooperative-matrix tile is Xe2's DPAS shape (8 x 16 x 32 int8).
+  if (matrix && (subgroupSize != 16 || sgTileM != 8 || sgTileN != 16 ||
+                 kSplit != 1 || intDot))
+    return emitError() << "gpu matrix = true needs Xe2's cooperative-matrix "
+                          "shape: subgroup_size = 16, sg_tile_m = 8, "
+                          "sg_tile_n = 16, k_split = 1, int_dot = false";
+  // Accumulators live in registers: bound the unrolled tile (the matrix
+  // path keeps its 8 x 16 tile in one cooperative matrix).
+  if (!matrix && sgTileM * sgTileN > 64)
     return emitError() << "gpu sg_tile_m * sg_tile_n must be at most 64 "
                           "accumulators, got "
                        << sgTileM * sgTileN;
@@ -635,7 +642,7 @@ SmallVector<Attribute> GpuAttr::getSearchSpace(MLIRContext *context,
             for (bool intDot : {false, true})
               builder.add(GpuAttr::getChecked(
                   builder.emitError(), context, sgTileM * subgroups, sgTileN,
-                  sgTileM, sgTileN, kSplit, fuse, intDot, 16));
+                  sgTileM, sgTileN, kSplit, fuse, intDot, false, 16));
   return builder.take();
 }
 
@@ -645,12 +652,16 @@ LogicalResult GpuAttr::verifyFor(EmitErrorFn emitError,
                                  const WeightAttr &weight,
                                  const LayoutAttr &layout, int64_t,
                                  int64_t) const {
-  if (weight.getEncoding() == Encoding::Unsigned && weight.getBits() == 2)
+  if (getMatrix() && weight.getEncoding() != Encoding::Ternary)
+    return emitError() << "gpu matrix = true supports ternary (i2s) weights "
+                          "only";
+  if (weight.getEncoding() == Encoding::Unsigned &&
+      (weight.getBits() == 2 || weight.getBits() == 4))
     return checkLayoutSupported(emitError, "gpu", layout,
                                 {LayoutKind::Canonical});
   if (weight.getEncoding() != Encoding::Ternary)
-    return emitError() << "gpu strategy supports ternary and unsigned 2-bit "
-                          "weights, got "
+    return emitError() << "gpu strategy supports ternary and unsigned 2- "
+                          "and 4-bit weights, got "
                        << weight.getBits() << "-bit "
                        << stringifyEncoding(weight.getEncoding());
   return checkLayoutSupported(emitError, "gpu", layout, {LayoutKind::I2S});

@@ -13,6 +13,13 @@
 // invocations and the kernel is correct whatever subgroup size the device
 // picks (lavapipe's is 8; Xe2's 16 matches the config).
 //
+// With `dtype` f16 or bf16, X and Y are 16-bit storage buffers (memref of
+// i16 holding the bits): each X value is widened to f32 exactly in integer
+// ops, the kernel computes the same f32 Y as for f32 I/O, and Y is rounded
+// to nearest even in integer ops (no device conversion instruction, whose
+// rounding Vulkan leaves open). Whether the i16 buffers are native 16-bit
+// storage or packed in 32-bit words is the SPIR-V target's choice.
+//
 //===----------------------------------------------------------------------===//
 
 #include "lowbit/Dialect/LowBit/Transforms/Passes.h"
@@ -48,15 +55,18 @@ GpuAttr mlir::lowbit::getDefaultGpuConfig(MLIRContext *ctx, StringRef target,
   // dot product (Xe2 has DP4A); spirv-vulkan multiplies in plain int32,
   // which every Vulkan device runs.
   if (target == "spirv-vulkan")
-    return gemv ? GpuAttr::get(ctx, 16, 1, 4, 1, 1, true, false, 16)
-                : GpuAttr::get(ctx, 16, 4, 4, 4, 1, false, false, 16);
+    return gemv ? GpuAttr::get(ctx, 16, 1, 4, 1, 1, true, false, false, 16)
+                : GpuAttr::get(ctx, 16, 4, 4, 4, 1, false, false, false, 16);
   if (target == "spirv-xe2")
-    return gemv ? GpuAttr::get(ctx, 128, 1, 32, 1, 1, true, true, 16)
-                : GpuAttr::get(ctx, 32, 8, 8, 4, 1, false, true, 16);
+    return gemv ? GpuAttr::get(ctx, 128, 1, 32, 1, 1, true, true, false, 16)
+                : GpuAttr::get(ctx, 32, 8, 8, 4, 1, false, true, false, 16);
   return nullptr;
 }
 
 namespace {
+
+/// The element type of X and Y.
+enum class IoType { F32, F16, BF16 };
 
 /// Everything the kernel body depends on.
 struct GpuPlan {
@@ -65,8 +75,15 @@ struct GpuPlan {
   int64_t invocations = 0;
   bool fused = true;
   bool intDot = false;
-  bool blockScales = false; // w2gG: per-32-block (s, z), no row scale
+  bool blockScales = false; // w2gG, w4gG: per-32-block (s, z), no row scale
+  int64_t bits = 2;         // bits per weight code (i2s, w2gG: 2; w4gG: 4)
+  bool matrix = false;      // cooperative-matrix tiles (buildMatrixTile)
+  IoType io = IoType::F32;
 };
+
+/// The cooperative-matrix shape of `matrix = true` (Xe2 DPAS, int8):
+/// C [kMatM x kMatN] += A [kMatM x kMatK] * B [kMatK x kMatN].
+static constexpr int64_t kMatM = 8, kMatN = 16, kMatK = 32;
 
 /// Builds the ops of one gpu.func body at the end of its entry block.
 class GpuKernelBuilder {
@@ -125,6 +142,9 @@ public:
       gpu::BarrierOp::create(b, loc);
     }
 
+    if (plan.matrix)
+      return buildMatrixTile(tid, blockM, rowBase, n, wScale, rowScales);
+
     // 2. This invocation's subgroup tile and share of K (in steps of one
     // word for ternary, one 32-block of two words for group formats).
     int64_t sgPerM = plan.wgM / plan.sgM, sgPerN = plan.wgN / plan.sgN;
@@ -144,7 +164,7 @@ public:
       if (rowScales)
         colScales.push_back(memref::LoadOp::create(b, loc, rowScales, col));
     }
-    int64_t steps = plan.blockScales ? plan.words / 2 : plan.words;
+    int64_t steps = plan.blockScales ? plan.words / plan.bits : plan.words;
     int64_t chunk = llvm::divideCeil(steps, plan.kSplit);
     Value kBegin = mul(ks, cst(chunk));
     Value kEnd = min(add(kBegin, cst(chunk)), cst(steps));
@@ -224,13 +244,133 @@ public:
           Value scaled = arith::MulFOp::create(b, loc, f, wScale);
           out = arith::DivFOp::create(b, loc, scaled, s);
         }
-        memref::StoreOp::create(b, loc, out, y,
-                                add(mul(actRow, cst(plan.m)), row));
+        storeY(out, add(mul(actRow, cst(plan.m)), row));
       });
     });
   }
 
 private:
+  /// Steps 2-3 of `matrix = true` (i2s): subgroup s owns the 8 x 16 tile at
+  /// (rows tileRow.., activation rows tileCol..) and, per 32 K, its lanes
+  /// write A (codes c - 1) and B (activations quantized with their row
+  /// scale; 0 past K) as int8 into the subgroup's workgroup scratch, then
+  /// the subgroup multiplies them into the int32 cooperative matrix C. The
+  /// loop has the same trip count in every subgroup, so the workgroup
+  /// barriers around the scratch are uniform. C goes through workgroup
+  /// memory to the lanes, which dequantize as the reference does.
+  void buildMatrixTile(Value tid, Value blockM, Value rowBase, Value n,
+                       Value wScale, Value rowScales) {
+    MLIRContext *ctx = b.getContext();
+    int64_t subgroups = plan.invocations / plan.lanes;
+    int64_t sgPerM = plan.wgM / kMatM;
+    Value sg = div(tid, cst(plan.lanes)), lane = rem(tid, cst(plan.lanes));
+    Value tileRow = add(mul(blockM, cst(plan.wgM)),
+                        mul(rem(sg, cst(sgPerM)), cst(kMatM)));
+    Value tileCol = mul(div(sg, cst(sgPerM)), cst(kMatN));
+    Type i8 = b.getI8Type(), i32 = b.getI32Type();
+    Value aScratch = allocWorkgroup(subgroups * kMatM * kMatK, i8);
+    Value bScratch = allocWorkgroup(subgroups * kMatK * kMatN, i8);
+    Value cScratch = allocWorkgroup(subgroups * kMatM * kMatN, i32);
+    Value aBase = mul(sg, cst(kMatM * kMatK));
+    Value bBase = mul(sg, cst(kMatK * kMatN));
+    Value cBase = mul(sg, cst(kMatM * kMatN));
+    auto si8 = IntegerType::get(ctx, 8, IntegerType::Signed);
+    auto aType = gpu::MMAMatrixType::get({kMatM, kMatK}, si8, "AOp");
+    auto bType = gpu::MMAMatrixType::get({kMatK, kMatN}, si8, "BOp");
+    auto cType = gpu::MMAMatrixType::get({kMatM, kMatN}, i32, "COp");
+    Value c0 = gpu::SubgroupMmaConstantMatrixOp::create(b, loc, cType,
+                                                        cstI32(0));
+    int64_t steps = llvm::divideCeil(plan.k, kMatK);
+    auto loop = scf::ForOp::create(b, loc, cst(0), cst(steps), cst(1),
+                                   ValueRange{c0});
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(loop.getBody());
+      Value k0 = mul(loop.getInductionVar(), cst(kMatK));
+      // A [i][kk] = code(W[row i], k0 + kk) - 1, 0 past K.
+      auto fillA = scf::ForOp::create(b, loc, lane, cst(kMatM * kMatK),
+                                      cst(plan.lanes));
+      {
+        OpBuilder::InsertionGuard inner(b);
+        b.setInsertionPointToStart(fillA.getBody());
+        Value e = fillA.getInductionVar();
+        Value row = min(add(tileRow, div(e, cst(kMatK))), cst(plan.m - 1));
+        Value k = add(k0, rem(e, cst(kMatK)));
+        Value kRead = min(k, cst(plan.k - 1));
+        Value word = memref::LoadOp::create(
+            b, loc, w,
+            ValueRange{add(mul(row, cst(plan.words)),
+                           div(kRead, cst(kCodesPerWord)))});
+        Value shift = arith::IndexCastOp::create(
+            b, loc, i32, mul(rem(kRead, cst(kCodesPerWord)), cst(2)));
+        Value q = arith::SubIOp::create(
+            b, loc,
+            arith::AndIOp::create(
+                b, loc, arith::ShRUIOp::create(b, loc, word, shift).getResult(),
+                cstI32(3)),
+            cstI32(1));
+        q = arith::SelectOp::create(b, loc, ult(k, cst(plan.k)), q,
+                                    cstI32(0));
+        memref::StoreOp::create(b, loc, arith::TruncIOp::create(b, loc, i8, q),
+                                aScratch, add(aBase, e));
+      }
+      // B [kk][j] = quantize(X[activation row j], k0 + kk), 0 past K.
+      auto fillB = scf::ForOp::create(b, loc, lane, cst(kMatK * kMatN),
+                                      cst(plan.lanes));
+      {
+        OpBuilder::InsertionGuard inner(b);
+        b.setInsertionPointToStart(fillB.getBody());
+        Value e = fillB.getInductionVar();
+        Value col = add(tileCol, rem(e, cst(kMatN)));
+        Value actRow = min(add(rowBase, col), sub(n, cst(1)));
+        Value k = add(k0, div(e, cst(kMatN)));
+        Value v = loadX(add(mul(actRow, cst(plan.k)),
+                            min(k, cst(plan.k - 1))));
+        Value s = memref::LoadOp::create(b, loc, rowScales, col);
+        Value q = arith::SelectOp::create(b, loc, ult(k, cst(plan.k)),
+                                          quantize(v, s), cstI32(0));
+        memref::StoreOp::create(b, loc, arith::TruncIOp::create(b, loc, i8, q),
+                                bScratch, add(bBase, e));
+      }
+      gpu::BarrierOp::create(b, loc);
+      Value a = gpu::SubgroupMmaLoadMatrixOp::create(
+          b, loc, aType, aScratch, ValueRange{aBase},
+          b.getIndexAttr(kMatK), /*transpose=*/UnitAttr());
+      Value bm = gpu::SubgroupMmaLoadMatrixOp::create(
+          b, loc, bType, bScratch, ValueRange{bBase},
+          b.getIndexAttr(kMatN), /*transpose=*/UnitAttr());
+      Value c = gpu::SubgroupMmaComputeOp::create(
+          b, loc, cType, a, bm, loop.getRegionIterArgs()[0],
+          /*a_transpose=*/UnitAttr(), /*b_transpose=*/UnitAttr());
+      // The next step overwrites the scratch this one read.
+      gpu::BarrierOp::create(b, loc);
+      scf::YieldOp::create(b, loc, c);
+    }
+    gpu::SubgroupMmaStoreMatrixOp::create(
+        b, loc, loop.getResult(0), cScratch, ValueRange{cBase},
+        b.getIndexAttr(kMatN), /*transpose=*/UnitAttr());
+    gpu::BarrierOp::create(b, loc);
+    auto outputs = scf::ForOp::create(b, loc, lane, cst(kMatM * kMatN),
+                                      cst(plan.lanes));
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(outputs.getBody());
+    Value e = outputs.getInductionVar();
+    Value row = add(tileRow, div(e, cst(kMatN)));
+    Value col = add(tileCol, rem(e, cst(kMatN)));
+    Value actRow = add(rowBase, col);
+    Value inside = arith::AndIOp::create(b, loc, ult(row, cst(plan.m)),
+                                         ult(actRow, n));
+    ifThen(inside, [&] {
+      Value acc = memref::LoadOp::create(b, loc, cScratch, add(cBase, e));
+      // (float)acc * w_scale / s_x: the reference's expression.
+      Value f = arith::SIToFPOp::create(b, loc, b.getF32Type(), acc);
+      Value scaled = arith::MulFOp::create(b, loc, f, wScale);
+      Value s = memref::LoadOp::create(b, loc, rowScales, col);
+      storeY(arith::DivFOp::create(b, loc, scaled, s),
+             add(mul(actRow, cst(plan.m)), row));
+    });
+  }
+
   /// acc[i * sgN + j] += sum over the 16 k of word `word` of
   /// (code(W[row i]) - 1) * quantize(X[row j]).
   void accumulateWord(Value word, ArrayRef<Value> rows,
@@ -249,7 +389,7 @@ private:
       Value kRead = ragged ? min(k, cst(plan.k - 1)) : k;
       Value valid = ragged ? ult(k, cst(plan.k)) : Value();
       for (int64_t j = 0; j < plan.sgN; ++j) {
-        Value v = memref::LoadOp::create(b, loc, x, add(xRows[j], kRead));
+        Value v = loadX(add(xRows[j], kRead));
         Value q = quantize(v, colScales[j]);
         if (valid)
           q = arith::SelectOp::create(b, loc, valid, q, cstI32(0));
@@ -303,16 +443,18 @@ private:
     }
   }
 
-  /// The 16 int8 activations (as i32) of one word packed into 4 x 4 bytes:
-  /// pack e holds those of k = e, e + 4, e + 8, e + 12 (the order of the
-  /// code planes of dotCodes).
-  SmallVector<Value> packWord(ArrayRef<Value> xq16) {
+  /// The int8 activations (as i32) of one word of `bits`-bit codes (16 or
+  /// 8) packed into 4-byte packs: with P = 8 / bits planes, pack e holds
+  /// those of k = e, e + P, e + 2P, e + 3P (the order of the code planes of
+  /// dotCodes).
+  SmallVector<Value> packWord(ArrayRef<Value> xq, int64_t bits = 2) {
     SmallVector<Value> packed;
     Value byte = cstI32(0xff);
-    for (int64_t e = 0; e < 4; ++e) {
+    int64_t planes = 8 / bits;
+    for (int64_t e = 0; e < planes; ++e) {
       Value p = cstI32(0);
       for (int64_t lane = 0; lane < 4; ++lane) {
-        Value v = arith::AndIOp::create(b, loc, xq16[e + 4 * lane], byte);
+        Value v = arith::AndIOp::create(b, loc, xq[e + planes * lane], byte);
         if (lane > 0)
           v = arith::ShLIOp::create(b, loc, v, cstI32(8 * lane));
         p = arith::OrIOp::create(b, loc, p, v);
@@ -322,15 +464,17 @@ private:
     return packed;
   }
 
-  /// acc + sum over the 16 codes c of word `codes` of c * x: plane e,
-  /// (codes >> 2e) & 0x03030303, holds the codes of k = e, e + 4, e + 8,
-  /// e + 12 in its bytes, multiplied by pack e of packWord with OpSUDot.
-  Value dotCodes(Value acc, Value codes, ArrayRef<Value> packed) {
-    Value mask = cstI32(0x03030303);
-    for (int64_t e = 0; e < 4; ++e) {
+  /// acc + sum over the codes c of word `codes` (`bits`-bit) of c * x:
+  /// plane e of P = 8 / bits, (codes >> bits e) masked to the low `bits` of
+  /// each byte, holds the codes of k = e, e + P, e + 2P, e + 3P in its
+  /// bytes, multiplied by pack e of packWord with OpSUDot.
+  Value dotCodes(Value acc, Value codes, ArrayRef<Value> packed,
+                 int64_t bits = 2) {
+    Value mask = cstI32(bits == 2 ? 0x03030303 : 0x0f0f0f0f);
+    for (int64_t e = 0; e < 8 / bits; ++e) {
       Value plane = e == 0 ? codes
                            : arith::ShRUIOp::create(b, loc, codes,
-                                                    cstI32(2 * e))
+                                                    cstI32(bits * e))
                                  .getResult();
       plane = arith::AndIOp::create(b, loc, plane, mask);
       acc = arith::AddIOp::create(b, loc, acc, dot(packed[e], plane, false));
@@ -348,13 +492,14 @@ private:
   }
 
   /// Group formats: acc[i * sgN + j] += (float)(D - z S) * s_w / s_x for
-  /// 32-block `block` (words 2 block, 2 block + 1), where the activations
+  /// 32-block `block` (its `bits` words from bits * block), where the activations
   /// of row j are quantized with their own block scale s_x (in registers),
   /// D = sum of codes times them, S their sum and (s_w, z) the weights'
   /// block scale and zero point: the reference's per-block expression.
   void accumulateBlock(Value block, ArrayRef<Value> rows,
                        ArrayRef<Value> xRows, SmallVectorImpl<Value> &acc) {
-    constexpr int64_t kBlock = 2 * kCodesPerWord;
+    constexpr int64_t kBlock = 32;
+    const int64_t perWord = 32 / plan.bits;
     Value k0 = mul(block, cst(kBlock));
     int64_t blocks = plan.k / kBlock;
     SmallVector<SmallVector<Value>> xq(plan.sgN);
@@ -363,8 +508,7 @@ private:
       SmallVector<Value> values;
       Value amax = cstF32(0.0f);
       for (int64_t e = 0; e < kBlock; ++e) {
-        values.push_back(memref::LoadOp::create(
-            b, loc, x, add(xRows[j], add(k0, cst(e)))));
+        values.push_back(loadX(add(xRows[j], add(k0, cst(e)))));
         amax = fmax(amax, math::AbsFOp::create(b, loc, values.back()));
       }
       Value s = arith::DivFOp::create(b, loc, cstF32(127.0f),
@@ -377,16 +521,17 @@ private:
       xScale.push_back(s);
       xSum.push_back(sum);
     }
-    // int_dot: each half's activations packed once, reused by every row.
+    // int_dot: each word's activations packed once, reused by every row.
     SmallVector<SmallVector<SmallVector<Value>>> packed(plan.sgN);
     if (plan.intDot)
       for (int64_t j = 0; j < plan.sgN; ++j)
-        for (int64_t half = 0; half < 2; ++half)
+        for (int64_t part = 0; part < plan.bits; ++part)
           packed[j].push_back(packWord(
-              ArrayRef<Value>(xq[j]).slice(half * kCodesPerWord,
-                                           kCodesPerWord)));
+              ArrayRef<Value>(xq[j]).slice(part * perWord, perWord),
+              plan.bits));
     for (int64_t i = 0; i < plan.sgM; ++i) {
-      Value wordBase = add(mul(rows[i], cst(plan.words)), mul(block, cst(2)));
+      Value wordBase =
+          add(mul(rows[i], cst(plan.words)), mul(block, cst(plan.bits)));
       Value at = mul(add(mul(rows[i], cst(blocks)), block), cst(2));
       Value wScale = memref::LoadOp::create(b, loc, blockScales, at);
       Value zeroPoint = arith::FPToSIOp::create(
@@ -394,24 +539,25 @@ private:
           memref::LoadOp::create(b, loc, blockScales, add(at, cst(1)))
               .getResult());
       SmallVector<Value> dots(plan.sgN, cstI32(0));
-      for (int64_t half = 0; half < 2; ++half) {
+      for (int64_t part = 0; part < plan.bits; ++part) {
         Value codes = memref::LoadOp::create(b, loc, w,
-                                             add(wordBase, cst(half)));
+                                             add(wordBase, cst(part)));
         if (plan.intDot) {
           for (int64_t j = 0; j < plan.sgN; ++j)
-            dots[j] = dotCodes(dots[j], codes, packed[j][half]);
+            dots[j] = dotCodes(dots[j], codes, packed[j][part], plan.bits);
           continue;
         }
-        for (int64_t e = 0; e < kCodesPerWord; ++e) {
+        for (int64_t e = 0; e < perWord; ++e) {
           Value c = arith::AndIOp::create(
               b, loc,
-              arith::ShRUIOp::create(b, loc, codes, cstI32(2 * e)).getResult(),
-              cstI32(3));
+              arith::ShRUIOp::create(b, loc, codes, cstI32(plan.bits * e))
+                  .getResult(),
+              cstI32((1 << plan.bits) - 1));
           for (int64_t j = 0; j < plan.sgN; ++j)
             dots[j] = arith::AddIOp::create(
                 b, loc, dots[j],
                 arith::MulIOp::create(b, loc, c,
-                                      xq[j][half * kCodesPerWord + e]));
+                                      xq[j][part * perWord + e]));
         }
       }
       for (int64_t j = 0; j < plan.sgN; ++j) {
@@ -448,8 +594,7 @@ private:
     {
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(loop.getBody());
-      Value v = memref::LoadOp::create(b, loc, x,
-                                       add(rowStart, loop.getInductionVar()));
+      Value v = loadX(add(rowStart, loop.getInductionVar()));
       Value m = fmax(loop.getRegionIterArgs()[0],
                      math::AbsFOp::create(b, loc, v).getResult());
       scf::YieldOp::create(b, loc, m);
@@ -469,6 +614,103 @@ private:
           ValueRange{fmax(all.getRegionIterArgs()[0], v)});
     }
     return arith::DivFOp::create(b, loc, cstF32(127.0f), all.getResult(0));
+  }
+
+  /// X[at] as f32: f16 / bf16 bits widened exactly.
+  Value loadX(Value at) {
+    Value v = memref::LoadOp::create(b, loc, x, at);
+    if (plan.io == IoType::F32)
+      return v;
+    Value h = arith::ExtUIOp::create(b, loc, b.getI32Type(), v);
+    if (plan.io == IoType::BF16)
+      return bitsToF32(shl(h, 16));
+    // f16: sign, then exponent and mantissa moved to the f32 positions with
+    // the exponent rebiased (normals; the runtime rejects infinities), or a
+    // subnormal's mantissa * 2^-24 (exact).
+    Value sign = shl(andI(h, 0x8000), 16);
+    Value magnitude = andI(h, 0x7fff);
+    Value normal = arith::AddIOp::create(b, loc, shl(magnitude, 13),
+                                         cstI32((127 - 15) << 23));
+    Value subnormal = arith::BitcastOp::create(
+        b, loc, b.getI32Type(),
+        arith::MulFOp::create(
+            b, loc,
+            arith::UIToFPOp::create(b, loc, b.getF32Type(), magnitude),
+            cstF32(0x1p-24f))
+            .getResult());
+    Value bits = arith::SelectOp::create(
+        b, loc, ultI(magnitude, 0x400), subnormal, normal);
+    return bitsToF32(arith::OrIOp::create(b, loc, sign, bits));
+  }
+
+  /// Y[at] = v, rounded to f16 / bf16 to nearest even in integer ops (the
+  /// runtime's float_to_half / float_to_bf16; Y is finite or infinite,
+  /// never NaN).
+  void storeY(Value v, Value at) {
+    if (plan.io != IoType::F32) {
+      Value u = arith::BitcastOp::create(b, loc, b.getI32Type(), v);
+      Value h = plan.io == IoType::BF16 ? bf16Bits(u) : f16Bits(v, u);
+      v = arith::TruncIOp::create(b, loc, b.getI16Type(), h);
+    }
+    memref::StoreOp::create(b, loc, v, y, at);
+  }
+
+  /// (u + 0x7fff + ((u >> 16) & 1)) >> 16: ties to even, carries into the
+  /// exponent, overflows to infinity.
+  Value bf16Bits(Value u) {
+    Value odd = andI(shr(u, 16), 1);
+    Value biased = arith::AddIOp::create(
+        b, loc, u, arith::AddIOp::create(b, loc, odd, cstI32(0x7fff)));
+    return shr(biased, 16);
+  }
+
+  /// f16 bits of f32 `v` (bits `u`): normals keep the top 10 mantissa bits
+  /// with the exponent rebiased, plus one where the dropped 13 bits are
+  /// above half or exactly half with the kept part odd (a carry bumps the
+  /// exponent; past 65504 the result is clamped to infinity, 0x7c00);
+  /// below 2^-14, |v| * 2^24 rounded to even is the subnormal (exact).
+  Value f16Bits(Value v, Value u) {
+    Value sign = andI(shr(u, 16), 0x8000);
+    Value a = andI(u, 0x7fffffff);
+    Value kept = arith::SubIOp::create(b, loc, shr(a, 13),
+                                       cstI32((127 - 15) << 10));
+    Value dropped = andI(a, 0x1fff);
+    Value above = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt,
+                                        dropped, cstI32(0x1000));
+    Value tie = arith::AndIOp::create(
+        b, loc,
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, dropped,
+                              cstI32(0x1000)),
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
+                              andI(kept, 1), cstI32(0)));
+    Value up = arith::ExtUIOp::create(
+        b, loc, b.getI32Type(), arith::OrIOp::create(b, loc, above, tie));
+    Value normal = arith::MinUIOp::create(
+        b, loc, arith::AddIOp::create(b, loc, kept, up), cstI32(0x7c00));
+    Value scaled = arith::MulFOp::create(
+        b, loc, math::AbsFOp::create(b, loc, v), cstF32(0x1p24f));
+    Value subnormal = arith::FPToUIOp::create(
+        b, loc, b.getI32Type(), math::RoundEvenOp::create(b, loc, scaled));
+    Value bits = arith::SelectOp::create(
+        b, loc, ultI(a, 0x38800000), subnormal, normal);
+    return arith::OrIOp::create(b, loc, sign, bits);
+  }
+
+  Value bitsToF32(Value bits) {
+    return arith::BitcastOp::create(b, loc, b.getF32Type(), bits);
+  }
+  Value andI(Value v, int64_t mask) {
+    return arith::AndIOp::create(b, loc, v, cstI32(int32_t(mask)));
+  }
+  Value shl(Value v, int32_t n) {
+    return arith::ShLIOp::create(b, loc, v, cstI32(n));
+  }
+  Value shr(Value v, int32_t n) {
+    return arith::ShRUIOp::create(b, loc, v, cstI32(n));
+  }
+  Value ultI(Value v, int64_t bound) {
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, v,
+                                 cstI32(int32_t(bound)));
   }
 
   /// The runtime rejects non-finite activations before the dispatch, so
@@ -580,7 +822,10 @@ private:
     GpuPlan plan;
     plan.m = op.getM();
     plan.k = op.getK();
-    plan.words = llvm::divideCeil(plan.k, kCodesPerWord);
+    plan.bits = op.getWeight().getEncoding() == Encoding::Unsigned
+                    ? op.getWeight().getBits()
+                    : 2;
+    plan.words = llvm::divideCeil(plan.k * plan.bits, 32);
     plan.wgM = gpuConfig.getWgTileM();
     plan.wgN = gpuConfig.getWgTileN();
     plan.sgM = gpuConfig.getSgTileM();
@@ -590,14 +835,28 @@ private:
     plan.invocations = gpuConfig.getWorkgroupSize();
     plan.fused = gpuConfig.getFuseActQuant();
     plan.intDot = gpuConfig.getIntDot();
+    plan.matrix = gpuConfig.getMatrix();
     plan.blockScales = op.getWeight().getEncoding() == Encoding::Unsigned;
+    if (dtype == "f16")
+      plan.io = IoType::F16;
+    else if (dtype == "bf16")
+      plan.io = IoType::BF16;
+    else if (dtype != "f32")
+      return op.emitOpError() << "lowbit-lower-gpu: unknown dtype '" << dtype
+                              << "' (expected f32, f16, bf16)";
     // Workgroup memory: row scales, fused absmax scratch, partial sums.
     int64_t tileSize = plan.sgM * plan.sgN;
+    int64_t rowScaleBytes =
+        plan.blockScales
+            ? 0
+            : 4 * plan.wgN * (plan.fused ? plan.invocations + 1 : 1);
+    // Matrix path: per subgroup int8 A and B and int32 C scratch; else the
+    // partial sums of every invocation.
     int64_t sharedBytes =
-        4 * (plan.invocations * tileSize +
-             (plan.blockScales ? 0
-                               : plan.wgN * (plan.fused ? plan.invocations + 1
-                                                        : 1)));
+        rowScaleBytes +
+        (plan.matrix ? plan.invocations / plan.lanes *
+                           (kMatM * kMatK + kMatK * kMatN + 4 * kMatM * kMatN)
+                     : 4 * plan.invocations * tileSize);
     if (sharedBytes > kMaxWorkgroupBytes)
       return op.emitOpError()
              << "lowbit-lower-gpu: config " << gpuConfig << " needs "
@@ -609,12 +868,13 @@ private:
     auto gpuModule = gpu::GPUModuleOp::create(b, loc, func.getSymName());
     b.setInsertionPointToStart(gpuModule.getBody());
     Type f32 = b.getF32Type(), i32 = b.getI32Type();
+    Type io = plan.io == IoType::F32 ? f32 : b.getI16Type();
     auto dynamic = [&](Type t) {
       return MemRefType::get({ShapedType::kDynamic}, t);
     };
-    SmallVector<Type> args = {dynamic(f32),
+    SmallVector<Type> args = {dynamic(io),
                               MemRefType::get({plan.m * plan.words}, i32),
-                              dynamic(f32), MemRefType::get({2}, i32),
+                              dynamic(io), MemRefType::get({2}, i32),
                               dynamic(f32), dynamic(f32)};
     auto abi = spirv::getEntryPointABIAttr(
         b.getContext(), {static_cast<int32_t>(plan.invocations), 1, 1});

@@ -307,8 +307,16 @@ def LowBit_GpuAttr : LowBit_ConfigAttr<"Gpu", "gpu"> {
     `shaderIntegerDotProduct`) and subtracts the activation sum once, as the
     CPU kernels do; `false` (the default) uses int32 multiply-add, which
     every device runs. Supports ternary weights in i2s layout and unsigned
-    2-bit weights (w2gG) in canonical layout; for the latter activations
+    2- and 4-bit weights (w2gG, w4gG) in canonical layout; for the latter activations
     are scaled per 32-block in registers (no row scale, no pre-kernel).
+
+    `matrix = true` is the Xe2 matrix path: each subgroup's 8 x 16 tile is
+    one cooperative-matrix multiply-add per 32 K (A: 8 x 32 int8 weights
+    q = c - 1, B: 32 x 16 int8 activations, C: int32; Xe2's DPAS shape),
+    staged through workgroup memory (SPV_KHR_cooperative_matrix; the device
+    needs VK_KHR_cooperative_matrix with that shape, and shaderInt8). It
+    requires subgroup_size = 16, sg_tile_m = 8, sg_tile_n = 16, k_split = 1
+    and int_dot = false, i2s weights only, and target spirv-xe2.
 
     ```mlir
     #lowbit.gpu<wg_tile_m = 64, wg_tile_n = 1, sg_tile_m = 4, sg_tile_n = 1, subgroup_size = 16>
@@ -323,6 +331,7 @@ def LowBit_GpuAttr : LowBit_ConfigAttr<"Gpu", "gpu"> {
     DefaultValuedParameter<"int64_t", "1">:$k_split,
     LowBit_Flag<"true">:$fuse_act_quant,
     LowBit_FlagParameter:$int_dot,
+    LowBit_FlagParameter:$matrix,
     "int64_t":$subgroup_size
   );
   let assemblyFormat = "`<` struct(params) `>`";

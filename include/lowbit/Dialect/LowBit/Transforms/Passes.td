@@ -237,10 +237,10 @@ def LowBitLowerLutElementwise
 }
 
 def LowBitLowerGpu : Pass<"lowbit-lower-gpu", "ModuleOp"> {
-  let summary = "Lowers an i2s or w2gG lowbit.mpgemm to a gpu.module kernel";
+  let summary = "Lowers an i2s, w2gG or w4gG lowbit.mpgemm to a gpu.module kernel";
   let description = [{
     Replaces every function whose body is one ternary (i2s layout) or
-    unsigned 2-bit (w2gG, canonical layout) `lowbit.mpgemm` and its return
+    unsigned 2- or 4-bit (w2gG, w4gG, canonical layout) `lowbit.mpgemm` and its return
     by a `gpu.module @<function>` holding the kernel
     `gpu.func @mpgemm` and, when the config does not fuse the activation
     scales, the pre-kernel `gpu.func @act_scales`. The op's `#lowbit.gpu`
@@ -260,7 +260,7 @@ def LowBitLowerGpu : Pass<"lowbit-lower-gpu", "ModuleOp"> {
                      %y: memref<?xf32>,        // [N][M] output
                      %params: memref<2xi32>,   // N, bits of w_scale
                      %scales: memref<?xf32>,   // [N] int8 scales (unfused)
-                     %blocks: memref<?xf32>)   // w2gG: [M][K/32] (s, z)
+                     %blocks: memref<?xf32>)   // w2gG, w4gG: [M][K/32] (s, z)
         kernel attributes {spirv.entry_point_abi = ...}
     ```
 
@@ -278,7 +278,20 @@ def LowBitLowerGpu : Pass<"lowbit-lower-gpu", "ModuleOp"> {
        (float)acc * w_scale / s, exactly the reference's expression, for
        rows inside M and N.
 
-    w2gG walks K in 32-blocks instead: each lane quantizes a block's
+    With `matrix = true` (i2s only) steps 2-3 become cooperative-matrix
+    tiles: per 32 K the lanes of a subgroup write an 8 x 32 int8 tile of
+    codes - 1 and a 32 x 16 int8 tile of quantized activations into
+    workgroup memory, `gpu.subgroup_mma_compute` adds their product to an
+    8 x 16 int32 matrix, which goes through workgroup memory to the lanes
+    for the reference's dequantization.
+
+    With `dtype` f16 or bf16, %x and %y are `memref<?xi16>` holding the
+    bits: each activation is widened to f32 exactly in integer ops and y is
+    rounded to nearest even in integer ops after step 3, so Y is the f32
+    result rounded as the runtime's float_to_half / float_to_bf16 do.
+
+    w2gG / w4gG (codes 16 / 8 per word of %w) walk K in 32-blocks
+    instead: each lane quantizes a block's
     activations with the block's own scale in registers and adds
     (float)(D - z S) * s_w / s_x per block (the reference's block term) to
     f32 accumulators, which step 3 sums.
@@ -296,6 +309,9 @@ def LowBitLowerGpu : Pass<"lowbit-lower-gpu", "ModuleOp"> {
            "#lowbit.gpu config for ops without one (overrides the target)">,
     Option<"nHint", "n-hint", "int64_t", /*default=*/"1",
            "Expected N (1 selects the GEMV default config)">,
+    Option<"dtype", "dtype", "std::string", /*default=*/"\"f32\"",
+           "Element type of X and Y: f32, f16 or bf16 (16-bit: memref of "
+           "i16 bits, widened and rounded to nearest even in the kernel)">,
   ];
 }
 
