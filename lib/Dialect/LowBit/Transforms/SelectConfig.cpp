@@ -111,7 +111,8 @@ mlir::lowbit::selectLutBitserialConfig(MLIRContext *ctx,
   int64_t bn = !gemv && target.getNumRegisters() >= 32 ? 2 : 1;
   // Two 32-k blocks per loop iteration.
   return LutBitserialAttr::get(ctx, /*bm=*/16, bn, /*kfactor=*/16,
-                               /*actGroup=*/32, /*fastAggregation=*/false);
+                               /*actGroup=*/32, /*fastAggregation=*/false,
+                               /*tableBits=*/16);
 }
 
 namespace {
