@@ -15,6 +15,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 namespace lowbit::cli {
 
@@ -248,7 +249,12 @@ static double normDiff(const std::vector<float> &a,
 std::string compareWithReference(const PackedWeights &W, const float *X,
                                  int64_t N, const std::vector<float> &got,
                                  const std::vector<float> &want,
-                                 const std::vector<double> *bound) {
+                                 int64_t tableActGroup) {
+  // Lossy kernels (lut-bitserial int8 tables) are held to the bound of
+  // bitserial_abi.h, from the formula.
+  std::optional<std::vector<double>> bound;
+  if (tableActGroup > 0)
+    bound = bitserial_int8_table_bound(W, X, N, tableActGroup);
   if (bound) {
     // A lossy kernel: within its documented bound of the reference (plus
     // float rounding), then the 1e-2 of the fp64 product below.

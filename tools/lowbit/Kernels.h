@@ -125,15 +125,16 @@ PreparedWeights prepareWeights(const PackedWeights &W, KernelChoice choice);
 
 /// Compares a kernel's Y [N][M] for weights W and activations X [N][K] with
 /// the reference's `want`: bit-exact for ternary formats, else within 1e-5
-/// (normalized) of the reference; for a lossy kernel instead within
-/// `bound` [N][M] of the reference (its documented bound, e.g.
-/// bitserial_int8_table_bound); and 1e-2 of the fp64 product of the
-/// dequantized weights (or no worse than the reference) for all but the
-/// exact ternary case. Returns "" or what is wrong.
+/// (normalized) of the reference; for a lossy kernel (`tableActGroup` > 0:
+/// CompiledKernel::tableActGroup) instead every output within the bound of
+/// bitserial_abi.h of the reference (bitserial_int8_table_bound); and 1e-2
+/// of the fp64 product of the dequantized weights (or no worse than the
+/// reference, plus the bound for a lossy kernel) for all but the exact
+/// ternary case. Returns "" or what is wrong.
 std::string compareWithReference(const PackedWeights &W, const float *X,
                                  int64_t N, const std::vector<float> &got,
                                  const std::vector<float> &want,
-                                 const std::vector<double> *bound = nullptr);
+                                 int64_t tableActGroup = 0);
 
 /// Y [N][M] = X [N][K] * W^T with the chosen kernel (nullptr for reference).
 void runKernel(const CompiledKernel *kernel, PreparedWeights &W,
