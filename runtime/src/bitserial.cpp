@@ -66,7 +66,8 @@ UpconvertWeights pack_bitserial(const PackedWeights &canonical) {
 
 std::vector<double> bitserial_int8_table_bound(const PackedWeights &W,
                                                const float *X, int64_t N,
-                                               int64_t act_group) {
+                                               int64_t act_group,
+                                               bool fast_aggregation) {
   const Format &f = W.format;
   if (!has_bitserial_layout(f))
     throw Error("format '" + f.name() + "' has no lut-bitserial layout");
@@ -77,10 +78,13 @@ std::vector<double> bitserial_int8_table_bound(const PackedWeights &W,
   const int64_t block = activation_block(f, K);
   QuantizedActivations xq = quantize_activations(X, N, K, block);
   // (2^P - 1) / 4 per table step, twice that for w1gG (codes 0/1 stand
-  // for -1/+1: Y is 2 D - S).
+  // for -1/+1: Y is 2 D - S); fast aggregation adds half a step per lookup
+  // to the table rounding's half step.
   const int planes = f.bits;
+  const int d = 127 / (4 << (planes - 1)); // the table scale's denominator
   const double perStep = double((1 << planes) - 1) / 4 *
-                         (f.encoding() == Encoding::Binary ? 2 : 1);
+                         (f.encoding() == Encoding::Binary ? 2 : 1) *
+                         (fast_aggregation ? 1.5 : 1.0);
   const int64_t groups = (K + 3) / 4;
   std::vector<double> bound(size_t(N * M));
   std::vector<double> step(static_cast<size_t>(groups)); // ts / x_scale
@@ -95,11 +99,11 @@ std::vector<double> bitserial_int8_table_bound(const PackedWeights &W,
           sum += std::abs(int(x[k]));
         largest = std::max(largest, sum);
       }
-      // ts = a / 3, a = max(1, ceil(3 * largest / 127)).
-      const int a = std::max(1, (3 * largest + 126) / 127);
+      // ts = a / d, a = max(1, ceil(d * largest / 127)).
+      const int a = std::max(1, (d * largest + 126) / 127);
       for (int64_t g = first; g < last; ++g)
-        step[size_t(g)] =
-            a / 3.0 / xq.scales[size_t(n * (K / block) + 4 * g / block)];
+        step[size_t(g)] = double(a) / d /
+                          xq.scales[size_t(n * (K / block) + 4 * g / block)];
     }
     for (int64_t m = 0; m < M; ++m) {
       double sum = 0;

@@ -15,18 +15,6 @@ func.func @not_packed(%x: tensor<?x128xf32>, %w: tensor<16x32xi8>, %s: tensor<1x
 
 // -----
 
-func.func @fast_aggregation(%x: tensor<?x128xf32>, %w: tensor<1x512xi8>, %s: tensor<1xf32>) -> tensor<?x16xf32> {
-  // expected-error@+1 {{'lowbit.mpgemm' op lut_bitserial fast_aggregation has no lowering yet; the int16 and int8 tables (table_bits = 16, 8) are the modes}}
-  %y = lowbit.mpgemm %x, %w, %s {
-         weight = #lowbit.weight<bits = 2, encoding = ternary>,
-         layout = #lowbit.layout<bitplanes, tile_m = 16, tile_k = 32, interleave = 16>,
-         config = #lowbit.lut_bitserial<bm = 16, kfactor = 64, fast_aggregation = true, table_bits = 8>}
-       : (tensor<?x128xf32>, tensor<1x512xi8>, tensor<1xf32>) -> tensor<?x16xf32>
-  return %y : tensor<?x16xf32>
-}
-
-// -----
-
 func.func @act_group(%x: tensor<?x128xf32>, %w: tensor<1x512xi8>, %s: tensor<16x2x2xf16>) -> tensor<?x16xf32> {
   // expected-error@+1 {{'lowbit.mpgemm' op lut_bitserial act_group must be 32 (the activation block of kernel_abi.h that the lossless int16 tables follow), got 64}}
   %y = lowbit.mpgemm %x, %w, %s {

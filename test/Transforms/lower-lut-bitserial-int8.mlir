@@ -2,9 +2,10 @@
 
 // lut-bitserial with int8 tables (table_bits = 8, bitserial_abi.h "INT8
 // TABLES"): per act_group of each activation row the prologue finds the
-// largest sum of |x_i| over its groups of 4, a = max(1, (3 max + 126) /
-// 127), writes the 4 multiplier bytes a << p of each plane after the row's
-// tables and the entries round(T[e] * 3 / a) (float, half away from zero)
+// largest sum of |x_i| over its groups of 4, a = max(1, (d max + 126) /
+// 127) with d = 127 / (4 * 2^(P-1)) (15 for 2 planes), writes the 4
+// multiplier bytes a << p of each plane after the row's tables and the
+// entries round(T[e] * d / a) (float, half away from zero)
 // of 128-byte blocks (64 per nibble), entry 15 - e as the negation of entry
 // e. The lookups are lowbit.uk.lut_dot8 with the act_group's multipliers
 // (lowbit.uk.broadcast4 of the 4 bytes of the plane), zero sums without a
@@ -12,9 +13,9 @@
 
 // w2g64 GEMV, K = 192: 6 blocks, act_group = 64 so 3 act_groups of 2
 // blocks; per row 6 x 128 table bytes + 3 x 16 multiplier bytes = 816.
-// The sums are 3 sum_p 2^p A_p: 2 D is that + 3 (2^2 - 1) S (9 S), not
-// halved, so block_combine gets the zero term's sum as 6 S and the
-// activation scale as 1 / (6 s_b).
+// The sums are 15 sum_p 2^p A_p: 2 D is that + 15 (2^2 - 1) S (45 S), not
+// halved, so block_combine gets the zero term's sum as 30 S and the
+// activation scale as 1 / (30 s_b).
 // CHECK-LABEL: func.func @w2g64_int8(
 // CHECK-SAME: %[[CODES:.*]]: memref<?xui8> {lowbit.readonly}, %{{.*}}: memref<?xui16> {lowbit.readonly}, %{{.*}}: memref<?xui16> {lowbit.readonly}, %[[XQ:.*]]: memref<?xi8> {lowbit.readonly}, %[[XS:.*]]: memref<?xf32> {lowbit.readonly}, %[[SUMS:.*]]: memref<?xi32> {lowbit.readonly}
 // CHECK: %[[T:.*]] = lowbit.uk.stack_buffer {bytes = 816 : i64} : memref<?xi8>
@@ -23,7 +24,7 @@
 // CHECK: %[[MAX:.*]] = scf.for %{{.*}} = %c0 to %c2 step %c1 iter_args(%{{.*}} = %c0_i32) -> (i32) {
 // CHECK-COUNT-32: memref.load %[[XQ]]
 // CHECK: scf.yield
-// CHECK: %[[M3:.*]] = arith.muli %[[MAX]], %c3_i32 : i32
+// CHECK: %[[M3:.*]] = arith.muli %[[MAX]], %c15_i32 : i32
 // CHECK: %[[M3R:.*]] = arith.addi %[[M3]], %c126_i32 : i32
 // CHECK: %[[CEIL:.*]] = arith.divsi %[[M3R]], %c127_i32 : i32
 // CHECK: %[[SMALL:.*]] = arith.cmpi slt, %[[CEIL]], %c1_i32 : i32
@@ -38,7 +39,7 @@
 // CHECK: memref.store %[[B1]], %[[T]][%{{.*}}] : memref<?xi8>
 // CHECK: arith.shli %[[A]], %c3_i32 : i32
 // The entries of group 0 of a block: e = 0 is -x0 - x1 - x2 - x3, scaled
-// by 3 / a and rounded half away from zero, at byte 0; its negation at 15.
+// by 15 / a and rounded half away from zero, at byte 0; its negation at 15.
 // CHECK: scf.for %{{.*}} = %c0 to %c2 step %c1 {
 // CHECK: %[[NX3:.*]] = arith.subi %c0_i32, %{{.*}} : i32
 // CHECK-NEXT: %[[E0A:.*]] = arith.subi %[[NX3]], %{{.*}} : i32
@@ -79,13 +80,13 @@
 // CHECK: %[[SX:.*]] = memref.load %[[XS]]
 // CHECK: %[[SX6:.*]] = arith.mulf %[[SX]], %cst{{.*}} : f32
 // CHECK: %[[INV:.*]] = arith.divf %cst{{.*}}, %[[SX6]] : f32
-// CHECK: %[[S9:.*]] = arith.muli %[[S]], %c9_i32 : i32
+// CHECK: %[[S9:.*]] = arith.muli %[[S]], %c45_i32 : i32
 // CHECK: %[[S9V:.*]] = vector.broadcast %[[S9]] : i32 to vector<16xi32>
 // CHECK: %[[DOT:.*]] = arith.addi %[[S3]], %[[S9V]] : vector<16xi32>
 // CHECK-NOT: shr_exact
 // CHECK: %[[SC:.*]] = lowbit.uk.load_half
 // CHECK: %[[ZP:.*]] = lowbit.uk.load_half
-// CHECK: %[[S6:.*]] = arith.muli %[[S]], %c6_i32 : i32
+// CHECK: %[[S6:.*]] = arith.muli %[[S]], %c30_i32 : i32
 // CHECK: lowbit.uk.block_combine %{{.*}}, %[[DOT]], %[[SC]], %[[INV]] zero(%[[ZP]], %[[S6]] : vector<16xf32>) : vector<16xi32> -> vector<16xf32>
 func.func @w2g64_int8(%x: tensor<?x192xf32>, %w: tensor<2x768xi8>, %s: tensor<20x3x2xf16>) -> tensor<?x20xf32> {
   %y = lowbit.mpgemm %x, %w, %s {
@@ -99,8 +100,8 @@ func.func @w2g64_int8(%x: tensor<?x192xf32>, %w: tensor<2x768xi8>, %s: tensor<20
 // i2s GEMV, K = 300: 10 blocks, act_group = 128 (4 blocks): 2 whole
 // act_groups in a loop, then the last one of 2 blocks (its multipliers at
 // 1280 + 2 x 16). Whole-row sums (two sets of a pair of nibble chains),
-// added without lut_combine; D - S = (sums + 9 S - 6 S) / 6: ternary_scale
-// takes 6 S and 6 x_scale.
+// added without lut_combine; D - S = (sums + 45 S - 30 S) / 30:
+// ternary_scale takes 30 S and 30 x_scale.
 // CHECK-LABEL: func.func @i2s_int8(
 // CHECK: lowbit.uk.stack_buffer {bytes = 1328 : i64} : memref<?xi8>
 // CHECK: scf.for %{{.*}} = %c0 to %c2 step %c1 {
@@ -116,10 +117,10 @@ func.func @w2g64_int8(%x: tensor<?x192xf32>, %w: tensor<2x768xi8>, %s: tensor<20
 // CHECK: arith.addi {{.*}} : vector<16xi32>
 // CHECK: arith.addi {{.*}} : vector<16xi32>
 // CHECK: %[[SUM:.*]] = arith.addi {{.*}} : vector<16xi32>
-// CHECK: %[[S9:.*]] = arith.muli %[[S]], %c9_i32 : i32
+// CHECK: %[[S9:.*]] = arith.muli %[[S]], %c45_i32 : i32
 // CHECK: %[[B:.*]] = vector.broadcast %[[S9]] : i32 to vector<16xi32>
 // CHECK: %[[DOT:.*]] = arith.addi %[[SUM]], %[[B]] : vector<16xi32>
-// CHECK: %[[S6:.*]] = arith.muli %[[S]], %c6_i32 : i32
+// CHECK: %[[S6:.*]] = arith.muli %[[S]], %c30_i32 : i32
 // CHECK: %[[SX6:.*]] = arith.mulf %[[SX]], %cst{{.*}} : f32
 // CHECK: lowbit.uk.ternary_scale %[[DOT]], %[[S6]], %{{.*}}, %[[SX6]] : vector<16xi32> -> vector<16xf32>
 func.func @i2s_int8(%x: tensor<?x300xf32>, %w: tensor<3x1280xi8>, %s: tensor<1xf32>) -> tensor<?x33xf32> {
@@ -129,4 +130,32 @@ func.func @i2s_int8(%x: tensor<?x300xf32>, %w: tensor<3x1280xi8>, %s: tensor<1xf
          config = #lowbit.lut_bitserial<bm = 16, kfactor = 32, act_group = 128, table_bits = 8>}
        : (tensor<?x300xf32>, tensor<3x1280xi8>, tensor<1xf32>) -> tensor<?x33xf32>
   return %y : tensor<?x33xf32>
+}
+
+// Fast aggregation: one lut_dot8 {average} per plane vector (both nibbles),
+// then 2 F - 2 (2^2 - 1) a (a: byte 0 of the block's multipliers, the
+// act_group's table scale numerator) before the transform.
+// CHECK-LABEL: func.func @w2g64_fast(
+// CHECK: %[[W0:.*]] = lowbit.uk.broadcast4
+// CHECK: %[[W1:.*]] = lowbit.uk.broadcast4
+// CHECK: %[[P0:.*]] = lowbit.uk.load
+// CHECK: %[[F0:.*]] = lowbit.uk.lut_dot8 %{{.*}}, %[[P0]], %{{.*}}[%[[TB:.*]]], %[[W0]] {average, high = false}
+// CHECK: %[[P1:.*]] = lowbit.uk.load
+// CHECK: %[[F1:.*]] = lowbit.uk.lut_dot8 %[[F0]], %[[P1]], %{{.*}}[%[[TB]]], %[[W1]] {average, high = false}
+// CHECK-NOT: lut_dot8
+// CHECK: %[[A8:.*]] = memref.load %{{.*}}[%{{.*}}] : memref<?xi8>
+// CHECK: %[[A:.*]] = arith.extsi %[[A8]] : i8 to i32
+// CHECK: %[[C:.*]] = arith.muli %[[A]], %c-6_i32 : i32
+// CHECK: %[[TWICE:.*]] = arith.addi %[[F1]], %[[F1]] : vector<16xi32>
+// CHECK: %[[CV:.*]] = vector.broadcast %[[C]] : i32 to vector<16xi32>
+// CHECK: %[[SUM:.*]] = arith.addi %[[TWICE]], %[[CV]] : vector<16xi32>
+// CHECK: arith.addi %[[SUM]], %{{.*}} : vector<16xi32>
+// CHECK: lowbit.uk.block_combine
+func.func @w2g64_fast(%x: tensor<?x192xf32>, %w: tensor<2x768xi8>, %s: tensor<20x3x2xf16>) -> tensor<?x20xf32> {
+  %y = lowbit.mpgemm %x, %w, %s {
+         weight = #lowbit.weight<bits = 2, encoding = unsigned, group = 64, scale = per_group>,
+         layout = #lowbit.layout<bitplanes, tile_m = 16, tile_k = 32, interleave = 16>,
+         config = #lowbit.lut_bitserial<bm = 16, kfactor = 8, table_bits = 8, fast_aggregation = true>}
+       : (tensor<?x192xf32>, tensor<2x768xi8>, tensor<20x3x2xf16>) -> tensor<?x20xf32>
+  return %y : tensor<?x20xf32>
 }

@@ -199,6 +199,7 @@ compileKernels(const Format &format, KernelChoice choice,
     kernels[i].choice = choice;
     kernels[i].config = source.config;
     kernels[i].tableActGroup = source.tableActGroup;
+    kernels[i].fastAggregation = source.fastAggregation;
     sources.push_back(std::move(source.cpp));
     symbols.push_back(source.functionName);
     flags = source.compileFlags; // the same for every kernel of a target
@@ -249,12 +250,12 @@ static double normDiff(const std::vector<float> &a,
 std::string compareWithReference(const PackedWeights &W, const float *X,
                                  int64_t N, const std::vector<float> &got,
                                  const std::vector<float> &want,
-                                 int64_t tableActGroup) {
+                                 int64_t tableActGroup, bool fastAggregation) {
   // Lossy kernels (lut-bitserial int8 tables) are held to the bound of
   // bitserial_abi.h, from the formula.
   std::optional<std::vector<double>> bound;
   if (tableActGroup > 0)
-    bound = bitserial_int8_table_bound(W, X, N, tableActGroup);
+    bound = bitserial_int8_table_bound(W, X, N, tableActGroup, fastAggregation);
   if (bound) {
     // A lossy kernel: within its documented bound of the reference (plus
     // float rounding), then the 1e-2 of the fp64 product below.
@@ -294,11 +295,14 @@ std::string compareWithReference(const PackedWeights &W, const float *X,
     }
   // The 1e-2 bound is the format's (activation and weight quantization): on
   // a tiny case with cancellation the reference itself can exceed it, and
-  // then the kernel must simply be no worse than the reference (a lossy
-  // kernel: than the reference plus its bound, already checked above).
+  // then the kernel must simply be no worse than the reference. A lossy
+  // kernel is held to 1e-2 too (DESIGN.md), a norm over many outputs: on
+  // fewer than kFewOutputs outputs, where one output near zero decides it,
+  // to the reference's error plus its bound (checked above) instead.
+  constexpr size_t kFewOutputs = 256;
   double vsExact = normDiff(got, exact);
   double referenceError = normDiff(want, exact);
-  if (bound) {
+  if (bound && got.size() < kFewOutputs) {
     double boundNorm = 0, exactNorm = 0;
     for (size_t i = 0; i < exact.size(); ++i) {
       boundNorm += (*bound)[i] * (*bound)[i];

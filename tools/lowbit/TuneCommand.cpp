@@ -265,7 +265,8 @@ std::string verifyInChild(const CompiledKernel &kernel, PreparedWeights &W,
         runKernel(&kernel, W, xs[i].data.data(), xs[i].rows, got.data(), pool);
         problem = compareWithReference(*W.canonical, xs[i].data.data(),
                                        xs[i].rows, got, wants[i],
-                                       kernel.tableActGroup);
+                                       kernel.tableActGroup,
+                                       kernel.fastAggregation);
         if (!problem.empty())
           problem = "N=" + std::to_string(xs[i].rows) + ": " + problem;
       }

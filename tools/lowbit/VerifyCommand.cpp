@@ -83,7 +83,8 @@ static int runVerify(const ParsedOptions &options) {
           reference_mpgemm(W, X.data.data(), N, want.data());
           std::string problem = compareWithReference(
               W, X.data.data(), N, got, want,
-              kernels.empty() ? 0 : kernels[s].tableActGroup);
+              kernels.empty() ? 0 : kernels[s].tableActGroup,
+              !kernels.empty() && kernels[s].fastAggregation);
           if (problem.empty()) {
             ++casePassed;
             continue;

@@ -38,9 +38,7 @@ static constexpr int64_t kBlockK = 32;
 static constexpr int64_t kVectorBytes = 64;
 static constexpr int64_t kTableBytes = 256;
 static constexpr int64_t kTable8Bytes = 128;
-/// int8 tables: the table scale of an act_group is a / kScaleDenominator
-/// (a an integer), bytes of multipliers per act_group (4 per plane).
-static constexpr int64_t kScaleDenominator = 3;
+/// int8 tables: bytes of multipliers per act_group (4 per plane).
 static constexpr int64_t kMultiplierBytes = 16;
 /// Groups of 4 weights per block, i.e. lookups per int32 lane and plane.
 static constexpr int64_t kGroupsPerBlock = 8;
@@ -66,8 +64,16 @@ struct BitserialPlan {
   /// per row (the last one may be partial).
   bool int8Tables = false;
   int64_t blocksPerActGroup = 1, actGroups = 0;
+  /// int8 tables, fast aggregation: the two nibbles of a plane vector are
+  /// one lut_dot8 {average}.
+  bool fastAggregation = false;
 
   bool isTernary() const { return encoding == Encoding::Ternary; }
+  /// int8 tables: the table scale of an act_group is a / d (a an integer)
+  /// with d = 127 / (4 * 2^(P-1)) (31, 15, 7, 3 for 1..4 planes), the
+  /// finest steps whose largest multiplier a * 2^(P-1) (a <= ceil(d * 512
+  /// / 127)) stays below 128 (unsigned for vpdpbusd, signed for sdot).
+  int64_t scaleDenominator() const { return 127 / (4 << (planes - 1)); }
   bool hasZeros() const { return encoding == Encoding::Unsigned; }
   int64_t blockTableBytes() const {
     return int8Tables ? kTable8Bytes : kTableBytes;
@@ -78,13 +84,13 @@ struct BitserialPlan {
   }
   /// What the int32 dots the kernel scales stand for: D (or A_0 for w1gG)
   /// times 1 with int16 tables; with int8 tables the sums are in units of
-  /// 1 / kScaleDenominator and the halving of 2 D is left to the float
+  /// 1 / scaleDenominator() and the halving of 2 D is left to the float
   /// scaling.
   int64_t dotUnit() const {
     if (!int8Tables)
       return 1;
-    return encoding == Encoding::Binary ? kScaleDenominator
-                                        : 2 * kScaleDenominator;
+    return encoding == Encoding::Binary ? scaleDenominator()
+                                        : 2 * scaleDenominator();
   }
   /// Accumulator pairs per (tile, activation row): per set, register half
   /// of a vector and nibble.
@@ -152,8 +158,8 @@ private:
 
   /// The int8 tables of activation row `row` (its xq offset), table column
   /// c: per act_group, the largest sum of |x_i| over its groups of 4 gives
-  /// a = max(1, ceil(kScaleDenominator * max / 127)); entry e of a group is
-  /// round(kScaleDenominator * T[e] / a) (T[e] of bitserial_abi.h, rounded
+  /// a = max(1, ceil(d * max / 127)) (d = scaleDenominator()); entry e of a
+  /// group is round(d * T[e] / a) (T[e] of bitserial_abi.h, rounded
   /// half away from zero in float, so entry 15 - e = -entry e is stored as
   /// the negation), and multiplier byte 4p + i is a * 2^p. Scalar code:
   /// it runs once per activation row and K.
@@ -206,7 +212,7 @@ private:
       scf::YieldOp::create(b, loc, largest);
     }
     Value scaled = arith::MulIOp::create(b, loc, loop.getResult(0),
-                                         i32Const(kScaleDenominator));
+                                         i32Const(plan.scaleDenominator()));
     Value ceil = arith::DivSIOp::create(
         b, loc, arith::AddIOp::create(b, loc, scaled, i32Const(126)),
         i32Const(127));
@@ -215,7 +221,7 @@ private:
     Value reciprocal = arith::DivFOp::create(
         b, loc,
         arith::ConstantOp::create(b, loc,
-                                  b.getF32FloatAttr(float(kScaleDenominator))),
+                                  b.getF32FloatAttr(float(plan.scaleDenominator()))),
         arith::SIToFPOp::create(b, loc, f32, a));
     Value base = constant(c * plan.columnTableBytes());
     Value multipliers =
@@ -342,11 +348,15 @@ private:
               LutAcc &a =
                   accs[accIndex(t, columns, c, set, h, oneChain ? 0 : nibble)];
               if (plan.int8Tables) {
-                a.low = UkLutDot8Op::create(
+                if (plan.fastAggregation && nibble == 1)
+                  continue;
+                auto op = UkLutDot8Op::create(
                     b, loc, i32Reg, a.low, w, tables,
                     add(tableBase, c * plan.columnTableBytes() + 64 * nibble),
                     multipliers[c * plan.planes + p],
                     b.getBoolAttr(nibble == 1));
+                op.setAverage(plan.fastAggregation);
+                a.low = op;
                 continue;
               }
               auto op = UkLutDotOp::create(
@@ -364,7 +374,7 @@ private:
 
   /// sum_p 2^p A_p of rows [h * lanes, ..) of (tile t, column c): the
   /// lut_combine of the first `sets` sets, of `nibbles` pairs each (int8
-  /// tables: the sum of the lut_dot8 sums, kScaleDenominator times it).
+  /// tables: the sum of the lut_dot8 sums, scaleDenominator() times it).
   Value combine(ArrayRef<LutAcc> accs, int64_t sets, int64_t nibbles, int64_t t,
                 int64_t columns, int64_t c, int64_t h) {
     Value sum;
@@ -381,12 +391,12 @@ private:
 
   /// D from the plane-weighted sum: (sum + (2^P - 1) S) / 2, or for w1gG
   /// A_0 itself (2 D - S = A_0, what block_combine takes). int8 tables:
-  /// dotUnit() times that (the sum is kScaleDenominator sum_p 2^p A_p,
+  /// dotUnit() times that (the sum is scaleDenominator() sum_p 2^p A_p,
   /// approximately, and 2 D is not halved).
   Value rowDots(Value weighted, Value sum) {
     if (plan.encoding == Encoding::Binary)
       return weighted;
-    int64_t unit = plan.int8Tables ? kScaleDenominator : 1;
+    int64_t unit = plan.int8Tables ? plan.scaleDenominator() : 1;
     Value scaledSum = arith::MulIOp::create(
         b, loc, sum,
         arith::ConstantOp::create(
@@ -396,6 +406,62 @@ private:
     if (plan.int8Tables)
       return twice;
     return UkShrExactOp::create(b, loc, i32Reg, twice, b.getI64IntegerAttr(1));
+  }
+
+  /// Fast aggregation: the lut_dot8 {average} sums F are about half those
+  /// of separate lookups, each rounding average 1/2 too large on average:
+  /// 2 F - 2 (2^P - 1) * `scales` (the sum of the act_group's a over the
+  /// blocks summed: 4 averages per plane and lane of a block, times the
+  /// multiplier a 2^p, times 1/2) is their unbiased estimate
+  /// (bitserial_abi.h). Otherwise `sum` itself.
+  Value aggregated(Value sum, function_ref<Value()> scales) {
+    if (!plan.fastAggregation)
+      return sum;
+    Value correction = arith::MulIOp::create(
+        b, loc, scales(),
+        arith::ConstantOp::create(
+            b, loc, b.getI32IntegerAttr(-2 * plan.sumWeight())));
+    Value twice = arith::AddIOp::create(b, loc, sum, sum);
+    return arith::AddIOp::create(
+        b, loc, twice, vector::BroadcastOp::create(b, loc, i32Reg, correction));
+  }
+
+  /// The a of act_group `actGroup` of table column c (multiplier byte 0),
+  /// as i32.
+  Value tableScale(int64_t c, Value actGroup) {
+    Value at = add(add(mul(actGroup, kMultiplierBytes),
+                       plan.blocks * kTable8Bytes),
+                   c * plan.columnTableBytes());
+    Value a = memref::LoadOp::create(b, loc, tables, at);
+    return arith::ExtSIOp::create(b, loc, b.getI32Type(), a);
+  }
+
+  /// The sum over the row's blocks of their act_group's a (column c).
+  Value rowTableScales(int64_t c) {
+    int64_t full = plan.blocks / plan.blocksPerActGroup;
+    int64_t tail = plan.blocks - full * plan.blocksPerActGroup;
+    Value zero = arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(0));
+    auto loop = scf::ForOp::create(b, loc, constant(0), constant(full),
+                                   constant(1), ValueRange{zero});
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(loop.getBody());
+      scf::YieldOp::create(
+          b, loc,
+          ValueRange{arith::AddIOp::create(
+              b, loc, loop.getRegionIterArgs()[0],
+              tableScale(c, loop.getInductionVar()))});
+    }
+    Value sum = arith::MulIOp::create(
+        b, loc, loop.getResult(0),
+        arith::ConstantOp::create(
+            b, loc, b.getI32IntegerAttr(plan.blocksPerActGroup)));
+    if (tail == 0)
+      return sum;
+    Value last = arith::MulIOp::create(
+        b, loc, tableScale(c, constant(full)),
+        arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(tail)));
+    return arith::AddIOp::create(b, loc, sum, last);
   }
 
   /// `value` (i32 or f32) times dotUnit(): the row sums and activation
@@ -435,7 +501,10 @@ private:
           Value sum = memref::LoadOp::create(b, loc, xSums, column);
           Value scale = memref::LoadOp::create(b, loc, xScales, column);
           // D - S: ternary_scale subtracts the row's sum from D.
-          Value dot = rowDots(combine(accs, sets, 2, t, columns, c, h), sum);
+          Value dot = rowDots(
+              aggregated(combine(accs, sets, 2, t, columns, c, h),
+                         [&] { return rowTableScales(c); }),
+              sum);
           Value out = UkTernaryScaleOp::create(b, loc, f32Reg, dot,
                                                inDotUnits(sum), wScale,
                                                inDotUnits(scale));
@@ -470,7 +539,13 @@ private:
         Value inv = arith::DivFOp::create(b, loc, one, inDotUnits(xScale));
         for (int64_t t = 0; t < tiles; ++t)
           for (int64_t h = 0; h < plan.halves; ++h) {
-            Value dot = rowDots(combine(accs, 1, 1, t, columns, c, h), sum);
+            Value dot = rowDots(
+                aggregated(combine(accs, 1, 1, t, columns, c, h),
+                           [&] {
+                             return tableScale(
+                                 c, div(block, plan.blocksPerActGroup));
+                           }),
+                sum);
             Value offset =
                 add(mul(add(mul(add(firstTile, t), plan.kp / plan.group),
                             scaleGroup),
@@ -559,10 +634,6 @@ private:
       return failure();
     int64_t registerBytes = target.getRegisterBytes();
     auto config = cast<LutBitserialAttr>(op.getConfigAttr());
-    if (config.getFastAggregation())
-      return op.emitOpError()
-             << "lut_bitserial fast_aggregation has no lowering yet; the "
-                "int16 and int8 tables (table_bits = 16, 8) are the modes";
     bool int8Tables = config.getTableBits() == 8;
     if (!int8Tables && config.getActGroup() != kBlockK)
       return op.emitOpError()
@@ -591,6 +662,7 @@ private:
     plan.blocks = plan.kp / kBlockK;
     plan.group = weight.getGroup();
     plan.int8Tables = int8Tables;
+    plan.fastAggregation = config.getFastAggregation();
     if (int8Tables) {
       plan.blocksPerActGroup = config.getActGroup() / kBlockK;
       plan.actGroups = llvm::divideCeil(plan.blocks, plan.blocksPerActGroup);
