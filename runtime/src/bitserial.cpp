@@ -85,7 +85,12 @@ std::vector<double> bitserial_int8_table_bound(const PackedWeights &W,
   const double perStep = double((1 << planes) - 1) / 4 *
                          (f.encoding() == Encoding::Binary ? 2 : 1) *
                          (fast_aggregation ? 1.5 : 1.0);
-  const int64_t groups = (K + 3) / 4;
+  // The groups of 4 of K; with fast aggregation those of the padded Kp too:
+  // a padding pair's average is exact, so the correction is 1/2 off there.
+  const int64_t groups = fast_aggregation
+                             ? (K + LOWBIT_BITSERIAL_BLOCK - 1) /
+                                   LOWBIT_BITSERIAL_BLOCK * 8
+                             : (K + 3) / 4;
   std::vector<double> bound(size_t(N * M));
   std::vector<double> step(static_cast<size_t>(groups)); // ts / x_scale
   for (int64_t n = 0; n < N; ++n) {
@@ -102,8 +107,10 @@ std::vector<double> bitserial_int8_table_bound(const PackedWeights &W,
       // ts = a / d, a = max(1, ceil(d * largest / 127)).
       const int a = std::max(1, (d * largest + 126) / 127);
       for (int64_t g = first; g < last; ++g)
-        step[size_t(g)] = double(a) / d /
-                          xq.scales[size_t(n * (K / block) + 4 * g / block)];
+        step[size_t(g)] =
+            double(a) / d /
+            xq.scales[size_t(n * (K / block) +
+                             std::min(4 * g / block, K / block - 1))];
     }
     for (int64_t m = 0; m < M; ++m) {
       double sum = 0;
@@ -111,7 +118,8 @@ std::vector<double> bitserial_int8_table_bound(const PackedWeights &W,
         float scale = f.is_ternary()
                           ? W.tensor_scale
                           : half_to_float(W.scales[size_t(
-                                m * (K / f.group) + 4 * g / f.group)]);
+                                m * (K / f.group) +
+                                std::min(4 * g / f.group, K / f.group - 1))]);
         sum += step[size_t(g)] * std::fabs(scale);
       }
       bound[size_t(n * M + m)] = perStep * sum;

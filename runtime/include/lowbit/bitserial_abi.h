@@ -86,7 +86,9 @@
  *   where s_{m,g} is the weight scale of the group's weights (s_w for i2s),
  *   sx_g the activation multiplier of its block (x ~= xq / sx, activation.h),
  *   lambda = 2 for w1gG (codes 0/1 stand for -1/+1: y is 2 D - S), else 1,
- *   and f = 1, or 3/2 with fast aggregation (a quarter step per lookup more).
+ *   and f = 1, or 3/2 with fast aggregation (a quarter step per lookup more;
+ *   the sum then runs over the groups of the padded Kp: the correction is
+ *   1/2 step off for a pair of padding groups too).
  *   As ts <= 4 (mx <= 512), in terms of K alone: |D' - D| <= (2^P - 1) K / 4.
  *   `lowbit verify` checks the data-dependent form element by element
  *   (bitserial_int8_table_bound, bitserial.h). The rounding errors are

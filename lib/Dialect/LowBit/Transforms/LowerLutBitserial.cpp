@@ -146,6 +146,12 @@ private:
             b.getI64IntegerAttr(4));
       });
     }
+    // Fast aggregation, ternary: each column's sum of a over its blocks,
+    // for the correction after the whole-row sums.
+    rowScales.clear();
+    if (plan.fastAggregation && plan.isTernary())
+      for (int64_t c = 0; c < columns; ++c)
+        rowScales.push_back(rowTableScales(c));
     Value begin = toIndex(tileBegin), end = toIndex(tileEnd);
     int64_t group = plan.tilesPerGroup;
     Value groupsEnd = tileGroupsEnd(begin, end, group);
@@ -503,7 +509,7 @@ private:
           // D - S: ternary_scale subtracts the row's sum from D.
           Value dot = rowDots(
               aggregated(combine(accs, sets, 2, t, columns, c, h),
-                         [&] { return rowTableScales(c); }),
+                         [&] { return rowScales[c]; }),
               sum);
           Value out = UkTernaryScaleOp::create(b, loc, f32Reg, dot,
                                                inDotUnits(sum), wScale,
@@ -596,6 +602,8 @@ private:
       wScale, tables;
   /// Splats of 2^p for planes p >= 1 (plane 0 multiplies by 1).
   SmallVector<Value, 3> planeWeights;
+  /// rowTableScales of the columns being built (fast aggregation, ternary).
+  SmallVector<Value> rowScales;
   VectorType byteReg, i32Reg, f32Reg;
 };
 
