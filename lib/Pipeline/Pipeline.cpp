@@ -349,8 +349,12 @@ mlir::lowbit::generateKernel(const KernelRequest &request) {
       source.tilesPerGroup = upconvert.getTileM() / source.tileRows;
     if (auto lutConfig = dyn_cast<LutElementwiseAttr>(op.getConfigAttr()))
       source.tilesPerGroup = lutConfig.getBm() / source.tileRows;
-    if (auto bitserialConfig = dyn_cast<LutBitserialAttr>(op.getConfigAttr()))
+    if (auto bitserialConfig = dyn_cast<LutBitserialAttr>(op.getConfigAttr())) {
       source.tilesPerGroup = bitserialConfig.getBm() / source.tileRows;
+      if (bitserialConfig.getTableBits() == 8)
+        source.tableActGroup = bitserialConfig.getActGroup();
+      source.fastAggregation = bitserialConfig.getFastAggregation();
+    }
     source.bits = op.getWeight().getBits();
   });
   StringRef expected = bitserial ? "#lowbit.lut_bitserial"

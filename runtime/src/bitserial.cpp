@@ -1,10 +1,14 @@
 //===- bitserial.cpp - the lut-bitserial layout of bitserial_abi.h --------===//
 
 #include "lowbit/bitserial.h"
+#include "lowbit/activation.h"
 #include "lowbit/error.h"
 
 #include "layout.h"
 
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
 #include <vector>
 
 namespace lowbit {
@@ -58,6 +62,70 @@ UpconvertWeights pack_bitserial(const PackedWeights &canonical) {
   }
   pack_tile_scales(canonical, U);
   return U;
+}
+
+std::vector<double> bitserial_int8_table_bound(const PackedWeights &W,
+                                               const float *X, int64_t N,
+                                               int64_t act_group,
+                                               bool fast_aggregation) {
+  const Format &f = W.format;
+  if (!has_bitserial_layout(f))
+    throw Error("format '" + f.name() + "' has no lut-bitserial layout");
+  if (act_group <= 0 || act_group % LOWBIT_BITSERIAL_BLOCK != 0)
+    throw Error("act_group must be a positive multiple of 32, got " +
+                std::to_string(act_group));
+  const int64_t K = W.K, M = W.M;
+  const int64_t block = activation_block(f, K);
+  QuantizedActivations xq = quantize_activations(X, N, K, block);
+  // (2^P - 1) / 4 per table step, twice that for w1gG (codes 0/1 stand
+  // for -1/+1: Y is 2 D - S); fast aggregation adds half a step per lookup
+  // to the table rounding's half step.
+  const int planes = f.bits;
+  const int d = 127 / (4 << (planes - 1)); // the table scale's denominator
+  const double perStep = double((1 << planes) - 1) / 4 *
+                         (f.encoding() == Encoding::Binary ? 2 : 1) *
+                         (fast_aggregation ? 1.5 : 1.0);
+  // The groups of 4 of K; with fast aggregation those of the padded Kp too:
+  // a padding pair's average is exact, so the correction is 1/2 off there.
+  const int64_t groups = fast_aggregation
+                             ? (K + LOWBIT_BITSERIAL_BLOCK - 1) /
+                                   LOWBIT_BITSERIAL_BLOCK * 8
+                             : (K + 3) / 4;
+  std::vector<double> bound(size_t(N * M));
+  std::vector<double> step(static_cast<size_t>(groups)); // ts / x_scale
+  for (int64_t n = 0; n < N; ++n) {
+    const int8_t *x = xq.q.data() + n * K;
+    for (int64_t first = 0; first < groups; first += act_group / 4) {
+      const int64_t last = std::min(groups, first + act_group / 4);
+      int largest = 0;
+      for (int64_t g = first; g < last; ++g) {
+        int sum = 0;
+        for (int64_t k = 4 * g; k < std::min(K, 4 * g + 4); ++k)
+          sum += std::abs(int(x[k]));
+        largest = std::max(largest, sum);
+      }
+      // ts = a / d, a = max(1, ceil(d * largest / 127)).
+      const int a = std::max(1, (d * largest + 126) / 127);
+      for (int64_t g = first; g < last; ++g)
+        step[size_t(g)] =
+            double(a) / d /
+            xq.scales[size_t(n * (K / block) +
+                             std::min(4 * g / block, K / block - 1))];
+    }
+    for (int64_t m = 0; m < M; ++m) {
+      double sum = 0;
+      for (int64_t g = 0; g < groups; ++g) {
+        float scale = f.is_ternary()
+                          ? W.tensor_scale
+                          : half_to_float(W.scales[size_t(
+                                m * (K / f.group) +
+                                std::min(4 * g / f.group, K / f.group - 1))]);
+        sum += step[size_t(g)] * std::fabs(scale);
+      }
+      bound[size_t(n * M + m)] = perStep * sum;
+    }
+  }
+  return bound;
 }
 
 } // namespace lowbit

@@ -12,6 +12,8 @@
 
 #include "test_util.h"
 
+#include <cmath>
+
 namespace lowbit {
 namespace {
 
@@ -120,6 +122,49 @@ TEST(BitserialLayout, DecodesToUnpackRowAndExactMath) {
           ASSERT_EQ(sum / 2, want) << "m=" << m;
         }
       }
+}
+
+// bitserial_int8_table_bound on cases worked out by hand from the formula
+// of bitserial_abi.h: (2^P - 1) / 4 * lambda * sum_g ts_g |s_{m,g}| / sx_g,
+// ts = a / d, a = max(1, ceil(d * max_g sum |xq_i| / 127)), d = 127 / (4 *
+// 2^(P-1)): 31 for one plane, 15 for two.
+TEST(BitserialInt8Bound, HandComputedCases) {
+  // i2s, K = 4: xq = 127, -127, 64, 0 (one row scale sx = 127), sum 318,
+  // a = ceil(15 * 318 / 127) = 38: 3/4 * 38/15 / 127 * s_w = 1.9 s_w / 127.
+  {
+    Format f = Format::parse("i2s");
+    const float w[4] = {1, -1, 0, 1};
+    PackedWeights W = quantize(f, w, 1, 4);
+    const float x[4] = {1, -1, 0.5f, 0};
+    std::vector<double> bound = bitserial_int8_table_bound(W, x, 1, 32);
+    ASSERT_EQ(bound.size(), 1u);
+    EXPECT_NEAR(bound[0], 1.9 * W.tensor_scale / 127, 1e-12);
+  }
+  // w1g32, K = 64: block 0 is x0 = 1, the rest 0 (sx0 = 127, group 0 sums
+  // 127: a = 31, ts = 1); block 1 all 2 (sx1 = 63.5, every group 508: a =
+  // 124, ts = 4). lambda = 2, (2^1 - 1) / 4: 1/2 per step; fast
+  // aggregation 3/2 times that.
+  //   act_group 32: 1/2 * (8 * 1 * s0 / 127 + 8 * 4 * s1 / 63.5)
+  //   act_group 64 (a = 124 for both): 1/2 * (8 * 4 * s0 / 127 + 8 * 4 * s1 / 63.5)
+  {
+    Format f = Format::parse("w1g32");
+    std::vector<float> w(64);
+    for (int k = 0; k < 64; ++k)
+      w[size_t(k)] = (k % 3 == 0 ? -1.0f : 1.0f) * (k < 32 ? 0.5f : 2.0f);
+    PackedWeights W = quantize(f, w.data(), 1, 64);
+    std::vector<float> x(64, 2.0f);
+    for (int k = 0; k < 32; ++k)
+      x[size_t(k)] = k == 0 ? 1.0f : 0.0f;
+    double s0 = std::fabs(half_to_float(W.scales[0]));
+    double s1 = std::fabs(half_to_float(W.scales[1]));
+    EXPECT_NEAR(bitserial_int8_table_bound(W, x.data(), 1, 32)[0],
+                0.5 * (8 * s0 / 127 + 32 * s1 / 63.5), 1e-9);
+    EXPECT_NEAR(bitserial_int8_table_bound(W, x.data(), 1, 64)[0],
+                0.5 * (32 * s0 / 127 + 32 * s1 / 63.5), 1e-9);
+    EXPECT_NEAR(bitserial_int8_table_bound(W, x.data(), 1, 32, true)[0],
+                0.75 * (8 * s0 / 127 + 32 * s1 / 63.5), 1e-9);
+    EXPECT_THROW(bitserial_int8_table_bound(W, x.data(), 1, 48), Error);
+  }
 }
 
 TEST(BitserialLayout, RejectsOtherFormats) {

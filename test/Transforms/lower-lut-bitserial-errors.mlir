@@ -15,24 +15,24 @@ func.func @not_packed(%x: tensor<?x128xf32>, %w: tensor<16x32xi8>, %s: tensor<1x
 
 // -----
 
-func.func @fast_aggregation(%x: tensor<?x128xf32>, %w: tensor<1x512xi8>, %s: tensor<1xf32>) -> tensor<?x16xf32> {
-  // expected-error@+1 {{'lowbit.mpgemm' op lut_bitserial fast_aggregation (8-bit tables) has no lowering yet; the lossless int16 tables are the only mode}}
-  %y = lowbit.mpgemm %x, %w, %s {
-         weight = #lowbit.weight<bits = 2, encoding = ternary>,
-         layout = #lowbit.layout<bitplanes, tile_m = 16, tile_k = 32, interleave = 16>,
-         config = #lowbit.lut_bitserial<bm = 16, kfactor = 64, fast_aggregation = true>}
-       : (tensor<?x128xf32>, tensor<1x512xi8>, tensor<1xf32>) -> tensor<?x16xf32>
-  return %y : tensor<?x16xf32>
-}
-
-// -----
-
 func.func @act_group(%x: tensor<?x128xf32>, %w: tensor<1x512xi8>, %s: tensor<16x2x2xf16>) -> tensor<?x16xf32> {
   // expected-error@+1 {{'lowbit.mpgemm' op lut_bitserial act_group must be 32 (the activation block of kernel_abi.h that the lossless int16 tables follow), got 64}}
   %y = lowbit.mpgemm %x, %w, %s {
          weight = #lowbit.weight<bits = 2, encoding = unsigned, group = 64, scale = per_group>,
          layout = #lowbit.layout<bitplanes, tile_m = 16, tile_k = 32, interleave = 16>,
          config = #lowbit.lut_bitserial<bm = 16, kfactor = 64, act_group = 64>}
+       : (tensor<?x128xf32>, tensor<1x512xi8>, tensor<16x2x2xf16>) -> tensor<?x16xf32>
+  return %y : tensor<?x16xf32>
+}
+
+// -----
+
+func.func @act_group_int8(%x: tensor<?x128xf32>, %w: tensor<1x512xi8>, %s: tensor<16x2x2xf16>) -> tensor<?x16xf32> {
+  // expected-error@+1 {{'lowbit.mpgemm' op lut_bitserial act_group must be a multiple of 32 with table_bits = 8 (whole 32-k blocks share a table scale), got 16}}
+  %y = lowbit.mpgemm %x, %w, %s {
+         weight = #lowbit.weight<bits = 2, encoding = unsigned, group = 64, scale = per_group>,
+         layout = #lowbit.layout<bitplanes, tile_m = 16, tile_k = 32, interleave = 16>,
+         config = #lowbit.lut_bitserial<bm = 16, kfactor = 64, act_group = 16, table_bits = 8>}
        : (tensor<?x128xf32>, tensor<1x512xi8>, tensor<16x2x2xf16>) -> tensor<?x16xf32>
   return %y : tensor<?x16xf32>
 }

@@ -15,6 +15,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 namespace lowbit::cli {
 
@@ -210,6 +211,8 @@ compileKernels(const Format &format, KernelChoice choice,
         "lowbit_kernel_" + std::to_string(i));
     kernels[i].choice = choice;
     kernels[i].config = source.config;
+    kernels[i].tableActGroup = source.tableActGroup;
+    kernels[i].fastAggregation = source.fastAggregation;
     sources.push_back(std::move(source.cpp));
     symbols.push_back(source.functionName);
     flags = source.compileFlags; // the same for every kernel of a target
@@ -260,22 +263,43 @@ static double normDiff(const std::vector<float> &a,
 std::string compareWithReference(const PackedWeights &W, const float *X,
                                  int64_t N, const std::vector<float> &got,
                                  const std::vector<float> &want,
-                                 GpuDType dtype) {
+                                 GpuDType dtype, int64_t tableActGroup,
+                                 bool fastAggregation) {
   const double roundoff = dtype == GpuDType::F16    ? 0x1p-11
                           : dtype == GpuDType::BF16 ? 0x1p-8
                                                     : 0.0;
-  if (W.format.is_ternary()) {
+  // Lossy kernels (lut-bitserial int8 tables) are held to the bound of
+  // bitserial_abi.h, from the formula.
+  std::optional<std::vector<double>> bound;
+  if (tableActGroup > 0)
+    bound = bitserial_int8_table_bound(W, X, N, tableActGroup, fastAggregation);
+  if (bound) {
+    // A lossy kernel: within its documented bound of the reference (plus
+    // float rounding), then the 1e-2 of the fp64 product below.
+    double largest = 0;
+    for (float w : want)
+      largest = std::max(largest, double(std::fabs(w)));
+    for (size_t i = 0; i < got.size(); ++i) {
+      double error = std::fabs(double(got[i]) - want[i]);
+      double allowed = (*bound)[i] + 1e-4 * std::fabs(want[i]) + 1e-5 * largest;
+      if (!(error <= allowed))
+        return "Y[" + std::to_string(i / W.M) + "][" + std::to_string(i % W.M) +
+               "] = " + std::to_string(got[i]) + ", reference " +
+               std::to_string(want[i]) + ": error " + std::to_string(error) +
+               " > the documented bound " + std::to_string((*bound)[i]);
+    }
+  } else if (W.format.is_ternary()) {
     for (size_t i = 0; i < got.size(); ++i)
       if (!(got[i] == want[i]))
         return "Y[" + std::to_string(i / W.M) + "][" + std::to_string(i % W.M) +
                "] = " + std::to_string(got[i]) + ", reference " +
                std::to_string(want[i]) + " (must be exact)";
     return "";
-  }
-  double vsRef = normDiff(got, {want.begin(), want.end()});
-  if (vsRef > 1e-5 + roundoff)
+  } else if (double vsRef = normDiff(got, {want.begin(), want.end()});
+             vsRef > 1e-5 + roundoff) {
     return "normalized difference to the reference " + std::to_string(vsRef) +
            " > " + std::to_string(1e-5 + roundoff);
+  }
   std::vector<float> deq(static_cast<size_t>(W.M * W.K));
   dequantize(W, deq.data());
   std::vector<double> exact(got.size());
@@ -288,9 +312,22 @@ std::string compareWithReference(const PackedWeights &W, const float *X,
     }
   // The 1e-2 bound is the format's (activation and weight quantization): on
   // a tiny case with cancellation the reference itself can exceed it, and
-  // then the kernel must simply be no worse than the reference.
+  // then the kernel must simply be no worse than the reference. A lossy
+  // kernel is held to 1e-2 too (DESIGN.md), a norm over many outputs: on
+  // fewer than kFewOutputs outputs, where one output near zero decides it,
+  // to the reference's error plus its bound (checked above) instead.
+  constexpr size_t kFewOutputs = 256;
   double vsExact = normDiff(got, exact);
   double referenceError = normDiff(want, exact);
+  if (bound && got.size() < kFewOutputs) {
+    double boundNorm = 0, exactNorm = 0;
+    for (size_t i = 0; i < exact.size(); ++i) {
+      boundNorm += (*bound)[i] * (*bound)[i];
+      exactNorm += exact[i] * exact[i];
+    }
+    referenceError +=
+        exactNorm > 0 ? std::sqrt(boundNorm / exactNorm) : std::sqrt(boundNorm);
+  }
   if (vsExact > 1e-2 + roundoff &&
       vsExact > referenceError * (1 + 1e-3) + roundoff)
     return "normalized error to the fp64 product " + std::to_string(vsExact) +

@@ -83,6 +83,8 @@ KernelChoice resolveChoiceFor(const Format &format, Strategy strategy,
 struct CompiledKernel {
   KernelChoice choice;
   std::string config; // the config attribute the compiler chose
+  int64_t tableActGroup = 0; // lut-bitserial int8 tables: act_group (lossy)
+  bool fastAggregation = false; // and their fast aggregation
   LoadedKernel loaded; // CPU targets: the function
   SpirvKernel spirv;   // GPU targets: the embedded binary (vulkan.h)
   std::shared_ptr<const CrossKernel> cross; // emulated AArch64 targets
@@ -131,15 +133,21 @@ PreparedWeights prepareWeights(const PackedWeights &W, KernelChoice choice);
 
 /// Compares a kernel's Y [N][M] for weights W and activations X [N][K] with
 /// the reference's `want`: bit-exact for ternary formats, else within 1e-5
-/// (normalized) of the reference and 1e-2 of the fp64 product of the
-/// dequantized weights (or no worse than the reference). A kernel whose Y
-/// is rounded to a 16-bit `dtype` gets that type's unit roundoff on top of
-/// both bounds (ternary: `want` must be rounded as Y was). Returns "" or
-/// what is wrong.
+/// (normalized) of the reference; for a lossy kernel (`tableActGroup` > 0:
+/// CompiledKernel::tableActGroup, fastAggregation) instead every output
+/// within the bound of bitserial_abi.h of the reference
+/// (bitserial_int8_table_bound); and 1e-2
+/// of the fp64 product of the dequantized weights (or no worse than the
+/// reference, plus the bound for a lossy kernel) for all but the exact
+/// ternary case. A kernel whose Y is rounded to a 16-bit `dtype` gets that
+/// type's unit roundoff on top of both bounds (ternary: `want` must be
+/// rounded as Y was). Returns "" or what is wrong.
 std::string compareWithReference(const PackedWeights &W, const float *X,
                                  int64_t N, const std::vector<float> &got,
                                  const std::vector<float> &want,
-                                 GpuDType dtype = GpuDType::F32);
+                                 GpuDType dtype = GpuDType::F32,
+                                 int64_t tableActGroup = 0,
+                                 bool fastAggregation = false);
 
 /// Y [N][M] = X [N][K] * W^T with the chosen kernel (nullptr for reference).
 void runKernel(const CompiledKernel *kernel, PreparedWeights &W,

@@ -50,6 +50,9 @@ struct KernelSource {
   int64_t tilesPerGroup = 1; // config tile_m / 16: split work in multiples
   int64_t Mp = 0, Kp = 0;    // M rounded up to 16, K rounded up to 32
   int64_t bits = 0;          // bits per weight code in the layout
+  int64_t tableActGroup = 0; // lut-bitserial int8 tables (lossy): the
+                             // activations per table scale; 0: exact
+  bool fastAggregation = false; // and their fast aggregation (lossier)
   std::vector<std::string> compileFlags; // e.g. {"-mavx512vnni", ...}
 };
 

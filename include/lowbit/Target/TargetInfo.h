@@ -39,6 +39,13 @@ struct LutDotOperands {
   bool high = false;
 };
 
+/// Operands of lowbit.uk.lut_dot8 after type conversion: `tables` is an
+/// int8_t * to its 64 bytes (128 with `average`).
+struct LutDot8Operands {
+  Value acc, indices, tables, multipliers;
+  bool high = false, average = false;
+};
+
 class TargetInfo {
 public:
   virtual ~TargetInfo() = default;
@@ -151,6 +158,12 @@ public:
   virtual std::pair<Value, Value> emitLutDot(OpBuilder &b, Location loc,
                                              const LutDotOperands &operands,
                                              VectorType indicesType) const {
+    return {};
+  }
+  /// lowbit.uk.lut_dot8: the new accumulator.
+  virtual Value emitLutDot8(OpBuilder &b, Location loc,
+                            const LutDot8Operands &operands,
+                            VectorType indicesType) const {
     return {};
   }
   /// lowbit.uk.lut_signs (`ptr`: uint8_t *).

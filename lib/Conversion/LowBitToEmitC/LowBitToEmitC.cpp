@@ -280,6 +280,33 @@ struct ConvertLutDot : TargetPattern<UkLutDotOp> {
   }
 };
 
+struct ConvertLutDot8 : TargetPattern<UkLutDot8Op> {
+  using TargetPattern::TargetPattern;
+  LogicalResult
+  matchAndRewrite(UkLutDot8Op op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    FailureOr<VectorType> type =
+        getRegisterType(rewriter, op, op.getIndices().getType());
+    if (failed(type))
+      return failure();
+    LutDot8Operands operands;
+    operands.acc = adaptor.getAcc();
+    operands.indices = adaptor.getIndices();
+    operands.tables = getElementAddress(
+        rewriter, op.getLoc(), adaptor.getTables(), adaptor.getTableOffset());
+    operands.multipliers = adaptor.getMultipliers();
+    operands.high = op.getHigh();
+    operands.average = op.getAverage();
+    Value sum = target.emitLutDot8(rewriter, op.getLoc(), operands, *type);
+    if (!sum)
+      return rewriter.notifyMatchFailure(op, [&](Diagnostic &d) {
+        d << "target " << target.getName() << " has no byte table lookup";
+      });
+    rewriter.replaceOp(op, sum);
+    return success();
+  }
+};
+
 struct ConvertLutTables : TargetPattern<UkLutTablesOp> {
   using TargetPattern::TargetPattern;
   LogicalResult
@@ -476,8 +503,8 @@ void mlir::lowbit::populateLowBitToEmitCPatterns(const TypeConverter &converter,
       .add<ConvertLoad, ConvertBroadcast4, ConvertUnpack, ConvertShrExact,
            ConvertDot4, ConvertLoadHalf, ConvertBlockCombine,
            ConvertTernaryScale, ConvertStore, ConvertPrefetch, ConvertBroadcast,
-           ConvertLutTables, ConvertLutDot, ConvertStoreI32, ConvertLutSigns,
-           ConvertLutCombine>(converter, ctx, target);
+           ConvertLutTables, ConvertLutDot, ConvertLutDot8, ConvertStoreI32,
+           ConvertLutSigns, ConvertLutCombine>(converter, ctx, target);
   patterns.add<ConvertStackBuffer>(converter, ctx);
   patterns.add<ConvertSplatConstant, ConvertRegisterAdd>(converter, ctx, target,
                                                          /*benefit=*/2);

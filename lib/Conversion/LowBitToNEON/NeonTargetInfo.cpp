@@ -31,6 +31,9 @@
 //     signs         veorq_u8 0x80 + dot4 (above) with the signs + vaddq_s32,
 //                   plus 128 x the sum of the signs (dot4 with ones, shl)
 //   lut_signs       vld1q_dup_u16, vqtbl1q_u8 (byte i / 8), vtstq_u8, vorrq_u8
+//   lut_dot8        the index of lut_dot, one vqtbl4q_u8 (the 4 int8 tables
+//                   of 16 entries), dot4 of the multipliers and entries;
+//                   average: both lookups, veorq_u8 0x80, vrhaddq_u8, veorq_u8
 //   lut_combine     vshlq_n_s32 + vaddq_s32
 //   store_i32       vst1q_s32
 //
@@ -325,22 +328,9 @@ public:
     MLIRContext *ctx = b.getContext();
     Type reg = bytes(ctx), acc = i32x4(ctx),
          u32x4 = opaqueType(ctx, "uint32x4_t");
-    Value selectors = call(b, loc, reg, "vreinterpretq_u8_u32",
-                           call(b, loc, u32x4, "vdupq_n_u32", {},
-                                {b.getI32IntegerAttr(0x30201000)}));
-    Value index = o.high
-                      ? call(b, loc, reg, "vsriq_n_u8", {selectors, o.indices},
-                             {b.getI32IntegerAttr(4)})
-                      : call(b, loc, reg, "vbslq_u8",
-                             {splatByte(b, loc, 0x0F), o.indices, selectors});
-    Type u8Ptr = constPointerType(ctx, "uint8_t");
-    Type table = opaqueType(ctx, "uint8x16x4_t");
-    auto lookup = [&](int64_t offset) {
-      Value p = castTo(b, loc, u8Ptr, elementAddress(b, loc, o.tables, offset));
-      return call(b, loc, reg, "vqtbl4q_u8",
-                  {call(b, loc, table, "vld1q_u8_x4", p), index});
-    };
-    Value low = lookup(0), high = lookup(64);
+    Value index = tableIndex(b, loc, o.indices, o.high);
+    Value low = lookup(b, loc, o.tables, 0, index);
+    Value high = lookup(b, loc, o.tables, 64, index);
     VectorType accType = VectorType::get({4}, b.getI32Type());
     // Without signs, or with one multiplier 0..127 in every byte (the
     // splatted weight of a bit plane): unsigned sums, udot with the
@@ -381,6 +371,27 @@ public:
       return call(b, loc, acc, "vaddq_s32", {accumulator, dot});
     };
     return {signedSum(o.accLow, low), signedSum(o.accHigh, high)};
+  }
+
+  /// One tbl of the 64 int8 tables as lut_dot's, then the multipliers
+  /// times the entries (both below 128 in magnitude, so signed) by dot4.
+  /// With `average` both nibbles' entries, + 128 (eor), vrhaddq_u8, - 128.
+  Value emitLutDot8(OpBuilder &b, Location loc, const LutDot8Operands &o,
+                    VectorType type) const override {
+    Value entries =
+        lookup(b, loc, o.tables, 0, tableIndex(b, loc, o.indices, o.high));
+    if (o.average) {
+      Type reg = bytes(b.getContext());
+      Value high =
+          lookup(b, loc, o.tables, 64, tableIndex(b, loc, o.indices, true));
+      auto flip = [&](Value v) {
+        return call(b, loc, reg, "veorq_u8", {v, splatByte(b, loc, 0x80)});
+      };
+      entries =
+          flip(call(b, loc, reg, "vrhaddq_u8", {flip(entries), flip(high)}));
+    }
+    return emitDot4(b, loc, o.acc, o.multipliers, entries,
+                    VectorType::get({4}, b.getI32Type()));
   }
 
   /// 16 sign bits: byte i takes byte i / 8 of the word (tbl), tests bit
@@ -466,6 +477,34 @@ private:
     if (!literal)
       return std::nullopt;
     return literal.getInt() & 0xFF;
+  }
+
+  /// The tbl index of lut_dot and lut_dot8: the index nibble | 16 * (byte
+  /// mod 4) in one instruction (bsl for the low nibble, sri for the high).
+  static Value tableIndex(OpBuilder &b, Location loc, Value indices,
+                          bool high) {
+    MLIRContext *ctx = b.getContext();
+    Type reg = bytes(ctx);
+    Value selectors = call(b, loc, reg, "vreinterpretq_u8_u32",
+                           call(b, loc, opaqueType(ctx, "uint32x4_t"),
+                                "vdupq_n_u32", {},
+                                {b.getI32IntegerAttr(0x30201000)}));
+    return high ? call(b, loc, reg, "vsriq_n_u8", {selectors, indices},
+                       {b.getI32IntegerAttr(4)})
+                : call(b, loc, reg, "vbslq_u8",
+                       {splatByte(b, loc, 0x0F), indices, selectors});
+  }
+
+  /// vqtbl4q_u8 of the 64 bytes at `tables` + `offset` (4 tables of 16).
+  static Value lookup(OpBuilder &b, Location loc, Value tables,
+                      int64_t offset, Value index) {
+    MLIRContext *ctx = b.getContext();
+    Value p = castTo(b, loc, constPointerType(ctx, "uint8_t"),
+                     elementAddress(b, loc, tables, offset));
+    return call(b, loc, bytes(ctx), "vqtbl4q_u8",
+                {call(b, loc, opaqueType(ctx, "uint8x16x4_t"), "vld1q_u8_x4",
+                      p),
+                 index});
   }
 
   /// vdupq_n_u8(value).

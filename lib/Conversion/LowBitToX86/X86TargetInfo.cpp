@@ -24,6 +24,9 @@
 //                   + 2 x dpbusd
 //   lut_signs       _load_mask64 +            broadcastd, shuffle_epi8, and,
 //                   mask_blend_epi8           cmpeq_epi8, or
+//   lut_dot8        as lut_dot with one lookup and one dot4 (multipliers
+//                   unsigned, entries signed); average: both lookups,
+//                   xor 0x80, avg_epu8, xor 0x80, one dot4
 //   lut_combine     slli_epi32 + add_epi32
 //   store_i32       _mm*_storeu_si512 / si256
 //
@@ -244,18 +247,35 @@ public:
   std::pair<Value, Value> emitLutDot(OpBuilder &b, Location loc,
                                      const LutDotOperands &o,
                                      VectorType type) const override {
-    MLIRContext *ctx = b.getContext();
-    Type reg = intType(ctx);
-    Value indices = o.indices;
-    if (o.high)
-      indices = call(b, loc, reg, name("srli_epi16"), indices,
-                     {b.getI32IntegerAttr(4)});
-    auto [low, high] = emitLookup(b, loc, indices, o.tables);
+    Value indices = o.high ? nibbleDown(b, loc, o.indices) : o.indices;
+    SmallVector<Value, 2> bytes = emitLookup(b, loc, indices, o.tables, {0, 64});
+    Value low = bytes[0], high = bytes[1];
     Value signs = o.signs ? o.signs : splatByte(b, loc, 1);
-    auto accType =
-        VectorType::get({type.getNumElements() / 4}, IntegerType::get(ctx, 32));
+    VectorType accType = accTypeOf(type);
     return {emitDot4(b, loc, o.accLow, low, signs, accType),
             emitDot4(b, loc, o.accHigh, high, signs, accType)};
+  }
+
+  /// One lookup of the int8 tables (with `average` one per nibble, the
+  /// entries averaged by avg_epu8 with 128 added and removed), then the
+  /// multipliers (unsigned) times the entries (signed) into the sum: dot4
+  /// with the operands of lut_dot swapped, so the entries need no bias.
+  Value emitLutDot8(OpBuilder &b, Location loc, const LutDot8Operands &o,
+                    VectorType type) const override {
+    Value indices = o.high ? nibbleDown(b, loc, o.indices) : o.indices;
+    Value entries = emitLookup(b, loc, indices, o.tables, {0})[0];
+    if (o.average) {
+      Type reg = intType(b.getContext());
+      Value high =
+          emitLookup(b, loc, nibbleDown(b, loc, o.indices), o.tables, {64})[0];
+      Value bias = splatByte(b, loc, -128);
+      auto flip = [&](Value v) {
+        return call(b, loc, reg, name("xor_" + siSuffix()), {v, bias});
+      };
+      entries = flip(call(b, loc, reg, name("avg_epu8"),
+                          {flip(entries), flip(high)}));
+    }
+    return emitDot4(b, loc, o.acc, o.multipliers, entries, accTypeOf(type));
   }
 
   Value emitLutCombine(OpBuilder &b, Location loc, Value low, Value high,
@@ -267,10 +287,24 @@ public:
   }
 
 protected:
-  /// Byte i of the results: the low and high table bytes of table i mod 4
-  /// (at `tables` and `tables` + 64) at the low nibble of `indices` byte i.
-  virtual std::pair<Value, Value>
-  emitLookup(OpBuilder &b, Location loc, Value indices, Value tables) const = 0;
+  /// Per offset o, byte i of a result: byte 16 (i mod 4) + n of the 64
+  /// bytes at `tables` + o (table i mod 4), n the low nibble of `indices`
+  /// byte i (lut_dot: the low and high bytes at 0 and 64; lut_dot8: 0).
+  virtual SmallVector<Value, 2> emitLookup(OpBuilder &b, Location loc,
+                                           Value indices, Value tables,
+                                           ArrayRef<int64_t> offsets) const = 0;
+
+  /// The high nibbles of `indices` moved to the low ones.
+  Value nibbleDown(OpBuilder &b, Location loc, Value indices) const {
+    return call(b, loc, intType(b.getContext()), name("srli_epi16"), indices,
+                {b.getI32IntegerAttr(4)});
+  }
+
+  /// The int32 register of a byte register's lanes.
+  static VectorType accTypeOf(VectorType bytes) {
+    return VectorType::get({bytes.getNumElements() / 4},
+                           IntegerType::get(bytes.getContext(), 32));
+  }
 
   Value splatByte(OpBuilder &b, Location loc, int8_t value) const {
     return call(b, loc, intType(b.getContext()), name("set1_epi8"), {},
@@ -405,8 +439,9 @@ public:
 protected:
   /// vpermb of the 64-byte tables with index nibble | 16 * (i mod 4),
   /// one ternary-logic op: (indices & 0x0F) | selectors.
-  std::pair<Value, Value> emitLookup(OpBuilder &b, Location loc, Value indices,
-                                     Value tables) const override {
+  SmallVector<Value, 2> emitLookup(OpBuilder &b, Location loc, Value indices,
+                                   Value tables,
+                                   ArrayRef<int64_t> offsets) const override {
     MLIRContext *ctx = b.getContext();
     Type reg = intType(ctx);
     Value selectors = call(b, loc, reg, "_mm512_set1_epi32", {},
@@ -414,12 +449,14 @@ protected:
     Value index = call(b, loc, reg, "_mm512_ternarylogic_epi32",
                        {indices, splatByte(b, loc, 15), selectors},
                        {b.getI32IntegerAttr(0xEA)});
-    auto lookup = [&](int64_t offset) {
+    SmallVector<Value, 2> results;
+    for (int64_t offset : offsets) {
       Value table = call(b, loc, reg, "_mm512_loadu_si512",
                          elementAddress(b, loc, tables, offset));
-      return call(b, loc, reg, "_mm512_permutexvar_epi8", {index, table});
-    };
-    return {lookup(0), lookup(64)};
+      results.push_back(
+          call(b, loc, reg, "_mm512_permutexvar_epi8", {index, table}));
+    }
+    return results;
   }
 
 public:
@@ -506,8 +543,9 @@ protected:
   /// No cross-lane byte permute: per table j, pshufb of the table broadcast
   /// to both lanes with the indices of the bytes i mod 4 != j set to 0x80
   /// (which pshufb turns into 0), the four results or-ed.
-  std::pair<Value, Value> emitLookup(OpBuilder &b, Location loc, Value indices,
-                                     Value tables) const override {
+  SmallVector<Value, 2> emitLookup(OpBuilder &b, Location loc, Value indices,
+                                   Value tables,
+                                   ArrayRef<int64_t> offsets) const override {
     MLIRContext *ctx = b.getContext();
     Type reg = intType(ctx), xmm = opaqueType(ctx, "__m128i");
     Value nibbles =
@@ -518,7 +556,7 @@ protected:
       return call(b, loc, reg, "_mm256_broadcastsi128_si256",
                   call(b, loc, xmm, "_mm_loadu_si128", p));
     };
-    Value low, high;
+    SmallVector<Value, 2> results(offsets.size());
     for (int64_t j = 0; j < 4; ++j) {
       SmallVector<Attribute> others;
       for (int64_t i = 0; i < 32; ++i)
@@ -526,14 +564,14 @@ protected:
       Value index =
           call(b, loc, reg, "_mm256_or_si256",
                {nibbles, call(b, loc, reg, "_mm256_setr_epi8", {}, others)});
-      Value l =
-          call(b, loc, reg, "_mm256_shuffle_epi8", {table(16 * j), index});
-      Value h =
-          call(b, loc, reg, "_mm256_shuffle_epi8", {table(64 + 16 * j), index});
-      low = low ? call(b, loc, reg, "_mm256_or_si256", {low, l}) : l;
-      high = high ? call(b, loc, reg, "_mm256_or_si256", {high, h}) : h;
+      for (auto [result, offset] : llvm::zip_equal(results, offsets)) {
+        Value part = call(b, loc, reg, "_mm256_shuffle_epi8",
+                          {table(offset + 16 * j), index});
+        result = result ? call(b, loc, reg, "_mm256_or_si256", {result, part})
+                        : part;
+      }
     }
-    return {low, high};
+    return results;
   }
 
 public:

@@ -13,6 +13,8 @@
 #include "lowbit/bitserial_abi.h"
 #include "lowbit/upconvert.h"
 
+#include <vector>
+
 namespace lowbit {
 
 /// Whether `format` has a lut-bitserial layout: i2s, w1gG, w2gG, w3gG, w4gG.
@@ -22,6 +24,17 @@ bool has_bitserial_layout(const Format &format);
 /// (Mp = ceil(M/16)*16, Kp = ceil(K/32)*32, bits = planes, scales and zeros
 /// as pack_upconvert, w_scale = s_w). Throws Error naming any other format.
 UpconvertWeights pack_bitserial(const PackedWeights &canonical);
+
+/// The bound of bitserial_abi.h ("INT8 TABLES") on |Y[n][m] - Y_exact[n][m]|
+/// of a kernel with int8 tables of `act_group` activations per table
+/// scale (a multiple of 32), Y_exact the result with lossless tables (the
+/// reference strategy): computed from the formula, with the activations
+/// X [N][K] quantized as prepare_activations does; 3/2 times that with
+/// fast aggregation. Returns [N][M].
+std::vector<double> bitserial_int8_table_bound(const PackedWeights &W,
+                                               const float *X, int64_t N,
+                                               int64_t act_group,
+                                               bool fast_aggregation = false);
 
 } // namespace lowbit
 

@@ -50,6 +50,59 @@
  *   w1gG:     per 32-block: acc_b = 2 D_b - S_b = A_0;  y += acc_b s_g / s_b
  *   wbgG:     per 32-block: acc_b = D_b - z_g S_b;      y += acc_b s_g / s_b
  *
+ * INT8 TABLES (config table_bits = 8; lossy, opt-in; T-MAC's table
+ * quantization with one scale per act_group activations, a multiple of 32)
+ *   Per activation row and act_group (the last one may be shorter), with
+ *   mx = the largest sum_i |x_i| of its groups of 4 and
+ *   d = 127 / (4 * 2^(P-1)) (31, 15, 7, 3 for P = 1..4):
+ *     a  = max(1, ceil(d * mx / 127))   integer, a * 2^(P-1) < 128
+ *     ts = a / d                        the table scale (xq units per step;
+ *                                       within 1/d of the ideal mx / 127)
+ *     E[e] = round(T[e] / ts)           in float, half away from zero,
+ *                                       |E| <= 127, E[15 - e] = -E[e]
+ *   Per block 128 bytes (one byte per entry: half the table bytes and half
+ *   the lookups of the int16 tables): group 4h + s is table s of the 64
+ *   bytes at 64h, byte 16s + e = E[e] (int8). After a row's tables, 16
+ *   bytes per act_group: byte 4p + i = a * 2^p (plane p's multiplier).
+ *   The kernel looks plane p up with lowbit.uk.lut_dot8 against those bytes
+ *   (multipliers unsigned, entries signed: no bias), so its int32 sums are
+ *   sum_p 2^p * d * sum_g ts_g E_g = d * sum_p 2^p A'_p, A'_p the A_p of the
+ *   quantized tables; the dot is that + d (2^P - 1) S = 2 d D' (w1gG:
+ *   d A'_0), scaled in float: x_sums and x_scales are multiplied by 2 d (d)
+ *   instead of halving 2 D.
+ * FAST AGGREGATION (fast_aggregation = true, needs int8 tables; lossier)
+ *   The two lookups of a plane vector (groups s and 4 + s of a block) are
+ *   averaged before the one dot product (lut_dot8 {average}: vpavgb /
+ *   vrhaddq_u8 of the entries + 128): v = floor((E_lo + E_hi + 1) / 2).
+ *   2 v = E_lo + E_hi + r with r in {0, 1}, so the sums F give
+ *   2 F - 2 (2^P - 1) sum_b a_b (4 averages per plane, lane and block, r
+ *   taken as its mean 1/2), unbiased, off by at most 1/2 step per pair.
+ * ERROR BOUND (int8 tables, against the exact result of the int16 tables,
+ * i.e. the reference strategy up to float rounding)
+ *   |ts E[e] - T[e]| <= ts / 2 per lookup (float rounding of d T / a adds
+ *   < 2^-20 ts), so per output, with the sums over the groups g of 4 of K:
+ *     |D' - D|     <= (2^P - 1) / 4 * sum_g ts_g
+ *     |y - y_ref|  <= (2^P - 1) / 4 * lambda * f * sum_g ts_g |s_{m,g}| / sx_g
+ *   where s_{m,g} is the weight scale of the group's weights (s_w for i2s),
+ *   sx_g the activation multiplier of its block (x ~= xq / sx, activation.h),
+ *   lambda = 2 for w1gG (codes 0/1 stand for -1/+1: y is 2 D - S), else 1,
+ *   and f = 1, or 3/2 with fast aggregation (a quarter step per lookup more;
+ *   the sum then runs over the groups of the padded Kp: the correction is
+ *   1/2 step off for a pair of padding groups too).
+ *   As ts <= 4 (mx <= 512), in terms of K alone: |D' - D| <= (2^P - 1) K / 4.
+ *   `lowbit verify` checks the data-dependent form element by element
+ *   (bitserial_int8_table_bound, bitserial.h). The rounding errors are
+ *   independent and centred, so the measured error grows like sqrt(K):
+ *   normalized error against the fp64 product on verify's synthetic data
+ *   (the reference itself: 0.37-0.45e-2):
+ *     int8 tables, act_group 32   0.70-0.86e-2 at K = 4096; i2s up to
+ *                                 1.01e-2 (K = 100, M = 257, N = 1)
+ *     act_group 64                0.74-0.90e-2; 128: up to 0.94e-2 (i2s)
+ *     fast aggregation            1.04-1.22e-2 at K = 4096 (w1g128 < 1e-2)
+ *   against the 1e-2 of lossy modes (DESIGN.md), which `lowbit verify`
+ *   applies on 256 outputs or more: `tune --allow-lossy` searches only the
+ *   int8 tables of the group formats with act_group 32 and 64.
+ *
  * KERNEL (lowbit_kernel_fn of kernel_abi.h)
  *   codes = this layout; scales and zeros as above; xq, x_scales, x_sums
  *   from prepare_activations; w_scale = s_w (ternary). It computes y[n][m]

@@ -267,6 +267,16 @@ func.func private @f() attributes {a = #lowbit.lut_bitserial<bm = 512, kfactor =
 
 // -----
 
+// expected-error@+1 {{lut_bitserial table_bits must be 16 (lossless) or 8 (int8 tables), got 4}}
+func.func private @f() attributes {a = #lowbit.lut_bitserial<bm = 512, kfactor = 16, table_bits = 4>}
+
+// -----
+
+// expected-error@+1 {{lut_bitserial fast_aggregation needs table_bits = 8}}
+func.func private @f() attributes {a = #lowbit.lut_bitserial<bm = 512, kfactor = 16, fast_aggregation = true>}
+
+// -----
+
 // expected-error@+2 {{expected 'true' or 'false'}}
 // expected-error@+1 {{failed to parse LowBit_LutBitserialAttr parameter 'fast_aggregation' which is to be a `bool`}}
 func.func private @f() attributes {a = #lowbit.lut_bitserial<bm = 512, kfactor = 16, fast_aggregation = 1>}

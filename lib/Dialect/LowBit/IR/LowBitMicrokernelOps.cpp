@@ -76,3 +76,14 @@ LogicalResult UkLutDotOp::verify() {
                          << getIndices().getType();
   return success();
 }
+
+LogicalResult UkLutDot8Op::verify() {
+  if (getLanes(getAcc()) * 4 != getLanes(getIndices()))
+    return emitOpError() << "accumulator " << getAcc().getType()
+                         << " must hold one int32 per 4 bytes of "
+                         << getIndices().getType();
+  if (getAverage() && getHigh())
+    return emitOpError() << "with `average` looks up both nibbles: `high` "
+                            "must be false";
+  return success();
+}

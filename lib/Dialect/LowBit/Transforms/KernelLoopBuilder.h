@@ -135,7 +135,8 @@ findKernelToLower(func::FuncOp func, StringRef passName, StringRef targetName) {
 }
 
 /// The int32 sums of the low and high table bytes of lowbit.uk.lut_dot
-/// (lut_abi.h, bitserial_abi.h), one pair per accumulator.
+/// (lut_abi.h, bitserial_abi.h), one pair per accumulator; `high` is null
+/// for the one sum of lowbit.uk.lut_dot8 (int8 tables), kept in `low`.
 struct LutAcc {
   Value low, high;
 };
@@ -220,21 +221,27 @@ protected:
     for (int64_t s = 0; s < total; ++s)
       body(constant(start + s));
   }
-  /// The same with lut_dot accumulator pairs as the state.
+  /// The same with lut_dot accumulator pairs (or lut_dot8 sums, whose
+  /// `high` stays null) as the state.
   void steppedLoop(int64_t start, int64_t total, int64_t perIteration,
                    SmallVectorImpl<LutAcc> &accs,
                    function_ref<void(Value)> body) {
     SmallVector<Value> state;
     auto unpack = [&] {
-      for (auto [i, a] : llvm::enumerate(accs)) {
-        a.low = state[2 * i];
-        a.high = state[2 * i + 1];
+      size_t next = 0;
+      for (LutAcc &a : accs) {
+        a.low = state[next++];
+        if (a.high)
+          a.high = state[next++];
       }
     };
     auto pack = [&] {
       state.clear();
-      for (LutAcc &a : accs)
-        state.append({a.low, a.high});
+      for (LutAcc &a : accs) {
+        state.push_back(a.low);
+        if (a.high)
+          state.push_back(a.high);
+      }
     };
     pack();
     steppedLoop(start, total, perIteration, state, [&](Value step) {

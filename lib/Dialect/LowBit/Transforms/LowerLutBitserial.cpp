@@ -31,11 +31,15 @@ using namespace mlir;
 using namespace mlir::lowbit;
 
 /// bitserial_abi.h: rows per tile, weights per block, bytes per plane
-/// vector and per block of tables (lut_dot's 128 bytes per nibble).
+/// vector and per block of int16 tables (lut_dot's 128 bytes per nibble)
+/// or of int8 tables (lut_dot8's 64 bytes per nibble).
 static constexpr int64_t kTileRows = 16;
 static constexpr int64_t kBlockK = 32;
 static constexpr int64_t kVectorBytes = 64;
 static constexpr int64_t kTableBytes = 256;
+static constexpr int64_t kTable8Bytes = 128;
+/// int8 tables: bytes of multipliers per act_group (4 per plane).
+static constexpr int64_t kMultiplierBytes = 16;
 /// Groups of 4 weights per block, i.e. lookups per int32 lane and plane.
 static constexpr int64_t kGroupsPerBlock = 8;
 /// The largest table buffer a kernel keeps on its stack.
@@ -57,10 +61,38 @@ struct BitserialPlan {
   /// that the dot chains hide the dot latency, and pairs per (set, register
   /// half): one per nibble, or one for both.
   int64_t accSets = 1, nibblePairs = 2;
+  /// int8 tables (table_bits = 8): 32-k blocks per act_group, act_groups
+  /// per row (the last one may be partial).
+  bool int8Tables = false;
+  int64_t blocksPerActGroup = 1, actGroups = 0;
+  /// int8 tables, fast aggregation: the two nibbles of a plane vector are
+  /// one lut_dot8 {average}.
+  bool fastAggregation = false;
 
   bool isTernary() const { return encoding == Encoding::Ternary; }
+  /// int8 tables: the table scale of an act_group is a / d (a an integer)
+  /// with d = 127 / (4 * 2^(P-1)) (31, 15, 7, 3 for 1..4 planes), the
+  /// finest steps whose largest multiplier a * 2^(P-1) (a <= ceil(d * 512
+  /// / 127)) stays below 128 (unsigned for vpdpbusd, signed for sdot).
+  int64_t scaleDenominator() const { return 127 / (4 << (planes - 1)); }
   bool hasZeros() const { return encoding == Encoding::Unsigned; }
-  int64_t columnTableBytes() const { return blocks * kTableBytes; }
+  int64_t blockTableBytes() const {
+    return int8Tables ? kTable8Bytes : kTableBytes;
+  }
+  /// The tables of a row's blocks, then (int8) its multiplier bytes.
+  int64_t columnTableBytes() const {
+    return blocks * blockTableBytes() + actGroups * kMultiplierBytes;
+  }
+  /// What the int32 dots the kernel scales stand for: D (or A_0 for w1gG)
+  /// times 1 with int16 tables; with int8 tables the sums are in units of
+  /// 1 / scaleDenominator() and the halving of 2 D is left to the float
+  /// scaling.
+  int64_t dotUnit() const {
+    if (!int8Tables)
+      return 1;
+    return encoding == Encoding::Binary ? scaleDenominator()
+                                        : 2 * scaleDenominator();
+  }
   /// Accumulator pairs per (tile, activation row): per set, register half
   /// of a vector and nibble.
   int64_t accsPerColumn() const { return accSets * halves * nibblePairs; }
@@ -87,8 +119,9 @@ public:
     tables = UkStackBufferOp::create(
         b, loc, MemRefType::get({ShapedType::kDynamic}, b.getI8Type()),
         b.getI64IntegerAttr(plan.bn * plan.columnTableBytes()));
-    for (int64_t p = 1; p < plan.planes; ++p)
-      planeWeights.push_back(splat(byteReg, int64_t(1) << p));
+    if (!plan.int8Tables)
+      for (int64_t p = 1; p < plan.planes; ++p)
+        planeWeights.push_back(splat(byteReg, int64_t(1) << p));
     forColumnBlocks(n, plan.bn, [&](Value firstColumn, int64_t columns) {
       buildColumns(firstColumn, columns);
     });
@@ -103,6 +136,10 @@ private:
   void buildColumns(Value firstColumn, int64_t columns) {
     for (int64_t c = 0; c < columns; ++c) {
       Value row = mul(add(firstColumn, c), plan.kp);
+      if (plan.int8Tables) {
+        buildInt8Tables(row, c);
+        continue;
+      }
       forLoop(constant(0), constant(plan.blocks), 1, [&](Value j) {
         UkLutTablesOp::create(
             b, loc, xq, add(row, mul(j, kBlockK)), tables,
@@ -110,6 +147,12 @@ private:
             b.getI64IntegerAttr(4));
       });
     }
+    // Fast aggregation, ternary: each column's sum of a over its blocks,
+    // for the correction after the whole-row sums.
+    rowScales.clear();
+    if (plan.fastAggregation && plan.isTernary())
+      for (int64_t c = 0; c < columns; ++c)
+        rowScales.push_back(rowTableScales(c));
     Value begin = toIndex(tileBegin), end = toIndex(tileEnd);
     int64_t group = plan.tilesPerGroup;
     Value groupsEnd = tileGroupsEnd(begin, end, group);
@@ -118,6 +161,120 @@ private:
               [&](Value t) { buildTiles(t, group, firstColumn, columns); });
     forLoop(groupsEnd, end, 1,
             [&](Value t) { buildTiles(t, 1, firstColumn, columns); });
+  }
+
+  /// The int8 tables of activation row `row` (its xq offset), table column
+  /// c: per act_group, the largest sum of |x_i| over its groups of 4 gives
+  /// a = max(1, ceil(d * max / 127)) (d = scaleDenominator()); entry e of a
+  /// group is round(d * T[e] / a) (T[e] of bitserial_abi.h, rounded
+  /// half away from zero in float, so entry 15 - e = -entry e is stored as
+  /// the negation), and multiplier byte 4p + i is a * 2^p. Scalar code:
+  /// it runs once per activation row and K.
+  void buildInt8Tables(Value row, int64_t c) {
+    int64_t full = plan.blocks / plan.blocksPerActGroup;
+    int64_t tail = plan.blocks - full * plan.blocksPerActGroup;
+    forLoop(constant(0), constant(full), 1, [&](Value g) {
+      buildActGroupTables(row, c, g, plan.blocksPerActGroup);
+    });
+    if (tail > 0)
+      buildActGroupTables(row, c, constant(full), tail);
+  }
+
+  void buildActGroupTables(Value row, int64_t c, Value actGroup,
+                           int64_t blocks) {
+    Type i32 = b.getI32Type(), i8 = b.getI8Type(), f32 = b.getF32Type();
+    auto i32Const = [&](int64_t v) {
+      return arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(v));
+    };
+    Value firstBlock = mul(actGroup, plan.blocksPerActGroup);
+    // x_i of group g of block j (j relative to the act_group), as i32.
+    auto activation = [&](Value j, int64_t g, int64_t i) {
+      Value at = add(add(row, mul(add(firstBlock, j), kBlockK)), 4 * g + i);
+      Value x = memref::LoadOp::create(b, loc, xq, at);
+      return arith::ExtSIOp::create(b, loc, i32, x);
+    };
+    auto select = [&](arith::CmpIPredicate pred, Value lhs, Value rhs,
+                      Value ifTrue, Value ifFalse) {
+      Value cond = arith::CmpIOp::create(b, loc, pred, lhs, rhs);
+      return arith::SelectOp::create(b, loc, cond, ifTrue, ifFalse);
+    };
+    Value zero = i32Const(0);
+    auto loop = scf::ForOp::create(b, loc, constant(0), constant(blocks),
+                                   constant(1), ValueRange{zero});
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(loop.getBody());
+      Value largest = loop.getRegionIterArgs()[0];
+      for (int64_t g = 0; g < kGroupsPerBlock; ++g) {
+        Value sum = zero;
+        for (int64_t i = 0; i < 4; ++i) {
+          Value x = activation(loop.getInductionVar(), g, i);
+          Value negated = arith::SubIOp::create(b, loc, zero, x);
+          Value magnitude =
+              select(arith::CmpIPredicate::slt, x, zero, negated, x);
+          sum = arith::AddIOp::create(b, loc, sum, magnitude);
+        }
+        largest = select(arith::CmpIPredicate::sgt, sum, largest, sum, largest);
+      }
+      scf::YieldOp::create(b, loc, largest);
+    }
+    Value scaled = arith::MulIOp::create(b, loc, loop.getResult(0),
+                                         i32Const(plan.scaleDenominator()));
+    Value ceil = arith::DivSIOp::create(
+        b, loc, arith::AddIOp::create(b, loc, scaled, i32Const(126)),
+        i32Const(127));
+    Value one = i32Const(1);
+    Value a = select(arith::CmpIPredicate::slt, ceil, one, one, ceil);
+    Value reciprocal = arith::DivFOp::create(
+        b, loc,
+        arith::ConstantOp::create(b, loc,
+                                  b.getF32FloatAttr(float(plan.scaleDenominator()))),
+        arith::SIToFPOp::create(b, loc, f32, a));
+    Value base = constant(c * plan.columnTableBytes());
+    Value multipliers =
+        add(base, add(mul(actGroup, kMultiplierBytes),
+                      plan.blocks * kTable8Bytes));
+    for (int64_t p = 0; p < 4; ++p) {
+      Value weight = arith::TruncIOp::create(
+          b, loc, i8, arith::ShLIOp::create(b, loc, a, i32Const(p)));
+      for (int64_t i = 0; i < 4; ++i)
+        memref::StoreOp::create(b, loc, weight, tables,
+                                add(multipliers, 4 * p + i));
+    }
+    Value half = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.5f));
+    Value minusHalf =
+        arith::ConstantOp::create(b, loc, b.getF32FloatAttr(-0.5f));
+    forLoop(constant(0), constant(blocks), 1, [&](Value j) {
+      Value blockAt = add(base, mul(add(firstBlock, j), kTable8Bytes));
+      for (int64_t g = 0; g < kGroupsPerBlock; ++g) {
+        SmallVector<Value, 4> xs;
+        for (int64_t i = 0; i < 4; ++i)
+          xs.push_back(activation(j, g, i));
+        Value tableAt = add(blockAt, g / 4 * 64 + g % 4 * 16);
+        // Entries 0..7 (bit 3 clear: -x3), their mirrors 15..8.
+        for (int64_t e = 0; e < 8; ++e) {
+          Value entry = arith::SubIOp::create(b, loc, zero, xs[3]);
+          for (int64_t i = 0; i < 3; ++i)
+            entry = (e >> i) & 1
+                        ? Value(arith::AddIOp::create(b, loc, entry, xs[i]))
+                        : Value(arith::SubIOp::create(b, loc, entry, xs[i]));
+          Value scaledEntry = arith::MulFOp::create(
+              b, loc, arith::SIToFPOp::create(b, loc, f32, entry), reciprocal);
+          Value rounding = select(arith::CmpIPredicate::slt, entry, zero,
+                                  minusHalf, half);
+          Value q = arith::FPToSIOp::create(
+              b, loc, i32,
+              arith::AddFOp::create(b, loc, scaledEntry, rounding));
+          memref::StoreOp::create(b, loc,
+                                  arith::TruncIOp::create(b, loc, i8, q),
+                                  tables, add(tableAt, e));
+          Value mirror = arith::SubIOp::create(b, loc, zero, q);
+          memref::StoreOp::create(b, loc,
+                                  arith::TruncIOp::create(b, loc, i8, mirror),
+                                  tables, add(tableAt, 15 - e));
+        }
+      }
+    });
   }
 
   void buildTiles(Value firstTile, int64_t tiles, Value firstColumn,
@@ -144,13 +301,18 @@ private:
   /// `groups` groups of 4 per row: zero, except that the high sums of set 0
   /// start at minus the bias of the tables' high bytes (128 per lookup,
   /// times the plane weight), so lut_combine gives sum_p 2^p A_p exactly.
+  /// int8 tables: one zero sum each (lut_dot8 has no bias).
   SmallVector<LutAcc> freshAccs(int64_t tiles, int64_t columns,
                                 int64_t groups) {
     SmallVector<LutAcc> accs(tiles * columns * plan.accsPerColumn());
     Value zero = splat(i32Reg, 0);
+    for (LutAcc &a : accs)
+      a.low = zero;
+    if (plan.int8Tables)
+      return accs;
     Value bias = splat(i32Reg, -128 * plan.sumWeight() * groups);
     for (LutAcc &a : accs)
-      a.low = a.high = zero;
+      a.high = zero;
     for (int64_t t = 0; t < tiles; ++t)
       for (int64_t c = 0; c < columns; ++c)
         for (int64_t h = 0; h < plan.halves; ++h)
@@ -160,12 +322,24 @@ private:
 
   /// Looks up every plane vector of block `block` of every tile against the
   /// block's tables of every column: lut_dot per register half and nibble
-  /// with the plane weight 2^p as multiplier; consecutive plane vectors
+  /// with the plane weight 2^p as multiplier (int8 tables: lut_dot8 with
+  /// the act_group's multiplier bytes a * 2^p); consecutive plane vectors
   /// take turns among `sets` accumulator sets from set 0, each nibble on its
   /// own pair, or with `oneChain` both nibbles on the pair of nibble 0.
   void lookupBlock(ArrayRef<Value> tileBase, int64_t columns, Value block,
                    int64_t sets, bool oneChain, MutableArrayRef<LutAcc> accs) {
-    Value tableBase = mul(block, kTableBytes);
+    Value tableBase = mul(block, plan.blockTableBytes());
+    // int8 tables: the multipliers of plane p for column c at c * planes + p.
+    SmallVector<Value> multipliers;
+    if (plan.int8Tables) {
+      Value at = add(mul(div(block, plan.blocksPerActGroup), kMultiplierBytes),
+                     plan.blocks * kTable8Bytes);
+      for (int64_t c = 0; c < columns; ++c)
+        for (int64_t p = 0; p < plan.planes; ++p)
+          multipliers.push_back(UkBroadcast4Op::create(
+              b, loc, byteReg, tables,
+              add(at, c * plan.columnTableBytes() + 4 * p)));
+    }
     int64_t set = 0;
     for (auto [t, base] : llvm::enumerate(tileBase)) {
       Value blockAt = add(base, mul(block, plan.planes * kVectorBytes));
@@ -180,6 +354,18 @@ private:
             for (int64_t c = 0; c < columns; ++c) {
               LutAcc &a =
                   accs[accIndex(t, columns, c, set, h, oneChain ? 0 : nibble)];
+              if (plan.int8Tables) {
+                if (plan.fastAggregation && nibble == 1)
+                  continue;
+                auto op = UkLutDot8Op::create(
+                    b, loc, i32Reg, a.low, w, tables,
+                    add(tableBase, c * plan.columnTableBytes() + 64 * nibble),
+                    multipliers[c * plan.planes + p],
+                    b.getBoolAttr(nibble == 1));
+                op.setAverage(plan.fastAggregation);
+                a.low = op;
+                continue;
+              }
               auto op = UkLutDotOp::create(
                   b, loc, TypeRange{i32Reg, i32Reg}, a.low, a.high, w, tables,
                   add(tableBase, c * plan.columnTableBytes() + 128 * nibble),
@@ -194,31 +380,110 @@ private:
   }
 
   /// sum_p 2^p A_p of rows [h * lanes, ..) of (tile t, column c): the
-  /// lut_combine of the first `sets` sets, of `nibbles` pairs each.
+  /// lut_combine of the first `sets` sets, of `nibbles` pairs each (int8
+  /// tables: the sum of the lut_dot8 sums, scaleDenominator() times it).
   Value combine(ArrayRef<LutAcc> accs, int64_t sets, int64_t nibbles, int64_t t,
                 int64_t columns, int64_t c, int64_t h) {
     Value sum;
     for (int64_t set = 0; set < sets; ++set)
       for (int64_t p = 0; p < nibbles; ++p) {
         const LutAcc &a = accs[accIndex(t, columns, c, set, h, p)];
-        Value part = UkLutCombineOp::create(b, loc, i32Reg, a.low, a.high);
+        Value part =
+            a.high ? UkLutCombineOp::create(b, loc, i32Reg, a.low, a.high)
+                   : a.low;
         sum = sum ? arith::AddIOp::create(b, loc, sum, part) : part;
       }
     return sum;
   }
 
   /// D from the plane-weighted sum: (sum + (2^P - 1) S) / 2, or for w1gG
-  /// A_0 itself (2 D - S = A_0, what block_combine takes).
+  /// A_0 itself (2 D - S = A_0, what block_combine takes). int8 tables:
+  /// dotUnit() times that (the sum is scaleDenominator() sum_p 2^p A_p,
+  /// approximately, and 2 D is not halved).
   Value rowDots(Value weighted, Value sum) {
     if (plan.encoding == Encoding::Binary)
       return weighted;
+    int64_t unit = plan.int8Tables ? plan.scaleDenominator() : 1;
     Value scaledSum = arith::MulIOp::create(
         b, loc, sum,
-        arith::ConstantOp::create(b, loc,
-                                  b.getI32IntegerAttr(plan.sumWeight())));
+        arith::ConstantOp::create(
+            b, loc, b.getI32IntegerAttr(plan.sumWeight() * unit)));
     Value offset = vector::BroadcastOp::create(b, loc, i32Reg, scaledSum);
     Value twice = arith::AddIOp::create(b, loc, weighted, offset);
+    if (plan.int8Tables)
+      return twice;
     return UkShrExactOp::create(b, loc, i32Reg, twice, b.getI64IntegerAttr(1));
+  }
+
+  /// Fast aggregation: the lut_dot8 {average} sums F are about half those
+  /// of separate lookups, each rounding average 1/2 too large on average:
+  /// 2 F - 2 (2^P - 1) * `scales` (the sum of the act_group's a over the
+  /// blocks summed: 4 averages per plane and lane of a block, times the
+  /// multiplier a 2^p, times 1/2) is their unbiased estimate
+  /// (bitserial_abi.h). Otherwise `sum` itself.
+  Value aggregated(Value sum, function_ref<Value()> scales) {
+    if (!plan.fastAggregation)
+      return sum;
+    Value correction = arith::MulIOp::create(
+        b, loc, scales(),
+        arith::ConstantOp::create(
+            b, loc, b.getI32IntegerAttr(-2 * plan.sumWeight())));
+    Value twice = arith::AddIOp::create(b, loc, sum, sum);
+    return arith::AddIOp::create(
+        b, loc, twice, vector::BroadcastOp::create(b, loc, i32Reg, correction));
+  }
+
+  /// The a of act_group `actGroup` of table column c (multiplier byte 0),
+  /// as i32.
+  Value tableScale(int64_t c, Value actGroup) {
+    Value at = add(add(mul(actGroup, kMultiplierBytes),
+                       plan.blocks * kTable8Bytes),
+                   c * plan.columnTableBytes());
+    Value a = memref::LoadOp::create(b, loc, tables, at);
+    return arith::ExtSIOp::create(b, loc, b.getI32Type(), a);
+  }
+
+  /// The sum over the row's blocks of their act_group's a (column c).
+  Value rowTableScales(int64_t c) {
+    int64_t full = plan.blocks / plan.blocksPerActGroup;
+    int64_t tail = plan.blocks - full * plan.blocksPerActGroup;
+    Value zero = arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(0));
+    auto loop = scf::ForOp::create(b, loc, constant(0), constant(full),
+                                   constant(1), ValueRange{zero});
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(loop.getBody());
+      scf::YieldOp::create(
+          b, loc,
+          ValueRange{arith::AddIOp::create(
+              b, loc, loop.getRegionIterArgs()[0],
+              tableScale(c, loop.getInductionVar()))});
+    }
+    Value sum = arith::MulIOp::create(
+        b, loc, loop.getResult(0),
+        arith::ConstantOp::create(
+            b, loc, b.getI32IntegerAttr(plan.blocksPerActGroup)));
+    if (tail == 0)
+      return sum;
+    Value last = arith::MulIOp::create(
+        b, loc, tableScale(c, constant(full)),
+        arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(tail)));
+    return arith::AddIOp::create(b, loc, sum, last);
+  }
+
+  /// `value` (i32 or f32) times dotUnit(): the row sums and activation
+  /// scales that meet the dots.
+  Value inDotUnits(Value value) {
+    if (plan.dotUnit() == 1)
+      return value;
+    if (isa<FloatType>(value.getType()))
+      return arith::MulFOp::create(
+          b, loc, value,
+          arith::ConstantOp::create(b, loc,
+                                    b.getF32FloatAttr(float(plan.dotUnit()))));
+    return arith::MulIOp::create(
+        b, loc, value,
+        arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(plan.dotUnit())));
   }
 
   //===--- Ternary: whole-row int32 sums -----------------------------------//
@@ -244,9 +509,12 @@ private:
           Value scale = memref::LoadOp::create(b, loc, xScales, column);
           // D - S: ternary_scale subtracts the row's sum from D.
           Value dot = rowDots(
-              combine(accs, sets, plan.nibblePairs, t, columns, c, h), sum);
-          Value out =
-              UkTernaryScaleOp::create(b, loc, f32Reg, dot, sum, wScale, scale);
+              aggregated(combine(accs, sets, plan.nibblePairs, t, columns, c, h),
+                         [&] { return rowScales[c]; }),
+              sum);
+          Value out = UkTernaryScaleOp::create(b, loc, f32Reg, dot,
+                                               inDotUnits(sum), wScale,
+                                               inDotUnits(scale));
           UkStoreOp::create(b, loc, out, y, add(mul(column, plan.m), row),
                             rowsLeft);
         }
@@ -275,10 +543,16 @@ private:
         Value sum = memref::LoadOp::create(b, loc, xSums, at);
         Value xScale = memref::LoadOp::create(b, loc, xScales, at);
         Value one = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(1.0f));
-        Value inv = arith::DivFOp::create(b, loc, one, xScale);
+        Value inv = arith::DivFOp::create(b, loc, one, inDotUnits(xScale));
         for (int64_t t = 0; t < tiles; ++t)
           for (int64_t h = 0; h < plan.halves; ++h) {
-            Value dot = rowDots(combine(accs, 1, 1, t, columns, c, h), sum);
+            Value dot = rowDots(
+                aggregated(combine(accs, 1, 1, t, columns, c, h),
+                           [&] {
+                             return tableScale(
+                                 c, div(block, plan.blocksPerActGroup));
+                           }),
+                sum);
             Value offset =
                 add(mul(add(mul(add(firstTile, t), plan.kp / plan.group),
                             scaleGroup),
@@ -288,7 +562,7 @@ private:
             Value zeroPoint, zeroSum;
             if (plan.hasZeros()) {
               zeroPoint = UkLoadHalfOp::create(b, loc, f32Reg, zeros, offset);
-              zeroSum = sum;
+              zeroSum = inDotUnits(sum);
             }
             Value &out = ys[outIndex(t, c, h)];
             out = UkBlockCombineOp::create(b, loc, f32Reg, out, dot, scale, inv,
@@ -329,6 +603,8 @@ private:
       wScale, tables;
   /// Splats of 2^p for planes p >= 1 (plane 0 multiplies by 1).
   SmallVector<Value, 3> planeWeights;
+  /// rowTableScales of the columns being built (fast aggregation, ternary).
+  SmallVector<Value> rowScales;
   VectorType byteReg, i32Reg, f32Reg;
 };
 
@@ -367,15 +643,18 @@ private:
       return failure();
     int64_t registerBytes = target.getRegisterBytes();
     auto config = cast<LutBitserialAttr>(op.getConfigAttr());
-    if (config.getFastAggregation())
-      return op.emitOpError()
-             << "lut_bitserial fast_aggregation (8-bit tables) has no "
-                "lowering yet; the lossless int16 tables are the only mode";
-    if (config.getActGroup() != kBlockK)
+    bool int8Tables = config.getTableBits() == 8;
+    if (!int8Tables && config.getActGroup() != kBlockK)
       return op.emitOpError()
              << "lut_bitserial act_group must be " << kBlockK
              << " (the activation block of kernel_abi.h that the lossless "
                 "int16 tables follow), got "
+             << config.getActGroup();
+    if (int8Tables && config.getActGroup() % kBlockK != 0)
+      return op.emitOpError()
+             << "lut_bitserial act_group must be a multiple of " << kBlockK
+             << " with table_bits = 8 (whole 32-k blocks share a table "
+                "scale), got "
              << config.getActGroup();
     if (config.getKfactor() % kGroupsPerBlock != 0)
       return op.emitOpError()
@@ -391,6 +670,12 @@ private:
     plan.kp = llvm::alignTo(op.getK(), kBlockK);
     plan.blocks = plan.kp / kBlockK;
     plan.group = weight.getGroup();
+    plan.int8Tables = int8Tables;
+    plan.fastAggregation = config.getFastAggregation();
+    if (int8Tables) {
+      plan.blocksPerActGroup = config.getActGroup() / kBlockK;
+      plan.actGroups = llvm::divideCeil(plan.blocks, plan.blocksPerActGroup);
+    }
     plan.tileBytes = plan.blocks * plan.planes * kVectorBytes;
     plan.numTiles = llvm::divideCeil(plan.m, kTileRows);
     plan.tilesPerGroup = config.getBm() / kTileRows;

@@ -40,8 +40,8 @@ struct SearchSpaceQuery {
   int64_t registerBytes = 0; // SIMD register width (TargetInfo)
   int64_t numRegisters = 0;  // SIMD registers (TargetInfo)
   int64_t prefetchBytes = 0; // prefetch distance hint, 0: no prefetch
-  bool allowLossy = false;   // admit lossy options (lut_bitserial
-                             // fast_aggregation)
+  bool allowLossy = false;   // admit lossy options (lut_bitserial int8
+                             // tables, table_bits = 8)
 };
 
 /// The search space of the strategy named `strategy` (the CLI spelling,

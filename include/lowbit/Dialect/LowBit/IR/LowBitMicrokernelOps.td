@@ -379,6 +379,52 @@ def LowBit_UkLutDotOp
   let hasVerifier = 1;
 }
 
+def LowBit_UkLutDot8Op
+    : LowBit_UkOp<"lut_dot8", [MemoryEffects<[MemRead]>,
+        AllTypesMatch<["acc", "result"]>,
+        AllTypesMatch<["indices", "multipliers"]>]> {
+  let summary = "Lookups of int8 tables, 4 groups per int32 lane, scaled and summed";
+  let description = [{
+    The int8-table form of `lowbit.uk.lut_dot` (lut-bitserial with
+    table_bits = 8, bitserial_abi.h), lossy only in how the tables were
+    quantized. Byte i of `indices` holds two 4-bit indices; n = its high
+    nibble with `high`, else its low nibble. The 64 bytes
+    `tables[table_offset ..]` are 4 tables of 16 int8 entries: byte `16j +
+    e` is entry e of table j. Byte i looks up table j = i mod 4 at n (one
+    vpermb / pshufb per table / tbl: half the lookups of lut_dot), multiplies
+    the signed entry by the unsigned byte `multipliers[i]` (at most 127)
+    and with int32 wrapping adds
+
+      result[i / 4] = acc[i / 4] + the 4 products of the lane
+
+    (vpdpbusd with the multipliers as the unsigned operand: no bias).
+
+    With `average` (fast aggregation, lossy; `high` false) byte i looks up
+    both nibbles, the low one in the 64 bytes at `table_offset` and the
+    high one in the 64 bytes after them, and the entry multiplied is their
+    rounding average floor((low + high + 1) / 2) (vpavgb / urhadd of the
+    entries + 128): one dot product for two lookups, twice the entries'
+    sum plus at most 1 per byte.
+
+    ```mlir
+    %acc1 = lowbit.uk.lut_dot8 %acc, %w, %t[%at], %mult {high = true}
+            : vector<64xi8>, memref<?xi8>, vector<16xi32>
+    %acc2 = lowbit.uk.lut_dot8 %acc, %w, %t[%at], %mult {average, high = false}
+            : vector<64xi8>, memref<?xi8>, vector<16xi32>
+    ```
+  }];
+  let arguments = (ins LowBit_I32Register:$acc, LowBit_ByteRegister:$indices,
+                   MemRefRankOf<[I8], [1]>:$tables, Index:$table_offset,
+                   LowBit_ByteRegister:$multipliers, BoolAttr:$high,
+                   UnitAttr:$average);
+  let results = (outs LowBit_I32Register:$result);
+  let assemblyFormat = [{
+    $acc `,` $indices `,` $tables `[` $table_offset `]` `,` $multipliers
+    attr-dict `:` type($indices) `,` type($tables) `,` type($acc)
+  }];
+  let hasVerifier = 1;
+}
+
 def LowBit_UkLutCombineOp
     : LowBit_UkOp<"lut_combine", [Pure, AllTypesMatch<["low", "high", "result"]>]> {
   let summary = "Recombines the low- and high-byte sums of lut_dot";
