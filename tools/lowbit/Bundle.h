@@ -29,6 +29,8 @@ struct BundleKernel {
   int64_t minN = 1;     // 1: the GEMV config, 2: the GEMM config (N >= 2)
   std::string function; // C symbol
   std::string config;
+  int64_t tableActGroup = 0;    // lut-bitserial int8 tables (lossy)
+  bool fastAggregation = false; // and their fast aggregation
   std::string file; // kernels/<function>.cpp
   std::vector<std::string> flags;
 };
@@ -41,6 +43,8 @@ struct BundleSpec {
   std::vector<LinearShape> shapes;
   int threads = 1;      // threads the kernels are configured for
   std::string schedule; // "" for the heuristic
+  std::string config;   // "" or one kernel config for every target kernel
+                        // (lowbit run/verify --config on emulated targets)
   bool fallback = true; // also the generic kernels (when target is not)
   std::string command;  // the command line the README quotes
   GpuDType dtype = GpuDType::F32; // GPU targets: X / Y on the device

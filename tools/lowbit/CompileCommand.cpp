@@ -632,6 +632,8 @@ writeBundle(const fs::path &out, const BundleSpec &spec,
         kernelOptions.schedulePath = spec.schedule;
         if (bitserial && (t == targetName || fallbackLut))
           kernelOptions.strategy = Strategy::LutBitserial;
+        if (t == targetName)
+          kernelOptions.config = spec.config;
         mlir::lowbit::KernelSource source = generateKernelSource(
             format, t, {M, K, nHint}, kernelOptions,
             "lowbit_bundle_" + identifier(t) + "_" +
@@ -647,6 +649,8 @@ writeBundle(const fs::path &out, const BundleSpec &spec,
         k.K = K;
         k.function = source.functionName;
         k.config = source.config;
+        k.tableActGroup = source.tableActGroup;
+        k.fastAggregation = source.fastAggregation;
         k.file = "kernels/" + k.function + ".cpp";
         k.flags = source.compileFlags;
         writeFile(out / k.file, source.cpp);

@@ -98,6 +98,7 @@ compileCrossKernels(const Format &format, KernelChoice choice,
   spec.fallback = false;
   spec.threads = options.threads;
   spec.schedule = options.schedulePath;
+  spec.config = options.config;
   spec.command = "lowbit run/verify --target " + spec.target;
   for (const KernelShape &s : shapes)
     spec.shapes.push_back({"", s.M, s.K});
@@ -142,8 +143,12 @@ compileCrossKernels(const Format &format, KernelChoice choice,
     CompiledKernel kernel;
     kernel.choice = choice;
     for (const BundleKernel &k : bundleKernels)
-      if (k.M == s.M && k.K == s.K && k.minN <= cross->minN)
-        kernel.config = k.config; // the last one: the largest min_n
+      if (k.M == s.M && k.K == s.K && k.minN <= cross->minN) {
+        // the last one: the largest min_n
+        kernel.config = k.config;
+        kernel.tableActGroup = k.tableActGroup;
+        kernel.fastAggregation = k.fastAggregation;
+      }
     kernel.cross = std::move(cross);
     kernels.push_back(std::move(kernel));
   }
