@@ -238,6 +238,19 @@ std::string tableText(const Format &format, const std::string &target,
   return c.str();
 }
 
+/// The properties of the bundle's `lowbit_bundle` library that the CPU and
+/// the GPU CMakeLists.txt share: alias, C++17, PIC, include directories.
+void writeLibraryProperties(std::ostream &m) {
+  m << "add_library(lowbit::bundle ALIAS lowbit_bundle)\n"
+    << "target_compile_features(lowbit_bundle PUBLIC cxx_std_17)\n"
+    << "set_target_properties(lowbit_bundle PROPERTIES CXX_EXTENSIONS OFF\n"
+    << "  POSITION_INDEPENDENT_CODE ON)\n"
+    << "target_include_directories(lowbit_bundle\n"
+    << "  PUBLIC ${CMAKE_CURRENT_SOURCE_DIR}/include "
+       "${CMAKE_CURRENT_SOURCE_DIR}\n"
+    << "  PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/src)\n";
+}
+
 std::string cmakeText(const std::vector<std::string> &runtimeSources,
                       const std::vector<BundleKernel> &kernels) {
   std::ostringstream m;
@@ -256,16 +269,9 @@ std::string cmakeText(const std::vector<std::string> &runtimeSources,
     m << "  " << k.file << "\n";
   m << ")\n\n"
     << "add_library(lowbit_bundle STATIC lowbit_kernels.cpp\n"
-    << "  ${lowbit_bundle_runtime_sources} ${lowbit_bundle_kernel_sources})\n"
-    << "add_library(lowbit::bundle ALIAS lowbit_bundle)\n"
-    << "target_compile_features(lowbit_bundle PUBLIC cxx_std_17)\n"
-    << "set_target_properties(lowbit_bundle PROPERTIES CXX_EXTENSIONS OFF\n"
-    << "  POSITION_INDEPENDENT_CODE ON)\n"
-    << "target_include_directories(lowbit_bundle\n"
-    << "  PUBLIC ${CMAKE_CURRENT_SOURCE_DIR}/include "
-       "${CMAKE_CURRENT_SOURCE_DIR}\n"
-    << "  PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/src)\n"
-    << "target_link_libraries(lowbit_bundle PUBLIC Threads::Threads)\n\n"
+    << "  ${lowbit_bundle_runtime_sources} ${lowbit_bundle_kernel_sources})\n";
+  writeLibraryProperties(m);
+  m << "target_link_libraries(lowbit_bundle PUBLIC Threads::Threads)\n\n"
     << "# The reference is the bit-exact oracle: no fused multiply-add, and "
        "no\n"
     << "# -march, so that the runtime runs on any CPU of its architecture.\n"
@@ -366,13 +372,13 @@ std::string gpuHeaderText(const Format &format, const std::string &target,
        "<cstdint>\n\n"
     << "#define LOWBIT_BUNDLE_FORMAT " << quoted(format.name()) << "\n"
     << "#define LOWBIT_BUNDLE_TARGET " << quoted(target) << "\n"
-    << "#define LOWBIT_BUNDLE_DTYPE " << quoted(gpu_dtype_name(dtype))
-    << "\n\n"
+    << "#define LOWBIT_BUNDLE_DTYPE " << quoted(gpu_dtype_name(dtype)) << "\n\n"
     << "struct lowbit_bundle_shape_t {\n  const char *name;\n  int64_t M, K;\n"
     << "};\nextern const lowbit_bundle_shape_t lowbit_bundle_shapes[];\n"
     << "extern const size_t lowbit_bundle_num_shapes; // " << shapes.size()
     << "\n\n"
-    << "// The SPIR-V kernel for weights M x K and N activation rows (the GEMM\n"
+    << "// The SPIR-V kernel for weights M x K and N activation rows (the "
+       "GEMM\n"
     << "// one for N > 1 where it differs); words == nullptr for a shape the\n"
     << "// bundle was not compiled for. Run it with lowbit::VulkanKernel.\n"
     << "lowbit::SpirvKernel lowbit_bundle_spirv_kernel(int64_t M, int64_t K,\n"
@@ -426,16 +432,11 @@ std::string gpuCmakeText(const std::vector<std::string> &runtimeSources,
     m << "  " << s << "\n";
   for (const BundleKernel &k : kernels)
     m << "  " << k.file << "\n";
-  m << ")\nadd_library(lowbit::bundle ALIAS lowbit_bundle)\n"
-    << "target_compile_features(lowbit_bundle PUBLIC cxx_std_17)\n"
-    << "set_target_properties(lowbit_bundle PROPERTIES CXX_EXTENSIONS OFF\n"
-    << "  POSITION_INDEPENDENT_CODE ON)\n"
-    << "target_include_directories(lowbit_bundle\n"
-    << "  PUBLIC ${CMAKE_CURRENT_SOURCE_DIR}/include "
-       "${CMAKE_CURRENT_SOURCE_DIR}\n"
-    << "  PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/src)\n"
-    << "# src/vulkan.cpp is the launcher only with LOWBIT_HAVE_VULKAN.\n"
-    << "target_compile_definitions(lowbit_bundle PRIVATE LOWBIT_HAVE_VULKAN=1)\n"
+  m << ")\n";
+  writeLibraryProperties(m);
+  m << "# src/vulkan.cpp is the launcher only with LOWBIT_HAVE_VULKAN.\n"
+    << "target_compile_definitions(lowbit_bundle PRIVATE "
+       "LOWBIT_HAVE_VULKAN=1)\n"
     << "target_compile_options(lowbit_bundle PRIVATE -ffp-contract=off)\n"
     << "target_link_libraries(lowbit_bundle PUBLIC Threads::Threads "
        "Vulkan::Vulkan)\n";
@@ -467,7 +468,8 @@ std::string gpuReadmeText(const Format &format, const std::string &target,
     << "kernel.run(X, N, Y);  // Y [N][M] = X [N][K] * W^T; throws "
        "lowbit::Error\n```\n\n"
     << "`lowbit::vulkan_available()` says whether a Vulkan device exists.\n\n"
-    << "## Kernels\n\n| function | M | K | N | config |\n|---|---|---|---|---|\n";
+    << "## Kernels\n\n| function | M | K | N | config "
+       "|\n|---|---|---|---|---|\n";
   for (const BundleKernel &k : kernels)
     r << "| `" << k.function << "` | " << k.M << " | " << k.K << " | "
       << (k.minN == 1 ? "1" : ">= 2") << " | `" << k.config << "` |\n";
@@ -565,14 +567,13 @@ writeGpuBundle(const fs::path &out, const BundleSpec &spec,
   for (size_t i = 0; i < kernels.size(); ++i)
     writeFile(out / kernels[i].file, sources[i]);
   runtimeSources = copyRuntime(runtime, out);
-  writeFile(out / "lowbit_kernels.h",
-            gpuHeaderText(format, spec.target, spec.shapes, kernels,
-                          spec.dtype));
+  writeFile(
+      out / "lowbit_kernels.h",
+      gpuHeaderText(format, spec.target, spec.shapes, kernels, spec.dtype));
   writeFile(out / "lowbit_kernels.cpp", gpuTableText(spec.shapes, kernels));
   writeFile(out / "CMakeLists.txt", gpuCmakeText(runtimeSources, kernels));
-  writeFile(out / "README.md",
-            gpuReadmeText(format, spec.target, spec.command, spec.dtype,
-                          spec.shapes, kernels));
+  writeFile(out / "README.md", gpuReadmeText(format, spec.target, spec.command,
+                                             spec.dtype, spec.shapes, kernels));
   return kernels;
 }
 
@@ -636,9 +637,9 @@ writeBundle(const fs::path &out, const BundleSpec &spec,
           kernelOptions.config = spec.config;
         mlir::lowbit::KernelSource source = generateKernelSource(
             format, t, {M, K, nHint}, kernelOptions,
-            "lowbit_bundle_" + identifier(t) + "_" +
-                identifier(format.name()) + "_" + std::to_string(M) + "x" +
-                std::to_string(K) + (nHint == 1 ? "" : "_gemm"));
+            "lowbit_bundle_" + identifier(t) + "_" + identifier(format.name()) +
+                "_" + std::to_string(M) + "x" + std::to_string(K) +
+                (nHint == 1 ? "" : "_gemm"));
         // The GEMM kernel only when its config differs from the GEMV one.
         if (nHint != 1 && kernels.back().config == source.config)
           continue;
