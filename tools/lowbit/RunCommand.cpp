@@ -173,11 +173,15 @@ const Command &runCommand() {
        "2560x2560, and --n, default 1). Generated kernels are cached\nunder "
        "$XDG_CACHE_HOME/lowbit (default ~/.cache/lowbit).\n\nformats:    "
        "i2s, tl1, tl2, w<b>g<G> (b in 1..4, G a multiple of 32), q4_0\n"
-       "strategies: auto (default: upconvert where it has a kernel, else "
-       "reference), upconvert\n            (i2s, w1gG, w2gG, w4gG, q4_0), "
-       "reference (every format, scalar)\ntargets:    native (default), "
-       "generic, x86-avx2, x86-avxvnni, x86-avx512vnni\n            (see "
-       "'lowbit targets')\n",
+       "strategies: auto (default: the --schedule entry's strategy, else "
+       "upconvert, tl1/tl2\n            lut-elementwise, w3gG lut-bitserial, "
+       "else reference), upconvert\n            (i2s, w1gG, w2gG, w4gG, "
+       "q4_0), lut-elementwise (tl1, tl2), lut-bitserial\n            (i2s, "
+       "w1gG..w4gG), reference (every format, scalar)\ntargets:    native "
+       "(default), generic, x86-avx2, x86-avxvnni, x86-avx512vnni,\n"
+       "            aarch64-neon, aarch64-neon-nodot (on x86: cross-built, "
+       "run under qemu),\n            spirv-vulkan, spirv-xe2 (Vulkan) "
+       "(see 'lowbit targets')\n",
        {{"format", "F", "weight format", true},
         {"strategy", "S", "kernel strategy (default auto)"},
         {"target", "T", "target ISA (default native)"},
