@@ -96,66 +96,66 @@ func.func @tl1_gemm(%x: tensor<?x34xf32>, %w: tensor<2x256xi8>, %s: tensor<1xf32
   return %y : tensor<?x32xf32>
 }
 
-// tl2, K = 3840: 40 TL2 blocks, 40 KiB of tables per activation row, more
-// than an L1 cache: lut_abi.h puts them in two K panels of 20 blocks (20 KiB
-// of tables each), which are the kernel's K chunks. Panel 0 holds every
-// tile's header and first 20 blocks (6464 bytes per tile), panel 1 the
-// other 20 (6400 bytes per tile, from 6464 * tiles = 6464 on). Every tile of
-// the range runs chunk 0 and spills its int32 sums to a second stack buffer
-// (8 registers per tile: 2 sets of 4), then chunk 1 reloads them. While in
-// panel 0 the prefetches jump from the end of the thread's run there
-// (tile_end * 6464) to its run of panel 1 (6464 + tile_begin * 6400).
+// tl2, K = 1920: 20 TL2 blocks, 20 KiB of tables per activation row, more
+// than a K panel of lut_abi.h (16 blocks): it puts them in two K panels of 10
+// blocks (10 KiB of tables each), which are the kernel's K chunks. Panel 0
+// holds every tile's header and first 10 blocks (3264 bytes per tile), panel
+// 1 the other 10 (3200 bytes per tile, from 3264 * tiles = 3264 on). Every
+// tile of the range runs chunk 0 and spills its int32 sums to a second stack
+// buffer (8 registers per tile: 2 sets of 4), then chunk 1 reloads them.
+// While in panel 0 the prefetches jump from the end of the thread's run there
+// (tile_end * 3264) to its run of panel 1 (3264 + tile_begin * 3200).
 // AVX512-LABEL: func.func @tl2_chunks(
-// AVX512: %[[T:.*]] = lowbit.uk.stack_buffer {bytes = 40960 : i64} : memref<?xi8>
+// AVX512: %[[T:.*]] = lowbit.uk.stack_buffer {bytes = 20480 : i64} : memref<?xi8>
 // AVX512: %[[P:.*]] = lowbit.uk.stack_buffer {bytes = 512 : i64} : memref<?xi8>
 // Before the tables are built: the first 4096 bytes of the thread's run
-// (from tile_begin * 6464), which the loops' prefetches skip.
+// (from tile_begin * 3264), which the loops' prefetches skip.
 // AVX512: %[[BEGIN:.*]] = arith.index_cast %{{.*}} : i64 to index
-// AVX512: %[[START:.*]] = arith.muli %[[BEGIN]], %c6464 : index
+// AVX512: %[[START:.*]] = arith.muli %[[BEGIN]], %c3264 : index
 // AVX512: %[[AHEAD:.*]] = arith.addi %[[START]], %c4096 : index
-// AVX512: %[[IN:.*]] = arith.cmpi ult, %[[AHEAD]], %c12864 : index
-// AVX512: %[[STOP:.*]] = arith.select %[[IN]], %[[AHEAD]], %c12864 : index
+// AVX512: %[[IN:.*]] = arith.cmpi ult, %[[AHEAD]], %c6464 : index
+// AVX512: %[[STOP:.*]] = arith.select %[[IN]], %[[AHEAD]], %c6464 : index
 // AVX512: scf.for %[[LINE:.*]] = %[[START]] to %[[STOP]] step %c64 {
 // AVX512-NEXT: lowbit.uk.prefetch %{{.*}}[%[[LINE]]] : memref<?xui8>
 // AVX512: lowbit.uk.lut_tables
 // AVX512: %[[END:.*]] = arith.index_cast %{{.*}} : i64 to index
-// AVX512: %[[RUNEND:.*]] = arith.muli %[[END]], %c6464 : index
-// AVX512: %[[NEXT0:.*]] = arith.muli %[[BEGIN]], %c6400 : index
-// AVX512: %[[NEXT:.*]] = arith.addi %[[NEXT0]], %c6464 : index
+// AVX512: %[[RUNEND:.*]] = arith.muli %[[END]], %c3264 : index
+// AVX512: %[[NEXT0:.*]] = arith.muli %[[BEGIN]], %c3200 : index
+// AVX512: %[[NEXT:.*]] = arith.addi %[[NEXT0]], %c3264 : index
 // AVX512: %[[JUMP:.*]] = arith.subi %[[NEXT]], %[[RUNEND]] : index
 // AVX512: scf.for %[[T0:.*]] = %[[BEGIN]] to %[[END]] step %c1 {
-// AVX512: %[[BASE0:.*]] = arith.muli %[[T0]], %c6464 : index
-// AVX512: scf.for %{{.*}} = %c0 to %c20 step %c1 iter_args
+// AVX512: %[[BASE0:.*]] = arith.muli %[[T0]], %c3264 : index
+// AVX512: scf.for %{{.*}} = %c0 to %c10 step %c1 iter_args
 // AVX512: %[[NEAR:.*]] = arith.addi %{{.*}}, %c4096 : index
 // AVX512: %[[PAST:.*]] = arith.cmpi uge, %[[NEAR]], %[[RUNEND]] : index
 // AVX512: %[[JUMPED:.*]] = arith.addi %[[NEAR]], %[[JUMP]] : index
 // AVX512: arith.select %[[PAST]], %[[JUMPED]], %[[NEAR]] : index
 // AVX512-COUNT-8: lowbit.uk.store_i32 %{{.*}}, %[[P]][%{{.*}}] : vector<16xi32>, memref<?xi8>
 // AVX512: scf.for %[[T1:.*]] = %[[BEGIN]] to %[[END]] step %c1 {
-// AVX512: %[[PIECE1:.*]] = arith.muli %[[T1]], %c6400 : index
-// AVX512: %[[BASE1:.*]] = arith.addi %[[PIECE1]], %c6464 : index
+// AVX512: %[[PIECE1:.*]] = arith.muli %[[T1]], %c3200 : index
+// AVX512: %[[BASE1:.*]] = arith.addi %[[PIECE1]], %c3264 : index
 // AVX512-COUNT-8: lowbit.uk.load %[[P]][%{{.*}}] : memref<?xi8> -> vector<16xi32>
-// Block 20 + i of the chunk's loop is block i of the tile's piece; no
+// Block 10 + i of the chunk's loop is block i of the tile's piece; no
 // jump past panel 1, the last.
-// AVX512: scf.for %{{.*}} = %c0 to %c20 step %c1 iter_args
-// AVX512: %[[B:.*]] = arith.addi %{{.*}}, %c20 : index
+// AVX512: scf.for %{{.*}} = %c0 to %c10 step %c1 iter_args
+// AVX512: %[[B:.*]] = arith.addi %{{.*}}, %c10 : index
 // AVX512: %[[OFF:.*]] = arith.muli %[[B]], %c320 : index
-// AVX512: %[[REL:.*]] = arith.addi %[[OFF]], %c-6400 : index
+// AVX512: %[[REL:.*]] = arith.addi %[[OFF]], %c-3200 : index
 // AVX512: %[[W1:.*]] = arith.addi %[[BASE1]], %[[REL]] : index
 // AVX512-NOT: arith.cmpi uge
 // AVX512: lowbit.uk.load %{{.*}}[%[[W1]]] : memref<?xui8> -> vector<64xi8>
 // AVX512: scf.yield
 // The headers are at the start of the tiles' pieces of panel 0.
-// AVX512: %[[HEADER:.*]] = arith.muli %[[T1]], %c6464 : index
+// AVX512: %[[HEADER:.*]] = arith.muli %[[T1]], %c3264 : index
 // AVX512: lowbit.uk.load %{{.*}}[%[[HEADER]]] : memref<?xui8> -> vector<16xi32>
 // AVX512: lowbit.uk.lut_combine
 // AVX512: lowbit.uk.store
 // AVX512-LABEL: return
-func.func @tl2_chunks(%x: tensor<?x3840xf32>, %w: tensor<1x12864xi8>, %s: tensor<1xf32>) -> tensor<?x16xf32> {
+func.func @tl2_chunks(%x: tensor<?x1920xf32>, %w: tensor<1x6464xi8>, %s: tensor<1xf32>) -> tensor<?x16xf32> {
   %y = lowbit.mpgemm %x, %w, %s {
          weight = #lowbit.weight<bits = 2, encoding = ternary>,
          layout = #lowbit.layout<tl2, tile_m = 16, tile_k = 96, interleave = 16>,
          config = #lowbit.lut_elementwise<bm = 16, bk = 96, sub_m = 16>}
-       : (tensor<?x3840xf32>, tensor<1x12864xi8>, tensor<1xf32>) -> tensor<?x16xf32>
+       : (tensor<?x1920xf32>, tensor<1x6464xi8>, tensor<1xf32>) -> tensor<?x16xf32>
   return %y : tensor<?x16xf32>
 }

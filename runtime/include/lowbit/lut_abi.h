@@ -27,7 +27,7 @@
  * K panels (so that a kernel whose activation tables of a whole row would
  * not fit an L1 cache still reads the weights as a few long sequential
  * runs): the B = K2 / 96 TL2 blocks are split into
- *   P  = max(1, ceil(B / 34))   panels (LOWBIT_LUT_PANEL_BLOCKS = 34)
+ *   P  = max(1, ceil(B / 16))   panels (LOWBIT_LUT_PANEL_BLOCKS = 16)
  *   PB = ceil(B / P)            blocks per panel; panel c has the blocks
  *                               [c * PB, min((c + 1) * PB, B)), B_c of them
  * A tile's piece of panel c is, in order: for c = 0 the header, the B_c
@@ -35,7 +35,7 @@
  *   piece_c = (c == 0 ? 64 : 0) + 320 * B_c + (c == P - 1 ? 64 * K1p / 16 : 0)
  * Panel c holds the pieces of all T tiles in tile order: tile t's piece c
  * starts at byte T * (piece_0 + ... + piece_{c-1}) + t * piece_c. With
- * P = 1 (tl1, and tl2 with K < 35 * 96) tile t simply starts at
+ * P = 1 (tl1, and tl2 with K < 17 * 96) tile t simply starts at
  * t * tile bytes.
  *
  * A "vector" is 64 bytes: byte 4r + j belongs to row r (0..15) of the
@@ -88,8 +88,9 @@
 #define LOWBIT_LUT_TL1_VECTOR 16
 #define LOWBIT_LUT_VECTOR_BYTES 64
 #define LOWBIT_LUT_HEADER_BYTES 64
-/* The most TL2 blocks per K panel: 34 KiB of tables per activation row
- * (Zen 5 L1D: 48 KiB). */
-#define LOWBIT_LUT_PANEL_BLOCKS 34
+/* The most TL2 blocks per K panel: 16 KiB of tables per activation row, a
+ * third of Zen 5's 48 KiB L1D, the rest for the weight stream in flight
+ * (measured against 34 blocks: README, "tl2 against i2s"). */
+#define LOWBIT_LUT_PANEL_BLOCKS 16
 
 #endif /* LOWBIT_LUT_ABI_H */

@@ -37,7 +37,7 @@ static constexpr int64_t kVectorBytes = 64;
 static constexpr int64_t kHeaderBytes = 64;
 static constexpr int64_t kBlockWeights = 96, kBlockBytes = 320;
 static constexpr int64_t kTl1Weights = 16;
-static constexpr int64_t kPanelBlocks = 34;
+static constexpr int64_t kPanelBlocks = 16;
 static constexpr int64_t kTableBytes = 256;
 /// The largest table buffer a kernel keeps on its stack.
 static constexpr int64_t kMaxStackBytes = 2 << 20;
@@ -45,7 +45,7 @@ static constexpr int64_t kMaxStackBytes = 2 << 20;
 /// size of the K chunks when they are larger: table vectors read from L2
 /// compete with the weight stream (measured on Zen 5: tl2 2560x6912, 73 KiB
 /// of tables, 0.70 of the read bandwidth against 0.90 at K = 2560). A
-/// GEMV's chunks are the K panels of lut_abi.h (at most 34 KiB of tables),
+/// GEMV's chunks are the K panels of lut_abi.h (at most 16 KiB of tables),
 /// so that each is one sequential run of weights per thread; a GEMM's
 /// (`bn` rows of tables) split the panels further.
 static constexpr int64_t kL1TableBytes = 36 << 10;
