@@ -522,14 +522,39 @@ distinctShapes(const std::vector<LinearShape> &shapes) {
   return distinct;
 }
 
+/// The kernel of `target` for M x K weights configured for `nHint`
+/// activation rows, as a bundle kernel named after them; its C++ in `cpp`.
+BundleKernel generateBundleKernel(const Format &format,
+                                  const std::string &target, int64_t M,
+                                  int64_t K, int64_t nHint,
+                                  const KernelOptions &options,
+                                  std::string &cpp) {
+  mlir::lowbit::KernelSource source = generateKernelSource(
+      format, target, {M, K, nHint}, options,
+      "lowbit_bundle_" + identifier(target) + "_" + identifier(format.name()) +
+          "_" + std::to_string(M) + "x" + std::to_string(K) +
+          (nHint == 1 ? "" : "_gemm"));
+  BundleKernel k;
+  k.target = target;
+  k.minN = nHint == 1 ? 1 : 2;
+  k.M = M;
+  k.K = K;
+  k.function = source.functionName;
+  k.config = source.config;
+  k.tableActGroup = source.tableActGroup;
+  k.fastAggregation = source.fastAggregation;
+  k.file = "kernels/" + k.function + ".cpp";
+  k.flags = source.compileFlags;
+  cpp = std::move(source.cpp);
+  return k;
+}
+
 /// writeBundle for spirv-vulkan / spirv-xe2.
 std::vector<BundleKernel>
 writeGpuBundle(const fs::path &out, const BundleSpec &spec,
                std::vector<std::string> &runtimeSources) {
   const Format &format = spec.format;
-  if (format.kind != FormatKind::I2S &&
-      !(format.encoding() == Encoding::Unsigned &&
-        (format.bits == 2 || format.bits == 4)))
+  if (!hasGpuKernel(format))
     throw Error("lowbit compile: target '" + spec.target +
                 "' has kernels for i2s, w2gG and w4gG only, not " +
                 format.name());
@@ -545,23 +570,14 @@ writeGpuBundle(const fs::path &out, const BundleSpec &spec,
       KernelOptions kernelOptions;
       kernelOptions.schedulePath = spec.schedule;
       kernelOptions.dtype = spec.dtype;
-      mlir::lowbit::KernelSource source = generateKernelSource(
-          format, spec.target, {M, K, nHint}, kernelOptions,
-          "lowbit_bundle_" + identifier(spec.target) + "_" +
-              identifier(format.name()) + "_" + std::to_string(M) + "x" +
-              std::to_string(K) + (nHint == 1 ? "" : "_gemm"));
-      if (nHint != 1 && kernels.back().config == source.config)
+      std::string cpp;
+      BundleKernel k = generateBundleKernel(format, spec.target, M, K, nHint,
+                                            kernelOptions, cpp);
+      // The GEMM kernel only when its config differs from the GEMV one.
+      if (nHint != 1 && kernels.back().config == k.config)
         continue;
-      BundleKernel k;
-      k.target = spec.target;
-      k.minN = nHint == 1 ? 1 : 2;
-      k.M = M;
-      k.K = K;
-      k.function = source.functionName;
-      k.config = source.config;
-      k.file = "kernels/" + k.function + ".cpp";
       kernels.push_back(std::move(k));
-      sources.push_back(std::move(source.cpp));
+      sources.push_back(std::move(cpp));
     }
   prepareBundleDir(out);
   for (size_t i = 0; i < kernels.size(); ++i)
@@ -635,26 +651,13 @@ writeBundle(const fs::path &out, const BundleSpec &spec,
           kernelOptions.strategy = Strategy::LutBitserial;
         if (t == targetName)
           kernelOptions.config = spec.config;
-        mlir::lowbit::KernelSource source = generateKernelSource(
-            format, t, {M, K, nHint}, kernelOptions,
-            "lowbit_bundle_" + identifier(t) + "_" + identifier(format.name()) +
-                "_" + std::to_string(M) + "x" + std::to_string(K) +
-                (nHint == 1 ? "" : "_gemm"));
+        std::string cpp;
+        BundleKernel k =
+            generateBundleKernel(format, t, M, K, nHint, kernelOptions, cpp);
         // The GEMM kernel only when its config differs from the GEMV one.
-        if (nHint != 1 && kernels.back().config == source.config)
+        if (nHint != 1 && kernels.back().config == k.config)
           continue;
-        BundleKernel k;
-        k.target = t;
-        k.minN = nHint == 1 ? 1 : 2;
-        k.M = M;
-        k.K = K;
-        k.function = source.functionName;
-        k.config = source.config;
-        k.tableActGroup = source.tableActGroup;
-        k.fastAggregation = source.fastAggregation;
-        k.file = "kernels/" + k.function + ".cpp";
-        k.flags = source.compileFlags;
-        writeFile(out / k.file, source.cpp);
+        writeFile(out / k.file, cpp);
         kernels.push_back(std::move(k));
       }
 

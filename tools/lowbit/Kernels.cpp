@@ -34,6 +34,12 @@ bool isGpuTarget(Target t) {
   return t == Target::SpirvVulkan || t == Target::SpirvXe2;
 }
 
+bool hasGpuKernel(const Format &format) {
+  return format.kind == FormatKind::I2S ||
+         (format.encoding() == Encoding::Unsigned &&
+          (format.bits == 2 || format.bits == 4));
+}
+
 GpuDType parseDtypeFor(const std::optional<std::string> &dtype,
                        KernelChoice choice) {
   GpuDType type = parse_gpu_dtype(dtype.value_or("f32"));
@@ -69,10 +75,7 @@ KernelChoice resolveChoice(const Format &format, Strategy strategy,
   if (isGpuTarget(target)) {
     // The GPU kernel (#lowbit.gpu) unpacks codes to int8 products: the
     // upconvert strategy, for i2s, w2gG and w4gG.
-    const bool gpuFormat =
-        format.kind == FormatKind::I2S ||
-        (format.encoding() == Encoding::Unsigned &&
-         (format.bits == 2 || format.bits == 4));
+    const bool gpuFormat = hasGpuKernel(format);
     if (strategy == Strategy::Auto)
       strategy = gpuFormat ? Strategy::Upconvert : Strategy::Reference;
     if (strategy != Strategy::Reference &&

@@ -92,6 +92,8 @@ struct CompiledKernel {
 
 /// Whether `t` is a GPU target (its kernels run through vulkan.h).
 bool isGpuTarget(Target t);
+/// Whether the GPU targets have a kernel for `format` (i2s, w2gG, w4gG).
+bool hasGpuKernel(const Format &format);
 
 /// The --dtype of a command for `choice` (absent: f32); throws Error for a
 /// 16-bit type anywhere but a GPU kernel.
