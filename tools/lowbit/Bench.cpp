@@ -786,6 +786,7 @@ BenchRecord make_record(int64_t M, int64_t K, int64_t N,
   r.reps = int(timing.timing.rep_us.size());
   r.schedule_policy = timing.policy;
   r.rep_us = timing.timing.rep_us;
+  r.rep_probe_gbps = timing.probe_gbps;
   r.thread_tiles = timing.thread_tiles;
   r.thread_us = timing.thread_us;
   r.job_us = timing.job_us;
@@ -840,6 +841,8 @@ nlohmann::ordered_json to_json(const BenchRecord &r) {
     j["slow_core"] = r.slow_core;
     j["slow_factor"] = r.slow_factor;
     j["rep_us"] = r.rep_us;
+    if (!r.rep_probe_gbps.empty())
+      j["rep_probe_gbps"] = r.rep_probe_gbps;
     j["thread_tiles"] = r.thread_tiles;
     j["thread_us"] = r.thread_us;
     j["job_us"] = r.job_us;

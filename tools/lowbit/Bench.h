@@ -277,6 +277,7 @@ struct BenchRecord {
   int slow_core = -1;
   double slow_factor = 1.0;
   std::vector<double> rep_us;
+  std::vector<double> rep_probe_gbps; // the read probe right before each rep
   std::vector<double> thread_tiles, thread_us;
   double job_us = 0.0; // mean publication-to-done time of the pool's jobs
   std::vector<double> ratios;
