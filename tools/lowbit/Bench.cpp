@@ -445,35 +445,54 @@ KernelTiming time_kernel(lowbit_kernel_fn kernel, const UpconvertWeights &W,
 }
 
 std::vector<KernelTiming>
-time_kernel_policies(lowbit_kernel_fn kernel, const UpconvertWeights &W,
-                     const PreparedActivations &A, ThreadPool &pool,
-                     const std::vector<SchedulePolicy> &policies,
-                     int kernel_class, bool cold, int reps,
-                     const Pairing &pairing, size_t trace_limit) {
+time_contenders(const std::vector<Contender> &contenders, ThreadPool &pool,
+                bool cold, int reps, const Pairing &pairing,
+                size_t trace_limit) {
   check_reps(reps);
-  if (policies.empty())
-    throw Error("time_kernel_policies: no schedule policy");
+  if (contenders.empty())
+    throw Error("time_contenders: nothing to time");
   const SchedulePolicy saved = pool.policy();
-  std::vector<KernelTiming> results(policies.size());
-  std::vector<UpconvertWeights> copies;
-  if (cold) {
-    const int64_t count = cold_copy_count(W.packed_bytes());
-    copies.reserve(size_t(count));
-    for (int64_t i = 0; i < count; ++i)
-      copies.push_back(W); // a deep copy: a distinct, fully written buffer
+  const size_t count = contenders.size();
+  std::vector<KernelTiming> results(count);
+  // One set of cold copies per distinct matrix; copy_set[c] is contender
+  // c's.
+  std::vector<std::vector<UpconvertWeights>> copy_sets;
+  std::vector<size_t> copy_set(count);
+  for (size_t c = 0; c < count; ++c) {
+    size_t same = c;
+    for (size_t d = 0; d < c; ++d)
+      if (contenders[d].W == contenders[c].W) {
+        same = d;
+        break;
+      }
+    if (same != c) {
+      copy_set[c] = copy_set[same];
+      continue;
+    }
+    copy_set[c] = copy_sets.size();
+    copy_sets.emplace_back();
+    if (cold) {
+      const int64_t copies = cold_copy_count(contenders[c].W->packed_bytes());
+      copy_sets.back().reserve(size_t(copies));
+      for (int64_t i = 0; i < copies; ++i) // deep copies: distinct buffers
+        copy_sets.back().push_back(*contenders[c].W);
+    }
   }
   const int threads = pool.size();
-  std::vector<float> y(size_t(A.N * W.M));
+  int64_t most_outputs = 0;
+  for (const Contender &c : contenders)
+    most_outputs = std::max(most_outputs, c.A->N * c.W->M);
+  std::vector<float> y(static_cast<size_t>(most_outputs));
   KernelTiming *current = nullptr;
   bool timed = false;
-  std::vector<std::vector<double>> tiles(policies.size()),
-      seconds(policies.size());
-  std::vector<int64_t> timed_calls(policies.size(), 0);
-  std::vector<double> job_seconds(policies.size(), 0.0);
-  size_t p = 0; // the policy being run
+  std::vector<std::vector<double>> tiles(count), seconds(count);
+  std::vector<int64_t> timed_calls(count, 0), calls_per_rep(count, 1);
+  std::vector<double> job_seconds(count, 0.0);
+  size_t p = 0; // the contender being run
   auto call = [&](int64_t i) {
-    run_kernel(kernel, cold ? copies[size_t(i)] : W, A, y.data(), W.M, pool,
-               kernel_class);
+    const Contender &c = contenders[p];
+    run_kernel(c.kernel, cold ? copy_sets[copy_set[p]][size_t(i)] : *c.W,
+               *c.A, y.data(), c.W->M, pool, c.kernel_class);
     const ThreadPool::JobStats &job = pool.last_job();
     if (timed) {
       for (int t = 0; t < threads; ++t) {
@@ -483,52 +502,54 @@ time_kernel_policies(lowbit_kernel_fn kernel, const UpconvertWeights &W,
       job_seconds[p] += job.wall_seconds;
       ++timed_calls[p];
     }
-    if (policies[p] == SchedulePolicy::Dynamic &&
+    if (c.policy == SchedulePolicy::Dynamic && c.kernel_class >= 0 &&
         current->ratio_trace.size() < trace_limit)
-      current->ratio_trace.push_back(pool.ratios(kernel_class));
+      current->ratio_trace.push_back(pool.ratios(c.kernel_class));
   };
-  int64_t calls_per_rep = cold ? int64_t(copies.size()) : 1;
   try {
-    for (p = 0; p < policies.size(); ++p) {
+    for (p = 0; p < count; ++p) {
       current = &results[p];
-      current->policy = schedule_policy_name(policies[p]);
-      current->packed_bytes = W.packed_bytes();
+      current->policy = schedule_policy_name(contenders[p].policy);
+      current->packed_bytes = contenders[p].W->packed_bytes();
       current->timing.cold = cold;
-      current->timing.copies = cold ? int64_t(copies.size()) : 1;
+      current->timing.copies =
+          cold ? int64_t(copy_sets[copy_set[p]].size()) : 1;
       if (pairing.peak)
         current->peak_isa = pairing.peak->isa();
       tiles[p].assign(size_t(threads), 0.0);
       seconds[p].assign(size_t(threads), 0.0);
-      pool.set_policy(policies[p]);
+      pool.set_policy(contenders[p].policy);
       if (cold) {
-        for (int64_t i = 0; i < calls_per_rep; ++i) // warm-up pass
+        calls_per_rep[p] = current->timing.copies;
+        for (int64_t i = 0; i < calls_per_rep[p]; ++i) // warm-up pass
           call(i);
       } else {
         call(0);
         const Clock::time_point start = Clock::now();
         call(0);
         const double one = std::max(seconds_since(start), 1e-7);
-        if (p == 0) // one count for every policy
-          calls_per_rep =
-              std::clamp<int64_t>(int64_t(std::ceil(0.02 / one)), 1, 1000000);
+        calls_per_rep[p] =
+            std::clamp<int64_t>(int64_t(std::ceil(0.02 / one)), 1, 1000000);
       }
     }
     timed = true;
     for (int r = 0; r < reps; ++r) {
-      for (p = 0; p < policies.size(); ++p) {
+      for (p = 0; p < count; ++p) {
         current = &results[p];
-        pool.set_policy(policies[p]);
+        pool.set_policy(contenders[p].policy);
         if (pairing.probe)
           current->probe_gbps.push_back(pairing.probe->pass());
         if (pairing.peak)
           current->peak_gops.push_back(pairing.peak->pass());
         if (!cold) // the probe evicted the warm matrix: bring it back
-          run_kernel(kernel, W, A, y.data(), W.M, pool, kernel_class);
+          run_kernel(contenders[p].kernel, *contenders[p].W, *contenders[p].A,
+                     y.data(), contenders[p].W->M, pool,
+                     contenders[p].kernel_class);
         const Clock::time_point start = Clock::now();
-        for (int64_t i = 0; i < calls_per_rep; ++i)
+        for (int64_t i = 0; i < calls_per_rep[p]; ++i)
           call(cold ? i : 0);
         current->timing.rep_us.push_back(seconds_since(start) * 1e6 /
-                                         double(calls_per_rep));
+                                         double(calls_per_rep[p]));
       }
     }
   } catch (...) {
@@ -536,9 +557,9 @@ time_kernel_policies(lowbit_kernel_fn kernel, const UpconvertWeights &W,
     throw;
   }
   pool.set_policy(saved);
-  for (p = 0; p < policies.size(); ++p) {
+  for (p = 0; p < count; ++p) {
     KernelTiming &result = results[p];
-    result.timing.calls_per_rep = calls_per_rep;
+    result.timing.calls_per_rep = calls_per_rep[p];
     result.timing.us = median(result.timing.rep_us);
     result.thread_tiles.resize(size_t(threads));
     result.thread_us.resize(size_t(threads));
@@ -549,13 +570,28 @@ time_kernel_policies(lowbit_kernel_fn kernel, const UpconvertWeights &W,
       result.thread_tiles[size_t(t)] = tiles[p][size_t(t)] / n;
       result.thread_us[size_t(t)] = seconds[p][size_t(t)] * 1e6 / n;
     }
-    if (policies[p] == SchedulePolicy::Dynamic) {
-      result.ratios = pool.ratios(kernel_class);
-      result.ratio_updates = pool.updates(kernel_class);
+    if (contenders[p].policy == SchedulePolicy::Dynamic &&
+        contenders[p].kernel_class >= 0) {
+      result.ratios = pool.ratios(contenders[p].kernel_class);
+      result.ratio_updates = pool.updates(contenders[p].kernel_class);
     }
-    summarize(result, W, A);
+    summarize(result, *contenders[p].W, *contenders[p].A);
   }
   return results;
+}
+
+std::vector<KernelTiming>
+time_kernel_policies(lowbit_kernel_fn kernel, const UpconvertWeights &W,
+                     const PreparedActivations &A, ThreadPool &pool,
+                     const std::vector<SchedulePolicy> &policies,
+                     int kernel_class, bool cold, int reps,
+                     const Pairing &pairing, size_t trace_limit) {
+  if (policies.empty())
+    throw Error("time_kernel_policies: no schedule policy");
+  std::vector<Contender> contenders;
+  for (SchedulePolicy policy : policies)
+    contenders.push_back({kernel, &W, &A, kernel_class, policy});
+  return time_contenders(contenders, pool, cold, reps, pairing, trace_limit);
 }
 
 //===----------------------------------------------------------------------===//

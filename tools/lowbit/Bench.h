@@ -211,6 +211,29 @@ time_kernel_policies(lowbit_kernel_fn kernel, const UpconvertWeights &W,
                      int kernel_class, bool cold, int reps = kMinReps,
                      const Pairing &pairing = {}, size_t trace_limit = 4096);
 
+/// One kernel of time_contenders: the kernel, its matrix and activations
+/// (borrowed; contenders with the same W share one set of cold copies), the
+/// pool's kernel class and the schedule policy it runs under.
+struct Contender {
+  lowbit_kernel_fn kernel = nullptr;
+  const UpconvertWeights *W = nullptr;
+  const PreparedActivations *A = nullptr;
+  int kernel_class = -1;
+  SchedulePolicy policy = SchedulePolicy::Dynamic;
+};
+
+/// The general form of time_kernel_policies: any kernels (of one shape or
+/// not), one untimed pass each (warm: each calibrates its own calls per
+/// rep), then `reps` rounds in which every contender gets one timed rep in
+/// turn, right after its own pairing pass. Contenders of one round see the
+/// same moment of a noisy host, so the per-round ratio of two contenders'
+/// times is a fair comparison even when the host's limits move. Returns
+/// one timing per contender, in order.
+std::vector<KernelTiming>
+time_contenders(const std::vector<Contender> &contenders, ThreadPool &pool,
+                bool cold, int reps = kMinReps, const Pairing &pairing = {},
+                size_t trace_limit = 4096);
+
 /// Whether the calling thread may run on `cpu` (its affinity mask; call it
 /// before a pool pins the thread).
 bool cpu_allowed(int cpu);

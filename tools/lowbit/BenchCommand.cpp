@@ -23,6 +23,7 @@
 #include "lowbit/lut.h"
 #include "lowbit/upconvert.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <unistd.h>
 #include <cstdlib>
@@ -37,6 +38,23 @@ struct Case {
   Format format;
   KernelChoice choice;
 };
+
+/// A case as the interleaved ratios name it: format, strategy, target, shape
+/// and N.
+std::string caseLabel(const Case &c) {
+  return c.format.name() + " " + strategy_name(c.choice.strategy) + " " +
+         target_name(c.choice.target) + " " + std::to_string(c.shape.M) + "x" +
+         std::to_string(c.shape.K) + " N=" + std::to_string(c.N);
+}
+
+/// The median over rounds of a's rep time / b's (timed in the same rounds).
+double paired_time_ratio(const KernelTiming &a, const KernelTiming &b) {
+  std::vector<double> ratios;
+  for (size_t k = 0;
+       k < std::min(a.timing.rep_us.size(), b.timing.rep_us.size()); ++k)
+    ratios.push_back(a.timing.rep_us[k] / b.timing.rep_us[k]);
+  return median(ratios);
+}
 } // namespace
 
 /// GPU targets: the median of `reps` dispatches (submit to fence, after
@@ -274,93 +292,138 @@ static int runBench(const ParsedOptions &options) {
   // Paired speedups static/dynamic: per case, the median over rounds of
   // static rep / dynamic rep (the reps of one round ran back to back).
   std::vector<std::pair<std::string, double>> speedups;
+  // Cases timed together: with --interleave, every case of one (M, K, N)
+  // in alternating reps; else each case on its own.
+  const bool interleave = options.has("interleave");
+  std::vector<std::vector<size_t>> groups;
   for (size_t i = 0; i < cases.size(); ++i) {
-    const Case &c = cases[i];
-    if (progress) // one line on a terminal, rewritten per case
-      std::fprintf(stderr, "\r[%zu/%zu] %s %s %lldx%lld N=%lld\033[K", i + 1,
-                   cases.size(), c.format.name().c_str(),
-                   target_name(c.choice.target).c_str(), (long long)c.shape.M,
-                   (long long)c.shape.K, (long long)c.N);
-    Matrix Wf = syntheticMatrix(c.shape.M, c.shape.K, 11 + i);
-    PackedWeights canonical =
-        quantize(c.format, Wf.data.data(), c.shape.M, c.shape.K);
-    UpconvertWeights W =
-        std::move(*prepareWeights(canonical, c.choice).upconvert);
-    Matrix X = syntheticMatrix(c.N, c.shape.K, 7 + i);
-    PreparedActivations A =
-        prepare_activations(c.format, X.data.data(), c.N, c.shape.K);
-    bool cold = c.N == 1 && !options.has("warm");
-    Pairing pairing{&probe, c.N > 1 ? peak.get() : nullptr};
-    const int kernelClass = pool.kernel_class(
-        upconvert_kernel_class(c.format, target_name(c.choice.target)));
-    std::vector<KernelTiming> timings = time_kernel_policies(
-        slow_core_kernel(kernels[i].loaded.fn, slowCore, slowFactor), W, A,
-        pool, policies, kernelClass, cold, reps, pairing,
-        /*trace_limit=*/256);
+    auto same = [&](const std::vector<size_t> &g) {
+      const Case &first = cases[g.front()];
+      return first.shape.M == cases[i].shape.M &&
+             first.shape.K == cases[i].shape.K && first.N == cases[i].N;
+    };
+    auto it = interleave ? std::find_if(groups.begin(), groups.end(), same)
+                         : groups.end();
+    if (it == groups.end())
+      groups.push_back({i});
+    else
+      it->push_back(i);
+  }
+  // --interleave: per case after the first of its group, the median over
+  // rounds of its rep time / the first case's rep time (same policy).
+  std::vector<std::pair<std::string, double>> paired;
+  for (size_t g = 0; g < groups.size(); ++g) {
+    const std::vector<size_t> &group = groups[g];
+    const Case &first = cases[group.front()];
+    if (progress) // one line on a terminal, rewritten per group
+      std::fprintf(stderr, "\r[%zu/%zu] %s %s %lldx%lld N=%lld%s\033[K", g + 1,
+                   groups.size(), first.format.name().c_str(),
+                   target_name(first.choice.target).c_str(),
+                   (long long)first.shape.M, (long long)first.shape.K,
+                   (long long)first.N, group.size() > 1 ? " (interleaved)" : "");
+    std::vector<UpconvertWeights> weights;
+    std::vector<PreparedActivations> activations;
+    weights.reserve(group.size());
+    activations.reserve(group.size());
+    std::vector<Contender> contenders;
+    for (size_t i : group) {
+      const Case &c = cases[i];
+      Matrix Wf = syntheticMatrix(c.shape.M, c.shape.K, 11 + i);
+      PackedWeights canonical =
+          quantize(c.format, Wf.data.data(), c.shape.M, c.shape.K);
+      weights.push_back(
+          std::move(*prepareWeights(canonical, c.choice).upconvert));
+      Matrix X = syntheticMatrix(c.N, c.shape.K, 7 + i);
+      activations.push_back(
+          prepare_activations(c.format, X.data.data(), c.N, c.shape.K));
+      const int kernelClass = pool.kernel_class(
+          upconvert_kernel_class(c.format, target_name(c.choice.target)));
+      for (SchedulePolicy policy : policies)
+        contenders.push_back(
+            {slow_core_kernel(kernels[i].loaded.fn, slowCore, slowFactor),
+             &weights.back(), &activations.back(), kernelClass, policy});
+    }
+    bool cold = first.N == 1 && !options.has("warm");
+    Pairing pairing{&probe, first.N > 1 ? peak.get() : nullptr};
+    std::vector<KernelTiming> all = time_contenders(
+        contenders, pool, cold, reps, pairing, /*trace_limit=*/256);
     if (progress)
       std::fprintf(stderr, "\r\033[K");
-    std::string shape =
-        std::to_string(c.shape.M) + "x" + std::to_string(c.shape.K);
-    for (const KernelTiming &timing : timings) {
-      BenchRecord r = make_record(
-          c.shape.M, c.shape.K, c.N, c.format.name(),
-          strategy_name(c.choice.strategy), target_name(c.choice.target),
-          static_cast<int>(threads), timing, bandwidth, peakResult.get());
-      r.load_core = loadCore;
-      r.slow_core = slowCore;
-      r.slow_factor = slowFactor;
-      records.push_back(r);
-      std::printf("%-7s %-15s %-15s %-12s %5lld %-7s %10.1f %8.1f %8.1f %6.2f",
-                  r.format.c_str(), r.strategy.c_str(), r.target.c_str(),
-                  shape.c_str(),
-                  (long long)r.N, r.schedule_policy.c_str(), r.us, r.gbps,
-                  r.roofline_gbps, r.ratio);
-      if (r.N > 1)
-        std::printf(" %9.0f %6.2f", r.gops, r.gops_ratio);
-      else
-        std::printf(" %9s %6s", "", "");
-      if (showRatios) {
-        std::printf(" ");
-        for (double v : r.thread_tiles)
-          std::printf(" %.1f", v);
-        std::printf("  ");
-        for (double v : r.thread_us)
-          std::printf(" %.1f", v);
-        std::printf(" (job %.1f)", r.job_us);
-        if (!r.ratios.empty()) {
-          std::printf("  ");
-          for (double v : r.ratios)
-            std::printf(" %.3f", v);
-        }
-      }
-      std::printf("%s\n", cold ? "" : (r.N == 1 ? "  (warm)" : ""));
-    }
-    if (timings.size() == 2) { // static/dynamic or dynamic/static
-      const bool staticFirst = policies[0] == SchedulePolicy::Static;
-      const KernelTiming &st = timings[staticFirst ? 0 : 1];
-      const KernelTiming &dy = timings[staticFirst ? 1 : 0];
-      std::vector<double> paired;
-      for (size_t k = 0; k < st.timing.rep_us.size(); ++k)
-        paired.push_back(st.timing.rep_us[k] / dy.timing.rep_us[k]);
-      speedups.push_back(
-          {c.format.name() + " " + shape + " N=" + std::to_string(c.N),
-           median(paired)});
-    }
-    if (showRatios && i == 0) {
+    for (size_t ci = 0; ci < group.size(); ++ci) {
+      const size_t i = group[ci];
+      const Case &c = cases[i];
+      std::vector<KernelTiming> timings(
+          all.begin() + ptrdiff_t(ci * policies.size()),
+          all.begin() + ptrdiff_t((ci + 1) * policies.size()));
+      std::string shape =
+          std::to_string(c.shape.M) + "x" + std::to_string(c.shape.K);
       for (const KernelTiming &timing : timings) {
-        if (timing.ratio_trace.empty())
-          continue;
-        std::printf("  ratio table after dynamic call 1, 2, 4, 8, ... of this "
-                    "case (warm-up pass first):\n");
-        for (size_t k = 1; k <= timing.ratio_trace.size(); k *= 2) {
-          std::printf("    %5zu:", k);
-          for (double v : timing.ratio_trace[k - 1])
-            std::printf(" %.3f", v);
-          std::printf("\n");
+        BenchRecord r = make_record(
+            c.shape.M, c.shape.K, c.N, c.format.name(),
+            strategy_name(c.choice.strategy), target_name(c.choice.target),
+            static_cast<int>(threads), timing, bandwidth, peakResult.get());
+        r.load_core = loadCore;
+        r.slow_core = slowCore;
+        r.slow_factor = slowFactor;
+        records.push_back(r);
+        std::printf("%-7s %-15s %-15s %-12s %5lld %-7s %10.1f %8.1f %8.1f %6.2f",
+                    r.format.c_str(), r.strategy.c_str(), r.target.c_str(),
+                    shape.c_str(),
+                    (long long)r.N, r.schedule_policy.c_str(), r.us, r.gbps,
+                    r.roofline_gbps, r.ratio);
+        if (r.N > 1)
+          std::printf(" %9.0f %6.2f", r.gops, r.gops_ratio);
+        else
+          std::printf(" %9s %6s", "", "");
+        if (showRatios) {
+          std::printf(" ");
+          for (double v : r.thread_tiles)
+            std::printf(" %.1f", v);
+          std::printf("  ");
+          for (double v : r.thread_us)
+            std::printf(" %.1f", v);
+          std::printf(" (job %.1f)", r.job_us);
+          if (!r.ratios.empty()) {
+            std::printf("  ");
+            for (double v : r.ratios)
+              std::printf(" %.3f", v);
+          }
+        }
+        std::printf("%s\n", cold ? "" : (r.N == 1 ? "  (warm)" : ""));
+      }
+      if (timings.size() == 2) { // static/dynamic or dynamic/static
+        const bool staticFirst = policies[0] == SchedulePolicy::Static;
+        const KernelTiming &st = timings[staticFirst ? 0 : 1];
+        const KernelTiming &dy = timings[staticFirst ? 1 : 0];
+        speedups.push_back({c.format.name() + " " + shape + " N=" +
+                                std::to_string(c.N),
+                            paired_time_ratio(st, dy)});
+      }
+      if (ci > 0)
+        paired.push_back({caseLabel(c) + " / " + caseLabel(first),
+                          paired_time_ratio(timings.front(), all.front())});
+      if (showRatios && i == 0) {
+        for (const KernelTiming &timing : timings) {
+          if (timing.ratio_trace.empty())
+            continue;
+          std::printf("  ratio table after dynamic call 1, 2, 4, 8, ... of this "
+                      "case (warm-up pass first):\n");
+          for (size_t k = 1; k <= timing.ratio_trace.size(); k *= 2) {
+            std::printf("    %5zu:", k);
+            for (double v : timing.ratio_trace[k - 1])
+              std::printf(" %.3f", v);
+            std::printf("\n");
+          }
         }
       }
     }
     std::fflush(stdout);
+  }
+  if (!paired.empty()) {
+    std::printf("\ninterleaved time ratios (median of the per-round ratios; "
+                "<1: the first is faster)\n");
+    for (const auto &[name, value] : paired)
+      std::printf("  %-64s %6.3f\n", name.c_str(), value);
   }
   if (load) {
     const double wall = load->wall_seconds(), cpu = load->cpu_seconds();
@@ -452,6 +515,9 @@ const Command &benchCommand() {
         {"slow-core", "CPU:F",
          "make the pool thread on CPU F times slower (it spins after each "
          "kernel call until the call took F times as long)"},
+        {"interleave", nullptr,
+         "time the cases of one shape and N together in alternating reps "
+         "(same moments of the host) and print their per-round time ratios"},
         {"show-ratios", nullptr,
          "print per-thread tiles, times and ratio tables, and how the first "
          "case's table converged"},

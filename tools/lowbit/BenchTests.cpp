@@ -431,6 +431,43 @@ TEST(Bench, PairedTiming) {
   EXPECT_EQ(to_json(r)["paired"], true);
 }
 
+// Contenders of different matrices take turns rep by rep, each after its
+// own probe pass; the results follow the contenders' order.
+TEST(Bench, InterleavedContenders) {
+  ScopedCache cache;
+  const Format f = Format::parse("i2s");
+  std::vector<float> W(512 * 256, 0.5f), X(256, 1.0f);
+  const UpconvertWeights small = pack_upconvert(quantize(f, W.data(), 256, 256));
+  const UpconvertWeights large = pack_upconvert(quantize(f, W.data(), 512, 256));
+  const PreparedActivations A = prepare_activations(f, X.data(), 1, 256);
+  LoadedKernel k = compile_and_load(kAddOne, "add_one", {});
+  ThreadPool pool(2);
+  ReadProbe probe(pool, int64_t(4) << 20);
+  const int kernelClass = pool.kernel_class("test");
+  const std::vector<Contender> contenders = {
+      {k.fn, &small, &A, kernelClass, SchedulePolicy::Dynamic},
+      {k.fn, &large, &A, -1, SchedulePolicy::Static},
+      {k.fn, &small, &A, -1, SchedulePolicy::Static}};
+  const std::vector<KernelTiming> t =
+      time_contenders(contenders, pool, true, 5, Pairing{&probe, nullptr});
+  ASSERT_EQ(t.size(), 3u);
+  EXPECT_EQ(t[0].packed_bytes, small.packed_bytes());
+  EXPECT_EQ(t[1].packed_bytes, large.packed_bytes());
+  EXPECT_EQ(t[0].timing.copies, cold_copy_count(small.packed_bytes()));
+  EXPECT_EQ(t[1].timing.copies, cold_copy_count(large.packed_bytes()));
+  EXPECT_EQ(t[0].policy, "dynamic");
+  EXPECT_EQ(t[1].policy, "static");
+  for (const KernelTiming &one : t) {
+    EXPECT_EQ(one.timing.rep_us.size(), 5u);
+    EXPECT_EQ(one.probe_gbps.size(), 5u);
+    EXPECT_TRUE(one.timing.cold);
+  }
+  EXPECT_FALSE(t[0].ratio_trace.empty()); // dynamic: its class's table
+  EXPECT_TRUE(t[1].ratio_trace.empty());
+  EXPECT_EQ(error_of([&] { time_contenders({}, pool, true, 5); }),
+            "time_contenders: nothing to time");
+}
+
 TEST(Plot, ChartFromRecords) {
   BandwidthResult bw;
   bw.gbps = 41.0;
