@@ -23,8 +23,10 @@ int64_t LutSplit::panel_blocks(int64_t c) const {
 }
 
 int64_t LutSplit::piece_bytes(int64_t c) const {
-  return (c == 0 ? LOWBIT_LUT_HEADER_BYTES : 0) + panel_blocks(c) * 320 +
-         (c == panels - 1 ? tl1Vectors * LOWBIT_LUT_VECTOR_BYTES : 0);
+  return panel_blocks(c) * 320 +
+         (c == panels - 1
+              ? tl1Vectors * LOWBIT_LUT_VECTOR_BYTES + LOWBIT_LUT_HEADER_BYTES
+              : 0);
 }
 
 int64_t LutSplit::piece_offset(int64_t c, int64_t t, int64_t tiles) const {
@@ -73,21 +75,19 @@ UpconvertWeights pack_lut(const PackedWeights &canonical) {
     for (int byte = 0; byte < 4; ++byte)
       tile[4 * r + byte] = uint8_t(c >> (8 * byte));
   };
-  // Tile t's header, TL2 block b and TL1 vectors (the K panels).
+  // Tile t's TL2 block b, TL1 vectors and header (the K panels).
   const int64_t tiles = U.num_tiles(), last = split.panels - 1;
-  auto headerOf = [&](int64_t t) {
-    return U.codes.data() + split.piece_offset(0, t, tiles);
-  };
   auto blockOf = [&](int64_t t, int64_t b) {
     const int64_t c = b / split.panelBlocks;
     return U.codes.data() + split.piece_offset(c, t, tiles) +
-           (c == 0 ? LOWBIT_LUT_HEADER_BYTES : 0) +
            (b - c * split.panelBlocks) * 320;
   };
   auto tl1Of = [&](int64_t t) {
     return U.codes.data() + split.piece_offset(last, t, tiles) +
-           (last == 0 ? LOWBIT_LUT_HEADER_BYTES : 0) +
            split.panel_blocks(last) * 320;
+  };
+  auto headerOf = [&](int64_t t) {
+    return tl1Of(t) + split.tl1Vectors * LOWBIT_LUT_VECTOR_BYTES;
   };
   std::vector<int8_t> q(size_t(U.K));
   for (int64_t m = 0; m < U.M; ++m) {
@@ -102,10 +102,10 @@ UpconvertWeights pack_lut(const PackedWeights &canonical) {
       const int index = v < 0 ? -v : v;
       const int64_t i = g % 32, vec = i / 8, p = i % 8 / 4, j = i % 4;
       uint8_t *block = blockOf(t, g / 32);
-      block[vec * 64 + 4 * r + j] |= uint8_t(index << (4 * p));
+      block[64 + vec * 64 + 4 * r + j] |= uint8_t(index << (4 * p));
       if (v < 0) {
         const int64_t bit = 4 * r + j;
-        block[256 + 16 * vec + 8 * p + bit / 8] |= uint8_t(1 << (bit % 8));
+        block[16 * vec + 8 * p + bit / 8] |= uint8_t(1 << (bit % 8));
         ++negatives;
       }
     }

@@ -34,8 +34,7 @@ struct Panels {
   int64_t tiles = 0, blocks = 0, tl1Vectors = 0, count = 1, per = 0;
   int64_t blocksOf(int64_t c) const { return std::min(per, blocks - c * per); }
   int64_t piece(int64_t c) const {
-    return (c == 0 ? 64 : 0) + 320 * blocksOf(c) +
-           (c == count - 1 ? 64 * tl1Vectors : 0);
+    return 320 * blocksOf(c) + (c == count - 1 ? 64 * tl1Vectors + 64 : 0);
   }
   const uint8_t *start(const uint8_t *codes, int64_t c, int64_t t) const {
     int64_t offset = t * piece(c);
@@ -62,14 +61,9 @@ Decoded decode(const UpconvertWeights &U) {
   d.q.assign(size_t(U.Mp * U.K), 0);
   d.counts.assign(size_t(U.Mp), 0);
   for (int64_t m = 0; m < U.Mp; ++m) {
-    const uint8_t *header = panels.start(U.codes.data(), 0, m / 16);
     const int64_t r = m % 16;
-    uint32_t c = 0;
-    for (int b = 0; b < 4; ++b)
-      c |= uint32_t(header[4 * r + b]) << (8 * b);
-    d.counts[size_t(m)] = int32_t(c);
     int8_t *row = &d.q[size_t(m * U.K)];
-    const uint8_t *p = header + 64;
+    const uint8_t *p = panels.start(U.codes.data(), 0, m / 16);
     for (int64_t b = 0; b < s.k2 / 96; ++b, p += 320) {
       if (b > 0 && b % panels.per == 0)
         p = panels.start(U.codes.data(), b / panels.per, m / 16);
@@ -77,10 +71,10 @@ Decoded decode(const UpconvertWeights &U) {
         for (int h = 0; h < 2; ++h)
           for (int j = 0; j < 4; ++j) {
             const int64_t g = 32 * b + 8 * v + 4 * h + j;
-            const int index = (p[64 * v + 4 * r + j] >> (4 * h)) & 15;
+            // The block: 64 bytes of sign words, then the 4 index vectors.
+            const int index = (p[64 + 64 * v + 4 * r + j] >> (4 * h)) & 15;
             const int64_t bit = 4 * r + j;
-            const bool sign =
-                (p[256 + 16 * v + 8 * h + bit / 8] >> (bit % 8)) & 1;
+            const bool sign = (p[16 * v + 8 * h + bit / 8] >> (bit % 8)) & 1;
             tl2_digits(sign ? -index : index, row + 3 * g);
           }
     }
@@ -96,6 +90,11 @@ Decoded decode(const UpconvertWeights &U) {
           row[k] = int8_t(index / 3 - 1);
           row[k + 1] = int8_t(index % 3 - 1);
         }
+    // The header ends the tile's piece of the last panel.
+    uint32_t c = 0;
+    for (int b = 0; b < 4; ++b)
+      c |= uint32_t(p[4 * r + b]) << (8 * b);
+    d.counts[size_t(m)] = int32_t(c);
   }
   return d;
 }

@@ -3,7 +3,7 @@
 
 // tl2 GEMV, M = 33 (a partial last tile), K = 200: the block-fitting split
 // puts 2 TL2 blocks of 96 in the tiles and the 8 remaining weights in one
-// TL1 vector (64 + 2 * 320 + 64 = 768 bytes per 16-row tile). bk = 96 is
+// TL1 vector (2 * 320 + 64 + a 64-byte header = 768 bytes per 16-row tile). bk = 96 is
 // one block per iteration of an scf.for over the 2 blocks, which carries
 // the int32 sums of the low and high table bytes for the low and the high
 // nibbles, in 2 sets that consecutive index vectors take turns on (8
@@ -34,10 +34,12 @@
 // AVX512: lowbit.uk.lut_dot %[[L1]], %[[H1]], %{{.*}} {high = true}
 // AVX512: scf.yield %{{.*}} : vector<16xi32>, vector<16xi32>, vector<16xi32>, vector<16xi32>, vector<16xi32>, vector<16xi32>, vector<16xi32>, vector<16xi32>
 // The TL1 remainder: one vector without signs, tables at 8 * 256, on set 0
-// (after 8 TL2 vectors); then the header plus the 4 recombined pairs.
+// (after 8 TL2 vectors); then the header, which ends the tile (at 2 * 320 +
+// 64), plus the 4 recombined pairs.
 // AVX512: %[[TL0:.*]], %[[TH0:.*]] = lowbit.uk.lut_dot %[[ACC]]#0, %[[ACC]]#1, %{{.*}}, %[[T]][%c2048] {high = false} : vector<64xi8>, memref<?xi8>, vector<16xi32>
 // AVX512: %[[TL1:.*]], %[[TH1:.*]] = lowbit.uk.lut_dot %[[ACC]]#2, %[[ACC]]#3, %{{.*}}, %[[T]][%c2176] {high = true} : vector<64xi8>, memref<?xi8>, vector<16xi32>
-// AVX512: %[[HEADER:.*]] = lowbit.uk.load %[[CODES]][%[[BASE]]] : memref<?xui8> -> vector<16xi32>
+// AVX512: %[[HEADERAT:.*]] = arith.addi %[[BASE]], %c704 : index
+// AVX512: %[[HEADER:.*]] = lowbit.uk.load %[[CODES]][%[[HEADERAT]]] : memref<?xui8> -> vector<16xi32>
 // AVX512: %[[R0:.*]] = lowbit.uk.lut_combine %[[TL0]], %[[TH0]] : vector<16xi32>
 // AVX512: %[[E0:.*]] = arith.addi %[[HEADER]], %[[R0]] : vector<16xi32>
 // AVX512: %[[R1:.*]] = lowbit.uk.lut_combine %[[TL1]], %[[TH1]] : vector<16xi32>
@@ -99,19 +101,20 @@ func.func @tl1_gemm(%x: tensor<?x34xf32>, %w: tensor<2x256xi8>, %s: tensor<1xf32
 // tl2, K = 1920: 20 TL2 blocks, 20 KiB of tables per activation row, more
 // than a K panel of lut_abi.h (16 blocks): it puts them in two K panels of 10
 // blocks (10 KiB of tables each), which are the kernel's K chunks. Panel 0
-// holds every tile's header and first 10 blocks (3264 bytes per tile), panel
-// 1 the other 10 (3200 bytes per tile, from 3264 * tiles = 3264 on). Every
+// holds every tile's first 10 blocks (3200 bytes per tile), panel 1 the
+// other 10 and the header (3264 bytes per tile, from 3200 * tiles = 3200
+// on). Every
 // tile of the range runs chunk 0 and spills its int32 sums to a second stack
 // buffer (8 registers per tile: 2 sets of 4), then chunk 1 reloads them.
 // While in panel 0 the prefetches jump from the end of the thread's run there
-// (tile_end * 3264) to its run of panel 1 (3264 + tile_begin * 3200).
+// (tile_end * 3200) to its run of panel 1 (3200 + tile_begin * 3264).
 // AVX512-LABEL: func.func @tl2_chunks(
 // AVX512: %[[T:.*]] = lowbit.uk.stack_buffer {bytes = 20480 : i64} : memref<?xi8>
 // AVX512: %[[P:.*]] = lowbit.uk.stack_buffer {bytes = 512 : i64} : memref<?xi8>
 // Before the tables are built: the first 4096 bytes of the thread's run
-// (from tile_begin * 3264), which the loops' prefetches skip.
+// (from tile_begin * 3200), which the loops' prefetches skip.
 // AVX512: %[[BEGIN:.*]] = arith.index_cast %{{.*}} : i64 to index
-// AVX512: %[[START:.*]] = arith.muli %[[BEGIN]], %c3264 : index
+// AVX512: %[[START:.*]] = arith.muli %[[BEGIN]], %c3200 : index
 // AVX512: %[[AHEAD:.*]] = arith.addi %[[START]], %c4096 : index
 // AVX512: %[[IN:.*]] = arith.cmpi ult, %[[AHEAD]], %c6464 : index
 // AVX512: %[[STOP:.*]] = arith.select %[[IN]], %[[AHEAD]], %c6464 : index
@@ -119,12 +122,12 @@ func.func @tl1_gemm(%x: tensor<?x34xf32>, %w: tensor<2x256xi8>, %s: tensor<1xf32
 // AVX512-NEXT: lowbit.uk.prefetch %{{.*}}[%[[LINE]]] : memref<?xui8>
 // AVX512: lowbit.uk.lut_tables
 // AVX512: %[[END:.*]] = arith.index_cast %{{.*}} : i64 to index
-// AVX512: %[[RUNEND:.*]] = arith.muli %[[END]], %c3264 : index
-// AVX512: %[[NEXT0:.*]] = arith.muli %[[BEGIN]], %c3200 : index
-// AVX512: %[[NEXT:.*]] = arith.addi %[[NEXT0]], %c3264 : index
+// AVX512: %[[RUNEND:.*]] = arith.muli %[[END]], %c3200 : index
+// AVX512: %[[NEXT0:.*]] = arith.muli %[[BEGIN]], %c3264 : index
+// AVX512: %[[NEXT:.*]] = arith.addi %[[NEXT0]], %c3200 : index
 // AVX512: %[[JUMP:.*]] = arith.subi %[[NEXT]], %[[RUNEND]] : index
 // AVX512: scf.for %[[T0:.*]] = %[[BEGIN]] to %[[END]] step %c1 {
-// AVX512: %[[BASE0:.*]] = arith.muli %[[T0]], %c3264 : index
+// AVX512: %[[BASE0:.*]] = arith.muli %[[T0]], %c3200 : index
 // AVX512: scf.for %{{.*}} = %c0 to %c10 step %c1 iter_args
 // AVX512: %[[NEAR:.*]] = arith.addi %{{.*}}, %c4096 : index
 // AVX512: %[[PAST:.*]] = arith.cmpi uge, %[[NEAR]], %[[RUNEND]] : index
@@ -132,8 +135,8 @@ func.func @tl1_gemm(%x: tensor<?x34xf32>, %w: tensor<2x256xi8>, %s: tensor<1xf32
 // AVX512: arith.select %[[PAST]], %[[JUMPED]], %[[NEAR]] : index
 // AVX512-COUNT-8: lowbit.uk.store_i32 %{{.*}}, %[[P]][%{{.*}}] : vector<16xi32>, memref<?xi8>
 // AVX512: scf.for %[[T1:.*]] = %[[BEGIN]] to %[[END]] step %c1 {
-// AVX512: %[[PIECE1:.*]] = arith.muli %[[T1]], %c3200 : index
-// AVX512: %[[BASE1:.*]] = arith.addi %[[PIECE1]], %c3264 : index
+// AVX512: %[[PIECE1:.*]] = arith.muli %[[T1]], %c3264 : index
+// AVX512: %[[BASE1:.*]] = arith.addi %[[PIECE1]], %c3200 : index
 // AVX512-COUNT-8: lowbit.uk.load %[[P]][%{{.*}}] : memref<?xi8> -> vector<16xi32>
 // Block 10 + i of the chunk's loop is block i of the tile's piece; no
 // jump past panel 1, the last.
@@ -141,12 +144,16 @@ func.func @tl1_gemm(%x: tensor<?x34xf32>, %w: tensor<2x256xi8>, %s: tensor<1xf32
 // AVX512: %[[B:.*]] = arith.addi %{{.*}}, %c10 : index
 // AVX512: %[[OFF:.*]] = arith.muli %[[B]], %c320 : index
 // AVX512: %[[REL:.*]] = arith.addi %[[OFF]], %c-3200 : index
-// AVX512: %[[W1:.*]] = arith.addi %[[BASE1]], %[[REL]] : index
+// AVX512: %[[S1:.*]] = arith.addi %[[BASE1]], %[[REL]] : index
 // AVX512-NOT: arith.cmpi uge
+// Its sign words first, then the index vectors from byte 64 on.
+// AVX512: %[[V1:.*]] = arith.addi %[[REL]], %c64 : index
+// AVX512: %[[W1:.*]] = arith.addi %[[BASE1]], %[[V1]] : index
 // AVX512: lowbit.uk.load %{{.*}}[%[[W1]]] : memref<?xui8> -> vector<64xi8>
+// AVX512: lowbit.uk.lut_signs %{{.*}}[%[[S1]]] : memref<?xui8> -> vector<64xi8>
 // AVX512: scf.yield
-// The headers are at the start of the tiles' pieces of panel 0.
-// AVX512: %[[HEADER:.*]] = arith.muli %[[T1]], %c3264 : index
+// The headers end the tiles' pieces of panel 1 (after its 10 blocks).
+// AVX512: %[[HEADER:.*]] = arith.addi %[[BASE1]], %c3200 : index
 // AVX512: lowbit.uk.load %{{.*}}[%[[HEADER]]] : memref<?xui8> -> vector<16xi32>
 // AVX512: lowbit.uk.lut_combine
 // AVX512: lowbit.uk.store

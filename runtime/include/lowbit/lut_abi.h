@@ -30,9 +30,9 @@
  *   P  = max(1, ceil(B / 16))   panels (LOWBIT_LUT_PANEL_BLOCKS = 16)
  *   PB = ceil(B / P)            blocks per panel; panel c has the blocks
  *                               [c * PB, min((c + 1) * PB, B)), B_c of them
- * A tile's piece of panel c is, in order: for c = 0 the header, the B_c
- * TL2 blocks of the panel, for c = P - 1 the TL1 vectors:
- *   piece_c = (c == 0 ? 64 : 0) + 320 * B_c + (c == P - 1 ? 64 * K1p / 16 : 0)
+ * A tile's piece of panel c is, in order: the B_c TL2 blocks of the panel,
+ * for c = P - 1 the TL1 vectors and the header:
+ *   piece_c = 320 * B_c + (c == P - 1 ? 64 * K1p / 16 + 64 : 0)
  * Panel c holds the pieces of all T tiles in tile order: tile t's piece c
  * starts at byte T * (piece_0 + ... + piece_{c-1}) + t * piece_c. With
  * P = 1 (tl1, and tl2 with K < 17 * 96) tile t simply starts at
@@ -41,20 +41,23 @@
  * A "vector" is 64 bytes: byte 4r + j belongs to row r (0..15) of the
  * tile and slot j (0..3), so the 4 bytes of one int32 lane are 4 groups of
  * the same row. The pieces of tile t hold, in order:
- *   header: int32 [16], little-endian: for row r, -32768 * (G - 2 * n_r)
- *           (wrapping) with n_r the number of TL2 groups of the row with
- *           sign 1 (0 for tl1 and for padding rows).
  *   TL2 blocks b in [0, K2/96), 320 bytes each (triples g = 32b .. 32b+31):
- *     index vectors v in [0, 4): byte 4r + j has the index of triple
- *       32b + 8v + j in its low nibble and of triple 32b + 8v + 4 + j in
- *       its high nibble;
  *     sign words, 64 bytes: the little-endian uint64 at byte 16v + 8p
  *       (v in 0..3, p in 0..1) has in bit 4r + j the sign of triple
  *       32b + 8v + 4p + j (p = 0: the low nibbles of vector v, 1: the
- *       high nibbles).
+ *       high nibbles);
+ *     index vectors v in [0, 4) at byte 64 + 64v: byte 4r + j has the
+ *       index of triple 32b + 8v + j in its low nibble and of triple
+ *       32b + 8v + 4 + j in its high nibble.
  *   TL1 vectors v in [0, K1p/16), 64 bytes each (pairs 8v .. 8v+7 of the
  *     TL1 part): byte 4r + j has the index of pair 8v + j in its low
  *     nibble and of pair 8v + 4 + j in its high nibble.
+ *   header: int32 [16], little-endian: for row r, -32768 * (G - 2 * n_r)
+ *           (wrapping) with n_r the number of TL2 groups of the row with
+ *           sign 1 (0 for tl1 and for padding rows).
+ * A kernel reads every byte of a piece in address order (a block's sign
+ * words with its first index vector, the header with the outputs), so the
+ * hardware prefetchers see one ascending stream per thread.
  * Padding rows (m >= M) hold zero weights: TL2 index 0, sign 0, TL1 index
  * 4, header -32768 * G.
  * A 32-byte register (AVX2) holds rows 0..7 or 8..15 of a vector; its sign

@@ -96,8 +96,8 @@ struct LutPlan {
   }
   /// The bytes of a tile's piece of `panel` (lut_abi.h piece_c).
   int64_t pieceBytes(int64_t panel) const {
-    return (panel == 0 ? kHeaderBytes : 0) + blocksOf(panel) * kBlockBytes +
-           (panel == panels - 1 ? tl1Vectors * kVectorBytes : 0);
+    return blocksOf(panel) * kBlockBytes +
+           (panel == panels - 1 ? tl1Vectors * kVectorBytes + kHeaderBytes : 0);
   }
   /// Where `panel` starts: the pieces of all tiles of the panels before.
   int64_t panelOffset(int64_t panel) const {
@@ -108,11 +108,14 @@ struct LutPlan {
   }
   /// Offset of TL2 block `first` of `panel` in a tile's piece.
   int64_t blockOffset(int64_t panel, int64_t first) const {
-    return (panel == 0 ? kHeaderBytes : 0) +
-           (first - panel * panelBlocks) * kBlockBytes;
+    return (first - panel * panelBlocks) * kBlockBytes;
   }
   /// Offset of the TL1 vectors in a tile's piece of the last panel.
   int64_t tl1Offset() const { return blockOffset(panels - 1, tl2Blocks); }
+  /// Offset of the header in a tile's piece of the last panel.
+  int64_t headerOffset() const {
+    return tl1Offset() + tl1Vectors * kVectorBytes;
+  }
 };
 
 class LutKernelBuilder : KernelLoopBuilder {
@@ -270,12 +273,12 @@ private:
     steppedLoop(0, plan.tl1Vectors, plan.vectorsPerIteration, accs, tl1);
 
     // Rows [h * lanes, h * lanes + lanes) of a tile are register half h;
-    // the headers start the pieces of panel 0.
+    // the headers end the pieces of the last panel (this chunk's).
     for (int64_t t = 0; t < tiles; ++t)
       for (int64_t h = 0; h < plan.halves; ++h) {
-        Value headerAt = mul(add(firstTile, t), plan.pieceBytes(0));
-        Value header = UkLoadOp::create(b, loc, i32Reg, codes,
-                                        add(headerAt, h * plan.lanes * 4));
+        Value header = UkLoadOp::create(
+            b, loc, i32Reg, codes,
+            add(tileBase[t], plan.headerOffset() + h * plan.lanes * 4));
         Value row = add(mul(add(firstTile, t), kTileRows), h * plan.lanes);
         Value rowsLeft = storeCount(row, plan.m, plan.lanes);
         for (int64_t c = 0; c < columns; ++c) {
@@ -306,9 +309,9 @@ private:
     for (Value base : tileBase)
       prefetch(add(base, blockOffset), kBlockBytes / kVectorBytes);
     auto vector = [&](Value v) {
-      lookupVector(tileBase, columns, add(blockOffset, mul(v, 64)),
-                   add(mul(block, 4), v),
-                   add(add(blockOffset, 4 * kVectorBytes), mul(v, 16)), accs);
+      lookupVector(tileBase, columns,
+                   add(add(blockOffset, kVectorBytes), mul(v, kVectorBytes)),
+                   add(mul(block, 4), v), add(blockOffset, mul(v, 16)), accs);
     };
     if (plan.vectorLoop)
       steppedLoop(0, 4, 1, accs, vector);
