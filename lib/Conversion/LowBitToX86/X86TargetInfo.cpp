@@ -14,10 +14,11 @@
 //   block_combine   cvtepi32_ps, fnmadd, mul, fmadd
 //   ternary_scale   sub_epi32, cvtepi32_ps, mul_ps, div_ps (no FMA: exact)
 //   store (partial) _mm512_mask_storeu_ps     _mm256_maskstore_ps
-//   lut_tables      cvtepi8_epi16, 3 x      _mm256_sign_epi16, add_epi16,
-//                   (permutexvar_epi16,     shuffle_epi8, permute4x64
-//                   mullo_epi16) per 2
-//                   groups, permutex2var_epi8
+//   lut_tables      per 2 groups width - 1  _mm256_sign_epi16, add_epi16,
+//                   x (broadcastd, xor,     shuffle_epi8, permute4x64
+//                   maddubs_epi16,
+//                   add_epi16);
+//                   permutex2var_epi8
 //   lut_dot         ternarylogic +            and, 4 x (or, 2 shuffle_epi8
 //                   2 _mm512_permutexvar_epi8 of broadcast 16-byte tables),
 //                   (vpermb, AVX512-VBMI)     ors; then 2 x dot4 as above
@@ -50,6 +51,21 @@ std::optional<X86Isa> mlir::lowbit::parseX86Isa(StringRef name) {
 }
 
 namespace {
+
+/// The digit of activation i (< width) in the table entry e (0..15) of
+/// lowbit.uk.lut_tables: balanced ternary (width 3: e = 9 d0 + 3 d1 + d2,
+/// entries 14 and 15 zero; width 2: e = 3 d0 + d1, entries 9.. zero) or
+/// the bit-serial signs (width 4: +1 where bit i of e is set, else -1).
+int64_t lutDigit(int64_t width, int64_t i, int64_t e) {
+  if (width == 3)
+    return e > 13   ? 0
+           : i == 0 ? (e + 13) / 9 - 1
+           : i == 1 ? (e + 13) / 3 % 3 - 1
+                    : (e + 13) % 3 - 1;
+  if (width == 2)
+    return e > 8 ? 0 : i == 0 ? e / 3 - 1 : e % 3 - 1;
+  return (e >> i) & 1 ? 1 : -1;
+}
 
 /// What AVX512 and AVX2 share: the same hooks with `_mm512` / `_mm256`
 /// names; the subclasses add what differs (dot product, partial stores).
@@ -193,18 +209,8 @@ public:
     SmallVector<Value, 3> digits;
     for (int64_t i = 0; i < width; ++i) {
       SmallVector<Attribute> lanes;
-      for (int64_t e = 0; e < 16; ++e) {
-        int64_t d = 0;
-        if (width == 3 && e <= 13)
-          d = i == 0   ? (e + 13) / 9 - 1
-              : i == 1 ? (e + 13) / 3 % 3 - 1
-                       : (e + 13) % 3 - 1;
-        if (width == 2 && e <= 8)
-          d = i == 0 ? e / 3 - 1 : e % 3 - 1;
-        if (width == 4)
-          d = (e >> i) & 1 ? 1 : -1;
-        lanes.push_back(b.getI32IntegerAttr(int32_t(d)));
-      }
+      for (int64_t e = 0; e < 16; ++e)
+        lanes.push_back(b.getI32IntegerAttr(int32_t(lutDigit(width, i, e))));
       digits.push_back(call(b, loc, ymm, "_mm256_setr_epi16", {}, lanes));
     }
     SmallVector<Attribute> order;
@@ -362,15 +368,20 @@ public:
     return call(b, loc, floatType(ctx), "_mm512_cvtph_ps", half);
   }
 
-  /// All 8 groups at once: the activations as int16 (a masked load, so
-  /// nothing past the 8 groups is read), per pair of groups (one per 256-bit
-  /// half) each x_i broadcast by vpermw times its digit vector, summed and
-  /// biased by 32768; the low and high bytes of 4 groups are one vpermt2b of
-  /// two such registers each, stored as the 64-byte tables of a nibble.
+  /// Two groups A, B (the 2 * width activations from x + 2 width q) per
+  /// register of 32 int16, entry e of A in lane 2e and of B in 2e + 1:
+  /// pmaddubsw of each dword at x + 2 width q + 2k (k < width - 1,
+  /// broadcast, xor 0x80: the activations + 128 as unsigned bytes) with
+  /// digit bytes that take, in an even lane, the pair of A's activations
+  /// at 2k and, in an odd lane, the pair of B's at 2k + 2 (zero past the
+  /// group), summed onto 32768 - 128 * (sum of the digits): entry + 32768.
+  /// One vpermt2b of two such registers picks the low or the high bytes of
+  /// 4 groups: the 64-byte table of a nibble. Nothing past the 8 groups is
+  /// read.
   bool emitLutTables(OpBuilder &b, Location loc, Value x, Value tables,
                      int64_t width) const override {
     MLIRContext *ctx = b.getContext();
-    Type zmm = intType(ctx), ymm = opaqueType(ctx, "__m256i");
+    Type zmm = intType(ctx), xmm = opaqueType(ctx, "__m128i");
     // _mm512_set_epi16 / _epi8 take the lanes from the highest down.
     auto lanes = [&](StringRef fn, int64_t count, auto value) {
       SmallVector<Attribute> attrs;
@@ -378,45 +389,48 @@ public:
         attrs.push_back(b.getI32IntegerAttr(int32_t(value(i))));
       return call(b, loc, zmm, fn, {}, attrs);
     };
-    Type u32 = b.getIntegerType(32, /*isSigned=*/false);
-    Value mask =
-        castTo(b, loc, opaqueType(ctx, "__mmask32"),
-               intConstant(b, loc, u32, (int64_t(1) << (8 * width)) - 1));
-    Value bytes = call(b, loc, ymm, "_mm256_maskz_loadu_epi8", {mask, x});
-    Value xs = call(b, loc, zmm, "_mm512_cvtepi8_epi16", bytes);
+    Value bias = lanes("_mm512_set_epi16", 32, [&](int64_t lane) {
+      int64_t sum = 0;
+      for (int64_t i = 0; i < width; ++i)
+        sum += lutDigit(width, i, lane / 2);
+      return int16_t(32768 - 128 * sum);
+    });
     SmallVector<Value, 3> digits;
-    for (int64_t i = 0; i < width; ++i)
-      digits.push_back(lanes("_mm512_set_epi16", 32, [&](int64_t lane) {
-        int64_t e = lane % 16;
-        if (width == 3 && e <= 13)
-          return i == 0   ? (e + 13) / 9 - 1
-                 : i == 1 ? (e + 13) / 3 % 3 - 1
-                          : (e + 13) % 3 - 1;
-        if (width == 2 && e <= 8)
-          return i == 0 ? e / 3 - 1 : e % 3 - 1;
-        if (width == 4)
-          return (e >> i) & 1 ? int64_t(1) : int64_t(-1);
-        return int64_t(0);
+    for (int64_t k = 0; k + 1 < width; ++k)
+      digits.push_back(lanes("_mm512_set_epi8", 64, [&](int64_t byte) {
+        int64_t lane = byte / 2, e = lane / 2;
+        // The activation of the pair the byte multiplies: A's 0..width - 1,
+        // B's width..2 width - 1.
+        int64_t at = 2 * k + 2 * (lane % 2) + byte % 2;
+        if (lane % 2 == 0)
+          return at < width ? lutDigit(width, at, e) : 0;
+        return at >= width && at < 2 * width ? lutDigit(width, at - width, e)
+                                             : 0;
       }));
-    Value bias = call(b, loc, zmm, "_mm512_set1_epi16", {},
-                      {b.getI32IntegerAttr(int32_t(int16_t(0x8000)))});
+    Value flip = splatByte(b, loc, -128);
     SmallVector<Value, 4> pairs;
     for (int64_t q = 0; q < 4; ++q) {
-      Value sum;
-      for (int64_t i = 0; i < width; ++i) {
-        Value index = lanes("_mm512_set_epi16", 32, [&](int64_t lane) {
-          return width * (2 * q + lane / 16) + i;
-        });
-        Value xi = call(b, loc, zmm, "_mm512_permutexvar_epi16", {index, xs});
-        Value term = call(b, loc, zmm, "_mm512_mullo_epi16", {xi, digits[i]});
-        sum = sum ? call(b, loc, zmm, "_mm512_add_epi16", {sum, term}) : term;
+      Value sum = bias;
+      for (int64_t k = 0; k + 1 < width; ++k) {
+        Value four = call(b, loc, xmm, "_mm_loadu_si32",
+                          elementAddress(b, loc, x, 2 * width * q + 2 * k));
+        Value xs = call(
+            b, loc, zmm, "_mm512_xor_si512",
+            {call(b, loc, zmm, "_mm512_broadcastd_epi32", four), flip});
+        Value terms =
+            call(b, loc, zmm, "_mm512_maddubs_epi16", {xs, digits[k]});
+        sum = call(b, loc, zmm, "_mm512_add_epi16", {sum, terms});
       }
-      pairs.push_back(call(b, loc, zmm, "_mm512_xor_si512", {sum, bias}));
+      pairs.push_back(sum);
     }
     for (int64_t p = 0; p < 2; ++p)
       for (int64_t high = 0; high < 2; ++high) {
-        Value pick = lanes("_mm512_set_epi8", 64,
-                           [&](int64_t byte) { return 2 * byte + high; });
+        // Table j, entry e: lane 2e + j mod 2 of pair 2p + j / 2 (the
+        // second 64 bytes of vpermt2b).
+        Value pick = lanes("_mm512_set_epi8", 64, [&](int64_t byte) {
+          int64_t j = byte / 16, e = byte % 16;
+          return 64 * (j / 2) + 2 * (2 * e + j % 2) + high;
+        });
         Value half = call(b, loc, zmm, "_mm512_permutex2var_epi8",
                           {pairs[2 * p], pick, pairs[2 * p + 1]});
         callVoid(b, loc, "_mm512_storeu_si512",
