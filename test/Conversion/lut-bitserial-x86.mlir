@@ -6,9 +6,9 @@
 // The C++ of the lut-bitserial kernels: the kernel_abi.h signature, the
 // table buffer on the stack, the plane weight 2 as multiplier bytes, the
 // table builder of lut_tables width 4 (the ±1 sign vectors of bits 0..3 of
-// the 16 entries, biased by 32768 and split into low and high bytes: AVX512
-// pmaddubsw of 3 activation dwords per 2 groups, vpermt2b, AVX2
-// shuffle/permute4x64), and per ISA the lut_dot lookups of
+// the 16 entries, biased by 32768 and split into low and high bytes:
+// pmaddubsw of 3 activation dwords per 2 groups, AVX512 vpermt2b, AVX2
+// pshufb/vpermd/unpack), and per ISA the lut_dot lookups of
 // every bit plane (vpermb of the 64-byte tables then vpdpbusd on AVX512,
 // pshufb per table then maddubs/madd on AVX2), lut_combine and the linear
 // transform (srai by 1 after adding (2^P - 1) S).
@@ -39,12 +39,16 @@
 // AVX512: _mm512_srai_epi32({{.*}}, 1)
 // AVX512: _mm512_mask_storeu_ps(
 // AVX2: _mm256_set1_epi8(2)
-// AVX2: _mm256_setr_epi16(-1, 1, -1, 1, -1, 1, -1, 1, -1, 1, -1, 1, -1, 1, -1, 1)
-// AVX2: _mm256_setr_epi16(-1, -1, 1, 1, -1, -1, 1, 1, -1, -1, 1, 1, -1, -1, 1, 1)
-// AVX2: _mm256_setr_epi16(-1, -1, -1, -1, 1, 1, 1, 1, -1, -1, -1, -1, 1, 1, 1, 1)
-// AVX2: _mm256_setr_epi16(-1, -1, -1, -1, -1, -1, -1, -1, 1, 1, 1, 1, 1, 1, 1, 1)
-// AVX2-COUNT-4: _mm256_sign_epi16(
-// AVX2: _mm256_permute4x64_epi64({{.*}}, 216)
+// On AVX2 the same for entries 0..7 (e = 7: s3 = -1; e = 8: 33024 =
+// -32512), then 8..15, in two ymm; 6 pmaddubsw per pair of groups.
+// AVX2: _mm256_set_epi16(32512, 32512, {{.*}}, -32256, -32256)
+// AVX2: _mm256_set_epi8(0, 0, 1, 1, 0, 0, 1, -1, {{.*}}, 0, 0, -1, -1)
+// AVX2: _mm256_set_epi8(1, 1, -1, 1, {{.*}}, -1, -1, -1, -1)
+// AVX2: _mm256_set_epi8(-1, 1, 0, 0, {{.*}}, -1, -1, 0, 0)
+// AVX2: _mm256_set_epi16(32256, 32256, 32512, 32512, {{.*}}, -32512, -32512)
+// AVX2-COUNT-6: _mm256_maddubs_epi16(
+// AVX2: _mm256_permutevar8x32_epi32(
+// AVX2: _mm256_unpacklo_epi64(
 // AVX2: _mm_storeu_si128(
 // AVX2: _mm256_shuffle_epi8(
 // AVX2: _mm256_maddubs_epi16(

@@ -4,25 +4,48 @@
 // RUN: not lowbit-opt %S/Inputs/tl-formats.mlir --lowbit-lut-elementwise-pipeline="target=generic" 2>&1 | FileCheck %s --check-prefix=GENERIC
 
 // The C++ of the lut-elementwise kernels: the kernel_abi.h signature, the
-// table buffer on the stack, the table builder with the high-byte bias
-// (one group per ymm on AVX2; on AVX512 2 groups per zmm, entry e of the
-// first in int16 lane 2e and of the second in 2e + 1: pmaddubsw of
-// broadcast activation dwords + 128 with digit bytes onto 32768 - 128 *
-// (sum of the digits), vpermt2b splitting 4 groups into 64-byte low and
-// high tables), and per ISA the lookups (vpermb of 64-byte tables indexed
+// table buffer on the stack, the table builder with the high-byte bias (2
+// groups per zmm or 2 ymm, entry e of the first in int16 lane 2e and of
+// the second in 2e + 1: pmaddubsw of broadcast activation dwords + 128
+// with digit bytes onto 32768 - 128 * (sum of the digits); on AVX512
+// vpermt2b splitting 4 groups into 64-byte low and high tables, on AVX2
+// pshufb, vpermd and unpacklo/hi_epi64 into a group's low | high bytes),
+// and per ISA the lookups (vpermb of 64-byte tables indexed
 // by nibble | 16 * (byte mod 4) on AVX512, pshufb per table on AVX2), the
 // tl2 sign words as +1/-1 bytes and the dot products into int32.
 
 // CHECK-LABEL: extern "C" void tl1(const uint8_t* v1, const uint16_t* v2, const uint16_t* v3, const int8_t* v4, const float* v5, const int32_t* v6, float* v7, int64_t v8, int64_t v9, int64_t v10, float v11) {
 // CHECK: int8_t [[T:v[0-9]+]][{{[0-9]+}}];
-// AVX2: _mm256_setr_epi16(-1, -1, -1, 0, 0, 0, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0)
-// AVX2: _mm256_setr_epi16(-1, 0, 1, -1, 0, 1, -1, 0, 1, 0, 0, 0, 0, 0, 0, 0)
-// AVX2: _mm256_set1_epi16(-32768)
-// AVX2: _mm256_sign_epi16(
-// The high byte + 128: entry ^ 0x8000.
+// TL1 on AVX2, lanes and bytes listed from the highest down: the bias and
+// the digit bytes (as below for AVX512) of entries 0..7, then of 8..15;
+// per 128-bit lane the low bytes of the first group's 4 entries (bytes 0,
+// 4, 8, 12), of the second's (2, 6, 10, 14), then the high bytes; the
+// dwords 0 4 1 5 2 6 3 7.
+// AVX2: _mm256_set_epi16(32640, 32640, -32768, -32768, 32640, 32640, -32768, -32768, -32640, -32640, -32768, -32768, -32640, -32640, -32512, -32512)
+// AVX2: _mm256_set_epi8(0, 1, 0, 1, -1, 1, -1, 1, 1, 0, 1, 0, 0, 0, 0, 0, -1, 0, -1, 0, 1, -1, 1, -1, 0, -1, 0, -1, -1, -1, -1, -1)
+// AVX2: _mm256_set_epi16(-32768, -32768, -32768, -32768, -32768, -32768, -32768, -32768, -32768, -32768, -32768, -32768, -32768, -32768, 32512, 32512)
+// AVX2: _mm256_set_epi8(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1)
+// AVX2: _mm256_set_epi8(15, 11, 7, 3, 13, 9, 5, 1, 14, 10, 6, 2, 12, 8, 4, 0, 15, 11, 7, 3, 13, 9, 5, 1, 14, 10, 6, 2, 12, 8, 4, 0)
+// AVX2: _mm256_set_epi32(7, 3, 6, 2, 5, 1, 4, 0)
+// AVX2: _mm_loadu_si32(
+// AVX2: _mm256_broadcastd_epi32(
 // AVX2: _mm256_xor_si256(
-// AVX2: _mm256_permute4x64_epi64({{.*}}, 216)
+// AVX2: _mm256_maddubs_epi16(
+// AVX2: _mm256_maddubs_epi16(
+// AVX2: _mm256_shuffle_epi8(
+// AVX2: _mm256_permutevar8x32_epi32(
+// AVX2: _mm256_shuffle_epi8(
+// AVX2: _mm256_permutevar8x32_epi32(
+// AVX2: _mm256_unpacklo_epi64(
 // AVX2: _mm_storeu_si128(
+// AVX2: _mm256_extracti128_si256({{.*}}, 1)
+// AVX2: _mm_storeu_si128(
+// AVX2: _mm256_unpackhi_epi64(
+// AVX2: size_t [[A3:v[0-9]+]] = 12;
+// AVX2-NEXT: int8_t* [[Q3:v[0-9]+]] = &{{v[0-9]+}}[[[A3]]];
+// AVX2-NEXT: _mm_loadu_si32([[Q3]])
+// AVX2-NOT: _mm_loadu_si32(
+// AVX2: _mm256_unpackhi_epi64(
 // TL1, lanes and bytes listed from the highest down: the bias 32768 - 128
 // (d0 + d1) of entry e in lanes 2e, 2e + 1 (as int16: 33024 is -32512);
 // the digit bytes d0, d1 of the first group's pair, then of the second's
@@ -81,9 +104,18 @@
 // AVX512-NEXT: _mm_loadu_si32([[P7]])
 // AVX512-NOT: _mm_loadu_si32(
 // AVX512: _mm512_permutex2var_epi8(
-// AVX2: _mm256_setr_epi16(0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0)
-// AVX2: _mm256_setr_epi16(0, 0, 1, 1, 1, -1, -1, -1, 0, 0, 0, 1, 1, 1, 0, 0)
-// AVX2: _mm256_setr_epi16(0, 1, -1, 0, 1, -1, 0, 1, -1, 0, 1, -1, 0, 1, 0, 0)
+// AVX2 (entries 8..15 second):
+// AVX2: _mm256_set_epi16(
+// AVX2: _mm256_set_epi8(
+// AVX2: _mm256_set_epi8(
+// AVX2: _mm256_set_epi16(-32768, -32768, -32768, -32768, 32384, 32384, 32512, 32512,
+// AVX2: _mm256_set_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 1, 1, 1, 0, 1, 1,
+// AVX2: _mm256_set_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 0, 1, 0, 1, 0, 0,
+// AVX2: size_t [[A7:v[0-9]+]] = 20;
+// AVX2-NEXT: int8_t* [[Q7:v[0-9]+]] = &{{v[0-9]+}}[[[A7]]];
+// AVX2-NEXT: _mm_loadu_si32([[Q7]])
+// AVX2-NOT: _mm_loadu_si32(
+// AVX2: _mm256_unpackhi_epi64(
 // AVX512: _load_mask64(
 // AVX512: _mm512_mask_blend_epi8(
 // AVX512: _mm512_permutexvar_epi8(
