@@ -14,10 +14,9 @@
 //   block_combine   cvtepi32_ps, fnmadd, mul, fmadd
 //   ternary_scale   sub_epi32, cvtepi32_ps, mul_ps, div_ps (no FMA: exact)
 //   store (partial) _mm512_mask_storeu_ps     _mm256_maskstore_ps
-//   lut_tables      cvtepi8_epi16, 3 x      _mm256_sign_epi16, add_epi16,
-//                   (permutexvar_epi16,     shuffle_epi8, permute4x64
-//                   mullo_epi16) per 2
-//                   groups, permutex2var_epi8
+//   lut_tables      per 2 groups width - 1 x (broadcastd, xor, maddubs_epi16,
+//                   add_epi16: 1 zmm, 2 ymm); permutex2var_epi8 /
+//                   shuffle_epi8, permutevar8x32, unpacklo/hi_epi64
 //   lut_dot         ternarylogic +            and, 4 x (or, 2 shuffle_epi8
 //                   2 _mm512_permutexvar_epi8 of broadcast 16-byte tables),
 //                   (vpermb, AVX512-VBMI)     ors; then 2 x dot4 as above
@@ -50,6 +49,21 @@ std::optional<X86Isa> mlir::lowbit::parseX86Isa(StringRef name) {
 }
 
 namespace {
+
+/// The digit of activation i (< width) in the table entry e (0..15) of
+/// lowbit.uk.lut_tables: balanced ternary (width 3: e = 9 d0 + 3 d1 + d2,
+/// entries 14 and 15 zero; width 2: e = 3 d0 + d1, entries 9.. zero) or
+/// the bit-serial signs (width 4: +1 where bit i of e is set, else -1).
+int64_t lutDigit(int64_t width, int64_t i, int64_t e) {
+  if (width == 3)
+    return e > 13   ? 0
+           : i == 0 ? (e + 13) / 9 - 1
+           : i == 1 ? (e + 13) / 3 % 3 - 1
+                    : (e + 13) % 3 - 1;
+  if (width == 2)
+    return e > 8 ? 0 : i == 0 ? e / 3 - 1 : e % 3 - 1;
+  return (e >> i) & 1 ? 1 : -1;
+}
 
 /// What AVX512 and AVX2 share: the same hooks with `_mm512` / `_mm256`
 /// names; the subclasses add what differs (dot product, partial stores).
@@ -180,64 +194,46 @@ public:
     return true;
   }
 
-  /// Per group (AVX2; AVX512 overrides it): 16 int16 entries as sums of
-  /// _mm256_sign_epi16(broadcast x_i, digits_i), biased by 32768; even
-  /// bytes then odd bytes per lane (shuffle_epi8), lanes in order
-  /// (permute4x64): the low-byte table, then the high-byte table, two
-  /// 16-byte stores.
+  /// Per pair of groups (AVX2; AVX512 overrides it) two registers of
+  /// tablePair (entries 0..7, 8..15); per 128-bit lane pshufb to the low
+  /// bytes of the first group, of the second, then their high bytes
+  /// (4 entries each), vpermd (dwords 0 4 1 5 2 6 3 7) and unpacklo /
+  /// unpackhi_epi64 of the two: the first group's low | high bytes, the
+  /// second's; 16-byte stores.
   bool emitLutTables(OpBuilder &b, Location loc, Value x, Value tables,
                      int64_t width) const override {
     MLIRContext *ctx = b.getContext();
-    Type ymm = opaqueType(ctx, "__m256i"), xmm = opaqueType(ctx, "__m128i");
-    Type i16 = b.getIntegerType(16);
-    SmallVector<Value, 3> digits;
-    for (int64_t i = 0; i < width; ++i) {
-      SmallVector<Attribute> lanes;
-      for (int64_t e = 0; e < 16; ++e) {
-        int64_t d = 0;
-        if (width == 3 && e <= 13)
-          d = i == 0   ? (e + 13) / 9 - 1
-              : i == 1 ? (e + 13) / 3 % 3 - 1
-                       : (e + 13) % 3 - 1;
-        if (width == 2 && e <= 8)
-          d = i == 0 ? e / 3 - 1 : e % 3 - 1;
-        if (width == 4)
-          d = (e >> i) & 1 ? 1 : -1;
-        lanes.push_back(b.getI32IntegerAttr(int32_t(d)));
-      }
-      digits.push_back(call(b, loc, ymm, "_mm256_setr_epi16", {}, lanes));
-    }
-    SmallVector<Attribute> order;
-    for (int64_t lane = 0; lane < 2; ++lane)
-      for (int64_t i = 0; i < 16; ++i)
-        order.push_back(
-            b.getI32IntegerAttr(int32_t(i < 8 ? 2 * i : 2 * (i - 8) + 1)));
-    Value pattern = call(b, loc, ymm, "_mm256_setr_epi8", {}, order);
-    // + 32768 (the high byte + 128, unsigned for dpbusd): entry ^ 0x8000.
-    Value bias = call(b, loc, ymm, "_mm256_set1_epi16", {},
-                      {b.getI32IntegerAttr(int32_t(int16_t(0x8000)))});
+    Type ymm = intType(ctx), xmm = opaqueType(ctx, "__m128i");
+    TablePairConstants halves[2] = {tablePairConstants(b, loc, width, 0),
+                                    tablePairConstants(b, loc, width, 16)};
+    Value split = lanes(b, loc, "_mm256_set_epi8", 32, [](int64_t byte) {
+      int64_t part = byte % 16 / 4, i = byte % 4;
+      return 2 * (2 * i + part % 2) + part / 2;
+    });
+    Value order = lanes(b, loc, "_mm256_set_epi32", 8,
+                        [](int64_t dword) { return dword % 2 * 4 + dword / 2; });
     Type xmmPtr = emitc::PointerType::get(xmm);
-    for (int64_t g = 0; g < 8; ++g) {
-      Value sum;
-      for (int64_t i = 0; i < width; ++i) {
-        Value xi = castTo(b, loc, i16, loadElement(b, loc, x, width * g + i));
-        Value term =
-            call(b, loc, ymm, "_mm256_sign_epi16",
-                 {call(b, loc, ymm, "_mm256_set1_epi16", xi), digits[i]});
-        sum = sum ? call(b, loc, ymm, "_mm256_add_epi16", {sum, term}) : term;
+    for (int64_t q = 0; q < 4; ++q) {
+      SmallVector<Value, 2> parts = tablePair(b, loc, x, width, q, halves);
+      for (Value &part : parts)
+        part = call(b, loc, ymm, "_mm256_permutevar8x32_epi32",
+                    {call(b, loc, ymm, "_mm256_shuffle_epi8", {part, split}),
+                     order});
+      for (int64_t s = 0; s < 2; ++s) {
+        Value group = call(b, loc, ymm,
+                           s == 0 ? "_mm256_unpacklo_epi64"
+                                  : "_mm256_unpackhi_epi64",
+                           {parts[0], parts[1]});
+        int64_t g = 2 * q + s, at = (g / 4) * 128 + (g % 4) * 16;
+        callVoid(b, loc, "_mm_storeu_si128",
+                 {castTo(b, loc, xmmPtr, elementAddress(b, loc, tables, at)),
+                  call(b, loc, xmm, "_mm256_castsi256_si128", group)});
+        callVoid(
+            b, loc, "_mm_storeu_si128",
+            {castTo(b, loc, xmmPtr, elementAddress(b, loc, tables, at + 64)),
+             call(b, loc, xmm, "_mm256_extracti128_si256", group,
+                  {b.getI32IntegerAttr(1)})});
       }
-      sum = call(b, loc, ymm, "_mm256_xor_si256", {sum, bias});
-      Value split = call(b, loc, ymm, "_mm256_shuffle_epi8", {sum, pattern});
-      split = call(b, loc, ymm, "_mm256_permute4x64_epi64", split,
-                   {b.getI32IntegerAttr(0xD8)});
-      int64_t at = (g / 4) * 128 + (g % 4) * 16;
-      callVoid(b, loc, "_mm_storeu_si128",
-               {castTo(b, loc, xmmPtr, elementAddress(b, loc, tables, at)),
-                call(b, loc, xmm, "_mm256_castsi256_si128", split)});
-      callVoid(b, loc, "_mm_storeu_si128",
-               {castTo(b, loc, xmmPtr, elementAddress(b, loc, tables, at + 64)),
-                call(b, loc, xmm, "_mm256_extracti128_si256", split,
-                     {b.getI32IntegerAttr(1)})});
     }
     return true;
   }
@@ -287,6 +283,77 @@ public:
   }
 
 protected:
+  /// lut_tables in pairs of groups (A, B: the 2 * width activations from
+  /// x + 2 width q): entry e of A in int16 lane 2e of a pair, of B in
+  /// 2e + 1. A register holds the pair lanes [first, first +
+  /// registerBytes / 2): the bias 32768 - 128 (sum of the entry's digits)
+  /// and per k < width - 1 the digit bytes by which pmaddubsw multiplies
+  /// the dword at x + 2 width q + 2k: in an even lane A's activations 2k,
+  /// 2k + 1, in an odd lane B's (the pair's bytes 2k + 2, 2k + 3), zero
+  /// past the group.
+  struct TablePairConstants {
+    Value bias;
+    SmallVector<Value, 3> digits;
+  };
+  TablePairConstants tablePairConstants(OpBuilder &b, Location loc,
+                                        int64_t width, int64_t first) const {
+    int64_t words = registerBytes / 2;
+    TablePairConstants c;
+    c.bias = lanes(b, loc, name("set_epi16"), words, [&](int64_t lane) {
+      int64_t sum = 0;
+      for (int64_t i = 0; i < width; ++i)
+        sum += lutDigit(width, i, (first + lane) / 2);
+      return int16_t(32768 - 128 * sum);
+    });
+    for (int64_t k = 0; k + 1 < width; ++k)
+      c.digits.push_back(
+          lanes(b, loc, name("set_epi8"), registerBytes, [&](int64_t byte) {
+            int64_t lane = first + byte / 2, e = lane / 2;
+            int64_t at = 2 * k + 2 * (lane % 2) + byte % 2;
+            if (lane % 2 == 0)
+              return at < width ? lutDigit(width, at, e) : 0;
+            return at >= width && at < 2 * width
+                       ? lutDigit(width, at - width, e)
+                       : 0;
+          }));
+    return c;
+  }
+  /// The registers of pair q, one per element of `parts`: the bias plus,
+  /// per k, pmaddubsw of the dword at x + 2 width q + 2k (broadcast, xor
+  /// 0x80: the activations + 128 as unsigned bytes) with the digit bytes:
+  /// entry + 32768 per lane (|each pmaddubsw sum| <= 2 * 255: no
+  /// saturation). The last dword ends at the pair's last byte: nothing
+  /// past the 8 groups is read.
+  SmallVector<Value, 2> tablePair(OpBuilder &b, Location loc, Value x,
+                                  int64_t width, int64_t q,
+                                  ArrayRef<TablePairConstants> parts) const {
+    Type reg = intType(b.getContext());
+    SmallVector<Value, 2> sums;
+    for (const TablePairConstants &c : parts)
+      sums.push_back(c.bias);
+    for (int64_t k = 0; k + 1 < width; ++k) {
+      Value four = emitBroadcast4(
+          b, loc, elementAddress(b, loc, x, 2 * width * q + 2 * k), {});
+      Value xs = call(b, loc, reg, name("xor_" + siSuffix()),
+                      {four, splatByte(b, loc, -128)});
+      for (auto [sum, c] : llvm::zip_equal(sums, parts))
+        sum = call(b, loc, reg, name("add_epi16"),
+                   {sum, call(b, loc, reg, name("maddubs_epi16"),
+                              {xs, c.digits[k]})});
+    }
+    return sums;
+  }
+  /// `fn` (a _set_ intrinsic, lanes from the highest down) of `count`
+  /// lanes value(count - 1), ..., value(0).
+  template <typename Fn>
+  Value lanes(OpBuilder &b, Location loc, StringRef fn, int64_t count,
+              Fn value) const {
+    SmallVector<Attribute> attrs;
+    for (int64_t i = count - 1; i >= 0; --i)
+      attrs.push_back(b.getI32IntegerAttr(int32_t(value(i))));
+    return call(b, loc, intType(b.getContext()), fn, {}, attrs);
+  }
+
   /// Per offset o, byte i of a result: byte 16 (i mod 4) + n of the 64
   /// bytes at `tables` + o (table i mod 4), n the low nibble of `indices`
   /// byte i (lut_dot: the low and high bytes at 0 and 64; lut_dot8: 0).
@@ -362,61 +429,24 @@ public:
     return call(b, loc, floatType(ctx), "_mm512_cvtph_ps", half);
   }
 
-  /// All 8 groups at once: the activations as int16 (a masked load, so
-  /// nothing past the 8 groups is read), per pair of groups (one per 256-bit
-  /// half) each x_i broadcast by vpermw times its digit vector, summed and
-  /// biased by 32768; the low and high bytes of 4 groups are one vpermt2b of
-  /// two such registers each, stored as the 64-byte tables of a nibble.
+  /// Per pair of groups one tablePair register (all 32 pair lanes); one
+  /// vpermt2b of two pairs picks the low or the high bytes of 4 groups:
+  /// the 64-byte table of a nibble.
   bool emitLutTables(OpBuilder &b, Location loc, Value x, Value tables,
                      int64_t width) const override {
-    MLIRContext *ctx = b.getContext();
-    Type zmm = intType(ctx), ymm = opaqueType(ctx, "__m256i");
-    // _mm512_set_epi16 / _epi8 take the lanes from the highest down.
-    auto lanes = [&](StringRef fn, int64_t count, auto value) {
-      SmallVector<Attribute> attrs;
-      for (int64_t i = count - 1; i >= 0; --i)
-        attrs.push_back(b.getI32IntegerAttr(int32_t(value(i))));
-      return call(b, loc, zmm, fn, {}, attrs);
-    };
-    Type u32 = b.getIntegerType(32, /*isSigned=*/false);
-    Value mask =
-        castTo(b, loc, opaqueType(ctx, "__mmask32"),
-               intConstant(b, loc, u32, (int64_t(1) << (8 * width)) - 1));
-    Value bytes = call(b, loc, ymm, "_mm256_maskz_loadu_epi8", {mask, x});
-    Value xs = call(b, loc, zmm, "_mm512_cvtepi8_epi16", bytes);
-    SmallVector<Value, 3> digits;
-    for (int64_t i = 0; i < width; ++i)
-      digits.push_back(lanes("_mm512_set_epi16", 32, [&](int64_t lane) {
-        int64_t e = lane % 16;
-        if (width == 3 && e <= 13)
-          return i == 0   ? (e + 13) / 9 - 1
-                 : i == 1 ? (e + 13) / 3 % 3 - 1
-                          : (e + 13) % 3 - 1;
-        if (width == 2 && e <= 8)
-          return i == 0 ? e / 3 - 1 : e % 3 - 1;
-        if (width == 4)
-          return (e >> i) & 1 ? int64_t(1) : int64_t(-1);
-        return int64_t(0);
-      }));
-    Value bias = call(b, loc, zmm, "_mm512_set1_epi16", {},
-                      {b.getI32IntegerAttr(int32_t(int16_t(0x8000)))});
+    Type zmm = intType(b.getContext());
+    TablePairConstants constants = tablePairConstants(b, loc, width, 0);
     SmallVector<Value, 4> pairs;
-    for (int64_t q = 0; q < 4; ++q) {
-      Value sum;
-      for (int64_t i = 0; i < width; ++i) {
-        Value index = lanes("_mm512_set_epi16", 32, [&](int64_t lane) {
-          return width * (2 * q + lane / 16) + i;
-        });
-        Value xi = call(b, loc, zmm, "_mm512_permutexvar_epi16", {index, xs});
-        Value term = call(b, loc, zmm, "_mm512_mullo_epi16", {xi, digits[i]});
-        sum = sum ? call(b, loc, zmm, "_mm512_add_epi16", {sum, term}) : term;
-      }
-      pairs.push_back(call(b, loc, zmm, "_mm512_xor_si512", {sum, bias}));
-    }
+    for (int64_t q = 0; q < 4; ++q)
+      pairs.push_back(tablePair(b, loc, x, width, q, constants)[0]);
     for (int64_t p = 0; p < 2; ++p)
       for (int64_t high = 0; high < 2; ++high) {
-        Value pick = lanes("_mm512_set_epi8", 64,
-                           [&](int64_t byte) { return 2 * byte + high; });
+        // Table j, entry e: lane 2e + j mod 2 of pair 2p + j / 2 (the
+        // second 64 bytes of vpermt2b).
+        Value pick = lanes(b, loc, "_mm512_set_epi8", 64, [&](int64_t byte) {
+          int64_t j = byte / 16, e = byte % 16;
+          return 64 * (j / 2) + 2 * (2 * e + j % 2) + high;
+        });
         Value half = call(b, loc, zmm, "_mm512_permutex2var_epi8",
                           {pairs[2 * p], pick, pairs[2 * p + 1]});
         callVoid(b, loc, "_mm512_storeu_si512",
