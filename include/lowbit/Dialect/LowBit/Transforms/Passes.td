@@ -33,7 +33,8 @@ def LowBitSelectConfig : Pass<"lowbit-select-config", "ModuleOp"> {
        `SelectConfig.cpp`). With `strategy=lut-bitserial` the heuristic is
        a lut_bitserial config instead (`selectLutBitserialConfig`: one
        16-row tile and `bn = 1` for GEMV, `bn = 2` activation rows for GEMM
-       on targets with 32 registers; `kfactor = 64`, lossless tables).
+       on targets with 32 registers; `kfactor = 16`, 8 on NEON, lossless
+       tables).
 
     The chosen config must pass the op's verifier (`verifyFor`); a schedule
     that cannot be read or parsed, a version other than 1 or 2, an entry
