@@ -517,7 +517,8 @@ const Command &benchCommand() {
          "kernel call until the call took F times as long)"},
         {"interleave", nullptr,
          "time the cases of one shape and N together in alternating reps "
-         "(same moments of the host) and print their per-round time ratios"},
+         "(same moments of the host; each keeps its own cold copies) and "
+         "print their per-round time ratios"},
         {"show-ratios", nullptr,
          "print per-thread tiles, times and ratio tables, and how the first "
          "case's table converged"},
