@@ -369,7 +369,8 @@ mlir::lowbit::generateKernel(const KernelRequest &request) {
                 "are generated");
   source.Mp = llvm::alignTo(request.M, 16);
   source.Kp = llvm::alignTo(request.K, 32);
-  source.compileFlags = target->getCompileFlags();
+  source.compileFlags = target->getCompileFlags(/*tableLookups=*/lut ||
+                                                bitserial);
 
   PassManager lower(&ctx);
   addLoweringPasses(lower, options);

@@ -165,8 +165,9 @@ std::vector<Target> all_targets() {
   return targets;
 }
 
-bool host_runs(Target t) {
-  const CpuFeatures &f = host_cpu_features();
+bool runs_on(const CpuFeatures &f, Target t, Strategy strategy) {
+  const bool lut = strategy == Strategy::LutElementwise ||
+                   strategy == Strategy::LutBitserial;
   // Every x86 kernel is compiled with -mavx2 -mfma -mf16c (fp16 scales are
   // converted with vcvtph2ps) on top of its own ISA.
   const bool x86Base = f.avx2 && f.fma && f.f16c;
@@ -179,10 +180,10 @@ bool host_runs(Target t) {
   case Target::X86AvxVnni:
     return x86Base && f.avxvnni;
   case Target::X86Avx512Vnni:
-    // VBMI (vpermb) for the lut-elementwise kernels: every CPU with
-    // AVX512-VNNI has it except Cascade/Cooper Lake, which run x86-avx2.
+    // VBMI (vpermb) for the LUT kernels: every CPU with AVX512-VNNI has it
+    // except Cascade/Cooper Lake, which run those on x86-avx2.
     return x86Base && f.avx512f && f.avx512bw && f.avx512vl && f.avx512vnni &&
-           f.avx512vbmi;
+           (!lut || f.avx512vbmi);
   case Target::Aarch64Neon:
     return f.neon && f.dotprod;
   case Target::Aarch64NeonNoDot:
@@ -196,10 +197,14 @@ bool host_runs(Target t) {
   return false;
 }
 
-Target native_target() {
+bool host_runs(Target t, Strategy strategy) {
+  return runs_on(host_cpu_features(), t, strategy);
+}
+
+Target native_target(Strategy strategy) {
   for (Target t : {Target::X86Avx512Vnni, Target::X86AvxVnni, Target::X86Avx2,
                    Target::Aarch64Neon, Target::Aarch64NeonNoDot})
-    if (host_runs(t))
+    if (host_runs(t, strategy))
       return t;
   return Target::Generic;
 }

@@ -62,10 +62,44 @@ TEST(Target, HostRuns) {
   const CpuFeatures &f = host_cpu_features();
   EXPECT_EQ(host_runs(Target::X86Avx2), f.avx2 && f.fma);
   EXPECT_EQ(host_runs(Target::X86Avx512Vnni),
-            f.avx512f && f.avx512bw && f.avx512vl && f.avx512vnni &&
-                f.avx512vbmi);
+            f.avx2 && f.fma && f.f16c && f.avx512f && f.avx512bw &&
+                f.avx512vl && f.avx512vnni);
+  EXPECT_EQ(host_runs(Target::X86Avx512Vnni, Strategy::LutElementwise),
+            host_runs(Target::X86Avx512Vnni) && f.avx512vbmi);
   if (host_runs(Target::X86Avx512Vnni))
     EXPECT_EQ(native_target(), Target::X86Avx512Vnni);
+  EXPECT_TRUE(host_runs(native_target(Strategy::LutBitserial),
+                        Strategy::LutBitserial));
+}
+
+// The LUT kernels of x86-avx512vnni use vpermb: a CPU with AVX512-VNNI but
+// no AVX512-VBMI (Cascade Lake) runs its up-convert kernels, not those.
+TEST(Target, RunsOnFeatureSets) {
+  CpuFeatures cascadeLake;
+  cascadeLake.avx2 = cascadeLake.fma = cascadeLake.f16c = true;
+  cascadeLake.avx512f = cascadeLake.avx512bw = cascadeLake.avx512vl = true;
+  cascadeLake.avx512vnni = true;
+  for (Strategy s : {Strategy::Reference, Strategy::Upconvert})
+    EXPECT_TRUE(runs_on(cascadeLake, Target::X86Avx512Vnni, s));
+  for (Strategy s : {Strategy::LutElementwise, Strategy::LutBitserial}) {
+    EXPECT_FALSE(runs_on(cascadeLake, Target::X86Avx512Vnni, s));
+    EXPECT_TRUE(runs_on(cascadeLake, Target::X86Avx2, s));
+    EXPECT_FALSE(runs_on(cascadeLake, Target::X86AvxVnni, s));
+  }
+  CpuFeatures iceLake = cascadeLake;
+  iceLake.avx512vbmi = true;
+  for (Strategy s : {Strategy::Upconvert, Strategy::LutElementwise,
+                     Strategy::LutBitserial})
+    EXPECT_TRUE(runs_on(iceLake, Target::X86Avx512Vnni, s));
+  CpuFeatures noF16c = iceLake;
+  noF16c.f16c = false;
+  EXPECT_FALSE(runs_on(noF16c, Target::X86Avx512Vnni));
+  EXPECT_FALSE(runs_on(noF16c, Target::X86Avx2));
+  CpuFeatures arm;
+  arm.neon = true;
+  EXPECT_TRUE(runs_on(arm, Target::Aarch64NeonNoDot, Strategy::LutBitserial));
+  EXPECT_FALSE(runs_on(arm, Target::Aarch64Neon));
+  EXPECT_FALSE(runs_on(arm, Target::X86Avx2));
 }
 
 #if defined(__x86_64__) && defined(__linux__)

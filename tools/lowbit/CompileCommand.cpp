@@ -202,12 +202,21 @@ std::string tableText(const Format &format, const std::string &target,
   const std::string fallback = fallbackTarget(target);
   if (target != "generic")
     table(fallback, "fallbackKernels");
+  // The target's kernels may need more than its base ISA (lowbit::runs_on:
+  // the LUT kernels on x86-avx512vnni need AVX512-VBMI).
+  std::string strategy = "Upconvert";
+  for (const BundleKernel &k : kernels)
+    if (k.target == target && k.config.rfind("#lowbit.lut_", 0) == 0)
+      strategy = k.config.rfind("#lowbit.lut_bitserial", 0) == 0
+                     ? "LutBitserial"
+                     : "LutElementwise";
   c << "const char *activeTarget = \"\";\n\n} // namespace\n\n"
     << "extern \"C\" lowbit_status_t lowbit_bundle_register(void) {\n"
     << "  bool native = false;\n"
     << "  try {\n"
     << "    native = lowbit::host_runs(lowbit::parse_target(" << quoted(target)
-    << "));\n"
+    << "),\n                               lowbit::Strategy::" << strategy
+    << ");\n"
     << "  } catch (const std::exception &) {\n  }\n"
     << "  // LOWBIT_BUNDLE_GENERIC=1 forces the fallback (for testing it).\n"
     << "  const char *force = std::getenv(\"LOWBIT_BUNDLE_GENERIC\");\n"
@@ -690,16 +699,22 @@ int runCompile(const ParsedOptions &options) {
     if (s.name.empty())
       s.name = std::to_string(s.M) + "x" + std::to_string(s.K);
   }
-  Target target = parse_target(options.getOr("target", "native"));
-  if (target == Target::Native)
-    target = native_target();
-  spec.target = target_name(target);
   const std::string strategyName = options.getOr("strategy", "auto");
   spec.strategy = parse_strategy(strategyName);
   if (spec.strategy != Strategy::Auto &&
       spec.strategy != Strategy::LutBitserial)
     throw Error("lowbit compile: strategy '" + strategyName +
                 "' is not supported (use auto or lut-bitserial)");
+  // native: the best target for the bundle's kernels (auto picks
+  // lut-elementwise for tl1/tl2).
+  Target target = parse_target(options.getOr("target", "native"));
+  if (target == Target::Native)
+    target = native_target(spec.strategy == Strategy::Auto
+                               ? has_lut_layout(spec.format)
+                                     ? Strategy::LutElementwise
+                                     : Strategy::Upconvert
+                               : spec.strategy);
+  spec.target = target_name(target);
   spec.threads = int(options.getPositive("threads", 1));
   spec.schedule = options.getOr("schedule", "");
   spec.command = "lowbit compile " +

@@ -65,7 +65,8 @@ void requireTimableTarget(Target target, const std::string &command) {
 
 KernelChoice resolveChoice(const Format &format, Strategy strategy,
                            Target target) {
-  if (target == Target::Native)
+  const bool native = target == Target::Native;
+  if (native)
     target = native_target();
   if (!host_runs(target) && !isEmulated(target))
     throw Error("target '" + target_name(target) + "' cannot run on this " +
@@ -129,6 +130,16 @@ KernelChoice resolveChoice(const Format &format, Strategy strategy,
     break;
   case Strategy::Auto: // resolved above
     break;
+  }
+  // The strategy's kernels may need more than the target's base ISA
+  // (runs_on): native takes the best target that has it.
+  if (!host_runs(target, strategy) && !isEmulated(target)) {
+    if (!native)
+      throw Error("target '" + target_name(target) + "' cannot run " +
+                  strategy_name(strategy) +
+                  " kernels on this host: they need AVX512-VBMI (vpermb); "
+                  "use x86-avx2");
+    target = native_target(strategy);
   }
   return {strategy, target};
 }

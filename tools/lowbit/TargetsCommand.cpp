@@ -54,10 +54,13 @@ static int runTargets(const ParsedOptions &) {
     if (t == Target::Native)
       continue;
     std::printf("  %-18s %s\n", target_name(t).c_str(),
-                host_runs(t)           ? "runs on this host"
-                : is_aarch64_target(t) ? "does not run here (run and verify "
-                                         "use qemu-aarch64)"
-                                       : "does not run here");
+                !host_runs(t) && is_aarch64_target(t)
+                    ? "does not run here (run and verify use qemu-aarch64)"
+                : !host_runs(t) ? "does not run here"
+                : host_runs(t, Strategy::LutElementwise)
+                    ? "runs on this host"
+                    : "runs on this host (not its LUT kernels, which "
+                      "need avx512-vbmi)");
   }
   if (vulkan_available())
     std::printf("\nvulkan device: %s\n", vulkan_device_name().c_str());

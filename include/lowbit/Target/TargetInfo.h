@@ -72,8 +72,12 @@ public:
   /// How far ahead of the loads (bytes) a streaming kernel should prefetch
   /// its weights; 0 when the target has no prefetch instruction.
   virtual int64_t getPrefetchBytes() const = 0;
-  /// Compiler flags the emitted C++ needs (e.g. `-mavx512vnni`).
-  virtual std::vector<std::string> getCompileFlags() const = 0;
+  /// Compiler flags the emitted C++ needs (e.g. `-mavx512vnni`);
+  /// `tableLookups`: the kernel's lowbit.uk.lut_* ops (AVX512: vpermb,
+  /// which needs AVX512-VBMI while the other kernels do not, see
+  /// lowbit::runs_on).
+  virtual std::vector<std::string>
+  getCompileFlags(bool tableLookups) const = 0;
   /// Whether the target has the byte table lookups of lowbit.uk.lut_dot
   /// (vpermb, pshufb, tbl), which lowbit-lower-lut-elementwise needs.
   /// Targets without them leave the lut hooks below at their defaults,

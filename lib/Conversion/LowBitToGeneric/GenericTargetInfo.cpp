@@ -25,7 +25,9 @@ public:
   int64_t getDotChains() const override { return 1; }
   int64_t getMaxDotCode() const override { return 255; }
   int64_t getPrefetchBytes() const override { return 0; }
-  std::vector<std::string> getCompileFlags() const override { return {}; }
+  std::vector<std::string> getCompileFlags(bool) const override {
+    return {};
+  }
   std::vector<std::string> getIncludes() const override {
     return {"math.h", "stddef.h", "stdint.h"};
   }

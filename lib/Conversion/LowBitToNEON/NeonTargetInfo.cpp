@@ -75,7 +75,7 @@ public:
   // which the stream prefetchers of AArch64 cores follow (nothing here can
   // measure a distance on ARM hardware).
   int64_t getPrefetchBytes() const override { return 0; }
-  std::vector<std::string> getCompileFlags() const override {
+  std::vector<std::string> getCompileFlags(bool) const override {
     return {dotprod ? "-march=armv8.2-a+dotprod" : "-march=armv8-a"};
   }
   std::vector<std::string> getIncludes() const override {

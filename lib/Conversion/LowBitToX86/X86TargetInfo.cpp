@@ -404,9 +404,13 @@ public:
   int64_t getMaxDotCode() const override { return 255; }
   // vpdpbusd: latency 4-5, two per cycle on Zen 4/5 and Ice Lake+.
   int64_t getDotChains() const override { return 4; }
-  std::vector<std::string> getCompileFlags() const override {
-    return {"-mavx512f",    "-mavx512bw", "-mavx512vl", "-mavx512vnni",
-            "-mavx512vbmi", "-mavx2",     "-mfma",      "-mf16c"};
+  std::vector<std::string> getCompileFlags(bool tableLookups) const override {
+    std::vector<std::string> flags = {"-mavx512f",   "-mavx512bw", "-mavx512vl",
+                                      "-mavx512vnni", "-mavx2",     "-mfma",
+                                      "-mf16c"};
+    if (tableLookups)
+      flags.push_back("-mavx512vbmi");
+    return flags;
   }
 
   Value emitLoad(OpBuilder &b, Location loc, Value ptr,
@@ -518,7 +522,7 @@ public:
   int64_t getMaxDotCode() const override { return 127; }
   // The accumulate is a 1-cycle vpaddd; maddubs/madd chains are independent.
   int64_t getDotChains() const override { return 1; }
-  std::vector<std::string> getCompileFlags() const override {
+  std::vector<std::string> getCompileFlags(bool) const override {
     return {"-mavx2", "-mfma", "-mf16c"};
   }
 
@@ -629,7 +633,7 @@ public:
   StringRef getName() const override { return "x86-avxvnni"; }
   int64_t getDotChains() const override { return 4; }
   int64_t getMaxDotCode() const override { return 255; }
-  std::vector<std::string> getCompileFlags() const override {
+  std::vector<std::string> getCompileFlags(bool) const override {
     return {"-mavx2", "-mfma", "-mf16c", "-mavxvnni"};
   }
 

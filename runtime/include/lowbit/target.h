@@ -34,15 +34,23 @@ enum class Target {
 Target parse_target(std::string_view name);
 std::string target_name(Target t);
 std::vector<Target> all_targets();
-/// Whether code for `t` can run natively on this host.
-bool host_runs(Target t);
-/// The best native target on this host (what `native` resolves to).
-Target native_target();
+enum class Strategy { Reference, Upconvert, LutElementwise, LutBitserial, Auto };
+
+/// Whether code for `t` can run natively on a CPU with features `f` (GPU
+/// targets: whether this host has a Vulkan device). The kernels of a
+/// strategy may need more than the target's base ISA: the LUT strategies
+/// on x86-avx512vnni look their tables up with vpermb (AVX512-VBMI), which
+/// Cascade Lake and Cooper Lake lack.
+bool runs_on(const CpuFeatures &f, Target t,
+             Strategy strategy = Strategy::Upconvert);
+/// runs_on(host_cpu_features(), t, strategy).
+bool host_runs(Target t, Strategy strategy = Strategy::Upconvert);
+/// The best native target on this host (what `native` resolves to), for
+/// the kernels of `strategy`.
+Target native_target(Strategy strategy = Strategy::Upconvert);
 /// Whether `t` compiles to AArch64 code (run under qemu-aarch64 when the
 /// host is not AArch64).
 bool is_aarch64_target(Target t);
-
-enum class Strategy { Reference, Upconvert, LutElementwise, LutBitserial, Auto };
 
 /// Throws Error listing the known strategies on an unknown name.
 Strategy parse_strategy(std::string_view name);
