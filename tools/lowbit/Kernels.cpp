@@ -173,10 +173,12 @@ KernelChoice resolveChoiceFor(const Format &format, Strategy strategy,
   mlir::lowbit::ScheduleKey key{format.name(), shape.M,
                                 shape.K,       shape.nHint > 1 ? "gemm" : "gemv",
                                 target_name(choice.target), options.threads};
-  if (const mlir::lowbit::ScheduleEntry *entry = schedule->lookup(key))
-    return resolveChoice(format, strategyOfConfig(entry->config),
-                         choice.target);
-  return choice;
+  const mlir::lowbit::ScheduleEntry *entry = schedule->lookup(key);
+  // An entry whose strategy this CPU cannot run on the target (a LUT
+  // kernel without AVX512-VBMI) leaves the format's default.
+  if (!entry || !host_runs(choice.target, strategyOfConfig(entry->config)))
+    return choice;
+  return resolveChoice(format, strategyOfConfig(entry->config), choice.target);
 }
 
 mlir::lowbit::KernelSource generateKernelSource(const Format &format,
