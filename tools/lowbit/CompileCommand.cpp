@@ -204,19 +204,21 @@ std::string tableText(const Format &format, const std::string &target,
     table(fallback, "fallbackKernels");
   // The target's kernels may need more than its base ISA (lowbit::runs_on:
   // the LUT kernels on x86-avx512vnni need AVX512-VBMI).
-  std::string strategy = "Upconvert";
-  for (const BundleKernel &k : kernels)
-    if (k.target == target && k.config.rfind("#lowbit.lut_", 0) == 0)
-      strategy = k.config.rfind("#lowbit.lut_bitserial", 0) == 0
-                     ? "LutBitserial"
-                     : "LutElementwise";
+  Strategy strategy = Strategy::Upconvert;
+  for (const BundleKernel &k : kernels) {
+    if (k.target != target)
+      continue;
+    const Strategy own = strategyOfConfig(k.config);
+    if (own != Strategy::Upconvert)
+      strategy = own;
+  }
   c << "const char *activeTarget = \"\";\n\n} // namespace\n\n"
     << "extern \"C\" lowbit_status_t lowbit_bundle_register(void) {\n"
     << "  bool native = false;\n"
     << "  try {\n"
     << "    native = lowbit::host_runs(lowbit::parse_target(" << quoted(target)
-    << "),\n                               lowbit::Strategy::" << strategy
-    << ");\n"
+    << "),\n                               lowbit::parse_strategy("
+    << quoted(strategy_name(strategy)) << "));\n"
     << "  } catch (const std::exception &) {\n  }\n"
     << "  // LOWBIT_BUNDLE_GENERIC=1 forces the fallback (for testing it).\n"
     << "  const char *force = std::getenv(\"LOWBIT_BUNDLE_GENERIC\");\n"

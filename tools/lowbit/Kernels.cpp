@@ -144,10 +144,7 @@ KernelChoice resolveChoice(const Format &format, Strategy strategy,
   return {strategy, target};
 }
 
-/// The strategy of a config attribute: its mnemonic, `_` spelled `-`
-/// (`#lowbit.lut_bitserial<...>` is lut-bitserial); the GPU config is the
-/// up-convert strategy.
-static Strategy strategyOfConfig(const std::string &config) {
+Strategy strategyOfConfig(const std::string &config) {
   const std::string prefix = "#lowbit.";
   if (config.compare(0, prefix.size(), prefix) != 0)
     throw Error("schedule config '" + config + "' is not a #lowbit attribute");

@@ -44,6 +44,12 @@ void requireTimableTarget(Target target, const std::string &command);
 KernelChoice resolveChoice(const Format &format, Strategy strategy,
                            Target target);
 
+/// The strategy of a config attribute: its mnemonic, `_` spelled `-`
+/// (`#lowbit.lut_bitserial<...>` is lut-bitserial); the GPU config is the
+/// up-convert strategy. Throws Error for text that is not a #lowbit
+/// attribute.
+Strategy strategyOfConfig(const std::string &config);
+
 struct KernelOptions {
   int threads = 1;
   std::string schedulePath; // "" for the heuristic
