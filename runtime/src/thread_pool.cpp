@@ -111,14 +111,7 @@ ThreadPool::ThreadPool(const Options &options) : threads_(options.threads) {
     for (int t = 1; t < threads_; ++t)
       workers_.emplace_back([this, t] { worker_main(t); });
   } catch (const std::system_error &e) {
-    stop_.store(true);
-    generation_.fetch_add(1);
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      work_cv_.notify_all();
-    }
-    for (std::thread &w : workers_)
-      w.join();
+    stop_workers();
     throw Error("cannot start thread " + std::to_string(workers_.size() + 1) +
                 " of " + std::to_string(threads_) + ": " + e.what());
   }
@@ -177,14 +170,7 @@ void ThreadPool::seed_from_os() {
 }
 
 ThreadPool::~ThreadPool() {
-  stop_.store(true);
-  generation_.fetch_add(1);
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    work_cv_.notify_all();
-  }
-  for (std::thread &w : workers_)
-    w.join();
+  stop_workers();
 #ifdef __linux__
   if (caller_mask_ && pthread_equal(caller_mask_->thread, pthread_self()))
     pthread_setaffinity_np(caller_mask_->thread, sizeof(caller_mask_->mask),
@@ -192,47 +178,75 @@ ThreadPool::~ThreadPool() {
 #endif
 }
 
+void ThreadPool::stop_workers() {
+  stop_.store(true, std::memory_order_relaxed);
+  ++generation_;
+  for (size_t w = 0; w < workers_.size(); ++w)
+    slots_[w + 1].job.store(generation_, std::memory_order_release);
+  wake_sleepers();
+  for (std::thread &w : workers_)
+    w.join();
+}
+
+void ThreadPool::wake_sleepers() {
+  // Pairs with the sleeper's seq_cst increment and job load in worker_main:
+  // either it sees its job, or this load sees it asleep.
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  if (sleepers_.load(std::memory_order_relaxed) > 0) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    work_cv_.notify_all();
+  }
+}
+
 int ThreadPool::cpu_of(int thread) const {
   return thread >= 0 && thread < threads_ ? cpus_[size_t(thread)] : -1;
 }
 
 void ThreadPool::execute(int thread) noexcept {
+  Slot &slot = slots_[size_t(thread)];
+  // The times go to the slot together with done, after the job: a store to
+  // the line while the caller spins on it would cost a transfer each way.
+  const Clock::time_point start = Clock::now();
   try {
-    invoke_(ctx_, thread);
+    slot.invoke(slot.ctx, thread, slot.chunk);
   } catch (...) {
     std::lock_guard<std::mutex> lock(mutex_);
     if (!error_)
       error_ = std::current_exception();
+    failed_.store(true, std::memory_order_relaxed);
   }
+  const Clock::time_point end = Clock::now();
+  slot.start = start;
+  slot.end = end;
 }
 
 void ThreadPool::worker_main(int thread) {
+  Slot &slot = slots_[size_t(thread)];
   uint64_t seen = 0;
   for (;;) {
     auto published = [&] {
-      return generation_.load(std::memory_order_acquire) != seen;
+      return slot.job.load(std::memory_order_acquire) != seen;
     };
     if (!spin_until(spin_us_, published)) {
       std::unique_lock<std::mutex> lock(mutex_);
-      // seq_cst pairs with dispatch(): either it sees this sleeper and
-      // notifies under the mutex, or this load sees its generation.
+      // seq_cst pairs with wake_sleepers(): either it sees this sleeper and
+      // notifies under the mutex, or this load sees the job.
       sleepers_.fetch_add(1, std::memory_order_seq_cst);
-      while (generation_.load(std::memory_order_seq_cst) == seen)
+      while (slot.job.load(std::memory_order_seq_cst) == seen)
         work_cv_.wait(lock);
       sleepers_.fetch_sub(1, std::memory_order_relaxed);
     }
-    seen = generation_.load(std::memory_order_acquire);
-    if (stop_.load(std::memory_order_acquire))
+    seen = slot.job.load(std::memory_order_acquire);
+    if (stop_.load(std::memory_order_relaxed))
       return;
-    // Not part of this job (an empty chunk): the caller does not wait for
-    // this thread, and the job's fields may already belong to a later one.
-    // A participant's slot equals the generation it observed, because the
-    // caller cannot publish another job before this thread has finished.
-    if (slots_[size_t(thread)].job.load(std::memory_order_acquire) != seen)
-      continue;
     execute(thread);
-    if (pending_.fetch_sub(1, std::memory_order_seq_cst) == 1 &&
-        caller_sleeping_.load(std::memory_order_seq_cst)) {
+    slot.done.store(seen, std::memory_order_release);
+    // Pairs with the caller's seq_cst store of caller_sleeping_ and its
+    // loads of done in dispatch(): either it sees this job done, or this
+    // load sees it asleep. The fence waits for the store above to leave
+    // this core, which the caller, spinning on the line, has already seen.
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    if (caller_sleeping_.load(std::memory_order_relaxed)) {
       std::lock_guard<std::mutex> lock(mutex_);
       done_cv_.notify_one();
     }
@@ -241,50 +255,67 @@ void ThreadPool::worker_main(int thread) {
 
 void ThreadPool::dispatch(Invoke invoke, const void *ctx,
                           const std::vector<TileRange> *chunks) {
+  const uint64_t job = generation_ + 1;
   int participants = 0;
-  const uint64_t next = generation_.load(std::memory_order_relaxed) + 1;
-  for (int t = 1; t < threads_; ++t)
-    if (!chunks || !(*chunks)[size_t(t)].empty()) {
-      slots_[size_t(t)].job.store(next, std::memory_order_relaxed);
-      ++participants;
-    }
+  for (int t = 1; t < threads_; ++t) {
+    const TileRange chunk = chunks ? (*chunks)[size_t(t)] : TileRange{};
+    if (chunks && chunk.empty())
+      continue;
+    Slot &slot = slots_[size_t(t)];
+    slot.invoke = invoke;
+    slot.ctx = ctx;
+    slot.chunk = chunk;
+    slot.job.store(job, std::memory_order_release);
+    ++participants;
+  }
+  Slot &own = slots_[0];
+  own.invoke = invoke;
+  own.ctx = ctx;
+  own.chunk = chunks ? (*chunks)[0] : TileRange{};
+  const bool own_part = !chunks || !own.chunk.empty();
   if (participants == 0) { // the caller alone: no one to wake or wait for
-    invoke(ctx, 0);
+    if (own_part)
+      execute(0);
+  } else {
+    generation_ = job;
+    // A sleeping worker is woken before the caller's own chunk; the check
+    // after it covers a worker that went to sleep just now. No fence (no
+    // wait for the slot stores to reach the workers) before that chunk.
+    const bool woken = sleepers_.load(std::memory_order_relaxed) > 0;
+    if (woken)
+      wake_sleepers();
+    if (own_part)
+      execute(0);
+    if (!woken)
+      wake_sleepers();
+
+    auto finished = [&](std::memory_order order) {
+      for (int t = 1; t < threads_; ++t)
+        if ((!chunks || !(*chunks)[size_t(t)].empty()) &&
+            slots_[size_t(t)].done.load(order) != job)
+          return false;
+      return true;
+    };
+    if (!spin_until(wait_spin_us_,
+                    [&] { return finished(std::memory_order_acquire); })) {
+      std::unique_lock<std::mutex> lock(mutex_);
+      caller_sleeping_.store(true, std::memory_order_seq_cst);
+      while (!finished(std::memory_order_seq_cst))
+        done_cv_.wait(lock);
+      caller_sleeping_.store(false, std::memory_order_relaxed);
+    }
+  }
+
+  // (The acquire loads of done ordered the workers' failed_ stores.)
+  if (!failed_.load(std::memory_order_relaxed))
     return;
-  }
-  invoke_ = invoke;
-  ctx_ = ctx;
-  pending_.store(participants, std::memory_order_relaxed);
-  generation_.fetch_add(1, std::memory_order_seq_cst);
-  if (sleepers_.load(std::memory_order_seq_cst) > 0) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    work_cv_.notify_all();
-  }
-
-  std::exception_ptr own;
-  try {
-    invoke(ctx, 0);
-  } catch (...) {
-    own = std::current_exception();
-  }
-
-  auto finished = [&] { return pending_.load(std::memory_order_acquire) == 0; };
-  if (!spin_until(wait_spin_us_, finished)) {
-    std::unique_lock<std::mutex> lock(mutex_);
-    caller_sleeping_.store(true, std::memory_order_seq_cst);
-    while (pending_.load(std::memory_order_seq_cst) != 0)
-      done_cv_.wait(lock);
-    caller_sleeping_.store(false, std::memory_order_relaxed);
-  }
-
   std::exception_ptr error;
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    error = own ? own : error_;
-    error_ = nullptr;
+    error = std::exchange(error_, nullptr);
+    failed_.store(false, std::memory_order_relaxed);
   }
-  if (error)
-    std::rethrow_exception(error);
+  std::rethrow_exception(error);
 }
 
 //===----------------------------------------------------------------------===//

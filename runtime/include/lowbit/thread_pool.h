@@ -2,17 +2,24 @@
 //
 // A fixed set of worker threads created once and pinned one per core; the
 // calling thread is thread 0 and does its share of every job. A job is
-// published by bumping a generation counter that idle workers spin on for a
-// short while (spin_us) before they sleep on a condition variable, so a
-// back-to-back sequence of jobs (a model's GEMVs) costs well under a
-// microsecond each, while an idle pool does not burn its cores.
+// published to each taking part worker in that worker's own cache line (the
+// function, its context, the chunk and the job's number), which the idle
+// worker spins on for a short while (spin_us) before it sleeps on a
+// condition variable; the worker reports back in the same line (done, and
+// its chunk's start and end times). So a job costs one cache-line transfer
+// each way per worker plus the caller's context, and the caller never waits
+// for another core's cache line before it starts its own chunk. This matters
+// when the threads sit on different core complexes (Zen CCDs, sockets),
+// where each transfer costs hundreds of nanoseconds: a back-to-back
+// sequence of jobs (a model's GEMVs) costs well under a microsecond each,
+// while an idle pool does not burn its cores.
 //
 // run() splits work along M evenly (split_tiles). run_scheduled() is the
 // dynamic parallel method of issue 7 (lowbit/scheduler.h): the pool keeps a
 // per-thread performance-ratio table per kernel class, splits each kernel's
 // tiles in proportion to it, times every thread's chunk and updates the
 // table after every kernel. A thread with an empty chunk is not part of the
-// job: the caller does not wait for it, so a core that is busy with other
+// job: it is not even told about it, so a core that is busy with other
 // work and has been given nothing does not delay the kernel.
 //
 //===----------------------------------------------------------------------===//
@@ -101,10 +108,10 @@ public:
   template <typename F> void run_on_all(F &&fn) {
     using Fn = std::remove_reference_t<F>;
     dispatch(
-        [](const void *ctx, int thread) {
+        [](const void *ctx, int thread, TileRange) {
           (*static_cast<Fn *>(const_cast<void *>(ctx)))(thread);
         },
-        static_cast<const void *>(&fn));
+        static_cast<const void *>(&fn), nullptr);
   }
 
   /// Runs fn(begin, end, thread) on the non-empty chunks split_tiles gives
@@ -137,21 +144,13 @@ public:
     const std::vector<TileRange> &chunks =
         begin_scheduled(kernel_class, num_tiles);
     const Clock::time_point published = Clock::now();
-    auto body = [&](int thread) {
-      const TileRange r = chunks[size_t(thread)];
-      if (r.empty())
-        return;
-      Slot &slot = slots_[size_t(thread)];
-      slot.start = Clock::now();
-      fn(r.begin, r.end, thread);
-      slot.end = Clock::now();
-    };
-    using Body = decltype(body);
+    using Fn = std::remove_reference_t<F>;
     dispatch(
-        [](const void *ctx, int thread) {
-          (*static_cast<Body *>(const_cast<void *>(ctx)))(thread);
+        [](const void *ctx, int thread, TileRange r) {
+          (*static_cast<Fn *>(const_cast<void *>(ctx)))(r.begin, r.end,
+                                                         thread);
         },
-        static_cast<const void *>(&body), &chunks);
+        static_cast<const void *>(&fn), &chunks);
     end_scheduled(kernel_class, published);
   }
   /// run_scheduled(kernel_class(key), num_tiles, fn).
@@ -207,11 +206,12 @@ public:
 
 private:
   using Clock = std::chrono::steady_clock;
-  using Invoke = void (*)(const void *ctx, int thread);
+  using Invoke = void (*)(const void *ctx, int thread, TileRange chunk);
   /// Runs invoke on thread 0 and on every worker t whose chunks[t] is
-  /// non-empty (every worker when chunks is null).
+  /// non-empty, each with its chunk and timed into its slot (every worker,
+  /// with an empty chunk, when chunks is null).
   void dispatch(Invoke invoke, const void *ctx,
-                const std::vector<TileRange> *chunks = nullptr);
+                const std::vector<TileRange> *chunks);
   const std::vector<TileRange> &begin_scheduled(int kernel_class,
                                                 int64_t num_tiles);
   void end_scheduled(int kernel_class, Clock::time_point published);
@@ -219,7 +219,11 @@ private:
   void seed_from_os();
   void check_class(int kernel_class) const;
   void worker_main(int thread);
+  /// Runs the job in thread's slot, timed; an exception goes to error_.
   void execute(int thread) noexcept;
+  /// Notifies the workers if any sleeps (after a seq_cst fence).
+  void wake_sleepers();
+  void stop_workers();
   void pin_current(int thread);
 
   int threads_ = 1;
@@ -228,16 +232,15 @@ private:
   std::vector<int> cpus_; // per thread, -1 when unpinned
   std::vector<std::thread> workers_;
 
-  // The job being run; written by the caller before the generation bump.
-  Invoke invoke_ = nullptr;
-  const void *ctx_ = nullptr;
-  // Written by the caller, read by spinning workers; on its own cache line.
-  alignas(64) std::atomic<uint64_t> generation_{0};
+  // The number of the last job published (the calling thread's only).
+  uint64_t generation_ = 0;
   std::atomic<bool> stop_{false};
-  std::atomic<int> sleepers_{0};
-  // Written by the workers, read by the spinning caller.
-  alignas(64) std::atomic<int> pending_{0}; // workers still on the job
+  // Read by every job and written only when a thread goes to sleep or a job
+  // throws, so that both sides keep a shared copy: the workers asleep on
+  // work_cv_, whether the caller sleeps on done_cv_, whether error_ is set.
+  alignas(64) std::atomic<int> sleepers_{0};
   std::atomic<bool> caller_sleeping_{false};
+  std::atomic<bool> failed_{false};
   alignas(64) std::mutex mutex_;
   std::condition_variable work_cv_, done_cv_;
   std::exception_ptr error_; // guarded by mutex_
@@ -245,13 +248,19 @@ private:
   struct CallerMask;
   std::unique_ptr<CallerMask> caller_mask_;
 
-  // Per thread, on its own cache line: the generation of the last job it
-  // takes part in (written by the caller before publishing that job), and
-  // its chunk's start and end times (written by the thread).
+  // Per thread, on its own cache line, everything a job exchanges with it.
+  // The caller writes invoke, ctx and chunk, then job (release): the number
+  // of the job the thread is to run. The thread writes its chunk's start and
+  // end times, then done (release): the number of the job it finished.
   struct alignas(64) Slot {
     std::atomic<uint64_t> job{0};
+    Invoke invoke = nullptr;
+    const void *ctx = nullptr;
+    TileRange chunk{};
+    std::atomic<uint64_t> done{0};
     Clock::time_point start{}, end{};
   };
+  static_assert(sizeof(Slot) == 64, "a slot is one cache line");
   std::unique_ptr<Slot[]> slots_;
 
   // Scheduling state, touched by the calling thread only.
