@@ -2,7 +2,7 @@
 # Runs every lowbit test: lit (dialect, passes, emitted C++, CLI, generated
 # kernels against the reference), the GoogleTest suites of the runtime and of
 # the CLI's kernel cache and benchmark library,
-# the runtime suite again under ASan+UBSan, and the .npy fuzzer for a fixed time
+# the runtime suite again under ASan+UBSan and under TSan, and the .npy fuzzer for a fixed time
 # (LOWBIT_FUZZ_SECONDS, default 60). Calls scripts/setup.sh --no-run first, so
 # a fresh checkout works. Ends with one "tests: N passed, N failed" line.
 set -uo pipefail
@@ -53,6 +53,15 @@ if cmake -S runtime -B build/asan "${runtime_cmake[@]}" -DLOWBIT_SANITIZE=ON >/d
   ctest_step build/asan runtime-asan-ubsan
 else
   count "runtime-asan-ubsan (build failed)" 0 1
+fi
+
+# The pool's job protocol is lock-free (release/acquire slots, seq_cst
+# fences for the sleep paths): TSan checks it on every test that runs jobs.
+if cmake -S runtime -B build/tsan "${runtime_cmake[@]}" -DLOWBIT_TSAN=ON >/dev/null &&
+  ninja -C build/tsan >/dev/null; then
+  ctest_step build/tsan runtime-tsan
+else
+  count "runtime-tsan (build failed)" 0 1
 fi
 
 if cmake -S runtime -B build/fuzz "${runtime_cmake[@]}" -DLOWBIT_FUZZ=ON \
