@@ -318,6 +318,16 @@ double ReadProbe::pass() {
     for (uint64_t v : sums_)
       sink = sink ^ v;
   }
+  handoff_us_ = 0.0;
+  if (pool_.size() > 1) {
+    std::vector<double> us;
+    for (int i = 0; i < 31; ++i) {
+      const Clock::time_point start = Clock::now();
+      pool_.run_on_all([](int) {});
+      us.push_back(seconds_since(start) * 1e6);
+    }
+    handoff_us_ = median(us);
+  }
   return best;
 }
 
@@ -327,9 +337,12 @@ BandwidthResult ReadProbe::measure(int reps) {
   result.loads = loads_;
   result.bytes = bytes_;
   result.threads = pool_.size();
-  for (int r = 0; r < reps; ++r)
+  for (int r = 0; r < reps; ++r) {
     result.rep_gbps.push_back(pass());
+    result.rep_handoff_us.push_back(handoff_us_);
+  }
   result.gbps = median(result.rep_gbps);
+  result.handoff_us = median(result.rep_handoff_us);
   return result;
 }
 
@@ -426,8 +439,10 @@ KernelTiming time_kernel(lowbit_kernel_fn kernel, const UpconvertWeights &W,
     run_kernel(kernel, cold ? copies[size_t(i)] : W, A, y.data(), W.M, pool);
   };
   auto before_rep = [&](int) {
-    if (pairing.probe)
+    if (pairing.probe) {
       result.probe_gbps.push_back(pairing.probe->pass());
+      result.probe_handoff_us.push_back(pairing.probe->handoff_us());
+    }
     if (pairing.peak)
       result.peak_gops.push_back(pairing.peak->pass());
     if (!cold) // the probe evicted the warm matrix: bring it back
@@ -537,8 +552,10 @@ time_contenders(const std::vector<Contender> &contenders, ThreadPool &pool,
       for (p = 0; p < count; ++p) {
         current = &results[p];
         pool.set_policy(contenders[p].policy);
-        if (pairing.probe)
+        if (pairing.probe) {
           current->probe_gbps.push_back(pairing.probe->pass());
+          current->probe_handoff_us.push_back(pairing.probe->handoff_us());
+        }
         if (pairing.peak)
           current->peak_gops.push_back(pairing.peak->pass());
         if (!cold) // the probe evicted the warm matrix: bring it back
@@ -823,6 +840,7 @@ BenchRecord make_record(int64_t M, int64_t K, int64_t N,
   r.schedule_policy = timing.policy;
   r.rep_us = timing.timing.rep_us;
   r.rep_probe_gbps = timing.probe_gbps;
+  r.rep_handoff_us = timing.probe_handoff_us;
   r.thread_tiles = timing.thread_tiles;
   r.thread_us = timing.thread_us;
   r.job_us = timing.job_us;
@@ -877,8 +895,10 @@ nlohmann::ordered_json to_json(const BenchRecord &r) {
     j["slow_core"] = r.slow_core;
     j["slow_factor"] = r.slow_factor;
     j["rep_us"] = r.rep_us;
-    if (!r.rep_probe_gbps.empty())
+    if (!r.rep_probe_gbps.empty()) {
       j["rep_probe_gbps"] = r.rep_probe_gbps;
+      j["rep_handoff_us"] = r.rep_handoff_us;
+    }
     j["thread_tiles"] = r.thread_tiles;
     j["thread_us"] = r.thread_us;
     j["job_us"] = r.job_us;
@@ -894,6 +914,8 @@ nlohmann::ordered_json to_json(const BenchRecord &r) {
 nlohmann::ordered_json to_json(const BandwidthResult &b) {
   return {{"gbps", b.gbps},
           {"rep_gbps", b.rep_gbps},
+          {"handoff_us", b.handoff_us},
+          {"rep_handoff_us", b.rep_handoff_us},
           {"bytes", b.bytes},
           {"threads", b.threads},
           {"loads", b.loads}};

@@ -43,6 +43,9 @@ double median(std::vector<double> values);
 struct BandwidthResult {
   double gbps = 0.0;            // median over the reps
   std::vector<double> rep_gbps; // every timed rep
+  // The pool's handoff after each rep (ReadProbe::handoff_us) and its median.
+  double handoff_us = 0.0;
+  std::vector<double> rep_handoff_us;
   int64_t bytes = 0;            // buffer size
   int threads = 0;
   std::string loads; // "avx512", "avx2" or "scalar"
@@ -68,6 +71,13 @@ public:
   /// faster of a pass with plain loads and one that also prefetches 4 KiB
   /// ahead (which way is faster depends on the host's load, see Bench.cpp).
   double pass();
+  /// The handoff measured by the last pass(): the median time of 31 empty
+  /// jobs on every thread of the pool, in us (0 with one thread). It tells
+  /// where the threads run: a cache line moves between two cores of one
+  /// core complex (a Zen CCD) in tens of ns and between complexes in
+  /// hundreds, so this VM shows ~0.2 us or ~0.65 us, and a kernel's per-call
+  /// cost grows with it (see runtime/README.md, ThreadPool).
+  double handoff_us() const { return handoff_us_; }
   /// `reps` (>= 5) timed passes.
   BandwidthResult measure(int reps = kMinReps);
   const std::string &loads() const { return loads_; }
@@ -79,6 +89,7 @@ private:
   uint64_t (*read_)(const uint8_t *, size_t, bool prefetch) = nullptr;
   uint8_t *data_ = nullptr;
   int64_t bytes_ = 0;
+  double handoff_us_ = 0.0;
   std::vector<uint64_t> sums_;
 };
 
@@ -183,6 +194,7 @@ struct KernelTiming {
   // With a Pairing: the probe / peak pass before each rep, their medians,
   // and the medians of the per-rep ratios (empty / 0 without).
   std::vector<double> probe_gbps, peak_gops;
+  std::vector<double> probe_handoff_us; // ReadProbe::handoff_us per rep
   double roofline_gbps = 0.0, ratio = 0.0;
   double peak_gops_median = 0.0, gops_ratio = 0.0;
   std::string peak_isa;
@@ -301,6 +313,7 @@ struct BenchRecord {
   double slow_factor = 1.0;
   std::vector<double> rep_us;
   std::vector<double> rep_probe_gbps; // the read probe right before each rep
+  std::vector<double> rep_handoff_us; // and the pool's handoff with it
   std::vector<double> thread_tiles, thread_us;
   double job_us = 0.0; // mean publication-to-done time of the pool's jobs
   std::vector<double> ratios;

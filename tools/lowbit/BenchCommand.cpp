@@ -249,6 +249,10 @@ static int runBench(const ParsedOptions &options) {
               "%d)\n",
               bandwidth.gbps, bandwidth.loads.c_str(), (long long)threads,
               reps);
+  if (threads > 1)
+    std::printf("thread handoff: %.2f us (an empty job on all threads, "
+                "median)\n",
+                bandwidth.handoff_us);
   std::unique_ptr<Int8Peak> peak;
   std::unique_ptr<PeakResult> peakResult;
   bool anyGemm = false;

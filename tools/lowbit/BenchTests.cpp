@@ -274,6 +274,13 @@ TEST(Bench, ReadBandwidthProbe) {
   EXPECT_EQ(r.rep_gbps.size(), 5u);
   EXPECT_GT(r.gbps, 0.0);
   EXPECT_NE(r.loads, "auto");
+  // Every pass times the pool's handoff too; one thread has none.
+  EXPECT_EQ(r.rep_handoff_us.size(), 5u);
+  EXPECT_GT(r.handoff_us, 0.0);
+  EXPECT_LT(r.handoff_us, 1e5);
+  ThreadPool alone(1);
+  EXPECT_EQ(measure_read_bandwidth(alone, int64_t(2) << 20, 5).handoff_us,
+            0.0);
   EXPECT_EQ(measure_read_bandwidth(pool, int64_t(2) << 20, 5, "scalar").loads,
             "scalar");
   EXPECT_EQ(error_of([&] { measure_read_bandwidth(pool, 4096, 5); }),
