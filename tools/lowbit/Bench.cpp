@@ -364,42 +364,6 @@ int64_t cold_copy_count(int64_t bytes_per_matrix, int64_t min_total) {
                                   bytes_per_matrix);
 }
 
-Timing time_calls(const std::function<void(int64_t)> &call, int64_t copies,
-                  bool cold, int reps,
-                  const std::function<void(int)> &before_rep) {
-  check_reps(reps);
-  if (copies < 1)
-    throw Error("time_calls: need at least one matrix copy");
-  if (!cold && copies != 1)
-    throw Error("time_calls: a warm run uses one matrix, got " +
-                std::to_string(copies) + " copies");
-  Timing t;
-  t.cold = cold;
-  t.copies = copies;
-  if (cold) {
-    t.calls_per_rep = copies;
-    for (int64_t i = 0; i < copies; ++i) // warm-up pass
-      call(i);
-  } else {
-    call(0);
-    Clock::time_point start = Clock::now();
-    call(0);
-    const double one = std::max(seconds_since(start), 1e-7);
-    t.calls_per_rep =
-        std::clamp<int64_t>(int64_t(std::ceil(0.02 / one)), 1, 1000000);
-  }
-  for (int r = 0; r < reps; ++r) {
-    if (before_rep)
-      before_rep(r);
-    const Clock::time_point start = Clock::now();
-    for (int64_t i = 0; i < t.calls_per_rep; ++i)
-      call(cold ? i : 0);
-    t.rep_us.push_back(seconds_since(start) * 1e6 / double(t.calls_per_rep));
-  }
-  t.us = median(t.rep_us);
-  return t;
-}
-
 // Effective bandwidth, GOPS and the medians of the paired per-rep ratios.
 static void summarize(KernelTiming &result, const UpconvertWeights &W,
                       const PreparedActivations &A) {
@@ -425,38 +389,10 @@ static void summarize(KernelTiming &result, const UpconvertWeights &W,
 KernelTiming time_kernel(lowbit_kernel_fn kernel, const UpconvertWeights &W,
                          const PreparedActivations &A, ThreadPool &pool,
                          bool cold, int reps, const Pairing &pairing) {
-  KernelTiming result;
-  result.packed_bytes = W.packed_bytes();
-  std::vector<UpconvertWeights> copies;
-  if (cold) {
-    const int64_t count = cold_copy_count(result.packed_bytes);
-    copies.reserve(size_t(count));
-    for (int64_t i = 0; i < count; ++i)
-      copies.push_back(W); // a deep copy: a distinct, fully written buffer
-  }
-  std::vector<float> y(size_t(A.N * W.M));
-  auto call = [&](int64_t i) {
-    run_kernel(kernel, cold ? copies[size_t(i)] : W, A, y.data(), W.M, pool);
-  };
-  auto before_rep = [&](int) {
-    if (pairing.probe) {
-      result.probe_gbps.push_back(pairing.probe->pass());
-      result.probe_handoff_us.push_back(pairing.probe->handoff_us());
-    }
-    if (pairing.peak)
-      result.peak_gops.push_back(pairing.peak->pass());
-    if (!cold) // the probe evicted the warm matrix: bring it back
-      call(0);
-  };
-  const bool paired = pairing.probe || pairing.peak;
-  if (pairing.peak)
-    result.peak_isa = pairing.peak->isa();
-  result.timing =
-      time_calls(call, cold ? int64_t(copies.size()) : 1, cold, reps,
-                 paired ? std::function<void(int)>(before_rep) : nullptr);
-
-  summarize(result, W, A);
-  return result;
+  const Contender only{kernel, &W, &A, /*kernel_class=*/-1, pool.policy()};
+  return time_contenders({only}, pool, cold, reps, pairing,
+                         /*trace_limit=*/0)
+      .front();
 }
 
 std::vector<KernelTiming>
@@ -558,7 +494,7 @@ time_contenders(const std::vector<Contender> &contenders, ThreadPool &pool,
         }
         if (pairing.peak)
           current->peak_gops.push_back(pairing.peak->pass());
-        if (!cold) // the probe evicted the warm matrix: bring it back
+        if (!cold && (pairing.probe || pairing.peak)) // it evicted W
           run_kernel(contenders[p].kernel, *contenders[p].W, *contenders[p].A,
                      y.data(), contenders[p].W->M, pool,
                      contenders[p].kernel_class);

@@ -27,7 +27,6 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
-#include <functional>
 #include <string>
 #include <vector>
 
@@ -152,15 +151,6 @@ struct Timing {
   double us = 0.0;            // median of rep_us
 };
 
-/// Times `call(i)` (one GEMV or GEMM on matrix copy i). Cold: every rep
-/// calls copies 0..copies-1 once; warm (copies must be 1): every rep calls
-/// copy 0 calls_per_rep times. One untimed pass first; `before_rep(rep)`
-/// (when given) runs untimed before every timed rep. Throws Error for
-/// reps < 5, copies < 1 or warm with copies != 1.
-Timing time_calls(const std::function<void(int64_t)> &call, int64_t copies,
-                  bool cold, int reps = kMinReps,
-                  const std::function<void(int)> &before_rep = nullptr);
-
 /// Roofline measurements taken right before every timed rep of a kernel, so
 /// that each rep is compared with the limit of its own moment. This host's
 /// limit moves while a benchmark runs (the 2-thread read bandwidth of this VM
@@ -173,8 +163,7 @@ struct Pairing {
 
 struct KernelTiming {
   Timing timing;
-  // How the pool split the kernel (time_kernel_policies; time_kernel leaves
-  // the policy at the pool's and the rest empty).
+  // How the pool split the kernel.
   std::string policy;
   // Dynamic: the class's ratio table after the last timed rep, its updates
   // so far, and the table after every call of this measurement (warm-up
@@ -200,9 +189,11 @@ struct KernelTiming {
   std::string peak_isa;
 };
 
-/// Times run_kernel(kernel, W, A, ...) on `pool`: cold over
-/// cold_copy_count(W.packed_bytes()) deep copies of W (every page written,
-/// distinct allocations), or warm on W itself.
+/// Times run_kernel(kernel, W, A, ...) on `pool` under its policy: cold
+/// over cold_copy_count(W.packed_bytes()) deep copies of W (every page
+/// written, distinct allocations; one untimed pass, then every rep calls
+/// copies 0..copies-1 once), or warm on W itself (calls per rep calibrated
+/// to >= 20 ms). time_contenders with this one kernel.
 KernelTiming time_kernel(lowbit_kernel_fn kernel, const UpconvertWeights &W,
                          const PreparedActivations &A, ThreadPool &pool,
                          bool cold, int reps = kMinReps,

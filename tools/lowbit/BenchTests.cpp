@@ -16,7 +16,9 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
 #include <random>
+#include <set>
 
 namespace lowbit::cli {
 namespace {
@@ -233,35 +235,60 @@ TEST(Bench, ColdCopyCount) {
   EXPECT_EQ(cold_copy_count(10, 100), 10);
 }
 
+// A kernel that records, per call, the codes it was given (the chunk that
+// starts at tile 0 is in every call exactly once) and how often it ran.
+std::vector<const uint8_t *> recorded_codes;
+std::mutex recorded_mutex;
+void record_codes(const uint8_t *codes, const uint16_t *, const uint16_t *,
+                  const int8_t *, const float *, const int32_t *, float *,
+                  int64_t, int64_t tile_begin, int64_t, float) {
+  if (tile_begin != 0)
+    return;
+  std::lock_guard<std::mutex> lock(recorded_mutex);
+  recorded_codes.push_back(codes);
+}
+
 TEST(Bench, ColdTimingCyclesThroughEveryCopyEachRep) {
-  std::vector<int64_t> calls;
-  const Timing t =
-      time_calls([&](int64_t i) { calls.push_back(i); }, 4, true, 5);
-  EXPECT_TRUE(t.cold);
-  EXPECT_EQ(t.copies, 4);
-  EXPECT_EQ(t.calls_per_rep, 4);
-  ASSERT_EQ(t.rep_us.size(), 5u);
-  ASSERT_EQ(calls.size(), 4u * 6); // a warm-up pass and 5 timed ones
-  for (size_t i = 0; i < calls.size(); ++i)
-    EXPECT_EQ(calls[i], int64_t(i % 4));
-  EXPECT_EQ(t.us, median(t.rep_us));
+  const Format f = Format::parse("i2s");
+  std::vector<float> W(1024 * 1024, 0.5f), X(1024, 1.0f);
+  const UpconvertWeights U = pack_upconvert(quantize(f, W.data(), 1024, 1024));
+  const PreparedActivations A = prepare_activations(f, X.data(), 1, 1024);
+  ThreadPool pool(2);
+  recorded_codes.clear();
+  const KernelTiming t = time_kernel(record_codes, U, A, pool, true, 5);
+  EXPECT_TRUE(t.timing.cold);
+  const size_t copies = size_t(cold_copy_count(U.packed_bytes()));
+  EXPECT_EQ(t.timing.copies, int64_t(copies));
+  EXPECT_EQ(t.timing.calls_per_rep, int64_t(copies));
+  ASSERT_EQ(t.timing.rep_us.size(), 5u);
+  // A warm-up pass and 5 timed ones, each over the same distinct copies in
+  // the same order, none of them the original.
+  ASSERT_EQ(recorded_codes.size(), copies * 6);
+  std::set<const uint8_t *> distinct(recorded_codes.begin(),
+                                     recorded_codes.begin() + long(copies));
+  EXPECT_EQ(distinct.size(), copies);
+  EXPECT_EQ(distinct.count(U.codes.data()), 0u);
+  for (size_t i = copies; i < recorded_codes.size(); ++i)
+    EXPECT_EQ(recorded_codes[i], recorded_codes[i % copies]);
+  EXPECT_EQ(t.timing.us, median(t.timing.rep_us));
 }
 
 TEST(Bench, WarmTimingRepeatsOneMatrix) {
-  int64_t count = 0;
-  const Timing t = time_calls(
-      [&](int64_t i) {
-        EXPECT_EQ(i, 0);
-        ++count;
-      },
-      1, false, 5);
-  EXPECT_FALSE(t.cold);
-  EXPECT_EQ(t.copies, 1);
-  EXPECT_GE(t.calls_per_rep, 1);
-  EXPECT_EQ(count, 2 + 5 * t.calls_per_rep);
-  EXPECT_EQ(error_of([] { time_calls([](int64_t) {}, 2, false, 5); }),
-            "time_calls: a warm run uses one matrix, got 2 copies");
-  EXPECT_EQ(error_of([] { time_calls([](int64_t) {}, 1, true, 4); }),
+  const Format f = Format::parse("i2s");
+  std::vector<float> W(64 * 256, 0.5f), X(256, 1.0f);
+  const UpconvertWeights U = pack_upconvert(quantize(f, W.data(), 64, 256));
+  const PreparedActivations A = prepare_activations(f, X.data(), 1, 256);
+  ThreadPool pool(2);
+  recorded_codes.clear();
+  const KernelTiming t = time_kernel(record_codes, U, A, pool, false, 5);
+  EXPECT_FALSE(t.timing.cold);
+  EXPECT_EQ(t.timing.copies, 1);
+  EXPECT_GE(t.timing.calls_per_rep, 1);
+  // Two calibration calls, then calls_per_rep per rep, all on W itself.
+  EXPECT_EQ(int64_t(recorded_codes.size()), 2 + 5 * t.timing.calls_per_rep);
+  for (const uint8_t *codes : recorded_codes)
+    EXPECT_EQ(codes, U.codes.data());
+  EXPECT_EQ(error_of([&] { time_kernel(record_codes, U, A, pool, true, 4); }),
             "benchmarks need at least 5 timed reps, got 4");
 }
 
