@@ -40,23 +40,32 @@ UpconvertWeights pack_bitserial(const PackedWeights &canonical) {
   U.w_scale = canonical.tensor_scale;
 
   const int planes = U.bits;
+  const int64_t tiles = U.num_tiles();
   const int64_t blocks = U.Kp / LOWBIT_BITSERIAL_BLOCK;
-  const int64_t tile_bytes = blocks * planes * LOWBIT_BITSERIAL_VECTOR_BYTES;
-  U.codes = AlignedArray<uint8_t>(size_t(U.num_tiles() * tile_bytes));
+  const int64_t block_bytes = planes * LOWBIT_BITSERIAL_VECTOR_BYTES;
+  const int64_t panels =
+      std::max<int64_t>(1, (blocks + LOWBIT_BITSERIAL_PANEL_BLOCKS - 1) /
+                               LOWBIT_BITSERIAL_PANEL_BLOCKS);
+  const int64_t panel_blocks = (blocks + panels - 1) / panels;
+  U.codes = AlignedArray<uint8_t>(size_t(tiles * blocks * block_bytes));
 
   const Encoding encoding = f.encoding();
   std::vector<int8_t> q(size_t(U.K));
   for (int64_t m = 0; m < U.M; ++m) {
     unpack_row(canonical, m, q.data());
-    const int64_t r = m % kUpconvertTileRows;
-    uint8_t *tile = U.codes.data() + m / kUpconvertTileRows * tile_bytes;
+    const int64_t t = m / kUpconvertTileRows, r = m % kUpconvertTileRows;
     for (int64_t k = 0; k < U.K; ++k) {
       const int code = kernel_code(encoding, q[size_t(k)]);
       // k = 32 j + 16 h + 4 s + i: block j, nibble h, slot s, bit i
-      // (group 4 h + s of the block).
+      // (group 4 h + s of the block); block j is in panel c.
       const int64_t j = k / 32, h = k % 32 / 16, s = k % 16 / 4, i = k % 4;
+      const int64_t c = j / panel_blocks;
+      const int64_t piece =
+          std::min(panel_blocks, blocks - c * panel_blocks) * block_bytes;
+      uint8_t *block = U.codes.data() + c * tiles * panel_blocks * block_bytes +
+                       t * piece + (j - c * panel_blocks) * block_bytes;
       for (int p = 0; p < planes; ++p)
-        tile[(j * planes + p) * LOWBIT_BITSERIAL_VECTOR_BYTES + 4 * r + s] |=
+        block[p * LOWBIT_BITSERIAL_VECTOR_BYTES + 4 * r + s] |=
             uint8_t(((code >> p) & 1) << (4 * h + i));
     }
   }

@@ -30,7 +30,7 @@ TEST(BitserialLayout, DecodesToUnpackRowAndExactMath) {
   uint32_t seed = 5;
   for (const char *name : {"i2s", "w1g64", "w2g32", "w3g64", "w4g128"})
     for (int64_t M : {1, 17, 40})
-      for (int64_t K : {32, 64, 128, 256, 384}) {
+      for (int64_t K : {32, 64, 128, 256, 384, 4224, 8448}) {
         const Format f = Format::parse(name);
         if (K % std::max(f.group, 1) != 0)
           continue;
@@ -46,13 +46,23 @@ TEST(BitserialLayout, DecodesToUnpackRowAndExactMath) {
         const int64_t blocks = U.Kp / 32;
         ASSERT_EQ(int64_t(U.codes.size()), U.Mp / 16 * blocks * planes * 64);
 
+        // K panels: 4224 = 132 blocks in two panels of 66, 8448 = 264 in
+        // three of 88; one panel up to 128 blocks.
+        const int64_t panels = blocks <= 128 ? 1 : blocks == 132 ? 2 : 3;
+        const int64_t per = (blocks + panels - 1) / panels;
+        ASSERT_EQ(per, blocks <= 128 ? blocks : blocks == 132 ? 66 : 88);
+        const int64_t tiles = U.Mp / 16;
         // Decode: codes[m][k] from the bits of the plane vectors.
         std::vector<int> code(size_t(U.Mp * U.Kp), 0);
         for (int64_t m = 0; m < U.Mp; ++m)
           for (int64_t j = 0; j < blocks; ++j)
             for (int p = 0; p < planes; ++p) {
-              const uint8_t *v =
-                  U.codes.data() + ((m / 16 * blocks + j) * planes + p) * 64;
+              const int64_t panel = j / per;
+              const int64_t in_panel = std::min(per, blocks - panel * per);
+              const uint8_t *v = U.codes.data() +
+                                 panel * tiles * per * planes * 64 +
+                                 m / 16 * in_panel * planes * 64 +
+                                 ((j - panel * per) * planes + p) * 64;
               for (int slot = 0; slot < 4; ++slot)
                 for (int bit = 0; bit < 8; ++bit) {
                   // Low nibble: group slot, high nibble: group 4 + slot.

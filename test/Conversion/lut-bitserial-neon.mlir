@@ -63,3 +63,8 @@
 // CHECK: vdupq_n_u8(4)
 // CHECK: vshrq_n_s32({{.*}}, 1)
 // CHECK: vfmaq_f32(
+
+// Two K panels: the f32 outputs spilled and loaded back.
+// CHECK-LABEL: extern "C" void w2g64_panels(
+// CHECK: vst1q_f32({{v[0-9]+}}, {{v[0-9]+}});
+// CHECK: float32x4_t {{v[0-9]+}} = vld1q_f32({{v[0-9]+}});

@@ -68,4 +68,12 @@
 // AVX2: _mm256_set1_epi8(4)
 // AVX2: _mm256_srai_epi32({{.*}}, 1)
 
+// Two K panels: the f32 outputs spilled to the stack buffer of partial sums
+// and loaded back.
+// CHECK-LABEL: extern "C" void w2g64_panels(
+// AVX512: _mm512_storeu_ps({{v[0-9]+}}, {{v[0-9]+}});
+// AVX512: __m512 {{v[0-9]+}} = _mm512_loadu_ps({{v[0-9]+}});
+// AVX2: _mm256_storeu_ps({{v[0-9]+}}, {{v[0-9]+}});
+// AVX2: __m256 {{v[0-9]+}} = _mm256_loadu_ps({{v[0-9]+}});
+
 // GENERIC: error: 'lowbit.mpgemm' op target generic has no byte table lookup (vpermb/pshufb/tbl) on 4-byte registers; lowbit-lower-lut-bitserial needs one

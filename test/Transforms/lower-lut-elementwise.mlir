@@ -133,7 +133,7 @@ func.func @tl1_gemm(%x: tensor<?x34xf32>, %w: tensor<2x256xi8>, %s: tensor<1xf32
 // AVX512: %[[PAST:.*]] = arith.cmpi uge, %[[NEAR]], %[[RUNEND]] : index
 // AVX512: %[[JUMPED:.*]] = arith.addi %[[NEAR]], %[[JUMP]] : index
 // AVX512: arith.select %[[PAST]], %[[JUMPED]], %[[NEAR]] : index
-// AVX512-COUNT-8: lowbit.uk.store_i32 %{{.*}}, %[[P]][%{{.*}}] : vector<16xi32>, memref<?xi8>
+// AVX512-COUNT-8: lowbit.uk.spill %{{.*}}, %[[P]][%{{.*}}] : vector<16xi32>, memref<?xi8>
 // AVX512: scf.for %[[T1:.*]] = %[[BEGIN]] to %[[END]] step %c1 {
 // AVX512: %[[PIECE1:.*]] = arith.muli %[[T1]], %c3264 : index
 // AVX512: %[[BASE1:.*]] = arith.addi %[[PIECE1]], %c3200 : index

@@ -103,7 +103,8 @@ public:
   // are !emitc.ptr values already offset to the element to access; register
   // values have the types convertRegisterType returns.
 
-  /// lowbit.uk.load: one register of packed codes (`ptr`: uint8_t *).
+  /// lowbit.uk.load: one register of packed codes, int32 lanes or f32
+  /// lanes (`ptr`: uint8_t * or int8_t *).
   virtual Value emitLoad(OpBuilder &b, Location loc, Value ptr,
                          VectorType type) const = 0;
   /// lowbit.uk.broadcast4: 4 int8 activations repeated (`ptr`: int8_t *).
@@ -153,9 +154,10 @@ public:
                              int64_t width) const {
     return false;
   }
-  /// lowbit.uk.store_i32 (`ptr`: int8_t *); false when the target has none.
-  virtual bool emitStoreI32(OpBuilder &b, Location loc, Value value,
-                            Value ptr) const {
+  /// lowbit.uk.spill of an int32 or f32 register (`ptr`: int8_t *); false
+  /// when the target has none.
+  virtual bool emitSpill(OpBuilder &b, Location loc, Value value, Value ptr,
+                         VectorType type) const {
     return false;
   }
   /// lowbit.uk.lut_dot: the new (acc_low, acc_high).

@@ -326,10 +326,10 @@ struct ConvertLutTables : TargetPattern<UkLutTablesOp> {
   }
 };
 
-struct ConvertStoreI32 : TargetPattern<UkStoreI32Op> {
+struct ConvertSpill : TargetPattern<UkSpillOp> {
   using TargetPattern::TargetPattern;
   LogicalResult
-  matchAndRewrite(UkStoreI32Op op, OpAdaptor adaptor,
+  matchAndRewrite(UkSpillOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     FailureOr<VectorType> type =
         getRegisterType(rewriter, op, op.getValue().getType());
@@ -337,8 +337,9 @@ struct ConvertStoreI32 : TargetPattern<UkStoreI32Op> {
       return failure();
     Value ptr = getElementAddress(rewriter, op.getLoc(), adaptor.getBase(),
                                   adaptor.getOffset());
-    if (!target.emitStoreI32(rewriter, op.getLoc(), adaptor.getValue(), ptr))
-      return rewriter.notifyMatchFailure(op, "no store_i32 on target");
+    if (!target.emitSpill(rewriter, op.getLoc(), adaptor.getValue(), ptr,
+                          *type))
+      return rewriter.notifyMatchFailure(op, "no spill on target");
     rewriter.eraseOp(op);
     return success();
   }
@@ -503,7 +504,7 @@ void mlir::lowbit::populateLowBitToEmitCPatterns(const TypeConverter &converter,
       .add<ConvertLoad, ConvertBroadcast4, ConvertUnpack, ConvertShrExact,
            ConvertDot4, ConvertLoadHalf, ConvertBlockCombine,
            ConvertTernaryScale, ConvertStore, ConvertPrefetch, ConvertBroadcast,
-           ConvertLutTables, ConvertLutDot, ConvertLutDot8, ConvertStoreI32,
+           ConvertLutTables, ConvertLutDot, ConvertLutDot8, ConvertSpill,
            ConvertLutSigns, ConvertLutCombine>(converter, ctx, target);
   patterns.add<ConvertStackBuffer>(converter, ctx);
   patterns.add<ConvertSplatConstant, ConvertRegisterAdd>(converter, ctx, target,

@@ -35,7 +35,7 @@
 //                   of 16 entries), dot4 of the multipliers and entries;
 //                   average: both lookups, veorq_u8 0x80, vrhaddq_u8, veorq_u8
 //   lut_combine     vshlq_n_s32 + vaddq_s32
-//   store_i32       vst1q_s32
+//   spill           vst1q_s32, vst1q_f32 (f32)
 //
 // A 64-byte table is 4 q registers, so the LUT lowerings learn that the
 // two tables of a lut_dot take 8 (getLutTableRegisters) and keep fewer
@@ -105,6 +105,9 @@ public:
     if (type.getElementType().isInteger(32))
       return call(b, loc, convertRegisterType(type), "vld1q_s32",
                   castTo(b, loc, constPointerType(ctx, "int32_t"), ptr));
+    if (type.getElementType().isF32())
+      return call(b, loc, convertRegisterType(type), "vld1q_f32",
+                  castTo(b, loc, constPointerType(ctx, "float"), ptr));
     return call(b, loc, convertRegisterType(type), "vld1q_u8",
                 castTo(b, loc, constPointerType(ctx, "uint8_t"), ptr));
   }
@@ -253,12 +256,15 @@ public:
   // tables of a lut_dot are 2 x 4 q registers (vld1q_u8_x4).
   int64_t getLutTableRegisters() const override { return 8; }
 
-  bool emitStoreI32(OpBuilder &b, Location loc, Value value,
-                    Value ptr) const override {
+  bool emitSpill(OpBuilder &b, Location loc, Value value, Value ptr,
+                 VectorType type) const override {
     MLIRContext *ctx = b.getContext();
+    bool f32 = type.getElementType().isF32();
     Value p = castTo(b, loc,
-                     emitc::PointerType::get(opaqueType(ctx, "int32_t")), ptr);
-    callVoid(b, loc, "vst1q_s32", {p, value});
+                     emitc::PointerType::get(
+                         opaqueType(ctx, f32 ? "float" : "int32_t")),
+                     ptr);
+    callVoid(b, loc, f32 ? "vst1q_f32" : "vst1q_s32", {p, value});
     return true;
   }
 

@@ -27,7 +27,7 @@
 //                   unsigned, entries signed); average: both lookups,
 //                   xor 0x80, avg_epu8, xor 0x80, one dot4
 //   lut_combine     slli_epi32 + add_epi32
-//   store_i32       _mm*_storeu_si512 / si256
+//   spill           _mm*_storeu_si512 / si256, _mm*_storeu_ps (f32)
 //
 //===----------------------------------------------------------------------===//
 
@@ -185,9 +185,15 @@ public:
 
   bool hasByteTableLookup() const override { return true; }
 
-  bool emitStoreI32(OpBuilder &b, Location loc, Value value,
-                    Value ptr) const override {
+  bool emitSpill(OpBuilder &b, Location loc, Value value, Value ptr,
+                 VectorType type) const override {
     MLIRContext *ctx = b.getContext();
+    if (type.getElementType().isF32()) {
+      Value p = castTo(b, loc, emitc::PointerType::get(opaqueType(ctx, "float")),
+                       ptr);
+      callVoid(b, loc, name("storeu_ps"), {p, value});
+      return true;
+    }
     Type reg = intType(ctx);
     Value p = castTo(b, loc, emitc::PointerType::get(reg), ptr);
     callVoid(b, loc, name("storeu_" + siSuffix()), {p, value});
@@ -391,6 +397,12 @@ protected:
   Type floatType(MLIRContext *ctx) const {
     return opaqueType(ctx, registerBytes == 64 ? "__m512" : "__m256");
   }
+  /// lowbit.uk.load of f32 lanes (a spilled partial sum).
+  Value loadFloats(OpBuilder &b, Location loc, Value ptr) const {
+    MLIRContext *ctx = b.getContext();
+    return call(b, loc, floatType(ctx), name("loadu_ps"),
+                castTo(b, loc, constPointerType(ctx, "float"), ptr));
+  }
 
   int64_t registerBytes;
 };
@@ -415,6 +427,8 @@ public:
 
   Value emitLoad(OpBuilder &b, Location loc, Value ptr,
                  VectorType type) const override {
+    if (type.getElementType().isF32())
+      return loadFloats(b, loc, ptr);
     return call(b, loc, intType(b.getContext()), "_mm512_loadu_si512", ptr);
   }
 
@@ -528,6 +542,8 @@ public:
 
   Value emitLoad(OpBuilder &b, Location loc, Value ptr,
                  VectorType type) const override {
+    if (type.getElementType().isF32())
+      return loadFloats(b, loc, ptr);
     Value p = castTo(b, loc, constPointerType(b.getContext(), "__m256i"), ptr);
     return call(b, loc, intType(b.getContext()), "_mm256_loadu_si256", p);
   }

@@ -14,11 +14,24 @@
  *   Mp = ceil(M / 16) * 16   rows, in tiles of 16 (the unit of tile_begin)
  *   Kp = ceil(K / 32) * 32   K in blocks of 32 = 8 groups of 4 weights
  *   P  = planes: 2 (i2s), 1 (w1gG), b (wbgG)
+ *   T  = Mp / 16             tiles, B = Kp / 32 blocks
+ * K panels (so that the tables a kernel sweeps across its tiles, 256 bytes
+ * per block and activation row, stay within an L1 data cache):
+ *   NP = max(1, ceil(B / 128)) panels (LOWBIT_BITSERIAL_PANEL_BLOCKS = 128:
+ *                              32 KiB of int16 tables)
+ *   PB = ceil(B / NP)          blocks per panel; panel c has the blocks
+ *                              [c * PB, min(B, (c + 1) * PB)), B_c of them
+ *   piece_c = B_c * P * 64     bytes of one tile's piece of panel c
+ *   Panel c holds the pieces of all T tiles in tile order, and starts at
+ *   c * T * PB * P * 64 (every panel before it has PB blocks). With
+ *   K <= 4096 there is one panel and the layout is tile after tile.
  * A "vector" is 64 bytes, as lut_abi.h: byte 4*r + s belongs to row r
  * (0..15) of the tile and slot s (0..3), so the 4 bytes of one int32 lane
  * are 4 groups of the same row.
- * codes: for tile t in [0, Mp/16), block j in [0, Kp/32), plane p in [0, P):
- *   the vector at byte ((t * Kp/32 + j) * P + p) * 64, whose byte 4*r + s
+ * codes: for tile t in [0, T), block j in [0, B) of panel c = j / PB, plane
+ *   p in [0, P): the vector at byte
+ *     c * T * PB * P * 64 + t * piece_c + ((j - c * PB) * P + p) * 64,
+ *   whose byte 4*r + s
  *   holds in bit i (i in 0..3) of its low nibble bit p of the code of
  *   W[16t + r][32j + 4s + i], and in bit i of its high nibble bit p of the
  *   code of W[16t + r][32j + 16 + 4s + i].
@@ -114,9 +127,11 @@
 
 #include "lowbit/kernel_abi.h"
 
-/* Weights per block (8 groups of 4), bytes per plane vector of a block. */
+/* Weights per block (8 groups of 4), bytes per plane vector of a block,
+ * the most blocks per K panel. */
 #define LOWBIT_BITSERIAL_BLOCK 32
 #define LOWBIT_BITSERIAL_GROUP 4
 #define LOWBIT_BITSERIAL_VECTOR_BYTES 64
+#define LOWBIT_BITSERIAL_PANEL_BLOCKS 128
 
 #endif /* LOWBIT_BITSERIAL_ABI_H */

@@ -72,8 +72,12 @@ func.func @microkernel_lut(%codes: memref<?xui8>, %xq: memref<?xi8>,
   %l1, %h1 = lowbit.uk.lut_dot %l0, %h0, %w, %t[%off] signs(%s : vector<64xi8>) {high = true} : vector<64xi8>, memref<?xi8>, vector<16xi32>
   // CHECK: lowbit.uk.lut_combine %{{.*}}, %{{.*}} : vector<16xi32>
   %r = lowbit.uk.lut_combine %l1, %h1 : vector<16xi32>
-  // CHECK: lowbit.uk.store_i32 %{{.*}}, %[[T]][%{{.*}}] : vector<16xi32>, memref<?xi8>
-  lowbit.uk.store_i32 %r, %t[%off] : vector<16xi32>, memref<?xi8>
+  // CHECK: lowbit.uk.spill %{{.*}}, %[[T]][%{{.*}}] : vector<16xi32>, memref<?xi8>
+  lowbit.uk.spill %r, %t[%off] : vector<16xi32>, memref<?xi8>
+  // CHECK: %[[F:.*]] = lowbit.uk.load %[[T]][%{{.*}}] : memref<?xi8> -> vector<16xf32>
+  %f = lowbit.uk.load %t[%off] : memref<?xi8> -> vector<16xf32>
+  // CHECK: lowbit.uk.spill %[[F]], %[[T]][%{{.*}}] : vector<16xf32>, memref<?xi8>
+  lowbit.uk.spill %f, %t[%off] : vector<16xf32>, memref<?xi8>
   %w8 = lowbit.uk.load %codes[%off] : memref<?xui8> -> vector<32xi8>
   // CHECK: lowbit.uk.lut_signs %{{.*}}[%{{.*}}] : memref<?xui8> -> vector<32xi8>
   %s8 = lowbit.uk.lut_signs %codes[%off] : memref<?xui8> -> vector<32xi8>

@@ -6,8 +6,9 @@
 // activation rows) and index arithmetic that folds constants as it goes (so
 // that offsets of fully unrolled code are constants and no unused constants
 // are left), the partial stores of the last tile, finding the mpgemm a
-// pass lowers (the whole function) with its TargetInfo, and the
-// accumulator plan of the two LUT lowerings.
+// pass lowers (the whole function) with its TargetInfo, and what the two
+// LUT lowerings share: the accumulator plan and the prefetching of K-panel
+// layouts.
 //
 //===----------------------------------------------------------------------===//
 
@@ -180,6 +181,9 @@ inline LutAccumulators planLutAccumulators(const TargetInfo &target,
 }
 
 class KernelLoopBuilder {
+  /// The cache line the prefetches step by (the layouts' 64-byte vectors).
+  static constexpr int64_t kPrefetchLineBytes = 64;
+
 public:
   KernelLoopBuilder(OpBuilder &b, Location loc) : b(b), loc(loc) {}
 
@@ -292,6 +296,63 @@ protected:
     Value some =
         arith::SelectOp::create(b, loc, partial, left, constant(lanes));
     return arith::SelectOp::create(b, loc, past, constant(0), some);
+  }
+
+  /// A thread's weights in a K-panel layout (lut_abi.h, bitserial_abi.h):
+  /// panel c holds every tile's piece in tile order, so the tiles [begin,
+  /// end) of a thread are one contiguous run per panel. `end` is where the
+  /// run of the panel being swept ends and `jump` the distance from there to
+  /// the thread's run of the next panel (both null for the last panel).
+  struct PanelRun {
+    Value end, jump;
+  };
+  /// The run of the panel whose pieces are `pieceBytes` from `panelOffset`
+  /// on, followed by the panel of `nextPieceBytes` from `nextPanelOffset`.
+  PanelRun panelRun(Value begin, Value end, int64_t pieceBytes,
+                    int64_t panelOffset, int64_t nextPieceBytes,
+                    int64_t nextPanelOffset) {
+    Value runEnd = add(mul(end, pieceBytes), panelOffset);
+    Value next = add(mul(begin, nextPieceBytes), nextPanelOffset);
+    return {runEnd, sub(next, runEnd)};
+  }
+
+  /// Prefetches the `lines` cache lines of `codes` `distance` bytes after
+  /// `offset` in the order the kernel reads them (one address computation
+  /// for all of them): past the end of `run` comes the next run; clamped
+  /// to the last lines of the `total` bytes.
+  void prefetchAhead(Value codes, Value offset, int64_t distance,
+                     int64_t total, int64_t lines, const PanelRun &run) {
+    if (distance == 0)
+      return;
+    Value ahead = add(offset, distance);
+    if (run.end) {
+      Value past = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge,
+                                         ahead, run.end);
+      ahead = arith::SelectOp::create(b, loc, past, add(ahead, run.jump),
+                                      ahead);
+    }
+    Value last = constant(total - lines * kPrefetchLineBytes);
+    Value inside =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, ahead, last);
+    Value first = arith::SelectOp::create(b, loc, inside, ahead, last);
+    for (int64_t line = 0; line < lines; ++line)
+      UkPrefetchOp::create(b, loc, codes,
+                           add(first, line * kPrefetchLineBytes));
+  }
+
+  /// Prefetches the `distance` bytes of `codes` from `start` (clamped to the
+  /// `total` bytes), which prefetchAhead, that far ahead of the reads,
+  /// never asks for: the memory fetches them while the tables are built.
+  void prefetchStart(Value codes, Value start, int64_t distance,
+                     int64_t total) {
+    if (distance == 0)
+      return;
+    Value ahead = add(start, distance), all = constant(total);
+    Value inside = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                         ahead, all);
+    Value end = arith::SelectOp::create(b, loc, inside, ahead, all);
+    forLoop(start, end, kPrefetchLineBytes,
+            [&](Value at) { UkPrefetchOp::create(b, loc, codes, at); });
   }
 
   /// A register constant with every lane `value` (integer lanes) or 0.0.

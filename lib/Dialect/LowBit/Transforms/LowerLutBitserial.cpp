@@ -5,7 +5,9 @@
 // into a kernel of kernel_abi.h's signature: a prologue that builds the
 // int16 ±1 tables of every group of 4 activations (lowbit.uk.lut_tables
 // width 4 into a stack buffer, the table form of lut_abi.h), then per tile
-// group, K first, one lowbit.uk.lut_dot per bit plane vector and nibble
+// group, K first (by bitserial_abi.h's K panels, whose tables stay in L1,
+// over 16 tiles at a time, their partial sums spilled between the panels),
+// one lowbit.uk.lut_dot per bit plane vector and nibble
 // with the plane weight 2^p as its multiplier bytes (the table of a block
 // serves every plane), int32 sums whose high halves start at minus the
 // table bias, lowbit.uk.lut_combine, the linear transform of
@@ -44,6 +46,14 @@ static constexpr int64_t kMultiplierBytes = 16;
 static constexpr int64_t kGroupsPerBlock = 8;
 /// The largest table buffer a kernel keeps on its stack.
 static constexpr int64_t kMaxStackBytes = 2 << 20;
+/// bitserial_abi.h: the most blocks per K panel (32 KiB of int16 tables;
+/// measured on Zen 5, one thread, warm w1g128 1024x14336: panels of 64
+/// blocks 43-45 GB/s, of 128 45-46, one panel 34; at K = 4096 one panel of
+/// 128 blocks 47-50 against two of 64 47-48).
+static constexpr int64_t kPanelBlocks = 128;
+/// Tiles that sweep the K panels together: each panel's tables are read
+/// from L2 once per this many tiles, and only their partial sums are kept.
+static constexpr int64_t kPanelTiles = 16;
 
 namespace {
 
@@ -68,6 +78,28 @@ struct BitserialPlan {
   /// int8 tables, fast aggregation: the two nibbles of a plane vector are
   /// one lut_dot8 {average}.
   bool fastAggregation = false;
+  /// bitserial_abi.h's K panels: `panels` of `panelBlocks` blocks (the last
+  /// may have fewer).
+  int64_t panels = 1, panelBlocks = 0;
+
+  int64_t blocksOf(int64_t panel) const {
+    return std::min(panelBlocks, blocks - panel * panelBlocks);
+  }
+  /// The bytes of a tile's piece of `panel` (bitserial_abi.h piece_c).
+  int64_t pieceBytes(int64_t panel) const {
+    return blocksOf(panel) * planes * kVectorBytes;
+  }
+  /// Where `panel` starts: every panel before it has panelBlocks blocks.
+  int64_t panelOffset(int64_t panel) const {
+    return panel * numTiles * panelBlocks * planes * kVectorBytes;
+  }
+  /// What a (tile, activation row) keeps between panels: its accumulators
+  /// (ternary: sums over the whole row) or its f32 outputs (group formats).
+  int64_t partialBytes() const {
+    if (!isTernary())
+      return halves * registerBytes;
+    return accsPerColumn() * (int8Tables ? 1 : 2) * registerBytes;
+  }
 
   bool isTernary() const { return encoding == Encoding::Ternary; }
   /// int8 tables: the table scale of an act_group is a / d (a an integer)
@@ -119,9 +151,15 @@ public:
     tables = UkStackBufferOp::create(
         b, loc, MemRefType::get({ShapedType::kDynamic}, b.getI8Type()),
         b.getI64IntegerAttr(plan.bn * plan.columnTableBytes()));
+    if (plan.panels > 1)
+      partials = UkStackBufferOp::create(
+          b, loc, MemRefType::get({ShapedType::kDynamic}, b.getI8Type()),
+          b.getI64IntegerAttr(kPanelTiles * plan.bn * plan.partialBytes()));
     if (!plan.int8Tables)
       for (int64_t p = 1; p < plan.planes; ++p)
         planeWeights.push_back(splat(byteReg, int64_t(1) << p));
+    prefetchStart(codes, mul(toIndex(tileBegin), plan.pieceBytes(0)),
+                  plan.prefetchBytes, plan.numTiles * plan.tileBytes);
     forColumnBlocks(n, plan.bn, [&](Value firstColumn, int64_t columns) {
       buildColumns(firstColumn, columns);
     });
@@ -154,13 +192,44 @@ private:
       for (int64_t c = 0; c < columns; ++c)
         rowScales.push_back(rowTableScales(c));
     Value begin = toIndex(tileBegin), end = toIndex(tileEnd);
+    if (plan.panels == 1) {
+      sweepPanel(begin, end, /*panel=*/0, begin, firstColumn, columns);
+      return;
+    }
+    // kPanelTiles tiles at a time sweep panel 0, then 1, ...: in each, one
+    // run of weights (their pieces) whose end the prefetches jump over to
+    // the next run, the same tiles' piece of the next panel or, after the
+    // last panel, the next tiles' piece of panel 0.
+    forLoop(begin, end, kPanelTiles, [&](Value first) {
+      Value full = add(first, kPanelTiles);
+      Value last = arith::SelectOp::create(
+          b, loc,
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, full, end),
+          full, end);
+      for (int64_t panel = 0; panel < plan.panels; ++panel) {
+        bool lastPanel = panel == plan.panels - 1;
+        int64_t next = lastPanel ? 0 : panel + 1;
+        run = panelRun(lastPanel ? last : first, last, plan.pieceBytes(panel),
+                       plan.panelOffset(panel), plan.pieceBytes(next),
+                       plan.panelOffset(next));
+        sweepPanel(first, last, panel, first, firstColumn, columns);
+      }
+    });
+  }
+
+  /// The tiles [begin, end) over K panel `panel`, in groups of the plan's
+  /// tilesPerGroup; their partial sums at their index from `partialBase`.
+  void sweepPanel(Value begin, Value end, int64_t panel, Value partialBase,
+                  Value firstColumn, int64_t columns) {
     int64_t group = plan.tilesPerGroup;
     Value groupsEnd = tileGroupsEnd(begin, end, group);
     if (group > 1)
-      forLoop(begin, groupsEnd, group,
-              [&](Value t) { buildTiles(t, group, firstColumn, columns); });
-    forLoop(groupsEnd, end, 1,
-            [&](Value t) { buildTiles(t, 1, firstColumn, columns); });
+      forLoop(begin, groupsEnd, group, [&](Value t) {
+        buildTiles(t, group, firstColumn, columns, panel, partialBase);
+      });
+    forLoop(groupsEnd, end, 1, [&](Value t) {
+      buildTiles(t, 1, firstColumn, columns, panel, partialBase);
+    });
   }
 
   /// The int8 tables of activation row `row` (its xq offset), table column
@@ -278,14 +347,36 @@ private:
   }
 
   void buildTiles(Value firstTile, int64_t tiles, Value firstColumn,
-                  int64_t columns) {
+                  int64_t columns, int64_t panel, Value partialBase) {
     SmallVector<Value> tileBase;
     for (int64_t t = 0; t < tiles; ++t)
-      tileBase.push_back(mul(add(firstTile, t), plan.tileBytes));
+      tileBase.push_back(add(mul(add(firstTile, t), plan.pieceBytes(panel)),
+                             plan.panelOffset(panel)));
+    PanelSweep sweep{panel, panel * plan.panelBlocks, plan.blocksOf(panel),
+                     panel == plan.panels - 1,
+                     plan.panels > 1 ? sub(firstTile, partialBase) : Value()};
     if (plan.isTernary())
-      buildTernary(firstTile, tileBase, firstColumn, columns);
+      buildTernary(firstTile, tileBase, firstColumn, columns, sweep);
     else
-      buildGroups(firstTile, tileBase, firstColumn, columns);
+      buildGroups(firstTile, tileBase, firstColumn, columns, sweep);
+  }
+
+  /// One panel of a group of tiles: its blocks [firstBlock, firstBlock +
+  /// blocks), whether it is the last, and (more than one panel) the index
+  /// of the group's first tile in the partial sums.
+  struct PanelSweep {
+    int64_t panel, firstBlock, blocks;
+    bool last;
+    Value partialTile;
+  };
+
+  /// The partial sums of (tile t of the group, column c), register `r` of
+  /// its partialBytes().
+  Value partialOffset(const PanelSweep &sweep, int64_t t, int64_t c,
+                      int64_t r) {
+    return add(mul(add(mul(add(sweep.partialTile, t), plan.bn), c),
+                   plan.partialBytes()),
+               r * plan.registerBytes);
   }
 
   //===--- Lookups ---------------------------------------------------------//
@@ -327,7 +418,8 @@ private:
   /// take turns among `sets` accumulator sets from set 0, each nibble on its
   /// own pair, or with `oneChain` both nibbles on the pair of nibble 0.
   void lookupBlock(ArrayRef<Value> tileBase, int64_t columns, Value block,
-                   int64_t sets, bool oneChain, MutableArrayRef<LutAcc> accs) {
+                   int64_t firstBlock, int64_t sets, bool oneChain,
+                   MutableArrayRef<LutAcc> accs) {
     Value tableBase = mul(block, plan.blockTableBytes());
     // int8 tables: the multipliers of plane p for column c at c * planes + p.
     SmallVector<Value> multipliers;
@@ -342,8 +434,11 @@ private:
     }
     int64_t set = 0;
     for (auto [t, base] : llvm::enumerate(tileBase)) {
-      Value blockAt = add(base, mul(block, plan.planes * kVectorBytes));
-      prefetch(blockAt, plan.planes);
+      Value blockAt =
+          add(base, add(mul(block, plan.planes * kVectorBytes),
+                        -firstBlock * plan.planes * kVectorBytes));
+      prefetchAhead(codes, blockAt, plan.prefetchBytes,
+                    plan.numTiles * plan.tileBytes, plan.planes, run);
       for (int64_t p = 0; p < plan.planes; ++p) {
         Value signs = p == 0 ? Value() : planeWeights[p - 1];
         for (int64_t h = 0; h < plan.halves; ++h) {
@@ -489,16 +584,41 @@ private:
   //===--- Ternary: whole-row int32 sums -----------------------------------//
 
   void buildTernary(Value firstTile, ArrayRef<Value> tileBase,
-                    Value firstColumn, int64_t columns) {
+                    Value firstColumn, int64_t columns,
+                    const PanelSweep &sweep) {
     int64_t tiles = tileBase.size();
     SmallVector<LutAcc> accs =
         freshAccs(tiles, columns, plan.blocks * kGroupsPerBlock);
+    // Between panels a (tile, column)'s pairs lie low, high, low, ...
+    auto forEachPartial = [&](auto fn) {
+      int64_t perColumn = plan.accsPerColumn();
+      for (int64_t t = 0; t < tiles; ++t)
+        for (int64_t c = 0; c < columns; ++c) {
+          int64_t r = 0;
+          for (int64_t a = 0; a < perColumn; ++a) {
+            LutAcc &acc = accs[(t * columns + c) * perColumn + a];
+            fn(acc.low, partialOffset(sweep, t, c, r++));
+            if (acc.high)
+              fn(acc.high, partialOffset(sweep, t, c, r++));
+          }
+        }
+    };
+    if (sweep.panel > 0)
+      forEachPartial([&](Value &v, Value at) {
+        v = UkLoadOp::create(b, loc, i32Reg, partials, at);
+      });
     int64_t sets = plan.accSets;
-    steppedLoop(0, plan.blocks, plan.blocksPerIteration, accs,
+    steppedLoop(sweep.firstBlock, sweep.blocks, plan.blocksPerIteration, accs,
                 [&](Value block) {
-                  lookupBlock(tileBase, columns, block, sets,
+                  lookupBlock(tileBase, columns, block, sweep.firstBlock, sets,
                               /*oneChain=*/plan.nibblePairs == 1, accs);
                 });
+    if (!sweep.last) {
+      forEachPartial([&](Value &v, Value at) {
+        UkSpillOp::create(b, loc, v, partials, at);
+      });
+      return;
+    }
     for (int64_t t = 0; t < tiles; ++t)
       for (int64_t h = 0; h < plan.halves; ++h) {
         Value row = add(mul(add(firstTile, t), kTileRows), h * plan.lanes);
@@ -524,19 +644,26 @@ private:
   //===--- Group formats: one scaled combination per 32-k block ------------//
 
   void buildGroups(Value firstTile, ArrayRef<Value> tileBase, Value firstColumn,
-                   int64_t columns) {
+                   int64_t columns, const PanelSweep &sweep) {
     int64_t tiles = tileBase.size();
     auto outIndex = [&](int64_t t, int64_t c, int64_t h) {
       return (t * columns + c) * plan.halves + h;
     };
     SmallVector<Value> ys(tiles * columns * plan.halves, splat(f32Reg, 0));
+    if (sweep.panel > 0)
+      for (int64_t t = 0; t < tiles; ++t)
+        for (int64_t c = 0; c < columns; ++c)
+          for (int64_t h = 0; h < plan.halves; ++h)
+            ys[outIndex(t, c, h)] = UkLoadOp::create(
+                b, loc, f32Reg, partials, partialOffset(sweep, t, c, h));
     // The sums of a block start fresh, so blocks are independent chains:
     // one pair per (tile, column, register half) takes every lookup of the
     // block, and one lut_combine gives its sum.
-    steppedLoop(0, plan.blocks, plan.blocksPerIteration, ys, [&](Value block) {
+    steppedLoop(sweep.firstBlock, sweep.blocks, plan.blocksPerIteration, ys,
+                [&](Value block) {
       SmallVector<LutAcc> accs = freshAccs(tiles, columns, kGroupsPerBlock);
-      lookupBlock(tileBase, columns, block, /*sets=*/1, /*oneChain=*/true,
-                  accs);
+      lookupBlock(tileBase, columns, block, sweep.firstBlock, /*sets=*/1,
+                  /*oneChain=*/true, accs);
       Value scaleGroup = div(block, plan.group / kBlockK);
       for (int64_t c = 0; c < columns; ++c) {
         Value at = add(mul(add(firstColumn, c), plan.blocks), block);
@@ -570,6 +697,14 @@ private:
           }
       }
     });
+    if (!sweep.last) {
+      for (int64_t t = 0; t < tiles; ++t)
+        for (int64_t c = 0; c < columns; ++c)
+          for (int64_t h = 0; h < plan.halves; ++h)
+            UkSpillOp::create(b, loc, ys[outIndex(t, c, h)], partials,
+                              partialOffset(sweep, t, c, h));
+      return;
+    }
     for (int64_t t = 0; t < tiles; ++t)
       for (int64_t h = 0; h < plan.halves; ++h) {
         Value row = add(mul(add(firstTile, t), kTileRows), h * plan.lanes);
@@ -582,25 +717,11 @@ private:
       }
   }
 
-  /// Prefetches the `lines` cache lines of codes prefetchBytes after
-  /// `offset` (the tiles of a thread are contiguous), clamped to the last
-  /// lines of the matrix.
-  void prefetch(Value offset, int64_t lines) {
-    if (plan.prefetchBytes == 0)
-      return;
-    Value ahead = add(offset, plan.prefetchBytes);
-    Value last =
-        constant(plan.numTiles * plan.tileBytes - lines * kVectorBytes);
-    Value inside =
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, ahead, last);
-    Value first = arith::SelectOp::create(b, loc, inside, ahead, last);
-    for (int64_t line = 0; line < lines; ++line)
-      UkPrefetchOp::create(b, loc, codes, add(first, line * kVectorBytes));
-  }
-
   const BitserialPlan &plan;
   Value codes, scales, zeros, xq, xScales, xSums, y, n, tileBegin, tileEnd,
-      wScale, tables;
+      wScale, tables, partials;
+  /// The run of weights of the panel being swept (null: one panel).
+  PanelRun run;
   /// Splats of 2^p for planes p >= 1 (plane 0 multiplies by 1).
   SmallVector<Value, 3> planeWeights;
   /// rowTableScales of the columns being built (fast aggregation, ternary).
@@ -689,6 +810,9 @@ private:
         planLutAccumulators(target, plan.halves, plan.tilesPerGroup, plan.bn);
     plan.accSets = accs.sets;
     plan.nibblePairs = accs.nibblePairs;
+    plan.panels =
+        std::max<int64_t>(1, llvm::divideCeil(plan.blocks, kPanelBlocks));
+    plan.panelBlocks = llvm::divideCeil(plan.blocks, plan.panels);
     if (plan.bn * plan.columnTableBytes() > kMaxStackBytes)
       return op.emitOpError()
              << "the tables of bn = " << plan.bn << " activation rows take "

@@ -139,7 +139,8 @@ public:
       partials = UkStackBufferOp::create(
           b, loc, MemRefType::get({ShapedType::kDynamic}, b.getI8Type()),
           b.getI64IntegerAttr(plan.numTiles * plan.bn * plan.partialBytes()));
-    prefetchRunStart();
+    prefetchStart(codes, mul(toIndex(tileBegin), plan.pieceBytes(0)),
+                  plan.prefetchBytes, plan.numTiles * plan.tileBytes);
     forColumnBlocks(n, plan.bn, [&](Value firstColumn, int64_t columns) {
       buildColumns(firstColumn, columns);
     });
@@ -155,7 +156,7 @@ private:
     int64_t group = plan.tilesPerGroup;
     Value groupsEnd = tileGroupsEnd(begin, end, group);
     for (int64_t chunk = 0; chunk < int64_t(plan.chunks.size()); ++chunk) {
-      setRunJump(chunk, begin, end);
+      setRun(chunk, begin, end);
       if (group > 1)
         forLoop(begin, groupsEnd, group, [&](Value t) {
           buildTiles(t, group, firstColumn, columns, chunk);
@@ -200,18 +201,17 @@ private:
   //===--- Lookups ---------------------------------------------------------//
 
   /// A chunk that is a whole panel, but the last, is one run of weights
-  /// per thread (its tiles' pieces) followed by the next panel's run:
-  /// sets runEnd and runJump for the prefetches to follow, else clears them.
-  void setRunJump(int64_t chunk, Value begin, Value end) {
+  /// per thread (its tiles' pieces) followed by the next panel's run: sets
+  /// `run` for the prefetches to follow, else clears it.
+  void setRun(int64_t chunk, Value begin, Value end) {
     const LutPlan::Chunk &c = plan.chunks[chunk];
-    runEnd = runJump = Value();
+    run = PanelRun();
     if (c.first != c.panel * plan.panelBlocks ||
         c.blocks != plan.blocksOf(c.panel) || c.panel == plan.panels - 1)
       return;
-    runEnd = add(mul(end, plan.pieceBytes(c.panel)), plan.panelOffset(c.panel));
-    Value next = add(mul(begin, plan.pieceBytes(c.panel + 1)),
-                     plan.panelOffset(c.panel + 1));
-    runJump = sub(next, runEnd);
+    run = panelRun(begin, end, plan.pieceBytes(c.panel),
+                   plan.panelOffset(c.panel), plan.pieceBytes(c.panel + 1),
+                   plan.panelOffset(c.panel + 1));
   }
 
   /// Offset in the partial-sum buffer of (tile, column c).
@@ -264,8 +264,8 @@ private:
     steppedLoop(c.first, c.blocks, plan.blocksPerIteration, accs, tl2);
     if (!last) {
       forEachPartial([&](LutAcc &a, Value at) {
-        UkStoreI32Op::create(b, loc, a.low, partials, at);
-        UkStoreI32Op::create(b, loc, a.high, partials,
+        UkSpillOp::create(b, loc, a.low, partials, at);
+        UkSpillOp::create(b, loc, a.high, partials,
                              add(at, plan.registerBytes));
       });
       return;
@@ -365,50 +365,16 @@ private:
     nextSet = (nextSet + 1) % plan.accSets;
   }
 
-  /// Prefetches the first prefetchBytes of this thread's weights (from its
-  /// first tile's piece of panel 0), which the loops' prefetches, that
-  /// many bytes ahead, never ask for: the memory fetches them while the
-  /// tables are built.
-  void prefetchRunStart() {
-    if (plan.prefetchBytes == 0)
-      return;
-    Value start = mul(toIndex(tileBegin), plan.pieceBytes(0));
-    Value ahead = add(start, plan.prefetchBytes);
-    Value total = constant(plan.numTiles * plan.tileBytes);
-    Value inside =
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, ahead, total);
-    Value end = arith::SelectOp::create(b, loc, inside, ahead, total);
-    forLoop(start, end, kVectorBytes,
-            [&](Value at) { UkPrefetchOp::create(b, loc, codes, at); });
-  }
-
-  /// Prefetches the `lines` cache lines of codes prefetchBytes after
-  /// `offset` in the order the kernel reads them, clamped inside (one
-  /// address computation for all of them): past the end of this thread's
-  /// run of a panel (runEnd) comes its run of the next panel.
+  /// Prefetches the `lines` cache lines prefetchBytes after `offset`.
   void prefetch(Value offset, int64_t lines) {
-    if (plan.prefetchBytes == 0)
-      return;
-    Value ahead = add(offset, plan.prefetchBytes);
-    if (runEnd) {
-      Value past = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge,
-                                         ahead, runEnd);
-      ahead = arith::SelectOp::create(b, loc, past, add(ahead, runJump), ahead);
-    }
-    Value last =
-        constant(plan.numTiles * plan.tileBytes - lines * kVectorBytes);
-    Value inside =
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, ahead, last);
-    Value first = arith::SelectOp::create(b, loc, inside, ahead, last);
-    for (int64_t line = 0; line < lines; ++line)
-      UkPrefetchOp::create(b, loc, codes, add(first, line * kVectorBytes));
+    prefetchAhead(codes, offset, plan.prefetchBytes,
+                  plan.numTiles * plan.tileBytes, lines, run);
   }
 
   const LutPlan &plan;
   Value codes, xq, xScales, y, n, tileBegin, tileEnd, wScale, tables, partials;
-  /// The end of this thread's run of the current chunk's panel, and the
-  /// distance to its run of the next panel (null: no jump).
-  Value runEnd, runJump;
+  /// This thread's run of the current chunk's panel (null: no jump).
+  PanelRun run;
   /// The accumulator set of the next index vector: consecutive vectors
   /// take turns among the plan's `accSets`.
   int64_t nextSet = 0;

@@ -28,8 +28,9 @@ def LowBit_UkLoadOp : LowBit_UkOp<"load", [MemoryEffects<[MemRead]>]> {
     Loads one register of consecutive bytes starting at byte `offset`. In
     the vnni4 layout a 64-byte vector holds 16 rows x 4 k per bit plane, so
     an R-byte register holds R/4 rows. An int32 result reads little-endian
-    int32 lanes (the per-row header of lut_abi.h); an i8 base is a
-    lut-elementwise table. No alignment is assumed.
+    int32 lanes (the per-row header of lut_abi.h), an f32 result f32 lanes;
+    an i8 base is a LUT kernel's own buffer (tables, partial sums spilled
+    with `lowbit.uk.spill`). No alignment is assumed.
 
     ```mlir
     %w = lowbit.uk.load %codes[%off] : memref<?xui8> -> vector<64xi8>
@@ -37,8 +38,8 @@ def LowBit_UkLoadOp : LowBit_UkOp<"load", [MemoryEffects<[MemRead]>]> {
     ```
   }];
   let arguments = (ins MemRefRankOf<[UI8, I8], [1]>:$base, Index:$offset);
-  let results = (outs AnyTypeOf<[LowBit_ByteRegister,
-                                 LowBit_I32Register]>:$result);
+  let results = (outs AnyTypeOf<[LowBit_ByteRegister, LowBit_I32Register,
+                                 LowBit_F32Register]>:$result);
   let assemblyFormat = [{
     $base `[` $offset `]` attr-dict `:` type($base) `->` type($result)
   }];
@@ -298,18 +299,21 @@ def LowBit_UkLutTablesOp
   }];
 }
 
-def LowBit_UkStoreI32Op : LowBit_UkOp<"store_i32", [MemoryEffects<[MemWrite]>]> {
-  let summary = "Stores a register of int32 lanes to a byte buffer";
+def LowBit_UkSpillOp : LowBit_UkOp<"spill", [MemoryEffects<[MemWrite]>]> {
+  let summary = "Stores a register of int32 or f32 lanes to a byte buffer";
   let description = [{
     Stores the lanes of `value` little-endian at bytes `base[offset ..]`
-    (no alignment assumed): the int32 sums a lut-elementwise kernel keeps
-    between the K chunks of a tile, read back with `lowbit.uk.load`.
+    (no alignment assumed): the partial sums a LUT kernel keeps between the
+    K chunks of a tile (int32 sums, or the f32 outputs of the bit-serial
+    group formats), read back with `lowbit.uk.load`.
 
     ```mlir
-    lowbit.uk.store_i32 %acc, %buf[%off] : vector<16xi32>, memref<?xi8>
+    lowbit.uk.spill %acc, %buf[%off] : vector<16xi32>, memref<?xi8>
+    lowbit.uk.spill %y, %buf[%off] : vector<16xf32>, memref<?xi8>
     ```
   }];
-  let arguments = (ins LowBit_I32Register:$value,
+  let arguments = (ins AnyTypeOf<[LowBit_I32Register,
+                                  LowBit_F32Register]>:$value,
                    MemRefRankOf<[I8], [1]>:$base, Index:$offset);
   let assemblyFormat = [{
     $value `,` $base `[` $offset `]` attr-dict `:` type($value) `,`

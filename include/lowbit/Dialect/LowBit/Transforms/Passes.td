@@ -206,7 +206,7 @@ def LowBitLowerLutElementwise
       cache), the blocks are split into K chunks of at most 24 KiB of
       tables: every tile of the range runs chunk 0, then chunk 1, ..., the
       int32 sums kept between chunks in a second stack buffer
-      (`lowbit.uk.store_i32` / `lowbit.uk.load`), and the weight prefetch
+      (`lowbit.uk.spill` / `lowbit.uk.load`), and the weight prefetch
       follows that order;
     - `lowbit.uk.lut_combine` of each pair plus the header's correction,
       then `lowbit.uk.ternary_scale` (exactly the reference's
