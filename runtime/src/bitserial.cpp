@@ -43,10 +43,14 @@ UpconvertWeights pack_bitserial(const PackedWeights &canonical) {
   const int64_t tiles = U.num_tiles();
   const int64_t blocks = U.Kp / LOWBIT_BITSERIAL_BLOCK;
   const int64_t block_bytes = planes * LOWBIT_BITSERIAL_VECTOR_BYTES;
-  const int64_t panels =
+  // Panels of whole scale groups of q blocks.
+  const int64_t per_scale = U.group > 0 ? U.group / LOWBIT_BITSERIAL_BLOCK : 1;
+  const int64_t first_guess =
       std::max<int64_t>(1, (blocks + LOWBIT_BITSERIAL_PANEL_BLOCKS - 1) /
                                LOWBIT_BITSERIAL_PANEL_BLOCKS);
-  const int64_t panel_blocks = (blocks + panels - 1) / panels;
+  const int64_t panel_blocks =
+      ((blocks + first_guess - 1) / first_guess + per_scale - 1) / per_scale *
+      per_scale;
   U.codes = AlignedArray<uint8_t>(size_t(tiles * blocks * block_bytes));
 
   const Encoding encoding = f.encoding();
@@ -70,6 +74,27 @@ UpconvertWeights pack_bitserial(const PackedWeights &canonical) {
     }
   }
   pack_tile_scales(canonical, U);
+  // kernel_abi.h's [Mp/16][Kp/G][16] into the panels of bitserial_abi.h.
+  const int64_t groups = U.group > 0 ? U.Kp / U.group : 0;
+  const int64_t panel_groups = panel_blocks / per_scale;
+  if (groups > panel_groups)
+    for (AlignedArray<uint16_t> *values : {&U.scales, &U.zeros}) {
+      if (values->empty())
+        continue;
+      AlignedArray<uint16_t> paneled(values->size());
+      for (int64_t t = 0; t < tiles; ++t)
+        for (int64_t g = 0; g < groups; ++g) {
+          const int64_t c = g / panel_groups;
+          const int64_t in_panel =
+              std::min(panel_groups, groups - c * panel_groups);
+          const int64_t to = c * tiles * panel_groups * kUpconvertTileRows +
+                             (t * in_panel + g - c * panel_groups) *
+                                 kUpconvertTileRows;
+          std::copy_n(values->data() + (t * groups + g) * kUpconvertTileRows,
+                      kUpconvertTileRows, paneled.data() + to);
+        }
+      *values = std::move(paneled);
+    }
   return U;
 }
 

@@ -46,11 +46,14 @@ TEST(BitserialLayout, DecodesToUnpackRowAndExactMath) {
         const int64_t blocks = U.Kp / 32;
         ASSERT_EQ(int64_t(U.codes.size()), U.Mp / 16 * blocks * planes * 64);
 
-        // K panels: 4224 = 132 blocks in two panels of 66, 8448 = 264 in
-        // three of 88; one panel up to 128 blocks.
-        const int64_t panels = blocks <= 128 ? 1 : blocks == 132 ? 2 : 3;
-        const int64_t per = (blocks + panels - 1) / panels;
-        ASSERT_EQ(per, blocks <= 128 ? blocks : blocks == 132 ? 66 : 88);
+        // K panels of whole scale groups of q blocks: 4224 = 132 blocks in
+        // two panels of 66 (w4g128, q = 4: 68 and 64), 8448 = 264 in three
+        // of 88; one panel up to 128 blocks.
+        const int64_t per_scale = f.group > 0 ? f.group / 32 : 1;
+        const int64_t per =
+            blocks <= 128 ? blocks
+                          : (blocks == 132 ? (per_scale == 4 ? 68 : 66) : 88);
+        ASSERT_EQ(per % per_scale, 0);
         const int64_t tiles = U.Mp / 16;
         // Decode: codes[m][k] from the bits of the plane vectors.
         std::vector<int> code(size_t(U.Mp * U.Kp), 0);
@@ -82,13 +85,21 @@ TEST(BitserialLayout, DecodesToUnpackRowAndExactMath) {
                 << "m=" << m << " k=" << k;
           }
         }
-        // Scales and zero points as kernel_abi.h.
+        // Scales and zero points in the panels of the codes: per panel, per
+        // tile, its groups of the panel (kernel_abi.h's order with one).
         if (U.group > 0) {
-          const int64_t groups = U.Kp / U.group;
+          const int64_t groups = U.Kp / U.group,
+                        per_groups = per / per_scale;
           ASSERT_EQ(int64_t(U.scales.size()), U.Mp / 16 * groups * 16);
           for (int64_t m = 0; m < M; ++m)
             for (int64_t g = 0; g < groups; ++g) {
-              const size_t at = size_t((m / 16 * groups + g) * 16 + m % 16);
+              const int64_t panel = g / per_groups;
+              const int64_t in_panel =
+                  std::min(per_groups, groups - panel * per_groups);
+              const size_t at = size_t(panel * tiles * per_groups * 16 +
+                                       (m / 16 * in_panel + g % per_groups) *
+                                           16 +
+                                       m % 16);
               ASSERT_EQ(U.scales[at], P.scales[size_t(m * groups + g)]);
               if (!P.zeros.empty())
                 ASSERT_EQ(U.zeros[at], P.zeros[size_t(m * groups + g)]);

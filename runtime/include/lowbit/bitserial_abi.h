@@ -15,11 +15,15 @@
  *   Kp = ceil(K / 32) * 32   K in blocks of 32 = 8 groups of 4 weights
  *   P  = planes: 2 (i2s), 1 (w1gG), b (wbgG)
  *   T  = Mp / 16             tiles, B = Kp / 32 blocks
+ *   q  = G / 32              blocks per scale group (1 for i2s)
  * K panels (so that the tables a kernel sweeps across its tiles, 256 bytes
- * per block and activation row, stay within an L1 data cache):
- *   NP = max(1, ceil(B / 128)) panels (LOWBIT_BITSERIAL_PANEL_BLOCKS = 128:
- *                              32 KiB of int16 tables)
- *   PB = ceil(B / NP)          blocks per panel; panel c has the blocks
+ * per block and activation row, stay within an L1 data cache), of whole
+ * scale groups:
+ *   PB = q * ceil(ceil(B / max(1, ceil(B / 128))) / q)
+ *                              blocks per panel (LOWBIT_BITSERIAL_PANEL_BLOCKS
+ *                              = 128: 32 KiB of int16 tables, rounded up to
+ *                              whole groups)
+ *   NP = ceil(B / PB)          panels; panel c has the blocks
  *                              [c * PB, min(B, (c + 1) * PB)), B_c of them
  *   piece_c = B_c * P * 64     bytes of one tile's piece of panel c
  *   Panel c holds the pieces of all T tiles in tile order, and starts at
@@ -39,7 +43,11 @@
  *   (weights 32j + 4s .. + 3), the high nibble that of group 4 + s, and
  *   the P planes of a block lie together (one table serves all of them).
  *   Total Mp * Kp * P / 8 bytes.
- * scales, zeros: as kernel_abi.h (fp16 [Mp/16][Kp/G][16]; zeros for wbgG).
+ * scales, zeros: fp16 (zeros for wbgG), in the same panels as the codes so
+ *   that a run of tiles reads them in order: the 16 row values of tile t
+ *   and group g (in panel c, g_c = g - c * PB / q its index there) at
+ *   element  c * T * (PB / q) * 16 + t * (B_c / q) * 16 + g_c * 16. With one
+ *   panel this is kernel_abi.h's [Mp/16][Kp/G][16].
  *
  * TABLES (built by the kernel from the prepared activations of kernel_abi.h)
  *   For the group of 4 int8 activations x0..x3 = xq[n][4g .. 4g+3], entry e

@@ -93,6 +93,12 @@ struct BitserialPlan {
   int64_t panelOffset(int64_t panel) const {
     return panel * numTiles * panelBlocks * planes * kVectorBytes;
   }
+  /// Group formats: blocks per scale group, and the element where the
+  /// scales (zeros) of `panel` start (panels are whole groups).
+  int64_t blocksPerScale() const { return group / kBlockK; }
+  int64_t scalePanelOffset(int64_t panel) const {
+    return panel * numTiles * (panelBlocks / blocksPerScale()) * kTileRows;
+  }
   /// What a (tile, activation row) keeps between panels: its accumulators
   /// (ternary: sums over the whole row) or its f32 outputs (group formats).
   int64_t partialBytes() const {
@@ -664,7 +670,8 @@ private:
       SmallVector<LutAcc> accs = freshAccs(tiles, columns, kGroupsPerBlock);
       lookupBlock(tileBase, columns, block, sweep.firstBlock, /*sets=*/1,
                   /*oneChain=*/true, accs);
-      Value scaleGroup = div(block, plan.group / kBlockK);
+      Value scaleGroup = div(add(block, -sweep.firstBlock),
+                             plan.blocksPerScale());
       for (int64_t c = 0; c < columns; ++c) {
         Value at = add(mul(add(firstColumn, c), plan.blocks), block);
         Value sum = memref::LoadOp::create(b, loc, xSums, at);
@@ -680,11 +687,14 @@ private:
                                  c, div(block, plan.blocksPerActGroup));
                            }),
                 sum);
-            Value offset =
-                add(mul(add(mul(add(firstTile, t), plan.kp / plan.group),
+            // The tile's groups of this panel (bitserial_abi.h).
+            Value offset = add(
+                add(mul(add(mul(add(firstTile, t),
+                                sweep.blocks / plan.blocksPerScale()),
                             scaleGroup),
                         kTileRows),
-                    h * plan.lanes);
+                    h * plan.lanes),
+                plan.scalePanelOffset(sweep.panel));
             Value scale = UkLoadHalfOp::create(b, loc, f32Reg, scales, offset);
             Value zeroPoint, zeroSum;
             if (plan.hasZeros()) {
@@ -810,9 +820,13 @@ private:
         planLutAccumulators(target, plan.halves, plan.tilesPerGroup, plan.bn);
     plan.accSets = accs.sets;
     plan.nibblePairs = accs.nibblePairs;
-    plan.panels =
+    // Panels of whole scale groups (bitserial_abi.h).
+    int64_t perScale = plan.group > 0 ? plan.group / kBlockK : 1;
+    int64_t guess =
         std::max<int64_t>(1, llvm::divideCeil(plan.blocks, kPanelBlocks));
-    plan.panelBlocks = llvm::divideCeil(plan.blocks, plan.panels);
+    plan.panelBlocks =
+        llvm::alignTo(llvm::divideCeil(plan.blocks, guess), perScale);
+    plan.panels = llvm::divideCeil(plan.blocks, plan.panelBlocks);
     if (plan.bn * plan.columnTableBytes() > kMaxStackBytes)
       return op.emitOpError()
              << "the tables of bn = " << plan.bn << " activation rows take "
