@@ -335,7 +335,12 @@ def LowBitLowerLutBitserial
       128; 256 bytes per 32-k block);
     - K first: `scf.for` over groups of `bm / 16` tiles in [tile_begin,
       tile_end), then the remaining tiles one at a time, each sweeping the
-      whole K against the tables (held in cache across the M range);
+      whole K against the tables (held in cache across the M range); with
+      more than one K panel of bitserial_abi.h (K > 4096), 16 tiles at a
+      time sweep panel 0, 1, ... that way, their partial sums (int32 sums,
+      or the group formats' f32 outputs) spilled to a stack buffer between
+      panels (`lowbit.uk.spill` / `lowbit.uk.load`), and the prefetches
+      jump from one run of pieces to the next;
     - per 32-k block and tile, one `lowbit.uk.lut_dot` per plane vector,
       register half and nibble (each index register serves `bn` rows) with
       the plane weight 2^p as multiplier bytes, into int32 sums whose high
