@@ -248,11 +248,20 @@ void record_codes(const uint8_t *codes, const uint16_t *, const uint16_t *,
   recorded_codes.push_back(codes);
 }
 
-TEST(Bench, ColdTimingCyclesThroughEveryCopyEachRep) {
+// i2s weights of 0.5 and activations of 1, M x K, for the recording kernel.
+struct ConstantProblem {
+  UpconvertWeights U;
+  PreparedActivations A;
+};
+ConstantProblem constant_problem(int64_t M, int64_t K) {
   const Format f = Format::parse("i2s");
-  std::vector<float> W(1024 * 1024, 0.5f), X(1024, 1.0f);
-  const UpconvertWeights U = pack_upconvert(quantize(f, W.data(), 1024, 1024));
-  const PreparedActivations A = prepare_activations(f, X.data(), 1, 1024);
+  std::vector<float> W(size_t(M * K), 0.5f), X(size_t(K), 1.0f);
+  return {pack_upconvert(quantize(f, W.data(), M, K)),
+          prepare_activations(f, X.data(), 1, K)};
+}
+
+TEST(Bench, ColdTimingCyclesThroughEveryCopyEachRep) {
+  const auto [U, A] = constant_problem(1024, 1024);
   ThreadPool pool(2);
   recorded_codes.clear();
   const KernelTiming t = time_kernel(record_codes, U, A, pool, true, 5);
@@ -274,10 +283,9 @@ TEST(Bench, ColdTimingCyclesThroughEveryCopyEachRep) {
 }
 
 TEST(Bench, WarmTimingRepeatsOneMatrix) {
-  const Format f = Format::parse("i2s");
-  std::vector<float> W(64 * 256, 0.5f), X(256, 1.0f);
-  const UpconvertWeights U = pack_upconvert(quantize(f, W.data(), 64, 256));
-  const PreparedActivations A = prepare_activations(f, X.data(), 1, 256);
+  const ConstantProblem problem = constant_problem(64, 256);
+  const UpconvertWeights &U = problem.U;
+  const PreparedActivations &A = problem.A;
   ThreadPool pool(2);
   recorded_codes.clear();
   const KernelTiming t = time_kernel(record_codes, U, A, pool, false, 5);
