@@ -43,7 +43,7 @@ LutSplit lut_split(const Format &format, int64_t K) {
   s.k1 = K - s.k2;
   s.tl1Vectors = (s.k1 + LOWBIT_LUT_TL1_VECTOR - 1) / LOWBIT_LUT_TL1_VECTOR;
   const int64_t blocks = s.k2 / LOWBIT_LUT_TL2_BLOCK;
-  s.panels = std::max<int64_t>(1, (blocks + LOWBIT_LUT_PANEL_BLOCKS - 1) /
+  s.panels = std::max<int64_t>(1, (blocks + LOWBIT_LUT_PANEL_BLOCKS / 2) /
                                       LOWBIT_LUT_PANEL_BLOCKS);
   s.panelBlocks = (blocks + s.panels - 1) / s.panels;
   return s;

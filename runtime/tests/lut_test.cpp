@@ -49,7 +49,7 @@ Panels panels_of(const UpconvertWeights &U) {
   p.tiles = U.Mp / 16;
   p.blocks = U.format.kind == FormatKind::TL2 ? U.K / 96 : 0;
   p.tl1Vectors = (U.K - 96 * p.blocks + 15) / 16;
-  p.count = std::max<int64_t>(1, (p.blocks + 15) / 16);
+  p.count = std::max<int64_t>(1, (p.blocks + 8) / 16); // nearest 16 blocks
   p.per = (p.blocks + p.count - 1) / p.count;
   return p;
 }
@@ -103,11 +103,11 @@ TEST(LutLayout, DecodesToUnpackRowAndExactMath) {
   uint32_t seed = 11;
   for (const char *name : {"tl1", "tl2"})
     for (int64_t M : {1, 17, 33})
-      // 1536 = 16 blocks (one panel), 1632 = 17 (two of 9 and 8), 1700 the
-      // same with a TL1 part, 2560 = 26 (two of 13), 3360 = 35 (three of 12,
-      // 12 and 11), 6912 = 72 (five of 15, the last 12).
-      for (int64_t K : {2, 4, 94, 96, 100, 190, 192, 194, 1536, 1632, 1700,
-                        2560, 3360, 6912}) {
+      // 1536 = 16 blocks (one panel), 2208 = 23 (one), 2304 = 24 (two of
+      // 12), 2400 the same with a TL1 part, 2560 = 26 (two of 13), 3360 =
+      // 35 (two of 18 and 17), 6912 = 72 (five of 15, the last 12).
+      for (int64_t K : {2, 4, 94, 96, 100, 190, 192, 194, 1536, 2208, 2304,
+                        2400, 2560, 3360, 6912}) {
         const Format f = Format::parse(name);
         SCOPED_TRACE(f.name() + " M=" + std::to_string(M) +
                      " K=" + std::to_string(K));
@@ -127,7 +127,7 @@ TEST(LutLayout, DecodesToUnpackRowAndExactMath) {
         // The panel counts the comment above lists, by hand.
         int64_t want = 1;
         if (f.kind == FormatKind::TL2)
-          want = K == 6912 ? 5 : K == 3360 ? 3 : K >= 1632 ? 2 : 1;
+          want = K == 6912 ? 5 : K >= 2304 ? 2 : 1;
         ASSERT_EQ(panels.count, want);
         const Decoded d = decode(U);
         std::vector<int8_t> q(static_cast<size_t>(K));

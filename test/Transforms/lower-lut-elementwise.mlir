@@ -98,52 +98,51 @@ func.func @tl1_gemm(%x: tensor<?x34xf32>, %w: tensor<2x256xi8>, %s: tensor<1xf32
   return %y : tensor<?x32xf32>
 }
 
-// tl2, K = 1920: 20 TL2 blocks, 20 KiB of tables per activation row, more
-// than a K panel of lut_abi.h (16 blocks): it puts them in two K panels of 10
-// blocks (10 KiB of tables each), which are the kernel's K chunks. Panel 0
-// holds every tile's first 10 blocks (3200 bytes per tile), panel 1 the
-// other 10 and the header (3264 bytes per tile, from 3200 * tiles = 3200
-// on). Every
+// tl2, K = 3168: 33 TL2 blocks, 33 KiB of tables per activation row, more
+// than a K panel of lut_abi.h (the count nearest 16 blocks: two, of 17 and
+// 16 blocks), which are the kernel's K chunks. Panel 0 holds every tile's
+// first 17 blocks (5440 bytes per tile), panel 1 the other 16 and the
+// header (5184 bytes per tile, from 5440 * tiles = 5440 on). Every
 // tile of the range runs chunk 0 and spills its int32 sums to a second stack
 // buffer (8 registers per tile: 2 sets of 4), then chunk 1 reloads them.
 // While in panel 0 the prefetches jump from the end of the thread's run there
-// (tile_end * 3200) to its run of panel 1 (3200 + tile_begin * 3264).
+// (tile_end * 5440) to its run of panel 1 (5440 + tile_begin * 5184).
 // AVX512-LABEL: func.func @tl2_chunks(
-// AVX512: %[[T:.*]] = lowbit.uk.stack_buffer {bytes = 20480 : i64} : memref<?xi8>
+// AVX512: %[[T:.*]] = lowbit.uk.stack_buffer {bytes = 33792 : i64} : memref<?xi8>
 // AVX512: %[[P:.*]] = lowbit.uk.stack_buffer {bytes = 512 : i64} : memref<?xi8>
 // Before the tables are built: the first 4096 bytes of the thread's run
-// (from tile_begin * 3200), which the loops' prefetches skip.
+// (from tile_begin * 5440), which the loops' prefetches skip.
 // AVX512: %[[BEGIN:.*]] = arith.index_cast %{{.*}} : i64 to index
-// AVX512: %[[START:.*]] = arith.muli %[[BEGIN]], %c3200 : index
+// AVX512: %[[START:.*]] = arith.muli %[[BEGIN]], %c5440 : index
 // AVX512: %[[AHEAD:.*]] = arith.addi %[[START]], %c4096 : index
-// AVX512: %[[IN:.*]] = arith.cmpi ult, %[[AHEAD]], %c6464 : index
-// AVX512: %[[STOP:.*]] = arith.select %[[IN]], %[[AHEAD]], %c6464 : index
+// AVX512: %[[IN:.*]] = arith.cmpi ult, %[[AHEAD]], %c10624 : index
+// AVX512: %[[STOP:.*]] = arith.select %[[IN]], %[[AHEAD]], %c10624 : index
 // AVX512: scf.for %[[LINE:.*]] = %[[START]] to %[[STOP]] step %c64 {
 // AVX512-NEXT: lowbit.uk.prefetch %{{.*}}[%[[LINE]]] : memref<?xui8>
 // AVX512: lowbit.uk.lut_tables
 // AVX512: %[[END:.*]] = arith.index_cast %{{.*}} : i64 to index
-// AVX512: %[[RUNEND:.*]] = arith.muli %[[END]], %c3200 : index
-// AVX512: %[[NEXT0:.*]] = arith.muli %[[BEGIN]], %c3264 : index
-// AVX512: %[[NEXT:.*]] = arith.addi %[[NEXT0]], %c3200 : index
+// AVX512: %[[RUNEND:.*]] = arith.muli %[[END]], %c5440 : index
+// AVX512: %[[NEXT0:.*]] = arith.muli %[[BEGIN]], %c5184 : index
+// AVX512: %[[NEXT:.*]] = arith.addi %[[NEXT0]], %c5440 : index
 // AVX512: %[[JUMP:.*]] = arith.subi %[[NEXT]], %[[RUNEND]] : index
 // AVX512: scf.for %[[T0:.*]] = %[[BEGIN]] to %[[END]] step %c1 {
-// AVX512: %[[BASE0:.*]] = arith.muli %[[T0]], %c3200 : index
-// AVX512: scf.for %{{.*}} = %c0 to %c10 step %c1 iter_args
+// AVX512: %[[BASE0:.*]] = arith.muli %[[T0]], %c5440 : index
+// AVX512: scf.for %{{.*}} = %c0 to %c17 step %c1 iter_args
 // AVX512: %[[NEAR:.*]] = arith.addi %{{.*}}, %c4096 : index
 // AVX512: %[[PAST:.*]] = arith.cmpi uge, %[[NEAR]], %[[RUNEND]] : index
 // AVX512: %[[JUMPED:.*]] = arith.addi %[[NEAR]], %[[JUMP]] : index
 // AVX512: arith.select %[[PAST]], %[[JUMPED]], %[[NEAR]] : index
 // AVX512-COUNT-8: lowbit.uk.spill %{{.*}}, %[[P]][%{{.*}}] : vector<16xi32>, memref<?xi8>
 // AVX512: scf.for %[[T1:.*]] = %[[BEGIN]] to %[[END]] step %c1 {
-// AVX512: %[[PIECE1:.*]] = arith.muli %[[T1]], %c3264 : index
-// AVX512: %[[BASE1:.*]] = arith.addi %[[PIECE1]], %c3200 : index
+// AVX512: %[[PIECE1:.*]] = arith.muli %[[T1]], %c5184 : index
+// AVX512: %[[BASE1:.*]] = arith.addi %[[PIECE1]], %c5440 : index
 // AVX512-COUNT-8: lowbit.uk.load %[[P]][%{{.*}}] : memref<?xi8> -> vector<16xi32>
-// Block 10 + i of the chunk's loop is block i of the tile's piece; no
+// Block 17 + i of the chunk's loop is block i of the tile's piece; no
 // jump past panel 1, the last.
-// AVX512: scf.for %{{.*}} = %c0 to %c10 step %c1 iter_args
-// AVX512: %[[B:.*]] = arith.addi %{{.*}}, %c10 : index
+// AVX512: scf.for %{{.*}} = %c0 to %c16 step %c1 iter_args
+// AVX512: %[[B:.*]] = arith.addi %{{.*}}, %c17 : index
 // AVX512: %[[OFF:.*]] = arith.muli %[[B]], %c320 : index
-// AVX512: %[[REL:.*]] = arith.addi %[[OFF]], %c-3200 : index
+// AVX512: %[[REL:.*]] = arith.addi %[[OFF]], %c-5440 : index
 // AVX512: %[[S1:.*]] = arith.addi %[[BASE1]], %[[REL]] : index
 // AVX512-NOT: arith.cmpi uge
 // Its sign words first, then the index vectors from byte 64 on.
@@ -152,17 +151,17 @@ func.func @tl1_gemm(%x: tensor<?x34xf32>, %w: tensor<2x256xi8>, %s: tensor<1xf32
 // AVX512: lowbit.uk.load %{{.*}}[%[[W1]]] : memref<?xui8> -> vector<64xi8>
 // AVX512: lowbit.uk.lut_signs %{{.*}}[%[[S1]]] : memref<?xui8> -> vector<64xi8>
 // AVX512: scf.yield
-// The headers end the tiles' pieces of panel 1 (after its 10 blocks).
-// AVX512: %[[HEADER:.*]] = arith.addi %[[BASE1]], %c3200 : index
+// The headers end the tiles' pieces of panel 1 (after its 16 blocks).
+// AVX512: %[[HEADER:.*]] = arith.addi %[[BASE1]], %c5120 : index
 // AVX512: lowbit.uk.load %{{.*}}[%[[HEADER]]] : memref<?xui8> -> vector<16xi32>
 // AVX512: lowbit.uk.lut_combine
 // AVX512: lowbit.uk.store
 // AVX512-LABEL: return
-func.func @tl2_chunks(%x: tensor<?x1920xf32>, %w: tensor<1x6464xi8>, %s: tensor<1xf32>) -> tensor<?x16xf32> {
+func.func @tl2_chunks(%x: tensor<?x3168xf32>, %w: tensor<1x10624xi8>, %s: tensor<1xf32>) -> tensor<?x16xf32> {
   %y = lowbit.mpgemm %x, %w, %s {
          weight = #lowbit.weight<bits = 2, encoding = ternary>,
          layout = #lowbit.layout<tl2, tile_m = 16, tile_k = 96, interleave = 16>,
          config = #lowbit.lut_elementwise<bm = 16, bk = 96, sub_m = 16>}
-       : (tensor<?x1920xf32>, tensor<1x6464xi8>, tensor<1xf32>) -> tensor<?x16xf32>
+       : (tensor<?x3168xf32>, tensor<1x10624xi8>, tensor<1xf32>) -> tensor<?x16xf32>
   return %y : tensor<?x16xf32>
 }

@@ -27,7 +27,10 @@
  * K panels (so that a kernel whose activation tables of a whole row would
  * not fit an L1 cache still reads the weights as a few long sequential
  * runs): the B = K2 / 96 TL2 blocks are split into
- *   P  = max(1, ceil(B / 16))   panels (LOWBIT_LUT_PANEL_BLOCKS = 16)
+ *   P  = max(1, floor(B / 16 + 1/2))
+ *                               panels (LOWBIT_LUT_PANEL_BLOCKS = 16): the
+ *                               count whose panels come nearest 16 blocks
+ *                               (16 KiB of tables; 12 to 23 blocks)
  *   PB = ceil(B / P)            blocks per panel; panel c has the blocks
  *                               [c * PB, min((c + 1) * PB, B)), B_c of them
  * A tile's piece of panel c is, in order: the B_c TL2 blocks of the panel,
@@ -35,7 +38,7 @@
  *   piece_c = 320 * B_c + (c == P - 1 ? 64 * K1p / 16 + 64 : 0)
  * Panel c holds the pieces of all T tiles in tile order: tile t's piece c
  * starts at byte T * (piece_0 + ... + piece_{c-1}) + t * piece_c. With
- * P = 1 (tl1, and tl2 with K < 17 * 96) tile t simply starts at
+ * P = 1 (tl1, and tl2 with K < 24 * 96) tile t simply starts at
  * t * tile bytes.
  *
  * A "vector" is 64 bytes: byte 4r + j belongs to row r (0..15) of the
