@@ -488,7 +488,10 @@ const Command &benchCommand() {
        "ratios of effective\nweight bandwidth (packed bytes incl. scales / "
        "time) to it. N > 1 (prefill) is timed warm\nand reports GOPS and the "
        "ratio to an int8 peak microbenchmark (vpdpbusd chains) run the\nsame "
-       "way. Medians of --reps runs (>= 5).\n",
+       "way. Medians of --reps runs (>= 5). Each probe also times an empty "
+       "job on all threads\n('thread handoff', 'rep_handoff_us' in --json): "
+       "~0.2 us when the threads share a core\ncomplex, several times that "
+       "across complexes, where small kernels pay it per call.\n",
        {{"model", "NAME", "every linear shape of schedules/models/NAME.json"},
         {"shapes", "MxK[,MxK...]", "explicit shapes instead of --model"},
         {"format", "F[,F...]", "weight formats", true},
