@@ -6,7 +6,7 @@
 // int16 ±1 tables of every group of 4 activations (lowbit.uk.lut_tables
 // width 4 into a stack buffer, the table form of lut_abi.h), then per tile
 // group, K first (by bitserial_abi.h's K panels, whose tables stay in L1,
-// over 16 tiles at a time, their partial sums spilled between the panels),
+// over the thread's tiles, their partial sums spilled between the panels),
 // one lowbit.uk.lut_dot per bit plane vector and nibble
 // with the plane weight 2^p as its multiplier bytes (the table of a block
 // serves every plane), int32 sums whose high halves start at minus the
@@ -51,9 +51,14 @@ static constexpr int64_t kMaxStackBytes = 2 << 20;
 /// blocks 43-45 GB/s, of 128 45-46, one panel 34; at K = 4096 one panel of
 /// 128 blocks 47-50 against two of 64 47-48).
 static constexpr int64_t kPanelBlocks = 128;
-/// Tiles that sweep the K panels together: each panel's tables are read
-/// from L2 once per this many tiles, and only their partial sums are kept.
-static constexpr int64_t kPanelTiles = 16;
+/// The partial sums a kernel keeps between K panels: its tiles sweep the
+/// panels in ranges of as many tiles as this holds (at least 16), in
+/// practice the thread's whole range (64 bytes per tile and activation row
+/// for the group formats, 8 times that for i2s). Measured on Zen 5, 2
+/// threads, cold w1g128 at K = 14336: whole ranges 0.94 of the read limit
+/// against 0.87-0.88 for ranges of 16 tiles (tl2: ranges of 16 tiles 5-15%
+/// slower than whole ones).
+static constexpr int64_t kPartialBytes = 512 << 10;
 
 namespace {
 
@@ -79,8 +84,8 @@ struct BitserialPlan {
   /// one lut_dot8 {average}.
   bool fastAggregation = false;
   /// bitserial_abi.h's K panels: `panels` of `panelBlocks` blocks (the last
-  /// may have fewer).
-  int64_t panels = 1, panelBlocks = 0;
+  /// may have fewer), swept by ranges of `rangeTiles` tiles.
+  int64_t panels = 1, panelBlocks = 0, rangeTiles = 1;
 
   int64_t blocksOf(int64_t panel) const {
     return std::min(panelBlocks, blocks - panel * panelBlocks);
@@ -160,7 +165,8 @@ public:
     if (plan.panels > 1)
       partials = UkStackBufferOp::create(
           b, loc, MemRefType::get({ShapedType::kDynamic}, b.getI8Type()),
-          b.getI64IntegerAttr(kPanelTiles * plan.bn * plan.partialBytes()));
+          b.getI64IntegerAttr(plan.rangeTiles * plan.bn *
+                              plan.partialBytes()));
     if (!plan.int8Tables)
       for (int64_t p = 1; p < plan.planes; ++p)
         planeWeights.push_back(splat(byteReg, int64_t(1) << p));
@@ -202,12 +208,12 @@ private:
       sweepPanel(begin, end, /*panel=*/0, begin, firstColumn, columns);
       return;
     }
-    // kPanelTiles tiles at a time sweep panel 0, then 1, ...: in each, one
+    // rangeTiles tiles at a time sweep panel 0, then 1, ...: in each, one
     // run of weights (their pieces) whose end the prefetches jump over to
     // the next run, the same tiles' piece of the next panel or, after the
     // last panel, the next tiles' piece of panel 0.
-    forLoop(begin, end, kPanelTiles, [&](Value first) {
-      Value full = add(first, kPanelTiles);
+    forLoop(begin, end, plan.rangeTiles, [&](Value first) {
+      Value full = add(first, plan.rangeTiles);
       Value last = arith::SelectOp::create(
           b, loc,
           arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, full, end),
@@ -827,6 +833,9 @@ private:
     plan.panelBlocks =
         llvm::alignTo(llvm::divideCeil(plan.blocks, guess), perScale);
     plan.panels = llvm::divideCeil(plan.blocks, plan.panelBlocks);
+    plan.rangeTiles = std::min(
+        plan.numTiles,
+        std::max<int64_t>(16, kPartialBytes / (plan.bn * plan.partialBytes())));
     if (plan.bn * plan.columnTableBytes() > kMaxStackBytes)
       return op.emitOpError()
              << "the tables of bn = " << plan.bn << " activation rows take "
