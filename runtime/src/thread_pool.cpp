@@ -256,15 +256,17 @@ void ThreadPool::worker_main(int thread) {
 void ThreadPool::dispatch(Invoke invoke, const void *ctx,
                           const std::vector<TileRange> *chunks) {
   const uint64_t job = generation_ + 1;
+  auto takes_part = [&](int t) {
+    return !chunks || !(*chunks)[size_t(t)].empty();
+  };
   int participants = 0;
   for (int t = 1; t < threads_; ++t) {
-    const TileRange chunk = chunks ? (*chunks)[size_t(t)] : TileRange{};
-    if (chunks && chunk.empty())
+    if (!takes_part(t))
       continue;
     Slot &slot = slots_[size_t(t)];
     slot.invoke = invoke;
     slot.ctx = ctx;
-    slot.chunk = chunk;
+    slot.chunk = chunks ? (*chunks)[size_t(t)] : TileRange{};
     slot.job.store(job, std::memory_order_release);
     ++participants;
   }
@@ -272,7 +274,7 @@ void ThreadPool::dispatch(Invoke invoke, const void *ctx,
   own.invoke = invoke;
   own.ctx = ctx;
   own.chunk = chunks ? (*chunks)[0] : TileRange{};
-  const bool own_part = !chunks || !own.chunk.empty();
+  const bool own_part = takes_part(0);
   if (participants == 0) { // the caller alone: no one to wake or wait for
     if (own_part)
       execute(0);
@@ -291,8 +293,7 @@ void ThreadPool::dispatch(Invoke invoke, const void *ctx,
 
     auto finished = [&](std::memory_order order) {
       for (int t = 1; t < threads_; ++t)
-        if ((!chunks || !(*chunks)[size_t(t)].empty()) &&
-            slots_[size_t(t)].done.load(order) != job)
+        if (takes_part(t) && slots_[size_t(t)].done.load(order) != job)
           return false;
       return true;
     };

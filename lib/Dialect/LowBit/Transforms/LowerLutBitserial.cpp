@@ -98,9 +98,10 @@ struct BitserialPlan {
   int64_t panelOffset(int64_t panel) const {
     return panel * numTiles * panelBlocks * planes * kVectorBytes;
   }
-  /// Group formats: blocks per scale group, and the element where the
-  /// scales (zeros) of `panel` start (panels are whole groups).
-  int64_t blocksPerScale() const { return group / kBlockK; }
+  /// Blocks per scale group (1 for ternary: no scales), and for the group
+  /// formats the element where the scales (zeros) of `panel` start (panels
+  /// are whole groups).
+  int64_t blocksPerScale() const { return group > 0 ? group / kBlockK : 1; }
   int64_t scalePanelOffset(int64_t panel) const {
     return panel * numTiles * (panelBlocks / blocksPerScale()) * kTileRows;
   }
@@ -662,12 +663,17 @@ private:
       return (t * columns + c) * plan.halves + h;
     };
     SmallVector<Value> ys(tiles * columns * plan.halves, splat(f32Reg, 0));
-    if (sweep.panel > 0)
+    // Between panels a (tile, column)'s outputs lie by register half.
+    auto forEachPartial = [&](auto fn) {
       for (int64_t t = 0; t < tiles; ++t)
         for (int64_t c = 0; c < columns; ++c)
           for (int64_t h = 0; h < plan.halves; ++h)
-            ys[outIndex(t, c, h)] = UkLoadOp::create(
-                b, loc, f32Reg, partials, partialOffset(sweep, t, c, h));
+            fn(ys[outIndex(t, c, h)], partialOffset(sweep, t, c, h));
+    };
+    if (sweep.panel > 0)
+      forEachPartial([&](Value &v, Value at) {
+        v = UkLoadOp::create(b, loc, f32Reg, partials, at);
+      });
     // The sums of a block start fresh, so blocks are independent chains:
     // one pair per (tile, column, register half) takes every lookup of the
     // block, and one lut_combine gives its sum.
@@ -714,11 +720,9 @@ private:
       }
     });
     if (!sweep.last) {
-      for (int64_t t = 0; t < tiles; ++t)
-        for (int64_t c = 0; c < columns; ++c)
-          for (int64_t h = 0; h < plan.halves; ++h)
-            UkSpillOp::create(b, loc, ys[outIndex(t, c, h)], partials,
-                              partialOffset(sweep, t, c, h));
+      forEachPartial([&](Value &v, Value at) {
+        UkSpillOp::create(b, loc, v, partials, at);
+      });
       return;
     }
     for (int64_t t = 0; t < tiles; ++t)
@@ -827,11 +831,10 @@ private:
     plan.accSets = accs.sets;
     plan.nibblePairs = accs.nibblePairs;
     // Panels of whole scale groups (bitserial_abi.h).
-    int64_t perScale = plan.group > 0 ? plan.group / kBlockK : 1;
     int64_t guess =
         std::max<int64_t>(1, llvm::divideCeil(plan.blocks, kPanelBlocks));
-    plan.panelBlocks =
-        llvm::alignTo(llvm::divideCeil(plan.blocks, guess), perScale);
+    plan.panelBlocks = llvm::alignTo(llvm::divideCeil(plan.blocks, guess),
+                                     plan.blocksPerScale());
     plan.panels = llvm::divideCeil(plan.blocks, plan.panelBlocks);
     plan.rangeTiles = std::min(
         plan.numTiles,
