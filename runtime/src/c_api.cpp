@@ -134,13 +134,16 @@ lowbit_status_t lowbit_pack(const char *format, const float *W, int64_t M,
     if (!weights->kernels.empty() && weights->kernels.front().minN != 1)
       weights->kernels.clear();
     if (!weights->kernels.empty()) {
-      // The layout is that of the kernels' strategy (one per table).
-      const std::string &config = weights->kernels.front().config;
-      weights->prepared = config.rfind("#lowbit.lut_bitserial", 0) == 0
-                              ? lowbit::pack_bitserial(weights->canonical)
-                          : lowbit::has_lut_layout(f)
-                              ? lowbit::pack_lut(weights->canonical)
-                              : lowbit::pack_upconvert(weights->canonical);
+      // The layout is that of the kernels' strategy (one per table) and,
+      // for tl1/tl2, of their target (lut_order).
+      const Entry &kernel = weights->kernels.front();
+      weights->prepared =
+          kernel.config.rfind("#lowbit.lut_bitserial", 0) == 0
+              ? lowbit::pack_bitserial(weights->canonical)
+          : lowbit::has_lut_layout(f)
+              ? lowbit::pack_lut(weights->canonical,
+                                 lowbit::lut_order(kernel.target))
+              : lowbit::pack_upconvert(weights->canonical);
     }
     *out = weights.release();
   });

@@ -49,7 +49,12 @@ LutSplit lut_split(const Format &format, int64_t K) {
   return s;
 }
 
-UpconvertWeights pack_lut(const PackedWeights &canonical) {
+LutOrder lut_order(std::string_view target) {
+  return target == "x86-avx2" || target == "x86-avxvnni" ? LutOrder::Lanes
+                                                          : LutOrder::Rows;
+}
+
+UpconvertWeights pack_lut(const PackedWeights &canonical, LutOrder order) {
   const Format &f = canonical.format;
   if (!has_lut_layout(f))
     throw Error("format '" + f.name() +
@@ -75,6 +80,16 @@ UpconvertWeights pack_lut(const PackedWeights &canonical) {
     for (int byte = 0; byte < 4; ++byte)
       tile[4 * r + byte] = uint8_t(c >> (8 * byte));
   };
+  // Byte of (row r, slot j) in a vector, and the sign bit of (row r, slot
+  // j, nibble p) in the 16 bytes of a vector's sign words.
+  const bool lanes = order == LutOrder::Lanes;
+  auto byteOf = [&](int64_t r, int64_t j) {
+    return lanes ? 16 * j + r : 4 * r + j;
+  };
+  auto signBitOf = [&](int64_t r, int64_t j, int64_t p) {
+    return lanes ? 32 * (r / 4) + 8 * (2 * (j / 2) + p) + 4 * (j % 2) + r % 4
+                 : 64 * p + 4 * r + j;
+  };
   // Tile t's TL2 block b, TL1 vectors and header (the K panels).
   const int64_t tiles = U.num_tiles(), last = split.panels - 1;
   auto blockOf = [&](int64_t t, int64_t b) {
@@ -94,7 +109,7 @@ UpconvertWeights pack_lut(const PackedWeights &canonical) {
     unpack_row(canonical, m, q.data());
     const int64_t r = m % 16, t = m / 16;
     // TL2 blocks: triple g of the row -> block g / 32, vector v, nibble p,
-    // byte 4r + j of the vector; its sign -> bit 4r + j of word (v, p).
+    // slot j; its sign -> the vector's sign words.
     int64_t negatives = 0;
     for (int64_t g = 0; g < split.k2 / 3; ++g) {
       const int8_t *w = &q[size_t(3 * g)];
@@ -102,10 +117,10 @@ UpconvertWeights pack_lut(const PackedWeights &canonical) {
       const int index = v < 0 ? -v : v;
       const int64_t i = g % 32, vec = i / 8, p = i % 8 / 4, j = i % 4;
       uint8_t *block = blockOf(t, g / 32);
-      block[64 + vec * 64 + 4 * r + j] |= uint8_t(index << (4 * p));
+      block[64 + vec * 64 + byteOf(r, j)] |= uint8_t(index << (4 * p));
       if (v < 0) {
-        const int64_t bit = 4 * r + j;
-        block[16 * vec + 8 * p + bit / 8] |= uint8_t(1 << (bit % 8));
+        const int64_t bit = signBitOf(r, j, p);
+        block[16 * vec + bit / 8] |= uint8_t(1 << (bit % 8));
         ++negatives;
       }
     }
@@ -116,7 +131,7 @@ UpconvertWeights pack_lut(const PackedWeights &canonical) {
       const int index =
           k < U.K ? 3 * (q[size_t(k)] + 1) + q[size_t(k + 1)] + 1 : 4;
       const int64_t vec = jj / 8, p = jj % 8 / 4, j = jj % 4;
-      tl1[vec * 64 + 4 * r + j] |= uint8_t(index << (4 * p));
+      tl1[vec * 64 + byteOf(r, j)] |= uint8_t(index << (4 * p));
     }
     header(headerOf(t), r, negatives);
   }
@@ -125,7 +140,7 @@ UpconvertWeights pack_lut(const PackedWeights &canonical) {
     uint8_t *tl1 = tl1Of(m / 16);
     for (int64_t vec = 0; vec < split.tl1Vectors; ++vec)
       for (int64_t j = 0; j < 4; ++j)
-        tl1[vec * 64 + 4 * (m % 16) + j] = 0x44;
+        tl1[vec * 64 + byteOf(m % 16, j)] = 0x44;
     header(headerOf(m / 16), m % 16, 0);
   }
   return U;

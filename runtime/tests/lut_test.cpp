@@ -54,7 +54,24 @@ Panels panels_of(const UpconvertWeights &U) {
   return p;
 }
 
-Decoded decode(const UpconvertWeights &U) {
+// lut_abi.h's byte orders: the byte of (row r, slot j) in a vector, and
+// where the sign of (row r, slot j, nibble h) lies in the vector's 16 bytes
+// of sign words (byte, bit).
+struct Order {
+  LutOrder order;
+  int64_t byte(int64_t r, int64_t j) const {
+    return order == LutOrder::Rows ? 4 * r + j : 16 * j + r;
+  }
+  std::pair<int64_t, int> sign(int64_t r, int64_t j, int64_t h) const {
+    if (order == LutOrder::Rows) // uint64 at 8h, bit 4r + j
+      return {8 * h + (4 * r + j) / 8, int((4 * r + j) % 8)};
+    // uint32 at 4 * (r / 4), bit 8 (2 (j / 2) + h) + 4 (j % 2) + r % 4
+    const int64_t bit = 8 * (2 * (j / 2) + h) + 4 * (j % 2) + r % 4;
+    return {4 * (r / 4) + bit / 8, int(bit % 8)};
+  }
+};
+
+Decoded decode(const UpconvertWeights &U, Order order) {
   const LutSplit s = lut_split(U.format, U.K);
   const Panels panels = panels_of(U);
   Decoded d;
@@ -72,9 +89,10 @@ Decoded decode(const UpconvertWeights &U) {
           for (int j = 0; j < 4; ++j) {
             const int64_t g = 32 * b + 8 * v + 4 * h + j;
             // The block: 64 bytes of sign words, then the 4 index vectors.
-            const int index = (p[64 + 64 * v + 4 * r + j] >> (4 * h)) & 15;
-            const int64_t bit = 4 * r + j;
-            const bool sign = (p[16 * v + 8 * h + bit / 8] >> (bit % 8)) & 1;
+            const int index =
+                (p[64 + 64 * v + order.byte(r, j)] >> (4 * h)) & 15;
+            const auto [byte, bit] = order.sign(r, j, h);
+            const bool sign = (p[16 * v + byte] >> bit) & 1;
             tl2_digits(sign ? -index : index, row + 3 * g);
           }
     }
@@ -82,7 +100,7 @@ Decoded decode(const UpconvertWeights &U) {
       for (int h = 0; h < 2; ++h)
         for (int j = 0; j < 4; ++j) {
           const int64_t k = s.k2 + 16 * v + 8 * h + 2 * j;
-          const int index = (p[4 * r + j] >> (4 * h)) & 15;
+          const int index = (p[order.byte(r, j)] >> (4 * h)) & 15;
           if (k >= U.K) {
             EXPECT_EQ(index, 4) << "padding m=" << m;
             continue;
@@ -101,6 +119,7 @@ Decoded decode(const UpconvertWeights &U) {
 
 TEST(LutLayout, DecodesToUnpackRowAndExactMath) {
   uint32_t seed = 11;
+  for (LutOrder order : {LutOrder::Rows, LutOrder::Lanes})
   for (const char *name : {"tl1", "tl2"})
     for (int64_t M : {1, 17, 33})
       // 1536 = 16 blocks (one panel), 2208 = 23 (one), 2304 = 24 (two of
@@ -110,10 +129,11 @@ TEST(LutLayout, DecodesToUnpackRowAndExactMath) {
                         2400, 2560, 3360, 6912}) {
         const Format f = Format::parse(name);
         SCOPED_TRACE(f.name() + " M=" + std::to_string(M) +
-                     " K=" + std::to_string(K));
+                     " K=" + std::to_string(K) +
+                     (order == LutOrder::Lanes ? " lanes" : " rows"));
         const std::vector<float> W = test::random_values(M * K, seed++);
         const PackedWeights P = quantize(f, W.data(), M, K);
-        const UpconvertWeights U = pack_lut(P);
+        const UpconvertWeights U = pack_lut(P, order);
         const LutSplit s = lut_split(f, K);
         ASSERT_EQ(U.Mp, (M + 15) / 16 * 16);
         ASSERT_EQ(U.Kp, (K + 31) / 32 * 32);
@@ -129,7 +149,7 @@ TEST(LutLayout, DecodesToUnpackRowAndExactMath) {
         if (f.kind == FormatKind::TL2)
           want = K == 6912 ? 5 : K >= 2304 ? 2 : 1;
         ASSERT_EQ(panels.count, want);
-        const Decoded d = decode(U);
+        const Decoded d = decode(U, Order{order});
         std::vector<int8_t> q(static_cast<size_t>(K));
         for (int64_t m = 0; m < U.Mp; ++m) {
           if (m < M)
@@ -193,6 +213,13 @@ TEST(LutLayout, RejectsOtherFormats) {
   const std::vector<float> W = test::random_values(64, 3);
   const PackedWeights P = quantize(Format::parse("i2s"), W.data(), 1, 64);
   EXPECT_THROW(pack_lut(P), Error);
+}
+
+TEST(LutLayout, OrderOfTarget) {
+  EXPECT_EQ(lut_order("x86-avx2"), LutOrder::Lanes);
+  EXPECT_EQ(lut_order("x86-avxvnni"), LutOrder::Lanes);
+  EXPECT_EQ(lut_order("x86-avx512vnni"), LutOrder::Rows);
+  EXPECT_EQ(lut_order("aarch64-neon"), LutOrder::Rows);
 }
 
 } // namespace

@@ -11,8 +11,8 @@
 // vpermt2b splitting 4 groups into 64-byte low and high tables, on AVX2
 // pshufb, vpermd and unpacklo/hi_epi64 into a group's low | high bytes),
 // and per ISA the lookups (vpermb of 64-byte tables indexed
-// by nibble | 16 * (byte mod 4) on AVX512, pshufb per table on AVX2), the
-// tl2 sign words as +1/-1 bytes and the dot products into int32.
+// by nibble | 16 * (byte mod 4) on AVX512, pshufb of a table per lane on
+// AVX2), the tl2 sign words as +1/-1 bytes and the dot products into int32.
 
 // CHECK-LABEL: extern "C" void tl1(const uint8_t* v1, const uint16_t* v2, const uint16_t* v3, const int8_t* v4, const float* v5, const int32_t* v6, float* v7, int64_t v8, int64_t v9, int64_t v10, float v11) {
 // CHECK: int8_t [[T:v[0-9]+]][{{[0-9]+}}];
@@ -78,13 +78,24 @@
 // AVX512: _mm512_srli_epi16({{.*}}, 4)
 // AVX512: _mm512_slli_epi32({{.*}}, 8)
 // AVX512: _mm512_mask_storeu_ps(
+// AVX2 (lut_abi.h's lane order): per register the nibbles, the 32 table
+// bytes of its two slots (one per lane) and pshufb; the lookups zipped by
+// bytes then words into the 4 groups of a row per int32 lane, the dot
+// products; at the end the two quarters' lanes folded (vperm2i128).
+// AVX2: _mm256_loadu_si256(
 // AVX2: _mm256_and_si256(
-// AVX2: _mm256_setr_epi8(0, -128, -128, -128, 0, -128, -128, -128,
-// AVX2: _mm256_broadcastsi128_si256(
+// AVX2: _mm256_loadu_si256(
 // AVX2: _mm256_shuffle_epi8(
+// AVX2: _mm256_unpacklo_epi8(
+// AVX2: _mm256_unpacklo_epi16(
 // AVX2: _mm256_maddubs_epi16(
 // AVX2: _mm256_madd_epi16(
+// AVX2: _mm256_unpackhi_epi16(
+// AVX2: _mm256_unpackhi_epi8(
 // AVX2: _mm256_slli_epi32({{.*}}, 8)
+// AVX2: _mm256_permute2x128_si256({{.*}}, 32)
+// AVX2: _mm256_permute2x128_si256({{.*}}, 49)
+// AVX2: _mm256_add_epi32(
 // AVX2: _mm256_maskstore_ps(
 // CHECK-NOT: _load_mask64
 // CHECK-NOT: cmpeq_epi8
@@ -119,7 +130,11 @@
 // AVX512: _load_mask64(
 // AVX512: _mm512_mask_blend_epi8(
 // AVX512: _mm512_permutexvar_epi8(
-// AVX2: _mm256_cmpeq_epi8(
+// AVX2 signs by dword: byte i of the broadcast word tests bit i / 4.
+// AVX2: _mm256_broadcastd_epi32(
+// AVX2: _mm256_setr_epi8(1, 1, 1, 1, 2, 2, 2, 2, 4, 4, 4, 4, 8, 8, 8, 8, 16, 16, 16, 16, 32, 32, 32, 32, 64, 64, 64, 64, -128, -128, -128, -128)
+// AVX2-NEXT: _mm256_and_si256(
+// AVX2-NEXT: _mm256_cmpeq_epi8(
 // AVX2: _mm256_or_si256(
 // AVX2: _mm256_shuffle_epi8(
 

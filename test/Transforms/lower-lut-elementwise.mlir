@@ -51,16 +51,59 @@
 // AVX512: %[[OUT:.*]] = lowbit.uk.ternary_scale %[[EXACT]], %c0_i32, %[[WS]], %[[SX]] : vector<16xi32> -> vector<16xf32>
 // AVX512: lowbit.uk.store %[[OUT]], %[[Y]][%{{.*}}], %{{.*}} : vector<16xf32>, memref<?xf32>
 
-// On AVX2 one 64-byte vector is two 32-byte halves (rows 0-7, 8-15) with
-// their own accumulators and 32-bit sign words; two row parts at the end.
+// On AVX2 the vectors are in lut_abi.h's lane order: register h of a
+// vector (at +32h) holds slots 2h, 2h + 1 in its lanes. Per vector the 4
+// quarters' sign words (by_dword, 4 bytes at +4q); per table byte (low at
+// +0, high at +64 of each nibble's 128 bytes) the 4 lookups (register h,
+// nibble p at 128p + 32h) zipped by 8 then 16 bits into quarters of 4 rows,
+// one dot4 each with its signs (8 accumulators: 4 quarters x low/high).
+// At the end per half of the rows the two quarters' lanes are folded.
 // AVX2-LABEL: func.func @tl2_gemv(
-// AVX2: lowbit.uk.stack_buffer {bytes = 2304 : i64} : memref<?xi8>
-// AVX2: scf.for %{{.*}} = %c0 to %c2 step %c1 iter_args({{.*}}) -> (vector<8xi32>, vector<8xi32>, vector<8xi32>, vector<8xi32>, vector<8xi32>, vector<8xi32>, vector<8xi32>, vector<8xi32>) {
-// AVX2: lowbit.uk.lut_signs %{{.*}} : memref<?xui8> -> vector<32xi8>
-// AVX2: lowbit.uk.lut_dot {{.*}} signs({{.*}} : vector<32xi8>) {high = false} : vector<32xi8>, memref<?xi8>, vector<8xi32>
-// AVX2: lowbit.uk.lut_combine %{{.*}}, %{{.*}} : vector<8xi32>
+// AVX2: %[[T:.*]] = lowbit.uk.stack_buffer {bytes = 2304 : i64} : memref<?xi8>
+// AVX2: scf.for %{{.*}} = %c0 to %c2 step %c1 iter_args(%[[A0:.*]] = %{{.*}}, %[[A1:.*]] = %{{.*}}, %[[A2:.*]] = %{{.*}}, %[[A3:.*]] = %{{.*}}, %[[A4:.*]] = %{{.*}}, %[[A5:.*]] = %{{.*}}, %[[A6:.*]] = %{{.*}}, %[[A7:.*]] = %{{.*}}) -> (vector<8xi32>, vector<8xi32>, vector<8xi32>, vector<8xi32>, vector<8xi32>, vector<8xi32>, vector<8xi32>, vector<8xi32>) {
+// AVX2: %[[W0:.*]] = lowbit.uk.load %{{.*}}[%[[W0AT:.*]]] : memref<?xui8> -> vector<32xi8>
+// AVX2: %[[W1AT:.*]] = arith.addi %[[W0AT]], %c32{{(_[0-9]+)?}} : index
+// AVX2: %[[W1:.*]] = lowbit.uk.load %{{.*}}[%[[W1AT]]] : memref<?xui8> -> vector<32xi8>
+// AVX2: %[[S0:.*]] = lowbit.uk.lut_signs %{{.*}}[%[[SAT:.*]]] {by_dword} : memref<?xui8> -> vector<32xi8>
+// AVX2: arith.addi %[[SAT]], %c4 : index
+// AVX2: %[[S1:.*]] = lowbit.uk.lut_signs {{.*}} {by_dword}
+// AVX2: arith.addi %[[SAT]], %c8 : index
+// AVX2: %[[S2:.*]] = lowbit.uk.lut_signs {{.*}} {by_dword}
+// AVX2: arith.addi %[[SAT]], %c12 : index
+// AVX2: %[[S3:.*]] = lowbit.uk.lut_signs {{.*}} {by_dword}
+// AVX2: %[[L00:.*]] = lowbit.uk.lut_lookup %[[W0]], %[[T]][%[[TAT:.*]]] {high = false} : vector<32xi8>, memref<?xi8>
+// AVX2: arith.addi %[[TAT]], %c128 : index
+// AVX2: %[[L01:.*]] = lowbit.uk.lut_lookup %[[W0]], %[[T]][%{{.*}}] {high = true}
+// AVX2: arith.addi %[[TAT]], %c32{{(_[0-9]+)?}} : index
+// AVX2: %[[L10:.*]] = lowbit.uk.lut_lookup %[[W1]], %[[T]][%{{.*}}] {high = false}
+// AVX2: arith.addi %[[TAT]], %c160 : index
+// AVX2: %[[L11:.*]] = lowbit.uk.lut_lookup %[[W1]], %[[T]][%{{.*}}] {high = true}
+// AVX2: %[[SLOT:.*]] = lowbit.uk.zip %[[L00]], %[[L01]] {bits = 8 : i64, high = false} : vector<32xi8>
+// AVX2: %[[PAIR:.*]] = lowbit.uk.zip %[[L10]], %[[L11]] {bits = 8 : i64, high = false} : vector<32xi8>
+// AVX2: %[[Q0:.*]] = lowbit.uk.zip %[[SLOT]], %[[PAIR]] {bits = 16 : i64, high = false} : vector<32xi8>
+// AVX2: lowbit.uk.dot4 %[[A0]], %[[Q0]], %[[S0]] : vector<32xi8> -> vector<8xi32>
+// AVX2: %[[Q1:.*]] = lowbit.uk.zip %[[SLOT]], %[[PAIR]] {bits = 16 : i64, high = true} : vector<32xi8>
+// AVX2: lowbit.uk.dot4 %[[A2]], %[[Q1]], %[[S1]] : vector<32xi8> -> vector<8xi32>
+// AVX2: lowbit.uk.zip %[[L00]], %[[L01]] {bits = 8 : i64, high = true}
+// AVX2: lowbit.uk.dot4 %[[A4]], %{{.*}}, %[[S2]]
+// AVX2: lowbit.uk.dot4 %[[A6]], %{{.*}}, %[[S3]]
+// AVX2: arith.addi %[[TAT]], %c64 : index
+// AVX2: lowbit.uk.dot4 %[[A1]], %{{.*}}, %[[S0]]
+// AVX2: lowbit.uk.dot4 %[[A3]], %{{.*}}, %[[S1]]
+// AVX2: lowbit.uk.dot4 %[[A5]], %{{.*}}, %[[S2]]
+// AVX2: lowbit.uk.dot4 %[[A7]], %{{.*}}, %[[S3]]
+// AVX2: scf.yield
+// The TL1 vector: no signs (+1 bytes); then per half of the rows the header
+// plus the two quarters' lanes folded.
+// AVX2: lowbit.uk.dot4 %{{.*}}, %{{.*}}, %[[ONES:cst(_[0-9]+)?]] : vector<32xi8> -> vector<8xi32>
+// AVX2: %[[HEADER:.*]] = lowbit.uk.load %{{.*}} : memref<?xui8> -> vector<8xi32>
+// AVX2: %[[C0:.*]] = lowbit.uk.lut_combine %{{.*}}, %{{.*}} : vector<8xi32>
+// AVX2: %[[C1:.*]] = lowbit.uk.lut_combine %{{.*}}, %{{.*}} : vector<8xi32>
+// AVX2: %[[ROWS:.*]] = lowbit.uk.lane_fold %[[C0]], %[[C1]] : vector<8xi32>
+// AVX2: %[[EXACT:.*]] = arith.addi %[[HEADER]], %[[ROWS]] : vector<8xi32>
+// AVX2: lowbit.uk.ternary_scale %[[EXACT]]
 // AVX2: lowbit.uk.store {{.*}} : vector<8xf32>, memref<?xf32>
-// AVX2: lowbit.uk.lut_combine %{{.*}}, %{{.*}} : vector<8xi32>
+// AVX2: lowbit.uk.lane_fold
 // AVX2: lowbit.uk.store {{.*}} : vector<8xf32>, memref<?xf32>
 func.func @tl2_gemv(%x: tensor<?x200xf32>, %w: tensor<3x768xi8>, %s: tensor<1xf32>) -> tensor<?x33xf32> {
   %y = lowbit.mpgemm %x, %w, %s {

@@ -257,7 +257,7 @@ PreparedWeights prepareWeights(const PackedWeights &W, KernelChoice choice) {
   if (choice.strategy == Strategy::Upconvert)
     prepared.upconvert = pack_upconvert(W);
   if (choice.strategy == Strategy::LutElementwise)
-    prepared.upconvert = pack_lut(W);
+    prepared.upconvert = pack_lut(W, lut_order(target_name(choice.target)));
   if (choice.strategy == Strategy::LutBitserial)
     prepared.upconvert = pack_bitserial(W);
   return prepared;

@@ -88,6 +88,13 @@ public:
   /// reads its table as a memory operand (vpermb). The LUT lowerings count
   /// them with their accumulators against getNumRegisters().
   virtual int64_t getLutTableRegisters() const { return 0; }
+  /// Whether the lut-elementwise kernels read lut_abi.h's vectors in lane
+  /// order (byte 16j + r: one table per 16-byte register lane, looked up
+  /// by lowbit.uk.lut_lookup and gathered per row by lowbit.uk.zip, for an
+  /// in-lane byte shuffle on registers of two lanes: pshufb) rather than
+  /// row order (byte 4r + j: lowbit.uk.lut_dot). The runtime's lut_order
+  /// names the same targets.
+  virtual bool hasLutLaneOrder() const { return false; }
 
   //===--------------------------------------------------------------------===//
   // Conversion to EmitC
@@ -172,9 +179,27 @@ public:
                             VectorType indicesType) const {
     return {};
   }
-  /// lowbit.uk.lut_signs (`ptr`: uint8_t *).
-  virtual Value emitLutSigns(OpBuilder &b, Location loc, Value ptr,
+  /// lowbit.uk.lut_lookup (`tables`: int8_t *); null when the target has
+  /// none.
+  virtual Value emitLutLookup(OpBuilder &b, Location loc, Value indices,
+                              Value tables, bool high,
+                              VectorType type) const {
+    return {};
+  }
+  /// lowbit.uk.zip; null when the target has none.
+  virtual Value emitZip(OpBuilder &b, Location loc, Value lhs, Value rhs,
+                        int64_t bits, bool high, VectorType type) const {
+    return {};
+  }
+  /// lowbit.uk.lane_fold; null when the target has none.
+  virtual Value emitLaneFold(OpBuilder &b, Location loc, Value lhs, Value rhs,
                              VectorType type) const {
+    return {};
+  }
+  /// lowbit.uk.lut_signs (`ptr`: uint8_t *); null when the target has
+  /// none (or not `byDword`).
+  virtual Value emitLutSigns(OpBuilder &b, Location loc, Value ptr,
+                             VectorType type, bool byDword) const {
     return {};
   }
   /// lowbit.uk.lut_combine.

@@ -307,6 +307,61 @@ struct ConvertLutDot8 : TargetPattern<UkLutDot8Op> {
   }
 };
 
+struct ConvertLutLookup : TargetPattern<UkLutLookupOp> {
+  using TargetPattern::TargetPattern;
+  LogicalResult
+  matchAndRewrite(UkLutLookupOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    FailureOr<VectorType> type = getRegisterType(rewriter, op, op.getType());
+    if (failed(type))
+      return failure();
+    Value tables = getElementAddress(rewriter, op.getLoc(), adaptor.getTables(),
+                                     adaptor.getTableOffset());
+    Value bytes = target.emitLutLookup(rewriter, op.getLoc(),
+                                       adaptor.getIndices(), tables,
+                                       op.getHigh(), *type);
+    if (!bytes)
+      return rewriter.notifyMatchFailure(op, "no lut_lookup on target");
+    rewriter.replaceOp(op, bytes);
+    return success();
+  }
+};
+
+struct ConvertZip : TargetPattern<UkZipOp> {
+  using TargetPattern::TargetPattern;
+  LogicalResult
+  matchAndRewrite(UkZipOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    FailureOr<VectorType> type = getRegisterType(rewriter, op, op.getType());
+    if (failed(type))
+      return failure();
+    Value zipped =
+        target.emitZip(rewriter, op.getLoc(), adaptor.getLhs(),
+                       adaptor.getRhs(), op.getBits(), op.getHigh(), *type);
+    if (!zipped)
+      return rewriter.notifyMatchFailure(op, "no zip on target");
+    rewriter.replaceOp(op, zipped);
+    return success();
+  }
+};
+
+struct ConvertLaneFold : TargetPattern<UkLaneFoldOp> {
+  using TargetPattern::TargetPattern;
+  LogicalResult
+  matchAndRewrite(UkLaneFoldOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    FailureOr<VectorType> type = getRegisterType(rewriter, op, op.getType());
+    if (failed(type))
+      return failure();
+    Value folded = target.emitLaneFold(rewriter, op.getLoc(), adaptor.getLhs(),
+                                       adaptor.getRhs(), *type);
+    if (!folded)
+      return rewriter.notifyMatchFailure(op, "no lane_fold on target");
+    rewriter.replaceOp(op, folded);
+    return success();
+  }
+};
+
 struct ConvertLutTables : TargetPattern<UkLutTablesOp> {
   using TargetPattern::TargetPattern;
   LogicalResult
@@ -355,7 +410,8 @@ struct ConvertLutSigns : TargetPattern<UkLutSignsOp> {
       return failure();
     Value ptr = getElementAddress(rewriter, op.getLoc(), adaptor.getBase(),
                                   adaptor.getOffset());
-    Value signs = target.emitLutSigns(rewriter, op.getLoc(), ptr, *type);
+    Value signs = target.emitLutSigns(rewriter, op.getLoc(), ptr, *type,
+                                      op.getByDword());
     if (!signs)
       return rewriter.notifyMatchFailure(op, "no lut_signs on target");
     rewriter.replaceOp(op, signs);
@@ -505,7 +561,8 @@ void mlir::lowbit::populateLowBitToEmitCPatterns(const TypeConverter &converter,
            ConvertDot4, ConvertLoadHalf, ConvertBlockCombine,
            ConvertTernaryScale, ConvertStore, ConvertPrefetch, ConvertBroadcast,
            ConvertLutTables, ConvertLutDot, ConvertLutDot8, ConvertSpill,
-           ConvertLutSigns, ConvertLutCombine>(converter, ctx, target);
+           ConvertLutSigns, ConvertLutCombine, ConvertLutLookup, ConvertZip,
+           ConvertLaneFold>(converter, ctx, target);
   patterns.add<ConvertStackBuffer>(converter, ctx);
   patterns.add<ConvertSplatConstant, ConvertRegisterAdd>(converter, ctx, target,
                                                          /*benefit=*/2);

@@ -402,8 +402,10 @@ public:
 
   /// 16 sign bits: byte i takes byte i / 8 of the word (tbl), tests bit
   /// i mod 8 (cmtst), and the 0x00 / 0xFF mask or 1 is +1 / -1.
-  Value emitLutSigns(OpBuilder &b, Location loc, Value ptr,
-                     VectorType type) const override {
+  Value emitLutSigns(OpBuilder &b, Location loc, Value ptr, VectorType type,
+                     bool byDword) const override {
+    if (byDword)
+      return {};
     MLIRContext *ctx = b.getContext();
     Type reg = bytes(ctx);
     Value word =

@@ -474,8 +474,10 @@ public:
   }
 
   /// One 64-bit sign word as a mask register, blended to +1 / -1.
-  Value emitLutSigns(OpBuilder &b, Location loc, Value ptr,
-                     VectorType type) const override {
+  Value emitLutSigns(OpBuilder &b, Location loc, Value ptr, VectorType type,
+                     bool byDword) const override {
+    if (byDword)
+      return {};
     MLIRContext *ctx = b.getContext();
     Type maskType = opaqueType(ctx, "__mmask64");
     Value word = castTo(b, loc, emitc::PointerType::get(maskType), ptr);
@@ -568,25 +570,66 @@ public:
     return call(b, loc, floatType(ctx), "_mm256_cvtph_ps", half);
   }
 
-  /// 32 sign bits broadcast, byte i takes byte i / 8 (shuffle_epi8), tests
-  /// bit i mod 8, and the 0x00 / 0xFF mask or 1 is +1 / -1.
-  Value emitLutSigns(OpBuilder &b, Location loc, Value ptr,
-                     VectorType type) const override {
+  /// 32 sign bits broadcast, byte i takes byte i / 8 (shuffle_epi8; with
+  /// `byDword` byte i mod 4 is already there), tests bit i mod 8 (i / 4),
+  /// and the 0x00 / 0xFF mask or 1 is +1 / -1.
+  Value emitLutSigns(OpBuilder &b, Location loc, Value ptr, VectorType type,
+                     bool byDword) const override {
     Type reg = intType(b.getContext());
-    Value word = emitBroadcast4(b, loc, ptr, type);
+    Value bytes = emitBroadcast4(b, loc, ptr, type);
     SmallVector<Attribute> spread, bits;
     for (int32_t i = 0; i < 32; ++i) {
       spread.push_back(b.getI32IntegerAttr(i / 8));
-      bits.push_back(b.getI32IntegerAttr(int8_t(1 << (i % 8))));
+      bits.push_back(
+          b.getI32IntegerAttr(int8_t(1 << (byDword ? i / 4 : i % 8))));
     }
-    Value bytes =
-        call(b, loc, reg, "_mm256_shuffle_epi8",
-             {word, call(b, loc, reg, "_mm256_setr_epi8", {}, spread)});
+    if (!byDword)
+      bytes = call(b, loc, reg, "_mm256_shuffle_epi8",
+                   {bytes, call(b, loc, reg, "_mm256_setr_epi8", {}, spread)});
     Value bit = call(b, loc, reg, "_mm256_setr_epi8", {}, bits);
     Value set =
         call(b, loc, reg, "_mm256_cmpeq_epi8",
              {call(b, loc, reg, "_mm256_and_si256", {bytes, bit}), bit});
     return call(b, loc, reg, "_mm256_or_si256", {set, splatByte(b, loc, 1)});
+  }
+
+  /// Lane order (lut_abi.h): the lut-elementwise kernels look each slot's
+  /// table up in its own 128-bit lane with one pshufb.
+  bool hasLutLaneOrder() const override { return true; }
+
+  /// pshufb of the 32 bytes at `tables` (lane l: the table at 16 l) with
+  /// the nibbles.
+  Value emitLutLookup(OpBuilder &b, Location loc, Value indices, Value tables,
+                      bool high, VectorType type) const override {
+    MLIRContext *ctx = b.getContext();
+    Type reg = intType(ctx);
+    Value nibbles = call(b, loc, reg, "_mm256_and_si256",
+                         {high ? nibbleDown(b, loc, indices) : indices,
+                          splatByte(b, loc, 15)});
+    Value table =
+        call(b, loc, reg, "_mm256_loadu_si256",
+             castTo(b, loc, constPointerType(ctx, "__m256i"), tables));
+    return call(b, loc, reg, "_mm256_shuffle_epi8", {table, nibbles});
+  }
+
+  /// punpck{l,h}{bw,wd}.
+  Value emitZip(OpBuilder &b, Location loc, Value lhs, Value rhs, int64_t bits,
+                bool high, VectorType type) const override {
+    std::string op = (Twine("_mm256_unpack") + (high ? "hi" : "lo") +
+                      (bits == 8 ? "_epi8" : "_epi16"))
+                         .str();
+    return call(b, loc, intType(b.getContext()), op, {lhs, rhs});
+  }
+
+  /// [lhs.0 | rhs.0] + [lhs.1 | rhs.1] (vperm2i128).
+  Value emitLaneFold(OpBuilder &b, Location loc, Value lhs, Value rhs,
+                     VectorType type) const override {
+    Type reg = intType(b.getContext());
+    auto lanes = [&](int32_t selector) {
+      return call(b, loc, reg, "_mm256_permute2x128_si256", {lhs, rhs},
+                  {b.getI32IntegerAttr(selector)});
+    };
+    return call(b, loc, reg, "_mm256_add_epi32", {lanes(0x20), lanes(0x31)});
   }
 
 protected:

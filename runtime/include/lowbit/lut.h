@@ -12,6 +12,8 @@
 #include "lowbit/lut_abi.h"
 #include "lowbit/upconvert.h"
 
+#include <string_view>
+
 namespace lowbit {
 
 /// Whether `format` has a lut-elementwise layout: tl1 and tl2.
@@ -35,10 +37,19 @@ struct LutSplit {
 };
 LutSplit lut_split(const Format &format, int64_t K);
 
+/// The byte order of lut_abi.h's 64-byte vectors: Rows (byte 4r + j holds
+/// row r, slot j: vpermb, tbl) or Lanes (byte 16j + r: pshufb, one table
+/// per 16-byte lane).
+enum class LutOrder { Rows, Lanes };
+/// The order the lut-elementwise kernels of the target named `target` read:
+/// Lanes for x86-avx2 and x86-avxvnni, else Rows.
+LutOrder lut_order(std::string_view target);
+
 /// Repacks validated canonical tl1/tl2 weights into the layout of
-/// lut_abi.h (Mp = ceil(M/16)*16, Kp = ceil(K/32)*32, bits 2, no scales,
-/// w_scale = s_w). Throws Error naming any other format.
-UpconvertWeights pack_lut(const PackedWeights &canonical);
+/// lut_abi.h in `order` (Mp = ceil(M/16)*16, Kp = ceil(K/32)*32, bits 2, no
+/// scales, w_scale = s_w). Throws Error naming any other format.
+UpconvertWeights pack_lut(const PackedWeights &canonical,
+                          LutOrder order = LutOrder::Rows);
 
 } // namespace lowbit
 

@@ -66,6 +66,21 @@
  * A 32-byte register (AVX2) holds rows 0..7 or 8..15 of a vector; its sign
  * bits are the 32 at byte 16v + 8p (rows 0..7) or 16v + 8p + 4 (8..15).
  *
+ * LANE ORDER (the x86-avx2 and x86-avxvnni kernels: runtime lut_order,
+ * compiler TargetInfo::hasLutLaneOrder). The same pieces, blocks, header
+ * and nibbles, with two things permuted so that pshufb, whose table is
+ * per 16-byte lane, needs one lookup per register instead of one per slot:
+ *   vectors: byte 16j + r (not 4r + j) has row r, slot j: the 32-byte
+ *     register h (bytes 32h..) holds slots 2h, 2h + 1 of all 16 rows, one
+ *     slot per lane, and looks both up in the 32 table bytes at 32h;
+ *   sign words: the 16 bytes of vector v are 4 little-endian uint32, one
+ *     per quarter q of the rows (4q..4q+3) at byte 16v + 4q; bit
+ *     8e + 4l + k of it is the sign of row 4q + k, slot l + 2 (e / 2),
+ *     nibble e mod 2 (l, e in 0..1, 0..3): the kernel zips the lookups of
+ *     a register's two nibbles and of the two registers so that the 4
+ *     bytes of int32 lane k of lane l are e = 0..3, and broadcasts the
+ *     word to every int32 lane (byte i tests bit 8 (i mod 4) + i / 4).
+ *
  * KERNEL (lowbit_kernel_fn of kernel_abi.h)
  *   codes = this layout; scales and zeros are null; xq, x_scales come from
  *   prepare_activations (ternary block, Kp); x_sums is unused; w_scale = s_w.
@@ -81,8 +96,10 @@
  *   q[m][k] + 32768 * sum(s) over the G groups; the header removes the
  *   second term, so acc is exact (int32 wrapping) and
  *   y[n][m] = (float)acc * w_scale / x_scales[n][0], bit-exact with the
- *   reference (as kernel_abi.h). AVX2 has no vpermb: it looks up each slot's
- *   table with pshufb (the other slots' indices set to 0x80).
+ *   reference (as kernel_abi.h). AVX2 has no vpermb: in the lane order
+ *   above it looks a register up with one pshufb (its two slots' tables,
+ *   one per lane), zips the bytes of 4 groups of a row into each int32
+ *   lane and sums the two lanes' rows at the end; the math is the same.
  */
 #ifndef LOWBIT_LUT_ABI_H
 #define LOWBIT_LUT_ABI_H

@@ -75,7 +75,9 @@ int run(int argc, char **argv) {
       std::string(kernel->config).rfind("#lowbit.lut_bitserial", 0) == 0;
   const lowbit::UpconvertWeights packed = bitserial ? lowbit::pack_bitserial(W)
                                           : lowbit::has_lut_layout(W.format)
-                                              ? lowbit::pack_lut(W)
+                                              ? lowbit::pack_lut(
+                                                    W, lowbit::lut_order(
+                                                           kernel->target))
                                               : lowbit::pack_upconvert(W);
   const lowbit::PreparedActivations A =
       lowbit::prepare_activations(W.format, X.data.data(), N, K);

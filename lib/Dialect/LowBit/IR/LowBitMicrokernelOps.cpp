@@ -77,6 +77,14 @@ LogicalResult UkLutDotOp::verify() {
   return success();
 }
 
+LogicalResult UkLaneFoldOp::verify() {
+  if (getLanes(getLhs()) != 8)
+    return emitOpError() << "folds registers of two 16-byte lanes "
+                            "(vector<8xi32>), got "
+                         << getLhs().getType();
+  return success();
+}
+
 LogicalResult UkLutDot8Op::verify() {
   if (getLanes(getAcc()) * 4 != getLanes(getIndices()))
     return emitOpError() << "accumulator " << getAcc().getType()

@@ -8,8 +8,12 @@
 // (lut_abi.h's K panels) and tile group, lowbit.uk.lut_dot on registers
 // whose width comes from TargetInfo (int32 sums of the low and high table
 // bytes, `bk` weights per loop iteration), lowbit.uk.lut_combine with the
-// row correction of the header, and the exact ternary scaling. Nothing here
-// depends on the ISA.
+// row correction of the header, and the exact ternary scaling. Targets whose
+// vectors are in lut_abi.h's lane order (TargetInfo::hasLutLaneOrder: one
+// table per 16-byte register lane) get lowbit.uk.lut_lookup per (register,
+// nibble, table byte), lowbit.uk.zip of the 4 groups of a row into an int32
+// lane and lowbit.uk.dot4 instead of lut_dot. Nothing here depends on the
+// ISA.
 //
 //===----------------------------------------------------------------------===//
 
@@ -60,6 +64,9 @@ struct LutPlan {
   int64_t tilesPerGroup = 1, bn = 1;
   int64_t blocksPerIteration = 1, vectorsPerIteration = 1;
   int64_t registerBytes = 0, halves = 1, lanes = 0; // lanes: int32 lanes
+  /// lut_abi.h's lane order (TargetInfo::hasLutLaneOrder): per (tile,
+  /// activation row) one accumulator pair per quarter of the rows.
+  bool laneOrder = false;
   int64_t prefetchBytes = 0;
   /// lut_abi.h's K panels: `panels` of `panelBlocks` TL2 blocks (the last
   /// may have fewer).
@@ -86,7 +93,9 @@ struct LutPlan {
   int64_t tableVectors() const { return 4 * tl2Blocks + tl1Vectors; }
   /// Accumulator pairs (low, high bytes) per (tile, activation row): per
   /// set, register half of a vector and nibble pair.
-  int64_t accsPerColumn() const { return accSets * halves * nibblePairs; }
+  int64_t accsPerColumn() const {
+    return laneOrder ? kTileRows / 4 : accSets * halves * nibblePairs;
+  }
   /// Bytes of the int32 sums of one (tile, activation row) between chunks.
   int64_t partialBytes() const { return accsPerColumn() * 2 * registerBytes; }
   int64_t columnTableBytes() const { return tableVectors() * kTableBytes; }
@@ -282,13 +291,7 @@ private:
         Value row = add(mul(add(firstTile, t), kTileRows), h * plan.lanes);
         Value rowsLeft = storeCount(row, plan.m, plan.lanes);
         for (int64_t c = 0; c < columns; ++c) {
-          Value acc = header;
-          for (int64_t set = 0; set < plan.accSets; ++set)
-            for (int64_t p = 0; p < plan.nibblePairs; ++p) {
-              const LutAcc &a = accs[accIndex(t, columns, c, set, h, p)];
-              Value sum = UkLutCombineOp::create(b, loc, i32Reg, a.low, a.high);
-              acc = arith::AddIOp::create(b, loc, acc, sum);
-            }
+          Value acc = addHalfSums(header, accs, t, columns, c, h);
           Value column = add(firstColumn, c);
           Value scale = memref::LoadOp::create(b, loc, xScales, column);
           Value noSum =
@@ -299,6 +302,27 @@ private:
                             rowsLeft);
         }
       }
+  }
+
+  /// `acc` plus the int32 sums of register half h's rows of (tile t,
+  /// column c).
+  Value addHalfSums(Value acc, ArrayRef<LutAcc> accs, int64_t t,
+                    int64_t columns, int64_t c, int64_t h) {
+    auto combine = [&](const LutAcc &a) -> Value {
+      return UkLutCombineOp::create(b, loc, i32Reg, a.low, a.high);
+    };
+    if (plan.laneOrder) {
+      // Quarters 2h and 2h + 1: lanes of 4 rows, one per table pair.
+      const LutAcc *quarters = &accs[(t * columns + c) * plan.accsPerColumn()];
+      Value rows = UkLaneFoldOp::create(b, loc, i32Reg, combine(quarters[2 * h]),
+                                        combine(quarters[2 * h + 1]));
+      return arith::AddIOp::create(b, loc, acc, rows);
+    }
+    for (int64_t set = 0; set < plan.accSets; ++set)
+      for (int64_t p = 0; p < plan.nibblePairs; ++p)
+        acc = arith::AddIOp::create(
+            b, loc, acc, combine(accs[accIndex(t, columns, c, set, h, p)]));
+    return acc;
   }
 
   /// One TL2 block: 4 index vectors per tile, each looked up by nibble with
@@ -337,6 +361,8 @@ private:
                     Value tableVector, Value signOffset,
                     SmallVectorImpl<LutAcc> &accs) {
     Value tables = mul(tableVector, kTableBytes);
+    if (plan.laneOrder)
+      return lookupLanes(tileBase, columns, offset, tables, signOffset, accs);
     int64_t signBytes = plan.registerBytes / 8;
     for (auto [t, base] : llvm::enumerate(tileBase)) {
       Value at = add(base, offset);
@@ -363,6 +389,57 @@ private:
       }
     }
     nextSet = (nextSet + 1) % plan.accSets;
+  }
+
+  /// lookupVector in lane order (lut_abi.h): register h of the vector holds
+  /// slots 2h, 2h + 1 in its lanes. Per table byte x (low, high) the
+  /// lookups of both nibbles of both registers are zipped into quarters of
+  /// 4 rows whose int32 lanes hold a row's 4 groups (slot l, nibbles 0 and
+  /// 1, then slot 2 + l), dot4 with the quarter's signs.
+  void lookupLanes(ArrayRef<Value> tileBase, int64_t columns, Value offset,
+                   Value tables, Value signOffset,
+                   SmallVectorImpl<LutAcc> &accs) {
+    int64_t quarters = plan.accsPerColumn();
+    auto zip = [&](Value lhs, Value rhs, int64_t bits, bool high) -> Value {
+      return UkZipOp::create(b, loc, byteReg, lhs, rhs, bits, high);
+    };
+    for (auto [t, base] : llvm::enumerate(tileBase)) {
+      Value at = add(base, offset);
+      Value w[2] = {UkLoadOp::create(b, loc, byteReg, codes, at),
+                    UkLoadOp::create(b, loc, byteReg, codes,
+                                     add(at, plan.registerBytes))};
+      SmallVector<Value, 4> signs;
+      for (int64_t q = 0; q < quarters; ++q)
+        signs.push_back(signOffset
+                            ? Value(UkLutSignsOp::create(
+                                  b, loc, byteReg, codes,
+                                  add(add(base, signOffset), 4 * q),
+                                  /*byDword=*/true))
+                            : splat(byteReg, 1));
+      for (int64_t c = 0; c < columns; ++c) {
+        Value columnTables = add(tables, c * plan.columnTableBytes());
+        LutAcc *a = &accs[(t * columns + c) * quarters];
+        for (int64_t x = 0; x < 2; ++x) {
+          Value looked[2][2];
+          for (int64_t h = 0; h < 2; ++h)
+            for (int64_t p = 0; p < 2; ++p)
+              looked[h][p] = UkLutLookupOp::create(
+                  b, loc, byteReg, w[h], this->tables,
+                  add(columnTables, 128 * p + 64 * x + 32 * h), p == 1);
+          for (int64_t half = 0; half < 2; ++half) {
+            Value slot = zip(looked[0][0], looked[0][1], 8, half);
+            Value pair = zip(looked[1][0], looked[1][1], 8, half);
+            for (int64_t hi = 0; hi < 2; ++hi) {
+              LutAcc &q = a[2 * half + hi];
+              Value &sum = x == 0 ? q.low : q.high;
+              sum = UkDot4Op::create(b, loc, i32Reg, sum,
+                                     zip(slot, pair, 16, hi),
+                                     signs[2 * half + hi]);
+            }
+          }
+        }
+      }
+    }
   }
 
   /// Prefetches the `lines` cache lines prefetchBytes after `offset`.
@@ -433,6 +510,7 @@ private:
     plan.halves = kVectorBytes / registerBytes;
     plan.lanes = registerBytes / 4;
     plan.prefetchBytes = target.getPrefetchBytes();
+    plan.laneOrder = target.hasLutLaneOrder();
     LutAccumulators accs =
         planLutAccumulators(target, plan.halves, plan.tilesPerGroup, plan.bn);
     plan.accSets = accs.sets;

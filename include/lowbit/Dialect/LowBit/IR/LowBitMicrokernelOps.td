@@ -328,13 +328,17 @@ def LowBit_UkLutSignsOp
     With R the bytes of the result: byte i is -1 when bit i of the R / 8
     little-endian bytes `base[offset ..]` is set, else +1: the TL2 signs of
     one index register (lut_abi.h sign words) as the signed multipliers of
-    `lowbit.uk.lut_dot`.
+    `lowbit.uk.lut_dot`. With `by_dword` (R = 32, lut_abi.h's lane order)
+    byte i takes bit 8 (i mod 4) + i / 4 instead: byte i of the 4 bytes
+    broadcast to every int32 lane (vpbroadcastd, no byte shuffle).
 
     ```mlir
     %s = lowbit.uk.lut_signs %codes[%off] : memref<?xui8> -> vector<64xi8>
+    %t = lowbit.uk.lut_signs %codes[%off] {by_dword} : memref<?xui8> -> vector<32xi8>
     ```
   }];
-  let arguments = (ins MemRefRankOf<[UI8], [1]>:$base, Index:$offset);
+  let arguments = (ins MemRefRankOf<[UI8], [1]>:$base, Index:$offset,
+                   UnitAttr:$by_dword);
   let results = (outs LowBit_ByteRegister:$result);
   let assemblyFormat = [{
     $base `[` $offset `]` attr-dict `:` type($base) `->` type($result)
@@ -443,6 +447,73 @@ def LowBit_UkLutCombineOp
   let arguments = (ins LowBit_I32Register:$low, LowBit_I32Register:$high);
   let results = (outs LowBit_I32Register:$result);
   let assemblyFormat = "$low `,` $high attr-dict `:` type($result)";
+}
+
+def LowBit_UkLutLookupOp
+    : LowBit_UkOp<"lut_lookup", [MemoryEffects<[MemRead]>,
+                                 AllTypesMatch<["indices", "result"]>]> {
+  let summary = "Looks bytes up in one 16-byte table per 16-byte lane";
+  let description = [{
+    Byte i of `indices` holds two 4-bit indices; n = its high nibble with
+    `high`, else its low nibble. With l = i / 16 the 16-byte lane of byte
+    i, the result's byte i is byte `16 l + n` of `tables[table_offset ..]`
+    (one pshufb of the R bytes there): the lookups of lut_abi.h's lane
+    order, where lane l of an index register holds the 16 rows of one
+    table (slot).
+
+    ```mlir
+    %lo = lowbit.uk.lut_lookup %w, %t[%at] {high = false}
+          : vector<32xi8>, memref<?xi8>
+    ```
+  }];
+  let arguments = (ins LowBit_ByteRegister:$indices,
+                   MemRefRankOf<[I8], [1]>:$tables, Index:$table_offset,
+                   BoolAttr:$high);
+  let results = (outs LowBit_ByteRegister:$result);
+  let assemblyFormat = [{
+    $indices `,` $tables `[` $table_offset `]` attr-dict `:`
+    type($indices) `,` type($tables)
+  }];
+}
+
+def LowBit_UkZipOp
+    : LowBit_UkOp<"zip", [Pure, AllTypesMatch<["lhs", "rhs", "result"]>]> {
+  let summary = "Interleaves the elements of two registers within 16-byte lanes";
+  let description = [{
+    Per 16-byte lane, with elements of `bits` (8 or 16) bits: the elements
+    of the lane's low half (or its high half with `high`) of `lhs` and
+    `rhs`, alternating, lhs first (punpcklbw / punpckhbw, punpcklwd /
+    punpckhwd). lut_abi.h's lane order zips the lookups of 4 groups of a
+    row into the 4 bytes of one int32 lane for `lowbit.uk.dot4`.
+
+    ```mlir
+    %z = lowbit.uk.zip %a, %b {bits = 8, high = true} : vector<32xi8>
+    ```
+  }];
+  let arguments = (ins LowBit_ByteRegister:$lhs, LowBit_ByteRegister:$rhs,
+                   ConfinedAttr<I64Attr, [IntIsOneOf<[8, 16]>]>:$bits,
+                   BoolAttr:$high);
+  let results = (outs LowBit_ByteRegister:$result);
+  let assemblyFormat = "$lhs `,` $rhs attr-dict `:` type($result)";
+}
+
+def LowBit_UkLaneFoldOp
+    : LowBit_UkOp<"lane_fold", [Pure, AllTypesMatch<["lhs", "rhs", "result"]>]> {
+  let summary = "Sums the two 16-byte lanes of each of two int32 registers";
+  let description = [{
+    For registers of two 16-byte lanes (4 int32 each): lane 0 of the result
+    is lane 0 + lane 1 of `lhs`, lane 1 is lane 0 + lane 1 of `rhs` (int32
+    wrapping): the rows of lut_abi.h's lane order, whose two lanes hold the
+    sums of different tables of the same 4 rows.
+
+    ```mlir
+    %rows = lowbit.uk.lane_fold %q0, %q1 : vector<8xi32>
+    ```
+  }];
+  let arguments = (ins LowBit_I32Register:$lhs, LowBit_I32Register:$rhs);
+  let results = (outs LowBit_I32Register:$result);
+  let assemblyFormat = "$lhs `,` $rhs attr-dict `:` type($result)";
+  let hasVerifier = 1;
 }
 
 #endif // LOWBIT_DIALECT_LOWBIT_IR_LOWBITMICROKERNELOPS_TD
