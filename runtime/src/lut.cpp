@@ -87,7 +87,9 @@ UpconvertWeights pack_lut(const PackedWeights &canonical, LutOrder order) {
     return lanes ? 16 * j + r : 4 * r + j;
   };
   auto signBitOf = [&](int64_t r, int64_t j, int64_t p) {
-    return lanes ? 32 * (r / 4) + 8 * (2 * (j / 2) + p) + 4 * (j % 2) + r % 4
+    const int64_t k = r % 8;
+    return lanes ? 32 * (2 * (j / 2) + r / 8) + 8 * (2 * (k % 2) + p) +
+                       4 * (j % 2) + k / 2
                  : 64 * p + 4 * r + j;
   };
   // Tile t's TL2 block b, TL1 vectors and header (the K panels).

@@ -1,6 +1,8 @@
 //===- c_api_test.cpp - the C API of lowbit.h -----------------------------===//
 
 #include "lowbit/lowbit.h"
+#include "lowbit/lut.h"
+#include "lowbit/format.h"
 
 #include "scalar_kernel.h"
 #include "test_util.h"
@@ -59,6 +61,41 @@ TEST(CApi, RegisteredKernelIsBitExactWithAndWithoutContext) {
   EXPECT_EQ(std::memcmp(B.data(), R.data(), R.size() * sizeof(float)), 0);
   lowbit_context_free(ctx);
   lowbit_free_weights(w);
+  ASSERT_EQ(lowbit_register_kernels(nullptr, 0), LOWBIT_OK);
+}
+
+// The codes a kernel was called with (the layout lowbit_pack chose).
+const uint8_t *recordedCodes = nullptr;
+void recordingKernel(const uint8_t *codes, const uint16_t *, const uint16_t *,
+                     const int8_t *, const float *, const int32_t *, float *,
+                     int64_t, int64_t, int64_t, float) {
+  recordedCodes = codes;
+}
+
+TEST(CApi, PacksTl2InTheOrderOfTheKernelsTarget) {
+  const int64_t M = 20, K = 200;
+  const std::vector<float> W = test::random_values(M * K, 5);
+  const std::vector<float> X = test::random_values(K, 6);
+  const PackedWeights P = quantize(Format::parse("tl2"), W.data(), M, K);
+  for (const char *target : {"x86-avx2", "x86-avxvnni", "x86-avx512vnni"}) {
+    SCOPED_TRACE(target);
+    const lowbit_kernel_entry_t entry = {"tl2", M,      K, 1,
+                                         target, "test", recordingKernel};
+    ASSERT_EQ(lowbit_register_kernels(&entry, 1), LOWBIT_OK);
+    lowbit_weights_t *w = nullptr;
+    ASSERT_EQ(lowbit_pack("tl2", W.data(), M, K, &w), LOWBIT_OK)
+        << lowbit_last_error();
+    std::vector<float> Y(static_cast<size_t>(M));
+    recordedCodes = nullptr;
+    ASSERT_EQ(lowbit_mpgemm(w, X.data(), 1, Y.data(), nullptr), LOWBIT_OK);
+    const UpconvertWeights want = pack_lut(
+        P, std::strcmp(target, "x86-avx512vnni") == 0 ? LutOrder::Rows
+                                                       : LutOrder::Lanes);
+    ASSERT_NE(recordedCodes, nullptr);
+    EXPECT_EQ(std::memcmp(recordedCodes, want.codes.data(), want.codes.size()),
+              0);
+    lowbit_free_weights(w);
+  }
   ASSERT_EQ(lowbit_register_kernels(nullptr, 0), LOWBIT_OK);
 }
 

@@ -65,9 +65,11 @@ struct Order {
   std::pair<int64_t, int> sign(int64_t r, int64_t j, int64_t h) const {
     if (order == LutOrder::Rows) // uint64 at 8h, bit 4r + j
       return {8 * h + (4 * r + j) / 8, int((4 * r + j) % 8)};
-    // uint32 at 4 * (r / 4), bit 8 (2 (j / 2) + h) + 4 (j % 2) + r % 4
-    const int64_t bit = 8 * (2 * (j / 2) + h) + 4 * (j % 2) + r % 4;
-    return {4 * (r / 4) + bit / 8, int(bit % 8)};
+    // uint32 w = 2 (j / 2) + r / 8 at 4w; with k = r mod 8, bit
+    // 8 (2 (k mod 2) + h) + 4 (j mod 2) + k / 2
+    const int64_t k = r % 8, w = 2 * (j / 2) + r / 8;
+    const int64_t bit = 8 * (2 * (k % 2) + h) + 4 * (j % 2) + k / 2;
+    return {4 * w + bit / 8, int(bit % 8)};
   }
 };
 

@@ -52,25 +52,28 @@
 // AVX512: lowbit.uk.store %[[OUT]], %[[Y]][%{{.*}}], %{{.*}} : vector<16xf32>, memref<?xf32>
 
 // On AVX2 the vectors are in lut_abi.h's lane order: register h of a
-// vector (at +32h) holds slots 2h, 2h + 1 in its lanes. Per vector the 4
-// quarters' sign words (by_dword, 4 bytes at +4q); per table byte (low at
-// +0, high at +64 of each nibble's 128 bytes) the 4 lookups (register h,
-// nibble p at 128p + 32h) zipped by 8 then 16 bits into quarters of 4 rows,
-// one dot4 each with its signs (8 accumulators: 4 quarters x low/high).
-// At the end per half of the rows the two quarters' lanes are folded.
+// vector (at +32h) holds slots 2h, 2h + 1 in its lanes. Per vector the sign
+// words of (register h, half of the rows) (by_dword, 4 bytes at
+// +4 (2h + half)); per table byte (low at +0, high at +64 of each nibble's
+// 128 bytes) the lookups of register h, nibble p (at 128p + 32h), the two
+// nibbles zipped by bytes (a row's two groups per int16 lane) and dot2
+// with their signs; the two registers' pair sums added into the block's
+// int16 sums, which are widened into the 8 int32 accumulators (4 quarters
+// of the rows x low/high) after the block's 4 vectors. At the end per half
+// of the rows the two quarters' lanes are folded.
 // AVX2-LABEL: func.func @tl2_gemv(
 // AVX2: %[[T:.*]] = lowbit.uk.stack_buffer {bytes = 2304 : i64} : memref<?xi8>
 // AVX2: scf.for %{{.*}} = %c0 to %c2 step %c1 iter_args(%[[A0:.*]] = %{{.*}}, %[[A1:.*]] = %{{.*}}, %[[A2:.*]] = %{{.*}}, %[[A3:.*]] = %{{.*}}, %[[A4:.*]] = %{{.*}}, %[[A5:.*]] = %{{.*}}, %[[A6:.*]] = %{{.*}}, %[[A7:.*]] = %{{.*}}) -> (vector<8xi32>, vector<8xi32>, vector<8xi32>, vector<8xi32>, vector<8xi32>, vector<8xi32>, vector<8xi32>, vector<8xi32>) {
 // AVX2: %[[W0:.*]] = lowbit.uk.load %{{.*}}[%[[W0AT:.*]]] : memref<?xui8> -> vector<32xi8>
 // AVX2: %[[W1AT:.*]] = arith.addi %[[W0AT]], %c32{{(_[0-9]+)?}} : index
 // AVX2: %[[W1:.*]] = lowbit.uk.load %{{.*}}[%[[W1AT]]] : memref<?xui8> -> vector<32xi8>
-// AVX2: %[[S0:.*]] = lowbit.uk.lut_signs %{{.*}}[%[[SAT:.*]]] {by_dword} : memref<?xui8> -> vector<32xi8>
+// AVX2: %[[S00:.*]] = lowbit.uk.lut_signs %{{.*}}[%[[SAT:.*]]] {by_dword} : memref<?xui8> -> vector<32xi8>
 // AVX2: arith.addi %[[SAT]], %c4 : index
-// AVX2: %[[S1:.*]] = lowbit.uk.lut_signs {{.*}} {by_dword}
+// AVX2: %[[S01:.*]] = lowbit.uk.lut_signs {{.*}} {by_dword}
 // AVX2: arith.addi %[[SAT]], %c8 : index
-// AVX2: %[[S2:.*]] = lowbit.uk.lut_signs {{.*}} {by_dword}
+// AVX2: %[[S10:.*]] = lowbit.uk.lut_signs {{.*}} {by_dword}
 // AVX2: arith.addi %[[SAT]], %c12 : index
-// AVX2: %[[S3:.*]] = lowbit.uk.lut_signs {{.*}} {by_dword}
+// AVX2: %[[S11:.*]] = lowbit.uk.lut_signs {{.*}} {by_dword}
 // AVX2: %[[L00:.*]] = lowbit.uk.lut_lookup %[[W0]], %[[T]][%[[TAT:.*]]] {high = false} : vector<32xi8>, memref<?xi8>
 // AVX2: arith.addi %[[TAT]], %c128 : index
 // AVX2: %[[L01:.*]] = lowbit.uk.lut_lookup %[[W0]], %[[T]][%{{.*}}] {high = true}
@@ -78,24 +81,34 @@
 // AVX2: %[[L10:.*]] = lowbit.uk.lut_lookup %[[W1]], %[[T]][%{{.*}}] {high = false}
 // AVX2: arith.addi %[[TAT]], %c160 : index
 // AVX2: %[[L11:.*]] = lowbit.uk.lut_lookup %[[W1]], %[[T]][%{{.*}}] {high = true}
-// AVX2: %[[SLOT:.*]] = lowbit.uk.zip %[[L00]], %[[L01]] {bits = 8 : i64, high = false} : vector<32xi8>
-// AVX2: %[[PAIR:.*]] = lowbit.uk.zip %[[L10]], %[[L11]] {bits = 8 : i64, high = false} : vector<32xi8>
-// AVX2: %[[Q0:.*]] = lowbit.uk.zip %[[SLOT]], %[[PAIR]] {bits = 16 : i64, high = false} : vector<32xi8>
-// AVX2: lowbit.uk.dot4 %[[A0]], %[[Q0]], %[[S0]] : vector<32xi8> -> vector<8xi32>
-// AVX2: %[[Q1:.*]] = lowbit.uk.zip %[[SLOT]], %[[PAIR]] {bits = 16 : i64, high = true} : vector<32xi8>
-// AVX2: lowbit.uk.dot4 %[[A2]], %[[Q1]], %[[S1]] : vector<32xi8> -> vector<8xi32>
+// AVX2: %[[Z0:.*]] = lowbit.uk.zip %[[L00]], %[[L01]] {bits = 8 : i64, high = false} : vector<32xi8>
+// AVX2: %[[P0:.*]] = lowbit.uk.dot2 %[[Z0]], %[[S00]] : vector<32xi8> -> vector<16xi16>
+// AVX2: %[[Z1:.*]] = lowbit.uk.zip %[[L10]], %[[L11]] {bits = 8 : i64, high = false} : vector<32xi8>
+// AVX2: %[[P1:.*]] = lowbit.uk.dot2 %[[Z1]], %[[S10]] : vector<32xi8> -> vector<16xi16>
+// AVX2: arith.addi %[[P0]], %[[P1]] : vector<16xi16>
 // AVX2: lowbit.uk.zip %[[L00]], %[[L01]] {bits = 8 : i64, high = true}
-// AVX2: lowbit.uk.dot4 %[[A4]], %{{.*}}, %[[S2]]
-// AVX2: lowbit.uk.dot4 %[[A6]], %{{.*}}, %[[S3]]
+// AVX2: lowbit.uk.dot2 %{{.*}}, %[[S01]]
+// AVX2: lowbit.uk.dot2 %{{.*}}, %[[S11]]
 // AVX2: arith.addi %[[TAT]], %c64 : index
-// AVX2: lowbit.uk.dot4 %[[A1]], %{{.*}}, %[[S0]]
-// AVX2: lowbit.uk.dot4 %[[A3]], %{{.*}}, %[[S1]]
-// AVX2: lowbit.uk.dot4 %[[A5]], %{{.*}}, %[[S2]]
-// AVX2: lowbit.uk.dot4 %[[A7]], %{{.*}}, %[[S3]]
+// AVX2: lowbit.uk.dot2 %{{.*}}, %[[S00]]
+// After the 4 vectors: per half of the rows and table byte the int16 sums
+// sign-extended into the quarters (low half of each lane: the first).
+// AVX2: %[[E0:.*]] = lowbit.uk.extend %{{.*}} {high = false} : vector<16xi16> -> vector<8xi32>
+// AVX2: arith.addi %[[A0]], %[[E0]] : vector<8xi32>
+// AVX2: %[[E1:.*]] = lowbit.uk.extend %{{.*}} {high = false} : vector<16xi16> -> vector<8xi32>
+// AVX2: arith.addi %[[A1]], %[[E1]] : vector<8xi32>
+// AVX2: %[[E2:.*]] = lowbit.uk.extend %{{.*}} {high = true} : vector<16xi16> -> vector<8xi32>
+// AVX2: arith.addi %[[A2]], %[[E2]] : vector<8xi32>
+// AVX2: arith.addi %[[A3]], %{{.*}} : vector<8xi32>
+// AVX2: arith.addi %[[A4]], %{{.*}} : vector<8xi32>
+// AVX2: arith.addi %[[A5]], %{{.*}} : vector<8xi32>
+// AVX2: arith.addi %[[A6]], %{{.*}} : vector<8xi32>
+// AVX2: arith.addi %[[A7]], %{{.*}} : vector<8xi32>
 // AVX2: scf.yield
-// The TL1 vector: no signs (+1 bytes); then per half of the rows the header
-// plus the two quarters' lanes folded.
-// AVX2: lowbit.uk.dot4 %{{.*}}, %{{.*}}, %[[ONES:cst(_[0-9]+)?]] : vector<32xi8> -> vector<8xi32>
+// The TL1 vector: no signs (+1 bytes), widened on its own; then per half of
+// the rows the header plus the two quarters' lanes folded.
+// AVX2: lowbit.uk.dot2 %{{.*}}, %[[ONES:cst(_[0-9]+)?]] : vector<32xi8> -> vector<16xi16>
+// AVX2: lowbit.uk.extend
 // AVX2: %[[HEADER:.*]] = lowbit.uk.load %{{.*}} : memref<?xui8> -> vector<8xi32>
 // AVX2: %[[C0:.*]] = lowbit.uk.lut_combine %{{.*}}, %{{.*}} : vector<8xi32>
 // AVX2: %[[C1:.*]] = lowbit.uk.lut_combine %{{.*}}, %{{.*}} : vector<8xi32>

@@ -127,9 +127,10 @@ public:
   /// lowbit.uk.dot4.
   virtual Value emitDot4(OpBuilder &b, Location loc, Value acc, Value codes,
                          Value x, VectorType accType) const = 0;
-  /// arith.addi of two int32 registers (lane-wise, wrapping).
-  virtual Value emitAddI32(OpBuilder &b, Location loc, Value lhs, Value rhs,
-                           VectorType type) const = 0;
+  /// arith.addi of two int32 registers (lane-wise, wrapping); of int16
+  /// registers (lowbit.uk.dot2 sums) on targets with hasLutLaneOrder.
+  virtual Value emitAddI(OpBuilder &b, Location loc, Value lhs, Value rhs,
+                         VectorType type) const = 0;
   /// A register with every lane equal to `value` (an i32 or f32 attribute;
   /// on targets with byte table lookups also i8: lut_dot multipliers).
   virtual Value emitSplat(OpBuilder &b, Location loc, VectorType type,
@@ -189,6 +190,16 @@ public:
   /// lowbit.uk.zip; null when the target has none.
   virtual Value emitZip(OpBuilder &b, Location loc, Value lhs, Value rhs,
                         int64_t bits, bool high, VectorType type) const {
+    return {};
+  }
+  /// lowbit.uk.dot2; null when the target has none.
+  virtual Value emitDot2(OpBuilder &b, Location loc, Value codes, Value x,
+                         VectorType type) const {
+    return {};
+  }
+  /// lowbit.uk.extend; null when the target has none.
+  virtual Value emitExtend(OpBuilder &b, Location loc, Value value, bool high,
+                           VectorType type) const {
     return {};
   }
   /// lowbit.uk.lane_fold; null when the target has none.

@@ -345,6 +345,40 @@ struct ConvertZip : TargetPattern<UkZipOp> {
   }
 };
 
+struct ConvertDot2 : TargetPattern<UkDot2Op> {
+  using TargetPattern::TargetPattern;
+  LogicalResult
+  matchAndRewrite(UkDot2Op op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    FailureOr<VectorType> type = getRegisterType(rewriter, op, op.getType());
+    if (failed(type))
+      return failure();
+    Value sums = target.emitDot2(rewriter, op.getLoc(), adaptor.getCodes(),
+                                 adaptor.getX(), *type);
+    if (!sums)
+      return rewriter.notifyMatchFailure(op, "no dot2 on target");
+    rewriter.replaceOp(op, sums);
+    return success();
+  }
+};
+
+struct ConvertExtend : TargetPattern<UkExtendOp> {
+  using TargetPattern::TargetPattern;
+  LogicalResult
+  matchAndRewrite(UkExtendOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    FailureOr<VectorType> type = getRegisterType(rewriter, op, op.getType());
+    if (failed(type))
+      return failure();
+    Value wide = target.emitExtend(rewriter, op.getLoc(), adaptor.getValue(),
+                                   op.getHigh(), *type);
+    if (!wide)
+      return rewriter.notifyMatchFailure(op, "no extend on target");
+    rewriter.replaceOp(op, wide);
+    return success();
+  }
+};
+
 struct ConvertLaneFold : TargetPattern<UkLaneFoldOp> {
   using TargetPattern::TargetPattern;
   LogicalResult
@@ -496,7 +530,8 @@ struct ConvertBroadcast : TargetPattern<vector::BroadcastOp> {
   }
 };
 
-/// arith.addi of int32 registers (the sum of split accumulators).
+/// arith.addi of int32 registers (the sum of split accumulators) or int16
+/// ones (lowbit.uk.dot2 sums).
 struct ConvertRegisterAdd : TargetPattern<arith::AddIOp> {
   using TargetPattern::TargetPattern;
   LogicalResult
@@ -507,9 +542,9 @@ struct ConvertRegisterAdd : TargetPattern<arith::AddIOp> {
     FailureOr<VectorType> type = getRegisterType(rewriter, op, op.getType());
     if (failed(type))
       return failure();
-    rewriter.replaceOp(op, target.emitAddI32(rewriter, op.getLoc(),
-                                             adaptor.getLhs(), adaptor.getRhs(),
-                                             *type));
+    rewriter.replaceOp(op, target.emitAddI(rewriter, op.getLoc(),
+                                           adaptor.getLhs(), adaptor.getRhs(),
+                                           *type));
     return success();
   }
 };
@@ -562,7 +597,7 @@ void mlir::lowbit::populateLowBitToEmitCPatterns(const TypeConverter &converter,
            ConvertTernaryScale, ConvertStore, ConvertPrefetch, ConvertBroadcast,
            ConvertLutTables, ConvertLutDot, ConvertLutDot8, ConvertSpill,
            ConvertLutSigns, ConvertLutCombine, ConvertLutLookup, ConvertZip,
-           ConvertLaneFold>(converter, ctx, target);
+           ConvertDot2, ConvertExtend, ConvertLaneFold>(converter, ctx, target);
   patterns.add<ConvertStackBuffer>(converter, ctx);
   patterns.add<ConvertSplatConstant, ConvertRegisterAdd>(converter, ctx, target,
                                                          /*benefit=*/2);

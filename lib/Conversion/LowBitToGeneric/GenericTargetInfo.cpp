@@ -100,7 +100,7 @@ public:
     return scalar;
   }
 
-  Value emitAddI32(OpBuilder &b, Location loc, Value lhs, Value rhs,
+  Value emitAddI(OpBuilder &b, Location loc, Value lhs, Value rhs,
                    VectorType type) const override {
     return emitc::AddOp::create(b, loc, b.getI32Type(), lhs, rhs);
   }

@@ -163,7 +163,7 @@ public:
     return call(b, loc, i32x4(ctx), "vpadalq_s16", {acc, pairs});
   }
 
-  Value emitAddI32(OpBuilder &b, Location loc, Value lhs, Value rhs,
+  Value emitAddI(OpBuilder &b, Location loc, Value lhs, Value rhs,
                    VectorType type) const override {
     return call(b, loc, i32x4(b.getContext()), "vaddq_s32", {lhs, rhs});
   }

@@ -129,9 +129,11 @@ public:
     return call(b, loc, reg, name(isFloat ? "set1_ps" : "set1_epi32"), scalar);
   }
 
-  Value emitAddI32(OpBuilder &b, Location loc, Value lhs, Value rhs,
-                   VectorType type) const override {
-    return call(b, loc, intType(b.getContext()), name("add_epi32"), {lhs, rhs});
+  Value emitAddI(OpBuilder &b, Location loc, Value lhs, Value rhs,
+                 VectorType type) const override {
+    bool words = type.getElementType().isInteger(16);
+    return call(b, loc, intType(b.getContext()),
+                name(words ? "add_epi16" : "add_epi32"), {lhs, rhs});
   }
 
   Value emitSplat(OpBuilder &b, Location loc, VectorType type,
@@ -619,6 +621,24 @@ public:
                       (bits == 8 ? "_epi8" : "_epi16"))
                          .str();
     return call(b, loc, intType(b.getContext()), op, {lhs, rhs});
+  }
+
+  /// pmaddubsw.
+  Value emitDot2(OpBuilder &b, Location loc, Value codes, Value x,
+                 VectorType type) const override {
+    return call(b, loc, intType(b.getContext()), "_mm256_maddubs_epi16",
+                {codes, x});
+  }
+
+  /// punpck{l,h}wd of the words and their signs (psraw 15).
+  Value emitExtend(OpBuilder &b, Location loc, Value value, bool high,
+                   VectorType type) const override {
+    Type reg = intType(b.getContext());
+    Value signs = call(b, loc, reg, "_mm256_srai_epi16", value,
+                       {b.getI32IntegerAttr(15)});
+    return call(b, loc, reg,
+                high ? "_mm256_unpackhi_epi16" : "_mm256_unpacklo_epi16",
+                {value, signs});
   }
 
   /// [lhs.0 | rhs.0] + [lhs.1 | rhs.1] (vperm2i128).

@@ -74,12 +74,13 @@
  *     register h (bytes 32h..) holds slots 2h, 2h + 1 of all 16 rows, one
  *     slot per lane, and looks both up in the 32 table bytes at 32h;
  *   sign words: the 16 bytes of vector v are 4 little-endian uint32, one
- *     per quarter q of the rows (4q..4q+3) at byte 16v + 4q; bit
- *     8e + 4l + k of it is the sign of row 4q + k, slot l + 2 (e / 2),
- *     nibble e mod 2 (l, e in 0..1, 0..3): the kernel zips the lookups of
- *     a register's two nibbles and of the two registers so that the 4
- *     bytes of int32 lane k of lane l are e = 0..3, and broadcasts the
- *     word to every int32 lane (byte i tests bit 8 (i mod 4) + i / 4).
+ *     per register h and half of the rows (8 half .. 8 half + 7) at byte
+ *     16v + 4 (2h + half); with k = r mod 8, bit 8 (2 (k mod 2) + p) +
+ *     4l + k / 2 of it is the sign of row r = 8 half + k, slot 2h + l,
+ *     nibble p (l, p in 0..1): the kernel zips the lookups of a register's
+ *     two nibbles so that int16 lane k of 128-bit lane l holds row k's
+ *     nibbles p = 0, 1 (byte 16l + 2k + p), and broadcasts the word to
+ *     every int32 lane (byte i tests bit 8 (i mod 4) + i / 4).
  *
  * KERNEL (lowbit_kernel_fn of kernel_abi.h)
  *   codes = this layout; scales and zeros are null; xq, x_scales come from
@@ -98,8 +99,10 @@
  *   y[n][m] = (float)acc * w_scale / x_scales[n][0], bit-exact with the
  *   reference (as kernel_abi.h). AVX2 has no vpermb: in the lane order
  *   above it looks a register up with one pshufb (its two slots' tables,
- *   one per lane), zips the bytes of 4 groups of a row into each int32
- *   lane and sums the two lanes' rows at the end; the math is the same.
+ *   one per lane), multiplies the zipped bytes of a row's two nibbles by
+ *   their signs into int16 pair sums (vpmaddubsw: |2 x 255| per lane, at
+ *   most 8 vectors summed before they are widened to int32) and sums the
+ *   two lanes' rows at the end; the math is the same.
  */
 #ifndef LOWBIT_LUT_ABI_H
 #define LOWBIT_LUT_ABI_H

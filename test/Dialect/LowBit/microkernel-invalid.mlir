@@ -87,3 +87,35 @@ func.func @lut_dot_signs(%a: vector<16xi32>, %w: vector<64xi8>, %s: vector<32xi8
   %l, %h = lowbit.uk.lut_dot %a, %a, %w, %t[%off] signs(%s : vector<32xi8>) {high = false} : vector<64xi8>, memref<?xi8>, vector<16xi32>
   return %l : vector<16xi32>
 }
+
+// -----
+
+func.func @zip_bits(%a: vector<32xi8>) -> vector<32xi8> {
+  // expected-error@+1 {{'lowbit.uk.zip' op attribute 'bits' failed to satisfy constraint}}
+  %z = lowbit.uk.zip %a, %a {bits = 32, high = false} : vector<32xi8>
+  return %z : vector<32xi8>
+}
+
+// -----
+
+func.func @dot2_lanes(%a: vector<32xi8>) -> vector<8xi16> {
+  // expected-error@+1 {{'lowbit.uk.dot2' op needs two bytes of 'vector<32xi8>' per int16 lane of 'vector<8xi16>'}}
+  %p = lowbit.uk.dot2 %a, %a : vector<32xi8> -> vector<8xi16>
+  return %p : vector<8xi16>
+}
+
+// -----
+
+func.func @extend_lanes(%a: vector<16xi16>) -> vector<16xi32> {
+  // expected-error@+1 {{'lowbit.uk.extend' op widens half the int16 lanes of 'vector<16xi16>', not to 'vector<16xi32>'}}
+  %e = lowbit.uk.extend %a {high = false} : vector<16xi16> -> vector<16xi32>
+  return %e : vector<16xi32>
+}
+
+// -----
+
+func.func @lane_fold_lanes(%a: vector<16xi32>) -> vector<16xi32> {
+  // expected-error@+1 {{'lowbit.uk.lane_fold' op folds registers of two 16-byte lanes (vector<8xi32>), got 'vector<16xi32>'}}
+  %f = lowbit.uk.lane_fold %a, %a : vector<16xi32>
+  return %f : vector<16xi32>
+}

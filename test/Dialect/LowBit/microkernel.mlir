@@ -85,5 +85,18 @@ func.func @microkernel_lut(%codes: memref<?xui8>, %xq: memref<?xi8>,
   %l8, %h8 = lowbit.uk.lut_dot %acc8, %acc8, %w8, %t[%off] signs(%s8 : vector<32xi8>) {high = false} : vector<32xi8>, memref<?xi8>, vector<8xi32>
   // CHECK: lowbit.uk.lut_combine %{{.*}}, %{{.*}} : vector<8xi32>
   %r8 = lowbit.uk.lut_combine %l8, %h8 : vector<8xi32>
-  return %r, %r8 : vector<16xi32>, vector<8xi32>
+  // The lane order's ops (lut_abi.h).
+  // CHECK: %[[SD:.*]] = lowbit.uk.lut_signs %{{.*}}[%{{.*}}] {by_dword} : memref<?xui8> -> vector<32xi8>
+  %sd = lowbit.uk.lut_signs %codes[%off] {by_dword} : memref<?xui8> -> vector<32xi8>
+  // CHECK: %[[LK:.*]] = lowbit.uk.lut_lookup %{{.*}}, %[[T]][%{{.*}}] {high = true} : vector<32xi8>, memref<?xi8>
+  %lk = lowbit.uk.lut_lookup %w8, %t[%off] {high = true} : vector<32xi8>, memref<?xi8>
+  // CHECK: %[[Z:.*]] = lowbit.uk.zip %[[LK]], %[[LK]] {bits = 8 : i64, high = false} : vector<32xi8>
+  %z = lowbit.uk.zip %lk, %lk {bits = 8, high = false} : vector<32xi8>
+  // CHECK: %[[P:.*]] = lowbit.uk.dot2 %[[Z]], %[[SD]] : vector<32xi8> -> vector<16xi16>
+  %p = lowbit.uk.dot2 %z, %sd : vector<32xi8> -> vector<16xi16>
+  // CHECK: %[[E:.*]] = lowbit.uk.extend %[[P]] {high = true} : vector<16xi16> -> vector<8xi32>
+  %e = lowbit.uk.extend %p {high = true} : vector<16xi16> -> vector<8xi32>
+  // CHECK: lowbit.uk.lane_fold %[[E]], %{{.*}} : vector<8xi32>
+  %fold = lowbit.uk.lane_fold %e, %r8 : vector<8xi32>
+  return %r, %fold : vector<16xi32>, vector<8xi32>
 }

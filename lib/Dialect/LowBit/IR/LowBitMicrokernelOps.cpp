@@ -77,6 +77,21 @@ LogicalResult UkLutDotOp::verify() {
   return success();
 }
 
+LogicalResult UkDot2Op::verify() {
+  if (getLanes(getCodes()) != 2 * getLanes(getResult()))
+    return emitOpError() << "needs two bytes of " << getCodes().getType()
+                         << " per int16 lane of " << getResult().getType();
+  return success();
+}
+
+LogicalResult UkExtendOp::verify() {
+  if (getLanes(getValue()) != 2 * getLanes(getResult()))
+    return emitOpError() << "widens half the int16 lanes of "
+                         << getValue().getType() << ", not to "
+                         << getResult().getType();
+  return success();
+}
+
 LogicalResult UkLaneFoldOp::verify() {
   if (getLanes(getLhs()) != 8)
     return emitOpError() << "folds registers of two 16-byte lanes "

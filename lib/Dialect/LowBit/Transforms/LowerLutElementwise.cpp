@@ -136,6 +136,7 @@ public:
         tileEnd(args[9]), wScale(args[10]) {
     MLIRContext *ctx = b.getContext();
     byteReg = VectorType::get({plan.registerBytes}, IntegerType::get(ctx, 8));
+    i16Reg = VectorType::get({2 * plan.lanes}, IntegerType::get(ctx, 16));
     i32Reg = VectorType::get({plan.lanes}, IntegerType::get(ctx, 32));
     f32Reg = VectorType::get({plan.lanes}, Float32Type::get(ctx));
   }
@@ -332,6 +333,7 @@ private:
     Value blockOffset = add(mul(block, kBlockBytes), blockShift);
     for (Value base : tileBase)
       prefetch(add(base, blockOffset), kBlockBytes / kVectorBytes);
+    startWords(tileBase.size() * columns);
     auto vector = [&](Value v) {
       lookupVector(tileBase, columns,
                    add(add(blockOffset, kVectorBytes), mul(v, kVectorBytes)),
@@ -342,6 +344,7 @@ private:
     else
       for (int64_t v = 0; v < 4; ++v)
         vector(constant(v));
+    widenWords(accs);
   }
 
   /// One TL1 vector per tile (no signs).
@@ -350,8 +353,36 @@ private:
     Value offset = add(mul(vector, kVectorBytes), plan.tl1Offset());
     for (Value base : tileBase)
       prefetch(add(base, offset), 1);
+    startWords(tileBase.size() * columns);
     lookupVector(tileBase, columns, offset, add(vector, 4 * plan.tl2Blocks),
                  Value(), accs);
+    widenWords(accs);
+  }
+
+  /// Lane order: zero int16 pair sums for `count` (tile, column)s.
+  void startWords(int64_t count) {
+    if (!plan.laneOrder)
+      return;
+    Value zero = splat(i16Reg, 0);
+    words.assign(2 * count, LutAcc{zero, zero});
+  }
+
+  /// Lane order: the int16 pair sums of (tile, column, half of the rows)
+  /// sign-extended into the int32 sums of its two quarters (at most 8
+  /// vectors of 2 x 510 per int16 lane: exact).
+  void widenWords(SmallVectorImpl<LutAcc> &accs) {
+    if (!plan.laneOrder)
+      return;
+    for (int64_t i = 0; i < int64_t(words.size()); ++i)
+      for (int64_t hi = 0; hi < 2; ++hi) {
+        LutAcc &q = accs[i / 2 * plan.accsPerColumn() + 2 * (i % 2) + hi];
+        auto add = [&](Value &sum, Value word) {
+          sum = arith::AddIOp::create(
+              b, loc, sum, UkExtendOp::create(b, loc, i32Reg, word, hi == 1));
+        };
+        add(q.low, words[i].low);
+        add(q.high, words[i].high);
+      }
   }
 
   /// The index vector at `offset` of every tile against table vector
@@ -362,7 +393,7 @@ private:
                     SmallVectorImpl<LutAcc> &accs) {
     Value tables = mul(tableVector, kTableBytes);
     if (plan.laneOrder)
-      return lookupLanes(tileBase, columns, offset, tables, signOffset, accs);
+      return lookupLanes(tileBase, columns, offset, tables, signOffset);
     int64_t signBytes = plan.registerBytes / 8;
     for (auto [t, base] : llvm::enumerate(tileBase)) {
       Value at = add(base, offset);
@@ -392,33 +423,31 @@ private:
   }
 
   /// lookupVector in lane order (lut_abi.h): register h of the vector holds
-  /// slots 2h, 2h + 1 in its lanes. Per table byte x (low, high) the
-  /// lookups of both nibbles of both registers are zipped into quarters of
-  /// 4 rows whose int32 lanes hold a row's 4 groups (slot l, nibbles 0 and
-  /// 1, then slot 2 + l), dot4 with the quarter's signs.
+  /// slots 2h, 2h + 1 in its lanes. Per table byte x (low, high) and
+  /// register, the lookups of both nibbles zipped so that each int16 lane
+  /// holds a row's two groups (nibbles 0, 1 of one slot), dot2 with their
+  /// signs, and the two registers' sums added to the int16 pair sums of
+  /// that half of the rows (`words`, widened per block).
   void lookupLanes(ArrayRef<Value> tileBase, int64_t columns, Value offset,
-                   Value tables, Value signOffset,
-                   SmallVectorImpl<LutAcc> &accs) {
-    int64_t quarters = plan.accsPerColumn();
-    auto zip = [&](Value lhs, Value rhs, int64_t bits, bool high) -> Value {
-      return UkZipOp::create(b, loc, byteReg, lhs, rhs, bits, high);
-    };
+                   Value tables, Value signOffset) {
     for (auto [t, base] : llvm::enumerate(tileBase)) {
       Value at = add(base, offset);
       Value w[2] = {UkLoadOp::create(b, loc, byteReg, codes, at),
                     UkLoadOp::create(b, loc, byteReg, codes,
                                      add(at, plan.registerBytes))};
-      SmallVector<Value, 4> signs;
-      for (int64_t q = 0; q < quarters; ++q)
-        signs.push_back(signOffset
-                            ? Value(UkLutSignsOp::create(
-                                  b, loc, byteReg, codes,
-                                  add(add(base, signOffset), 4 * q),
-                                  /*byDword=*/true))
-                            : splat(byteReg, 1));
+      // The signs of (register h, half of the rows) at 4 (2h + half).
+      Value signs[2][2];
+      for (int64_t h = 0; h < 2; ++h)
+        for (int64_t half = 0; half < 2; ++half)
+          signs[h][half] =
+              signOffset ? Value(UkLutSignsOp::create(
+                               b, loc, byteReg, codes,
+                               add(add(base, signOffset), 4 * (2 * h + half)),
+                               /*byDword=*/true))
+                         : splat(byteReg, 1);
       for (int64_t c = 0; c < columns; ++c) {
         Value columnTables = add(tables, c * plan.columnTableBytes());
-        LutAcc *a = &accs[(t * columns + c) * quarters];
+        LutAcc *sums = &words[2 * (t * columns + c)];
         for (int64_t x = 0; x < 2; ++x) {
           Value looked[2][2];
           for (int64_t h = 0; h < 2; ++h)
@@ -427,15 +456,16 @@ private:
                   b, loc, byteReg, w[h], this->tables,
                   add(columnTables, 128 * p + 64 * x + 32 * h), p == 1);
           for (int64_t half = 0; half < 2; ++half) {
-            Value slot = zip(looked[0][0], looked[0][1], 8, half);
-            Value pair = zip(looked[1][0], looked[1][1], 8, half);
-            for (int64_t hi = 0; hi < 2; ++hi) {
-              LutAcc &q = a[2 * half + hi];
-              Value &sum = x == 0 ? q.low : q.high;
-              sum = UkDot4Op::create(b, loc, i32Reg, sum,
-                                     zip(slot, pair, 16, hi),
-                                     signs[2 * half + hi]);
-            }
+            Value pairs[2];
+            for (int64_t h = 0; h < 2; ++h)
+              pairs[h] = UkDot2Op::create(
+                  b, loc, i16Reg,
+                  UkZipOp::create(b, loc, byteReg, looked[h][0], looked[h][1],
+                                  8, half == 1),
+                  signs[h][half]);
+            Value &sum = x == 0 ? sums[half].low : sums[half].high;
+            sum = arith::AddIOp::create(
+                b, loc, sum, arith::AddIOp::create(b, loc, pairs[0], pairs[1]));
           }
         }
       }
@@ -455,7 +485,10 @@ private:
   /// The accumulator set of the next index vector: consecutive vectors
   /// take turns among the plan's `accSets`.
   int64_t nextSet = 0;
-  VectorType byteReg, i32Reg, f32Reg;
+  /// Lane order: the int16 pair sums (low, high table bytes) of the current
+  /// block or TL1 vector per (tile, column, half of the rows).
+  SmallVector<LutAcc> words;
+  VectorType byteReg, i16Reg, i32Reg, f32Reg;
 };
 
 class LowerLutElementwisePass
@@ -515,7 +548,8 @@ private:
         planLutAccumulators(target, plan.halves, plan.tilesPerGroup, plan.bn);
     plan.accSets = accs.sets;
     plan.nibblePairs = accs.nibblePairs;
-    plan.vectorLoop = accs.nibblePairs == 1 && accs.sets == 1;
+    plan.vectorLoop =
+        !plan.laneOrder && accs.nibblePairs == 1 && accs.sets == 1;
     // The panel count whose panels come nearest kPanelBlocks (lut_abi.h;
     // measured on Zen 5, 2 threads, cold 3200x3200: 2 panels of 17 blocks
     // 3-4% faster than 3 of 11 against i2s across core complexes, equal on

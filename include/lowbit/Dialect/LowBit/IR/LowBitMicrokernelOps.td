@@ -497,6 +497,48 @@ def LowBit_UkZipOp
   let assemblyFormat = "$lhs `,` $rhs attr-dict `:` type($result)";
 }
 
+def LowBit_UkDot2Op
+    : LowBit_UkOp<"dot2", [Pure, AllTypesMatch<["codes", "x"]>]> {
+  let summary = "Sums of products of byte pairs into int16 lanes";
+  let description = [{
+    For every int16 lane i: `result[i] = codes[2i] * x[2i] + codes[2i + 1]
+    * x[2i + 1]`, with `codes` read as unsigned and `x` as signed bytes,
+    saturated to int16 (x86 `vpmaddubsw`; exact while |sum| < 2^15, e.g.
+    table bytes times +1 / -1 signs). lut_abi.h's lane order sums the
+    zipped lookups of two groups of a row in int16 and widens once per
+    block (`lowbit.uk.extend`).
+
+    ```mlir
+    %p = lowbit.uk.dot2 %codes, %signs : vector<32xi8> -> vector<16xi16>
+    ```
+  }];
+  let arguments = (ins LowBit_ByteRegister:$codes, LowBit_ByteRegister:$x);
+  let results = (outs VectorOfRankAndType<[1], [I16]>:$result);
+  let assemblyFormat = [{
+    $codes `,` $x attr-dict `:` type($codes) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def LowBit_UkExtendOp : LowBit_UkOp<"extend", [Pure]> {
+  let summary = "Sign-extends half of each 16-byte lane's int16 to int32";
+  let description = [{
+    Per 16-byte lane: the 4 int16 of the lane's low half (its high half with
+    `high`) sign-extended to the lane's 4 int32 (x86 `vpunpcklwd` /
+    `vpunpckhwd` with the words' signs).
+
+    ```mlir
+    %q = lowbit.uk.extend %p {high = true} : vector<16xi16> -> vector<8xi32>
+    ```
+  }];
+  let arguments = (ins VectorOfRankAndType<[1], [I16]>:$value, BoolAttr:$high);
+  let results = (outs LowBit_I32Register:$result);
+  let assemblyFormat = [{
+    $value attr-dict `:` type($value) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
 def LowBit_UkLaneFoldOp
     : LowBit_UkOp<"lane_fold", [Pure, AllTypesMatch<["lhs", "rhs", "result"]>]> {
   let summary = "Sums the two 16-byte lanes of each of two int32 registers";

@@ -202,6 +202,15 @@ def LowBitLowerLutElementwise
       serves `bn` rows) into int32 sums of the low and high table bytes,
       one pair per register half and nibble (independent dot chains), `bk`
       weights per iteration of an `scf.for` that carries them;
+    - on targets whose vectors are in lut_abi.h's lane order
+      (`TargetInfo::hasLutLaneOrder`: AVX2, AVX-VNNI) instead, per register
+      and nibble one `lowbit.uk.lut_lookup` of each table byte (one table
+      per 16-byte lane), the two nibbles zipped (`lowbit.uk.zip`) and
+      multiplied by their signs (`lowbit.uk.lut_signs {by_dword}`) into
+      int16 pair sums (`lowbit.uk.dot2`), widened into int32 sums per
+      quarter of the rows after each TL2 block or TL1 vector
+      (`lowbit.uk.extend`), whose two lanes `lowbit.uk.lane_fold` adds at
+      the end;
     - when the TL2 tables of the `bn` rows exceed 32 KiB (about an L1
       cache), the blocks are split into K chunks of at most 24 KiB of
       tables: every tile of the range runs chunk 0, then chunk 1, ..., the
