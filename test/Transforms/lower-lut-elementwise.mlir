@@ -81,12 +81,12 @@
 // AVX2: %[[L10:.*]] = lowbit.uk.lut_lookup %[[W1]], %[[T]][%{{.*}}] {high = false}
 // AVX2: arith.addi %[[TAT]], %c160 : index
 // AVX2: %[[L11:.*]] = lowbit.uk.lut_lookup %[[W1]], %[[T]][%{{.*}}] {high = true}
-// AVX2: %[[Z0:.*]] = lowbit.uk.zip %[[L00]], %[[L01]] {bits = 8 : i64, high = false} : vector<32xi8>
+// AVX2: %[[Z0:.*]] = lowbit.uk.zip %[[L00]], %[[L01]] {high = false} : vector<32xi8>
 // AVX2: %[[P0:.*]] = lowbit.uk.dot2 %[[Z0]], %[[S00]] : vector<32xi8> -> vector<16xi16>
-// AVX2: %[[Z1:.*]] = lowbit.uk.zip %[[L10]], %[[L11]] {bits = 8 : i64, high = false} : vector<32xi8>
+// AVX2: %[[Z1:.*]] = lowbit.uk.zip %[[L10]], %[[L11]] {high = false} : vector<32xi8>
 // AVX2: %[[P1:.*]] = lowbit.uk.dot2 %[[Z1]], %[[S10]] : vector<32xi8> -> vector<16xi16>
 // AVX2: arith.addi %[[P0]], %[[P1]] : vector<16xi16>
-// AVX2: lowbit.uk.zip %[[L00]], %[[L01]] {bits = 8 : i64, high = true}
+// AVX2: lowbit.uk.zip %[[L00]], %[[L01]] {high = true}
 // AVX2: lowbit.uk.dot2 %{{.*}}, %[[S01]]
 // AVX2: lowbit.uk.dot2 %{{.*}}, %[[S11]]
 // AVX2: arith.addi %[[TAT]], %c64 : index

@@ -90,7 +90,7 @@ public:
   virtual int64_t getLutTableRegisters() const { return 0; }
   /// Whether the lut-elementwise kernels read lut_abi.h's vectors in lane
   /// order (byte 16j + r: one table per 16-byte register lane, looked up
-  /// by lowbit.uk.lut_lookup and gathered per row by lowbit.uk.zip, for an
+  /// by lowbit.uk.lut_lookup and paired per row by lowbit.uk.zip, for an
   /// in-lane byte shuffle on registers of two lanes: pshufb) rather than
   /// row order (byte 4r + j: lowbit.uk.lut_dot). The runtime's lut_order
   /// names the same targets.
@@ -189,7 +189,7 @@ public:
   }
   /// lowbit.uk.zip; null when the target has none.
   virtual Value emitZip(OpBuilder &b, Location loc, Value lhs, Value rhs,
-                        int64_t bits, bool high, VectorType type) const {
+                        bool high, VectorType type) const {
     return {};
   }
   /// lowbit.uk.dot2; null when the target has none.

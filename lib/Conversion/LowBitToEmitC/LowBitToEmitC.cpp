@@ -335,9 +335,8 @@ struct ConvertZip : TargetPattern<UkZipOp> {
     FailureOr<VectorType> type = getRegisterType(rewriter, op, op.getType());
     if (failed(type))
       return failure();
-    Value zipped =
-        target.emitZip(rewriter, op.getLoc(), adaptor.getLhs(),
-                       adaptor.getRhs(), op.getBits(), op.getHigh(), *type);
+    Value zipped = target.emitZip(rewriter, op.getLoc(), adaptor.getLhs(),
+                                  adaptor.getRhs(), op.getHigh(), *type);
     if (!zipped)
       return rewriter.notifyMatchFailure(op, "no zip on target");
     rewriter.replaceOp(op, zipped);

@@ -614,13 +614,12 @@ public:
     return call(b, loc, reg, "_mm256_shuffle_epi8", {table, nibbles});
   }
 
-  /// punpck{l,h}{bw,wd}.
-  Value emitZip(OpBuilder &b, Location loc, Value lhs, Value rhs, int64_t bits,
-                bool high, VectorType type) const override {
-    std::string op = (Twine("_mm256_unpack") + (high ? "hi" : "lo") +
-                      (bits == 8 ? "_epi8" : "_epi16"))
-                         .str();
-    return call(b, loc, intType(b.getContext()), op, {lhs, rhs});
+  /// punpck{l,h}bw.
+  Value emitZip(OpBuilder &b, Location loc, Value lhs, Value rhs, bool high,
+                VectorType type) const override {
+    return call(b, loc, intType(b.getContext()),
+                high ? "_mm256_unpackhi_epi8" : "_mm256_unpacklo_epi8",
+                {lhs, rhs});
   }
 
   /// pmaddubsw.

@@ -90,14 +90,6 @@ func.func @lut_dot_signs(%a: vector<16xi32>, %w: vector<64xi8>, %s: vector<32xi8
 
 // -----
 
-func.func @zip_bits(%a: vector<32xi8>) -> vector<32xi8> {
-  // expected-error@+1 {{'lowbit.uk.zip' op attribute 'bits' failed to satisfy constraint}}
-  %z = lowbit.uk.zip %a, %a {bits = 32, high = false} : vector<32xi8>
-  return %z : vector<32xi8>
-}
-
-// -----
-
 func.func @dot2_lanes(%a: vector<32xi8>) -> vector<8xi16> {
   // expected-error@+1 {{'lowbit.uk.dot2' op needs two bytes of 'vector<32xi8>' per int16 lane of 'vector<8xi16>'}}
   %p = lowbit.uk.dot2 %a, %a : vector<32xi8> -> vector<8xi16>

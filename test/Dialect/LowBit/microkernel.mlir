@@ -90,8 +90,8 @@ func.func @microkernel_lut(%codes: memref<?xui8>, %xq: memref<?xi8>,
   %sd = lowbit.uk.lut_signs %codes[%off] {by_dword} : memref<?xui8> -> vector<32xi8>
   // CHECK: %[[LK:.*]] = lowbit.uk.lut_lookup %{{.*}}, %[[T]][%{{.*}}] {high = true} : vector<32xi8>, memref<?xi8>
   %lk = lowbit.uk.lut_lookup %w8, %t[%off] {high = true} : vector<32xi8>, memref<?xi8>
-  // CHECK: %[[Z:.*]] = lowbit.uk.zip %[[LK]], %[[LK]] {bits = 8 : i64, high = false} : vector<32xi8>
-  %z = lowbit.uk.zip %lk, %lk {bits = 8, high = false} : vector<32xi8>
+  // CHECK: %[[Z:.*]] = lowbit.uk.zip %[[LK]], %[[LK]] {high = false} : vector<32xi8>
+  %z = lowbit.uk.zip %lk, %lk {high = false} : vector<32xi8>
   // CHECK: %[[P:.*]] = lowbit.uk.dot2 %[[Z]], %[[SD]] : vector<32xi8> -> vector<16xi16>
   %p = lowbit.uk.dot2 %z, %sd : vector<32xi8> -> vector<16xi16>
   // CHECK: %[[E:.*]] = lowbit.uk.extend %[[P]] {high = true} : vector<16xi16> -> vector<8xi32>

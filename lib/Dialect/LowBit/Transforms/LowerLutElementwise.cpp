@@ -461,7 +461,7 @@ private:
               pairs[h] = UkDot2Op::create(
                   b, loc, i16Reg,
                   UkZipOp::create(b, loc, byteReg, looked[h][0], looked[h][1],
-                                  8, half == 1),
+                                  half == 1),
                   signs[h][half]);
             Value &sum = x == 0 ? sums[half].low : sums[half].high;
             sum = arith::AddIOp::create(

@@ -478,20 +478,18 @@ def LowBit_UkLutLookupOp
 
 def LowBit_UkZipOp
     : LowBit_UkOp<"zip", [Pure, AllTypesMatch<["lhs", "rhs", "result"]>]> {
-  let summary = "Interleaves the elements of two registers within 16-byte lanes";
+  let summary = "Interleaves the bytes of two registers within 16-byte lanes";
   let description = [{
-    Per 16-byte lane, with elements of `bits` (8 or 16) bits: the elements
-    of the lane's low half (or its high half with `high`) of `lhs` and
-    `rhs`, alternating, lhs first (punpcklbw / punpckhbw, punpcklwd /
-    punpckhwd). lut_abi.h's lane order zips the lookups of 4 groups of a
-    row into the 4 bytes of one int32 lane for `lowbit.uk.dot4`.
+    Per 16-byte lane: the bytes of the lane's low half (or its high half
+    with `high`) of `lhs` and `rhs`, alternating, lhs first (punpcklbw /
+    punpckhbw). lut_abi.h's lane order zips the lookups of a row's two
+    nibbles into the byte pair of one int16 lane for `lowbit.uk.dot2`.
 
     ```mlir
-    %z = lowbit.uk.zip %a, %b {bits = 8, high = true} : vector<32xi8>
+    %z = lowbit.uk.zip %a, %b {high = true} : vector<32xi8>
     ```
   }];
   let arguments = (ins LowBit_ByteRegister:$lhs, LowBit_ByteRegister:$rhs,
-                   ConfinedAttr<I64Attr, [IntIsOneOf<[8, 16]>]>:$bits,
                    BoolAttr:$high);
   let results = (outs LowBit_ByteRegister:$result);
   let assemblyFormat = "$lhs `,` $rhs attr-dict `:` type($result)";
