@@ -88,6 +88,23 @@ protected:
     return vector;
   }
 
+  /// Replaces `op` by the register a TargetInfo hook writes: `emit` gets
+  /// the type of the op's result and returns null where the target has no
+  /// such op.
+  LogicalResult replaceByHook(OpTy op, ConversionPatternRewriter &rewriter,
+                              function_ref<Value(VectorType)> emit) const {
+    FailureOr<VectorType> type = getRegisterType(rewriter, op, op.getType());
+    if (failed(type))
+      return failure();
+    Value result = emit(*type);
+    if (!result)
+      return rewriter.notifyMatchFailure(op, [&](Diagnostic &d) {
+        d << "target " << target.getName() << " has no " << op->getName();
+      });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+
   const TargetInfo &target;
 };
 
@@ -312,18 +329,13 @@ struct ConvertLutLookup : TargetPattern<UkLutLookupOp> {
   LogicalResult
   matchAndRewrite(UkLutLookupOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    FailureOr<VectorType> type = getRegisterType(rewriter, op, op.getType());
-    if (failed(type))
-      return failure();
-    Value tables = getElementAddress(rewriter, op.getLoc(), adaptor.getTables(),
-                                     adaptor.getTableOffset());
-    Value bytes = target.emitLutLookup(rewriter, op.getLoc(),
-                                       adaptor.getIndices(), tables,
-                                       op.getHigh(), *type);
-    if (!bytes)
-      return rewriter.notifyMatchFailure(op, "no lut_lookup on target");
-    rewriter.replaceOp(op, bytes);
-    return success();
+    return replaceByHook(op, rewriter, [&](VectorType type) {
+      Value tables = getElementAddress(rewriter, op.getLoc(),
+                                       adaptor.getTables(),
+                                       adaptor.getTableOffset());
+      return target.emitLutLookup(rewriter, op.getLoc(), adaptor.getIndices(),
+                                  tables, op.getHigh(), type);
+    });
   }
 };
 
@@ -332,15 +344,10 @@ struct ConvertZip : TargetPattern<UkZipOp> {
   LogicalResult
   matchAndRewrite(UkZipOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    FailureOr<VectorType> type = getRegisterType(rewriter, op, op.getType());
-    if (failed(type))
-      return failure();
-    Value zipped = target.emitZip(rewriter, op.getLoc(), adaptor.getLhs(),
-                                  adaptor.getRhs(), op.getHigh(), *type);
-    if (!zipped)
-      return rewriter.notifyMatchFailure(op, "no zip on target");
-    rewriter.replaceOp(op, zipped);
-    return success();
+    return replaceByHook(op, rewriter, [&](VectorType type) {
+      return target.emitZip(rewriter, op.getLoc(), adaptor.getLhs(),
+                            adaptor.getRhs(), op.getHigh(), type);
+    });
   }
 };
 
@@ -349,15 +356,10 @@ struct ConvertDot2 : TargetPattern<UkDot2Op> {
   LogicalResult
   matchAndRewrite(UkDot2Op op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    FailureOr<VectorType> type = getRegisterType(rewriter, op, op.getType());
-    if (failed(type))
-      return failure();
-    Value sums = target.emitDot2(rewriter, op.getLoc(), adaptor.getCodes(),
-                                 adaptor.getX(), *type);
-    if (!sums)
-      return rewriter.notifyMatchFailure(op, "no dot2 on target");
-    rewriter.replaceOp(op, sums);
-    return success();
+    return replaceByHook(op, rewriter, [&](VectorType type) {
+      return target.emitDot2(rewriter, op.getLoc(), adaptor.getCodes(),
+                             adaptor.getX(), type);
+    });
   }
 };
 
@@ -366,15 +368,10 @@ struct ConvertExtend : TargetPattern<UkExtendOp> {
   LogicalResult
   matchAndRewrite(UkExtendOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    FailureOr<VectorType> type = getRegisterType(rewriter, op, op.getType());
-    if (failed(type))
-      return failure();
-    Value wide = target.emitExtend(rewriter, op.getLoc(), adaptor.getValue(),
-                                   op.getHigh(), *type);
-    if (!wide)
-      return rewriter.notifyMatchFailure(op, "no extend on target");
-    rewriter.replaceOp(op, wide);
-    return success();
+    return replaceByHook(op, rewriter, [&](VectorType type) {
+      return target.emitExtend(rewriter, op.getLoc(), adaptor.getValue(),
+                               op.getHigh(), type);
+    });
   }
 };
 
@@ -383,15 +380,10 @@ struct ConvertLaneFold : TargetPattern<UkLaneFoldOp> {
   LogicalResult
   matchAndRewrite(UkLaneFoldOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    FailureOr<VectorType> type = getRegisterType(rewriter, op, op.getType());
-    if (failed(type))
-      return failure();
-    Value folded = target.emitLaneFold(rewriter, op.getLoc(), adaptor.getLhs(),
-                                       adaptor.getRhs(), *type);
-    if (!folded)
-      return rewriter.notifyMatchFailure(op, "no lane_fold on target");
-    rewriter.replaceOp(op, folded);
-    return success();
+    return replaceByHook(op, rewriter, [&](VectorType type) {
+      return target.emitLaneFold(rewriter, op.getLoc(), adaptor.getLhs(),
+                                 adaptor.getRhs(), type);
+    });
   }
 };
 
@@ -438,17 +430,12 @@ struct ConvertLutSigns : TargetPattern<UkLutSignsOp> {
   LogicalResult
   matchAndRewrite(UkLutSignsOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    FailureOr<VectorType> type = getRegisterType(rewriter, op, op.getType());
-    if (failed(type))
-      return failure();
-    Value ptr = getElementAddress(rewriter, op.getLoc(), adaptor.getBase(),
-                                  adaptor.getOffset());
-    Value signs = target.emitLutSigns(rewriter, op.getLoc(), ptr, *type,
-                                      op.getByDword());
-    if (!signs)
-      return rewriter.notifyMatchFailure(op, "no lut_signs on target");
-    rewriter.replaceOp(op, signs);
-    return success();
+    return replaceByHook(op, rewriter, [&](VectorType type) {
+      Value ptr = getElementAddress(rewriter, op.getLoc(), adaptor.getBase(),
+                                    adaptor.getOffset());
+      return target.emitLutSigns(rewriter, op.getLoc(), ptr, type,
+                                 op.getByDword());
+    });
   }
 };
 
@@ -457,15 +444,10 @@ struct ConvertLutCombine : TargetPattern<UkLutCombineOp> {
   LogicalResult
   matchAndRewrite(UkLutCombineOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    FailureOr<VectorType> type = getRegisterType(rewriter, op, op.getType());
-    if (failed(type))
-      return failure();
-    Value rows = target.emitLutCombine(rewriter, op.getLoc(), adaptor.getLow(),
-                                       adaptor.getHigh(), *type);
-    if (!rows)
-      return rewriter.notifyMatchFailure(op, "no lut_combine on target");
-    rewriter.replaceOp(op, rows);
-    return success();
+    return replaceByHook(op, rewriter, [&](VectorType type) {
+      return target.emitLutCombine(rewriter, op.getLoc(), adaptor.getLow(),
+                                   adaptor.getHigh(), type);
+    });
   }
 };
 
