@@ -355,6 +355,79 @@ protected:
             [&](Value at) { UkPrefetchOp::create(b, loc, codes, at); });
   }
 
+  //===--- lut_abi.h's lane order (TargetInfo::hasLutLaneOrder) -----------//
+  //
+  // A 64-byte index vector is two registers; register h holds slots 2h and
+  // 2h + 1 of 16 rows, one slot per 16-byte lane, so one lut_lookup per
+  // register, nibble and table byte (low, high) reads the 32 table bytes at
+  // 128 nibble + 64 byte + 32h. A row's two nibbles are zipped into an
+  // int16 lane and multiplied (dot2) into int16 pair sums per half of the
+  // rows ("words": low, high table bytes), widened per block into int32
+  // sums per quarter of the rows (quarter 2 half + hi, lanes: table pairs),
+  // whose lanes are folded into rows at the end.
+
+  /// Adds to `words` (halves 0 and 1) the lookups of the lane-order
+  /// registers `w` in the tables at `tables`[`at`], each row's two nibbles
+  /// times `multipliers[2h + half]` (+1 / -1 signs, or 2^p).
+  void lookupLanes(ArrayRef<Value> w, Value tables, Value at,
+                   ArrayRef<Value> multipliers, MutableArrayRef<LutAcc> words) {
+    auto byteReg = cast<VectorType>(w[0].getType());
+    auto wordReg = cast<VectorType>(words[0].low.getType());
+    for (int64_t x = 0; x < 2; ++x) {
+      Value looked[2][2];
+      for (int64_t h = 0; h < 2; ++h)
+        for (int64_t p = 0; p < 2; ++p)
+          looked[h][p] = UkLutLookupOp::create(
+              b, loc, byteReg, w[h], tables, add(at, 128 * p + 64 * x + 32 * h),
+              p == 1);
+      for (int64_t half = 0; half < 2; ++half) {
+        Value pairs[2];
+        for (int64_t h = 0; h < 2; ++h)
+          pairs[h] = UkDot2Op::create(
+              b, loc, wordReg,
+              UkZipOp::create(b, loc, byteReg, looked[h][0], looked[h][1],
+                              half == 1),
+              multipliers[2 * h + half]);
+        Value &sum = x == 0 ? words[half].low : words[half].high;
+        sum = arith::AddIOp::create(
+            b, loc, sum, arith::AddIOp::create(b, loc, pairs[0], pairs[1]));
+      }
+    }
+  }
+
+  /// Zero words of the two halves of the rows.
+  SmallVector<LutAcc, 2> freshWords(VectorType wordReg) {
+    Value zero = splat(wordReg, 0);
+    return {LutAcc{zero, zero}, LutAcc{zero, zero}};
+  }
+
+  /// `words` sign-extended into the int32 sums of the 4 quarters of the
+  /// rows (exact while the int16 pair sums stay below 2^15).
+  void widenLanes(ArrayRef<LutAcc> words, MutableArrayRef<LutAcc> quarters) {
+    auto i32Reg = cast<VectorType>(quarters[0].low.getType());
+    for (int64_t half = 0; half < 2; ++half)
+      for (int64_t hi = 0; hi < 2; ++hi) {
+        LutAcc &q = quarters[2 * half + hi];
+        auto add = [&](Value &sum, Value word) {
+          sum = arith::AddIOp::create(
+              b, loc, sum, UkExtendOp::create(b, loc, i32Reg, word, hi == 1));
+        };
+        add(q.low, words[half].low);
+        add(q.high, words[half].high);
+      }
+  }
+
+  /// Rows [8h, 8h + 8) of the quarters: each quarter's low + 256 high, the
+  /// two lanes (table pairs) of quarters 2h and 2h + 1 folded.
+  Value laneRows(ArrayRef<LutAcc> quarters, int64_t h) {
+    auto i32Reg = cast<VectorType>(quarters[0].low.getType());
+    auto combine = [&](const LutAcc &a) -> Value {
+      return UkLutCombineOp::create(b, loc, i32Reg, a.low, a.high);
+    };
+    return UkLaneFoldOp::create(b, loc, i32Reg, combine(quarters[2 * h]),
+                                combine(quarters[2 * h + 1]));
+  }
+
   /// A register constant with every lane `value` (integer lanes) or 0.0.
   Value splat(VectorType type, int64_t value) {
     Type element = type.getElementType();

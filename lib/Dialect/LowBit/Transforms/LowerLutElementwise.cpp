@@ -312,13 +312,11 @@ private:
     auto combine = [&](const LutAcc &a) -> Value {
       return UkLutCombineOp::create(b, loc, i32Reg, a.low, a.high);
     };
-    if (plan.laneOrder) {
-      // Quarters 2h and 2h + 1: lanes of 4 rows, one per table pair.
-      const LutAcc *quarters = &accs[(t * columns + c) * plan.accsPerColumn()];
-      Value rows = UkLaneFoldOp::create(b, loc, i32Reg, combine(quarters[2 * h]),
-                                        combine(quarters[2 * h + 1]));
-      return arith::AddIOp::create(b, loc, acc, rows);
-    }
+    if (plan.laneOrder)
+      return arith::AddIOp::create(
+          b, loc, acc,
+          laneRows(accs.slice((t * columns + c) * plan.accsPerColumn(), 4),
+                   h));
     for (int64_t set = 0; set < plan.accSets; ++set)
       for (int64_t p = 0; p < plan.nibblePairs; ++p)
         acc = arith::AddIOp::create(
@@ -363,26 +361,19 @@ private:
   void startWords(int64_t count) {
     if (!plan.laneOrder)
       return;
-    Value zero = splat(i16Reg, 0);
-    words.assign(2 * count, LutAcc{zero, zero});
+    words.clear();
+    for (int64_t i = 0; i < count; ++i)
+      words.append(freshWords(i16Reg));
   }
 
-  /// Lane order: the int16 pair sums of (tile, column, half of the rows)
-  /// sign-extended into the int32 sums of its two quarters (at most 8
-  /// vectors of 2 x 510 per int16 lane: exact).
+  /// Lane order: the int16 pair sums of each (tile, column) widened into
+  /// its quarters (at most 8 vectors of 2 x 510 per int16 lane: exact).
   void widenWords(SmallVectorImpl<LutAcc> &accs) {
     if (!plan.laneOrder)
       return;
-    for (int64_t i = 0; i < int64_t(words.size()); ++i)
-      for (int64_t hi = 0; hi < 2; ++hi) {
-        LutAcc &q = accs[i / 2 * plan.accsPerColumn() + 2 * (i % 2) + hi];
-        auto add = [&](Value &sum, Value word) {
-          sum = arith::AddIOp::create(
-              b, loc, sum, UkExtendOp::create(b, loc, i32Reg, word, hi == 1));
-        };
-        add(q.low, words[i].low);
-        add(q.high, words[i].high);
-      }
+    for (int64_t i = 0; i < int64_t(words.size()) / 2; ++i)
+      widenLanes(ArrayRef(words).slice(2 * i, 2),
+                 MutableArrayRef(accs).slice(i * plan.accsPerColumn(), 4));
   }
 
   /// The index vector at `offset` of every tile against table vector
@@ -422,12 +413,9 @@ private:
     nextSet = (nextSet + 1) % plan.accSets;
   }
 
-  /// lookupVector in lane order (lut_abi.h): register h of the vector holds
-  /// slots 2h, 2h + 1 in its lanes. Per table byte x (low, high) and
-  /// register, the lookups of both nibbles zipped so that each int16 lane
-  /// holds a row's two groups (nibbles 0, 1 of one slot), dot2 with their
-  /// signs, and the two registers' sums added to the int16 pair sums of
-  /// that half of the rows (`words`, widened per block).
+  /// lookupVector in lane order (lut_abi.h, KernelLoopBuilder): the signs
+  /// of (register h, half of the rows) at 4 (2h + half) of the vector's
+  /// sign words.
   void lookupLanes(ArrayRef<Value> tileBase, int64_t columns, Value offset,
                    Value tables, Value signOffset) {
     for (auto [t, base] : llvm::enumerate(tileBase)) {
@@ -435,40 +423,19 @@ private:
       Value w[2] = {UkLoadOp::create(b, loc, byteReg, codes, at),
                     UkLoadOp::create(b, loc, byteReg, codes,
                                      add(at, plan.registerBytes))};
-      // The signs of (register h, half of the rows) at 4 (2h + half).
-      Value signs[2][2];
+      SmallVector<Value, 4> signs;
       for (int64_t h = 0; h < 2; ++h)
         for (int64_t half = 0; half < 2; ++half)
-          signs[h][half] =
+          signs.push_back(
               signOffset ? Value(UkLutSignsOp::create(
                                b, loc, byteReg, codes,
                                add(add(base, signOffset), 4 * (2 * h + half)),
                                /*byDword=*/true))
-                         : splat(byteReg, 1);
-      for (int64_t c = 0; c < columns; ++c) {
-        Value columnTables = add(tables, c * plan.columnTableBytes());
-        LutAcc *sums = &words[2 * (t * columns + c)];
-        for (int64_t x = 0; x < 2; ++x) {
-          Value looked[2][2];
-          for (int64_t h = 0; h < 2; ++h)
-            for (int64_t p = 0; p < 2; ++p)
-              looked[h][p] = UkLutLookupOp::create(
-                  b, loc, byteReg, w[h], this->tables,
-                  add(columnTables, 128 * p + 64 * x + 32 * h), p == 1);
-          for (int64_t half = 0; half < 2; ++half) {
-            Value pairs[2];
-            for (int64_t h = 0; h < 2; ++h)
-              pairs[h] = UkDot2Op::create(
-                  b, loc, i16Reg,
-                  UkZipOp::create(b, loc, byteReg, looked[h][0], looked[h][1],
-                                  half == 1),
-                  signs[h][half]);
-            Value &sum = x == 0 ? sums[half].low : sums[half].high;
-            sum = arith::AddIOp::create(
-                b, loc, sum, arith::AddIOp::create(b, loc, pairs[0], pairs[1]));
-          }
-        }
-      }
+                         : splat(byteReg, 1));
+      for (int64_t c = 0; c < columns; ++c)
+        KernelLoopBuilder::lookupLanes(
+            w, this->tables, add(tables, c * plan.columnTableBytes()), signs,
+            MutableArrayRef(words).slice(2 * (t * columns + c), 2));
     }
   }
 
