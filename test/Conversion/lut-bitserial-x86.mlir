@@ -10,7 +10,7 @@
 // pmaddubsw of 3 activation dwords per 2 groups, AVX512 vpermt2b, AVX2
 // pshufb/vpermd/unpack), and per ISA the lut_dot lookups of
 // every bit plane (vpermb of the 64-byte tables then vpdpbusd on AVX512,
-// pshufb per table then maddubs/madd on AVX2), lut_combine and the linear
+// AVX2 in lane order as below), lut_combine and the linear
 // transform (srai by 1 after adding (2^P - 1) S).
 
 // CHECK-LABEL: extern "C" void i2s(const uint8_t* v1, const uint16_t* v2, const uint16_t* v3, const int8_t* v4, const float* v5, const int32_t* v6, float* v7, int64_t v8, int64_t v9, int64_t v10, float v11) {
@@ -50,9 +50,22 @@
 // AVX2: _mm256_permutevar8x32_epi32(
 // AVX2: _mm256_unpacklo_epi64(
 // AVX2: _mm_storeu_si128(
+// AVX2 reads each plane vector in lut_abi.h's lane order: per register
+// byte 4r + j to 4j + r within lanes, dwords 0 4 2 6 1 5 3 7, then
+// unpacklo/hi_epi64 of the two (slots 0 | 1, 2 | 3); one pshufb per table
+// byte, the nibbles zipped, pmaddubsw with the plane weight, int16 sums
+// sign-extended per block, the lanes folded at the end.
+// AVX2: _mm256_set_epi8(15, 11, 7, 3, 14, 10, 6, 2, 13, 9, 5, 1, 12, 8, 4, 0, 15, 11, 7, 3, 14, 10, 6, 2, 13, 9, 5, 1, 12, 8, 4, 0)
+// AVX2-NEXT: _mm256_set_epi32(7, 3, 5, 1, 6, 2, 4, 0)
+// AVX2: _mm256_unpacklo_epi64(
+// AVX2: _mm256_unpackhi_epi64(
 // AVX2: _mm256_shuffle_epi8(
+// AVX2: _mm256_unpacklo_epi8(
 // AVX2: _mm256_maddubs_epi16(
+// AVX2: _mm256_add_epi16(
+// AVX2: _mm256_srai_epi16({{.*}}, 15)
 // AVX2: _mm256_slli_epi32({{.*}}, 8)
+// AVX2: _mm256_permute2x128_si256(
 // AVX2: _mm256_srai_epi32({{.*}}, 1)
 // AVX2: _mm256_maskstore_ps(
 

@@ -45,17 +45,39 @@
 // AVX512: %[[OUT:.*]] = lowbit.uk.ternary_scale %[[DOT]], %[[S]], %[[WS]], %[[SX]] : vector<16xi32> -> vector<16xf32>
 // AVX512: lowbit.uk.store %[[OUT]], %[[Y]][%{{.*}}], %{{.*}} : vector<16xf32>, memref<?xf32>
 
-// On AVX2 a plane vector is two 32-byte halves (rows 0..7 and 8..15), each
-// with its own accumulators (one set: one dot chain); 8 int32 lanes, so two
-// stores per tile.
+// On AVX2 (lut_abi.h's lane order, with lut-elementwise's lookups) each
+// plane vector's two registers are turned into lane order
+// (lane_transpose), looked up per register, nibble and table byte, the
+// nibbles zipped and multiplied by the plane weight (dot2: 1, then 2) into
+// int16 sums of the block, which are widened into the 8 int32 sums (4
+// quarters of the rows x low / high; the high ones start at minus the
+// tables' bias, half of it per lane: 64 x 3 x 80 groups = 15360); at the
+// end per half of the rows the quarters' lanes are folded.
 // AVX2-LABEL: func.func @i2s_gemv(
 // AVX2: lowbit.uk.stack_buffer {bytes = 2560 : i64} : memref<?xi8>
-// AVX2: scf.for %{{.*}} = %c0 to %c2 step %c1 iter_args({{.*}}) -> (vector<8xi32>, vector<8xi32>, vector<8xi32>, vector<8xi32>, vector<8xi32>, vector<8xi32>, vector<8xi32>, vector<8xi32>) {
-// AVX2: lowbit.uk.lut_dot {{.*}} : vector<32xi8>, memref<?xi8>, vector<8xi32>
+// AVX2: %[[ONE:.*]] = arith.constant dense<1> : vector<32xi8>
+// AVX2: %[[TWO:.*]] = arith.constant dense<2> : vector<32xi8>
+// AVX2: %[[BIAS:.*]] = arith.constant dense<-15360> : vector<8xi32>
+// AVX2: scf.for %{{.*}} = %c0 to %c2 step %c1 iter_args(%[[A0:[a-z0-9_]+]] = %{{[a-z0-9_]+}}, %[[A1:[a-z0-9_]+]] = %[[BIAS]], {{.*}}) -> (vector<8xi32>, vector<8xi32>, vector<8xi32>, vector<8xi32>, vector<8xi32>, vector<8xi32>, vector<8xi32>, vector<8xi32>) {
+// AVX2: %[[W0:.*]] = lowbit.uk.load %{{.*}} : memref<?xui8> -> vector<32xi8>
+// AVX2: %[[W1:.*]] = lowbit.uk.load %{{.*}} : memref<?xui8> -> vector<32xi8>
+// AVX2: %[[F:.*]], %[[S:.*]] = lowbit.uk.lane_transpose %[[W0]], %[[W1]] : vector<32xi8>
+// AVX2: %[[L0:.*]] = lowbit.uk.lut_lookup %[[F]], %{{.*}} {high = false}
+// AVX2: %[[L1:.*]] = lowbit.uk.lut_lookup %[[F]], %{{.*}} {high = true}
+// AVX2: lowbit.uk.lut_lookup %[[S]], %{{.*}} {high = false}
+// AVX2: %[[Z:.*]] = lowbit.uk.zip %[[L0]], %[[L1]] {high = false} : vector<32xi8>
+// AVX2: lowbit.uk.dot2 %[[Z]], %[[ONE]] : vector<32xi8> -> vector<16xi16>
+// AVX2: lowbit.uk.lane_transpose
+// AVX2: lowbit.uk.dot2 %{{.*}}, %[[TWO]] : vector<32xi8> -> vector<16xi16>
+// AVX2: %[[E:.*]] = lowbit.uk.extend %{{.*}} {high = false} : vector<16xi16> -> vector<8xi32>
+// AVX2: arith.addi %[[A0]], %[[E]] : vector<8xi32>
+// AVX2: scf.yield
 // AVX2: lowbit.uk.lut_combine {{.*}} : vector<8xi32>
+// AVX2: lowbit.uk.lut_combine {{.*}} : vector<8xi32>
+// AVX2: lowbit.uk.lane_fold {{.*}} : vector<8xi32>
 // AVX2: lowbit.uk.ternary_scale
 // AVX2: lowbit.uk.store {{.*}} : vector<8xf32>, memref<?xf32>
-// AVX2: lowbit.uk.lut_combine {{.*}} : vector<8xi32>
+// AVX2: lowbit.uk.lane_fold {{.*}} : vector<8xi32>
 // AVX2: lowbit.uk.ternary_scale
 // AVX2: lowbit.uk.store {{.*}} : vector<8xf32>, memref<?xf32>
 func.func @i2s_gemv(%x: tensor<?x300xf32>, %w: tensor<3x1280xi8>, %s: tensor<1xf32>) -> tensor<?x33xf32> {

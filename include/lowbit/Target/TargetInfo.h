@@ -202,6 +202,14 @@ public:
                            VectorType type) const {
     return {};
   }
+  /// lowbit.uk.lane_transpose: the two lane-order registers, or nulls when
+  /// the target has none.
+  virtual std::pair<Value, Value> emitLaneTranspose(OpBuilder &b,
+                                                    Location loc, Value low,
+                                                    Value high,
+                                                    VectorType type) const {
+    return {};
+  }
   /// lowbit.uk.lane_fold; null when the target has none.
   virtual Value emitLaneFold(OpBuilder &b, Location loc, Value lhs, Value rhs,
                              VectorType type) const {

@@ -375,6 +375,24 @@ struct ConvertExtend : TargetPattern<UkExtendOp> {
   }
 };
 
+struct ConvertLaneTranspose : TargetPattern<UkLaneTransposeOp> {
+  using TargetPattern::TargetPattern;
+  LogicalResult
+  matchAndRewrite(UkLaneTransposeOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    FailureOr<VectorType> type =
+        getRegisterType(rewriter, op, op.getLow().getType());
+    if (failed(type))
+      return failure();
+    auto [first, second] = target.emitLaneTranspose(
+        rewriter, op.getLoc(), adaptor.getLow(), adaptor.getHigh(), *type);
+    if (!first || !second)
+      return rewriter.notifyMatchFailure(op, "no lane_transpose on target");
+    rewriter.replaceOp(op, {first, second});
+    return success();
+  }
+};
+
 struct ConvertLaneFold : TargetPattern<UkLaneFoldOp> {
   using TargetPattern::TargetPattern;
   LogicalResult
@@ -578,7 +596,8 @@ void mlir::lowbit::populateLowBitToEmitCPatterns(const TypeConverter &converter,
            ConvertTernaryScale, ConvertStore, ConvertPrefetch, ConvertBroadcast,
            ConvertLutTables, ConvertLutDot, ConvertLutDot8, ConvertSpill,
            ConvertLutSigns, ConvertLutCombine, ConvertLutLookup, ConvertZip,
-           ConvertDot2, ConvertExtend, ConvertLaneFold>(converter, ctx, target);
+           ConvertDot2, ConvertExtend, ConvertLaneTranspose,
+           ConvertLaneFold>(converter, ctx, target);
   patterns.add<ConvertStackBuffer>(converter, ctx);
   patterns.add<ConvertSplatConstant, ConvertRegisterAdd>(converter, ctx, target,
                                                          /*benefit=*/2);

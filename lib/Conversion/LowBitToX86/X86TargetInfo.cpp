@@ -640,6 +640,31 @@ public:
                 {value, signs});
   }
 
+  /// Per register, pshufb within lanes (byte 4r + j to 4j + r: dword j of
+  /// a lane is slot j of its 4 rows), vpermd (dwords 0 4 2 6 1 5 3 7:
+  /// qwords slot 0, 2 | 1, 3 of its 8 rows); punpck{l,h}qdq of the two
+  /// registers: slots 0 | 1 and 2 | 3 of the 16 rows.
+  std::pair<Value, Value> emitLaneTranspose(OpBuilder &b, Location loc,
+                                            Value low, Value high,
+                                            VectorType type) const override {
+    Type reg = intType(b.getContext());
+    Value bytes = lanes(b, loc, "_mm256_set_epi8", 32, [](int64_t byte) {
+      int64_t i = byte % 16;
+      return 4 * (i % 4) + i / 4;
+    });
+    Value dwords = lanes(b, loc, "_mm256_set_epi32", 8, [](int64_t dword) {
+      return dword % 2 * 4 + dword / 4 + dword / 2 % 2 * 2;
+    });
+    auto slots = [&](Value v) {
+      return call(b, loc, reg, "_mm256_permutevar8x32_epi32",
+                  {call(b, loc, reg, "_mm256_shuffle_epi8", {v, bytes}),
+                   dwords});
+    };
+    Value a = slots(low), c = slots(high);
+    return {call(b, loc, reg, "_mm256_unpacklo_epi64", {a, c}),
+            call(b, loc, reg, "_mm256_unpackhi_epi64", {a, c})};
+  }
+
   /// [lhs.0 | rhs.0] + [lhs.1 | rhs.1] (vperm2i128).
   Value emitLaneFold(OpBuilder &b, Location loc, Value lhs, Value rhs,
                      VectorType type) const override {

@@ -88,8 +88,10 @@ func.func @microkernel_lut(%codes: memref<?xui8>, %xq: memref<?xi8>,
   // The lane order's ops (lut_abi.h).
   // CHECK: %[[SD:.*]] = lowbit.uk.lut_signs %{{.*}}[%{{.*}}] {by_dword} : memref<?xui8> -> vector<32xi8>
   %sd = lowbit.uk.lut_signs %codes[%off] {by_dword} : memref<?xui8> -> vector<32xi8>
-  // CHECK: %[[LK:.*]] = lowbit.uk.lut_lookup %{{.*}}, %[[T]][%{{.*}}] {high = true} : vector<32xi8>, memref<?xi8>
-  %lk = lowbit.uk.lut_lookup %w8, %t[%off] {high = true} : vector<32xi8>, memref<?xi8>
+  // CHECK: %[[F:.*]], %{{.*}} = lowbit.uk.lane_transpose %{{.*}}, %{{.*}} : vector<32xi8>
+  %first, %second = lowbit.uk.lane_transpose %w8, %w8 : vector<32xi8>
+  // CHECK: %[[LK:.*]] = lowbit.uk.lut_lookup %[[F]], %[[T]][%{{.*}}] {high = true} : vector<32xi8>, memref<?xi8>
+  %lk = lowbit.uk.lut_lookup %first, %t[%off] {high = true} : vector<32xi8>, memref<?xi8>
   // CHECK: %[[Z:.*]] = lowbit.uk.zip %[[LK]], %[[LK]] {high = false} : vector<32xi8>
   %z = lowbit.uk.zip %lk, %lk {high = false} : vector<32xi8>
   // CHECK: %[[P:.*]] = lowbit.uk.dot2 %[[Z]], %[[SD]] : vector<32xi8> -> vector<16xi16>

@@ -72,6 +72,12 @@ struct BitserialPlan {
   int64_t blocksPerIteration = 1;
   int64_t registerBytes = 0, halves = 1, lanes = 0;
   int64_t prefetchBytes = 0;
+  /// int16 tables on targets with lut_abi.h's lane order
+  /// (TargetInfo::hasLutLaneOrder): each plane vector is turned into lane
+  /// order (lowbit.uk.lane_transpose) and looked up as lut-elementwise does
+  /// there; per (tile, activation row) one accumulator pair per quarter of
+  /// the rows.
+  bool laneOrder = false;
   /// Sets of accumulators that consecutive plane vectors take turns on, so
   /// that the dot chains hide the dot latency, and pairs per (set, register
   /// half): one per nibble, or one for both.
@@ -139,7 +145,9 @@ struct BitserialPlan {
   }
   /// Accumulator pairs per (tile, activation row): per set, register half
   /// of a vector and nibble.
-  int64_t accsPerColumn() const { return accSets * halves * nibblePairs; }
+  int64_t accsPerColumn() const {
+    return laneOrder ? kTileRows / 4 : accSets * halves * nibblePairs;
+  }
   /// (2^P - 1): the weight of S in 2 D = sum_p 2^p A_p + (2^P - 1) S, and
   /// the sum of the plane weights.
   int64_t sumWeight() const { return (int64_t(1) << planes) - 1; }
@@ -155,6 +163,7 @@ public:
         wScale(args[10]) {
     MLIRContext *ctx = b.getContext();
     byteReg = VectorType::get({plan.registerBytes}, IntegerType::get(ctx, 8));
+    i16Reg = VectorType::get({2 * plan.lanes}, IntegerType::get(ctx, 16));
     i32Reg = VectorType::get({plan.lanes}, IntegerType::get(ctx, 32));
     f32Reg = VectorType::get({plan.lanes}, Float32Type::get(ctx));
   }
@@ -169,7 +178,7 @@ public:
           b.getI64IntegerAttr(plan.rangeTiles * plan.bn *
                               plan.partialBytes()));
     if (!plan.int8Tables)
-      for (int64_t p = 1; p < plan.planes; ++p)
+      for (int64_t p = plan.laneOrder ? 0 : 1; p < plan.planes; ++p)
         planeWeights.push_back(splat(byteReg, int64_t(1) << p));
     prefetchStart(codes, mul(toIndex(tileBegin), plan.pieceBytes(0)),
                   plan.prefetchBytes, plan.numTiles * plan.tileBytes);
@@ -417,6 +426,13 @@ private:
     Value bias = splat(i32Reg, -128 * plan.sumWeight() * groups);
     for (LutAcc &a : accs)
       a.high = zero;
+    if (plan.laneOrder) {
+      // Each lane of a quarter sums half the groups of its rows.
+      Value laneBias = splat(i32Reg, -64 * plan.sumWeight() * groups);
+      for (LutAcc &a : accs)
+        a.high = laneBias;
+      return accs;
+    }
     for (int64_t t = 0; t < tiles; ++t)
       for (int64_t c = 0; c < columns; ++c)
         for (int64_t h = 0; h < plan.halves; ++h)
@@ -452,6 +468,10 @@ private:
                         -firstBlock * plan.planes * kVectorBytes));
       prefetchAhead(codes, blockAt, plan.prefetchBytes,
                     plan.numTiles * plan.tileBytes, plan.planes, run);
+      if (plan.laneOrder) {
+        lookupBlockLanes(t, columns, blockAt, tableBase, accs);
+        continue;
+      }
       for (int64_t p = 0; p < plan.planes; ++p) {
         Value signs = p == 0 ? Value() : planeWeights[p - 1];
         for (int64_t h = 0; h < plan.halves; ++h) {
@@ -487,11 +507,39 @@ private:
     }
   }
 
+  /// lookupBlock in lane order: the planes of tile t's block at `blockAt`
+  /// turned into lane order, looked up with the multipliers 2^p into int16
+  /// sums (at most 2 x 2 x 255 x (2^P - 1) < 2^15 per lane), widened into
+  /// each column's quarters.
+  void lookupBlockLanes(int64_t t, int64_t columns, Value blockAt,
+                        Value tableBase, MutableArrayRef<LutAcc> accs) {
+    SmallVector<LutAcc> words;
+    for (int64_t c = 0; c < columns; ++c)
+      words.append(freshWords(i16Reg));
+    for (int64_t p = 0; p < plan.planes; ++p) {
+      Value at = add(blockAt, p * kVectorBytes);
+      auto lanes = UkLaneTransposeOp::create(
+          b, loc, byteReg, byteReg, UkLoadOp::create(b, loc, byteReg, codes, at),
+          UkLoadOp::create(b, loc, byteReg, codes, add(at, plan.registerBytes)));
+      Value w[2] = {lanes.getFirst(), lanes.getSecond()};
+      SmallVector<Value, 4> multipliers(4, planeWeights[p]);
+      for (int64_t c = 0; c < columns; ++c)
+        lookupLanes(w, tables, add(tableBase, c * plan.columnTableBytes()),
+                    multipliers, MutableArrayRef(words).slice(2 * c, 2));
+    }
+    for (int64_t c = 0; c < columns; ++c)
+      widenLanes(ArrayRef(words).slice(2 * c, 2),
+                 accs.slice((t * columns + c) * plan.accsPerColumn(), 4));
+  }
+
   /// sum_p 2^p A_p of rows [h * lanes, ..) of (tile t, column c): the
   /// lut_combine of the first `sets` sets, of `nibbles` pairs each (int8
   /// tables: the sum of the lut_dot8 sums, scaleDenominator() times it).
   Value combine(ArrayRef<LutAcc> accs, int64_t sets, int64_t nibbles, int64_t t,
                 int64_t columns, int64_t c, int64_t h) {
+    if (plan.laneOrder)
+      return laneRows(accs.slice((t * columns + c) * plan.accsPerColumn(), 4),
+                      h);
     Value sum;
     for (int64_t set = 0; set < sets; ++set)
       for (int64_t p = 0; p < nibbles; ++p) {
@@ -746,7 +794,7 @@ private:
   SmallVector<Value, 3> planeWeights;
   /// rowTableScales of the columns being built (fast aggregation, ternary).
   SmallVector<Value> rowScales;
-  VectorType byteReg, i32Reg, f32Reg;
+  VectorType byteReg, i16Reg, i32Reg, f32Reg;
 };
 
 class LowerLutBitserialPass
@@ -826,6 +874,7 @@ private:
     plan.halves = kVectorBytes / registerBytes;
     plan.lanes = registerBytes / 4;
     plan.prefetchBytes = target.getPrefetchBytes();
+    plan.laneOrder = target.hasLutLaneOrder() && !int8Tables;
     LutAccumulators accs =
         planLutAccumulators(target, plan.halves, plan.tilesPerGroup, plan.bn);
     plan.accSets = accs.sets;

@@ -537,6 +537,28 @@ def LowBit_UkExtendOp : LowBit_UkOp<"extend", [Pure]> {
   let hasVerifier = 1;
 }
 
+def LowBit_UkLaneTransposeOp
+    : LowBit_UkOp<"lane_transpose", [Pure,
+        AllTypesMatch<["low", "high", "first", "second"]>]> {
+  let summary = "Turns a row-order vector's two registers into lane order";
+  let description = [{
+    `low` and `high` are bytes 0..31 and 32..63 of a 64-byte vector in
+    lut_abi.h's row order (byte 4r + j: row r, slot j); `first` and
+    `second` are bytes 0..31 and 32..63 of the same vector in lane order
+    (byte 16j + r): one slot of 16 rows per 16-byte lane (pshufb within
+    lanes, vpermd, punpck{l,h}qdq). lut-bitserial reads its row-order
+    layout this way on lane-order targets.
+
+    ```mlir
+    %a, %b = lowbit.uk.lane_transpose %lo, %hi : vector<32xi8>
+    ```
+  }];
+  let arguments = (ins LowBit_ByteRegister:$low, LowBit_ByteRegister:$high);
+  let results = (outs LowBit_ByteRegister:$first,
+                 LowBit_ByteRegister:$second);
+  let assemblyFormat = "$low `,` $high attr-dict `:` type($low)";
+}
+
 def LowBit_UkLaneFoldOp
     : LowBit_UkOp<"lane_fold", [Pure, AllTypesMatch<["lhs", "rhs", "result"]>]> {
   let summary = "Sums the two 16-byte lanes of each of two int32 registers";
