@@ -63,7 +63,10 @@
  *   D_p = sum_k bit_p(c_k) * xq_k, so D = sum_k c_k * xq_k =
  *   (sum_p 2^p A_p + (2^P - 1) * S) / 2, exactly (the sum is even).
  *   The kernel looks a plane's index vector up with lut_dot (vpermb or
- *   pshufb, then vpdpbusd) against bytes 2^p, so its int32 sums are
+ *   pshufb, then vpdpbusd; on AVX2 and AVX-VNNI the vector is turned into
+ *   lut_abi.h's lane order in registers and looked up as the tl1/tl2
+ *   kernels do there, with int16 block sums) against bytes 2^p, so its
+ *   int32 sums are
  *   sum_p 2^p (A_p + 32768 G) over the G groups: the high sums start at
  *   -128 * (2^P - 1) * G, which cancels the bias.
  *   ternary:  acc = D - S over the whole row; y = (float)acc * w_scale /

@@ -358,6 +358,12 @@ def LowBitLowerLutBitserial
       consecutive plane vectors take turns among accumulator sets (as
       lut-elementwise: enough for `TargetInfo::getDotChains`); `kfactor /
       8` blocks per iteration of an `scf.for` with loop-carried registers;
+      on targets with lut_abi.h's lane order (`TargetInfo::hasLutLaneOrder`:
+      AVX2, AVX-VNNI) and int16 tables instead, each plane vector's two
+      registers turned into lane order (`lowbit.uk.lane_transpose`) and
+      looked up as lowbit-lower-lut-elementwise does there (`lut_lookup`,
+      `zip`, `dot2` with the plane weight into int16 sums of the block,
+      `extend` into int32 sums per quarter of the rows, `lane_fold`);
     - ternary: after K, `lowbit.uk.lut_combine` of every set gives sum 2^p
       A_p; the linear transform D = (sum + 3 S) / 2
       (`lowbit.uk.shr_exact`) and `lowbit.uk.ternary_scale`: bit-exact
