@@ -53,8 +53,9 @@
 // AVX2 reads each plane vector in lut_abi.h's lane order: per register
 // byte 4r + j to 4j + r within lanes, dwords 0 4 2 6 1 5 3 7, then
 // unpacklo/hi_epi64 of the two (slots 0 | 1, 2 | 3); one pshufb per table
-// byte, the nibbles zipped, pmaddubsw with the plane weight, int16 sums
-// sign-extended per block, the lanes folded at the end.
+// byte, the nibbles zipped, pmaddubsw with the plane weight, the int16
+// sums widened per block (pmaddwd of low, high with 1, 256), the lanes
+// folded at the end.
 // AVX2: _mm256_set_epi8(15, 11, 7, 3, 14, 10, 6, 2, 13, 9, 5, 1, 12, 8, 4, 0, 15, 11, 7, 3, 14, 10, 6, 2, 13, 9, 5, 1, 12, 8, 4, 0)
 // AVX2-NEXT: _mm256_set_epi32(7, 3, 5, 1, 6, 2, 4, 0)
 // AVX2: _mm256_unpacklo_epi64(
@@ -63,8 +64,8 @@
 // AVX2: _mm256_unpacklo_epi8(
 // AVX2: _mm256_maddubs_epi16(
 // AVX2: _mm256_add_epi16(
-// AVX2: _mm256_srai_epi16({{.*}}, 15)
-// AVX2: _mm256_slli_epi32({{.*}}, 8)
+// AVX2: _mm256_unpacklo_epi16(
+// AVX2: _mm256_madd_epi16(
 // AVX2: _mm256_permute2x128_si256(
 // AVX2: _mm256_srai_epi32({{.*}}, 1)
 // AVX2: _mm256_maskstore_ps(

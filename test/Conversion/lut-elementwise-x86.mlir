@@ -81,8 +81,9 @@
 // AVX2 (lut_abi.h's lane order): per register the nibbles, the 32 table
 // bytes of its two slots (one per lane) and pshufb; the two nibbles'
 // lookups zipped by bytes, pmaddubsw with the signs into int16 pair sums,
-// added; the sums sign-extended into int32 (psraw 15, punpck*wd); at the
-// end the two quarters' lanes folded (vperm2i128).
+// added; the low and high sums interleaved (punpck*wd) and pmaddwd with
+// words 1, 256 into int32; at the end the two quarters' lanes folded
+// (vperm2i128).
 // AVX2: _mm256_loadu_si256(
 // AVX2: _mm256_and_si256(
 // AVX2: _mm256_loadu_si256(
@@ -91,11 +92,11 @@
 // AVX2: _mm256_maddubs_epi16(
 // AVX2: _mm256_add_epi16(
 // AVX2: _mm256_unpackhi_epi8(
-// AVX2: _mm256_srai_epi16({{.*}}, 15)
 // AVX2: _mm256_unpacklo_epi16(
+// AVX2: _mm256_set1_epi32(16777217)
+// AVX2: _mm256_madd_epi16(
 // AVX2: _mm256_add_epi32(
 // AVX2: _mm256_unpackhi_epi16(
-// AVX2: _mm256_slli_epi32({{.*}}, 8)
 // AVX2: _mm256_permute2x128_si256({{.*}}, 32)
 // AVX2: _mm256_permute2x128_si256({{.*}}, 49)
 // AVX2: _mm256_add_epi32(

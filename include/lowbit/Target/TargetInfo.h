@@ -197,9 +197,10 @@ public:
                          VectorType type) const {
     return {};
   }
-  /// lowbit.uk.extend; null when the target has none.
-  virtual Value emitExtend(OpBuilder &b, Location loc, Value value, bool high,
-                           VectorType type) const {
+  /// lowbit.uk.extend (`highHalf`: its `high_half`); null when the target
+  /// has none.
+  virtual Value emitExtend(OpBuilder &b, Location loc, Value low, Value high,
+                           bool highHalf, VectorType type) const {
     return {};
   }
   /// lowbit.uk.lane_transpose: the two lane-order registers, or nulls when

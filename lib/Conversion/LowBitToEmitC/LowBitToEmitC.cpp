@@ -369,8 +369,8 @@ struct ConvertExtend : TargetPattern<UkExtendOp> {
   matchAndRewrite(UkExtendOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     return replaceByHook(op, rewriter, [&](VectorType type) {
-      return target.emitExtend(rewriter, op.getLoc(), adaptor.getValue(),
-                               op.getHigh(), type);
+      return target.emitExtend(rewriter, op.getLoc(), adaptor.getLow(),
+                               adaptor.getHigh(), op.getHighHalf(), type);
     });
   }
 };

@@ -629,15 +629,17 @@ public:
                 {codes, x});
   }
 
-  /// punpck{l,h}wd of the words and their signs (psraw 15).
-  Value emitExtend(OpBuilder &b, Location loc, Value value, bool high,
-                   VectorType type) const override {
+  /// punpck{l,h}wd of the low and high sums, pmaddwd with words 1, 256.
+  Value emitExtend(OpBuilder &b, Location loc, Value low, Value high,
+                   bool highHalf, VectorType type) const override {
     Type reg = intType(b.getContext());
-    Value signs = call(b, loc, reg, "_mm256_srai_epi16", value,
-                       {b.getI32IntegerAttr(15)});
-    return call(b, loc, reg,
-                high ? "_mm256_unpackhi_epi16" : "_mm256_unpacklo_epi16",
-                {value, signs});
+    Value pairs = call(
+        b, loc, reg,
+        highHalf ? "_mm256_unpackhi_epi16" : "_mm256_unpacklo_epi16",
+        {low, high});
+    Value weights = call(b, loc, reg, "_mm256_set1_epi32", {},
+                         {b.getI32IntegerAttr((256 << 16) | 1)});
+    return call(b, loc, reg, "_mm256_madd_epi16", {pairs, weights});
   }
 
   /// Per register, pshufb within lanes (byte 4r + j to 4j + r: dword j of

@@ -100,7 +100,7 @@ func.func @dot2_lanes(%a: vector<32xi8>) -> vector<8xi16> {
 
 func.func @extend_lanes(%a: vector<16xi16>) -> vector<16xi32> {
   // expected-error@+1 {{'lowbit.uk.extend' op widens half the int16 lanes of 'vector<16xi16>', not to 'vector<16xi32>'}}
-  %e = lowbit.uk.extend %a {high = false} : vector<16xi16> -> vector<16xi32>
+  %e = lowbit.uk.extend %a, %a {high_half = false} : vector<16xi16> -> vector<16xi32>
   return %e : vector<16xi32>
 }
 

@@ -96,8 +96,8 @@ func.func @microkernel_lut(%codes: memref<?xui8>, %xq: memref<?xi8>,
   %z = lowbit.uk.zip %lk, %lk {high = false} : vector<32xi8>
   // CHECK: %[[P:.*]] = lowbit.uk.dot2 %[[Z]], %[[SD]] : vector<32xi8> -> vector<16xi16>
   %p = lowbit.uk.dot2 %z, %sd : vector<32xi8> -> vector<16xi16>
-  // CHECK: %[[E:.*]] = lowbit.uk.extend %[[P]] {high = true} : vector<16xi16> -> vector<8xi32>
-  %e = lowbit.uk.extend %p {high = true} : vector<16xi16> -> vector<8xi32>
+  // CHECK: %[[E:.*]] = lowbit.uk.extend %[[P]], %[[P]] {high_half = true} : vector<16xi16> -> vector<8xi32>
+  %e = lowbit.uk.extend %p, %p {high_half = true} : vector<16xi16> -> vector<8xi32>
   // CHECK: lowbit.uk.lane_fold %[[E]], %{{.*}} : vector<8xi32>
   %fold = lowbit.uk.lane_fold %e, %r8 : vector<8xi32>
   return %r, %fold : vector<16xi32>, vector<8xi32>

@@ -85,9 +85,9 @@ LogicalResult UkDot2Op::verify() {
 }
 
 LogicalResult UkExtendOp::verify() {
-  if (getLanes(getValue()) != 2 * getLanes(getResult()))
+  if (getLanes(getLow()) != 2 * getLanes(getResult()))
     return emitOpError() << "widens half the int16 lanes of "
-                         << getValue().getType() << ", not to "
+                         << getLow().getType() << ", not to "
                          << getResult().getType();
   return success();
 }

@@ -362,9 +362,10 @@ protected:
   // register, nibble and table byte (low, high) reads the 32 table bytes at
   // 128 nibble + 64 byte + 32h. A row's two nibbles are zipped into an
   // int16 lane and multiplied (dot2) into int16 pair sums per half of the
-  // rows ("words": low, high table bytes), widened per block into int32
-  // sums per quarter of the rows (quarter 2 half + hi, lanes: table pairs),
-  // whose lanes are folded into rows at the end.
+  // rows ("words": low, high table bytes), widened per block into the int32
+  // sums low + 256 high per quarter of the rows (quarter 2 half + hi,
+  // lanes: table pairs; a LutAcc with `low` only), whose lanes are folded
+  // into rows at the end.
 
   /// Adds to `words` (halves 0 and 1) the lookups of the lane-order
   /// registers `w` in the tables at `tables`[`at`], each row's two nibbles
@@ -401,31 +402,25 @@ protected:
     return {LutAcc{zero, zero}, LutAcc{zero, zero}};
   }
 
-  /// `words` sign-extended into the int32 sums of the 4 quarters of the
-  /// rows (exact while the int16 pair sums stay below 2^15).
+  /// `words` widened (low + 256 high) into the int32 sums of the 4
+  /// quarters of the rows (exact while the int16 pair sums stay below 2^15).
   void widenLanes(ArrayRef<LutAcc> words, MutableArrayRef<LutAcc> quarters) {
     auto i32Reg = cast<VectorType>(quarters[0].low.getType());
     for (int64_t half = 0; half < 2; ++half)
       for (int64_t hi = 0; hi < 2; ++hi) {
-        LutAcc &q = quarters[2 * half + hi];
-        auto add = [&](Value &sum, Value word) {
-          sum = arith::AddIOp::create(
-              b, loc, sum, UkExtendOp::create(b, loc, i32Reg, word, hi == 1));
-        };
-        add(q.low, words[half].low);
-        add(q.high, words[half].high);
+        Value &sum = quarters[2 * half + hi].low;
+        sum = arith::AddIOp::create(
+            b, loc, sum,
+            UkExtendOp::create(b, loc, i32Reg, words[half].low,
+                               words[half].high, hi == 1));
       }
   }
 
-  /// Rows [8h, 8h + 8) of the quarters: each quarter's low + 256 high, the
-  /// two lanes (table pairs) of quarters 2h and 2h + 1 folded.
+  /// Rows [8h, 8h + 8) of the quarters: the two lanes (table pairs) of
+  /// quarters 2h and 2h + 1 folded.
   Value laneRows(ArrayRef<LutAcc> quarters, int64_t h) {
-    auto i32Reg = cast<VectorType>(quarters[0].low.getType());
-    auto combine = [&](const LutAcc &a) -> Value {
-      return UkLutCombineOp::create(b, loc, i32Reg, a.low, a.high);
-    };
-    return UkLaneFoldOp::create(b, loc, i32Reg, combine(quarters[2 * h]),
-                                combine(quarters[2 * h + 1]));
+    return UkLaneFoldOp::create(b, loc, quarters[0].low.getType(),
+                                quarters[2 * h].low, quarters[2 * h + 1].low);
   }
 
   /// A register constant with every lane `value` (integer lanes) or 0.0.

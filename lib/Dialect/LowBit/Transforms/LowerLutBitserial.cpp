@@ -116,7 +116,7 @@ struct BitserialPlan {
   int64_t partialBytes() const {
     if (!isTernary())
       return halves * registerBytes;
-    return accsPerColumn() * (int8Tables ? 1 : 2) * registerBytes;
+    return accsPerColumn() * (int8Tables || laneOrder ? 1 : 2) * registerBytes;
   }
 
   bool isTernary() const { return encoding == Encoding::Ternary; }
@@ -427,10 +427,13 @@ private:
     for (LutAcc &a : accs)
       a.high = zero;
     if (plan.laneOrder) {
-      // Each lane of a quarter sums half the groups of its rows.
-      Value laneBias = splat(i32Reg, -64 * plan.sumWeight() * groups);
-      for (LutAcc &a : accs)
-        a.high = laneBias;
+      // One sum low + 256 high per quarter, each lane of which sums half
+      // the groups of its rows.
+      Value laneBias = splat(i32Reg, -16384 * plan.sumWeight() * groups);
+      for (LutAcc &a : accs) {
+        a.low = laneBias;
+        a.high = Value();
+      }
       return accs;
     }
     for (int64_t t = 0; t < tiles; ++t)

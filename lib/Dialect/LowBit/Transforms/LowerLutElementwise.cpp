@@ -97,7 +97,12 @@ struct LutPlan {
     return laneOrder ? kTileRows / 4 : accSets * halves * nibblePairs;
   }
   /// Bytes of the int32 sums of one (tile, activation row) between chunks.
-  int64_t partialBytes() const { return accsPerColumn() * 2 * registerBytes; }
+  int64_t partialBytes() const {
+    return accsPerColumn() * registersPerAcc() * registerBytes;
+  }
+  /// Registers per accumulator: low and high sums, or in lane order one
+  /// (low + 256 high).
+  int64_t registersPerAcc() const { return laneOrder ? 1 : 2; }
   int64_t columnTableBytes() const { return tableVectors() * kTableBytes; }
 
   int64_t blocksOf(int64_t panel) const {
@@ -247,18 +252,21 @@ private:
         for (int64_t c = 0; c < columns; ++c)
           for (int64_t a = 0; a < perColumn; ++a) {
             Value at = add(partialOffset(add(firstTile, t), c),
-                           2 * a * plan.registerBytes);
+                           a * plan.registersPerAcc() * plan.registerBytes);
             fn(accs[(t * columns + c) * perColumn + a], at);
           }
     };
     if (chunk == 0)
-      for (LutAcc &a : accs)
-        a.low = a.high = splat(i32Reg, 0);
+      for (LutAcc &a : accs) {
+        a.low = splat(i32Reg, 0);
+        a.high = plan.laneOrder ? Value() : a.low;
+      }
     else
       forEachPartial([&](LutAcc &a, Value at) {
         a.low = UkLoadOp::create(b, loc, i32Reg, partials, at);
-        a.high = UkLoadOp::create(b, loc, i32Reg, partials,
-                                  add(at, plan.registerBytes));
+        if (!plan.laneOrder)
+          a.high = UkLoadOp::create(b, loc, i32Reg, partials,
+                                    add(at, plan.registerBytes));
       });
 
     bool last = chunk == int64_t(plan.chunks.size()) - 1;
@@ -275,8 +283,9 @@ private:
     if (!last) {
       forEachPartial([&](LutAcc &a, Value at) {
         UkSpillOp::create(b, loc, a.low, partials, at);
-        UkSpillOp::create(b, loc, a.high, partials,
-                             add(at, plan.registerBytes));
+        if (a.high)
+          UkSpillOp::create(b, loc, a.high, partials,
+                            add(at, plan.registerBytes));
       });
       return;
     }

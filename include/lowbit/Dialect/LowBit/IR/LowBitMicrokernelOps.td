@@ -518,21 +518,26 @@ def LowBit_UkDot2Op
   let hasVerifier = 1;
 }
 
-def LowBit_UkExtendOp : LowBit_UkOp<"extend", [Pure]> {
-  let summary = "Sign-extends half of each 16-byte lane's int16 to int32";
+def LowBit_UkExtendOp
+    : LowBit_UkOp<"extend", [Pure, AllTypesMatch<["low", "high"]>]> {
+  let summary = "Widens int16 low and high byte sums into their int32 sum";
   let description = [{
-    Per 16-byte lane: the 4 int16 of the lane's low half (its high half with
-    `high`) sign-extended to the lane's 4 int32 (x86 `vpunpcklwd` /
-    `vpunpckhwd` with the words' signs).
+    Per 16-byte lane and i < 4, with j = i (or 4 + i with `high`) an int16
+    lane of the lane's low (high) half: `result[i] = low[j] + 256 *
+    high[j]` in int32 (exact; x86 `vpunpcklwd` / `vpunpckhwd` of the two,
+    then `vpmaddwd` with words 1, 256): the int16 sums of the low and high
+    table bytes of lut_abi.h's lane order (`lowbit.uk.dot2`) as the int32
+    sums `lowbit.uk.lut_combine` gives for `lowbit.uk.lut_dot`.
 
     ```mlir
-    %q = lowbit.uk.extend %p {high = true} : vector<16xi16> -> vector<8xi32>
+    %q = lowbit.uk.extend %lo, %hi {high = true} : vector<16xi16> -> vector<8xi32>
     ```
   }];
-  let arguments = (ins VectorOfRankAndType<[1], [I16]>:$value, BoolAttr:$high);
+  let arguments = (ins VectorOfRankAndType<[1], [I16]>:$low,
+                   VectorOfRankAndType<[1], [I16]>:$high, BoolAttr:$high_half);
   let results = (outs LowBit_I32Register:$result);
   let assemblyFormat = [{
-    $value attr-dict `:` type($value) `->` type($result)
+    $low `,` $high attr-dict `:` type($low) `->` type($result)
   }];
   let hasVerifier = 1;
 }
