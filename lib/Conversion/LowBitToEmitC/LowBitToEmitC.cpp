@@ -88,25 +88,70 @@ protected:
     return vector;
   }
 
-  /// Replaces `op` by the register a TargetInfo hook writes: `emit` gets
-  /// the type of the op's result and returns null where the target has no
-  /// such op.
-  LogicalResult replaceByHook(OpTy op, ConversionPatternRewriter &rewriter,
-                              function_ref<Value(VectorType)> emit) const {
-    FailureOr<VectorType> type = getRegisterType(rewriter, op, op.getType());
+  const TargetInfo &target;
+};
+
+/// A microkernel op whose one register result a TargetInfo hook writes:
+/// `Emit(target, rewriter, op, adaptor, type)` with the type of the result,
+/// null where the target has no such op.
+template <typename OpTy, auto Emit>
+struct HookPattern : TargetPattern<OpTy> {
+  using TargetPattern<OpTy>::TargetPattern;
+  using OpAdaptor = typename TargetPattern<OpTy>::OpAdaptor;
+  LogicalResult
+  matchAndRewrite(OpTy op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    FailureOr<VectorType> type =
+        this->getRegisterType(rewriter, op, op.getType());
     if (failed(type))
       return failure();
-    Value result = emit(*type);
+    Value result = Emit(this->target, rewriter, op, adaptor, *type);
     if (!result)
       return rewriter.notifyMatchFailure(op, [&](Diagnostic &d) {
-        d << "target " << target.getName() << " has no " << op->getName();
+        d << "target " << this->target.getName() << " has no "
+          << op->getName();
       });
     rewriter.replaceOp(op, result);
     return success();
   }
-
-  const TargetInfo &target;
 };
+
+Value emitLutLookup(const TargetInfo &target, ConversionPatternRewriter &b,
+                    UkLutLookupOp op, UkLutLookupOp::Adaptor a,
+                    VectorType type) {
+  Value tables = getElementAddress(b, op.getLoc(), a.getTables(),
+                                   a.getTableOffset());
+  return target.emitLutLookup(b, op.getLoc(), a.getIndices(), tables,
+                              op.getHigh(), type);
+}
+Value emitZip(const TargetInfo &target, ConversionPatternRewriter &b,
+              UkZipOp op, UkZipOp::Adaptor a, VectorType type) {
+  return target.emitZip(b, op.getLoc(), a.getLhs(), a.getRhs(), op.getHigh(),
+                        type);
+}
+Value emitDot2(const TargetInfo &target, ConversionPatternRewriter &b,
+               UkDot2Op op, UkDot2Op::Adaptor a, VectorType type) {
+  return target.emitDot2(b, op.getLoc(), a.getCodes(), a.getX(), type);
+}
+Value emitExtend(const TargetInfo &target, ConversionPatternRewriter &b,
+                 UkExtendOp op, UkExtendOp::Adaptor a, VectorType type) {
+  return target.emitExtend(b, op.getLoc(), a.getLow(), a.getHigh(),
+                           op.getHighHalf(), type);
+}
+Value emitLaneFold(const TargetInfo &target, ConversionPatternRewriter &b,
+                   UkLaneFoldOp op, UkLaneFoldOp::Adaptor a, VectorType type) {
+  return target.emitLaneFold(b, op.getLoc(), a.getLhs(), a.getRhs(), type);
+}
+Value emitLutSigns(const TargetInfo &target, ConversionPatternRewriter &b,
+                   UkLutSignsOp op, UkLutSignsOp::Adaptor a, VectorType type) {
+  Value ptr = getElementAddress(b, op.getLoc(), a.getBase(), a.getOffset());
+  return target.emitLutSigns(b, op.getLoc(), ptr, type, op.getByDword());
+}
+Value emitLutCombine(const TargetInfo &target, ConversionPatternRewriter &b,
+                     UkLutCombineOp op, UkLutCombineOp::Adaptor a,
+                     VectorType type) {
+  return target.emitLutCombine(b, op.getLoc(), a.getLow(), a.getHigh(), type);
+}
 
 struct ConvertLoad : TargetPattern<UkLoadOp> {
   using TargetPattern::TargetPattern;
@@ -324,57 +369,6 @@ struct ConvertLutDot8 : TargetPattern<UkLutDot8Op> {
   }
 };
 
-struct ConvertLutLookup : TargetPattern<UkLutLookupOp> {
-  using TargetPattern::TargetPattern;
-  LogicalResult
-  matchAndRewrite(UkLutLookupOp op, OpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
-    return replaceByHook(op, rewriter, [&](VectorType type) {
-      Value tables = getElementAddress(rewriter, op.getLoc(),
-                                       adaptor.getTables(),
-                                       adaptor.getTableOffset());
-      return target.emitLutLookup(rewriter, op.getLoc(), adaptor.getIndices(),
-                                  tables, op.getHigh(), type);
-    });
-  }
-};
-
-struct ConvertZip : TargetPattern<UkZipOp> {
-  using TargetPattern::TargetPattern;
-  LogicalResult
-  matchAndRewrite(UkZipOp op, OpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
-    return replaceByHook(op, rewriter, [&](VectorType type) {
-      return target.emitZip(rewriter, op.getLoc(), adaptor.getLhs(),
-                            adaptor.getRhs(), op.getHigh(), type);
-    });
-  }
-};
-
-struct ConvertDot2 : TargetPattern<UkDot2Op> {
-  using TargetPattern::TargetPattern;
-  LogicalResult
-  matchAndRewrite(UkDot2Op op, OpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
-    return replaceByHook(op, rewriter, [&](VectorType type) {
-      return target.emitDot2(rewriter, op.getLoc(), adaptor.getCodes(),
-                             adaptor.getX(), type);
-    });
-  }
-};
-
-struct ConvertExtend : TargetPattern<UkExtendOp> {
-  using TargetPattern::TargetPattern;
-  LogicalResult
-  matchAndRewrite(UkExtendOp op, OpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
-    return replaceByHook(op, rewriter, [&](VectorType type) {
-      return target.emitExtend(rewriter, op.getLoc(), adaptor.getLow(),
-                               adaptor.getHigh(), op.getHighHalf(), type);
-    });
-  }
-};
-
 struct ConvertLaneTranspose : TargetPattern<UkLaneTransposeOp> {
   using TargetPattern::TargetPattern;
   LogicalResult
@@ -390,18 +384,6 @@ struct ConvertLaneTranspose : TargetPattern<UkLaneTransposeOp> {
       return rewriter.notifyMatchFailure(op, "no lane_transpose on target");
     rewriter.replaceOp(op, {first, second});
     return success();
-  }
-};
-
-struct ConvertLaneFold : TargetPattern<UkLaneFoldOp> {
-  using TargetPattern::TargetPattern;
-  LogicalResult
-  matchAndRewrite(UkLaneFoldOp op, OpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
-    return replaceByHook(op, rewriter, [&](VectorType type) {
-      return target.emitLaneFold(rewriter, op.getLoc(), adaptor.getLhs(),
-                                 adaptor.getRhs(), type);
-    });
   }
 };
 
@@ -440,32 +422,6 @@ struct ConvertSpill : TargetPattern<UkSpillOp> {
       return rewriter.notifyMatchFailure(op, "no spill on target");
     rewriter.eraseOp(op);
     return success();
-  }
-};
-
-struct ConvertLutSigns : TargetPattern<UkLutSignsOp> {
-  using TargetPattern::TargetPattern;
-  LogicalResult
-  matchAndRewrite(UkLutSignsOp op, OpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
-    return replaceByHook(op, rewriter, [&](VectorType type) {
-      Value ptr = getElementAddress(rewriter, op.getLoc(), adaptor.getBase(),
-                                    adaptor.getOffset());
-      return target.emitLutSigns(rewriter, op.getLoc(), ptr, type,
-                                 op.getByDword());
-    });
-  }
-};
-
-struct ConvertLutCombine : TargetPattern<UkLutCombineOp> {
-  using TargetPattern::TargetPattern;
-  LogicalResult
-  matchAndRewrite(UkLutCombineOp op, OpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
-    return replaceByHook(op, rewriter, [&](VectorType type) {
-      return target.emitLutCombine(rewriter, op.getLoc(), adaptor.getLow(),
-                                   adaptor.getHigh(), type);
-    });
   }
 };
 
@@ -595,9 +551,12 @@ void mlir::lowbit::populateLowBitToEmitCPatterns(const TypeConverter &converter,
            ConvertDot4, ConvertLoadHalf, ConvertBlockCombine,
            ConvertTernaryScale, ConvertStore, ConvertPrefetch, ConvertBroadcast,
            ConvertLutTables, ConvertLutDot, ConvertLutDot8, ConvertSpill,
-           ConvertLutSigns, ConvertLutCombine, ConvertLutLookup, ConvertZip,
-           ConvertDot2, ConvertExtend, ConvertLaneTranspose,
-           ConvertLaneFold>(converter, ctx, target);
+           ConvertLaneTranspose, HookPattern<UkLutSignsOp, emitLutSigns>,
+           HookPattern<UkLutCombineOp, emitLutCombine>,
+           HookPattern<UkLutLookupOp, emitLutLookup>,
+           HookPattern<UkZipOp, emitZip>, HookPattern<UkDot2Op, emitDot2>,
+           HookPattern<UkExtendOp, emitExtend>,
+           HookPattern<UkLaneFoldOp, emitLaneFold>>(converter, ctx, target);
   patterns.add<ConvertStackBuffer>(converter, ctx);
   patterns.add<ConvertSplatConstant, ConvertRegisterAdd>(converter, ctx, target,
                                                          /*benefit=*/2);
