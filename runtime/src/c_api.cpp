@@ -8,10 +8,8 @@
 
 #include "lowbit/lowbit.h"
 
-#include "lowbit/bitserial.h"
 #include "lowbit/error.h"
 #include "lowbit/format.h"
-#include "lowbit/lut.h"
 #include "lowbit/reference.h"
 #include "lowbit/run_kernel.h"
 #include "lowbit/thread_pool.h"
@@ -134,16 +132,11 @@ lowbit_status_t lowbit_pack(const char *format, const float *W, int64_t M,
     if (!weights->kernels.empty() && weights->kernels.front().minN != 1)
       weights->kernels.clear();
     if (!weights->kernels.empty()) {
-      // The layout is that of the kernels' strategy (one per table) and,
-      // for tl1/tl2, of their target (lut_order).
+      // One layout serves the shape's kernels (one strategy and target
+      // per table).
       const Entry &kernel = weights->kernels.front();
-      weights->prepared =
-          kernel.config.rfind("#lowbit.lut_bitserial", 0) == 0
-              ? lowbit::pack_bitserial(weights->canonical)
-          : lowbit::has_lut_layout(f)
-              ? lowbit::pack_lut(weights->canonical,
-                                 lowbit::lut_order(kernel.target))
-              : lowbit::pack_upconvert(weights->canonical);
+      weights->prepared = lowbit::pack_for_kernel(
+          weights->canonical, kernel.config, kernel.target);
     }
     *out = weights.release();
   });

@@ -1,11 +1,23 @@
 //===- run_kernel.cpp - calling a generated kernel on a thread pool -------===//
 
 #include "lowbit/run_kernel.h"
+#include "lowbit/bitserial.h"
 #include "lowbit/error.h"
+#include "lowbit/lut.h"
 
 #include <string>
 
 namespace lowbit {
+
+UpconvertWeights pack_for_kernel(const PackedWeights &canonical,
+                                 std::string_view config,
+                                 std::string_view target) {
+  if (config.substr(0, 21) == "#lowbit.lut_bitserial")
+    return pack_bitserial(canonical);
+  if (has_lut_layout(canonical.format))
+    return pack_lut(canonical, lut_order(target));
+  return pack_upconvert(canonical);
+}
 
 void run_kernel(lowbit_kernel_fn kernel, const UpconvertWeights &W,
                 const PreparedActivations &A, float *y, int64_t M,

@@ -88,12 +88,14 @@ public:
   /// reads its table as a memory operand (vpermb). The LUT lowerings count
   /// them with their accumulators against getNumRegisters().
   virtual int64_t getLutTableRegisters() const { return 0; }
-  /// Whether the lut-elementwise kernels read lut_abi.h's vectors in lane
-  /// order (byte 16j + r: one table per 16-byte register lane, looked up
-  /// by lowbit.uk.lut_lookup and paired per row by lowbit.uk.zip, for an
+  /// Whether the LUT kernels look lut_abi.h's vectors up in lane order
+  /// (byte 16j + r: one table per 16-byte register lane, looked up by
+  /// lowbit.uk.lut_lookup and paired per row by lowbit.uk.zip, for an
   /// in-lane byte shuffle on registers of two lanes: pshufb) rather than
-  /// row order (byte 4r + j: lowbit.uk.lut_dot). The runtime's lut_order
-  /// names the same targets.
+  /// row order (byte 4r + j: lowbit.uk.lut_dot): lut-elementwise's packed
+  /// tl1/tl2 are in that order (the runtime's lut_order names the same
+  /// targets), lut-bitserial's int16-table kernels transpose theirs in
+  /// registers.
   virtual bool hasLutLaneOrder() const { return false; }
 
   //===--------------------------------------------------------------------===//

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 namespace lowbit {
 
@@ -22,6 +23,14 @@ namespace lowbit {
 void run_kernel(lowbit_kernel_fn kernel, const UpconvertWeights &W,
                 const PreparedActivations &A, float *y, int64_t M,
                 ThreadPool &pool, int kernel_class = -1);
+
+/// `canonical` packed in the layout of a generated kernel with config
+/// attribute `config` and target `target` (lowbit.h's kernel entry): a
+/// #lowbit.lut_bitserial config reads bitserial_abi.h, tl1/tl2 lut_abi.h in
+/// lut_order(target), every other kernel kernel_abi.h.
+UpconvertWeights pack_for_kernel(const PackedWeights &canonical,
+                                 std::string_view config,
+                                 std::string_view target);
 
 /// The key of the ratio table of upconvert kernels: "upconvert <target>
 /// <format>" ("upconvert <format>" when target is empty). Kernels of one

@@ -18,9 +18,7 @@
 
 #include "lowbit_kernels.h"
 
-#include "lowbit/bitserial.h"
 #include "lowbit/error.h"
-#include "lowbit/lut.h"
 #include "lowbit/npy.h"
 #include "lowbit/packed_file.h"
 #include "lowbit/run_kernel.h"
@@ -70,15 +68,9 @@ int run(int argc, char **argv) {
                         W.format.name() + " M = " + std::to_string(W.M) +
                         ", K = " + std::to_string(W.K));
 
-  // The layout of the kernel's strategy, as the C API packs it.
-  const bool bitserial =
-      std::string(kernel->config).rfind("#lowbit.lut_bitserial", 0) == 0;
-  const lowbit::UpconvertWeights packed = bitserial ? lowbit::pack_bitserial(W)
-                                          : lowbit::has_lut_layout(W.format)
-                                              ? lowbit::pack_lut(
-                                                    W, lowbit::lut_order(
-                                                           kernel->target))
-                                              : lowbit::pack_upconvert(W);
+  // The layout of the kernel, as the C API packs it.
+  const lowbit::UpconvertWeights packed =
+      lowbit::pack_for_kernel(W, kernel->config, kernel->target);
   const lowbit::PreparedActivations A =
       lowbit::prepare_activations(W.format, X.data.data(), N, K);
   lowbit::ThreadPool::Options options;

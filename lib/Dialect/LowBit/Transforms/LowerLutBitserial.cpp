@@ -75,8 +75,8 @@ struct BitserialPlan {
   /// int16 tables on targets with lut_abi.h's lane order
   /// (TargetInfo::hasLutLaneOrder): each plane vector is turned into lane
   /// order (lowbit.uk.lane_transpose) and looked up as lut-elementwise does
-  /// there; per (tile, activation row) one accumulator pair per quarter of
-  /// the rows.
+  /// there; per (tile, activation row) one accumulator (low + 256 high)
+  /// per quarter of the rows.
   bool laneOrder = false;
   /// Sets of accumulators that consecutive plane vectors take turns on, so
   /// that the dot chains hide the dot latency, and pairs per (set, register

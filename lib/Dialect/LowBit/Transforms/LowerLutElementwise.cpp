@@ -10,10 +10,11 @@
 // bytes, `bk` weights per loop iteration), lowbit.uk.lut_combine with the
 // row correction of the header, and the exact ternary scaling. Targets whose
 // vectors are in lut_abi.h's lane order (TargetInfo::hasLutLaneOrder: one
-// table per 16-byte register lane) get lowbit.uk.lut_lookup per (register,
-// nibble, table byte), lowbit.uk.zip of the 4 groups of a row into an int32
-// lane and lowbit.uk.dot4 instead of lut_dot. Nothing here depends on the
-// ISA.
+// table per 16-byte register lane) get KernelLoopBuilder's lane-order
+// lookups instead of lut_dot: lowbit.uk.lut_lookup per (register, nibble,
+// table byte), lowbit.uk.zip of a row's two nibbles, lowbit.uk.dot2 with the
+// signs into int16 sums widened once per block (lowbit.uk.extend) and
+// lowbit.uk.lane_fold at the end. Nothing here depends on the ISA.
 //
 //===----------------------------------------------------------------------===//
 
@@ -65,7 +66,8 @@ struct LutPlan {
   int64_t blocksPerIteration = 1, vectorsPerIteration = 1;
   int64_t registerBytes = 0, halves = 1, lanes = 0; // lanes: int32 lanes
   /// lut_abi.h's lane order (TargetInfo::hasLutLaneOrder): per (tile,
-  /// activation row) one accumulator pair per quarter of the rows.
+  /// activation row) one accumulator (low + 256 high) per quarter of the
+  /// rows.
   bool laneOrder = false;
   int64_t prefetchBytes = 0;
   /// lut_abi.h's K panels: `panels` of `panelBlocks` TL2 blocks (the last
@@ -91,8 +93,9 @@ struct LutPlan {
   bool vectorLoop = false;
 
   int64_t tableVectors() const { return 4 * tl2Blocks + tl1Vectors; }
-  /// Accumulator pairs (low, high bytes) per (tile, activation row): per
-  /// set, register half of a vector and nibble pair.
+  /// Accumulators per (tile, activation row): pairs (low, high bytes) per
+  /// set, register half of a vector and nibble pair, or the lane order's
+  /// quarters.
   int64_t accsPerColumn() const {
     return laneOrder ? kTileRows / 4 : accSets * halves * nibblePairs;
   }
@@ -393,7 +396,7 @@ private:
                     SmallVectorImpl<LutAcc> &accs) {
     Value tables = mul(tableVector, kTableBytes);
     if (plan.laneOrder)
-      return lookupLanes(tileBase, columns, offset, tables, signOffset);
+      return lookupVectorLanes(tileBase, columns, offset, tables, signOffset);
     int64_t signBytes = plan.registerBytes / 8;
     for (auto [t, base] : llvm::enumerate(tileBase)) {
       Value at = add(base, offset);
@@ -425,8 +428,8 @@ private:
   /// lookupVector in lane order (lut_abi.h, KernelLoopBuilder): the signs
   /// of (register h, half of the rows) at 4 (2h + half) of the vector's
   /// sign words.
-  void lookupLanes(ArrayRef<Value> tileBase, int64_t columns, Value offset,
-                   Value tables, Value signOffset) {
+  void lookupVectorLanes(ArrayRef<Value> tileBase, int64_t columns,
+                         Value offset, Value tables, Value signOffset) {
     for (auto [t, base] : llvm::enumerate(tileBase)) {
       Value at = add(base, offset);
       Value w[2] = {UkLoadOp::create(b, loc, byteReg, codes, at),
@@ -442,7 +445,7 @@ private:
                                /*byDword=*/true))
                          : splat(byteReg, 1));
       for (int64_t c = 0; c < columns; ++c)
-        KernelLoopBuilder::lookupLanes(
+        lookupLanes(
             w, this->tables, add(tables, c * plan.columnTableBytes()), signs,
             MutableArrayRef(words).slice(2 * (t * columns + c), 2));
     }
