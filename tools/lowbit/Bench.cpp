@@ -346,6 +346,22 @@ BandwidthResult ReadProbe::measure(int reps) {
   return result;
 }
 
+uint64_t ReadProbe::read(const uint8_t *data, size_t bytes) const {
+  return read_(data, bytes, /*prefetch=*/true);
+}
+
+ReadSlice read_slice(int64_t bytes, int64_t tiles, int64_t begin,
+                     int64_t end) {
+  auto at = [&](int64_t tile) {
+    // bytes * tile / tiles without overflow for any array this host holds.
+    const int64_t share = int64_t((__int128)bytes * tile / tiles);
+    return share / kReadGrain * kReadGrain;
+  };
+  if (tiles <= 0 || begin >= end)
+    return {};
+  return {at(begin), at(end) - at(begin)};
+}
+
 BandwidthResult measure_read_bandwidth(ThreadPool &pool, int64_t bytes,
                                        int reps, const std::string &loads) {
   check_reps(reps);
@@ -440,10 +456,30 @@ time_contenders(const std::vector<Contender> &contenders, ThreadPool &pool,
   std::vector<int64_t> timed_calls(count, 0), calls_per_rep(count, 1);
   std::vector<double> job_seconds(count, 0.0);
   size_t p = 0; // the contender being run
+  std::vector<uint64_t> read_sums(size_t(pool.size()) * 8); // a line each
   auto call = [&](int64_t i) {
     const Contender &c = contenders[p];
-    run_kernel(c.kernel, cold ? copy_sets[copy_set[p]][size_t(i)] : *c.W,
-               *c.A, y.data(), c.W->M, pool, c.kernel_class);
+    const UpconvertWeights &W = cold ? copy_sets[copy_set[p]][size_t(i)] : *c.W;
+    if (c.read_probe)
+      pool.run_scheduled(
+          c.kernel_class, W.num_tiles(), [&](int64_t begin, int64_t end, int t) {
+            uint64_t sum = 0;
+            for (auto [data, bytes] :
+                 {std::pair(W.codes.data(), W.codes.bytes()),
+                  std::pair(reinterpret_cast<const uint8_t *>(W.scales.data()),
+                            W.scales.bytes()),
+                  std::pair(reinterpret_cast<const uint8_t *>(W.zeros.data()),
+                            W.zeros.bytes())}) {
+              const ReadSlice slice =
+                  read_slice(int64_t(bytes), W.num_tiles(), begin, end);
+              if (slice.bytes > 0)
+                sum ^= c.read_probe->read(data + slice.offset,
+                                          size_t(slice.bytes));
+            }
+            read_sums[size_t(t) * 8] ^= sum;
+          });
+    else
+      run_kernel(c.kernel, W, *c.A, y.data(), c.W->M, pool, c.kernel_class);
     const ThreadPool::JobStats &job = pool.last_job();
     if (timed) {
       for (int t = 0; t < threads; ++t) {
@@ -510,6 +546,8 @@ time_contenders(const std::vector<Contender> &contenders, ThreadPool &pool,
     throw;
   }
   pool.set_policy(saved);
+  for (uint64_t v : read_sums)
+    sink = sink ^ v;
   for (p = 0; p < count; ++p) {
     KernelTiming &result = results[p];
     result.timing.calls_per_rep = calls_per_rep[p];
@@ -819,6 +857,8 @@ nlohmann::ordered_json to_json(const BenchRecord &r) {
       {"copies", r.copies},
       {"reps", r.reps},
   };
+  if (r.read_floor_ratio > 0)
+    j["read_floor_ratio"] = r.read_floor_ratio;
   if (r.N > 1) {
     j["gops"] = r.gops;
     j["peak_gops"] = r.peak_gops;

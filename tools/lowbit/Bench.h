@@ -79,6 +79,10 @@ public:
   double handoff_us() const { return handoff_us_; }
   /// `reps` (>= 5) timed passes.
   BandwidthResult measure(int reps = kMinReps);
+  /// Reads [data, data + bytes) once with the probe's loads, prefetching
+  /// 4 KiB ahead as the kernels do, and returns a checksum; data is 64-byte
+  /// aligned and bytes a multiple of kReadGrain.
+  uint64_t read(const uint8_t *data, size_t bytes) const;
   const std::string &loads() const { return loads_; }
   int64_t bytes() const { return bytes_; }
 
@@ -91,6 +95,20 @@ private:
   double handoff_us_ = 0.0;
   std::vector<uint64_t> sums_;
 };
+
+/// Reads are in whole steps of the widest probe loop (8 zmm loads).
+inline constexpr int64_t kReadGrain = 512;
+
+/// The part of an array of `bytes` bytes that tiles [begin, end) of
+/// `tiles` read in a pure read of a matrix (see Contender::read_probe): the
+/// same share of the bytes, contiguous, bounds rounded down to kReadGrain.
+/// Consecutive chunks of tiles get consecutive, non-overlapping slices that
+/// together cover the array but for its last, partial grain.
+struct ReadSlice {
+  int64_t offset = 0, bytes = 0;
+};
+ReadSlice read_slice(int64_t bytes, int64_t tiles, int64_t begin,
+                     int64_t end);
 
 /// ReadProbe(pool, bytes, loads).measure(reps).
 BandwidthResult measure_read_bandwidth(ThreadPool &pool,
@@ -217,12 +235,20 @@ time_kernel_policies(lowbit_kernel_fn kernel, const UpconvertWeights &W,
 /// One kernel of time_contenders: the kernel, its matrix and activations
 /// (borrowed; contenders with the same W share one set of cold copies), the
 /// pool's kernel class and the schedule policy it runs under.
+///
+/// With `read_probe` set, the contender is no kernel but a pure read of W's
+/// packed arrays (codes, scales, zero points) with that probe's loads: the
+/// pool splits W's tiles as for a kernel and each thread reads its tiles'
+/// share of every array (read_slice). Timed cold beside the kernels of W's
+/// size, it is the floor a memory-bound kernel of that size meets on this
+/// host, per-call costs (the threads' handoff, the first misses) included.
 struct Contender {
   lowbit_kernel_fn kernel = nullptr;
   const UpconvertWeights *W = nullptr;
   const PreparedActivations *A = nullptr;
   int kernel_class = -1;
   SchedulePolicy policy = SchedulePolicy::Dynamic;
+  const ReadProbe *read_probe = nullptr;
 };
 
 /// The general form of time_kernel_policies: any kernels (of one shape or
@@ -310,6 +336,9 @@ struct BenchRecord {
   std::vector<double> ratios;
   int64_t ratio_updates = 0;
   std::vector<std::vector<double>> ratio_trace;
+  // bench --read-floor: the median over rounds of this case's rep time /
+  // a pure read of its matrix (0: not measured).
+  double read_floor_ratio = 0.0;
 };
 
 /// Fills a record from a timing: roofline figures from its pairing when it

@@ -316,6 +316,13 @@ static int runBench(const ParsedOptions &options) {
   // --interleave: per case after the first of its group, the median over
   // rounds of its rep time / the first case's rep time (same policy).
   std::vector<std::pair<std::string, double>> paired;
+  // --read-floor: per case, the median over rounds of its rep time / its
+  // matrix's pure read.
+  const bool readFloor = options.has("read-floor");
+  if (readFloor && options.has("warm"))
+    throw Error("--read-floor times cold reads of the weights; it does not "
+                "go with --warm");
+  std::vector<std::pair<std::string, double>> floors;
   for (size_t g = 0; g < groups.size(); ++g) {
     const std::vector<size_t> &group = groups[g];
     const Case &first = cases[group.front()];
@@ -348,6 +355,28 @@ static int runBench(const ParsedOptions &options) {
              &weights.back(), &activations.back(), kernelClass, policy});
     }
     bool cold = first.N == 1 && !options.has("warm");
+    // --read-floor: a pure read of each distinct matrix of the group, timed
+    // in the same rounds after the kernels; floorOf[ci] is case ci's.
+    std::vector<size_t> floorOf(group.size(), SIZE_MAX);
+    std::vector<size_t> floorCase; // per floor contender, its first case
+    if (readFloor && cold)
+      for (size_t ci = 0; ci < group.size(); ++ci) {
+        for (size_t f = 0; f < floorCase.size(); ++f) {
+          const size_t other = floorCase[f];
+          if (cases[group[other]].format.name() ==
+                  cases[group[ci]].format.name() &&
+              weights[other].packed_bytes() == weights[ci].packed_bytes())
+            floorOf[ci] = contenders.size() - floorCase.size() + f;
+        }
+        if (floorOf[ci] != SIZE_MAX)
+          continue;
+        floorOf[ci] = contenders.size();
+        floorCase.push_back(ci);
+        contenders.push_back(
+            {nullptr, &weights[ci], &activations[ci],
+             pool.kernel_class("read " + cases[group[ci]].format.name()),
+             policies.front(), &probe});
+      }
     Pairing pairing{&probe, first.N > 1 ? peak.get() : nullptr};
     std::vector<KernelTiming> all = time_contenders(
         contenders, pool, cold, reps, pairing, /*trace_limit=*/256);
@@ -406,6 +435,14 @@ static int runBench(const ParsedOptions &options) {
       if (ci > 0)
         paired.push_back({caseLabel(c) + " / " + caseLabel(first),
                           paired_time_ratio(timings.front(), all.front())});
+      if (floorOf[ci] != SIZE_MAX) {
+        const double toFloor =
+            paired_time_ratio(timings.front(), all[floorOf[ci]]);
+        for (size_t k = 0; k < timings.size(); ++k)
+          records[records.size() - timings.size() + k].read_floor_ratio =
+              paired_time_ratio(timings[k], all[floorOf[ci]]);
+        floors.push_back({caseLabel(c), toFloor});
+      }
       if (showRatios && i == 0) {
         for (const KernelTiming &timing : timings) {
           if (timing.ratio_trace.empty())
@@ -421,7 +458,30 @@ static int runBench(const ParsedOptions &options) {
         }
       }
     }
+    for (size_t f = 0; f < floorCase.size(); ++f) {
+      const Case &c = cases[group[floorCase[f]]];
+      const KernelTiming &timing = all[all.size() - floorCase.size() + f];
+      BenchRecord r = make_record(c.shape.M, c.shape.K, c.N, c.format.name(),
+                                  "read", probe.loads(),
+                                  static_cast<int>(threads), timing,
+                                  bandwidth, nullptr);
+      records.push_back(r);
+      std::printf("%-7s %-15s %-15s %-12s %5lld %-7s %10.1f %8.1f %8.1f "
+                  "%6.2f\n",
+                  r.format.c_str(), r.strategy.c_str(), r.target.c_str(),
+                  (std::to_string(c.shape.M) + "x" + std::to_string(c.shape.K))
+                      .c_str(),
+                  (long long)r.N, r.schedule_policy.c_str(), r.us, r.gbps,
+                  r.roofline_gbps, r.ratio);
+    }
     std::fflush(stdout);
+  }
+  if (!floors.empty()) {
+    std::printf("\ntime / a pure read of the same bytes ('read' rows; median "
+                "of the per-round ratios;\n1: the kernel costs no more than "
+                "reading its weights)\n");
+    for (const auto &[name, value] : floors)
+      std::printf("  %-64s %6.3f\n", name.c_str(), value);
   }
   if (!paired.empty()) {
     std::printf("\ninterleaved time ratios (median of the per-round ratios; "
@@ -509,6 +569,10 @@ const Command &benchCommand() {
          "'#lowbit.upconvert<tile_m = 32, tile_k = 64, "
          "tile_n = 1>'"},
         {"warm", nullptr, "time N = 1 on one matrix (L3-resident, labelled)"},
+        {"read-floor", nullptr,
+         "N = 1: also time, in the same rounds, a pure read of each case's "
+         "packed weights (the same bytes over the same threads, cold): 'read' "
+         "rows, and each kernel's time / that read's"},
         {"dtype", "T",
          "GPU targets: element type of X and Y, f32 (default), f16, bf16"},
         {"schedule-policy", "P[,P]",

@@ -510,6 +510,65 @@ TEST(Bench, InterleavedContenders) {
             "time_contenders: nothing to time");
 }
 
+TEST(Bench, ReadSlicesPartitionAnArray) {
+  // Any chunking of the tiles gives consecutive slices in whole grains
+  // that cover the array up to its last partial grain.
+  for (int64_t bytes : {int64_t(0), int64_t(100), int64_t(512), int64_t(4113),
+                        int64_t(345600), int64_t(3) << 33})
+    for (int64_t tiles : {1, 3, 40, 21600})
+      for (int64_t chunk : {int64_t(1), int64_t(7), tiles}) {
+        int64_t next = 0;
+        for (int64_t begin = 0; begin < tiles; begin += chunk) {
+          const ReadSlice slice =
+              read_slice(bytes, tiles, begin, std::min(begin + chunk, tiles));
+          EXPECT_EQ(slice.offset, next);
+          EXPECT_EQ(slice.offset % kReadGrain, 0);
+          EXPECT_GE(slice.bytes, 0);
+          EXPECT_EQ(slice.bytes % kReadGrain, 0);
+          next = slice.offset + slice.bytes;
+        }
+        EXPECT_EQ(next, bytes - bytes % kReadGrain)
+            << bytes << " bytes, " << tiles << " tiles, chunks of " << chunk;
+      }
+  EXPECT_EQ(read_slice(4096, 4, 2, 2).bytes, 0);
+  EXPECT_EQ(read_slice(4096, 4, 1, 3).offset, 1024);
+  EXPECT_EQ(read_slice(4096, 4, 1, 3).bytes, 2048);
+}
+
+TEST(Bench, ReadContender) {
+  ThreadPool pool(2);
+  ReadProbe probe(pool, int64_t(1) << 20);
+  // The probe's read sees exactly its bytes: one non-zero word inside the
+  // range or outside it.
+  AlignedArray<uint64_t> words(1024);
+  words[700] = 0x1234567890abcdefull;
+  EXPECT_EQ(probe.read(reinterpret_cast<const uint8_t *>(words.data()), 8192),
+            0x1234567890abcdefull);
+  EXPECT_EQ(probe.read(reinterpret_cast<const uint8_t *>(words.data()), 5120),
+            0u);
+  EXPECT_EQ(probe.read(reinterpret_cast<const uint8_t *>(words.data() + 704),
+                       2048),
+            0u);
+  // A read contender needs no kernel and is timed like one, over W's tiles.
+  const auto [U, A] = constant_problem(1024, 1024);
+  recorded_codes.clear();
+  const std::vector<KernelTiming> t = time_contenders(
+      {{record_codes, &U, &A, -1, SchedulePolicy::Static},
+       {nullptr, &U, &A, pool.kernel_class("read i2s"),
+        SchedulePolicy::Static, &probe}},
+      pool, true, 5);
+  ASSERT_EQ(t.size(), 2u);
+  EXPECT_EQ(t[1].packed_bytes, U.packed_bytes());
+  EXPECT_EQ(t[1].timing.copies, t[0].timing.copies);
+  EXPECT_EQ(t[1].timing.rep_us.size(), 5u);
+  double tiles = 0;
+  for (double v : t[1].thread_tiles)
+    tiles += v;
+  EXPECT_EQ(tiles, double(U.num_tiles()));
+  // Only the kernel contender called the kernel (warm-up pass + 5 reps).
+  EXPECT_EQ(recorded_codes.size(), size_t(t[0].timing.copies) * 6);
+}
+
 TEST(Plot, ChartFromRecords) {
   BandwidthResult bw;
   bw.gbps = 41.0;
