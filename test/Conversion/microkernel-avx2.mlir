@@ -20,11 +20,12 @@
 // AVXVNNI: __m256i [[D:v[0-9]+]] = _mm256_dpbusd_avx_epi32({{v[0-9]+}}, [[C]], [[X]]);
 // CHECK: _mm256_srai_epi32([[D]], 5);
 // CHECK: const __m128i* [[HP:v[0-9]+]] = (const __m128i*)
-// CHECK: _mm256_cvtph_ps(
-// y + (D - z S) * (s * inv)
+// CHECK: __m256 [[S:v[0-9]+]] = _mm256_cvtph_ps(
+// g + (D - z S) * inv, then y + g * s
 // CHECK: _mm256_cvtepi32_ps(
 // CHECK: _mm256_fnmadd_ps(
-// CHECK: _mm256_fmadd_ps(
+// CHECK: __m256 [[G:v[0-9]+]] = _mm256_fmadd_ps(
+// CHECK: _mm256_fmadd_ps([[G]], [[S]],
 // Lanes below count: set1(count) > (0, ..., 7).
 // CHECK: __m256i [[IOTA:v[0-9]+]] = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
 // CHECK: __m256i [[MASK:v[0-9]+]] = _mm256_cmpgt_epi32({{v[0-9]+}}, [[IOTA]]);
@@ -39,7 +40,8 @@ func.func @ops(%codes: memref<?xui8> {lowbit.readonly}, %scales: memref<?xui16> 
   %d = lowbit.uk.dot4 %zero, %c, %x : vector<32xi8> -> vector<8xi32>
   %e = lowbit.uk.shr_exact %d {shift = 5} : vector<8xi32>
   %s = lowbit.uk.load_half %scales[%off] : memref<?xui16> -> vector<8xf32>
-  %y1 = lowbit.uk.block_combine %s, %e, %s, %inv zero(%s, %sum : vector<8xf32>) : vector<8xi32> -> vector<8xf32>
+  %g1 = lowbit.uk.block_combine %s, %e, %inv zero(%s, %sum : vector<8xf32>) : vector<8xi32> -> vector<8xf32>
+  %y1 = lowbit.uk.group_combine %s, %g1, %s : vector<8xf32>
   lowbit.uk.store %y1, %y[%off], %count : vector<8xf32>, memref<?xf32>
   return
 }

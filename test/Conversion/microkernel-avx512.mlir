@@ -25,17 +25,18 @@
 // CHECK: const __m256i* [[HP:v[0-9]+]] = (const __m256i*)
 // CHECK: __m256i [[H:v[0-9]+]] = _mm256_loadu_si256([[HP]]);
 // CHECK: __m512 [[S:v[0-9]+]] = _mm512_cvtph_ps([[H]]);
-// y + (D - z * S) * (s * inv)
+// g + (D - z * S) * inv
 // CHECK: __m512 [[DF:v[0-9]+]] = _mm512_cvtepi32_ps([[SUMD]]);
 // CHECK: float [[SF:v[0-9]+]] = (float) [[SUM]];
 // CHECK: __m512 [[SB:v[0-9]+]] = _mm512_set1_ps([[SF]]);
 // CHECK: __m512 [[T:v[0-9]+]] = _mm512_fnmadd_ps([[S]], [[SB]], [[DF]]);
 // CHECK: __m512 [[IB:v[0-9]+]] = _mm512_set1_ps([[INV]]);
-// CHECK: __m512 [[F:v[0-9]+]] = _mm512_mul_ps([[S]], [[IB]]);
-// CHECK: __m512 [[Y1:v[0-9]+]] = _mm512_fmadd_ps([[T]], [[F]], [[ZEROF]]);
-// y + D * (s * inv)
+// CHECK: __m512 [[G1:v[0-9]+]] = _mm512_fmadd_ps([[T]], [[IB]], [[ZEROF]]);
+// g + D * inv
 // CHECK: __m512 [[DF2:v[0-9]+]] = _mm512_cvtepi32_ps([[SUMD]]);
-// CHECK: __m512 [[Y2:v[0-9]+]] = _mm512_fmadd_ps([[DF2]], {{v[0-9]+}}, [[Y1]]);
+// CHECK: __m512 [[G2:v[0-9]+]] = _mm512_fmadd_ps([[DF2]], {{v[0-9]+}}, [[G1]]);
+// y + g * s
+// CHECK: __m512 [[Y2:v[0-9]+]] = _mm512_fmadd_ps([[G2]], [[S]], [[ZEROF]]);
 // A block accumulator started at a broadcast value; codes doubled by a left
 // shift.
 // CHECK: __m512i [[NS:v[0-9]+]] = _mm512_set1_epi32([[SUM]]);
@@ -72,8 +73,9 @@ func.func @ops(%codes: memref<?xui8> {lowbit.readonly}, %scales: memref<?xui16> 
   %e = lowbit.uk.shr_exact %ds {shift = 6} : vector<16xi32>
   %sumd = arith.addi %d, %e : vector<16xi32>
   %s = lowbit.uk.load_half %scales[%off] : memref<?xui16> -> vector<16xf32>
-  %y1 = lowbit.uk.block_combine %out0, %sumd, %s, %inv zero(%s, %sum : vector<16xf32>) : vector<16xi32> -> vector<16xf32>
-  %y2 = lowbit.uk.block_combine %y1, %sumd, %s, %inv : vector<16xi32> -> vector<16xf32>
+  %g1 = lowbit.uk.block_combine %out0, %sumd, %inv zero(%s, %sum : vector<16xf32>) : vector<16xi32> -> vector<16xf32>
+  %g2 = lowbit.uk.block_combine %g1, %sumd, %inv : vector<16xi32> -> vector<16xf32>
+  %y2 = lowbit.uk.group_combine %out0, %g2, %s : vector<16xf32>
   %nsum = vector.broadcast %sum : i32 to vector<16xi32>
   %c1 = lowbit.uk.unpack %w {bits = 1, plane = 0, scale = 1} : vector<64xi8>
   %d1 = lowbit.uk.dot4 %nsum, %c1, %x : vector<64xi8> -> vector<16xi32>

@@ -23,6 +23,16 @@
 // CHECK: int32_t [[SIXTYFOUR:v[0-9]+]] = 64;
 // CHECK: int32_t {{v[0-9]+}} = {{v[0-9]+}} / [[SIXTYFOUR]];
 // CHECK: float {{v[0-9]+}} = ldexpf(
+// g + (D - z * S) * inv, then y + g * s
+// CHECK: float [[S:v[0-9]+]] = {{v[0-9]+}} ? {{v[0-9]+}} : {{v[0-9]+}};
+// CHECK-NEXT: float [[DF:v[0-9]+]] = (float) {{v[0-9]+}};
+// CHECK-NEXT: float [[SF:v[0-9]+]] = (float) {{v[0-9]+}};
+// CHECK-NEXT: float [[ZS:v[0-9]+]] = [[S]] * [[SF]];
+// CHECK-NEXT: float [[T:v[0-9]+]] = [[DF]] - [[ZS]];
+// CHECK-NEXT: float [[TI:v[0-9]+]] = [[T]] * {{v[0-9]+}};
+// CHECK-NEXT: float [[G:v[0-9]+]] = [[S]] + [[TI]];
+// CHECK-NEXT: float [[GS:v[0-9]+]] = [[G]] * [[S]];
+// CHECK-NEXT: float {{v[0-9]+}} = [[S]] + [[GS]];
 // CHECK: if ({{v[0-9]+}}) {
 // CHECK-NEXT: size_t [[ZERO:v[0-9]+]] = 0;
 // CHECK-NEXT: {{v[0-9]+}}[[[ZERO]]] = {{v[0-9]+}};
@@ -37,7 +47,8 @@ func.func @ops(%codes: memref<?xui8> {lowbit.readonly}, %scales: memref<?xui16> 
   %d = lowbit.uk.dot4 %zero, %c, %x : vector<4xi8> -> vector<1xi32>
   %e = lowbit.uk.shr_exact %d {shift = 6} : vector<1xi32>
   %s = lowbit.uk.load_half %scales[%off] : memref<?xui16> -> vector<1xf32>
-  %y1 = lowbit.uk.block_combine %s, %e, %s, %inv zero(%s, %sum : vector<1xf32>) : vector<1xi32> -> vector<1xf32>
+  %g1 = lowbit.uk.block_combine %s, %e, %inv zero(%s, %sum : vector<1xf32>) : vector<1xi32> -> vector<1xf32>
+  %y1 = lowbit.uk.group_combine %s, %g1, %s : vector<1xf32>
   lowbit.uk.store %y1, %y[%off], %count : vector<1xf32>, memref<?xf32>
   return
 }

@@ -33,10 +33,11 @@
 // CHECK: uint16x4_t [[H:v[0-9]+]] = vld1_u16([[HP]]);
 // CHECK: float16x4_t [[HF:v[0-9]+]] = vreinterpret_f16_u16([[H]]);
 // CHECK: float32x4_t [[S:v[0-9]+]] = vcvt_f32_f16([[HF]]);
-// y + (D - z S) * (s * inv)
+// g + (D - z S) * inv, then y + g * s
 // CHECK: vcvtq_f32_s32(
 // CHECK: vfmsq_f32(
-// CHECK: vfmaq_f32(
+// CHECK: float32x4_t [[G:v[0-9]+]] = vfmaq_f32(
+// CHECK: vfmaq_f32([[S]], [[G]], [[S]]);
 // (D - S) * w / x, no fused multiply-add (bit-exact with the reference)
 // CHECK: vsubq_s32(
 // CHECK: vcvtq_f32_s32(
@@ -62,7 +63,8 @@ func.func @ops(%codes: memref<?xui8> {lowbit.readonly}, %scales: memref<?xui16> 
   %t = lowbit.uk.unpack %w {bits = 2, plane = 3} : vector<16xi8>
   %f = lowbit.uk.dot4 %e, %t, %x : vector<16xi8> -> vector<4xi32>
   %s = lowbit.uk.load_half %scales[%off] : memref<?xui16> -> vector<4xf32>
-  %y1 = lowbit.uk.block_combine %s, %f, %s, %inv zero(%s, %sum : vector<4xf32>) : vector<4xi32> -> vector<4xf32>
+  %g1 = lowbit.uk.block_combine %s, %f, %inv zero(%s, %sum : vector<4xf32>) : vector<4xi32> -> vector<4xf32>
+  %y1 = lowbit.uk.group_combine %s, %g1, %s : vector<4xf32>
   %y2 = lowbit.uk.ternary_scale %f, %sum, %inv, %inv : vector<4xi32> -> vector<4xf32>
   lowbit.uk.store %y1, %y[%off], %count : vector<4xf32>, memref<?xf32>
   lowbit.uk.store %y2, %y[%off] : vector<4xf32>, memref<?xf32>

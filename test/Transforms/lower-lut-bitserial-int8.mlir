@@ -58,9 +58,15 @@
 // CHECK: %[[AT15:.*]] = arith.addi %[[AT0]], %c15 : index
 // CHECK: memref.store %[[MQ8]], %[[T]][%[[AT15]]] : memref<?xi8>
 // CHECK-COUNT-126: memref.store
-// The lookups of a block: the multipliers of its act_group (block / 2),
-// both nibbles of both planes into one zero-started sum.
-// CHECK: %[[Y:.*]] = scf.for %[[BLOCK:.*]] = %c0 to %c6 step %c1 iter_args(%{{.*}} = %{{.*}}) -> (vector<16xf32>) {
+// Per scale group of 2 blocks its zero points, then its blocks, one per
+// iteration of an inner loop (kfactor = 8). The lookups of a block: the
+// multipliers of its act_group (block / 2), both nibbles of both planes
+// into one zero-started sum.
+// CHECK: %[[Y:.*]] = scf.for %[[GROUP:.*]] = %c0 to %c3 step %c1 iter_args(%[[YA:.*]] = %{{.*}}) -> (vector<16xf32>) {
+// CHECK: %[[FIRST:.*]] = arith.muli %[[GROUP]], %c2 : index
+// CHECK: %[[ZP:.*]] = lowbit.uk.load_half %{{.*}}[%[[SOFF:.*]]] : memref<?xui16> -> vector<16xf32>
+// CHECK: %[[GSUMS:.*]] = scf.for %[[IN:.*]] = %c0 to %c2 step %c1 iter_args(%[[G:.*]] = %{{.*}}) -> (vector<16xf32>) {
+// CHECK: %[[BLOCK:.*]] = arith.addi %[[IN]], %[[FIRST]] : index
 // CHECK: %[[TB:.*]] = arith.muli %[[BLOCK]], %c128 : index
 // CHECK: %[[GRP:.*]] = arith.divsi %[[BLOCK]], %c2 : index
 // CHECK: %[[GM:.*]] = arith.muli %[[GRP]], %c16{{.*}} : index
@@ -84,10 +90,12 @@
 // CHECK: %[[S9V:.*]] = vector.broadcast %[[S9]] : i32 to vector<16xi32>
 // CHECK: %[[DOT:.*]] = arith.addi %[[S3]], %[[S9V]] : vector<16xi32>
 // CHECK-NOT: shr_exact
-// CHECK: %[[SC:.*]] = lowbit.uk.load_half
-// CHECK: %[[ZP:.*]] = lowbit.uk.load_half
 // CHECK: %[[S6:.*]] = arith.muli %[[S]], %c30_i32 : i32
-// CHECK: lowbit.uk.block_combine %{{.*}}, %[[DOT]], %[[SC]], %[[INV]] zero(%[[ZP]], %[[S6]] : vector<16xf32>) : vector<16xi32> -> vector<16xf32>
+// CHECK: %[[G1:.*]] = lowbit.uk.block_combine %[[G]], %[[DOT]], %[[INV]] zero(%[[ZP]], %[[S6]] : vector<16xf32>) : vector<16xi32> -> vector<16xf32>
+// CHECK-NEXT: scf.yield %[[G1]]
+// CHECK: %[[SC:.*]] = lowbit.uk.load_half %{{.*}}[%[[SOFF]]] : memref<?xui16> -> vector<16xf32>
+// CHECK-NEXT: %[[Y1:.*]] = lowbit.uk.group_combine %[[YA]], %[[GSUMS]], %[[SC]] : vector<16xf32>
+// CHECK-NEXT: scf.yield %[[Y1]]
 func.func @w2g64_int8(%x: tensor<?x192xf32>, %w: tensor<2x768xi8>, %s: tensor<20x3x2xf16>) -> tensor<?x20xf32> {
   %y = lowbit.mpgemm %x, %w, %s {
          weight = #lowbit.weight<bits = 2, encoding = unsigned, group = 64, scale = per_group>,

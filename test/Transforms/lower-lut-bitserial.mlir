@@ -92,15 +92,18 @@ func.func @i2s_gemv(%x: tensor<?x300xf32>, %w: tensor<3x1280xi8>, %s: tensor<1xf
 // each plane register serves both columns (tables at 0 and 1024); both
 // nibbles and plane 1 (multiplier bytes 2) chain into one pair per (tile,
 // column): blocks are independent chains. One lut_combine, D = (... + 3
-// S_b) / 2 and block_combine with the group's scale and zero point (w2g64:
-// block / 2). kfactor = 64 is more than the 4 blocks: all unrolled, the
-// outputs carried in registers.
+// S_b) / 2 and block_combine into the float sums of the scale group with
+// its zero points (w2g64: block / 2; loaded once per group, before its
+// blocks), then group_combine of the group's sums with its scales.
+// kfactor = 64 is more than the 4 blocks: all unrolled, the outputs
+// carried in registers.
 // AVX512-LABEL: func.func @w2g64_gemm(
 // AVX512: lowbit.uk.stack_buffer {bytes = 2048 : i64} : memref<?xi8>
 // AVX512: %[[TWO:.*]] = arith.constant dense<2> : vector<64xi8>
 // AVX512: scf.for %{{.*}} = %c0 to %{{.*}} step %c2 {
 // AVX512-COUNT-2: lowbit.uk.lut_tables
 // AVX512: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %c2 {
+// AVX512: %[[ZP:.*]] = lowbit.uk.load_half %[[ZEROS:[a-z0-9_]+]][%[[ZOFF:.*]]] : memref<?xui16> -> vector<16xf32>
 // AVX512-DAG: %[[Z:.*]] = arith.constant dense<0> : vector<16xi32>
 // AVX512-DAG: %[[BIAS:.*]] = arith.constant dense<-3072> : vector<16xi32>
 // AVX512: %[[W1:.*]] = lowbit.uk.load %{{.*}}[%{{.*}}] : memref<?xui8> -> vector<64xi8>
@@ -117,9 +120,11 @@ func.func @i2s_gemv(%x: tensor<?x300xf32>, %w: tensor<3x1280xi8>, %s: tensor<1xf
 // AVX512: arith.muli %{{.*}}, %c3_i32 : i32
 // AVX512: arith.addi %[[C]], %{{.*}} : vector<16xi32>
 // AVX512: lowbit.uk.shr_exact
-// AVX512: %[[SC:.*]] = lowbit.uk.load_half %{{.*}}[%{{.*}}] : memref<?xui16> -> vector<16xf32>
-// AVX512: %[[ZP:.*]] = lowbit.uk.load_half %{{.*}}[%{{.*}}] : memref<?xui16> -> vector<16xf32>
-// AVX512: lowbit.uk.block_combine %{{.*}}, %{{.*}}, %[[SC]], %{{.*}} zero(%[[ZP]], %{{.*}} : vector<16xf32>) : vector<16xi32> -> vector<16xf32>
+// AVX512-NOT: load_half
+// AVX512: %[[G:.*]] = lowbit.uk.block_combine %{{.*}}, %{{.*}}, %{{.*}} zero(%[[ZP]], %{{.*}} : vector<16xf32>) : vector<16xi32> -> vector<16xf32>
+// AVX512: lowbit.uk.block_combine %[[G]], %{{.*}}, %{{.*}} zero(%[[ZP]], %{{.*}} : vector<16xf32>) : vector<16xi32> -> vector<16xf32>
+// AVX512: %[[SC:.*]] = lowbit.uk.load_half %[[SCALES:[a-z0-9_]+]][%[[ZOFF]]] : memref<?xui16> -> vector<16xf32>
+// AVX512: lowbit.uk.group_combine %{{.*}}, %{{.*}}, %[[SC]] : vector<16xf32>
 // AVX512-COUNT-4: lowbit.uk.store
 func.func @w2g64_gemm(%x: tensor<?x128xf32>, %w: tensor<2x512xi8>, %s: tensor<20x2x2xf16>) -> tensor<?x20xf32> {
   %y = lowbit.mpgemm %x, %w, %s {
@@ -132,12 +137,16 @@ func.func @w2g64_gemm(%x: tensor<?x128xf32>, %w: tensor<2x512xi8>, %s: tensor<20
 
 // w1gG: one plane (no multiplier), 2 D - S = A_0, so the combined sum goes
 // to block_combine as it is (no zero point, no transform). Two blocks, one
-// per iteration (kfactor = 8), no loop for 2 iterations.
+// per iteration (kfactor = 8), no loop for 2 iterations; g32: each block is
+// its own scale group, folded right after it.
 // AVX512-LABEL: func.func @w1g32(
 // AVX512-NOT: signs(
 // AVX512: %[[R:.*]] = lowbit.uk.lut_combine
 // AVX512-NOT: shr_exact
-// AVX512: lowbit.uk.block_combine %{{.*}}, %[[R]], %{{.*}}, %{{.*}} : vector<16xi32> -> vector<16xf32>
+// AVX512: %[[G:.*]] = lowbit.uk.block_combine %{{.*}}, %[[R]], %{{.*}} : vector<16xi32> -> vector<16xf32>
+// AVX512-NOT: lut_combine
+// AVX512: %[[S:.*]] = lowbit.uk.load_half
+// AVX512-NEXT: lowbit.uk.group_combine %{{.*}}, %[[G]], %[[S]] : vector<16xf32>
 func.func @w1g32(%x: tensor<?x64xf32>, %w: tensor<1x128xi8>, %s: tensor<16x2xf16>) -> tensor<?x16xf32> {
   %y = lowbit.mpgemm %x, %w, %s {
          weight = #lowbit.weight<bits = 1, encoding = binary, group = 32, scale = per_group>,
@@ -154,8 +163,10 @@ func.func @w1g32(%x: tensor<?x64xf32>, %w: tensor<1x128xi8>, %s: tensor<16x2xf16
 // tile's 16 groups of it 16 x 16 apart. The prologue prefetches the
 // thread's first 4 KiB (from tile_begin x 4352). Then its tiles, in
 // ranges of as many as 512 KiB of partial sums hold but at most all 3
-// (their end clamped to tile_end), sweep panel 0 (34 iterations of 2
-// blocks) and panel 1 (32); between the panels the f32 outputs of a tile
+// (their end clamped to tile_end), sweep panel 0 (17 scale groups, each a
+// loop of 2 iterations of 2 blocks whose float sums group_combine folds
+// with the group's scales) and panel 1 (16); between the panels the f32
+// outputs of a tile
 // are spilled to a 3 x 64-byte buffer and loaded back; only the last panel
 // stores y. The tables of all 132 blocks (256 bytes each) are built once.
 // AVX512-LABEL: func.func @w1g128_panels(
@@ -171,10 +182,14 @@ func.func @w1g32(%x: tensor<?x64xf32>, %w: tensor<1x128xi8>, %s: tensor<16x2xf16
 // Panel 0: fresh outputs, the tile's 17 scale groups, spilled.
 // AVX512: scf.for %[[TILE:.*]] = %[[G]] to %[[GEND]] step %c1 {
 // AVX512: arith.muli %[[TILE]], %c4352 : index
-// AVX512: scf.for %{{.*}} = %c0 to %c34 step %c1 iter_args(%{{.*}} = %cst) -> (vector<16xf32>) {
+// AVX512: scf.for %{{.*}} = %c0 to %c17 step %c1 iter_args(%[[Y0:[a-z0-9_]+]] = %cst) -> (vector<16xf32>) {
+// AVX512: %[[SUMS:.*]] = scf.for %{{.*}} = %c0 to %c2 step %c1 iter_args(%{{.*}} = %cst) -> (vector<16xf32>) {
 // AVX512: lowbit.uk.prefetch
+// AVX512-COUNT-2: lowbit.uk.block_combine
+// AVX512: scf.yield
 // AVX512: arith.muli %[[TILE]], %c17 : index
-// AVX512: lowbit.uk.load_half
+// AVX512: %[[S0:.*]] = lowbit.uk.load_half
+// AVX512-NEXT: lowbit.uk.group_combine %[[Y0]], %[[SUMS]], %[[S0]] : vector<16xf32>
 // AVX512: lowbit.uk.spill %{{.*}}, %[[P]][%{{.*}}] : vector<16xf32>, memref<?xi8>
 // AVX512-NOT: lowbit.uk.store
 // Panel 1: loaded, its scales from 816, stored to y.
@@ -182,10 +197,12 @@ func.func @w1g32(%x: tensor<?x64xf32>, %w: tensor<1x128xi8>, %s: tensor<16x2xf16
 // AVX512: %[[B1:.*]] = arith.muli %[[TILE1]], %c4096 : index
 // AVX512: arith.addi %[[B1]], %c13056 : index
 // AVX512: %[[Y1:.*]] = lowbit.uk.load %[[P]][%{{.*}}] : memref<?xi8> -> vector<16xf32>
-// AVX512: scf.for %{{.*}} = %c0 to %c32 step %c1 iter_args(%{{.*}} = %[[Y1]]) -> (vector<16xf32>) {
+// AVX512: scf.for %{{.*}} = %c0 to %c16 step %c1 iter_args(%{{.*}} = %[[Y1]]) -> (vector<16xf32>) {
+// AVX512: scf.for %{{.*}} = %c0 to %c2 step %c1 iter_args(%{{.*}} = %cst) -> (vector<16xf32>) {
 // AVX512: arith.muli %[[TILE1]], %c16{{(_[0-9]+)?}} : index
 // AVX512: %[[SO:.*]] = arith.addi %{{.*}}, %c816 : index
 // AVX512-NEXT: lowbit.uk.load_half %{{.*}}[%[[SO]]]
+// AVX512-NEXT: lowbit.uk.group_combine
 // AVX512-NOT: lowbit.uk.spill
 // AVX512: lowbit.uk.store %{{.*}}, %{{.*}}[%{{.*}}], %{{.*}} : vector<16xf32>, memref<?xf32>
 func.func @w1g128_panels(%x: tensor<?x4224xf32>, %w: tensor<3x8448xi8>, %s: tensor<40x33xf16>) -> tensor<?x40xf32> {

@@ -81,8 +81,11 @@ func.func @i2s_gemv(%x: tensor<?x100xf32>, %w: tensor<3x8x64xi8>, %s: tensor<1xf
 
 // Group format GEMM with 2 tiles x 2 columns: whole tile groups then single
 // tiles, blocks of 2 columns then single columns; f32 outputs are carried
-// through the K loop and every 32-k block is folded in with its scales and
-// zero points. M = 40 is not a multiple of 16: stores take a row count.
+// through the K loop. Each 32-k block is added to the float sums of its
+// scale group with the group's zero points (loaded once per group), and
+// each group folded into the outputs with its scales (tile_k = 64: one
+// group per iteration). M = 40 is not a multiple of 16: stores take a row
+// count.
 // AVX512-LABEL: func.func @w2g64_gemm(
 // AVX512: %[[TB:.*]] = arith.index_cast %{{.*}} : i64 to index
 // AVX512: %[[TE:.*]] = arith.index_cast %{{.*}} : i64 to index
@@ -92,13 +95,18 @@ func.func @i2s_gemv(%x: tensor<?x100xf32>, %w: tensor<3x8x64xi8>, %s: tensor<1xf
 // AVX512: %[[GEND:.*]] = arith.addi %[[TB]], %{{.*}} : index
 // AVX512: scf.for %{{.*}} = %[[TB]] to %[[GEND]] step %c2 {
 // AVX512: scf.for %{{.*}} = %c0 to %{{.*}} step %c2 {
-// AVX512: scf.for {{.*}} iter_args({{.*}}) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
+// AVX512: scf.for {{.*}} iter_args(%[[Y0:[a-z0-9_]+]] = %[[ZF:[a-z0-9_]+]], {{.*}}) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
+// AVX512: %[[ZP:.*]] = lowbit.uk.load_half %{{.*}}[%[[SOFF:.*]]] : memref<?xui16> -> vector<16xf32>
 // AVX512: %[[BS:.*]] = memref.load %{{.*}} : memref<?xi32>
 // AVX512: %[[BX:.*]] = memref.load %{{.*}} : memref<?xf32>
 // AVX512: %[[INV:.*]] = arith.divf %cst{{.*}}, %[[BX]] : f32
-// AVX512: %[[SC:.*]] = lowbit.uk.load_half %{{.*}}[%[[SOFF:.*]]] : memref<?xui16> -> vector<16xf32>
-// AVX512: %[[ZP:.*]] = lowbit.uk.load_half %{{.*}}[%[[SOFF]]] : memref<?xui16> -> vector<16xf32>
-// AVX512: lowbit.uk.block_combine %{{.*}}, %{{.*}}, %[[SC]], %[[INV]] zero(%[[ZP]], %[[BS]] : vector<16xf32>) : vector<16xi32> -> vector<16xf32>
+// AVX512-NOT: load_half
+// AVX512: %[[G:.*]] = lowbit.uk.block_combine %[[ZF]], %{{.*}}, %[[INV]] zero(%[[ZP]], %[[BS]] : vector<16xf32>) : vector<16xi32> -> vector<16xf32>
+// AVX512-NOT: load_half
+// AVX512: %[[G2:.*]] = lowbit.uk.block_combine %[[G]], %{{.*}}, %{{.*}} zero(%[[ZP]], %{{.*}} : vector<16xf32>) : vector<16xi32> -> vector<16xf32>
+// AVX512: %[[SC:.*]] = lowbit.uk.load_half %{{.*}}[%[[SOFF]]] : memref<?xui16> -> vector<16xf32>
+// AVX512: lowbit.uk.group_combine %[[Y0]], %[[G2]], %[[SC]] : vector<16xf32>
+// AVX512: scf.yield
 // AVX512: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %c1{{.*}} {
 // AVX512: scf.for %{{.*}} = %[[GEND]] to %[[TE]] step %c1{{.*}} {
 // AVX512: return
@@ -109,6 +117,7 @@ func.func @i2s_gemv(%x: tensor<?x100xf32>, %w: tensor<3x8x64xi8>, %s: tensor<1xf
 // AVX2: scf.for %{{.*}} = %c0 to %c2 step %c1{{.*}} {
 // AVX2: scf.for {{.*}} iter_args({{.*}}) -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>)
 // AVX2: lowbit.uk.block_combine {{.*}} zero({{.*}} : vector<8xf32>) : vector<8xi32> -> vector<8xf32>
+// AVX2: lowbit.uk.group_combine {{.*}} : vector<8xf32>
 func.func @w2g64_gemm(%x: tensor<?x128xf32>, %w: tensor<3x8x64xi8>, %s: tensor<40x2x2xf16>) -> tensor<?x40xf32> {
   %y = lowbit.mpgemm %x, %w, %s {
          weight = #lowbit.weight<bits = 2, encoding = unsigned, group = 64, scale = per_group>,
@@ -128,7 +137,8 @@ func.func @w2g64_gemm(%x: tensor<?x128xf32>, %w: tensor<3x8x64xi8>, %s: tensor<4
 // AVX512: lowbit.uk.unpack %{{.*}} {bits = 1 : i64, plane = 0 : i64, scale = 1 : i64} : vector<64xi8>
 // AVX512: lowbit.uk.dot4 %[[START]],
 // AVX512: lowbit.uk.unpack %{{.*}} {bits = 1 : i64, plane = 7 : i64, scale = 1 : i64} : vector<64xi8>
-// AVX512: lowbit.uk.block_combine %{{.*}} : vector<16xi32> -> vector<16xf32>
+// AVX512-COUNT-4: lowbit.uk.block_combine %{{.*}} : vector<16xi32> -> vector<16xf32>
+// AVX512: lowbit.uk.group_combine %{{.*}} : vector<16xf32>
 // AVX512: lowbit.uk.store %{{.*}}, %{{.*}}[%{{.*}}] : vector<16xf32>, memref<?xf32>
 func.func @w1g128(%x: tensor<?x256xf32>, %w: tensor<4x8x64xi8>, %s: tensor<64x2xf16>) -> tensor<?x64xf32> {
   %y = lowbit.mpgemm %x, %w, %s {

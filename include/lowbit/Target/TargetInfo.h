@@ -26,10 +26,10 @@
 namespace mlir::lowbit {
 
 /// Operands of lowbit.uk.block_combine after type conversion (see its
-/// description): result = y + (dot - zero * sum) * (scale * inv), without
-/// the zero term when `zero` is null.
+/// description): result = sums + (dot - zero * sum) * inv, without the zero
+/// term when `zero` is null.
 struct BlockCombineOperands {
-  Value y, dot, scale, inv, zero, sum;
+  Value sums, dot, inv, zero, sum;
 };
 
 /// Operands of lowbit.uk.lut_dot after type conversion: `tables` is an
@@ -146,6 +146,10 @@ public:
   /// lowbit.uk.block_combine.
   virtual Value emitBlockCombine(OpBuilder &b, Location loc,
                                  const BlockCombineOperands &operands,
+                                 VectorType type) const = 0;
+  /// lowbit.uk.group_combine: y + sums * scale.
+  virtual Value emitGroupCombine(OpBuilder &b, Location loc, Value y,
+                                 Value sums, Value scale,
                                  VectorType type) const = 0;
   /// lowbit.uk.ternary_scale.
   virtual Value emitTernaryScale(OpBuilder &b, Location loc, Value dot,

@@ -124,6 +124,12 @@ Value emitLutLookup(const TargetInfo &target, ConversionPatternRewriter &b,
   return target.emitLutLookup(b, op.getLoc(), a.getIndices(), tables,
                               op.getHigh(), type);
 }
+Value emitGroupCombine(const TargetInfo &target, ConversionPatternRewriter &b,
+                       UkGroupCombineOp op, UkGroupCombineOp::Adaptor a,
+                       VectorType type) {
+  return target.emitGroupCombine(b, op.getLoc(), a.getY(), a.getSums(),
+                                 a.getScale(), type);
+}
 Value emitZip(const TargetInfo &target, ConversionPatternRewriter &b,
               UkZipOp op, UkZipOp::Adaptor a, VectorType type) {
   return target.emitZip(b, op.getLoc(), a.getLhs(), a.getRhs(), op.getHigh(),
@@ -255,9 +261,8 @@ struct ConvertBlockCombine : TargetPattern<UkBlockCombineOp> {
     if (failed(type))
       return failure();
     BlockCombineOperands operands;
-    operands.y = adaptor.getY();
+    operands.sums = adaptor.getSums();
     operands.dot = adaptor.getDot();
-    operands.scale = adaptor.getScale();
     operands.inv = adaptor.getInv();
     operands.zero = adaptor.getZero();
     operands.sum = adaptor.getSum();
@@ -554,6 +559,7 @@ void mlir::lowbit::populateLowBitToEmitCPatterns(const TypeConverter &converter,
            ConvertLaneTranspose, HookPattern<UkLutSignsOp, emitLutSigns>,
            HookPattern<UkLutCombineOp, emitLutCombine>,
            HookPattern<UkLutLookupOp, emitLutLookup>,
+           HookPattern<UkGroupCombineOp, emitGroupCombine>,
            HookPattern<UkZipOp, emitZip>, HookPattern<UkDot2Op, emitDot2>,
            HookPattern<UkExtendOp, emitExtend>,
            HookPattern<UkLaneFoldOp, emitLaneFold>>(converter, ctx, target);

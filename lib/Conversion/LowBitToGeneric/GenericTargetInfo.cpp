@@ -155,9 +155,15 @@ public:
           b, loc, f32, t,
           emitc::MulOp::create(b, loc, f32, o.zero,
                                castTo(b, loc, f32, o.sum)));
-    Value factor = emitc::MulOp::create(b, loc, f32, o.scale, o.inv);
-    return emitc::AddOp::create(b, loc, f32, o.y,
-                                emitc::MulOp::create(b, loc, f32, t, factor));
+    return emitc::AddOp::create(b, loc, f32, o.sums,
+                                emitc::MulOp::create(b, loc, f32, t, o.inv));
+  }
+
+  Value emitGroupCombine(OpBuilder &b, Location loc, Value y, Value sums,
+                         Value scale, VectorType type) const override {
+    Type f32 = b.getF32Type();
+    return emitc::AddOp::create(b, loc, f32, y,
+                                emitc::MulOp::create(b, loc, f32, sums, scale));
   }
 
   Value emitTernaryScale(OpBuilder &b, Location loc, Value dot, Value sum,

@@ -206,8 +206,12 @@ public:
       t = call(b, loc, reg, "vfmsq_f32", {t, o.zero, sums});
     }
     Value inv = call(b, loc, reg, "vdupq_n_f32", o.inv);
-    Value factor = call(b, loc, reg, "vmulq_f32", {o.scale, inv});
-    return call(b, loc, reg, "vfmaq_f32", {o.y, t, factor});
+    return call(b, loc, reg, "vfmaq_f32", {o.sums, t, inv});
+  }
+
+  Value emitGroupCombine(OpBuilder &b, Location loc, Value y, Value sums,
+                         Value scale, VectorType type) const override {
+    return call(b, loc, f32x4(b.getContext()), "vfmaq_f32", {y, sums, scale});
   }
 
   Value emitTernaryScale(OpBuilder &b, Location loc, Value dot, Value sum,

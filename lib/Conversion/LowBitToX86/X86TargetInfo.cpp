@@ -162,8 +162,13 @@ public:
       t = call(b, loc, reg, name("fnmadd_ps"), {o.zero, sums, t});
     }
     Value inv = call(b, loc, reg, name("set1_ps"), o.inv);
-    Value factor = call(b, loc, reg, name("mul_ps"), {o.scale, inv});
-    return call(b, loc, reg, name("fmadd_ps"), {t, factor, o.y});
+    return call(b, loc, reg, name("fmadd_ps"), {t, inv, o.sums});
+  }
+
+  Value emitGroupCombine(OpBuilder &b, Location loc, Value y, Value sums,
+                         Value scale, VectorType type) const override {
+    return call(b, loc, floatType(b.getContext()), name("fmadd_ps"),
+                {sums, scale, y});
   }
 
   Value emitTernaryScale(OpBuilder &b, Location loc, Value dot, Value sum,

@@ -27,16 +27,16 @@ func.func @dot4_lanes(%acc: vector<8xi32>, %w: vector<64xi8>) -> vector<8xi32> {
 // -----
 
 func.func @combine_lanes(%y: vector<16xf32>, %d: vector<8xi32>, %inv: f32) -> vector<16xf32> {
-  // expected-error@+1 {{'lowbit.uk.block_combine' op dot 'vector<8xi32>' and output 'vector<16xf32>' must have the same number of lanes}}
-  %r = lowbit.uk.block_combine %y, %d, %y, %inv : vector<8xi32> -> vector<16xf32>
+  // expected-error@+1 {{'lowbit.uk.block_combine' op dot 'vector<8xi32>' and sums 'vector<16xf32>' must have the same number of lanes}}
+  %r = lowbit.uk.block_combine %y, %d, %inv : vector<8xi32> -> vector<16xf32>
   return %r : vector<16xf32>
 }
 
 // -----
 
 func.func @combine_zero_type(%y: vector<16xf32>, %z: vector<8xf32>, %d: vector<16xi32>, %sum: i32, %inv: f32) -> vector<16xf32> {
-  // expected-error@+1 {{'lowbit.uk.block_combine' op zero 'vector<8xf32>' must have the output type 'vector<16xf32>'}}
-  %r = lowbit.uk.block_combine %y, %d, %y, %inv zero(%z, %sum : vector<8xf32>) : vector<16xi32> -> vector<16xf32>
+  // expected-error@+1 {{'lowbit.uk.block_combine' op zero 'vector<8xf32>' must have the type of the sums 'vector<16xf32>'}}
+  %r = lowbit.uk.block_combine %y, %d, %inv zero(%z, %sum : vector<8xf32>) : vector<16xi32> -> vector<16xf32>
   return %r : vector<16xf32>
 }
 
@@ -44,7 +44,15 @@ func.func @combine_zero_type(%y: vector<16xf32>, %z: vector<8xf32>, %d: vector<1
 
 func.func @combine_zero_without_sum(%y: vector<16xf32>, %d: vector<16xi32>, %inv: f32) -> vector<16xf32> {
   // expected-error@+1 {{'lowbit.uk.block_combine' op takes the zero points and the activation sum together}}
-  %r = "lowbit.uk.block_combine"(%y, %d, %y, %inv, %y) {operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 0>} : (vector<16xf32>, vector<16xi32>, vector<16xf32>, f32, vector<16xf32>) -> vector<16xf32>
+  %r = "lowbit.uk.block_combine"(%y, %d, %inv, %y) {operandSegmentSizes = array<i32: 1, 1, 1, 1, 0>} : (vector<16xf32>, vector<16xi32>, f32, vector<16xf32>) -> vector<16xf32>
+  return %r : vector<16xf32>
+}
+
+// -----
+
+func.func @group_combine_types(%y: vector<16xf32>, %s: vector<8xf32>) -> vector<16xf32> {
+  // expected-error@+1 {{'lowbit.uk.group_combine' op failed to verify that all of {y, sums, scale, result} have same type}}
+  %r = "lowbit.uk.group_combine"(%y, %y, %s) : (vector<16xf32>, vector<16xf32>, vector<8xf32>) -> vector<16xf32>
   return %r : vector<16xf32>
 }
 

@@ -23,10 +23,12 @@ func.func @microkernel_zmm(%codes: memref<?xui8>, %xq: memref<?xi8>,
   %d = lowbit.uk.dot4 %acc, %c, %x : vector<64xi8> -> vector<16xi32>
   // CHECK: %[[S:.*]] = lowbit.uk.load_half %{{.*}}[%{{.*}}] : memref<?xui16> -> vector<16xf32>
   %s = lowbit.uk.load_half %scales[%off] : memref<?xui16> -> vector<16xf32>
-  // CHECK: %[[Y1:.*]] = lowbit.uk.block_combine %{{.*}}, %[[D]], %[[S]], %{{.*}} zero(%[[S]], %{{.*}} : vector<16xf32>) : vector<16xi32> -> vector<16xf32>
-  %y1 = lowbit.uk.block_combine %out, %d, %s, %inv zero(%s, %sum : vector<16xf32>) : vector<16xi32> -> vector<16xf32>
-  // CHECK: %[[Y2:.*]] = lowbit.uk.block_combine %[[Y1]], %[[D]], %[[S]], %{{.*}} : vector<16xi32> -> vector<16xf32>
-  %y2 = lowbit.uk.block_combine %y1, %d, %s, %inv : vector<16xi32> -> vector<16xf32>
+  // CHECK: %[[G1:.*]] = lowbit.uk.block_combine %{{.*}}, %[[D]], %{{.*}} zero(%[[S]], %{{.*}} : vector<16xf32>) : vector<16xi32> -> vector<16xf32>
+  %g1 = lowbit.uk.block_combine %out, %d, %inv zero(%s, %sum : vector<16xf32>) : vector<16xi32> -> vector<16xf32>
+  // CHECK: %[[G2:.*]] = lowbit.uk.block_combine %[[G1]], %[[D]], %{{.*}} : vector<16xi32> -> vector<16xf32>
+  %g2 = lowbit.uk.block_combine %g1, %d, %inv : vector<16xi32> -> vector<16xf32>
+  // CHECK: %[[Y2:.*]] = lowbit.uk.group_combine %{{.*}}, %[[G2]], %[[S]] : vector<16xf32>
+  %y2 = lowbit.uk.group_combine %out, %g2, %s : vector<16xf32>
   // CHECK: %[[T:.*]] = lowbit.uk.ternary_scale %[[D]], %{{.*}}, %{{.*}}, %{{.*}} : vector<16xi32> -> vector<16xf32>
   %t = lowbit.uk.ternary_scale %d, %sum, %inv, %inv : vector<16xi32> -> vector<16xf32>
   // CHECK: lowbit.uk.store %[[Y2]], %{{.*}}[%{{.*}}] : vector<16xf32>, memref<?xf32>

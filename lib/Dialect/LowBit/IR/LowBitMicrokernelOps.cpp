@@ -43,16 +43,17 @@ LogicalResult UkDot4Op::verify() {
 }
 
 LogicalResult UkBlockCombineOp::verify() {
-  if (getLanes(getDot()) != getLanes(getY()))
-    return emitOpError() << "dot " << getDot().getType() << " and output "
-                         << getY().getType()
+  if (getLanes(getDot()) != getLanes(getSums()))
+    return emitOpError() << "dot " << getDot().getType() << " and sums "
+                         << getSums().getType()
                          << " must have the same number of lanes";
   if (!getZero() != !getSum())
     return emitOpError() << "takes the zero points and the activation sum "
                             "together";
-  if (getZero() && getZero().getType() != getY().getType())
+  if (getZero() && getZero().getType() != getSums().getType())
     return emitOpError() << "zero " << getZero().getType()
-                         << " must have the output type " << getY().getType();
+                         << " must have the type of the sums "
+                         << getSums().getType();
   return success();
 }
 

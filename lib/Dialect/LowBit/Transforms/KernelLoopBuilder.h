@@ -197,6 +197,24 @@ protected:
     body(loop.getInductionVar());
   }
 
+  /// `scf.for %i = 0 to iterations` whose loop-carried values are `state`:
+  /// `body(%i)` reads and updates `state` inside the loop, and `state` is
+  /// the loop's results after it.
+  void carriedLoop(int64_t iterations, SmallVectorImpl<Value> &state,
+                   function_ref<void(Value)> body) {
+    auto loop = scf::ForOp::create(b, loc, constant(0), constant(iterations),
+                                   constant(1), state);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(loop.getBody());
+      state.assign(loop.getRegionIterArgs().begin(),
+                   loop.getRegionIterArgs().end());
+      body(loop.getInductionVar());
+      scf::YieldOp::create(b, loc, state);
+    }
+    state.assign(loop.getResults().begin(), loop.getResults().end());
+  }
+
   /// Runs `body` for steps [start, start + total), `perIteration` steps
   /// per iteration of an scf.for over whole iterations whose loop-carried
   /// values are `state` (which `body` reads and updates), then the
@@ -206,25 +224,60 @@ protected:
                    function_ref<void(Value)> body) {
     int64_t iterations = total / perIteration;
     if (iterations > 1) {
-      auto loop = scf::ForOp::create(b, loc, constant(0), constant(iterations),
-                                     constant(1), state);
-      {
-        OpBuilder::InsertionGuard guard(b);
-        b.setInsertionPointToStart(loop.getBody());
-        state.assign(loop.getRegionIterArgs().begin(),
-                     loop.getRegionIterArgs().end());
-        Value first = add(mul(loop.getInductionVar(), perIteration), start);
+      carriedLoop(iterations, state, [&](Value i) {
+        Value first = add(mul(i, perIteration), start);
         for (int64_t s = 0; s < perIteration; ++s)
           body(add(first, s));
-        scf::YieldOp::create(b, loc, state);
-      }
-      state.assign(loop.getResults().begin(), loop.getResults().end());
+      });
       start += iterations * perIteration;
       total -= iterations * perIteration;
     }
     for (int64_t s = 0; s < total; ++s)
       body(constant(start + s));
   }
+  /// The block loop of a group format, whose 32-k blocks share a scale per
+  /// group of `perGroup` blocks: blocks [start, start + total) (`start` a
+  /// group's first block), `perIteration` per loop iteration. Per group,
+  /// `enter(first)` (`first` its first block) loads what its blocks share,
+  /// `block(b, sums)` adds each block b into `sums` (`count` float registers
+  /// starting at `zero`) and `fold(first, sums)` then folds them into
+  /// `state`, the loop-carried outputs. An iteration holds whole groups, or
+  /// a group is a loop of whole iterations; when neither divides the other
+  /// every block is its own group. The last group may be short.
+  void groupedLoop(int64_t start, int64_t total, int64_t perIteration,
+                   int64_t perGroup, Value zero, int64_t count,
+                   SmallVectorImpl<Value> &state,
+                   function_ref<void(Value)> enter,
+                   function_ref<void(Value, SmallVectorImpl<Value> &)> block,
+                   function_ref<void(Value, ArrayRef<Value>)> fold) {
+    if (perIteration % perGroup != 0 && perGroup % perIteration != 0)
+      perGroup = 1;
+    auto group = [&](Value first, int64_t blocks) {
+      enter(first);
+      SmallVector<Value> sums(count, zero);
+      if (perGroup > perIteration && blocks == perGroup) {
+        carriedLoop(blocks / perIteration, sums, [&](Value i) {
+          Value base = add(mul(i, perIteration), first);
+          for (int64_t s = 0; s < perIteration; ++s)
+            block(add(base, s), sums);
+        });
+      } else {
+        for (int64_t s = 0; s < blocks; ++s)
+          block(add(first, s), sums);
+      }
+      fold(first, sums);
+    };
+    int64_t chunk = std::max(perIteration, perGroup);
+    int64_t chunks = total / chunk;
+    steppedLoop(0, chunks, 1, state, [&](Value c) {
+      Value first = add(mul(c, chunk), start);
+      for (int64_t g = 0; g < chunk; g += perGroup)
+        group(add(first, g), perGroup);
+    });
+    for (int64_t g = chunks * chunk; g < total; g += perGroup)
+      group(constant(start + g), std::min(perGroup, total - g));
+  }
+
   /// The same with lut_dot accumulator pairs (or lut_dot8 sums, whose
   /// `high` stays null) as the state.
   void steppedLoop(int64_t start, int64_t total, int64_t perIteration,

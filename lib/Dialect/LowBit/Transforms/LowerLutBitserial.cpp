@@ -705,7 +705,7 @@ private:
       }
   }
 
-  //===--- Group formats: one scaled combination per 32-k block ------------//
+  //===--- Group formats: block sums per scale group ------------------------//
 
   void buildGroups(Value firstTile, ArrayRef<Value> tileBase, Value firstColumn,
                    int64_t columns, const PanelSweep &sweep) {
@@ -727,14 +727,34 @@ private:
       });
     // The sums of a block start fresh, so blocks are independent chains:
     // one pair per (tile, column, register half) takes every lookup of the
-    // block, and one lut_combine gives its sum.
-    steppedLoop(sweep.firstBlock, sweep.blocks, plan.blocksPerIteration, ys,
-                [&](Value block) {
+    // block, and one lut_combine gives its sum, which block_combine adds to
+    // the float sums of the block's scale group; group_combine folds those
+    // into the outputs once per group with the rows' group scales.
+    // Where the rows' scales and zero points of the group whose first block
+    // is `first` lie (bitserial_abi.h: the tile's groups of this panel).
+    auto scaleOffset = [&](Value first, int64_t t, int64_t h) {
+      Value scaleGroup =
+          div(add(first, -sweep.firstBlock), plan.blocksPerScale());
+      return add(add(mul(add(mul(add(firstTile, t),
+                                     sweep.blocks / plan.blocksPerScale()),
+                             scaleGroup),
+                         kTileRows),
+                     h * plan.lanes),
+                 plan.scalePanelOffset(sweep.panel));
+    };
+    SmallVector<Value> zeroPoints(tiles * plan.halves);
+    auto enter = [&](Value first) {
+      if (!plan.hasZeros())
+        return;
+      for (int64_t t = 0; t < tiles; ++t)
+        for (int64_t h = 0; h < plan.halves; ++h)
+          zeroPoints[t * plan.halves + h] = UkLoadHalfOp::create(
+              b, loc, f32Reg, zeros, scaleOffset(first, t, h));
+    };
+    auto addBlock = [&](Value block, SmallVectorImpl<Value> &sums) {
       SmallVector<LutAcc> accs = freshAccs(tiles, columns, kGroupsPerBlock);
       lookupBlock(tileBase, columns, block, sweep.firstBlock, /*sets=*/1,
                   /*oneChain=*/true, accs);
-      Value scaleGroup = div(add(block, -sweep.firstBlock),
-                             plan.blocksPerScale());
       for (int64_t c = 0; c < columns; ++c) {
         Value at = add(mul(add(firstColumn, c), plan.blocks), block);
         Value sum = memref::LoadOp::create(b, loc, xSums, at);
@@ -750,26 +770,29 @@ private:
                                  c, div(block, plan.blocksPerActGroup));
                            }),
                 sum);
-            // The tile's groups of this panel (bitserial_abi.h).
-            Value offset = add(
-                add(mul(add(mul(add(firstTile, t),
-                                sweep.blocks / plan.blocksPerScale()),
-                            scaleGroup),
-                        kTileRows),
-                    h * plan.lanes),
-                plan.scalePanelOffset(sweep.panel));
-            Value scale = UkLoadHalfOp::create(b, loc, f32Reg, scales, offset);
-            Value zeroPoint, zeroSum;
-            if (plan.hasZeros()) {
-              zeroPoint = UkLoadHalfOp::create(b, loc, f32Reg, zeros, offset);
-              zeroSum = inDotUnits(sum);
-            }
-            Value &out = ys[outIndex(t, c, h)];
-            out = UkBlockCombineOp::create(b, loc, f32Reg, out, dot, scale, inv,
-                                           zeroPoint, zeroSum);
+            Value zeroSum = plan.hasZeros() ? inDotUnits(sum) : Value();
+            Value &out = sums[outIndex(t, c, h)];
+            out = UkBlockCombineOp::create(b, loc, f32Reg, out, dot, inv,
+                                           zeroPoints[t * plan.halves + h],
+                                           zeroSum);
           }
       }
-    });
+    };
+    auto fold = [&](Value first, ArrayRef<Value> sums) {
+      for (int64_t t = 0; t < tiles; ++t)
+        for (int64_t h = 0; h < plan.halves; ++h) {
+          Value scale = UkLoadHalfOp::create(b, loc, f32Reg, scales,
+                                             scaleOffset(first, t, h));
+          for (int64_t c = 0; c < columns; ++c) {
+            Value &out = ys[outIndex(t, c, h)];
+            out = UkGroupCombineOp::create(b, loc, f32Reg, out,
+                                           sums[outIndex(t, c, h)], scale);
+          }
+        }
+    };
+    groupedLoop(sweep.firstBlock, sweep.blocks, plan.blocksPerIteration,
+                plan.blocksPerScale(), splat(f32Reg, 0), int64_t(ys.size()),
+                ys, enter, addBlock, fold);
     if (!sweep.last) {
       forEachPartial([&](Value &v, Value at) {
         UkSpillOp::create(b, loc, v, partials, at);

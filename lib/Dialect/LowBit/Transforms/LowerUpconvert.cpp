@@ -192,41 +192,36 @@ private:
       --tile.chains;
   }
 
-  /// The K loop of one tile and its epilogue.
+  /// The K loop of one tile and its epilogue: ternary blocks accumulate
+  /// int32 dot products, group formats' blocks add to the float sums of
+  /// their scale group, which fold into the outputs once per group.
   void buildSlices(const Tile &tile) {
-    Value zero = plan.isTernary() ? zeroAcc() : zeroOut();
-    SmallVector<Value> state(tile.numAccumulators() * tile.chains, zero);
-
-    int64_t steps = plan.blocks / plan.blocksPerStep;
-    if (steps > 1) {
-      auto loop = scf::ForOp::create(b, loc, constant(0), constant(steps),
-                                     constant(1), state);
-      {
-        OpBuilder::InsertionGuard guard(b);
-        b.setInsertionPointToStart(loop.getBody());
-        SmallVector<Value> carried(loop.getRegionIterArgs());
-        Value first = mul(loop.getInductionVar(), plan.blocksPerStep);
-        for (int64_t u = 0; u < plan.blocksPerStep; ++u)
-          carried = buildBlock(tile, add(first, u), carried);
-        scf::YieldOp::create(b, loc, carried);
-      }
-      state.assign(loop.getResults().begin(), loop.getResults().end());
-    } else {
-      steps = 0;
-    }
-    for (int64_t block = steps * plan.blocksPerStep; block < plan.blocks;
-         ++block)
-      state = buildBlock(tile, constant(block), state);
-
-    if (plan.isTernary())
+    SmallVector<Value> state(tile.numAccumulators() * tile.chains,
+                             plan.isTernary() ? zeroAcc() : zeroOut());
+    auto accumulate = [&](Value block, SmallVectorImpl<Value> &into) {
+      SmallVector<Value> next = buildBlock(tile, block, into);
+      into.assign(next.begin(), next.end());
+    };
+    if (plan.isTernary()) {
+      steppedLoop(0, plan.blocks, plan.blocksPerStep, state,
+                  [&](Value block) { accumulate(block, state); });
       state = finishTernary(tile, state);
+    } else {
+      groupedLoop(
+          0, plan.blocks, plan.blocksPerStep, plan.group / kBlockK, zeroOut(),
+          int64_t(state.size()), state,
+          [&](Value first) { loadGroupZeros(tile, first); }, accumulate,
+          [&](Value first, ArrayRef<Value> sums) {
+            foldGroup(tile, first, sums, state);
+          });
+    }
     store(tile, state);
   }
 
   //===--- One 32-k block ---------------------------------------------------//
 
   /// Accumulates block `block` (a 32-k block index) into `state`: the int32
-  /// accumulators (ternary) or the f32 outputs (group formats).
+  /// accumulators (ternary) or the f32 sums of its group (group formats).
   SmallVector<Value> buildBlock(const Tile &tile, Value block,
                                 ArrayRef<Value> state) {
     SmallVector<Value> dots(state);
@@ -278,7 +273,7 @@ private:
     }
     if (plan.isTernary())
       return dots;
-    return combineBlock(tile, block, state, dots, sums, invs);
+    return combineBlock(tile, state, dots, sums, invs);
   }
 
   /// The activation sum S and 1 / s of `block` for every column.
@@ -318,34 +313,53 @@ private:
     return dots;
   }
 
-  /// y += (D - z * S) * s_g / s_b for every accumulator of the block (the
-  /// z term only for per-row zero points).
-  SmallVector<Value> combineBlock(const Tile &tile, Value block,
-                                  ArrayRef<Value> outputs, ArrayRef<Value> dots,
-                                  ArrayRef<Value> sums, ArrayRef<Value> invs) {
-    Value group = div(block, plan.group / kBlockK);
-    SmallVector<Value> rowScales, rowZeros;
+  /// The rows' zero points of the group whose first block is `first`
+  /// (formats with per-row zero points), for combineBlock.
+  void loadGroupZeros(const Tile &tile, Value first) {
+    groupZeros.clear();
+    if (!plan.hasZeros())
+      return;
+    Value group = div(first, plan.group / kBlockK);
     for (int64_t t = 0; t < tile.tiles; ++t)
-      for (int64_t s = 0; s < tile.slices; ++s) {
-        Value offset = scalesOffset(tile, t, s, group);
-        rowScales.push_back(
-            UkLoadHalfOp::create(b, loc, outReg, scales, offset));
-        if (plan.hasZeros())
-          rowZeros.push_back(
-              UkLoadHalfOp::create(b, loc, outReg, zeros, offset));
-      }
-    SmallVector<Value> result(outputs);
+      for (int64_t s = 0; s < tile.slices; ++s)
+        groupZeros.push_back(UkLoadHalfOp::create(
+            b, loc, outReg, zeros, scalesOffset(tile, t, s, group)));
+  }
+
+  /// g += (D - z * S) / s_b for every accumulator of the block (the z term
+  /// only for per-row zero points): `groupSums` are the float sums of the
+  /// block's scale group.
+  SmallVector<Value> combineBlock(const Tile &tile, ArrayRef<Value> groupSums,
+                                  ArrayRef<Value> dots, ArrayRef<Value> sums,
+                                  ArrayRef<Value> invs) {
+    SmallVector<Value> result(groupSums);
     for (int64_t c = 0; c < tile.columns; ++c)
       for (int64_t t = 0; t < tile.tiles; ++t)
         for (int64_t s = 0; s < tile.slices; ++s) {
           int64_t i = tile.accIndex(t, s, c), r = t * tile.slices + s;
-          Value zero = plan.hasZeros() ? rowZeros[r] : Value();
+          Value zero = plan.hasZeros() ? groupZeros[r] : Value();
           Value sum = plan.hasZeros() ? sums[c] : Value();
-          result[i] =
-              UkBlockCombineOp::create(b, loc, outReg, result[i], dots[i],
-                                       rowScales[r], invs[c], zero, sum);
+          result[i] = UkBlockCombineOp::create(b, loc, outReg, result[i],
+                                               dots[i], invs[c], zero, sum);
         }
     return result;
+  }
+
+  /// y += g * s_g for every output: the group's sums `groupSums` times the
+  /// rows' scales of the group whose first block is `first`.
+  void foldGroup(const Tile &tile, Value first, ArrayRef<Value> groupSums,
+                 SmallVectorImpl<Value> &outputs) {
+    Value group = div(first, plan.group / kBlockK);
+    for (int64_t t = 0; t < tile.tiles; ++t)
+      for (int64_t s = 0; s < tile.slices; ++s) {
+        Value scale = UkLoadHalfOp::create(b, loc, outReg, scales,
+                                           scalesOffset(tile, t, s, group));
+        for (int64_t c = 0; c < tile.columns; ++c) {
+          int64_t i = tile.accIndex(t, s, c);
+          outputs[i] = UkGroupCombineOp::create(b, loc, outReg, outputs[i],
+                                                groupSums[i], scale);
+        }
+      }
   }
 
   /// Sums the chains of each accumulator, then y = (float)(D - S) *
@@ -450,6 +464,7 @@ private:
   Value codes, scales, zeros, xq, xScales, xSums, y, n, tileBegin, tileEnd,
       wScale;
   VectorType byteReg, accReg, outReg;
+  SmallVector<Value> groupZeros; // the current group's, see loadGroupZeros
 };
 
 class LowerUpconvertPass

@@ -155,16 +155,18 @@ def LowBit_UkLoadHalfOp
 
 def LowBit_UkBlockCombineOp
     : LowBit_UkOp<"block_combine", [Pure, AttrSizedOperandSegments,
-                                    AllTypesMatch<["y", "scale", "result"]>]> {
-  let summary = "Folds one 32-k block's integer dot product into the output";
+                                    AllTypesMatch<["sums", "result"]>]> {
+  let summary = "Adds one 32-k block's integer dot product to its group's sums";
   let description = [{
-    For group formats, with D the block's int32 dot product, `inv` = 1 / s_b
-    the reciprocal of the block's activation scale and `scale` the rows'
-    group scales, computes per lane
+    For group formats, with D the block's int32 dot product and `inv` = 1 /
+    s_b the reciprocal of the block's activation scale, computes per lane
 
-        result = y + (D - zero * sum) * (scale * inv)
+        result = sums + (D - zero * sum) * inv
 
-    with the `zero(%zero, %sum)` part only for per-row zero points (w2gG,
+    the running float sums of the block's scale group (which start at
+    zero and go to the output once per group, `lowbit.uk.group_combine`,
+    so that the group scale costs one multiply per group, not per block).
+    The `zero(%zero, %sum)` part is only for per-row zero points (w2gG,
     w4gG: z per row, S the block's activation sum; `D - z * S` is exact in
     f32). Formats whose zero point is the same for every row fold it into
     the accumulator instead (q4_0 starts it at -8 S, w1gG at -S with codes
@@ -172,22 +174,43 @@ def LowBit_UkBlockCombineOp
     (kernel_abi.h: group formats are checked within an error bound).
 
     ```mlir
-    %y1 = lowbit.uk.block_combine %y0, %d, %s, %inv
+    %g1 = lowbit.uk.block_combine %g0, %d, %inv
           : vector<16xi32> -> vector<16xf32>
-    %y2 = lowbit.uk.block_combine %y0, %d, %s, %inv zero(%z, %sum : vector<16xf32>)
+    %g2 = lowbit.uk.block_combine %g0, %d, %inv zero(%z, %sum : vector<16xf32>)
           : vector<16xi32> -> vector<16xf32>
     ```
   }];
-  let arguments = (ins LowBit_F32Register:$y, LowBit_I32Register:$dot,
-                   LowBit_F32Register:$scale, F32:$inv,
-                   Optional<LowBit_F32Register>:$zero, Optional<I32>:$sum);
+  let arguments = (ins LowBit_F32Register:$sums, LowBit_I32Register:$dot,
+                   F32:$inv, Optional<LowBit_F32Register>:$zero,
+                   Optional<I32>:$sum);
   let results = (outs LowBit_F32Register:$result);
   let assemblyFormat = [{
-    $y `,` $dot `,` $scale `,` $inv
+    $sums `,` $dot `,` $inv
     (`zero` `(` $zero^ `,` $sum `:` type($zero) `)`)?
     attr-dict `:` type($dot) `->` type($result)
   }];
   let hasVerifier = 1;
+}
+
+def LowBit_UkGroupCombineOp
+    : LowBit_UkOp<"group_combine", [Pure, AllTypesMatch<["y", "sums", "scale",
+                                                          "result"]>]> {
+  let summary = "Folds one scale group's block sums into the output";
+  let description = [{
+    Per lane `result = y + sums * scale`, with `sums` the group's
+    `lowbit.uk.block_combine` sums and `scale` the rows' group scales (one
+    fused multiply-add where the target has it).
+
+    ```mlir
+    %y1 = lowbit.uk.group_combine %y0, %g, %s : vector<16xf32>
+    ```
+  }];
+  let arguments = (ins LowBit_F32Register:$y, LowBit_F32Register:$sums,
+                   LowBit_F32Register:$scale);
+  let results = (outs LowBit_F32Register:$result);
+  let assemblyFormat = [{
+    $y `,` $sums `,` $scale attr-dict `:` type($result)
+  }];
 }
 
 def LowBit_UkTernaryScaleOp : LowBit_UkOp<"ternary_scale", [Pure]> {

@@ -140,10 +140,13 @@ def LowBitLowerUpconvert : Pass<"lowbit-lower-upconvert", "::mlir::func::FuncOp"
     - per block: `lowbit.uk.load` of each tile's R-byte slices, one
       `lowbit.uk.unpack` per bit plane reused by all `tile_n` columns,
       `lowbit.uk.broadcast4` of 4 activations per column and plane,
-      `lowbit.uk.dot4`; group formats then fold the block into the outputs
-      with `lowbit.uk.block_combine` (scales and zero points by
-      `lowbit.uk.load_half`; the block accumulator of q4_0 starts at -8 S
-      and that of w1gG, whose codes are doubled, at -S), ternary weights
+      `lowbit.uk.dot4`; group formats then add the block to the float sums
+      of its scale group with `lowbit.uk.block_combine` (D / s_b, with the
+      group's zero points, loaded once per group by `lowbit.uk.load_half`;
+      the block accumulator of q4_0 starts at -8 S and that of w1gG, whose
+      codes are doubled, at -S) and fold each group's sums into the outputs
+      with its scales (`lowbit.uk.group_combine`): the K loop steps whole
+      groups, or a group is a loop of whole steps; ternary weights
       accumulate the whole row and finish with `lowbit.uk.ternary_scale`;
     - ternary accumulators are split into independent chains when the tile
       alone has fewer than `getDotChains()`: when registers, the target's
@@ -371,8 +374,10 @@ def LowBitLowerLutBitserial
     - group formats: the same per 32-k block (the activation block) with
       fresh sums, every lookup of the block on one pair per (tile, row,
       register half) (blocks are independent chains), one lut_combine,
-      D = (sum + (2^P - 1) S) / 2 and `lowbit.uk.block_combine`
-      with the group scale and zero point (w1gG: acc = A_0 directly);
+      D = (sum + (2^P - 1) S) / 2 and `lowbit.uk.block_combine` into the
+      float sums of its scale group with the group's zero points (w1gG:
+      acc = A_0 directly), folded into the outputs once per group with its
+      scales (`lowbit.uk.group_combine`);
     - `lowbit.uk.store`, with a row count where M is not a multiple of 16.
 
     Only the lossless int16 tables are lowered: `fast_aggregation` and an
