@@ -47,6 +47,15 @@ std::string caseLabel(const Case &c) {
          std::to_string(c.shape.K) + " N=" + std::to_string(c.N);
 }
 
+/// A record's columns up to the bandwidth ratio (no newline).
+void printTimingColumns(const BenchRecord &r) {
+  std::printf("%-7s %-15s %-15s %-12s %5lld %-7s %10.1f %8.1f %8.1f %6.2f",
+              r.format.c_str(), r.strategy.c_str(), r.target.c_str(),
+              (std::to_string(r.M) + "x" + std::to_string(r.K)).c_str(),
+              (long long)r.N, r.schedule_policy.c_str(), r.us, r.gbps,
+              r.roofline_gbps, r.ratio);
+}
+
 /// The median over rounds of a's rep time / b's (timed in the same rounds).
 double paired_time_ratio(const KernelTiming &a, const KernelTiming &b) {
   std::vector<double> ratios;
@@ -359,14 +368,16 @@ static int runBench(const ParsedOptions &options) {
     // in the same rounds after the kernels; floorOf[ci] is case ci's.
     std::vector<size_t> floorOf(group.size(), SIZE_MAX);
     std::vector<size_t> floorCase; // per floor contender, its first case
+    const size_t kernelContenders = contenders.size();
     if (readFloor && cold)
       for (size_t ci = 0; ci < group.size(); ++ci) {
-        for (size_t f = 0; f < floorCase.size(); ++f) {
+        for (size_t f = 0; f < floorCase.size() && floorOf[ci] == SIZE_MAX;
+             ++f) {
           const size_t other = floorCase[f];
           if (cases[group[other]].format.name() ==
                   cases[group[ci]].format.name() &&
               weights[other].packed_bytes() == weights[ci].packed_bytes())
-            floorOf[ci] = contenders.size() - floorCase.size() + f;
+            floorOf[ci] = kernelContenders + f;
         }
         if (floorOf[ci] != SIZE_MAX)
           continue;
@@ -399,11 +410,7 @@ static int runBench(const ParsedOptions &options) {
         r.slow_core = slowCore;
         r.slow_factor = slowFactor;
         records.push_back(r);
-        std::printf("%-7s %-15s %-15s %-12s %5lld %-7s %10.1f %8.1f %8.1f %6.2f",
-                    r.format.c_str(), r.strategy.c_str(), r.target.c_str(),
-                    shape.c_str(),
-                    (long long)r.N, r.schedule_policy.c_str(), r.us, r.gbps,
-                    r.roofline_gbps, r.ratio);
+        printTimingColumns(r);
         if (r.N > 1)
           std::printf(" %9.0f %6.2f", r.gops, r.gops_ratio);
         else
@@ -460,19 +467,14 @@ static int runBench(const ParsedOptions &options) {
     }
     for (size_t f = 0; f < floorCase.size(); ++f) {
       const Case &c = cases[group[floorCase[f]]];
-      const KernelTiming &timing = all[all.size() - floorCase.size() + f];
+      const KernelTiming &timing = all[kernelContenders + f];
       BenchRecord r = make_record(c.shape.M, c.shape.K, c.N, c.format.name(),
                                   "read", probe.loads(),
                                   static_cast<int>(threads), timing,
                                   bandwidth, nullptr);
       records.push_back(r);
-      std::printf("%-7s %-15s %-15s %-12s %5lld %-7s %10.1f %8.1f %8.1f "
-                  "%6.2f\n",
-                  r.format.c_str(), r.strategy.c_str(), r.target.c_str(),
-                  (std::to_string(c.shape.M) + "x" + std::to_string(c.shape.K))
-                      .c_str(),
-                  (long long)r.N, r.schedule_policy.c_str(), r.us, r.gbps,
-                  r.roofline_gbps, r.ratio);
+      printTimingColumns(r);
+      std::printf("\n");
     }
     std::fflush(stdout);
   }
