@@ -20,6 +20,8 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
+#include <type_traits>
+
 using namespace mlir;
 using namespace mlir::lowbit;
 
@@ -91,9 +93,10 @@ protected:
   const TargetInfo &target;
 };
 
-/// A microkernel op whose one register result a TargetInfo hook writes:
-/// `Emit(target, rewriter, op, adaptor, type)` with the type of the result,
-/// null where the target has no such op.
+/// A microkernel op whose register results (all of the first one's type) a
+/// TargetInfo hook writes: `Emit(target, rewriter, op, adaptor, type)`
+/// returns the result (a pair of them for a two-result op), null where the
+/// target has no such op.
 template <typename OpTy, auto Emit>
 struct HookPattern : TargetPattern<OpTy> {
   using TargetPattern<OpTy>::TargetPattern;
@@ -102,16 +105,21 @@ struct HookPattern : TargetPattern<OpTy> {
   matchAndRewrite(OpTy op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     FailureOr<VectorType> type =
-        this->getRegisterType(rewriter, op, op.getType());
+        this->getRegisterType(rewriter, op, op->getResult(0).getType());
     if (failed(type))
       return failure();
-    Value result = Emit(this->target, rewriter, op, adaptor, *type);
-    if (!result)
+    auto emitted = Emit(this->target, rewriter, op, adaptor, *type);
+    SmallVector<Value, 2> results;
+    if constexpr (std::is_same_v<decltype(emitted), Value>)
+      results = {emitted};
+    else
+      results = {emitted.first, emitted.second};
+    if (llvm::is_contained(results, Value()))
       return rewriter.notifyMatchFailure(op, [&](Diagnostic &d) {
         d << "target " << this->target.getName() << " has no "
           << op->getName();
       });
-    rewriter.replaceOp(op, result);
+    rewriter.replaceOp(op, results);
     return success();
   }
 };
@@ -152,6 +160,14 @@ Value emitLutSigns(const TargetInfo &target, ConversionPatternRewriter &b,
                    UkLutSignsOp op, UkLutSignsOp::Adaptor a, VectorType type) {
   Value ptr = getElementAddress(b, op.getLoc(), a.getBase(), a.getOffset());
   return target.emitLutSigns(b, op.getLoc(), ptr, type, op.getByDword());
+}
+std::pair<Value, Value> emitLaneTranspose(const TargetInfo &target,
+                                          ConversionPatternRewriter &b,
+                                          UkLaneTransposeOp op,
+                                          UkLaneTransposeOp::Adaptor a,
+                                          VectorType type) {
+  return target.emitLaneTranspose(b, op.getLoc(), a.getLow(), a.getHigh(),
+                                  type);
 }
 Value emitLutCombine(const TargetInfo &target, ConversionPatternRewriter &b,
                      UkLutCombineOp op, UkLutCombineOp::Adaptor a,
@@ -374,24 +390,6 @@ struct ConvertLutDot8 : TargetPattern<UkLutDot8Op> {
   }
 };
 
-struct ConvertLaneTranspose : TargetPattern<UkLaneTransposeOp> {
-  using TargetPattern::TargetPattern;
-  LogicalResult
-  matchAndRewrite(UkLaneTransposeOp op, OpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
-    FailureOr<VectorType> type =
-        getRegisterType(rewriter, op, op.getLow().getType());
-    if (failed(type))
-      return failure();
-    auto [first, second] = target.emitLaneTranspose(
-        rewriter, op.getLoc(), adaptor.getLow(), adaptor.getHigh(), *type);
-    if (!first || !second)
-      return rewriter.notifyMatchFailure(op, "no lane_transpose on target");
-    rewriter.replaceOp(op, {first, second});
-    return success();
-  }
-};
-
 struct ConvertLutTables : TargetPattern<UkLutTablesOp> {
   using TargetPattern::TargetPattern;
   LogicalResult
@@ -556,7 +554,8 @@ void mlir::lowbit::populateLowBitToEmitCPatterns(const TypeConverter &converter,
            ConvertDot4, ConvertLoadHalf, ConvertBlockCombine,
            ConvertTernaryScale, ConvertStore, ConvertPrefetch, ConvertBroadcast,
            ConvertLutTables, ConvertLutDot, ConvertLutDot8, ConvertSpill,
-           ConvertLaneTranspose, HookPattern<UkLutSignsOp, emitLutSigns>,
+           HookPattern<UkLaneTransposeOp, emitLaneTranspose>,
+           HookPattern<UkLutSignsOp, emitLutSigns>,
            HookPattern<UkLutCombineOp, emitLutCombine>,
            HookPattern<UkLutLookupOp, emitLutLookup>,
            HookPattern<UkGroupCombineOp, emitGroupCombine>,

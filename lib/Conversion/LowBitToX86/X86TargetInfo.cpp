@@ -676,11 +676,11 @@ public:
   Value emitLaneFold(OpBuilder &b, Location loc, Value lhs, Value rhs,
                      VectorType type) const override {
     Type reg = intType(b.getContext());
-    auto lanes = [&](int32_t selector) {
+    auto pick = [&](int32_t selector) {
       return call(b, loc, reg, "_mm256_permute2x128_si256", {lhs, rhs},
                   {b.getI32IntegerAttr(selector)});
     };
-    return call(b, loc, reg, "_mm256_add_epi32", {lanes(0x20), lanes(0x31)});
+    return call(b, loc, reg, "_mm256_add_epi32", {pick(0x20), pick(0x31)});
   }
 
 protected:

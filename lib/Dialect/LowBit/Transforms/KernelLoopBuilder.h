@@ -180,6 +180,10 @@ inline LutAccumulators planLutAccumulators(const TargetInfo &target,
   return plan;
 }
 
+/// lut_abi.h's lane order: the int32 accumulators (low + 256 high) of a
+/// (tile, activation row), one per quarter of its 16 rows.
+inline constexpr int64_t kLaneQuarters = 4;
+
 class KernelLoopBuilder {
   /// The cache line the prefetches step by (the layouts' 64-byte vectors).
   static constexpr int64_t kPrefetchLineBytes = 64;
@@ -455,9 +459,13 @@ protected:
     return {LutAcc{zero, zero}, LutAcc{zero, zero}};
   }
 
-  /// `words` widened (low + 256 high) into the int32 sums of the 4
-  /// quarters of the rows (exact while the int16 pair sums stay below 2^15).
-  void widenLanes(ArrayRef<LutAcc> words, MutableArrayRef<LutAcc> quarters) {
+  /// `words` widened (low + 256 high) into the int32 sums of the quarters
+  /// of the rows of (tile, activation row) `tileColumn` in `accs` (exact
+  /// while the int16 pair sums stay below 2^15).
+  void widenLanes(ArrayRef<LutAcc> words, MutableArrayRef<LutAcc> accs,
+                  int64_t tileColumn) {
+    MutableArrayRef<LutAcc> quarters =
+        accs.slice(tileColumn * kLaneQuarters, kLaneQuarters);
     auto i32Reg = cast<VectorType>(quarters[0].low.getType());
     for (int64_t half = 0; half < 2; ++half)
       for (int64_t hi = 0; hi < 2; ++hi) {
@@ -469,9 +477,11 @@ protected:
       }
   }
 
-  /// Rows [8h, 8h + 8) of the quarters: the two lanes (table pairs) of
-  /// quarters 2h and 2h + 1 folded.
-  Value laneRows(ArrayRef<LutAcc> quarters, int64_t h) {
+  /// Rows [8h, 8h + 8) of (tile, activation row) `tileColumn` in `accs`:
+  /// the two lanes (table pairs) of its quarters 2h and 2h + 1 folded.
+  Value laneRows(ArrayRef<LutAcc> accs, int64_t tileColumn, int64_t h) {
+    ArrayRef<LutAcc> quarters =
+        accs.slice(tileColumn * kLaneQuarters, kLaneQuarters);
     return UkLaneFoldOp::create(b, loc, quarters[0].low.getType(),
                                 quarters[2 * h].low, quarters[2 * h + 1].low);
   }

@@ -146,7 +146,7 @@ struct BitserialPlan {
   /// Accumulator pairs per (tile, activation row): per set, register half
   /// of a vector and nibble.
   int64_t accsPerColumn() const {
-    return laneOrder ? kTileRows / 4 : accSets * halves * nibblePairs;
+    return laneOrder ? kLaneQuarters : accSets * halves * nibblePairs;
   }
   /// (2^P - 1): the weight of S in 2 D = sum_p 2^p A_p + (2^P - 1) S, and
   /// the sum of the plane weights.
@@ -531,8 +531,7 @@ private:
                     multipliers, MutableArrayRef(words).slice(2 * c, 2));
     }
     for (int64_t c = 0; c < columns; ++c)
-      widenLanes(ArrayRef(words).slice(2 * c, 2),
-                 accs.slice((t * columns + c) * plan.accsPerColumn(), 4));
+      widenLanes(ArrayRef(words).slice(2 * c, 2), accs, t * columns + c);
   }
 
   /// sum_p 2^p A_p of rows [h * lanes, ..) of (tile t, column c): the
@@ -541,8 +540,7 @@ private:
   Value combine(ArrayRef<LutAcc> accs, int64_t sets, int64_t nibbles, int64_t t,
                 int64_t columns, int64_t c, int64_t h) {
     if (plan.laneOrder)
-      return laneRows(accs.slice((t * columns + c) * plan.accsPerColumn(), 4),
-                      h);
+      return laneRows(accs, t * columns + c, h);
     Value sum;
     for (int64_t set = 0; set < sets; ++set)
       for (int64_t p = 0; p < nibbles; ++p) {

@@ -97,7 +97,7 @@ struct LutPlan {
   /// set, register half of a vector and nibble pair, or the lane order's
   /// quarters.
   int64_t accsPerColumn() const {
-    return laneOrder ? kTileRows / 4 : accSets * halves * nibblePairs;
+    return laneOrder ? kLaneQuarters : accSets * halves * nibblePairs;
   }
   /// Bytes of the int32 sums of one (tile, activation row) between chunks.
   int64_t partialBytes() const {
@@ -321,18 +321,16 @@ private:
   /// column c).
   Value addHalfSums(Value acc, ArrayRef<LutAcc> accs, int64_t t,
                     int64_t columns, int64_t c, int64_t h) {
-    auto combine = [&](const LutAcc &a) -> Value {
-      return UkLutCombineOp::create(b, loc, i32Reg, a.low, a.high);
-    };
     if (plan.laneOrder)
-      return arith::AddIOp::create(
-          b, loc, acc,
-          laneRows(accs.slice((t * columns + c) * plan.accsPerColumn(), 4),
-                   h));
+      return arith::AddIOp::create(b, loc, acc,
+                                   laneRows(accs, t * columns + c, h));
     for (int64_t set = 0; set < plan.accSets; ++set)
-      for (int64_t p = 0; p < plan.nibblePairs; ++p)
+      for (int64_t p = 0; p < plan.nibblePairs; ++p) {
+        const LutAcc &a = accs[accIndex(t, columns, c, set, h, p)];
         acc = arith::AddIOp::create(
-            b, loc, acc, combine(accs[accIndex(t, columns, c, set, h, p)]));
+            b, loc, acc,
+            UkLutCombineOp::create(b, loc, i32Reg, a.low, a.high));
+      }
     return acc;
   }
 
@@ -384,8 +382,7 @@ private:
     if (!plan.laneOrder)
       return;
     for (int64_t i = 0; i < int64_t(words.size()) / 2; ++i)
-      widenLanes(ArrayRef(words).slice(2 * i, 2),
-                 MutableArrayRef(accs).slice(i * plan.accsPerColumn(), 4));
+      widenLanes(ArrayRef(words).slice(2 * i, 2), accs, i);
   }
 
   /// The index vector at `offset` of every tile against table vector
