@@ -30,7 +30,7 @@ TEST(BitserialLayout, DecodesToUnpackRowAndExactMath) {
   uint32_t seed = 5;
   for (const char *name : {"i2s", "w1g64", "w2g32", "w3g64", "w4g128"})
     for (int64_t M : {1, 17, 40})
-      for (int64_t K : {32, 64, 128, 256, 384, 4224, 8448}) {
+      for (int64_t K : {32, 64, 128, 256, 384, 2176, 4224, 8448}) {
         const Format f = Format::parse(name);
         if (K % std::max(f.group, 1) != 0)
           continue;
@@ -46,13 +46,20 @@ TEST(BitserialLayout, DecodesToUnpackRowAndExactMath) {
         const int64_t blocks = U.Kp / 32;
         ASSERT_EQ(int64_t(U.codes.size()), U.Mp / 16 * blocks * planes * 64);
 
-        // K panels of whole scale groups of q blocks: 4224 = 132 blocks in
-        // two panels of 66 (w4g128, q = 4: 68 and 64), 8448 = 264 in three
-        // of 88; one panel up to 128 blocks.
+        // K panels of whole scale groups of q blocks, one panel up to 64
+        // blocks: 2176 = 68 blocks in two panels of 34 (w4g128, q = 4: 36
+        // and 32), 4224 = 132 in three of 44, 8448 = 264 in five of 53
+        // (q = 2: 54, the last 48; q = 4: 56, the last 40).
         const int64_t per_scale = f.group > 0 ? f.group / 32 : 1;
-        const int64_t per =
-            blocks <= 128 ? blocks
-                          : (blocks == 132 ? (per_scale == 4 ? 68 : 66) : 88);
+        int64_t per = blocks;
+        if (blocks == 68)
+          per = per_scale == 4 ? 36 : 34;
+        else if (blocks == 132)
+          per = 44;
+        else if (blocks == 264)
+          per = per_scale == 4 ? 56 : per_scale == 2 ? 54 : 53;
+        else
+          ASSERT_LE(blocks, 64);
         ASSERT_EQ(per % per_scale, 0);
         const int64_t tiles = U.Mp / 16;
         // Decode: codes[m][k] from the bits of the plane vectors.

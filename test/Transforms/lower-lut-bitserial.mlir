@@ -156,60 +156,60 @@ func.func @w1g32(%x: tensor<?x64xf32>, %w: tensor<1x128xi8>, %s: tensor<16x2xf16
   return %y : tensor<?x16xf32>
 }
 
-// w1g128, K = 4224: 132 blocks in two K panels of whole scale groups
-// (bitserial_abi.h: ceil(132 / 2) = 66 rounded up to 4 blocks per group:
-// 68 and 64), M = 40: 3 tiles, pieces of 68 x 64 = 4352 bytes (then 64 x
-// 64 = 4096), panel 1 at 3 x 4352 = 13056; its scales at 3 x 17 x 16 = 816, each
-// tile's 16 groups of it 16 x 16 apart. The prologue prefetches the
-// thread's first 4 KiB (from tile_begin x 4352). Then its tiles, in
+// w1g128, K = 2176: 68 blocks in two K panels of whole scale groups
+// (bitserial_abi.h: ceil(68 / 2) = 34 rounded up to 4 blocks per group:
+// 36 and 32), M = 40: 3 tiles, pieces of 36 x 64 = 2304 bytes (then 32 x
+// 64 = 2048), panel 1 at 3 x 2304 = 6912; its scales at 3 x 9 x 16 = 432,
+// each tile's 8 groups of it 8 x 16 apart. The prologue prefetches the
+// thread's first 4 KiB (from tile_begin x 2304). Then its tiles, in
 // ranges of as many as 512 KiB of partial sums hold but at most all 3
-// (their end clamped to tile_end), sweep panel 0 (17 scale groups, each a
+// (their end clamped to tile_end), sweep panel 0 (9 scale groups, each a
 // loop of 2 iterations of 2 blocks whose float sums group_combine folds
-// with the group's scales) and panel 1 (16); between the panels the f32
-// outputs of a tile
-// are spilled to a 3 x 64-byte buffer and loaded back; only the last panel
-// stores y. The tables of all 132 blocks (256 bytes each) are built once.
+// with the group's scales) and panel 1 (8); between the panels the f32
+// outputs of a tile are spilled to a 3 x 64-byte buffer and loaded back;
+// only the last panel stores y. The tables of all 68 blocks (256 bytes
+// each) are built once.
 // AVX512-LABEL: func.func @w1g128_panels(
-// AVX512: %[[T:.*]] = lowbit.uk.stack_buffer {bytes = 33792 : i64} : memref<?xi8>
+// AVX512: %[[T:.*]] = lowbit.uk.stack_buffer {bytes = 17408 : i64} : memref<?xi8>
 // AVX512: %[[P:.*]] = lowbit.uk.stack_buffer {bytes = 192 : i64} : memref<?xi8>
-// AVX512: %[[START:.*]] = arith.muli %{{.*}}, %c4352 : index
+// AVX512: %[[START:.*]] = arith.muli %{{.*}}, %c2304 : index
 // AVX512: scf.for %[[AT:.*]] = %[[START]] to %{{.*}} step %c64 {
 // AVX512-NEXT: lowbit.uk.prefetch %{{.*}}[%[[AT]]] : memref<?xui8>
-// AVX512: scf.for %{{.*}} = %c0 to %c132 step %c1 {
+// AVX512: scf.for %{{.*}} = %c0 to %c68 step %c1 {
 // AVX512: lowbit.uk.lut_tables
 // AVX512: scf.for %[[G:.*]] = %{{.*}} to %[[END:.*]] step %c3 {
 // AVX512: %[[GEND:.*]] = arith.select %{{.*}}, %{{.*}}, %[[END]] : index
-// Panel 0: fresh outputs, the tile's 17 scale groups, spilled.
+// Panel 0: fresh outputs, the tile's 9 scale groups, spilled.
 // AVX512: scf.for %[[TILE:.*]] = %[[G]] to %[[GEND]] step %c1 {
-// AVX512: arith.muli %[[TILE]], %c4352 : index
-// AVX512: scf.for %{{.*}} = %c0 to %c17 step %c1 iter_args(%[[Y0:[a-z0-9_]+]] = %cst) -> (vector<16xf32>) {
+// AVX512: arith.muli %[[TILE]], %c2304 : index
+// AVX512: scf.for %{{.*}} = %c0 to %c9 step %c1 iter_args(%[[Y0:[a-z0-9_]+]] = %cst) -> (vector<16xf32>) {
 // AVX512: %[[SUMS:.*]] = scf.for %{{.*}} = %c0 to %c2 step %c1 iter_args(%{{.*}} = %cst) -> (vector<16xf32>) {
 // AVX512: lowbit.uk.prefetch
 // AVX512-COUNT-2: lowbit.uk.block_combine
 // AVX512: scf.yield
-// AVX512: arith.muli %[[TILE]], %c17 : index
+// AVX512: arith.muli %[[TILE]], %c9 : index
 // AVX512: %[[S0:.*]] = lowbit.uk.load_half
 // AVX512-NEXT: lowbit.uk.group_combine %[[Y0]], %[[SUMS]], %[[S0]] : vector<16xf32>
 // AVX512: lowbit.uk.spill %{{.*}}, %[[P]][%{{.*}}] : vector<16xf32>, memref<?xi8>
 // AVX512-NOT: lowbit.uk.store
-// Panel 1: loaded, its scales from 816, stored to y.
+// Panel 1: loaded, its scales from 432, stored to y.
 // AVX512: scf.for %[[TILE1:.*]] = %[[G]] to %[[GEND]] step %c1 {
-// AVX512: %[[B1:.*]] = arith.muli %[[TILE1]], %c4096 : index
-// AVX512: arith.addi %[[B1]], %c13056 : index
+// AVX512: %[[B1:.*]] = arith.muli %[[TILE1]], %c2048 : index
+// AVX512: arith.addi %[[B1]], %c6912 : index
 // AVX512: %[[Y1:.*]] = lowbit.uk.load %[[P]][%{{.*}}] : memref<?xi8> -> vector<16xf32>
-// AVX512: scf.for %{{.*}} = %c0 to %c16 step %c1 iter_args(%{{.*}} = %[[Y1]]) -> (vector<16xf32>) {
+// AVX512: scf.for %{{.*}} = %c0 to %c8 step %c1 iter_args(%{{.*}} = %[[Y1]]) -> (vector<16xf32>) {
 // AVX512: scf.for %{{.*}} = %c0 to %c2 step %c1 iter_args(%{{.*}} = %cst) -> (vector<16xf32>) {
-// AVX512: arith.muli %[[TILE1]], %c16{{(_[0-9]+)?}} : index
-// AVX512: %[[SO:.*]] = arith.addi %{{.*}}, %c816 : index
+// AVX512: arith.muli %[[TILE1]], %c8 : index
+// AVX512: %[[SO:.*]] = arith.addi %{{.*}}, %c432 : index
 // AVX512-NEXT: lowbit.uk.load_half %{{.*}}[%[[SO]]]
 // AVX512-NEXT: lowbit.uk.group_combine
 // AVX512-NOT: lowbit.uk.spill
 // AVX512: lowbit.uk.store %{{.*}}, %{{.*}}[%{{.*}}], %{{.*}} : vector<16xf32>, memref<?xf32>
-func.func @w1g128_panels(%x: tensor<?x4224xf32>, %w: tensor<3x8448xi8>, %s: tensor<40x33xf16>) -> tensor<?x40xf32> {
+func.func @w1g128_panels(%x: tensor<?x2176xf32>, %w: tensor<3x4352xi8>, %s: tensor<40x17xf16>) -> tensor<?x40xf32> {
   %y = lowbit.mpgemm %x, %w, %s {
          weight = #lowbit.weight<bits = 1, encoding = binary, group = 128, scale = per_group>,
          layout = #lowbit.layout<bitplanes, tile_m = 16, tile_k = 32, interleave = 16>,
          config = #lowbit.lut_bitserial<bm = 16, kfactor = 16>}
-       : (tensor<?x4224xf32>, tensor<3x8448xi8>, tensor<40x33xf16>) -> tensor<?x40xf32>
+       : (tensor<?x2176xf32>, tensor<3x4352xi8>, tensor<40x17xf16>) -> tensor<?x40xf32>
   return %y : tensor<?x40xf32>
 }

@@ -19,16 +19,16 @@
  * K panels (so that the tables a kernel sweeps across its tiles, 256 bytes
  * per block and activation row, stay within an L1 data cache), of whole
  * scale groups:
- *   PB = q * ceil(ceil(B / max(1, ceil(B / 128))) / q)
+ *   PB = q * ceil(ceil(B / max(1, ceil(B / 64))) / q)
  *                              blocks per panel (LOWBIT_BITSERIAL_PANEL_BLOCKS
- *                              = 128: 32 KiB of int16 tables, rounded up to
+ *                              = 64: 16 KiB of int16 tables, rounded up to
  *                              whole groups)
  *   NP = ceil(B / PB)          panels; panel c has the blocks
  *                              [c * PB, min(B, (c + 1) * PB)), B_c of them
  *   piece_c = B_c * P * 64     bytes of one tile's piece of panel c
  *   Panel c holds the pieces of all T tiles in tile order, and starts at
  *   c * T * PB * P * 64 (every panel before it has PB blocks). With
- *   K <= 4096 there is one panel and the layout is tile after tile.
+ *   K <= 2048 there is one panel and the layout is tile after tile.
  * A "vector" is 64 bytes, as lut_abi.h: byte 4*r + s belongs to row r
  * (0..15) of the tile and slot s (0..3), so the 4 bytes of one int32 lane
  * are 4 groups of the same row.
@@ -139,10 +139,13 @@
 #include "lowbit/kernel_abi.h"
 
 /* Weights per block (8 groups of 4), bytes per plane vector of a block,
- * the most blocks per K panel. */
+ * the most blocks per K panel: 16 KiB of int16 tables per activation row, a
+ * third of Zen 5's 48 KiB L1D as lut_abi.h's panels, the rest for the weight
+ * stream in flight (measured against 128 blocks: README, "lut-bitserial
+ * against up-convert"). */
 #define LOWBIT_BITSERIAL_BLOCK 32
 #define LOWBIT_BITSERIAL_GROUP 4
 #define LOWBIT_BITSERIAL_VECTOR_BYTES 64
-#define LOWBIT_BITSERIAL_PANEL_BLOCKS 128
+#define LOWBIT_BITSERIAL_PANEL_BLOCKS 64
 
 #endif /* LOWBIT_BITSERIAL_ABI_H */

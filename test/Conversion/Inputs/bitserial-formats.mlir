@@ -26,12 +26,12 @@ func.func @w3g32(%x: tensor<?x96xf32>, %w: tensor<17x36xi8>, %s: tensor<17x3x2xf
   return %y : tensor<?x17xf32>
 }
 
-// K = 4160: 130 blocks in two K panels of bitserial_abi.h, so the f32
+// K = 2112: 66 blocks in two K panels of bitserial_abi.h, so the f32
 // outputs are spilled between them.
-func.func @w2g64_panels(%x: tensor<?x4160xf32>, %w: tensor<20x1040xi8>, %s: tensor<20x65x2xf16>) -> tensor<?x20xf32> {
+func.func @w2g64_panels(%x: tensor<?x2112xf32>, %w: tensor<20x528xi8>, %s: tensor<20x33x2xf16>) -> tensor<?x20xf32> {
   %y = lowbit.mpgemm %x, %w, %s {
          weight = #lowbit.weight<bits = 2, encoding = unsigned, group = 64, scale = per_group>,
          layout = #lowbit.layout<canonical>}
-       : (tensor<?x4160xf32>, tensor<20x1040xi8>, tensor<20x65x2xf16>) -> tensor<?x20xf32>
+       : (tensor<?x2112xf32>, tensor<20x528xi8>, tensor<20x33x2xf16>) -> tensor<?x20xf32>
   return %y : tensor<?x20xf32>
 }

@@ -46,11 +46,14 @@ static constexpr int64_t kMultiplierBytes = 16;
 static constexpr int64_t kGroupsPerBlock = 8;
 /// The largest table buffer a kernel keeps on its stack.
 static constexpr int64_t kMaxStackBytes = 2 << 20;
-/// bitserial_abi.h: the most blocks per K panel (32 KiB of int16 tables;
-/// measured on Zen 5, one thread, warm w1g128 1024x14336: panels of 64
-/// blocks 43-45 GB/s, of 128 45-46, one panel 34; at K = 4096 one panel of
-/// 128 blocks 47-50 against two of 64 47-48).
-static constexpr int64_t kPanelBlocks = 128;
+/// bitserial_abi.h: the most blocks per K panel (16 KiB of int16 tables,
+/// as lut-elementwise's panels). Warm, one thread, the size hardly matters
+/// (w1g128 1024x14336: panels of 64 blocks 43-45 GB/s, of 128 45-46); cold
+/// the weight stream in flight competes with the tables for the L1D
+/// (Zen 5, 2 threads, w1g128 at K = 4096 and 14336, alternating runs: 0.73
+/// of the read bandwidth with 128 blocks against 0.81-0.84 with 64 and
+/// 0.78-0.80 with 32 across core complexes, 0.90 against 0.94-0.98 on one).
+static constexpr int64_t kPanelBlocks = 64;
 /// The partial sums a kernel keeps between K panels: its tiles sweep the
 /// panels in ranges of as many tiles as this holds (at least 16), in
 /// practice the thread's whole range (64 bytes per tile and activation row

@@ -348,7 +348,7 @@ def LowBitLowerLutBitserial
     - K first: `scf.for` over groups of `bm / 16` tiles in [tile_begin,
       tile_end), then the remaining tiles one at a time, each sweeping the
       whole K against the tables (held in cache across the M range); with
-      more than one K panel of bitserial_abi.h (K > 4096), the tiles (in
+      more than one K panel of bitserial_abi.h (K > 2048), the tiles (in
       ranges of as many as 512 KiB of partial sums hold) sweep panel 0,
       1, ... that way, their partial sums (int32 sums,
       or the group formats' f32 outputs) spilled to a stack buffer between
