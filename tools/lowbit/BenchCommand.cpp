@@ -443,12 +443,11 @@ static int runBench(const ParsedOptions &options) {
         paired.push_back({caseLabel(c) + " / " + caseLabel(first),
                           paired_time_ratio(timings.front(), all.front())});
       if (floorOf[ci] != SIZE_MAX) {
-        const double toFloor =
-            paired_time_ratio(timings.front(), all[floorOf[ci]]);
+        const size_t firstRecord = records.size() - timings.size();
         for (size_t k = 0; k < timings.size(); ++k)
-          records[records.size() - timings.size() + k].read_floor_ratio =
+          records[firstRecord + k].read_floor_ratio =
               paired_time_ratio(timings[k], all[floorOf[ci]]);
-        floors.push_back({caseLabel(c), toFloor});
+        floors.push_back({caseLabel(c), records[firstRecord].read_floor_ratio});
       }
       if (showRatios && i == 0) {
         for (const KernelTiming &timing : timings) {
