@@ -97,6 +97,68 @@ void lowbit_context_free(lowbit_context_t *context);
 lowbit_status_t lowbit_mpgemm(const lowbit_weights_t *weights, const float *X,
                               int64_t N, float *Y, lowbit_context_t *context);
 
+/* ---- Engine-facing API: pre-quantized weights, shared activations, the
+ * engine's own threads. ---- */
+
+/* Packs an M x K matrix given in the bytes of a GGUF tensor type ("f32",
+ * "f16", "bf16", "q4_0", "q8_0", "tq1_0", "tq2_0", "i2_s"; `bytes` long,
+ * rows of K values as ggml stores them) into `format`, without loss where
+ * the values allow it (lowbit/gguf.h, import_weights): ternary types into
+ * i2s/tl1/tl2 with their one scale, q4_0 as it is, floats quantized (a
+ * float matrix of values {-a, 0, a} keeps scale a). Anything lossy or
+ * impossible is an error. */
+lowbit_status_t lowbit_pack_gguf(const char *format, const char *gguf_type,
+                                 const void *data, size_t bytes, int64_t M,
+                                 int64_t K, lowbit_weights_t **out);
+
+/* The packed bytes a product with these weights streams (what a decode
+ * step reads). */
+int64_t lowbit_weights_bytes(const lowbit_weights_t *weights);
+
+/* Quantized activations (opaque), reusable across calls: quantize a batch
+ * once, multiply it with every weight of the same format class and K
+ * (Q/K/V, gate/up). */
+typedef struct lowbit_activations_t lowbit_activations_t;
+lowbit_status_t lowbit_activations_create(lowbit_activations_t **out);
+void lowbit_activations_free(lowbit_activations_t *activations);
+
+/* Quantizes X [N][K] as the format of `like` defines (ternary formats: one
+ * int8 scale per row; others: per block of 32) into `activations` (its
+ * buffers are reused). K is like's K. */
+lowbit_status_t lowbit_quantize_activations(const lowbit_weights_t *like,
+                                            const float *X, int64_t N,
+                                            lowbit_activations_t *activations);
+
+/* Y [N][M] = X * W^T with activations quantized by
+ * lowbit_quantize_activations for weights of the same format class and K
+ * (else an error). context may be NULL (the calling thread does it all). */
+lowbit_status_t lowbit_mpgemm_quantized(const lowbit_weights_t *weights,
+                                        const lowbit_activations_t *activations,
+                                        float *Y, lowbit_context_t *context);
+
+/* Running a product on the engine's own threads: the rows of W are
+ * lowbit_weights_tiles() tiles; each thread calls lowbit_mpgemm_tiles on a
+ * disjoint range [tile_begin, tile_end) (together covering all tiles) and
+ * writes only rows of those tiles of Y. Safe to call concurrently on one
+ * weights and activations object. */
+int64_t lowbit_weights_tiles(const lowbit_weights_t *weights);
+lowbit_status_t lowbit_mpgemm_tiles(const lowbit_weights_t *weights,
+                                    const lowbit_activations_t *activations,
+                                    float *Y, int64_t tile_begin,
+                                    int64_t tile_end);
+
+/* Threads of a context (>= 1). */
+int lowbit_context_threads(const lowbit_context_t *context);
+
+/* Runs fn(user, begin, end, thread) on the context's threads over [0, n),
+ * split in contiguous chunks, one per thread (thread 0 is the caller);
+ * returns when all are done. For the engine's own non-GEMM work on the same
+ * threads. fn must not call back into the context. */
+typedef void (*lowbit_range_fn)(void *user, int64_t begin, int64_t end,
+                                int thread);
+lowbit_status_t lowbit_parallel_for(lowbit_context_t *context, int64_t n,
+                                    lowbit_range_fn fn, void *user);
+
 /* The same product by the scalar reference: the oracle of every kernel
  * (bit-exact for i2s/tl1/tl2, within the documented bound for the others). */
 lowbit_status_t lowbit_reference_mpgemm(const lowbit_weights_t *weights,

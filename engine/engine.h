@@ -1,0 +1,112 @@
+//===- engine.h - a small inference engine on lowbit kernels ----*- C++ -*-===//
+//
+// Runs llama.cpp's `llama` and `bitnet` model graphs (and the BitNet b1.58
+// 2B-4T variant with a squared-ReLU FFN) from a GGUF file, greedy decoding
+// from token ids. Every linear layer goes through the lowbit C API
+// (lowbit.h: lowbit_pack_gguf, lowbit_quantize_activations,
+// lowbit_mpgemm_quantized); norms, RoPE, attention and the FFN's element-wise
+// work are plain C++ run on the same context's threads
+// (lowbit_parallel_for). The kernels are whatever the process registered
+// before Model::load: a bundle's lowbit_bundle_register() or the kernels
+// `lowbit generate` JIT-compiles (lowbit_register_kernels).
+//
+// Plain C++17 over the runtime; no LLVM.
+//
+//===----------------------------------------------------------------------===//
+#ifndef LOWBIT_ENGINE_ENGINE_H
+#define LOWBIT_ENGINE_ENGINE_H
+
+#include "lowbit/gguf.h"
+#include "lowbit/lowbit.h"
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace lowbit::engine {
+
+enum class Arch {
+  Llama,    // llama.cpp LLM_ARCH_LLAMA: SiLU-gated FFN
+  Bitnet,   // llama.cpp LLM_ARCH_BITNET: attn_sub_norm, ffn_sub_norm
+  Bitnet25, // BitNet b1.58 2B-4T: as Bitnet with a squared-ReLU FFN
+};
+
+struct Hparams {
+  Arch arch = Arch::Llama;
+  std::string arch_name; // general.architecture
+  int64_t n_embd = 0, n_ff = 0, n_layer = 0, n_head = 0, n_head_kv = 0;
+  int64_t n_vocab = 0, head_dim = 0, n_ctx_train = 0;
+  float rms_eps = 1e-5f, rope_base = 10000.0f;
+  bool rope_neox = false; // NEOX (halves) or NORM (adjacent pairs) rotation
+  bool tied_output = false; // output head = token_embd
+};
+
+/// Reads and checks the hyperparameters of a GGUF model (Error naming the
+/// key or tensor that is missing or disagrees with the metadata).
+Hparams read_hparams(const GgufFile &file);
+
+/// One linear layer's weight as the engine packs it.
+struct LinearSpec {
+  std::string tensor; // GGUF tensor name
+  std::string format; // lowbit format it imports into ("" = kept in float)
+  int64_t M = 0, K = 0;
+};
+
+/// The linear weights of the model and the lowbit format of each: the file's
+/// own (gguf_default_format), or `format` for every ternary or float linear
+/// weight when not empty (a q4_0 tensor stays q4_0). The kernels a JIT or a
+/// bundle must provide are the distinct (format, M, K) of this list.
+std::vector<LinearSpec> linear_specs(const GgufFile &file,
+                                     const std::string &format);
+
+struct Options {
+  std::string format;  // "" follows the file's types
+  int threads = 1;
+  int64_t n_ctx = 512; // KV cache length (tokens)
+};
+
+class Model {
+public:
+  /// Loads, imports and packs every weight (Error on any problem).
+  static std::unique_ptr<Model> load(const std::string &path,
+                                     const Options &options);
+  ~Model();
+
+  const Hparams &hparams() const;
+  /// Bytes read per decoded token: every packed linear weight, the output
+  /// head and the token's embedding row (the KV cache is added by
+  /// kv_bytes()).
+  int64_t weight_bytes() const;
+  /// KV cache bytes read by one token at position `pos` (all layers).
+  int64_t kv_bytes(int64_t pos) const;
+  /// Which kernel each distinct (format, M, K) runs for N rows ("target
+  /// config" or "reference"), for reporting.
+  std::vector<std::string> kernel_report(int64_t N) const;
+
+  /// Evaluates `n` tokens at positions [position(), position() + n), adding
+  /// them to the KV cache. logits: [n][n_vocab] for every token when
+  /// `all_logits`, else [1][n_vocab] for the last one; may be nullptr.
+  void eval(const int32_t *tokens, int64_t n, float *logits,
+            bool all_logits);
+  int64_t position() const;
+  /// Empties the KV cache.
+  void reset();
+
+  /// Greedy decoding from an empty cache: evaluates the prompt, takes the
+  /// argmax of its last logits as the first id, feeds each id back to get
+  /// the next, and returns the n generated ids (n - 1 fed back). When
+  /// `logits` is not null it receives one row per evaluated position
+  /// (prompt.size() + n - 1 rows of n_vocab).
+  std::vector<int32_t> generate(const std::vector<int32_t> &prompt, int64_t n,
+                                std::vector<float> *logits);
+
+private:
+  struct Impl;
+  explicit Model(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+} // namespace lowbit::engine
+
+#endif // LOWBIT_ENGINE_ENGINE_H
