@@ -21,6 +21,9 @@ const Command &verifyCommand();
 const Command &benchCommand();
 const Command &compileCommand();
 const Command &tuneCommand();
+const Command &ggufCommand();
+const Command &generateCommand();
+const Command &benchModelCommand();
 
 /// The ISA features of the host that lowbit detects (as `lowbit targets`
 /// prints them).

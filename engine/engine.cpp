@@ -1,0 +1,2 @@
+//===- engine.cpp - the inference engine ----------------------------------===//
+#include "engine.h"
