@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <string>
 
 namespace lowbit {
@@ -30,6 +31,36 @@ static void check_shape(int64_t N, int64_t K, int64_t block) {
                 "]: " + problem);
 }
 
+float quantize_activation_block(const float *x, int64_t len, int8_t *q,
+                                int64_t row, int64_t col) {
+  // Two passes the compiler vectorizes: |x| <= FLT_MAX is false for NaN and
+  // infinities, so one flag finds both; the exact position only on error.
+  float amax = 0.0f;
+  bool finite = true;
+  for (int64_t k = 0; k < len; ++k) {
+    const float a = std::fabs(x[k]);
+    finite &= a <= std::numeric_limits<float>::max();
+    amax = a > amax ? a : amax;
+  }
+  if (!finite)
+    for (int64_t k = 0; k < len; ++k)
+      if (!std::isfinite(x[k]))
+        throw Error("activation [" + std::to_string(row) + ", " +
+                    std::to_string(col + k) + "] is " +
+                    (std::isnan(x[k]) ? "NaN" : x[k] > 0 ? "+inf" : "-inf"));
+  const float s = 127.0f / std::max(amax, 1e-5f);
+  // nearbyintf without a libm call: |x * s| <= 127 * (1 + 2^-23) < 2^22, and
+  // adding then subtracting 1.5 * 2^23 rounds such a float to an integer
+  // half to even in the default rounding mode, as nearbyintf does (the
+  // sign of a zero result may differ, which int8 cannot show).
+  constexpr float kRound = 0x1.8p23f;
+  for (int64_t k = 0; k < len; ++k) {
+    const float r = (x[k] * s + kRound) - kRound;
+    q[k] = int8_t(std::clamp(r, -128.0f, 127.0f));
+  }
+  return s;
+}
+
 QuantizedActivations quantize_activations(const float *X, int64_t N, int64_t K,
                                           int64_t block) {
   check_shape(N, K, block);
@@ -39,23 +70,9 @@ QuantizedActivations quantize_activations(const float *X, int64_t N, int64_t K,
   A.block = block;
   A.q.resize(size_t(N * K));
   A.scales.resize(size_t(N * (K / block)));
-  for (int64_t i = 0; i < N * K; i += block) {
-    float amax = 0.0f;
-    for (int64_t k = i; k < i + block; ++k) {
-      if (!std::isfinite(X[k])) {
-        const char *what = std::isnan(X[k]) ? "NaN"
-                           : X[k] > 0       ? "+inf"
-                                            : "-inf";
-        throw Error("activation [" + std::to_string(k / K) + ", " +
-                    std::to_string(k % K) + "] is " + what);
-      }
-      amax = std::max(amax, std::fabs(X[k]));
-    }
-    const float s = 127.0f / std::max(amax, 1e-5f);
-    A.scales[i / block] = s;
-    for (int64_t k = i; k < i + block; ++k)
-      A.q[k] = int8_t(std::clamp(std::nearbyintf(X[k] * s), -128.0f, 127.0f));
-  }
+  for (int64_t i = 0; i < N * K; i += block)
+    A.scales[i / block] = quantize_activation_block(X + i, block, &A.q[i],
+                                                    i / K, i % K);
   return A;
 }
 

@@ -10,6 +10,7 @@
 
 #include "lowbit/error.h"
 #include "lowbit/format.h"
+#include "lowbit/gguf.h"
 #include "lowbit/reference.h"
 #include "lowbit/run_kernel.h"
 #include "lowbit/thread_pool.h"
@@ -87,6 +88,26 @@ struct lowbit_context_t {
   std::unique_ptr<lowbit::ThreadPool> pool;
 };
 
+struct lowbit_activations_t {
+  bool ternary = false; // quantized per row (ternary) or per 32-block
+  lowbit::PreparedActivations prepared; // kernel_abi.h's arrays
+
+  /// The same values as the reference reads them (rows without padding).
+  lowbit::QuantizedActivations quantized() const {
+    const lowbit::PreparedActivations &P = prepared;
+    lowbit::QuantizedActivations A;
+    A.N = P.N;
+    A.K = P.K;
+    A.block = ternary ? P.K : P.block;
+    A.q.resize(size_t(P.N * P.K));
+    for (int64_t n = 0; n < P.N; ++n)
+      std::copy_n(P.xq.data() + n * P.Kp, P.K, A.q.data() + n * P.K);
+    A.scales.assign(P.x_scales.data(),
+                    P.x_scales.data() + P.N * (P.Kp / P.block));
+    return A;
+  }
+};
+
 extern "C" {
 
 const char *lowbit_last_error(void) { return lastError.c_str(); }
@@ -110,6 +131,36 @@ lowbit_status_t lowbit_register_kernels(const lowbit_kernel_entry_t *entries,
   });
 }
 
+/// Weights for canonical packed ones: the registered kernels of their
+/// (format, M, K), repacked into those kernels' layout.
+static std::unique_ptr<lowbit_weights_t>
+withKernels(lowbit::PackedWeights canonical) {
+  auto weights = std::make_unique<lowbit_weights_t>();
+  weights->canonical = std::move(canonical);
+  const lowbit::Format &f = weights->canonical.format;
+  const int64_t M = weights->canonical.M, K = weights->canonical.K;
+  {
+    std::lock_guard<std::mutex> lock(registryMutex);
+    for (const Entry &e : registry())
+      if (e.format == f.name() && e.M == M && e.K == K)
+        weights->kernels.push_back(e);
+  }
+  std::sort(weights->kernels.begin(), weights->kernels.end(),
+            [](const Entry &a, const Entry &b) { return a.minN < b.minN; });
+  // A kernel for N = 1 must exist when any does: smaller N would otherwise
+  // have none. Without one, the reference runs every N.
+  if (!weights->kernels.empty() && weights->kernels.front().minN != 1)
+    weights->kernels.clear();
+  if (!weights->kernels.empty()) {
+    // One layout serves the shape's kernels (one strategy and target per
+    // table).
+    const Entry &kernel = weights->kernels.front();
+    weights->prepared = lowbit::pack_for_kernel(weights->canonical,
+                                                kernel.config, kernel.target);
+  }
+  return weights;
+}
+
 lowbit_status_t lowbit_pack(const char *format, const float *W, int64_t M,
                             int64_t K, lowbit_weights_t **out) {
   return guarded([&] {
@@ -117,29 +168,34 @@ lowbit_status_t lowbit_pack(const char *format, const float *W, int64_t M,
     *out = nullptr;
     lowbit::Format f = lowbit::Format::parse(format);
     f.check_shape(M, K);
-    auto weights = std::make_unique<lowbit_weights_t>();
-    weights->canonical = lowbit::quantize(f, W, M, K);
-    {
-      std::lock_guard<std::mutex> lock(registryMutex);
-      for (const Entry &e : registry())
-        if (e.format == f.name() && e.M == M && e.K == K)
-          weights->kernels.push_back(e);
-    }
-    std::sort(weights->kernels.begin(), weights->kernels.end(),
-              [](const Entry &a, const Entry &b) { return a.minN < b.minN; });
-    // A kernel for N = 1 must exist when any does: smaller N would otherwise
-    // have none. Without one, the reference runs every N.
-    if (!weights->kernels.empty() && weights->kernels.front().minN != 1)
-      weights->kernels.clear();
-    if (!weights->kernels.empty()) {
-      // One layout serves the shape's kernels (one strategy and target
-      // per table).
-      const Entry &kernel = weights->kernels.front();
-      weights->prepared = lowbit::pack_for_kernel(
-          weights->canonical, kernel.config, kernel.target);
-    }
-    *out = weights.release();
+    *out = withKernels(lowbit::quantize(f, W, M, K)).release();
   });
+}
+
+lowbit_status_t lowbit_pack_gguf(const char *format, const char *gguf_type,
+                                 const void *data, size_t bytes, int64_t M,
+                                 int64_t K, lowbit_weights_t **out) {
+  return guarded([&] {
+    require(format && gguf_type && data && out,
+            "lowbit_pack_gguf: NULL argument");
+    *out = nullptr;
+    lowbit::Format f = lowbit::Format::parse(format);
+    f.check_shape(M, K);
+    *out = withKernels(lowbit::import_weights(
+                           lowbit::parse_gguf_type(gguf_type),
+                           static_cast<const uint8_t *>(data), bytes, M, K, f,
+                           "lowbit_pack_gguf"))
+               .release();
+  });
+}
+
+int64_t lowbit_weights_bytes(const lowbit_weights_t *weights) {
+  if (!weights)
+    return 0;
+  if (weights->prepared)
+    return weights->prepared->packed_bytes();
+  const lowbit::PackedWeights &W = weights->canonical;
+  return int64_t(W.codes.size() + 2 * (W.scales.size() + W.zeros.size()));
 }
 
 void lowbit_free_weights(lowbit_weights_t *weights) { delete weights; }
@@ -198,6 +254,143 @@ lowbit_status_t lowbit_mpgemm(const lowbit_weights_t *weights, const float *X,
     kernel->fn(P.codes.data(), P.scales_or_null(), P.zeros_or_null(),
                A.xq.data(), A.x_scales.data(), A.x_sums.data(), Y, A.N, 0,
                P.num_tiles(), P.w_scale);
+  });
+}
+
+lowbit_status_t lowbit_activations_create(lowbit_activations_t **out) {
+  return guarded([&] {
+    require(out != nullptr, "lowbit_activations_create: out is NULL");
+    *out = new lowbit_activations_t();
+  });
+}
+
+void lowbit_activations_free(lowbit_activations_t *activations) {
+  delete activations;
+}
+
+lowbit_status_t lowbit_quantize_activations(const lowbit_weights_t *like,
+                                            const float *X, int64_t N,
+                                            lowbit_activations_t *activations) {
+  return guarded([&] {
+    require(like && X && activations,
+            "lowbit_quantize_activations: NULL argument");
+    const lowbit::Format &f = like->canonical.format;
+    activations->ternary = f.is_ternary();
+    lowbit::shape_activations(f, N, like->canonical.K, activations->prepared);
+    lowbit::quantize_activation_rows(X, activations->prepared, 0, N);
+  });
+}
+
+/// Throws unless `A` was quantized for weights like `weights`.
+static void requireMatching(const lowbit_weights_t &weights,
+                            const lowbit_activations_t &A, const char *what) {
+  const lowbit::PackedWeights &W = weights.canonical;
+  if (A.prepared.N < 1 || A.prepared.K != W.K ||
+      A.ternary != W.format.is_ternary())
+    throw lowbit::Error(
+        std::string(what) + ": activations of K = " +
+        std::to_string(A.prepared.K) + (A.ternary ? " (ternary)" : "") +
+        " do not fit " + W.format.name() + " weights of K = " +
+        std::to_string(W.K) +
+        (A.prepared.N < 1 ? " (not quantized yet)" : ""));
+}
+
+/// Rows [tile_begin, tile_end) * 16 of Y by the scalar reference.
+static void referenceTiles(const lowbit::PackedWeights &W,
+                           const lowbit::QuantizedActivations &A, float *Y,
+                           int64_t tile_begin, int64_t tile_end) {
+  const int64_t rows = lowbit::kUpconvertTileRows;
+  lowbit::reference_mpgemm_rows(W, A, Y, std::min(W.M, tile_begin * rows),
+                                std::min(W.M, tile_end * rows));
+}
+
+int64_t lowbit_weights_tiles(const lowbit_weights_t *weights) {
+  if (!weights)
+    return 0;
+  if (weights->prepared)
+    return weights->prepared->num_tiles();
+  const int64_t rows = lowbit::kUpconvertTileRows;
+  return (weights->canonical.M + rows - 1) / rows;
+}
+
+lowbit_status_t lowbit_mpgemm_quantized(const lowbit_weights_t *weights,
+                                        const lowbit_activations_t *activations,
+                                        float *Y, lowbit_context_t *context) {
+  return guarded([&] {
+    require(weights && activations && Y,
+            "lowbit_mpgemm_quantized: NULL argument");
+    requireMatching(*weights, *activations, "lowbit_mpgemm_quantized");
+    const lowbit::PreparedActivations &A = activations->prepared;
+    const Entry *kernel = weights->kernelFor(A.N);
+    if (!kernel) {
+      const lowbit::QuantizedActivations Q = activations->quantized();
+      const int64_t tiles = lowbit_weights_tiles(weights);
+      if (context)
+        context->pool->run(tiles, [&](int64_t begin, int64_t end, int) {
+          referenceTiles(weights->canonical, Q, Y, begin, end);
+        });
+      else
+        referenceTiles(weights->canonical, Q, Y, 0, tiles);
+      return;
+    }
+    const lowbit::UpconvertWeights &P = *weights->prepared;
+    if (context) {
+      lowbit::run_kernel(kernel->fn, P, A, Y, P.M, *context->pool);
+      return;
+    }
+    kernel->fn(P.codes.data(), P.scales_or_null(), P.zeros_or_null(),
+               A.xq.data(), A.x_scales.data(), A.x_sums.data(), Y, A.N, 0,
+               P.num_tiles(), P.w_scale);
+  });
+}
+
+lowbit_status_t lowbit_mpgemm_tiles(const lowbit_weights_t *weights,
+                                    const lowbit_activations_t *activations,
+                                    float *Y, int64_t tile_begin,
+                                    int64_t tile_end) {
+  return guarded([&] {
+    require(weights && activations && Y, "lowbit_mpgemm_tiles: NULL argument");
+    requireMatching(*weights, *activations, "lowbit_mpgemm_tiles");
+    const int64_t tiles = lowbit_weights_tiles(weights);
+    if (tile_begin < 0 || tile_end > tiles || tile_begin > tile_end)
+      throw lowbit::Error("lowbit_mpgemm_tiles: tiles [" +
+                          std::to_string(tile_begin) + ", " +
+                          std::to_string(tile_end) + ") outside [0, " +
+                          std::to_string(tiles) + ")");
+    if (tile_begin == tile_end)
+      return;
+    const lowbit::PreparedActivations &A = activations->prepared;
+    const Entry *kernel = weights->kernelFor(A.N);
+    if (!kernel) {
+      referenceTiles(weights->canonical, activations->quantized(), Y,
+                     tile_begin, tile_end);
+      return;
+    }
+    const lowbit::UpconvertWeights &P = *weights->prepared;
+    kernel->fn(P.codes.data(), P.scales_or_null(), P.zeros_or_null(),
+               A.xq.data(), A.x_scales.data(), A.x_sums.data(), Y, A.N,
+               tile_begin, tile_end, P.w_scale);
+  });
+}
+
+int lowbit_context_threads(const lowbit_context_t *context) {
+  return context ? context->pool->size() : 1;
+}
+
+lowbit_status_t lowbit_parallel_for(lowbit_context_t *context, int64_t n,
+                                    lowbit_range_fn fn, void *user) {
+  return guarded([&] {
+    require(fn != nullptr, "lowbit_parallel_for: fn is NULL");
+    require(n >= 0, "lowbit_parallel_for: n must be >= 0");
+    if (n == 0)
+      return;
+    if (!context) {
+      fn(user, 0, n, 0);
+      return;
+    }
+    context->pool->run(n, [&](int64_t begin, int64_t end, int thread) {
+      fn(user, begin, end, thread);
+    });
   });
 }
 

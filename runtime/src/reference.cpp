@@ -42,9 +42,10 @@ static void check_operands(const PackedWeights &W,
 }
 
 static void ternary_mpgemm(const PackedWeights &W,
-                           const QuantizedActivations &A, float *Y) {
+                           const QuantizedActivations &A, float *Y,
+                           int64_t m_begin, int64_t m_end) {
   std::vector<int8_t> q(W.K);
-  for (int64_t m = 0; m < W.M; ++m) {
+  for (int64_t m = m_begin; m < m_end; ++m) {
     unpack_row(W, m, q.data());
     for (int64_t n = 0; n < A.N; ++n) {
       const int8_t *x = A.q.data() + n * A.K;
@@ -58,11 +59,11 @@ static void ternary_mpgemm(const PackedWeights &W,
 }
 
 static void block_mpgemm(const PackedWeights &W, const QuantizedActivations &A,
-                         float *Y) {
+                         float *Y, int64_t m_begin, int64_t m_end) {
   const int64_t blocks = W.K / kActivationBlock;
   std::vector<int8_t> q(W.K);
   std::vector<ScaleZero> scales(blocks);
-  for (int64_t m = 0; m < W.M; ++m) {
+  for (int64_t m = m_begin; m < m_end; ++m) {
     unpack_row(W, m, q.data());
     row_block_scales(W, m, scales.data());
     for (int64_t n = 0; n < A.N; ++n) {
@@ -80,14 +81,24 @@ static void block_mpgemm(const PackedWeights &W, const QuantizedActivations &A,
   }
 }
 
+void reference_mpgemm_rows(const PackedWeights &W,
+                           const QuantizedActivations &A, float *Y,
+                           int64_t m_begin, int64_t m_end) {
+  check_operands(W, A);
+  if (m_begin < 0 || m_end > W.M || m_begin > m_end)
+    throw Error("reference mpgemm: rows [" + std::to_string(m_begin) + ", " +
+                std::to_string(m_end) + ") outside M = " +
+                std::to_string(W.M));
+  if (W.format.is_ternary())
+    ternary_mpgemm(W, A, Y, m_begin, m_end);
+  else
+    block_mpgemm(W, A, Y, m_begin, m_end);
+}
+
 void reference_mpgemm(const PackedWeights &W, const QuantizedActivations &A,
                       float *Y) {
   validate(W);
-  check_operands(W, A);
-  if (W.format.is_ternary())
-    ternary_mpgemm(W, A, Y);
-  else
-    block_mpgemm(W, A, Y);
+  reference_mpgemm_rows(W, A, Y, 0, W.M);
 }
 
 void reference_mpgemm(const PackedWeights &W, const float *X, int64_t N,

@@ -7,6 +7,7 @@
 #include "layout.h"
 #include "q4_0.h"
 
+#include <algorithm>
 #include <vector>
 
 namespace lowbit {
@@ -111,34 +112,53 @@ void detail::pack_tile_scales(const PackedWeights &canonical,
   }
 }
 
-PreparedActivations prepare_activations(const Format &format, const float *X,
-                                        int64_t N, int64_t K) {
+void shape_activations(const Format &format, int64_t N, int64_t K,
+                       PreparedActivations &P) {
   format.check_shape(1, K);
-  const QuantizedActivations A =
-      quantize_activations(X, N, K, activation_block(format, K));
-
-  PreparedActivations P;
+  if (N < 1 || N > kMaxWeights / K)
+    throw Error("activations [" + std::to_string(N) + ", " +
+                std::to_string(K) + "]: N must be in 1.." +
+                std::to_string(kMaxWeights / K));
   P.N = N;
   P.K = K;
   P.Kp = round_up(K, kUpconvertKAlign);
+  // Ternary: one scale per row; the others: K == Kp, one per 32.
   P.block = format.is_ternary() ? P.Kp : kActivationBlock;
+  const size_t blocks = size_t(N * (P.Kp / P.block));
+  if (P.xq.size() < size_t(N * P.Kp))
+    P.xq = AlignedArray<int8_t>(size_t(N * P.Kp));
+  if (P.x_scales.size() < blocks) {
+    P.x_scales = AlignedArray<float>(blocks);
+    P.x_sums = AlignedArray<int32_t>(blocks);
+  }
+}
+
+void quantize_activation_rows(const float *X, PreparedActivations &P,
+                              int64_t n_begin, int64_t n_end) {
   const int64_t blocks = P.Kp / P.block;
-  P.xq = AlignedArray<int8_t>(size_t(N * P.Kp));
-  P.x_scales = AlignedArray<float>(size_t(N * blocks));
-  P.x_sums = AlignedArray<int32_t>(size_t(N * blocks));
-  // Ternary: one scale per row (A.block == K); others: K == Kp, one per 32.
-  for (int64_t n = 0; n < N; ++n) {
+  // The quantizer's block: the row for ternary formats (P.block is Kp).
+  const int64_t qblock = blocks == 1 ? P.K : P.block;
+  for (int64_t n = n_begin; n < n_end; ++n) {
     int8_t *row = P.xq.data() + n * P.Kp;
-    for (int64_t k = 0; k < K; ++k)
-      row[k] = A.q[size_t(n * K + k)];
     for (int64_t b = 0; b < blocks; ++b) {
-      P.x_scales[size_t(n * blocks + b)] = A.scales[size_t(n * blocks + b)];
+      P.x_scales[size_t(n * blocks + b)] = quantize_activation_block(
+          X + n * P.K + b * qblock, qblock, row + b * qblock, n, b * qblock);
+    }
+    std::fill(row + P.K, row + P.Kp, int8_t(0));
+    for (int64_t b = 0; b < blocks; ++b) {
       int32_t sum = 0;
       for (int64_t k = b * P.block; k < (b + 1) * P.block; ++k)
         sum += row[k];
       P.x_sums[size_t(n * blocks + b)] = sum;
     }
   }
+}
+
+PreparedActivations prepare_activations(const Format &format, const float *X,
+                                        int64_t N, int64_t K) {
+  PreparedActivations P;
+  shape_activations(format, N, K, P);
+  quantize_activation_rows(X, P, 0, N);
   return P;
 }
 

@@ -9,8 +9,10 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cmath>
 #include <cstring>
+#include <thread>
 #include <vector>
 
 namespace lowbit {
@@ -97,6 +99,138 @@ TEST(CApi, PacksTl2InTheOrderOfTheKernelsTarget) {
     lowbit_free_weights(w);
   }
   ASSERT_EQ(lowbit_register_kernels(nullptr, 0), LOWBIT_OK);
+}
+
+// Activations quantized once serve every weight of the same format class and
+// K (Q/K/V) and give what lowbit_mpgemm gives from the floats, with and
+// without a kernel, on lowbit's pool, on the caller, and tile by tile on the
+// engine's own threads.
+void checkQuantizedPaths(const char *format, int64_t M, int64_t K,
+                         int64_t N) {
+  const std::vector<float> X = test::random_values(N * K, 11, 2.0f);
+  lowbit_activations_t *acts = nullptr;
+  ASSERT_EQ(lowbit_activations_create(&acts), LOWBIT_OK);
+  lowbit_context_t *ctx = nullptr;
+  ASSERT_EQ(lowbit_context_create(2, &ctx), LOWBIT_OK);
+  for (int64_t rows : {M, M + 7}) { // two weights of one K share acts
+    const std::vector<float> W = test::random_values(rows * K, 12 + rows);
+    lowbit_weights_t *w = nullptr;
+    ASSERT_EQ(lowbit_pack(format, W.data(), rows, K, &w), LOWBIT_OK)
+        << lowbit_last_error();
+    if (rows == M)
+      ASSERT_EQ(lowbit_quantize_activations(w, X.data(), N, acts), LOWBIT_OK)
+          << lowbit_last_error();
+    const size_t size = size_t(N * rows);
+    std::vector<float> want(size), pool(size, NAN), caller(size, NAN),
+        tiles(size, NAN);
+    ASSERT_EQ(lowbit_mpgemm(w, X.data(), N, want.data(), nullptr), LOWBIT_OK);
+    ASSERT_EQ(lowbit_mpgemm_quantized(w, acts, pool.data(), ctx), LOWBIT_OK)
+        << lowbit_last_error();
+    ASSERT_EQ(lowbit_mpgemm_quantized(w, acts, caller.data(), nullptr),
+              LOWBIT_OK);
+    // Three engine threads take tiles from a shared counter.
+    const int64_t count = lowbit_weights_tiles(w);
+    ASSERT_GE(count, (rows + 15) / 16);
+    std::atomic<int64_t> next{0};
+    std::atomic<int> failures{0};
+    std::vector<std::thread> threads;
+    for (int t = 0; t < 3; ++t)
+      threads.emplace_back([&] {
+        for (int64_t i; (i = next.fetch_add(1)) < count;)
+          failures += lowbit_mpgemm_tiles(w, acts, tiles.data(), i, i + 1) !=
+                      LOWBIT_OK;
+      });
+    for (std::thread &t : threads)
+      t.join();
+    EXPECT_EQ(failures.load(), 0);
+    EXPECT_EQ(std::memcmp(pool.data(), want.data(), size * sizeof(float)), 0)
+        << format << " rows " << rows;
+    EXPECT_EQ(std::memcmp(caller.data(), want.data(), size * sizeof(float)),
+              0);
+    EXPECT_EQ(std::memcmp(tiles.data(), want.data(), size * sizeof(float)), 0);
+    EXPECT_GT(lowbit_weights_bytes(w), 0);
+    lowbit_free_weights(w);
+  }
+  lowbit_context_free(ctx);
+  lowbit_activations_free(acts);
+}
+
+TEST(CApi, QuantizedActivationsWithoutKernels) {
+  ASSERT_EQ(lowbit_register_kernels(nullptr, 0), LOWBIT_OK);
+  checkQuantizedPaths("i2s", 37, 100, 3);
+  checkQuantizedPaths("tl2", 21, 64, 2);
+  checkQuantizedPaths("w2g64", 33, 128, 4);
+  checkQuantizedPaths("q4_0", 50, 96, 1);
+}
+
+TEST(CApi, QuantizedActivationsWithAKernel) {
+  const int64_t M = 40, K = 96;
+  for (const char *name : {"i2s", "q4_0"}) {
+    const Format f = Format::parse(name);
+    const lowbit_kernel_entry_t entries[] = {
+        {name, M, K, 1, "scalar", "test", test::scalar_kernel(f, M, K)}};
+    ASSERT_EQ(lowbit_register_kernels(entries, 1), LOWBIT_OK);
+    checkQuantizedPaths(name, M, K, 3); // M + 7 runs the reference
+  }
+  ASSERT_EQ(lowbit_register_kernels(nullptr, 0), LOWBIT_OK);
+}
+
+TEST(CApi, QuantizedActivationsMustFitTheWeights) {
+  ASSERT_EQ(lowbit_register_kernels(nullptr, 0), LOWBIT_OK);
+  const std::vector<float> W = test::random_values(32 * 64, 1);
+  const std::vector<float> X = test::random_values(64, 2);
+  lowbit_weights_t *ternary = nullptr, *group = nullptr, *longer = nullptr;
+  ASSERT_EQ(lowbit_pack("i2s", W.data(), 32, 64, &ternary), LOWBIT_OK);
+  ASSERT_EQ(lowbit_pack("q4_0", W.data(), 32, 64, &group), LOWBIT_OK);
+  ASSERT_EQ(lowbit_pack("i2s", W.data(), 16, 128, &longer), LOWBIT_OK);
+  lowbit_activations_t *acts = nullptr;
+  ASSERT_EQ(lowbit_activations_create(&acts), LOWBIT_OK);
+  std::vector<float> Y(64);
+  EXPECT_EQ(lowbit_mpgemm_quantized(ternary, acts, Y.data(), nullptr),
+            LOWBIT_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::strstr(lowbit_last_error(), "not quantized yet"), nullptr);
+  ASSERT_EQ(lowbit_quantize_activations(ternary, X.data(), 1, acts),
+            LOWBIT_OK);
+  EXPECT_EQ(lowbit_mpgemm_quantized(group, acts, Y.data(), nullptr),
+            LOWBIT_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::strstr(lowbit_last_error(), "q4_0 weights"), nullptr);
+  EXPECT_EQ(lowbit_mpgemm_quantized(longer, acts, Y.data(), nullptr),
+            LOWBIT_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(lowbit_mpgemm_tiles(ternary, acts, Y.data(), 0, 3),
+            LOWBIT_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::strstr(lowbit_last_error(), "outside [0, 2)"), nullptr);
+  const float bad[64] = {NAN};
+  EXPECT_EQ(lowbit_quantize_activations(ternary, bad, 1, acts),
+            LOWBIT_ERROR_INVALID_ARGUMENT);
+  EXPECT_STREQ(lowbit_last_error(), "activation [0, 0] is NaN");
+  lowbit_activations_free(acts);
+  lowbit_free_weights(ternary);
+  lowbit_free_weights(group);
+  lowbit_free_weights(longer);
+}
+
+void countRange(void *user, int64_t begin, int64_t end, int thread) {
+  auto *hits = static_cast<std::vector<std::atomic<int>> *>(user);
+  for (int64_t i = begin; i < end; ++i)
+    (*hits)[size_t(i)] += 1;
+  (void)thread;
+}
+
+TEST(CApi, ParallelForCoversTheRangeOnce) {
+  lowbit_context_t *ctx = nullptr;
+  ASSERT_EQ(lowbit_context_create(2, &ctx), LOWBIT_OK);
+  EXPECT_EQ(lowbit_context_threads(ctx), 2);
+  EXPECT_EQ(lowbit_context_threads(nullptr), 1);
+  for (int64_t n : {0, 1, 2, 3, 1000}) {
+    std::vector<std::atomic<int>> hits(size_t(n));
+    ASSERT_EQ(lowbit_parallel_for(ctx, n, countRange, &hits), LOWBIT_OK);
+    ASSERT_EQ(lowbit_parallel_for(nullptr, n, countRange, &hits), LOWBIT_OK);
+    for (const std::atomic<int> &h : hits)
+      EXPECT_EQ(h.load(), 2);
+  }
+  EXPECT_EQ(lowbit_parallel_for(ctx, -1, countRange, nullptr),
+            LOWBIT_ERROR_INVALID_ARGUMENT);
+  lowbit_context_free(ctx);
 }
 
 TEST(CApi, ErrorsAreStatusesWithAMessage) {

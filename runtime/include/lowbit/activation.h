@@ -26,6 +26,11 @@ struct QuantizedActivations {
 /// Block length the format uses: K for ternary formats, 32 otherwise.
 int64_t activation_block(const Format &format, int64_t K);
 
+/// Quantizes one block x[0, len) into q as above and returns its s. Throws
+/// Error naming [row, col + k] for the first NaN or infinity.
+float quantize_activation_block(const float *x, int64_t len, int8_t *q,
+                                int64_t row, int64_t col);
+
 /// Throws Error naming the row and column of the first NaN or infinity.
 QuantizedActivations quantize_activations(const float *X, int64_t N,
                                           int64_t K, int64_t block);

@@ -27,6 +27,14 @@ int64_t max_reduction_length();
 void reference_mpgemm(const PackedWeights &W, const QuantizedActivations &A,
                       float *Y);
 
+/// Rows [m_begin, m_end) of the same product, for W that validate()
+/// accepted before (as quantize and the GGUF import guarantee): the rows of
+/// Y outside the range are not written. Disjoint ranges may run on
+/// different threads.
+void reference_mpgemm_rows(const PackedWeights &W,
+                           const QuantizedActivations &A, float *Y,
+                           int64_t m_begin, int64_t m_end);
+
 /// Quantizes X [N][K] as the format requires, then reference_mpgemm.
 void reference_mpgemm(const PackedWeights &W, const float *X, int64_t N,
                       float *Y);

@@ -59,6 +59,18 @@ struct PreparedActivations {
   AlignedArray<int32_t> x_sums; // [N][Kp/block], sum of xq over a block
 };
 
+/// Sizes P for N rows of K values of `format` (kernel_abi.h's arrays),
+/// reusing its buffers when they are large enough. Throws Error when K is
+/// illegal for the format or N x K too large.
+void shape_activations(const Format &format, int64_t N, int64_t K,
+                       PreparedActivations &P);
+
+/// Quantizes rows [n_begin, n_end) of X [P.N][P.K] into P (shaped by
+/// shape_activations) exactly as prepare_activations does; disjoint row
+/// ranges may run on different threads.
+void quantize_activation_rows(const float *X, PreparedActivations &P,
+                              int64_t n_begin, int64_t n_end);
+
 /// Quantizes X [N][K] as activation.h does for `format` (the same
 /// quantize_activations) and lays it out for the kernels. Throws Error when K
 /// is illegal for the format or X has a NaN or infinity.
