@@ -1,30 +1,384 @@
 //===- ModelCommands.cpp - `lowbit generate` and `lowbit bench-model` -----===//
+//
+// Both run the example engine (engine/engine.h) on a GGUF model with kernels
+// JIT-compiled through the kernel cache: every distinct (format, M, K) of the
+// model's linear weights gets a GEMV kernel and, where the compiler picks
+// another config for N > 1, a GEMM kernel, registered with the C API
+// (lowbit_register_kernels) exactly as a bundle registers its table. The
+// engine then packs and runs its weights through lowbit.h as any engine
+// would.
+//
+//===----------------------------------------------------------------------===//
 
+#include "Bench.h"
 #include "Commands.h"
+#include "Kernels.h"
+
+#include "engine.h"
 
 #include "lowbit/error.h"
+#include "lowbit/gguf.h"
+#include "lowbit/lowbit.h"
+#include "lowbit/npy.h"
+#include "lowbit/target.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <chrono>
+#include <cstdio>
+#include <deque>
+#include <fstream>
+#include <map>
+#include <random>
+#include <thread>
 
 namespace lowbit::cli {
 
-static int runGenerate(const ParsedOptions &) {
-  throw Error("lowbit generate: not built yet");
+namespace {
+
+/// The kernels of one model, compiled, loaded and registered; they stay
+/// loaded while this object lives.
+struct ModelKernels {
+  std::vector<CompiledKernel> compiled;
+  std::deque<std::string> strings; // the entries' format/target/config text
+  std::vector<lowbit_kernel_entry_t> entries;
+  std::vector<std::string> report; // one line per kernel
+};
+
+/// The choice for one format of the model: `strategy` where the format has
+/// it; a format it does not cover (a q4_0 output head under
+/// lut-elementwise) takes `auto`, and the report says so.
+KernelChoice choiceFor(const Format &format, Strategy strategy,
+                       Target target) {
+  try {
+    return resolveChoice(format, strategy, target);
+  } catch (const Error &) {
+    if (strategy == Strategy::Auto)
+      throw;
+    return resolveChoice(format, Strategy::Auto, target);
+  }
 }
-static int runBenchModel(const ParsedOptions &) {
-  throw Error("lowbit bench-model: not built yet");
+
+/// Compiles and registers the kernels of every lowbit linear weight of the
+/// model in `file` (engine::linear_specs) for `format` ("" follows the
+/// file).
+ModelKernels compileModelKernels(const GgufFile &file,
+                                 const std::string &format, Strategy strategy,
+                                 Target target, const KernelOptions &options) {
+  std::map<std::string, std::vector<std::pair<int64_t, int64_t>>> shapes;
+  for (const engine::LinearSpec &spec : engine::linear_specs(file, format)) {
+    if (spec.format.empty())
+      continue;
+    auto &list = shapes[spec.format];
+    if (std::find(list.begin(), list.end(),
+                  std::make_pair(spec.M, spec.K)) == list.end())
+      list.push_back({spec.M, spec.K});
+  }
+  ModelKernels kernels;
+  for (const auto &[name, list] : shapes) {
+    const Format f = Format::parse(name);
+    const KernelChoice choice = choiceFor(f, strategy, target);
+    if (choice.strategy == Strategy::Reference)
+      continue; // no kernel: the C API runs the reference
+    if (isGpuTarget(choice.target) || !host_runs(choice.target))
+      throw Error("target '" + target_name(choice.target) +
+                  "' does not run in this process; the engine runs on host "
+                  "CPU targets (see 'lowbit targets')");
+    // A GEMV kernel per shape, and the GEMM config (as `lowbit compile`).
+    std::vector<KernelShape> batch;
+    for (const auto &[M, K] : list) {
+      batch.emplace_back(M, K, 1);
+      batch.emplace_back(M, K, 16);
+    }
+    std::vector<CompiledKernel> compiled =
+        compileKernels(f, choice, batch, options);
+    for (size_t i = 0; i < compiled.size(); ++i) {
+      const bool gemm = i % 2 == 1;
+      if (gemm && compiled[i].config == compiled[i - 1].config)
+        continue;
+      const std::string &format_ = kernels.strings.emplace_back(f.name());
+      const std::string &target_ =
+          kernels.strings.emplace_back(target_name(choice.target));
+      const std::string &config = kernels.strings.emplace_back(
+          compiled[i].config);
+      kernels.entries.push_back({format_.c_str(), batch[i].M, batch[i].K,
+                                 gemm ? 2 : 1, target_.c_str(), config.c_str(),
+                                 compiled[i].loaded.fn});
+      kernels.report.push_back(
+          f.name() + " " + std::to_string(batch[i].M) + "x" +
+          std::to_string(batch[i].K) + (gemm ? " N>=2" : " N=1") + ": " +
+          target_ + " " + strategy_name(choice.strategy) + " " + config);
+      kernels.compiled.push_back(std::move(compiled[i]));
+    }
+  }
+  if (lowbit_register_kernels(kernels.entries.data(), kernels.entries.size()) !=
+      LOWBIT_OK)
+    throw Error(lowbit_last_error());
+  return kernels;
 }
+
+struct Session {
+  std::unique_ptr<GgufFile> file;
+  ModelKernels kernels;
+  std::unique_ptr<engine::Model> model;
+};
+
+int defaultThreads() {
+  return int(std::max(1u, std::thread::hardware_concurrency()));
+}
+
+/// Opens the model, compiles its kernels and loads it (progress on stderr).
+Session openModel(const ParsedOptions &options, int64_t n_ctx) {
+  Session s;
+  const std::string path = *options.get("model");
+  s.file = GgufFile::open(path);
+  const std::string format = options.getOr("format", "");
+  if (!format.empty())
+    Format::parse(format); // the error names the accepted formats
+  const Strategy strategy = parse_strategy(options.getOr("strategy", "auto"));
+  const Target target = parse_target(options.getOr("target", "native"));
+  KernelOptions kernelOptions;
+  kernelOptions.schedulePath = options.getOr("schedule", "");
+  std::fprintf(stderr, "lowbit: compiling the kernels of %s...\n",
+               path.c_str());
+  const auto start = std::chrono::steady_clock::now();
+  s.kernels =
+      compileModelKernels(*s.file, format, strategy, target, kernelOptions);
+  const double seconds = std::chrono::duration<double>(
+                             std::chrono::steady_clock::now() - start)
+                             .count();
+  std::fprintf(stderr, "lowbit: %zu kernels ready in %.1f s\n",
+               s.kernels.entries.size(), seconds);
+  for (const std::string &line : s.kernels.report)
+    std::fprintf(stderr, "  %s\n", line.c_str());
+  engine::Options engineOptions;
+  engineOptions.format = format;
+  engineOptions.threads = int(options.getPositive("threads", defaultThreads()));
+  engineOptions.n_ctx = n_ctx;
+  std::fprintf(stderr, "lowbit: loading %s...\n", path.c_str());
+  s.model = engine::Model::load(path, engineOptions);
+  return s;
+}
+
+std::vector<int32_t> parseTokens(const std::string &text) {
+  std::vector<int32_t> tokens;
+  for (const std::string &item : splitList(text)) {
+    char *end = nullptr;
+    errno = 0;
+    const long long value = std::strtoll(item.c_str(), &end, 10);
+    if (item.empty() || *end != '\0' || errno != 0 || value < 0 ||
+        value > INT32_MAX)
+      throw Error("--tokens: '" + item +
+                  "' is not a token id (a non-negative integer)");
+    tokens.push_back(int32_t(value));
+  }
+  if (tokens.empty())
+    throw Error("--tokens: no token ids");
+  return tokens;
+}
+
+} // namespace
+
+static int runGenerate(const ParsedOptions &options) {
+  const std::vector<int32_t> prompt = parseTokens(*options.get("tokens"));
+  const int64_t n = options.getPositive("n", 8);
+  const auto logitsPath = options.get("logits");
+  if (logitsPath) { // fail before the work, not after it
+    std::ofstream probe(*logitsPath, std::ios::binary | std::ios::app);
+    if (!probe)
+      throw Error("cannot write " + *logitsPath);
+  }
+  Session s = openModel(options, int64_t(prompt.size()) + n);
+  std::vector<float> logits;
+  const std::vector<int32_t> ids =
+      s.model->generate(prompt, n, logitsPath ? &logits : nullptr);
+  for (size_t i = 0; i < ids.size(); ++i)
+    std::printf("%s%d", i ? " " : "", ids[i]);
+  std::printf("\n");
+  if (logitsPath) {
+    const int64_t vocab = s.model->hparams().n_vocab;
+    write_npy(*logitsPath, {int64_t(logits.size()) / vocab, vocab},
+              logits.data());
+  }
+  return 0;
+}
+
+namespace {
+
+struct Spread {
+  double median = 0, min = 0, max = 0;
+};
+
+Spread spread(const std::vector<double> &values) {
+  return {median(values), *std::min_element(values.begin(), values.end()),
+          *std::max_element(values.begin(), values.end())};
+}
+
+double secondsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() -
+                                       start)
+      .count();
+}
+
+} // namespace
+
+static int runBenchModel(const ParsedOptions &options) {
+  const int64_t p = options.getPositive("p", 128);
+  const int64_t n = options.getPositive("n", 64);
+  const int reps = int(options.getPositive("reps", 5));
+  const auto jsonPath = options.get("json");
+  if (jsonPath) {
+    std::ofstream probe(*jsonPath, std::ios::app);
+    if (!probe)
+      throw Error("cannot write " + *jsonPath);
+  }
+  Session s = openModel(options, std::max(p, n));
+  engine::Model &model = *s.model;
+  const engine::Hparams &hp = model.hparams();
+  const int threads = int(options.getPositive("threads", defaultThreads()));
+
+  // The read limit, measured on as many threads in the same run: a probe
+  // pass right before every timed decode rep.
+  ThreadPool::Options poolOptions;
+  poolOptions.threads = threads;
+  poolOptions.pin = false; // the engine's context is not pinned either
+  poolOptions.pin_caller = false;
+  ThreadPool probePool(poolOptions);
+  std::fprintf(stderr, "lowbit: writing the 1 GiB read probe...\n");
+  ReadProbe probe(probePool);
+
+  std::mt19937 rng(1);
+  std::uniform_int_distribution<int32_t> token(0, int32_t(hp.n_vocab - 1));
+  std::vector<int32_t> prompt(static_cast<size_t>(p));
+  for (int32_t &t : prompt)
+    t = token(rng);
+  std::vector<float> logits(size_t(hp.n_vocab));
+
+  // Bytes one decoded token reads: the weights, the output head, the
+  // embedding row and the KV cache of the positions before it (averaged
+  // over the n positions of the run).
+  double kv = 0;
+  for (int64_t pos = 0; pos < n; ++pos)
+    kv += double(model.kv_bytes(pos));
+  const double tokenBytes = double(model.weight_bytes()) + kv / double(n);
+
+  std::vector<double> pp, tg, probeGbps, ratio;
+  for (int rep = -1; rep < reps; ++rep) { // rep -1: warm-up, untimed
+    std::fprintf(stderr, "\rlowbit: %s %d/%d", rep < 0 ? "warm-up" : "rep",
+                 std::max(rep + 1, 0), reps);
+    model.reset();
+    auto start = std::chrono::steady_clock::now();
+    model.eval(prompt.data(), p, logits.data(), false);
+    const double ppSeconds = secondsSince(start);
+
+    const double gbps = probe.pass();
+    model.reset();
+    int32_t next = prompt[0];
+    start = std::chrono::steady_clock::now();
+    for (int64_t i = 0; i < n; ++i)
+      model.eval(&next, 1, logits.data(), false);
+    const double tgSeconds = secondsSince(start);
+    if (rep < 0)
+      continue;
+    pp.push_back(double(p) / ppSeconds);
+    tg.push_back(double(n) / tgSeconds);
+    probeGbps.push_back(gbps);
+    ratio.push_back(tokenBytes * tg.back() / (gbps * 1e9));
+  }
+  std::fprintf(stderr, "\n");
+
+  const Spread ppS = spread(pp), tgS = spread(tg), bw = spread(probeGbps),
+               r = spread(ratio);
+  const double roofline = bw.median * 1e9 / tokenBytes;
+  std::printf("model: %s  %s  %lld layers  n_embd %lld  vocab %lld\n",
+              s.file->path().c_str(), hp.arch_name.c_str(),
+              (long long)hp.n_layer, (long long)hp.n_embd,
+              (long long)hp.n_vocab);
+  std::printf("threads %d, %d reps (median [min, max])\n", threads, reps);
+  std::printf("pp%-4lld %8.1f tok/s  [%.1f, %.1f]\n", (long long)p,
+              ppS.median, ppS.min, ppS.max);
+  std::printf("tg%-4lld %8.2f tok/s  [%.2f, %.2f]\n", (long long)n,
+              tgS.median, tgS.min, tgS.max);
+  std::printf("decode roofline: %.1f MB read per token / %.1f GB/s read "
+              "limit [%.1f, %.1f] = %.1f tok/s; tg / roofline %.2f "
+              "(median of per-rep ratios) [%.2f, %.2f]\n",
+              tokenBytes / 1e6, bw.median, bw.min, bw.max, roofline, r.median,
+              r.min, r.max);
+  if (jsonPath) {
+    nlohmann::ordered_json j;
+    j["model"] = s.file->path();
+    j["arch"] = hp.arch_name;
+    j["format"] = options.getOr("format", "");
+    j["threads"] = threads;
+    j["reps"] = reps;
+    j["kernels"] = s.kernels.report;
+    j["pp"] = {{"tokens", p}, {"tok_s", ppS.median}, {"rep_tok_s", pp}};
+    j["tg"] = {{"tokens", n}, {"tok_s", tgS.median}, {"rep_tok_s", tg}};
+    j["bytes_per_token"] = tokenBytes;
+    j["read_gbps"] = bw.median;
+    j["rep_read_gbps"] = probeGbps;
+    j["roofline_tok_s"] = roofline;
+    j["roofline_ratio"] = r.median;
+    j["rep_roofline_ratio"] = ratio;
+    std::ofstream out(*jsonPath);
+    out << j.dump(2) << "\n";
+    if (!out)
+      throw Error("cannot write " + *jsonPath);
+  }
+  return 0;
+}
+
+static const char *kModelNotes =
+    "The kernels of every distinct (format, M, K) of the model's linear "
+    "weights are\ngenerated and compiled through the kernel cache (the first "
+    "run of a model\ncompiles, later runs load them). --format imports the "
+    "ternary (or float)\nlinear weights into that lowbit format (i2s, tl1, "
+    "tl2, w<b>g<G>, q4_0); the\ndefault follows the file's types (tq1_0, "
+    "tq2_0, i2_s -> i2s; q4_0 -> q4_0).\n--strategy applies to the formats "
+    "that have it; the others take auto.\n";
 
 const Command &generateCommand() {
   static const Command command{
-      {"generate", "Greedy decoding of a GGUF model on lowbit kernels.",
-       nullptr, {}},
+      {"generate",
+       "Greedy decoding of a GGUF model (llama, bitnet) on lowbit kernels.",
+       kModelNotes,
+       {{"model", "M.gguf", "the model file", true},
+        {"tokens", "IDS", "prompt token ids, comma-separated", true},
+        {"n", "N", "tokens to generate (default 8)"},
+        {"format", "F", "lowbit format of the ternary/float linear weights"},
+        {"strategy", "S", "kernel strategy (default auto)"},
+        {"target", "T", "target ISA (default native)"},
+        {"schedule", "FILE", "tuned schedule to take kernel configs from"},
+        {"threads", "T", "threads (default: the host's CPUs)"},
+        {"logits", "L.npy",
+         "write float32 logits [len(tokens) + n - 1, vocab]"}}},
       runGenerate};
   return command;
 }
 
 const Command &benchModelCommand() {
   static const Command command{
-      {"bench-model", "Prompt and decode tokens per second of a GGUF model.",
-       nullptr, {}},
+      {"bench-model",
+       "Prompt and decode tokens per second of a GGUF model, like "
+       "llama-bench, with the decode roofline.",
+       "pp: one batch of -p random tokens from an empty cache; tg: -n tokens "
+       "decoded\none at a time from an empty cache. The roofline is the bytes "
+       "one decoded\ntoken reads (packed linear weights, output head, "
+       "embedding row, KV cache)\nover the read bandwidth a 1 GiB probe "
+       "measures right before every rep.\n",
+       {{"model", "M.gguf", "the model file", true},
+        {"p", "N", "prompt tokens (default 128)"},
+        {"n", "N", "decoded tokens (default 64)"},
+        {"reps", "N", "timed repetitions (default 5)"},
+        {"format", "F", "lowbit format of the ternary/float linear weights"},
+        {"strategy", "S", "kernel strategy (default auto)"},
+        {"target", "T", "target ISA (default native)"},
+        {"schedule", "FILE", "tuned schedule to take kernel configs from"},
+        {"threads", "T", "threads (default: the host's CPUs)"},
+        {"json", "FILE", "write the results as JSON"}}},
       runBenchModel};
   return command;
 }
