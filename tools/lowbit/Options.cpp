@@ -18,6 +18,22 @@ static const OptionSpec *findOption(const CommandSpec &spec,
   return nullptr;
 }
 
+/// The option `-letter` names: the one whose shortName it is, else the one
+/// whose whole name it is.
+static const OptionSpec *findShortOption(const CommandSpec &spec,
+                                         const std::string &letter) {
+  for (const OptionSpec &opt : spec.options)
+    if (opt.shortName && letter == opt.shortName)
+      return &opt;
+  return findOption(spec, letter);
+}
+
+static std::string shortForm(const OptionSpec &opt) {
+  if (opt.shortName)
+    return opt.shortName;
+  return std::string(opt.name).size() == 1 ? opt.name : "";
+}
+
 ParsedOptions::ParsedOptions(const CommandSpec &spec,
                              const std::vector<std::string> &args) {
   for (size_t i = 0; i < args.size(); ++i) {
@@ -26,20 +42,30 @@ ParsedOptions::ParsedOptions(const CommandSpec &spec,
       help = true;
       return;
     }
-    if (arg.rfind("--", 0) != 0)
+    bool isLong = arg.rfind("--", 0) == 0;
+    bool isShort = !isLong && arg.size() >= 2 && arg[0] == '-';
+    if (!isLong && !isShort) {
+      if (spec.positionals) {
+        words.push_back(arg);
+        continue;
+      }
       throw Error("lowbit " + std::string(spec.name) +
                   ": unexpected argument '" + arg + "' (options start with --)");
-    std::string name = arg.substr(2), value;
+    }
+    std::string name = arg.substr(isLong ? 2 : 1), value;
     size_t eq = name.find('=');
     bool inlineValue = eq != std::string::npos;
     if (inlineValue) {
       value = name.substr(eq + 1);
       name = name.substr(0, eq);
     }
-    const OptionSpec *opt = findOption(spec, name);
+    const OptionSpec *opt =
+        isLong ? findOption(spec, name) : findShortOption(spec, name);
     if (!opt)
-      throw Error("lowbit " + std::string(spec.name) + ": unknown option '--" +
-                  name + "' (see 'lowbit " + spec.name + " --help')");
+      throw Error("lowbit " + std::string(spec.name) + ": unknown option '" +
+                  (isLong ? "--" : "-") + name + "' (see 'lowbit " +
+                  spec.name + " --help')");
+    name = opt->name;
     if (values.count(name))
       throw Error("option '--" + name + "' given more than once");
     if (!opt->metavar) {
@@ -110,10 +136,15 @@ int64_t parsePositive(const std::string &text, const std::string &what) {
 
 std::string renderHelp(const CommandSpec &spec) {
   std::ostringstream os;
-  os << "usage: lowbit " << spec.name << " [options]\n\n"
+  os << "usage: lowbit " << spec.name << " "
+     << (spec.positionals ? std::string(spec.positionals) + " " : "")
+     << "[options]\n\n"
      << spec.summary << "\n\noptions:\n";
   for (const OptionSpec &opt : spec.options) {
-    std::string left = std::string("  --") + opt.name;
+    std::string letter = shortForm(opt);
+    std::string left = (letter.empty() ? std::string("  --")
+                                       : "  -" + letter + ", --") +
+                       opt.name;
     if (opt.metavar)
       left += std::string(" ") + opt.metavar;
     os << left;

@@ -1,9 +1,12 @@
 //===- Options.h - command-line options of the lowbit CLI -------*- C++ -*-===//
 //
 // A deliberately small `--name value` parser: every subcommand declares its
-// options in a table, which drives both parsing and `--help`. Any mistake
-// (unknown option, missing value, repeated option, missing required option)
-// throws lowbit::Error with one line that names it.
+// options in a table, which drives both parsing and `--help`. An option may
+// also be given as `-x value` (its `shortName`, or a one-letter name, as
+// llama-bench's `-p 128 -n 64`), and a command that declares `positionals`
+// takes bare words (`lowbit gguf info FILE`) in order. Any mistake (unknown
+// option, missing value, repeated option, missing required option, a bare
+// word where none is taken) throws lowbit::Error with one line that names it.
 //
 //===----------------------------------------------------------------------===//
 #ifndef LOWBIT_TOOLS_LOWBIT_OPTIONS_H
@@ -22,6 +25,9 @@ struct OptionSpec {
   const char *metavar; // nullptr for a boolean flag
   const char *help;
   bool required = false;
+  /// One letter accepted as `-x` (without the dash); nullptr for none. A
+  /// one-letter `name` is accepted as `-name` without it.
+  const char *shortName = nullptr;
 };
 
 struct CommandSpec {
@@ -29,6 +35,9 @@ struct CommandSpec {
   const char *summary;
   const char *usageNotes; // printed after the option list; may be nullptr
   std::vector<OptionSpec> options;
+  /// The bare words the command takes, as its usage line shows them (e.g.
+  /// "info FILE | synth"); nullptr: none, and a bare word is an error.
+  const char *positionals = nullptr;
 };
 
 class ParsedOptions {
@@ -36,6 +45,9 @@ public:
   ParsedOptions(const CommandSpec &spec, const std::vector<std::string> &args);
 
   bool helpRequested() const { return help; }
+  /// The bare words in the order given (empty unless the command declares
+  /// `positionals`).
+  const std::vector<std::string> &positional() const { return words; }
   bool has(const std::string &name) const { return values.count(name) != 0; }
   std::optional<std::string> get(const std::string &name) const;
   std::string getOr(const std::string &name, const std::string &fallback) const;
@@ -48,6 +60,7 @@ public:
 
 private:
   std::map<std::string, std::string> values;
+  std::vector<std::string> words;
   bool help = false;
 };
 
