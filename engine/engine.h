@@ -40,6 +40,10 @@ struct Hparams {
   float rms_eps = 1e-5f, rope_base = 10000.0f;
   bool rope_neox = false; // NEOX (halves) or NORM (adjacent pairs) rotation
   bool tied_output = false; // output head = token_embd
+  int64_t n_rot = 0;            // rotated dimensions of a head (<= head_dim)
+  float rope_freq_scale = 1.0f; // 1 / rope.scaling.factor (linear scaling)
+  float kq_scale = 0.0f;        // attention logit scale: 1/sqrt(head_dim)
+                                // or llama's attention.scale
 };
 
 /// Reads and checks the hyperparameters of a GGUF model (Error naming the
@@ -55,8 +59,11 @@ struct LinearSpec {
 
 /// The linear weights of the model and the lowbit format of each: the file's
 /// own (gguf_default_format), or `format` for every ternary or float linear
-/// weight when not empty (a q4_0 tensor stays q4_0). The kernels a JIT or a
-/// bundle must provide are the distinct (format, M, K) of this list.
+/// weight of the layers when not empty (a q4_0 tensor stays q4_0). The
+/// output head (last in the list) always keeps the file's own format: a
+/// float head stays float ("", the engine's fp32 GEMV), so that a ternary
+/// `format` never quantizes the vocabulary projection. The kernels a JIT or
+/// a bundle must provide are the distinct (format, M, K) with a format.
 std::vector<LinearSpec> linear_specs(const GgufFile &file,
                                      const std::string &format);
 
@@ -74,6 +81,8 @@ public:
   ~Model();
 
   const Hparams &hparams() const;
+  /// The KV cache length (Options::n_ctx).
+  int64_t n_ctx() const;
   /// Bytes read per decoded token: every packed linear weight, the output
   /// head and the token's embedding row (the KV cache is added by
   /// kv_bytes()).

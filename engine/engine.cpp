@@ -1,2 +1,0 @@
-//===- engine.cpp - the inference engine ----------------------------------===//
-#include "engine.h"

@@ -1,0 +1,325 @@
+//===- forward.cpp - the forward pass, eval and greedy generation ---------===//
+//
+// One forward pass over a batch of n tokens at positions [pos, pos + n),
+// as llama.cpp's graphs compute it (engine/README.md):
+//
+//   x = token_embd[tokens]
+//   per layer:
+//     h = rms_norm(x) * attn_norm
+//     q, k, v = h Wq, h Wk, h Wv            (one activation quantization)
+//     rope(q), rope(k); append k, v to the cache
+//     a = softmax(q k^T * kq_scale + causal mask) v   per head (GQA)
+//     a = rms_norm(a) * attn_sub_norm        (bitnet family only)
+//     x = x + a Wo
+//     h = rms_norm(x) * ffn_norm
+//     g, u = h Wgate, h Wup                 (one activation quantization)
+//     f = silu(g) * u   (relu(g)^2 * u for bitnet-b1.58)
+//     f = rms_norm(f) * ffn_sub_norm         (bitnet family only)
+//     x = x + f Wdown
+//   logits = (rms_norm(x) * output_norm) Whead
+//
+// A linear y = (x W^T) * scale + bias: scale and bias only where the file
+// has them. Every product with packed weights is one lowbit_mpgemm_quantized
+// call for all n rows; the rest runs on the same context's threads through
+// lowbit_parallel_for when it is big enough to gain from it.
+//
+//===----------------------------------------------------------------------===//
+#include "model.h"
+
+#include "lowbit/error.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+namespace lowbit::engine {
+namespace {
+
+/// Runs f(begin, end, thread) over [0, n) on the context's threads, or on
+/// the caller alone when `parallel` is false (work too small to share).
+template <class F>
+void parallel_for(lowbit_context_t *ctx, int64_t n, bool parallel, F &&f) {
+  if (n <= 0)
+    return;
+  if (!parallel) {
+    f(int64_t(0), n, 0);
+    return;
+  }
+  using Fn = std::remove_reference_t<F>;
+  auto call = [](void *user, int64_t begin, int64_t end, int thread) {
+    (*static_cast<Fn *>(user))(begin, end, thread);
+  };
+  if (lowbit_parallel_for(ctx, n, call, &f) != LOWBIT_OK)
+    throw Error(std::string("engine: ") + lowbit_last_error());
+}
+
+/// Element work below which a step runs on the calling thread: waking the
+/// pool costs a few microseconds.
+constexpr int64_t kParallelWork = 1 << 15;
+
+/// y = x / sqrt(mean(x^2) + eps) * w, as ggml_rms_norm then ggml_mul (the
+/// sum of squares in double).
+void rms_norm(const float *x, const float *w, int64_t n, float eps,
+              float *y) {
+  double sum = 0.0;
+  for (int64_t i = 0; i < n; ++i)
+    sum += double(x[i] * x[i]);
+  const float mean = float(sum / double(n));
+  const float scale = 1.0f / std::sqrt(mean + eps);
+  for (int64_t i = 0; i < n; ++i)
+    y[i] = (x[i] * scale) * w[i];
+}
+
+void check(lowbit_status_t status, const Linear &L) {
+  if (status != LOWBIT_OK)
+    throw Error("engine: " + L.tensor + ": " + lowbit_last_error());
+}
+
+} // namespace
+
+void Model::Impl::reserve(int64_t n) {
+  if (n <= batch)
+    return;
+  const Hparams &h = hp;
+  const int64_t q_width = h.n_head * h.head_dim;
+  const int64_t kv_width = h.n_head_kv * h.head_dim;
+  x.resize(size_t(n * h.n_embd));
+  xn.resize(size_t(n * std::max(h.n_embd, q_width)));
+  q.resize(size_t(n * q_width));
+  k.resize(size_t(n * kv_width));
+  v.resize(size_t(n * kv_width));
+  attn.resize(size_t(n * q_width));
+  ff_gate.resize(size_t(n * h.n_ff));
+  ff_up.resize(size_t(n * h.n_ff));
+  head_in.resize(size_t(n * h.n_embd));
+  batch = n;
+}
+
+void Model::Impl::project(std::initializer_list<Product> products,
+                          const float *X, int64_t n,
+                          lowbit_activations_t *acts) {
+  int quantized = -1; // class currently held by `acts`
+  for (const Product &p : products) {
+    const Linear &L = *p.L;
+    if (L.packed) {
+      if (quantized != int(L.ternary)) {
+        check(lowbit_quantize_activations(L.packed.get(), X, n, acts), L);
+        quantized = int(L.ternary);
+      }
+      check(lowbit_mpgemm_quantized(L.packed.get(), acts, p.Y, ctx.get()),
+            L);
+    } else {
+      constexpr int64_t kRows = 16;
+      const Kernels &kn = *kernels;
+      parallel_for(ctx.get(), (L.M + kRows - 1) / kRows, true,
+                   [&](int64_t begin, int64_t end, int) {
+                     kn.gemv(L.f32, L.K, X, n, p.Y, L.M, begin * kRows,
+                             std::min(L.M, end * kRows));
+                   });
+    }
+    if (L.has_scale || !L.bias.empty()) {
+      const float scale = L.scale;
+      const float *bias = L.bias.empty() ? nullptr : L.bias.data();
+      for (int64_t i = 0; i < n; ++i) {
+        float *y = p.Y + i * L.M;
+        if (L.has_scale)
+          for (int64_t j = 0; j < L.M; ++j)
+            y[j] *= scale;
+        if (bias)
+          for (int64_t j = 0; j < L.M; ++j)
+            y[j] += bias[j];
+      }
+    }
+  }
+}
+
+void Model::Impl::norm_rows(const float *X, const std::vector<float> &w,
+                            int64_t n, int64_t width, float *Y) {
+  parallel_for(ctx.get(), n, n * width >= kParallelWork,
+               [&](int64_t begin, int64_t end, int) {
+                 for (int64_t i = begin; i < end; ++i)
+                   rms_norm(X + i * width, w.data(), width, hp.rms_eps,
+                            Y + i * width);
+               });
+}
+
+/// NORM rotates pairs (2j, 2j+1), NEOX pairs (j, j + n_rot/2).
+void Model::Impl::rope(float *X, int64_t n, int64_t heads, int64_t p0) const {
+  const int64_t D = hp.head_dim, half = hp.n_rot / 2;
+  const int64_t stride0 = hp.rope_neox ? 1 : 2;
+  const int64_t offset1 = hp.rope_neox ? half : 1;
+  for (int64_t i = 0; i < n; ++i) {
+    const float *cs = rope_cos.data() + (p0 + i) * half;
+    const float *sn = rope_sin.data() + (p0 + i) * half;
+    for (int64_t h = 0; h < heads; ++h) {
+      float *x = X + (i * heads + h) * D;
+      for (int64_t j = 0; j < half; ++j) {
+        float &a = x[j * stride0], &b = x[j * stride0 + offset1];
+        const float x0 = a, x1 = b;
+        a = x0 * cs[j] - x1 * sn[j];
+        b = x0 * sn[j] + x1 * cs[j];
+      }
+    }
+  }
+}
+
+void Model::Impl::forward(const int32_t *tokens, int64_t n, float *logits,
+                          bool all_logits) {
+  reserve(n);
+  const Hparams &h = hp;
+  const int64_t E = h.n_embd, D = h.head_dim, H = h.n_head;
+  const int64_t Hkv = h.n_head_kv, F = h.n_ff, n_ctx = options.n_ctx;
+  const int64_t qw = H * D;
+  const int64_t p0 = pos;
+  lowbit_context_t *c = ctx.get();
+  const bool sub_norms = h.arch != Arch::Llama;
+
+  parallel_for(c, n, n * E >= kParallelWork,
+               [&](int64_t begin, int64_t end, int) {
+                 for (int64_t i = begin; i < end; ++i)
+                   gguf_decode_row(*tok_embd, tokens[i], x.data() + i * E);
+               });
+
+  for (int64_t l = 0; l < h.n_layer; ++l) {
+    const Layer &L = layers[l];
+    norm_rows(x.data(), L.attn_norm, n, E, xn.data());
+    project({{&L.wq, q.data()}, {&L.wk, k.data()}, {&L.wv, v.data()}},
+            xn.data(), n, acts[0].get());
+    rope(q.data(), n, H, p0);
+    rope(k.data(), n, Hkv, p0);
+
+    float *kc = kcache.data() + l * Hkv * n_ctx * D;
+    float *vc = vcache.data() + l * Hkv * n_ctx * D;
+    for (int64_t i = 0; i < n; ++i)
+      for (int64_t g = 0; g < Hkv; ++g) {
+        std::memcpy(kc + (g * n_ctx + p0 + i) * D, k.data() + (i * Hkv + g) * D,
+                    size_t(D) * sizeof(float));
+        std::memcpy(vc + (g * n_ctx + p0 + i) * D, v.data() + (i * Hkv + g) * D,
+                    size_t(D) * sizeof(float));
+      }
+
+    // Attention, one (head, token) pair per item, head-major so that every
+    // thread's contiguous share mixes short (early) and long (late) rows.
+    const int64_t group = H / Hkv;
+    const int64_t work = n * H * (p0 + n) * D;
+    const Kernels &kn = *kernels;
+    parallel_for(c, n * H, work >= kParallelWork,
+                 [&](int64_t begin, int64_t end, int thread) {
+                   float *s = scores.data() + thread * n_ctx;
+                   for (int64_t item = begin; item < end; ++item) {
+                     const int64_t hd = item / n, i = item % n;
+                     const int64_t g = hd / group;
+                     kn.attend(q.data() + (i * H + hd) * D,
+                               kc + g * n_ctx * D, vc + g * n_ctx * D,
+                               p0 + i + 1, D, h.kq_scale, s,
+                               attn.data() + (i * H + hd) * D);
+                   }
+                 });
+    if (sub_norms)
+      norm_rows(attn.data(), L.attn_sub_norm, n, qw, attn.data());
+    project({{&L.wo, xn.data()}}, attn.data(), n, acts[1].get());
+    for (int64_t j = 0; j < n * E; ++j)
+      x[j] += xn[j];
+
+    norm_rows(x.data(), L.ffn_norm, n, E, xn.data());
+    project({{&L.gate, ff_gate.data()}, {&L.up, ff_up.data()}},
+            xn.data(), n, acts[0].get());
+    const bool relu2 = h.arch == Arch::Bitnet25;
+    parallel_for(c, n, n * F >= kParallelWork,
+                 [&](int64_t begin, int64_t end, int) {
+                   float *g = ff_gate.data(), *u = ff_up.data();
+                   for (int64_t j = begin * F; j < end * F; ++j) {
+                     const float a = g[j];
+                     float act;
+                     if (relu2) {
+                       const float r = a > 0.0f ? a : 0.0f;
+                       act = r * r;
+                     } else {
+                       act = a / (1.0f + std::exp(-a));
+                     }
+                     g[j] = act * u[j];
+                   }
+                 });
+    if (sub_norms)
+      norm_rows(ff_gate.data(), L.ffn_sub_norm, n, F, ff_gate.data());
+    project({{&L.down, xn.data()}}, ff_gate.data(), n, acts[2].get());
+    for (int64_t j = 0; j < n * E; ++j)
+      x[j] += xn[j];
+  }
+
+  if (logits) {
+    const int64_t first = all_logits ? 0 : n - 1;
+    const int64_t rows = n - first;
+    norm_rows(x.data() + first * E, output_norm, rows, E,
+              head_in.data());
+    project({{&head, logits}}, head_in.data(), rows, acts[0].get());
+  }
+  pos = p0 + n;
+}
+
+void Model::eval(const int32_t *tokens, int64_t n, float *logits,
+                 bool all_logits) {
+  Impl &m = *impl_;
+  if (n < 1)
+    throw Error("eval: n must be >= 1, got " + std::to_string(n));
+  if (!tokens)
+    throw Error("eval: tokens is NULL");
+  for (int64_t i = 0; i < n; ++i)
+    if (tokens[i] < 0 || tokens[i] >= m.hp.n_vocab)
+      throw Error("eval: token id " + std::to_string(tokens[i]) +
+                  " out of range [0, " + std::to_string(m.hp.n_vocab) + ")");
+  if (m.pos + n > m.options.n_ctx)
+    throw Error("eval: positions [" + std::to_string(m.pos) + ", " +
+                std::to_string(m.pos + n) + ") exceed the context of " +
+                std::to_string(m.options.n_ctx) + " tokens");
+  const int64_t V = m.hp.n_vocab;
+  for (int64_t done = 0; done < n;) {
+    const int64_t chunk = std::min(n - done, kMaxBatch);
+    const bool last = done + chunk == n;
+    float *out = nullptr;
+    if (logits && all_logits)
+      out = logits + done * V;
+    else if (logits && last)
+      out = logits;
+    m.forward(tokens + done, chunk, out, all_logits);
+    done += chunk;
+  }
+}
+
+std::vector<int32_t> Model::generate(const std::vector<int32_t> &prompt,
+                                     int64_t n, std::vector<float> *logits) {
+  Impl &m = *impl_;
+  if (prompt.empty())
+    throw Error("generate: the prompt is empty");
+  if (n < 1)
+    throw Error("generate: n must be >= 1, got " + std::to_string(n));
+  const int64_t P = int64_t(prompt.size()), V = m.hp.n_vocab;
+  if (P + n - 1 > m.options.n_ctx)
+    throw Error("generate: " + std::to_string(P) + " prompt tokens and " +
+                std::to_string(n - 1) + " fed back exceed the context of " +
+                std::to_string(m.options.n_ctx) + " tokens");
+  reset();
+  const float *last = nullptr;
+  if (logits) {
+    logits->assign(size_t((P + n - 1) * V), 0.0f);
+    eval(prompt.data(), P, logits->data(), true);
+    last = logits->data() + (P - 1) * V;
+  } else {
+    eval(prompt.data(), P, m.last_logits.data(), false);
+    last = m.last_logits.data();
+  }
+  std::vector<int32_t> ids;
+  for (int64_t step = 0;; ++step) {
+    const int32_t id = int32_t(std::max_element(last, last + V) - last);
+    ids.push_back(id);
+    if (step + 1 == n)
+      break;
+    float *row = logits ? logits->data() + (P + step) * V
+                        : m.last_logits.data();
+    eval(&id, 1, row, false);
+    last = row;
+  }
+  return ids;
+}
+
+} // namespace lowbit::engine

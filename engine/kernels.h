@@ -1,0 +1,38 @@
+//===- kernels.h - the engine's fp32 loops, one table per ISA ---*- C++ -*-===//
+//
+// The two loops of the engine that are not products with packed weights and
+// still cost real time: attention over the KV cache and the fp32 GEMV of a
+// weight kept in float (an f16/f32 output head). kernels.cpp is compiled once
+// per ISA level (generic, and AVX2+FMA on x86-64) into its own namespace;
+// kernels() picks the best table for the CPU once. Every other element-wise
+// step (norms, RoPE, activations) is O(n_embd) per token and stays in plain
+// C++ in forward.cpp.
+//
+//===----------------------------------------------------------------------===//
+#ifndef LOWBIT_ENGINE_KERNELS_H
+#define LOWBIT_ENGINE_KERNELS_H
+
+#include <cstdint>
+
+namespace lowbit::engine {
+
+struct Kernels {
+  const char *isa; // "generic", "avx2"
+  /// One query row against L cached positions:
+  ///   s[j] = scale * (q . K[j]),  p = softmax(s) (fp32, sum in double),
+  ///   out = sum_j p[j] V[j]
+  /// K and V hold L rows of D floats; scores is scratch of L floats.
+  void (*attend)(const float *q, const float *K, const float *V, int64_t L,
+                 int64_t D, float scale, float *scores, float *out);
+  /// Y[n * ldy + m] = W[m] . X[n] for m in [m0, m1), n in [0, N): W and X
+  /// rows of K floats.
+  void (*gemv)(const float *W, int64_t K, const float *X, int64_t N,
+               float *Y, int64_t ldy, int64_t m0, int64_t m1);
+};
+
+/// The best table for this CPU (chosen on first use).
+const Kernels &kernels();
+
+} // namespace lowbit::engine
+
+#endif // LOWBIT_ENGINE_KERNELS_H

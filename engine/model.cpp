@@ -1,0 +1,465 @@
+//===- model.cpp - hyperparameters, linear specs and loading --------------===//
+//
+// Reads a llama.cpp GGUF model of the `llama`, `bitnet`, `bitnet-b1.58` or
+// `bitnet-25` architecture, checks every tensor against the metadata and
+// packs every linear weight through the C API (lowbit_pack_gguf). The
+// tensor names, the keys and the rope type follow llama.cpp (see
+// engine/README.md for the files).
+//
+//===----------------------------------------------------------------------===//
+#include "model.h"
+
+#include "lowbit/error.h"
+#include "lowbit/format.h"
+
+#include <cmath>
+#include <cstring>
+#include <map>
+#include <tuple>
+
+namespace lowbit::engine {
+namespace {
+
+[[noreturn]] void fail(const GgufFile &file, const std::string &message) {
+  throw Error(file.path() + ": " + message);
+}
+
+std::string shape_string(const std::vector<int64_t> &ne) {
+  std::string s = "[";
+  for (size_t i = 0; i < ne.size(); ++i)
+    s += (i ? ", " : "") + std::to_string(ne[i]);
+  return s + "]";
+}
+
+/// ne without trailing 1s: ggml writes a vector as [n], some writers [n, 1].
+std::vector<int64_t> dims(std::vector<int64_t> ne) {
+  while (ne.size() > 1 && ne.back() == 1)
+    ne.pop_back();
+  return ne;
+}
+
+/// The tensor `name` of shape `ne` (ggml order: row length first); nullptr
+/// when absent and not `required`. Throws on a shape that disagrees.
+const GgufTensor *check_tensor(const GgufFile &file, const std::string &name,
+                               const std::vector<int64_t> &ne,
+                               bool required) {
+  const GgufTensor *t = file.find_tensor(name);
+  if (!t) {
+    if (required)
+      fail(file, "missing tensor '" + name + "' (expected shape " +
+                     shape_string(ne) + ")");
+    return nullptr;
+  }
+  if (dims(t->ne) != dims(ne))
+    fail(file, "tensor '" + name + "' has shape " + shape_string(t->ne) +
+                   " but the metadata gives " + shape_string(ne));
+  return t;
+}
+
+bool has_key(const GgufFile &file, const std::string &key) {
+  return file.find(key) != nullptr;
+}
+
+int64_t require_int(const GgufFile &file, const std::string &key) {
+  if (!has_key(file, key))
+    fail(file, "missing metadata key '" + key + "'");
+  return file.get_int(key);
+}
+
+std::string layer_tensor(int64_t layer, const char *name) {
+  return "blk." + std::to_string(layer) + "." + name;
+}
+
+/// The base name of a linear weight ("blk.0.attn_q" of
+/// "blk.0.attn_q.weight"), under which its optional bias and scale live.
+std::string base_name(const std::string &weight) {
+  const std::string suffix = ".weight";
+  return weight.substr(0, weight.size() - suffix.size());
+}
+
+struct LinearShape {
+  std::string tensor;
+  int64_t M, K;
+};
+
+/// The linear weights of every layer in order (q, k, v, o, gate, up, down).
+std::vector<LinearShape> layer_linears(const Hparams &hp) {
+  const int64_t q = hp.n_head * hp.head_dim, kv = hp.n_head_kv * hp.head_dim;
+  std::vector<LinearShape> out;
+  for (int64_t l = 0; l < hp.n_layer; ++l) {
+    out.push_back({layer_tensor(l, "attn_q.weight"), q, hp.n_embd});
+    out.push_back({layer_tensor(l, "attn_k.weight"), kv, hp.n_embd});
+    out.push_back({layer_tensor(l, "attn_v.weight"), kv, hp.n_embd});
+    out.push_back({layer_tensor(l, "attn_output.weight"), hp.n_embd, q});
+    out.push_back({layer_tensor(l, "ffn_gate.weight"), hp.n_ff, hp.n_embd});
+    out.push_back({layer_tensor(l, "ffn_up.weight"), hp.n_ff, hp.n_embd});
+    out.push_back({layer_tensor(l, "ffn_down.weight"), hp.n_embd, hp.n_ff});
+  }
+  return out;
+}
+
+/// Every tensor the graph reads, with its shape (required ones throw when
+/// absent); optional biases, scales and rope factors are checked when there.
+void check_tensors(const GgufFile &file, const Hparams &hp) {
+  const int64_t E = hp.n_embd, q = hp.n_head * hp.head_dim;
+  check_tensor(file, "token_embd.weight", {E, hp.n_vocab}, true);
+  check_tensor(file, "output_norm.weight", {E}, true);
+  check_tensor(file, "output.weight", {E, hp.n_vocab}, false);
+  check_tensor(file, "rope_freqs.weight", {hp.n_rot / 2}, false);
+  const bool sub_norms = hp.arch != Arch::Llama;
+  for (int64_t l = 0; l < hp.n_layer; ++l) {
+    check_tensor(file, layer_tensor(l, "attn_norm.weight"), {E}, true);
+    check_tensor(file, layer_tensor(l, "ffn_norm.weight"), {E}, true);
+    if (sub_norms) {
+      check_tensor(file, layer_tensor(l, "attn_sub_norm.weight"), {q}, true);
+      check_tensor(file, layer_tensor(l, "ffn_sub_norm.weight"), {hp.n_ff},
+                   true);
+    }
+  }
+  for (const LinearShape &s : layer_linears(hp)) {
+    check_tensor(file, s.tensor, {s.K, s.M}, true);
+    check_tensor(file, base_name(s.tensor) + ".bias", {s.M}, false);
+    check_tensor(file, base_name(s.tensor) + ".scale", {1}, false);
+  }
+}
+
+bool is_ternary_or_float(GgufType type) {
+  switch (type) {
+  case GgufType::F32:
+  case GgufType::F16:
+  case GgufType::BF16:
+  case GgufType::TQ1_0:
+  case GgufType::TQ2_0:
+  case GgufType::I2_S:
+    return true;
+  default:
+    return false;
+  }
+}
+
+std::vector<float> decode_vector(const GgufTensor &t) {
+  std::vector<float> out(t.K() * t.rows());
+  for (int64_t r = 0; r < t.rows(); ++r)
+    gguf_decode_row(t, r, out.data() + r * t.K());
+  return out;
+}
+
+/// Packs (or keeps in float) one linear weight with its optional bias and
+/// scale.
+Linear load_linear(const GgufFile &file, const LinearSpec &spec) {
+  const GgufTensor &t = file.tensor(spec.tensor);
+  Linear L;
+  L.tensor = spec.tensor;
+  L.format = spec.format;
+  L.M = spec.M;
+  L.K = spec.K;
+  if (!spec.format.empty()) {
+    lowbit_weights_t *w = nullptr;
+    if (lowbit_pack_gguf(spec.format.c_str(), gguf_type_name(t.type), t.data,
+                         t.bytes, spec.M, spec.K, &w) != LOWBIT_OK)
+      fail(file, "tensor '" + spec.tensor + "' (" + gguf_type_name(t.type) +
+                     " -> " + spec.format + "): " + lowbit_last_error());
+    L.packed.reset(w);
+    L.ternary = Format::parse(spec.format).is_ternary();
+  } else if (t.type == GgufType::F32) {
+    L.f32 = reinterpret_cast<const float *>(t.data);
+  } else {
+    L.f32_storage = decode_vector(t);
+    L.f32 = L.f32_storage.data();
+  }
+  const std::string base = base_name(spec.tensor);
+  if (const GgufTensor *s = file.find_tensor(base + ".scale")) {
+    L.scale = decode_vector(*s)[0];
+    L.has_scale = true;
+  }
+  if (const GgufTensor *b = file.find_tensor(base + ".bias"))
+    L.bias = decode_vector(*b);
+  return L;
+}
+
+Arch parse_arch(const GgufFile &file, const std::string &name) {
+  if (name == "llama")
+    return Arch::Llama;
+  if (name == "bitnet-b1.58" || name == "bitnet-25")
+    return Arch::Bitnet25;
+  if (name == "bitnet") {
+    // llama.cpp's bitnet graph takes its FFN activation from
+    // bitnet.hidden_activation (SiLU when absent); the 2B-4T checkpoint
+    // declares relu2.
+    const std::string key = "bitnet.hidden_activation";
+    if (has_key(file, key)) {
+      const std::string act = file.get_string(key);
+      if (act == "relu2" || act == "relu_squared" || act == "relu_sqr")
+        return Arch::Bitnet25;
+      if (act != "silu" && act != "swish" && act != "swiglu")
+        fail(file, "unsupported " + key + " '" + act +
+                       "' (the engine runs silu and relu2)");
+    }
+    return Arch::Bitnet;
+  }
+  fail(file, "unknown architecture '" + name +
+                 "' (the engine runs llama, bitnet, bitnet-b1.58, "
+                 "bitnet-25)");
+}
+
+} // namespace
+
+Hparams read_hparams(const GgufFile &file) {
+  Hparams hp;
+  if (!has_key(file, "general.architecture"))
+    fail(file, "missing metadata key 'general.architecture'");
+  hp.arch_name = file.get_string("general.architecture");
+  hp.arch = parse_arch(file, hp.arch_name);
+  const std::string a = hp.arch_name + ".";
+
+  hp.n_embd = require_int(file, a + "embedding_length");
+  hp.n_layer = require_int(file, a + "block_count");
+  hp.n_ff = require_int(file, a + "feed_forward_length");
+  hp.n_head = require_int(file, a + "attention.head_count");
+  hp.n_head_kv = file.get_int(a + "attention.head_count_kv", hp.n_head);
+  hp.n_ctx_train = file.get_int(a + "context_length", 0);
+  if (!has_key(file, a + "attention.layer_norm_rms_epsilon"))
+    fail(file, "missing metadata key '" + a +
+                   "attention.layer_norm_rms_epsilon'");
+  hp.rms_eps = float(file.get_float(a + "attention.layer_norm_rms_epsilon"));
+  hp.rope_base = float(file.get_float(a + "rope.freq_base", 10000.0));
+
+  auto positive = [&](int64_t v, const std::string &key) {
+    if (v < 1)
+      fail(file, "metadata key '" + a + key + "' must be >= 1, got " +
+                     std::to_string(v));
+  };
+  positive(hp.n_embd, "embedding_length");
+  positive(hp.n_layer, "block_count");
+  positive(hp.n_ff, "feed_forward_length");
+  positive(hp.n_head, "attention.head_count");
+  positive(hp.n_head_kv, "attention.head_count_kv");
+  if (hp.n_head % hp.n_head_kv != 0)
+    fail(file, "attention.head_count " + std::to_string(hp.n_head) +
+                   " is not a multiple of attention.head_count_kv " +
+                   std::to_string(hp.n_head_kv));
+  if (!(hp.rms_eps >= 0.0f))
+    fail(file, "layer_norm_rms_epsilon must be >= 0");
+
+  if (has_key(file, a + "attention.key_length")) {
+    hp.head_dim = file.get_int(a + "attention.key_length");
+    if (file.get_int(a + "attention.value_length", hp.head_dim) != hp.head_dim)
+      fail(file, "attention.key_length and attention.value_length differ");
+  } else {
+    if (hp.n_embd % hp.n_head != 0)
+      fail(file, "embedding_length " + std::to_string(hp.n_embd) +
+                     " is not a multiple of attention.head_count " +
+                     std::to_string(hp.n_head));
+    hp.head_dim = hp.n_embd / hp.n_head;
+  }
+  positive(hp.head_dim, "attention.key_length");
+  hp.n_rot = file.get_int(a + "rope.dimension_count", hp.head_dim);
+  if (hp.n_rot < 2 || hp.n_rot > hp.head_dim || hp.n_rot % 2 != 0)
+    fail(file, "rope.dimension_count " + std::to_string(hp.n_rot) +
+                   " must be even and in [2, head_dim = " +
+                   std::to_string(hp.head_dim) + "]");
+  // llama.cpp: LLAMA_ROPE_TYPE_NORM for llama, NEOX for the bitnet family.
+  hp.rope_neox = hp.arch != Arch::Llama;
+
+  if (has_key(file, a + "rope.scaling.type")) {
+    const std::string type = file.get_string(a + "rope.scaling.type");
+    if (type == "linear") {
+      const double factor = file.get_float(a + "rope.scaling.factor", 1.0);
+      if (!(factor > 0.0))
+        fail(file, "rope.scaling.factor must be > 0");
+      hp.rope_freq_scale = float(1.0 / factor);
+    } else if (type != "none") {
+      fail(file, "unsupported rope.scaling.type '" + type +
+                     "' (the engine runs none and linear)");
+    }
+  } else if (has_key(file, a + "rope.scale_linear")) {
+    const double factor = file.get_float(a + "rope.scale_linear");
+    if (!(factor > 0.0))
+      fail(file, "rope.scale_linear must be > 0");
+    hp.rope_freq_scale = float(1.0 / factor);
+  }
+  hp.kq_scale = 1.0f / std::sqrt(float(hp.head_dim));
+  if (hp.arch == Arch::Llama && has_key(file, a + "attention.scale")) {
+    const float s = float(file.get_float(a + "attention.scale"));
+    if (s != 0.0f)
+      hp.kq_scale = s;
+  }
+
+  const GgufTensor *embd = file.find_tensor("token_embd.weight");
+  if (!embd)
+    fail(file, "missing tensor 'token_embd.weight'");
+  if (has_key(file, a + "vocab_size")) {
+    hp.n_vocab = file.get_int(a + "vocab_size");
+  } else if (const GgufValue *tokens = file.find("tokenizer.ggml.tokens");
+             tokens && tokens->type == GgufValue::ARRAY) {
+    hp.n_vocab = int64_t(tokens->array.size());
+  } else {
+    hp.n_vocab = embd->rows();
+  }
+  positive(hp.n_vocab, "vocab_size");
+  hp.tied_output = file.find_tensor("output.weight") == nullptr;
+  check_tensors(file, hp);
+  return hp;
+}
+
+std::vector<LinearSpec> linear_specs(const GgufFile &file,
+                                     const std::string &format) {
+  const Hparams hp = read_hparams(file);
+  if (!format.empty())
+    Format::parse(format); // an unknown name is an error before any work
+  std::vector<LinearSpec> specs;
+  for (const LinearShape &s : layer_linears(hp)) {
+    const GgufTensor &t = file.tensor(s.tensor);
+    std::string f = gguf_default_format(t);
+    if (!format.empty() && is_ternary_or_float(t.type))
+      f = format;
+    specs.push_back({s.tensor, f, s.M, s.K});
+  }
+  const std::string head =
+      hp.tied_output ? "token_embd.weight" : "output.weight";
+  specs.push_back(
+      {head, gguf_default_format(file.tensor(head)), hp.n_vocab, hp.n_embd});
+  return specs;
+}
+
+Model::Model(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Model::~Model() = default;
+
+std::unique_ptr<Model> Model::load(const std::string &path,
+                                   const Options &options) {
+  if (options.threads < 1)
+    throw Error("engine: threads must be >= 1, got " +
+                std::to_string(options.threads));
+  if (options.n_ctx < 1)
+    throw Error("engine: n_ctx must be >= 1, got " +
+                std::to_string(options.n_ctx));
+  auto m = std::make_unique<Impl>();
+  m->options = options;
+  m->file = GgufFile::open(path);
+  const GgufFile &file = *m->file;
+  m->hp = read_hparams(file);
+  const Hparams &hp = m->hp;
+
+  const std::vector<LinearSpec> specs = linear_specs(file, options.format);
+  m->layers.resize(hp.n_layer);
+  for (int64_t l = 0; l < hp.n_layer; ++l) {
+    Layer &layer = m->layers[l];
+    const LinearSpec *s = &specs[7 * l];
+    for (Linear *L : {&layer.wq, &layer.wk, &layer.wv, &layer.wo, &layer.gate,
+                      &layer.up, &layer.down})
+      *L = load_linear(file, *s++);
+    auto norm = [&](const char *name) {
+      return decode_vector(file.tensor(layer_tensor(l, name)));
+    };
+    layer.attn_norm = norm("attn_norm.weight");
+    layer.ffn_norm = norm("ffn_norm.weight");
+    if (hp.arch != Arch::Llama) {
+      layer.attn_sub_norm = norm("attn_sub_norm.weight");
+      layer.ffn_sub_norm = norm("ffn_sub_norm.weight");
+    }
+  }
+  m->head = load_linear(file, specs.back());
+  m->tok_embd = &file.tensor("token_embd.weight");
+  m->output_norm = decode_vector(file.tensor("output_norm.weight"));
+  if (const GgufTensor *f = file.find_tensor("rope_freqs.weight"))
+    m->rope_freqs = decode_vector(*f);
+
+  lowbit_context_t *ctx = nullptr;
+  if (lowbit_context_create(options.threads, &ctx) != LOWBIT_OK)
+    throw Error(std::string("engine: ") + lowbit_last_error());
+  m->ctx.reset(ctx);
+  m->threads = lowbit_context_threads(ctx);
+  for (auto &a : m->acts) {
+    lowbit_activations_t *acts = nullptr;
+    if (lowbit_activations_create(&acts) != LOWBIT_OK)
+      throw Error(std::string("engine: ") + lowbit_last_error());
+    a.reset(acts);
+  }
+  m->kernels = &kernels();
+
+  const int64_t n_ctx = options.n_ctx;
+  const size_t cache =
+      size_t(hp.n_layer * hp.n_head_kv * n_ctx * hp.head_dim);
+  m->kcache.assign(cache, 0.0f);
+  m->vcache.assign(cache, 0.0f);
+
+  // RoPE angles as ggml_rope_ext computes them (ext_factor 0, attn_factor
+  // 1): theta = pos * freq_scale * base^(-2i / n_rot) / freq_factor[i],
+  // evaluated in double.
+  const int64_t half = hp.n_rot / 2;
+  m->rope_cos.resize(size_t(n_ctx * half));
+  m->rope_sin.resize(size_t(n_ctx * half));
+  for (int64_t p = 0; p < n_ctx; ++p)
+    for (int64_t i = 0; i < half; ++i) {
+      double theta = double(p) * hp.rope_freq_scale *
+                     std::pow(double(hp.rope_base),
+                              -2.0 * double(i) / double(hp.n_rot));
+      if (!m->rope_freqs.empty())
+        theta /= m->rope_freqs[i];
+      m->rope_cos[p * half + i] = float(std::cos(theta));
+      m->rope_sin[p * half + i] = float(std::sin(theta));
+    }
+  m->scores.assign(size_t(m->threads * n_ctx), 0.0f);
+  m->last_logits.assign(size_t(hp.n_vocab), 0.0f);
+  m->reserve(1);
+  return std::unique_ptr<Model>(new Model(std::move(m)));
+}
+
+const Hparams &Model::hparams() const { return impl_->hp; }
+int64_t Model::n_ctx() const { return impl_->options.n_ctx; }
+int64_t Model::position() const { return impl_->pos; }
+void Model::reset() { impl_->pos = 0; }
+
+namespace {
+int64_t linear_bytes(const Linear &L) {
+  return L.packed ? lowbit_weights_bytes(L.packed.get())
+                  : L.M * L.K * int64_t(sizeof(float));
+}
+} // namespace
+
+int64_t Model::weight_bytes() const {
+  const Impl &m = *impl_;
+  int64_t bytes = linear_bytes(m.head);
+  for (const Layer &layer : m.layers)
+    for (const Linear *L : {&layer.wq, &layer.wk, &layer.wv, &layer.wo,
+                            &layer.gate, &layer.up, &layer.down})
+      bytes += linear_bytes(*L);
+  return bytes + int64_t(m.tok_embd->bytes) / m.tok_embd->rows();
+}
+
+int64_t Model::kv_bytes(int64_t pos) const {
+  const Hparams &hp = impl_->hp;
+  return hp.n_layer * 2 * (pos + 1) * hp.n_head_kv * hp.head_dim *
+         int64_t(sizeof(float));
+}
+
+std::vector<std::string> Model::kernel_report(int64_t N) const {
+  const Impl &m = *impl_;
+  std::vector<const Linear *> all;
+  for (const Layer &layer : m.layers)
+    for (const Linear *L : {&layer.wq, &layer.wk, &layer.wv, &layer.wo,
+                            &layer.gate, &layer.up, &layer.down})
+      all.push_back(L);
+  all.push_back(&m.head);
+  std::map<std::tuple<std::string, int64_t, int64_t>, bool> seen;
+  std::vector<std::string> lines;
+  for (const Linear *L : all) {
+    if (seen[{L->format, L->M, L->K}])
+      continue;
+    seen[{L->format, L->M, L->K}] = true;
+    std::string line = (L->format.empty() ? "f32" : L->format) + " " +
+                       std::to_string(L->M) + "x" + std::to_string(L->K) +
+                       ": ";
+    if (!L->packed) {
+      line += std::string("engine fp32 GEMV (") + m.kernels->isa + ")";
+    } else {
+      const std::string target = lowbit_weights_target(L->packed.get(), N);
+      const std::string config = lowbit_weights_config(L->packed.get(), N);
+      line += target == "reference" ? target : target + " " + config;
+    }
+    lines.push_back(line);
+  }
+  return lines;
+}
+
+} // namespace lowbit::engine

@@ -1,0 +1,112 @@
+//===- model.h - the engine's loaded model (internal) -----------*- C++ -*-===//
+//
+// What Model::load builds (model.cpp) and Model::eval runs (forward.cpp):
+// the hyperparameters, every weight as the forward pass uses it, the KV
+// cache and the scratch buffers of one batch.
+//
+//===----------------------------------------------------------------------===//
+#ifndef LOWBIT_ENGINE_MODEL_H
+#define LOWBIT_ENGINE_MODEL_H
+
+#include "engine.h"
+#include "kernels.h"
+
+#include <initializer_list>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace lowbit::engine {
+
+struct WeightsFree {
+  void operator()(lowbit_weights_t *w) const { lowbit_free_weights(w); }
+};
+struct ContextFree {
+  void operator()(lowbit_context_t *c) const { lowbit_context_free(c); }
+};
+struct ActivationsFree {
+  void operator()(lowbit_activations_t *a) const {
+    lowbit_activations_free(a);
+  }
+};
+
+/// One linear layer y = (W x) * scale + bias, W of M x K.
+struct Linear {
+  std::string tensor; // GGUF name, for errors and reports
+  std::string format; // lowbit format; "" = fp32 GEMV in the engine
+  int64_t M = 0, K = 0;
+  std::unique_ptr<lowbit_weights_t, WeightsFree> packed; // format != ""
+  bool ternary = false; // activation class of `packed` (per-row int8 scale)
+  const float *f32 = nullptr;     // format "": M x K row-major
+  std::vector<float> f32_storage; // when the tensor is not f32 in the file
+  float scale = 1.0f;             // the optional `<name>.scale` tensor
+  bool has_scale = false;
+  std::vector<float> bias; // the optional `<name>.bias` tensor, M or empty
+};
+
+struct Layer {
+  std::vector<float> attn_norm, attn_sub_norm, ffn_norm, ffn_sub_norm;
+  Linear wq, wk, wv, wo, gate, up, down;
+};
+
+/// One product of a batch: Y [n][L->M] = X [n][L->K] * W^T (scaled, biased).
+struct Product {
+  const Linear *L;
+  float *Y;
+};
+
+struct Model::Impl {
+  Options options;
+  Hparams hp;
+  std::unique_ptr<GgufFile> file; // kept open: embeddings are read from it
+  const GgufTensor *tok_embd = nullptr;
+  std::vector<float> output_norm;
+  std::vector<float> rope_freqs; // llama3's per-dimension factors, or empty
+  std::vector<Layer> layers;
+  Linear head;
+  const Kernels *kernels = nullptr;
+
+  std::unique_ptr<lowbit_context_t, ContextFree> ctx;
+  int threads = 1;
+  /// Quantized activations, one object per input width so that each keeps
+  /// its buffers: [0] n_embd (Q/K/V, gate/up, head), [1] attention output
+  /// (wo), [2] n_ff (down).
+  std::unique_ptr<lowbit_activations_t, ActivationsFree> acts[3];
+
+  // KV cache, fp32: [layer][kv head][n_ctx][head_dim] for K and for V.
+  std::vector<float> kcache, vcache;
+  int64_t pos = 0;
+  // RoPE angles per position: [n_ctx][n_rot / 2] cos and sin.
+  std::vector<float> rope_cos, rope_sin;
+
+  // Scratch of one batch of up to `batch` tokens (grown once, never per
+  // token).
+  int64_t batch = 0;
+  std::vector<float> x, xn, q, k, v, attn, ff_gate, ff_up, head_in;
+  std::vector<float> scores; // [threads][n_ctx]
+  std::vector<float> last_logits;
+
+  void reserve(int64_t n);
+  void forward(const int32_t *tokens, int64_t n, float *logits,
+               bool all_logits);
+  /// The products of one input X [n][K] with several weights: X is
+  /// quantized once per activation class (ternary: per-row scale; others:
+  /// per block) into `acts` and reused by every weight of that class;
+  /// weights kept in float run the engine's GEMV.
+  void project(std::initializer_list<Product> products, const float *X,
+               int64_t n, lowbit_activations_t *acts);
+  /// Rows [0, n) of X (`width` wide) RMS-normalized times w into Y (may be
+  /// X).
+  void norm_rows(const float *X, const std::vector<float> &w, int64_t n,
+                 int64_t width, float *Y);
+  /// Rotates the first n_rot dimensions of every head of X [n][heads][D]
+  /// for positions p0 + i.
+  void rope(float *X, int64_t n, int64_t heads, int64_t p0) const;
+};
+
+/// The largest batch one forward pass takes; eval splits longer inputs.
+constexpr int64_t kMaxBatch = 512;
+
+} // namespace lowbit::engine
+
+#endif // LOWBIT_ENGINE_MODEL_H
