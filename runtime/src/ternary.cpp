@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,22 @@ float ternary_scale(const float *W, int64_t count) {
   for (int64_t i = 0; i < count; ++i)
     sum += std::fabs(double(W[i]));
   return std::max(float(sum / double(count)), 1e-5f);
+}
+
+float exact_ternary_scale(const float *W, int64_t count) {
+  float a = 0.0f;
+  for (int64_t i = 0; i < count; ++i) {
+    if (W[i] == 0.0f)
+      continue; // +0 and -0
+    const float m = std::fabs(W[i]);
+    if (!(m <= std::numeric_limits<float>::max()))
+      return 0.0f; // infinite or NaN
+    if (a == 0.0f)
+      a = m;
+    else if (m != a)
+      return 0.0f;
+  }
+  return a;
 }
 
 int8_t ternary_value(float w, float s) {

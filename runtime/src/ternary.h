@@ -17,6 +17,11 @@ namespace lowbit::detail {
 /// in double and then rounded to float.
 float ternary_scale(const float *W, int64_t count);
 
+/// If every value of W [count] is in {-a, 0, a} for one finite a > 0 (the
+/// weights are ternary already), returns a; else 0 (also for all zeros).
+/// quantize() then takes s_w = a instead of the absmean.
+float exact_ternary_scale(const float *W, int64_t count);
+
 /// q = clamp(nearbyintf(w / s), -1, 1), the division in float.
 int8_t ternary_value(float w, float s);
 

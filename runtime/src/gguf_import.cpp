@@ -1,0 +1,591 @@
+//===- gguf_import.cpp - ggml tensor types and their import -----------------===//
+//
+// Block layouts, written from the definitions of llama.cpp's ggml
+// (ggml/src/ggml-common.h, ggml/src/ggml-quants.c) and of bitnet.cpp
+// (microsoft/BitNet: src/ggml-bitnet-mad.cpp and its ggml fork); this is an
+// independent implementation, not their code:
+//
+//   q4_0   32 values, 18 bytes: fp16 d, qs[16] (value j in the low nibble of
+//          qs[j], value j + 16 in the high nibble); x = d * (c - 8).
+//   q8_0   32 values, 34 bytes: fp16 d, int8 qs[32]; x = d * qs.
+//   tq1_0  256 values, 54 bytes: qs[48], qh[4], fp16 d. Each byte holds base-3
+//          digits (trits t in 0..2, x = d * (t - 1)) as the fixed-point
+//          fraction ceil(n * 256 / 243) of the 5-trit number n (first trit
+//          most significant); trit i of byte b is ((uint8)(b * 3^i) * 3) >> 8.
+//          qs[0..32) hold values m + 32 i (m < 32, i < 5), qs[32..48) values
+//          160 + m + 16 i (m < 16), qh[0..4) values 240 + j + 4 i (i < 4; the
+//          fifth trit is 0).
+//   tq2_0  256 values, 66 bytes: qs[64], fp16 d. Value 128 h + 32 i + m (h < 2,
+//          i < 4, m < 32) is bits 2i..2i+1 of qs[32 h + m]; x = d * (c - 1),
+//          and code 3 (x = 2d) is never written by ggml.
+//   i2_s   bitnet.cpp's I2_S (ggml type 36 of its fork): the whole tensor's
+//          values in blocks of 128 flat elements, 32 bytes each: element j of
+//          a block is bits 6 - 2 (j / 32) of byte j % 32 (the x86 layout,
+//          QK_I2_S = 128), code 0, 1, 2 = -1, 0, +1 (3 reads as 0); after the
+//          n / 4 code bytes one little-endian f32 scale, then 28 zero bytes
+//          (the fork's ggml_nbytes is n / 4 + 32). x = scale * value.
+//
+//===----------------------------------------------------------------------===//
+
+#include "lowbit/gguf.h"
+#include "lowbit/error.h"
+
+#include "byte_order.h"
+#include "layout.h"
+#include "q4_0.h"
+#include "ternary.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <limits>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace lowbit {
+
+using namespace detail;
+
+namespace {
+
+struct TypeInfo {
+  GgufType type;
+  const char *name;
+  int64_t block;       // values per block along a row
+  uint64_t block_size; // bytes per block
+};
+
+constexpr TypeInfo kTypes[] = {
+    {GgufType::F32, "f32", 1, 4},       {GgufType::F16, "f16", 1, 2},
+    {GgufType::BF16, "bf16", 1, 2},     {GgufType::Q4_0, "q4_0", 32, 18},
+    {GgufType::Q8_0, "q8_0", 32, 34},   {GgufType::TQ1_0, "tq1_0", 256, 54},
+    {GgufType::TQ2_0, "tq2_0", 256, 66}, {GgufType::I2_S, "i2_s", 128, 32},
+};
+
+constexpr int64_t kTqBlock = 256;
+constexpr int64_t kI2sBlock = 128;
+constexpr uint64_t kI2sTrailer = 32; // f32 scale + 28 zero bytes
+
+const TypeInfo &info(GgufType type) {
+  for (const TypeInfo &t : kTypes)
+    if (t.type == type)
+      return t;
+  throw Error("unknown GGUF tensor type " + std::to_string(uint32_t(type)));
+}
+
+std::string format_float(double x) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%g", x);
+  return text;
+}
+
+uint16_t fp16_of(float d, const char *type, int64_t row, int64_t block) {
+  const uint16_t h = float_to_half(d);
+  if ((h & 0x7C00) == 0x7C00)
+    throw Error(std::string(type) + " row " + std::to_string(row) + " block " +
+                std::to_string(block) + ": scale d = " + format_float(d) +
+                " overflows fp16 (weights too large for " + type + ")");
+  return h;
+}
+
+// --- tq1_0 ---------------------------------------------------------------
+
+// The byte holding the base-3 number of `n` trits (first most significant),
+// shifted to 5 trits, as the fixed-point fraction ceil(x * 256 / 243).
+uint8_t tq1_pack(const int *trits, int n) {
+  unsigned x = 0;
+  for (int i = 0; i < n; ++i)
+    x = x * 3 + unsigned(trits[i]);
+  for (int i = n; i < 5; ++i)
+    x *= 3;
+  return uint8_t((x * 256 + 242) / 243);
+}
+
+int tq1_trit(uint8_t byte, int i) {
+  static const uint8_t pow3[5] = {1, 3, 9, 27, 81};
+  const uint8_t shifted = uint8_t(byte * pow3[i]);
+  return (unsigned(shifted) * 3) >> 8;
+}
+
+// Trits (0..2) of one block, in value order.
+void tq1_decode(const uint8_t *b, int *t) {
+  for (int i = 0; i < 5; ++i)
+    for (int m = 0; m < 32; ++m)
+      t[32 * i + m] = tq1_trit(b[m], i);
+  for (int i = 0; i < 5; ++i)
+    for (int m = 0; m < 16; ++m)
+      t[160 + 16 * i + m] = tq1_trit(b[32 + m], i);
+  for (int i = 0; i < 4; ++i)
+    for (int j = 0; j < 4; ++j)
+      t[240 + 4 * i + j] = tq1_trit(b[48 + j], i);
+}
+
+void tq1_encode(const int *t, uint8_t *b) {
+  int digits[5];
+  for (int m = 0; m < 32; ++m) {
+    for (int i = 0; i < 5; ++i)
+      digits[i] = t[m + 32 * i];
+    b[m] = tq1_pack(digits, 5);
+  }
+  for (int m = 0; m < 16; ++m) {
+    for (int i = 0; i < 5; ++i)
+      digits[i] = t[160 + m + 16 * i];
+    b[32 + m] = tq1_pack(digits, 5);
+  }
+  for (int j = 0; j < 4; ++j) {
+    for (int i = 0; i < 4; ++i)
+      digits[i] = t[240 + j + 4 * i];
+    b[48 + j] = tq1_pack(digits, 4);
+  }
+}
+
+// --- tq2_0 ---------------------------------------------------------------
+
+void tq2_decode(const uint8_t *b, int *c) {
+  for (int v = 0; v < 256; ++v)
+    c[v] = (b[32 * (v / 128) + v % 32] >> (2 * (v % 128 / 32))) & 3;
+}
+
+void tq2_encode(const int *c, uint8_t *b) {
+  std::memset(b, 0, 64);
+  for (int v = 0; v < 256; ++v)
+    b[32 * (v / 128) + v % 32] |= uint8_t(c[v] << (2 * (v % 128 / 32)));
+}
+
+// --- i2_s ----------------------------------------------------------------
+
+// Byte and shift of flat element e of an i2_s tensor.
+inline uint64_t i2s_byte(uint64_t e) { return e / kI2sBlock * 32 + e % 32; }
+inline int i2s_shift(uint64_t e) { return 6 - 2 * int(e % kI2sBlock / 32); }
+
+// ggml's ternary-block encoders: d = max |x| of the block, trit = lroundf(x
+// / d) + 1 (rounding half away from zero, as lroundf does).
+void encode_tq_block(GgufType type, const float *x, int64_t row, int64_t blk,
+                     uint8_t *out) {
+  float amax = 0.0f;
+  for (int j = 0; j < kTqBlock; ++j)
+    amax = std::max(amax, std::fabs(x[j]));
+  const float d = amax;
+  const float id = d != 0.0f ? 1.0f / d : 0.0f;
+  int t[kTqBlock];
+  for (int j = 0; j < kTqBlock; ++j)
+    t[j] = int(std::lround(x[j] * id)) + 1;
+  const uint16_t h = fp16_of(d, gguf_type_name(type), row, blk);
+  if (type == GgufType::TQ1_0) {
+    tq1_encode(t, out);
+    store_le(out + 52, h);
+  } else {
+    tq2_encode(t, out);
+    store_le(out + 64, h);
+  }
+}
+
+void check_finite(const float *x, int64_t count, int64_t K) {
+  for (int64_t i = 0; i < count; ++i)
+    if (!std::isfinite(x[i]))
+      throw Error("value [" + std::to_string(i / K) + ", " +
+                  std::to_string(i % K) + "] is not finite");
+}
+
+void check_row(const GgufTensor &t, int64_t row) {
+  if (row < 0 || row >= t.rows())
+    throw Error(t.name + ": row " + std::to_string(row) +
+                " is out of range for " + std::to_string(t.rows()) + " rows");
+  if (!t.data || t.bytes != gguf_tensor_bytes(t.type, t.rows(), t.K()))
+    throw Error(t.name + ": the tensor's data does not match its type and "
+                         "shape");
+}
+
+// The ternary values of a tq1_0 / tq2_0 / i2_s tensor and its one scale
+// (see runtime/README.md, "GGUF import").
+struct Ternary {
+  std::vector<int8_t> q;
+  float scale = 0.0f;
+};
+
+[[noreturn]] void fail(const GgufTensor &t, const std::string &problem) {
+  throw Error(t.name + ": " + problem);
+}
+
+Ternary ternary_of(const GgufTensor &t) {
+  const int64_t M = t.rows(), K = t.K();
+  const char *type = gguf_type_name(t.type);
+  Ternary out;
+  out.q.resize(size_t(M * K));
+  bool any = false;
+  auto bad_code = [&](int64_t m, int64_t k, int code) {
+    fail(t, std::string(type) + " code " + std::to_string(code) + " at row " +
+                std::to_string(m) + ", k = " + std::to_string(k) +
+                " is outside the ternary range");
+  };
+
+  if (t.type == GgufType::I2_S) {
+    for (int64_t e = 0; e < M * K; ++e) {
+      const int c = (t.data[i2s_byte(uint64_t(e))] >> i2s_shift(uint64_t(e))) & 3;
+      if (c == 3)
+        bad_code(e / K, e % K, c);
+      out.q[size_t(e)] = int8_t(c - 1);
+      any |= c != 1;
+    }
+    const float s = load_f32_le(t.data + M * K / 4);
+    if (!any)
+      out.scale = 0.0f;
+    else if (!std::isfinite(s) || !(s > 0.0f))
+      fail(t, "i2_s scale " + format_float(s) +
+                  " is not a finite positive number");
+    else
+      out.scale = s;
+    return out;
+  }
+
+  const uint64_t block_bytes = info(t.type).block_size;
+  const int64_t blocks = K / kTqBlock;
+  std::set<uint16_t> scales;
+  int codes[kTqBlock];
+  for (int64_t m = 0; m < M; ++m) {
+    for (int64_t b = 0; b < blocks; ++b) {
+      const uint8_t *blk = t.data + (uint64_t(m * blocks + b)) * block_bytes;
+      uint16_t d;
+      if (t.type == GgufType::TQ1_0) {
+        tq1_decode(blk, codes);
+        d = load_le<uint16_t>(blk + 52);
+      } else {
+        tq2_decode(blk, codes);
+        d = load_le<uint16_t>(blk + 64);
+      }
+      bool nonzero = false;
+      int8_t *q = out.q.data() + m * K + b * kTqBlock;
+      for (int j = 0; j < kTqBlock; ++j) {
+        if (codes[j] == 3)
+          bad_code(m, b * kTqBlock + j, codes[j]);
+        q[j] = int8_t(codes[j] - 1);
+        nonzero |= codes[j] != 1;
+      }
+      // A block of zeros carries no scale (ggml writes d = 0 there).
+      if (nonzero)
+        scales.insert(d);
+    }
+  }
+  if (scales.size() > 1)
+    fail(t, std::string(type) + " blocks carry " +
+                std::to_string(scales.size()) +
+                " different scales; lowbit's ternary formats have one scale "
+                "per tensor");
+  if (scales.size() == 1) {
+    const float s = half_to_float(*scales.begin());
+    if (!std::isfinite(s) || !(s > 0.0f))
+      fail(t, std::string(type) + " scale d = " + format_float(s) +
+                  " is not a finite positive number");
+    out.scale = s;
+  }
+  return out;
+}
+
+bool is_float_type(GgufType type) {
+  return type == GgufType::F32 || type == GgufType::F16 ||
+         type == GgufType::BF16;
+}
+
+bool is_ternary_type(GgufType type) {
+  return type == GgufType::TQ1_0 || type == GgufType::TQ2_0 ||
+         type == GgufType::I2_S;
+}
+
+std::vector<float> decode_all(const GgufTensor &t) {
+  const int64_t M = t.rows(), K = t.K();
+  std::vector<float> W(size_t(M * K));
+  for (int64_t m = 0; m < M; ++m)
+    gguf_decode_row(t, m, W.data() + m * K);
+  return W;
+}
+
+// Runs f, prefixing the message of an Error with the tensor's name.
+template <typename F> auto named(const GgufTensor &t, F f) -> decltype(f()) {
+  try {
+    return f();
+  } catch (const Error &e) {
+    throw Error(t.name + ": " + e.what());
+  }
+}
+
+} // namespace
+
+const char *gguf_type_name(GgufType type) { return info(type).name; }
+
+GgufType parse_gguf_type(std::string_view name) {
+  std::string lower(name);
+  for (char &c : lower)
+    c = char(std::tolower(static_cast<unsigned char>(c)));
+  for (const TypeInfo &t : kTypes)
+    if (lower == t.name)
+      return t.type;
+  throw Error("unknown GGUF tensor type '" + std::string(name) +
+              "' (expected f32, f16, bf16, q4_0, q8_0, tq1_0, tq2_0 or i2_s)");
+}
+
+bool is_known_gguf_type(uint32_t id) {
+  for (const TypeInfo &t : kTypes)
+    if (uint32_t(t.type) == id)
+      return true;
+  return false;
+}
+
+int64_t gguf_block_size(GgufType type) { return info(type).block; }
+
+uint64_t gguf_tensor_bytes(GgufType type, int64_t rows, int64_t K) {
+  const TypeInfo &t = info(type);
+  if (rows < 1 || K < 1)
+    throw Error(std::string(t.name) + " needs rows >= 1 and K >= 1, got " +
+                std::to_string(rows) + " x " + std::to_string(K));
+  if (K % t.block != 0)
+    throw Error(std::string(t.name) + " needs K % " + std::to_string(t.block) +
+                " == 0, got K = " + std::to_string(K));
+  if (rows > std::numeric_limits<int64_t>::max() / K)
+    throw Error(std::string(t.name) + ": " + std::to_string(rows) + " x " +
+                std::to_string(K) + " values overflow");
+  const uint64_t blocks = uint64_t(rows * K / t.block);
+  const uint64_t trailer = type == GgufType::I2_S ? kI2sTrailer : 0;
+  if (blocks > (std::numeric_limits<uint64_t>::max() - trailer) / t.block_size)
+    throw Error(std::string(t.name) + ": " + std::to_string(rows) + " x " +
+                std::to_string(K) + " values overflow the byte count");
+  return blocks * t.block_size + trailer;
+}
+
+std::vector<uint8_t> gguf_encode(GgufType type, const float *values,
+                                 int64_t rows, int64_t K) {
+  const uint64_t bytes = gguf_tensor_bytes(type, rows, K);
+  const int64_t count = rows * K;
+  std::vector<uint8_t> out(size_t(bytes), 0);
+  uint8_t *p = out.data();
+  switch (type) {
+  case GgufType::F32:
+    for (int64_t i = 0; i < count; ++i)
+      store_f32_le(p + 4 * i, values[i]);
+    return out;
+  case GgufType::F16:
+    for (int64_t i = 0; i < count; ++i)
+      store_le(p + 2 * i, float_to_half(values[i]));
+    return out;
+  case GgufType::BF16:
+    for (int64_t i = 0; i < count; ++i)
+      store_le(p + 2 * i, float_to_bf16(values[i]));
+    return out;
+  default:
+    break;
+  }
+  check_finite(values, count, K);
+  const int64_t block = info(type).block;
+  const uint64_t block_size = info(type).block_size;
+  const int64_t row_bytes = K / block * int64_t(block_size);
+  for (int64_t m = 0; m < rows && type != GgufType::I2_S; ++m) {
+    const float *x = values + m * K;
+    uint8_t *row = p + m * row_bytes;
+    if (type == GgufType::Q4_0) {
+      quantize_q4_0_row(x, K, m, row); // the runtime's one q4_0 quantizer
+      continue;
+    }
+    for (int64_t b = 0; b < K / block; ++b) {
+      const float *xb = x + b * block;
+      uint8_t *out_b = row + b * int64_t(block_size);
+      if (type == GgufType::Q8_0) {
+        // ggml's quantize_row_q8_0_ref: d = amax / 127, q = roundf(x / d).
+        float amax = 0.0f;
+        for (int j = 0; j < 32; ++j)
+          amax = std::max(amax, std::fabs(xb[j]));
+        const float d = amax / 127.0f;
+        const float id = d != 0.0f ? 1.0f / d : 0.0f;
+        store_le(out_b, fp16_of(d, "q8_0", m, b));
+        for (int j = 0; j < 32; ++j)
+          out_b[2 + j] = uint8_t(int8_t(std::roundf(xb[j] * id)));
+      } else {
+        encode_tq_block(type, xb, m, b, out_b);
+      }
+    }
+  }
+  if (type == GgufType::I2_S) {
+    // bitnet.cpp's quantize_i2_s: scale = max |x| (in double), stored as
+    // f32; a value with |x| < 1e-6 is 0, any other its sign. It takes the
+    // values to be ternary already and does not round.
+    double scale = 0.0;
+    for (int64_t i = 0; i < count; ++i)
+      scale = std::max(scale, std::fabs(double(values[i])));
+    for (int64_t e = 0; e < count; ++e) {
+      const double x = double(values[e]);
+      const unsigned c = std::fabs(x) < 1e-6 ? 1 : x * scale > 0 ? 2 : 0;
+      p[i2s_byte(uint64_t(e))] |= uint8_t(c << i2s_shift(uint64_t(e)));
+    }
+    store_f32_le(p + count / 4, float(scale));
+  }
+  return out;
+}
+
+void gguf_decode_row(const GgufTensor &t, int64_t row, float *out) {
+  check_row(t, row);
+  const int64_t K = t.K();
+  if (t.type == GgufType::I2_S) {
+    static const float value[4] = {-1.0f, 0.0f, 1.0f, 0.0f};
+    const float scale = load_f32_le(t.data + t.rows() * K / 4);
+    for (int64_t k = 0; k < K; ++k) {
+      const uint64_t e = uint64_t(row * K + k);
+      out[k] = scale * value[(t.data[i2s_byte(e)] >> i2s_shift(e)) & 3];
+    }
+    return;
+  }
+  const TypeInfo &ti = info(t.type);
+  const uint8_t *p = t.data + uint64_t(row) * (uint64_t(K / ti.block) * ti.block_size);
+  switch (t.type) {
+  case GgufType::F32:
+    for (int64_t k = 0; k < K; ++k)
+      out[k] = load_f32_le(p + 4 * k);
+    return;
+  case GgufType::F16:
+    for (int64_t k = 0; k < K; ++k)
+      out[k] = half_to_float(load_le<uint16_t>(p + 2 * k));
+    return;
+  case GgufType::BF16:
+    for (int64_t k = 0; k < K; ++k)
+      out[k] = bf16_to_float(load_le<uint16_t>(p + 2 * k));
+    return;
+  default:
+    break;
+  }
+  for (int64_t b = 0; b < K / ti.block; ++b, p += ti.block_size) {
+    float *y = out + b * ti.block;
+    if (t.type == GgufType::Q4_0) {
+      const float d = half_to_float(load_le<uint16_t>(p));
+      for (int j = 0; j < 16; ++j) {
+        y[j] = float((p[2 + j] & 0x0F) - 8) * d;
+        y[j + 16] = float((p[2 + j] >> 4) - 8) * d;
+      }
+    } else if (t.type == GgufType::Q8_0) {
+      const float d = half_to_float(load_le<uint16_t>(p));
+      for (int j = 0; j < 32; ++j)
+        y[j] = float(int8_t(p[2 + j])) * d;
+    } else {
+      int c[kTqBlock];
+      float d;
+      if (t.type == GgufType::TQ1_0) {
+        tq1_decode(p, c);
+        d = half_to_float(load_le<uint16_t>(p + 52));
+      } else {
+        tq2_decode(p, c);
+        d = half_to_float(load_le<uint16_t>(p + 64));
+      }
+      for (int j = 0; j < kTqBlock; ++j)
+        y[j] = float(c[j] - 1) * d;
+    }
+  }
+}
+
+float exact_ternary_scale(const float *W, int64_t count) {
+  return detail::exact_ternary_scale(W, count);
+}
+
+std::string gguf_default_format(const GgufTensor &t) {
+  if (t.ne.size() < 2)
+    return ""; // vectors (norms, biases) stay in float
+  std::string name;
+  if (is_ternary_type(t.type))
+    name = "i2s";
+  else if (t.type == GgufType::Q4_0)
+    name = "q4_0";
+  else if (is_float_type(t.type)) {
+    const std::vector<float> W = decode_all(t);
+    if (lowbit::exact_ternary_scale(W.data(), int64_t(W.size())) > 0.0f)
+      name = "i2s";
+  }
+  if (name.empty() || !Format::parse(name).shape_error(t.rows(), t.K()).empty())
+    return "";
+  return name;
+}
+
+PackedWeights import_tensor(const GgufTensor &t, const Format &format) {
+  if (!t.data || t.ne.empty())
+    fail(t, "the tensor has no data");
+  const int64_t M = t.rows(), K = t.K();
+  const uint64_t expected = named(t, [&] {
+    return gguf_tensor_bytes(t.type, M, K);
+  });
+  if (t.bytes != expected)
+    fail(t, std::string(gguf_type_name(t.type)) + " [" + std::to_string(M) +
+                " x " + std::to_string(K) + "] needs " +
+                std::to_string(expected) + " bytes, got " +
+                std::to_string(t.bytes));
+  named(t, [&] { format.check_shape(M, K); });
+
+  if (is_ternary_type(t.type) && format.is_ternary()) {
+    const Ternary tern = ternary_of(t);
+    PackedWeights P;
+    P.format = format;
+    P.M = M;
+    P.K = K;
+    // An all-zero tensor carries no scale: it gets quantize()'s floor.
+    P.tensor_scale = tern.scale > 0.0f ? tern.scale : 1e-5f;
+    const int64_t row_bytes = P.row_bytes();
+    P.codes.resize(size_t(M * row_bytes));
+    for (int64_t m = 0; m < M; ++m)
+      encode_ternary_row(format, tern.q.data() + m * K, K,
+                         P.codes.data() + m * row_bytes);
+    named(t, [&] { validate(P); });
+    return P;
+  }
+  if (t.type == GgufType::Q4_0 && format.kind == FormatKind::Q4_0) {
+    PackedWeights P;
+    P.format = format;
+    P.M = M;
+    P.K = K;
+    P.codes.assign(t.data, t.data + t.bytes);
+    named(t, [&] { validate(P); });
+    return P;
+  }
+  std::vector<float> W = decode_all(t);
+  PackedWeights P =
+      named(t, [&] { return quantize(format, W.data(), M, K); });
+  if (is_float_type(t.type))
+    return P;
+  // A quantized tensor into another format: only where re-quantizing
+  // reproduces every value exactly (e.g. q8_0 blocks whose values are
+  // {-a, 0, a} into a ternary format). Never a silent loss.
+  std::vector<float> R(W.size());
+  dequantize(P, R.data());
+  int64_t changed = 0;
+  for (size_t i = 0; i < W.size(); ++i)
+    changed += !(R[i] == W[i]);
+  if (changed)
+    fail(t, std::string(gguf_type_name(t.type)) + " does not convert to " +
+                format.name() + " without loss (" + std::to_string(changed) +
+                " of " + std::to_string(W.size()) +
+                " values would change); lowbit does not re-quantize silently");
+  return P;
+}
+
+std::string gguf_import_error(const GgufTensor &tensor, const Format &format) {
+  try {
+    import_tensor(tensor, format);
+  } catch (const Error &e) {
+    return e.what();
+  }
+  return "";
+}
+
+PackedWeights import_weights(GgufType type, const uint8_t *data, size_t bytes,
+                             int64_t M, int64_t K, const Format &format,
+                             const std::string &what) {
+  if (!is_known_gguf_type(uint32_t(type)))
+    throw Error(what + ": unknown GGUF tensor type " +
+                std::to_string(uint32_t(type)));
+  GgufTensor t;
+  t.name = what;
+  t.type = type;
+  t.ne = {K, M};
+  t.data = data;
+  t.bytes = bytes;
+  if (!data)
+    throw Error(what + ": no data");
+  return import_tensor(t, format);
+}
+
+} // namespace lowbit
