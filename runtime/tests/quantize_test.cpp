@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "lowbit/format.h"
+#include "lowbit/reference.h"
 
 #include "naive.h"
 #include "test_util.h"
@@ -134,6 +135,59 @@ TEST(Quantize, TernaryScaleFloor) {
   const PackedWeights P = quantize(Format::parse("i2s"), W, 1, 4);
   EXPECT_EQ(P.tensor_scale, 1e-5f);
   EXPECT_EQ(P.codes, (std::vector<uint8_t>{0x55})); // four codes of 1 (q = 0)
+}
+
+TEST(Quantize, TernaryWeightsKeepTheirScale) {
+  // Regression: weights that are ternary already ({-a, 0, a}, a third of
+  // them 0) used to get s_w = absmean = 2a/3, so q = round(+-1.5) = +-1 and
+  // every output shrank to 2/3 (0.665x here). Now s_w = a exactly.
+  const int64_t M = 7, K = 96, N = 3;
+  const float a = 0.0371f;
+  std::vector<float> W(static_cast<size_t>(M * K));
+  for (int64_t i = 0; i < M * K; ++i)
+    W[i] = a * float(int((i * 5 + i / 7) % 3) - 1);
+  const std::vector<float> X = test::random_values(N * K, 77);
+  for (const char *name : {"i2s", "tl1", "tl2"}) {
+    SCOPED_TRACE(name);
+    const PackedWeights P = quantize(Format::parse(name), W.data(), M, K);
+    EXPECT_EQ(bits(P.tensor_scale), bits(a));
+    std::vector<float> D(W.size());
+    dequantize(P, D.data());
+    for (size_t i = 0; i < W.size(); ++i)
+      ASSERT_EQ(bits(D[i]), bits(W[i])) << i;
+
+    // The reference mpGEMM against the exact product: within the error of
+    // the int8 activations (half a step, absmax / 254 per activation).
+    std::vector<float> Y(static_cast<size_t>(N * M));
+    reference_mpgemm(P, X.data(), N, Y.data());
+    double dot = 0.0, norm = 0.0;
+    for (int64_t n = 0; n < N; ++n) {
+      float absmax = 0.0f;
+      for (int64_t k = 0; k < K; ++k)
+        absmax = std::max(absmax, std::fabs(X[n * K + k]));
+      for (int64_t m = 0; m < M; ++m) {
+        double exact = 0.0, bound = 0.0;
+        for (int64_t k = 0; k < K; ++k) {
+          exact += double(X[n * K + k]) * double(W[m * K + k]);
+          bound += std::fabs(double(W[m * K + k])) * double(absmax) / 254.0;
+        }
+        const double y = Y[n * M + m];
+        EXPECT_LE(std::fabs(y - exact), bound * 1.001 + 1e-6)
+            << "n " << n << " m " << m;
+        dot += y * exact;
+        norm += exact * exact;
+      }
+    }
+    EXPECT_NEAR(dot / norm, 1.0, 0.01); // not 0.665
+  }
+  // Values of two magnitudes are not ternary: absmean as before.
+  std::vector<float> V = W;
+  V[1] = 2 * V[1] + (V[1] == 0.0f ? a : 0.0f);
+  const PackedWeights P = quantize(Format::parse("i2s"), V.data(), M, K);
+  double sum = 0.0;
+  for (float v : V)
+    sum += std::fabs(double(v));
+  EXPECT_EQ(P.tensor_scale, float(sum / double(V.size())));
 }
 
 TEST(Quantize, UnsignedGroupByHand) {
