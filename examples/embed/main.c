@@ -63,8 +63,6 @@ static long compare(const float *Y, const float *R, int64_t count, int exact,
 
 int main(int argc, char **argv) {
   const int threads = argc > 1 ? atoi(argv[1]) : 2;
-  const char *format = LOWBIT_BUNDLE_FORMAT;
-  const int exact = is_ternary(format);
   const int64_t batches[2] = {1, 16};
   lowbit_context_t *ctx = NULL;
   long failures = 0;
@@ -72,11 +70,14 @@ int main(int argc, char **argv) {
   CHECK(lowbit_bundle_register());
   CHECK(lowbit_context_create(threads, &ctx));
   printf("bundle: %s, compiled for %s, running %s kernels, %d threads\n",
-         format, LOWBIT_BUNDLE_TARGET, lowbit_bundle_active_target(), threads);
+         LOWBIT_BUNDLE_FORMAT, LOWBIT_BUNDLE_TARGET,
+         lowbit_bundle_active_target(), threads);
 
   for (size_t s = 0; s < lowbit_bundle_num_shapes; ++s) {
     const lowbit_bundle_shape_t *shape = &lowbit_bundle_shapes[s];
     const int64_t M = shape->M, K = shape->K;
+    const char *format = shape->format; /* a bundle may hold several */
+    const int exact = is_ternary(format);
     float *W = malloc(sizeof(float) * (size_t)(M * K));
     float *X = malloc(sizeof(float) * (size_t)(16 * K));
     float *Y = malloc(sizeof(float) * (size_t)(16 * M));

@@ -25,6 +25,7 @@ namespace lowbit::cli {
 
 struct BundleKernel {
   std::string target; // e.g. x86-avx2
+  std::string format; // e.g. i2s
   int64_t M = 0, K = 0;
   int64_t minN = 1;     // 1: the GEMV config, 2: the GEMM config (N >= 2)
   std::string function; // C symbol
@@ -35,12 +36,23 @@ struct BundleKernel {
   std::vector<std::string> flags;
 };
 
-struct BundleSpec {
+/// One weight format of a bundle and the shapes compiled for it.
+struct BundleGroup {
   Format format;
+  std::vector<LinearShape> shapes;
+};
+
+struct BundleSpec {
+  Format format;                   // the format of `shapes`, when `groups`
+  std::vector<LinearShape> shapes; // is empty (a one-format bundle)
+  std::vector<BundleGroup> groups; // else every format and its shapes
+  std::string name = "lowbit"; // prefix of the CMake target, the header
+                               // (NAME_kernels.h) and every C symbol
+                               // (NAME_bundle_register, ...)
   std::string target; // a concrete target name (not native)
   Strategy strategy = Strategy::Auto; // or LutBitserial for the target's
-                                      // kernels
-  std::vector<LinearShape> shapes;
+                                      // kernels (of the formats that have
+                                      // a lut-bitserial layout)
   int threads = 1;      // threads the kernels are configured for
   std::string schedule; // "" for the heuristic
   std::string config;   // "" or one kernel config for every target kernel
@@ -49,6 +61,9 @@ struct BundleSpec {
   std::string command;  // the command line the README quotes
   GpuDType dtype = GpuDType::F32; // GPU targets: X / Y on the device
 };
+
+/// The groups of `spec`: `groups`, or {format, shapes} when it is empty.
+std::vector<BundleGroup> bundleGroups(const BundleSpec &spec);
 
 /// Writes the bundle of `spec` into `out` (created; stale kernels removed)
 /// and returns its kernels. `runtimeSources` receives the bundle-relative
