@@ -1,9 +1,9 @@
 #!/bin/bash
-# The loaded-core experiment of issue 7 (README "Hybrid CPUs: dynamic
-# scheduling"): bitnet-b1.58-2b i2s, cold GEMV, static and dynamic in
-# alternating reps of one process, in three conditions, interleaved run by
-# run so that every condition sees the same background load of this shared
-# machine:
+# The loaded-core experiment of the dynamic scheduler
+# (docs/perf/hybrid-scheduling.md): bitnet-b1.58-2b i2s, cold GEMV, static
+# and dynamic in alternating reps of one process, in three conditions,
+# interleaved run by run so that every condition sees the same background
+# load of this shared machine:
 #   unloaded  nothing added
 #   loaded    --load-core 1: a CPU-bound process pinned to CPU 1
 #   slow      --slow-core 1:2: the pool thread on CPU 1 takes 2x as long

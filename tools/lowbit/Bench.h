@@ -1,6 +1,6 @@
 //===- Bench.h - honest roofline measurements -------------------*- C++ -*-===//
 //
-// The measurement side of `lowbit bench`, following DESIGN.md "Measuring
+// The measurement side of `lowbit bench`, following docs/design.md "Measuring
 // performance":
 //  - the read-bandwidth probe: >= 1 GiB, every byte first written (non-zero)
 //    by the thread that later reads it, wide loads into 8 independent

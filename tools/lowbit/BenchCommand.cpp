@@ -1,6 +1,6 @@
 //===- BenchCommand.cpp - `lowbit bench` ----------------------------------===//
 //
-// Roofline benchmark of generated kernels, per DESIGN.md "Measuring
+// Roofline benchmark of generated kernels, per docs/design.md "Measuring
 // performance": the read bandwidth (and, for N > 1, the int8 peak) is
 // measured on the same thread pool in the same run, right before every timed
 // rep (this VM's limit moves while a run goes on), and each case reports the

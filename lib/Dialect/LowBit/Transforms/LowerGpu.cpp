@@ -1,8 +1,9 @@
 //===- LowerGpu.cpp - lowbit.mpgemm to a gpu.module kernel ----------------===//
 //
-// The Xe2 kernel of seed 000 (section III-E) in the gpu dialect: workgroup
-// and subgroup tiles from #lowbit.gpu, activation scales fused or in a
-// pre-kernel (w2gG: per 32-block, in registers), int8 quantization in
+// The Xe2 kernel of Intel's AI-PC/Xe2 paper ("Pushing the Envelope of LLM
+// Inference on AI-PC and Intel GPUs", section III-E) in the gpu dialect:
+// workgroup and subgroup tiles from #lowbit.gpu, activation scales fused or in
+// a pre-kernel (w2gG: per 32-block, in registers), int8 quantization in
 // registers, int32 products with the unpacked 2-bit codes (multiply-add, or
 // spirv.SUDot with int_dot), dequantization by the product of the scales.
 // The buffers are described in runtime/include/lowbit/vulkan.h;
@@ -47,10 +48,10 @@ static constexpr int64_t kMaxWorkgroupBytes = 32768;
 
 GpuAttr mlir::lowbit::getDefaultGpuConfig(MLIRContext *ctx, StringRef target,
                                            bool gemv) {
-  // GEMV: one activation row per workgroup with its scale fused (the seed's
-  // finding for GEMV). GEMM: 4 x 4 subgroup tiles that reuse every quantized
-  // activation 4 times, scales from the pre-kernel (the seed's GEMM
-  // finding). spirv-xe2 takes the seed's subgroup 16 with rectangular
+  // GEMV: one activation row per workgroup with its scale fused (the Xe2
+  // paper's finding for GEMV). GEMM: 4 x 4 subgroup tiles that reuse every
+  // quantized activation 4 times, scales from the pre-kernel (the paper's
+  // GEMM finding). spirv-xe2 takes the paper's subgroup 16 with rectangular
   // subgroup tiles (32 x 1 rows for GEMV, 8 x 4 for GEMM) and the integer
   // dot product (Xe2 has DP4A); spirv-vulkan multiplies in plain int32,
   // which every Vulkan device runs.

@@ -295,7 +295,8 @@ def LowBit_LutBitserialAttr
 def LowBit_GpuAttr : LowBit_ConfigAttr<"Gpu", "gpu"> {
   let summary = "GPU (SPIR-V) strategy: workgroup and subgroup tiles";
   let description = [{
-    The GPU kernel of the Intel Xe2 paper (seed 000, section III-E) as
+    The GPU kernel of Intel's AI-PC/Xe2 paper ("Pushing the Envelope of LLM
+    Inference on AI-PC and Intel GPUs", section III-E) as
     `lowbit-lower-gpu` emits it through the `gpu` dialect to SPIR-V. A
     workgroup computes a `wg_tile_m x wg_tile_n` block of Y (weight rows x
     activation rows); the block is cut into `sg_tile_m x sg_tile_n` tiles,

@@ -1,7 +1,8 @@
 //===- Passes.td - lowbit transformation passes ------------*- tablegen -*-===//
 //
-// The target-independent steps of the pipeline in DESIGN.md: pick a config,
-// record the packed layout it needs, lower to tiled loops of microkernel ops.
+// The target-independent steps of the pipeline in docs/design.md: pick a
+// config, record the packed layout it needs, lower to tiled loops of
+// microkernel ops.
 //
 //===----------------------------------------------------------------------===//
 
@@ -260,8 +261,8 @@ def LowBitLowerGpu : Pass<"lowbit-lower-gpu", "ModuleOp"> {
     config sizes the kernel; an op without a config takes the `config`
     option, else the default of `target` for GEMV (`n-hint` 1) or GEMM
     (`getDefaultGpuConfig`: `spirv-vulkan` 64-invocation workgroups of
-    16-lane subgroups; `spirv-xe2` the Intel seed's subgroup 16 with
-    rectangular subgroup tiles).
+    16-lane subgroups; `spirv-xe2` the subgroup 16 of Intel's AI-PC/Xe2
+    paper with rectangular subgroup tiles).
 
     Both kernels take the same six storage buffers (runtime/include/
     lowbit/vulkan.h), with M and K compile-time constants; a config whose
