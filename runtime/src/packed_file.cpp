@@ -183,12 +183,4 @@ PackedWeights load_packed(const std::string &path) {
   return parse_packed(bytes.data(), bytes.size(), path);
 }
 
-void save_gguf_blocks(const std::string &path, const PackedWeights &W) {
-  if (W.format.kind != FormatKind::Q4_0)
-    throw Error(path + ": the gguf layout is only defined for q4_0, not " +
-                W.format.name());
-  validate(W);
-  write_file(path, W.codes.data(), W.codes.size());
-}
-
 } // namespace lowbit

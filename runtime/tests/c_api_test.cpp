@@ -222,7 +222,7 @@ TEST(CApi, ParallelForCoversTheRangeOnce) {
   EXPECT_EQ(lowbit_context_threads(ctx), 2);
   EXPECT_EQ(lowbit_context_threads(nullptr), 1);
   for (int64_t n : {0, 1, 2, 3, 1000}) {
-    std::vector<std::atomic<int>> hits(size_t(n));
+    std::vector<std::atomic<int>> hits(static_cast<size_t>(n));
     ASSERT_EQ(lowbit_parallel_for(ctx, n, countRange, &hits), LOWBIT_OK);
     ASSERT_EQ(lowbit_parallel_for(nullptr, n, countRange, &hits), LOWBIT_OK);
     for (const std::atomic<int> &h : hits)

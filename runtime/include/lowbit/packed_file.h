@@ -23,8 +23,6 @@ PackedWeights load_packed(const std::string &path);
 /// load_packed on an in-memory file image; `what` names it in error messages.
 PackedWeights parse_packed(const uint8_t *bytes, size_t size,
                            const std::string &what);
-/// q4_0 only: writes W.codes as they are (bare ggml blocks).
-void save_gguf_blocks(const std::string &path, const PackedWeights &W);
 
 } // namespace lowbit
 

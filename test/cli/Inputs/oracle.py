@@ -113,6 +113,40 @@ def reference(fmt, W, X):
     return Y, deq, gguf
 
 
+def gguf_single_tensor(path, M, K):
+    """The data of the one Q4_0 tensor [M, K] of a GGUF v3 file, read by the
+    file format's rules (header, metadata, tensor info, aligned data)."""
+    import struct
+    with open(path, "rb") as f:
+        data = f.read()
+    magic, version, n_tensors, n_kv = struct.unpack_from("<4sIQQ", data, 0)
+    assert magic == b"GGUF" and version == 3 and n_tensors == 1, (magic, version, n_tensors)
+    pos = 24
+    alignment = 32
+
+    def string(pos):
+        (n,) = struct.unpack_from("<Q", data, pos)
+        return data[pos + 8:pos + 8 + n].decode(), pos + 8 + n
+
+    for _ in range(n_kv):
+        key, pos = string(pos)
+        (vtype,) = struct.unpack_from("<I", data, pos)
+        pos += 4
+        assert vtype == 8, f"only string metadata expected here, got type {vtype}"
+        _, pos = string(pos)
+    _, pos = string(pos)
+    (n_dims,) = struct.unpack_from("<I", data, pos)
+    ne = struct.unpack_from(f"<{n_dims}Q", data, pos + 4)
+    pos += 4 + 8 * n_dims
+    ttype, offset = struct.unpack_from("<IQ", data, pos)
+    pos += 12
+    assert ne == (K, M) and ttype == 2, (ne, ttype)  # GGML_TYPE_Q4_0 = 2
+    start = (pos + alignment - 1) // alignment * alignment + offset
+    size = M * K // 32 * 18
+    assert len(data) >= start + size, (len(data), start, size)
+    return data[start:start + size]
+
+
 def main():
     lowbit, work, fmt = sys.argv[1], sys.argv[2], sys.argv[3]
     M, K, N = map(int, sys.argv[4:7])
@@ -144,8 +178,7 @@ def main():
         subprocess.run([lowbit, "pack", "--format", "q4_0", "--layout", "gguf",
                         "--weights", w_path, "--out", g_path],
                        check=True, stdout=subprocess.DEVNULL)
-        with open(g_path, "rb") as f:
-            got = f.read()
+        got = gguf_single_tensor(g_path, M, K)
         assert got == gguf, f"q4_0 gguf bytes differ ({len(got)} vs {len(gguf)})"
     print(f"ok {fmt} M={M} K={K} N={N} max-rel-diff={rel:.3g}")
 
