@@ -2,8 +2,9 @@
 # Runs every lowbit test: lit (dialect, passes, emitted C++, CLI, generated
 # kernels against the reference), the GoogleTest suites of the runtime and of
 # the CLI's kernel cache and benchmark library,
-# the runtime suite again under ASan+UBSan and under TSan, and the .npy fuzzer for a fixed time
-# (LOWBIT_FUZZ_SECONDS, default 60). Calls scripts/setup.sh --no-run first, so
+# the runtime suite again under ASan+UBSan and under TSan, and the .npy and
+# GGUF fuzzers for a fixed time (LOWBIT_FUZZ_SECONDS in all, default 60:
+# half each). Calls scripts/setup.sh --no-run first, so
 # a fresh checkout works. Ends with one "tests: N passed, N failed" line.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -64,20 +65,25 @@ else
   count "runtime-tsan (build failed)" 0 1
 fi
 
+# The .npy and GGUF readers under libFuzzer, half of the time each.
 if cmake -S runtime -B build/fuzz "${runtime_cmake[@]}" -DLOWBIT_FUZZ=ON \
-  -DLOWBIT_RUNTIME_TESTS=OFF >/dev/null && ninja -C build/fuzz lowbit-npy-fuzz >/dev/null; then
+  -DLOWBIT_RUNTIME_TESTS=OFF >/dev/null &&
+  ninja -C build/fuzz lowbit-npy-fuzz lowbit-gguf-fuzz >/dev/null; then
   mkdir -p build/fuzz/corpus
   cp runtime/fuzz/corpus/* build/fuzz/corpus/
-  if build/fuzz/lowbit-npy-fuzz -max_total_time="$fuzz_seconds" \
-    -print_final_stats=1 build/fuzz/corpus >"$log/fuzz.txt" 2>&1; then
-    tail -n 5 "$log/fuzz.txt"
-    count "npy fuzzer (${fuzz_seconds}s)" 1 0
-  else
-    tail -n 40 "$log/fuzz.txt"
-    count "npy fuzzer (${fuzz_seconds}s)" 0 1
-  fi
+  each=$(((fuzz_seconds + 1) / 2))
+  for fuzzer in npy gguf; do
+    if build/fuzz/lowbit-$fuzzer-fuzz -max_total_time="$each" \
+      -print_final_stats=1 build/fuzz/corpus >"$log/fuzz-$fuzzer.txt" 2>&1; then
+      tail -n 5 "$log/fuzz-$fuzzer.txt"
+      count "$fuzzer fuzzer (${each}s)" 1 0
+    else
+      tail -n 40 "$log/fuzz-$fuzzer.txt"
+      count "$fuzzer fuzzer (${each}s)" 0 1
+    fi
+  done
 else
-  count "npy fuzzer (build failed)" 0 1
+  count "fuzzers (build failed)" 0 1
 fi
 
 echo "tests: $passed passed, $failed failed"
