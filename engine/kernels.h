@@ -16,6 +16,9 @@
 
 namespace lowbit::engine {
 
+/// How a weight kept in float is stored (the GGUF bytes as they are).
+enum class FloatType { F32, F16, BF16 };
+
 struct Kernels {
   const char *isa; // "generic", "avx2"
   /// One query row against L cached positions:
@@ -24,13 +27,18 @@ struct Kernels {
   /// K and V hold L rows of D floats; scores is scratch of L floats.
   void (*attend)(const float *q, const float *K, const float *V, int64_t L,
                  int64_t D, float scale, float *scores, float *out);
-  /// Y[n * ldy + m] = W[m] . X[n] for m in [m0, m1), n in [0, N): W and X
-  /// rows of K floats.
-  void (*gemv)(const float *W, int64_t K, const float *X, int64_t N,
-               float *Y, int64_t ldy, int64_t m0, int64_t m1);
+  /// Y[n * ldy + m] = W[m] . X[n] for m in [m0, m1), n in [0, N): W rows of
+  /// K values of `type` (row-major, K * sizeof(type) bytes apart), X rows of
+  /// K floats.
+  void (*gemv)(const void *W, FloatType type, int64_t K, const float *X,
+               int64_t N, float *Y, int64_t ldy, int64_t m0, int64_t m1);
+  /// The gated FFN activation in place: g[i] = act(g[i]) * u[i], act =
+  /// SiLU x / (1 + e^-x) or, when relu2, max(x, 0)^2.
+  void (*glu)(float *g, const float *u, int64_t n, bool relu2);
 };
 
-/// The best table for this CPU (chosen on first use).
+/// The best table for this CPU, or the generic one when the environment
+/// sets LOWBIT_ENGINE_ISA=generic (read at every call: Model::load asks once).
 const Kernels &kernels();
 
 } // namespace lowbit::engine

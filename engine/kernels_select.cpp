@@ -1,6 +1,9 @@
 //===- kernels_select.cpp - the kernel table for this CPU -----------------===//
 #include "kernels.h"
 
+#include <cstdlib>
+#include <cstring>
+
 namespace lowbit::engine {
 namespace generic {
 extern const Kernels table;
@@ -12,15 +15,16 @@ extern const Kernels table;
 #endif
 
 const Kernels &kernels() {
-  static const Kernels &chosen = []() -> const Kernels & {
-#ifdef LOWBIT_ENGINE_HAVE_AVX2
-    __builtin_cpu_init();
-    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
-      return avx2::table;
-#endif
+  // LOWBIT_ENGINE_ISA=generic forces the portable table (tests, debugging).
+  const char *force = std::getenv("LOWBIT_ENGINE_ISA");
+  if (force && std::strcmp(force, "generic") == 0)
     return generic::table;
-  }();
-  return chosen;
+#ifdef LOWBIT_ENGINE_HAVE_AVX2
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+    return avx2::table;
+#endif
+  return generic::table;
 }
 
 } // namespace lowbit::engine

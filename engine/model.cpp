@@ -161,11 +161,15 @@ Linear load_linear(const GgufFile &file, const LinearSpec &spec) {
                      " -> " + spec.format + "): " + lowbit_last_error());
     L.packed.reset(w);
     L.ternary = Format::parse(spec.format).is_ternary();
-  } else if (t.type == GgufType::F32) {
-    L.f32 = reinterpret_cast<const float *>(t.data);
+  } else if (t.type == GgufType::F32 || t.type == GgufType::F16 ||
+             t.type == GgufType::BF16) {
+    L.fdata = t.data; // read in place from the mapping
+    L.ftype = t.type == GgufType::F32   ? FloatType::F32
+              : t.type == GgufType::F16 ? FloatType::F16
+                                        : FloatType::BF16;
   } else {
     L.f32_storage = decode_vector(t);
-    L.f32 = L.f32_storage.data();
+    L.fdata = L.f32_storage.data();
   }
   const std::string base = base_name(spec.tensor);
   if (const GgufTensor *s = file.find_tensor(base + ".scale")) {
@@ -412,8 +416,9 @@ void Model::reset() { impl_->pos = 0; }
 
 namespace {
 int64_t linear_bytes(const Linear &L) {
-  return L.packed ? lowbit_weights_bytes(L.packed.get())
-                  : L.M * L.K * int64_t(sizeof(float));
+  if (L.packed)
+    return lowbit_weights_bytes(L.packed.get());
+  return L.M * L.K * (L.ftype == FloatType::F32 ? 4 : 2);
 }
 } // namespace
 
@@ -447,7 +452,10 @@ std::vector<std::string> Model::kernel_report(int64_t N) const {
     if (seen[{L->format, L->M, L->K}])
       continue;
     seen[{L->format, L->M, L->K}] = true;
-    std::string line = (L->format.empty() ? "f32" : L->format) + " " +
+    const char *ftype = L->ftype == FloatType::F32   ? "f32"
+                        : L->ftype == FloatType::F16 ? "f16"
+                                                     : "bf16";
+    std::string line = (L->format.empty() ? ftype : L->format) + std::string(" ") +
                        std::to_string(L->M) + "x" + std::to_string(L->K) +
                        ": ";
     if (!L->packed) {

@@ -37,8 +37,11 @@ struct Linear {
   int64_t M = 0, K = 0;
   std::unique_ptr<lowbit_weights_t, WeightsFree> packed; // format != ""
   bool ternary = false; // activation class of `packed` (per-row int8 scale)
-  const float *f32 = nullptr;     // format "": M x K row-major
-  std::vector<float> f32_storage; // when the tensor is not f32 in the file
+  // format "": M x K row-major, the file's f32/f16/bf16 bytes in place, or
+  // decoded into f32_storage for any other type.
+  const void *fdata = nullptr;
+  FloatType ftype = FloatType::F32;
+  std::vector<float> f32_storage;
   float scale = 1.0f;             // the optional `<name>.scale` tensor
   bool has_scale = false;
   std::vector<float> bias; // the optional `<name>.bias` tensor, M or empty

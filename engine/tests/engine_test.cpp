@@ -15,8 +15,10 @@
 //
 //===----------------------------------------------------------------------===//
 #include "engine.h"
+#include "kernels.h"
 
 #include "lowbit/error.h"
+#include "lowbit/format.h"
 
 #include <gtest/gtest.h>
 
@@ -28,6 +30,7 @@
 #include <random>
 #include <set>
 #include <string>
+#include <stdlib.h>
 #include <unistd.h>
 #include <vector>
 
@@ -42,6 +45,7 @@ struct Spec {
   bool ternary = true; // linear values {-a, 0, a}, else gaussian
   float a = 0.125f;    // the ternary scale (exact in fp16)
   bool output = false; // an output.weight (else tied to token_embd)
+  GgufType head = GgufType::F32; // output.weight's type
   bool biases = false; // q/k/v/o and ffn biases
   bool scales = false; // `.scale` tensors on every linear
   std::string hidden_act; // bitnet.hidden_activation when not empty
@@ -87,7 +91,7 @@ Tensors make_tensors(const Spec &s) {
   add("token_embd.weight", {s.E, s.V}, s.embd, gauss(1.0f));
   add("output_norm.weight", {s.E}, GgufType::F32, norm_w);
   if (s.output)
-    add("output.weight", {s.E, s.V}, GgufType::F32,
+    add("output.weight", {s.E, s.V}, s.head,
         gauss(2.0f / std::sqrt(float(s.E))));
   auto linear = [&](int64_t l, const char *name, int64_t M, int64_t K) {
     if (s.ternary) {
@@ -408,6 +412,7 @@ TEST(Engine, BatchMatchesTokenByToken) {
     const std::vector<float> a = batch_logits(*m, kPrompt);
     const std::vector<float> b = stepwise_logits(*m, kPrompt);
     EXPECT_LT(max_rel(a, b), 1e-5);
+    EXPECT_EQ(a, b); // every row is computed the same way in both
     EXPECT_EQ(m->position(), int64_t(kPrompt.size()));
     // A prompt in two batches, the last logits only.
     m->reset();
@@ -469,20 +474,32 @@ TEST(Engine, FloatModelsMatchAnFp64Forward) {
     const char *arch;
     bool output, biases, scales;
     const char *act;
+    int64_t E, H, Hkv; // head_dim 16, 64 (the 8-key and 64-column blocks
+                       // of the attention loops) and 12 (not a multiple
+                       // of 8: the scalar loops)
+    GgufType embd, head; // the head's GEMV reads f32, f16 or bf16
   };
-  for (Case c : {Case{"llama", true, false, false, ""},
-                 Case{"llama", false, true, false, ""},
-                 Case{"bitnet", false, false, true, ""},
-                 Case{"bitnet", false, true, true, "relu2"},
-                 Case{"bitnet-b1.58", true, true, false, ""},
-                 Case{"bitnet-25", false, false, false, ""}}) {
+  const GgufType f32 = GgufType::F32, f16 = GgufType::F16,
+                 bf16 = GgufType::BF16;
+  for (Case c :
+       {Case{"llama", true, false, false, "", 64, 4, 2, f32, f16},
+        Case{"llama", false, true, false, "", 128, 2, 1, f16, f32},
+        Case{"bitnet", false, false, true, "", 48, 4, 4, bf16, f32},
+        Case{"bitnet", false, true, true, "relu2", 64, 4, 2, f32, f32},
+        Case{"bitnet-b1.58", true, true, false, "", 128, 2, 2, f16, bf16},
+        Case{"bitnet-25", false, false, false, "", 64, 4, 1, f32, f32}}) {
     SCOPED_TRACE(std::string(c.arch) + (c.output ? " output" : " tied") +
                  (c.biases ? " biases" : "") + (c.scales ? " scales" : "") +
-                 " " + c.act);
+                 " " + c.act + " E " + std::to_string(c.E) + " H " +
+                 std::to_string(c.H) + "/" + std::to_string(c.Hkv));
     Spec s;
     s.arch = c.arch;
+    s.E = c.E;
+    s.H = c.H;
+    s.Hkv = c.Hkv;
     s.ternary = false; // gaussian f32 linears stay float: no quantization
-    s.embd = GgufType::F32;
+    s.embd = c.embd;
+    s.head = c.head;
     s.output = c.output;
     s.biases = c.biases;
     s.scales = c.scales;
@@ -493,11 +510,75 @@ TEST(Engine, FloatModelsMatchAnFp64Forward) {
     auto m = load(path, 2);
     for (const std::string &line : m->kernel_report(1))
       EXPECT_NE(line.find("engine fp32 GEMV"), std::string::npos) << line;
+    EXPECT_EQ(m->kernel_report(1).back().substr(0, 4),
+              c.output ? (c.head == f32 ? "f32 " : c.head == f16 ? "f16 " : "bf16")
+                       : (c.embd == f32 ? "f32 " : c.embd == f16 ? "f16 " : "bf16"));
     const std::vector<float> want = Reference(s, t).forward(kPrompt);
     EXPECT_LT(max_rel(batch_logits(*m, kPrompt), want), 2e-5);
     EXPECT_LT(max_rel(stepwise_logits(*m, kPrompt), want), 2e-5);
     std::remove(path.c_str());
   }
+}
+
+TEST(Engine, FloatGemvReadsEveryHalf) {
+  // Every f16 and bf16 value (but NaNs) through the GEMV of both tables:
+  // W [65536][1] times x = 1 gives the values themselves.
+  std::vector<uint16_t> W(65536);
+  for (uint32_t i = 0; i < 65536; ++i)
+    W[i] = uint16_t(i);
+  const float one = 1.0f;
+  for (const char *isa : {"generic", "native"}) {
+    SCOPED_TRACE(isa);
+    if (std::string(isa) == "generic")
+      setenv("LOWBIT_ENGINE_ISA", "generic", 1);
+    const Kernels &k = kernels();
+    unsetenv("LOWBIT_ENGINE_ISA");
+    std::vector<float> Y(65536);
+    k.gemv(W.data(), FloatType::F16, 1, &one, 1, Y.data(), 65536, 0, 65536);
+    for (uint32_t i = 0; i < 65536; ++i) {
+      const float want = half_to_float(uint16_t(i));
+      if (!std::isnan(want))
+        ASSERT_EQ(Y[i], want) << "f16 0x" << std::hex << i;
+    }
+    k.gemv(W.data(), FloatType::BF16, 1, &one, 1, Y.data(), 65536, 0, 65536);
+    for (uint32_t i = 0; i < 65536; ++i) {
+      const float want = bf16_to_float(uint16_t(i));
+      if (!std::isnan(want))
+        ASSERT_EQ(Y[i], want) << "bf16 0x" << std::hex << i;
+    }
+    // A long row: 8-wide blocks and the scalar tail.
+    std::vector<uint16_t> row(45);
+    std::vector<float> x(45);
+    double want = 0.0;
+    for (int i = 0; i < 45; ++i) {
+      row[i] = float_to_half(0.25f * float(i % 7) - 0.5f);
+      x[i] = float(i) / 8.0f;
+      want += double(half_to_float(row[i])) * x[i];
+    }
+    float y = 0.0f;
+    k.gemv(row.data(), FloatType::F16, 45, x.data(), 1, &y, 1, 0, 1);
+    EXPECT_NEAR(y, want, 1e-5);
+  }
+}
+
+TEST(Engine, GenericKernelsMatchAnFp64Forward) {
+  Spec s;
+  s.arch = "llama";
+  s.ternary = false;
+  s.embd = GgufType::F32;
+  s.E = 128;
+  s.H = 2;
+  s.Hkv = 1;
+  const Tensors t = make_tensors(s);
+  const std::string path = write_model(s, t, "generic");
+  setenv("LOWBIT_ENGINE_ISA", "generic", 1);
+  auto m = load(path);
+  unsetenv("LOWBIT_ENGINE_ISA");
+  EXPECT_NE(m->kernel_report(1).back().find("(generic)"), std::string::npos);
+  const std::vector<float> want = Reference(s, t).forward(kPrompt);
+  EXPECT_LT(max_rel(batch_logits(*m, kPrompt), want), 2e-5);
+  EXPECT_EQ(batch_logits(*m, kPrompt), stepwise_logits(*m, kPrompt));
+  std::remove(path.c_str());
 }
 
 TEST(Engine, Tq2MatchesTernaryFloats) {
@@ -534,8 +615,10 @@ TEST(Engine, BytesRead) {
   const int64_t D = 16;
   EXPECT_EQ(m->kv_bytes(0), 2 * 2 * 1 * 2 * D * 4);
   EXPECT_EQ(m->kv_bytes(9), 2 * 2 * 10 * 2 * D * 4);
-  // f16 head kept in float (fp32: V x E x 4) plus one f16 embedding row.
-  EXPECT_GT(m->weight_bytes(), 50 * 64 * 4 + 64 * 2);
+  // The packed linears, the f16 head read in place (V x E x 2) and one f16
+  // embedding row.
+  EXPECT_GT(m->weight_bytes(), 50 * 64 * 2 + 64 * 2);
+  EXPECT_LT(m->weight_bytes(), 50 * 64 * 2 + 64 * 2 + 2 * 20000);
   std::remove(path.c_str());
 }
 
