@@ -18,6 +18,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -84,8 +85,9 @@ int runInfo(const ParsedOptions &options, const std::string &path) {
   // A model of an architecture the engine runs must agree with its own
   // metadata (every tensor the shape the hyperparameters give it).
   const GgufValue *arch = file->find("general.architecture");
-  if (arch && arch->type == GgufValue::STRING &&
-      (arch->s == "bitnet" || arch->s == "llama"))
+  bool known = arch && arch->type == GgufValue::STRING &&
+               (arch->s == "bitnet" || arch->s == "llama");
+  if (known)
     engine::read_hparams(*file);
 
   uint64_t total = 0;
@@ -107,21 +109,38 @@ int runInfo(const ParsedOptions &options, const std::string &path) {
         key == "tokenizer.ggml.model")
       std::printf("  %-44s %s\n", key.c_str(), metadataText(value).c_str());
 
+  // What each tensor becomes: for a model the engine runs, what `lowbit
+  // generate [--format F]` makes of it (engine::linear_specs: the layers'
+  // weights in F, the head in its own format); for any other file, its
+  // default import, or the import into F.
+  std::map<std::string, std::string> linear;
+  if (known)
+    for (const engine::LinearSpec &spec :
+         engine::linear_specs(*file, formatName))
+      linear[spec.tensor] = spec.format;
+  auto importInto = [](const GgufTensor &t, const std::string &format) {
+    if (format.empty())
+      return std::string("float");
+    std::string why = gguf_import_error(t, Format::parse(format));
+    return why.empty() ? format : "- (" + why + ")";
+  };
+
   std::printf("\n%-34s %-6s %-16s %12s  %s\n", "tensor", "type",
               "rows x K", "bytes",
-              formatName.empty() ? "becomes" : ("in " + formatName).c_str());
+              formatName.empty() ? "becomes"
+                                 : ("with --format " + formatName).c_str());
   for (const GgufTensor &t : file->tensors()) {
     std::string becomes;
-    if (t.ne.size() <= 1) {
+    if (t.ne.size() <= 1)
       becomes = "float";
-    } else if (formatName.empty()) {
-      becomes = gguf_default_format(t);
-      if (becomes.empty())
-        becomes = "float";
-    } else {
-      std::string why = gguf_import_error(t, Format::parse(formatName));
-      becomes = why.empty() ? formatName : "- (" + why + ")";
-    }
+    else if (known && linear.count(t.name))
+      becomes = importInto(t, linear[t.name]);
+    else if (known)
+      becomes = t.name == "token_embd.weight" ? "float (embedding rows)"
+                                              : "float";
+    else
+      becomes = importInto(t, formatName.empty() ? gguf_default_format(t)
+                                                 : formatName);
     std::printf("%-34s %-6s %-16s %12llu  %s\n", t.name.c_str(),
                 gguf_type_name(t.type), shapeText(t).c_str(),
                 (unsigned long long)t.bytes, becomes.c_str());
@@ -225,8 +244,11 @@ const Command &command() {
   static const Command command{
       {"gguf", "GGUF model files: inspect one, make a synthetic one.",
        "info:   the metadata summary and every tensor: name, type, shape, "
-       "bytes and the\n        lowbit format it imports into (by default, or "
-       "in --format F; '-' and the\n        reason where it cannot)\n"
+       "bytes and what\n        it becomes: for a llama or bitnet model what "
+       "'lowbit generate [--format F]'\n        makes of it (the layers' "
+       "linear weights in F, the output head in its own\n        format), "
+       "else its import by default or into F; '-' and the reason where\n"
+       "        it cannot\n"
        "synth:  a model of llama.cpp's bitnet or llama architecture with "
        "random weights\n        that llama.cpp loads (no tokenizer): --preset "
        "tiny (n_embd 256, n_ff 512,\n        2 layers, 4/2 heads, vocab 96) "

@@ -151,7 +151,7 @@ std::string renderHelp(const CommandSpec &spec) {
     os << std::string(left.size() < 26 ? 26 - left.size() : 1, ' ')
        << opt.help << (opt.required ? " (required)" : "") << "\n";
   }
-  os << "  -h, --help                show this help\n";
+  os << "  -h, --help" << std::string(14, ' ') << "show this help\n";
   if (spec.usageNotes)
     os << "\n" << spec.usageNotes;
   return os.str();
