@@ -105,6 +105,23 @@ uint64_t fixed_size(uint32_t type) {
 
 bool is_known_value_type(uint32_t type) { return type <= GgufValue::FLOAT64; }
 
+// What a read is for, formatted only when it fails: `text`, then the key in
+// quotes, then [index] for an array element.
+struct What {
+  const char *text;
+  const std::string *key = nullptr;
+  int64_t index = -1;
+
+  std::string str() const {
+    std::string s = text;
+    if (key)
+      s += " '" + *key + "'";
+    if (index >= 0)
+      s += key ? "[" + std::to_string(index) + "]" : " " + std::to_string(index);
+    return s;
+  }
+};
+
 // Bounds-checked little-endian reads over [data, data + size).
 class Reader {
 public:
@@ -118,23 +135,23 @@ public:
   uint64_t pos() const { return pos_; }
   uint64_t left() const { return size_ - pos_; }
 
-  void need(uint64_t n, const std::string &what) const {
+  void need(uint64_t n, const What &what) const {
     if (n > left())
-      fail("truncated: " + what + " at byte " + std::to_string(pos_) +
+      fail("truncated: " + what.str() + " at byte " + std::to_string(pos_) +
            " needs " + std::to_string(n) + " bytes, " +
            std::to_string(left()) + " left");
   }
 
-  template <typename T> T read(const std::string &what) {
+  template <typename T> T read(const What &what) {
     need(sizeof(T), what);
     T v = load_le<T>(data_ + pos_);
     pos_ += sizeof(T);
     return v;
   }
 
-  std::string string(const std::string &what) {
-    const uint64_t n = read<uint64_t>("the length of " + what);
-    need(n, what + " (" + std::to_string(n) + " bytes)");
+  std::string string(const What &what) {
+    const uint64_t n = read<uint64_t>(what);
+    need(n, what);
     std::string s(reinterpret_cast<const char *>(data_ + pos_), size_t(n));
     pos_ += n;
     return s;
@@ -147,8 +164,7 @@ private:
   const std::string &what_;
 };
 
-GgufValue read_scalar(Reader &r, GgufValue::Type type,
-                      const std::string &what) {
+GgufValue read_scalar(Reader &r, GgufValue::Type type, const What &what) {
   GgufValue v;
   v.type = type;
   switch (type) {
@@ -195,28 +211,27 @@ GgufValue read_scalar(Reader &r, GgufValue::Type type,
   case GgufValue::STRING:
     v.s = r.string(what);
     break;
-  case GgufValue::ARRAY:
-    r.fail(what + ": nested arrays are not supported (ggml rejects them too)");
+  case GgufValue::ARRAY: // read_value refuses arrays of arrays first
+    r.fail(what.str() + ": nested arrays are not supported");
   }
   return v;
 }
 
 GgufValue read_value(Reader &r, const std::string &key) {
-  const std::string what = "the value of '" + key + "'";
-  const uint32_t type = r.read<uint32_t>("the type of '" + key + "'");
+  const uint32_t type = r.read<uint32_t>({"the type of", &key});
   if (!is_known_value_type(type))
     r.fail("key '" + key + "' has unknown value type " + std::to_string(type));
   if (type != GgufValue::ARRAY)
-    return read_scalar(r, GgufValue::Type(type), what);
+    return read_scalar(r, GgufValue::Type(type), {"the value of", &key});
 
-  const uint32_t element = r.read<uint32_t>("the element type of '" + key + "'");
+  const uint32_t element = r.read<uint32_t>({"the element type of", &key});
   if (!is_known_value_type(element))
     r.fail("key '" + key + "' is an array of unknown value type " +
            std::to_string(element));
   if (element == GgufValue::ARRAY)
     r.fail("key '" + key +
            "' is an array of arrays (not supported; ggml rejects them too)");
-  const uint64_t n = r.read<uint64_t>("the element count of '" + key + "'");
+  const uint64_t n = r.read<uint64_t>({"the element count of", &key});
   // Each element takes at least its fixed size (a string its 8-byte length):
   // refuse a count the rest of the file cannot hold before reserving.
   const uint64_t min_bytes =
@@ -231,7 +246,7 @@ GgufValue read_value(Reader &r, const std::string &key) {
   v.array.reserve(size_t(n));
   for (uint64_t j = 0; j < n; ++j)
     v.array.push_back(read_scalar(r, GgufValue::Type(element),
-                                  what + "[" + std::to_string(j) + "]"));
+                                  {"the value of", &key, int64_t(j)}));
   return v;
 }
 
@@ -261,16 +276,16 @@ std::unique_ptr<GgufFile> GgufFile::parse(const uint8_t *bytes, size_t size,
   file->what_ = what;
   Reader r(bytes, size, file->what_);
 
-  r.need(4, "the magic");
+  r.need(4, {"the magic"});
   if (std::memcmp(bytes, kMagic, 4) != 0)
     r.fail("not a GGUF file (the magic is not \"GGUF\")");
-  r.read<uint32_t>("the magic");
-  file->version_ = r.read<uint32_t>("the version");
+  r.read<uint32_t>({"the magic"});
+  file->version_ = r.read<uint32_t>({"the version"});
   if (file->version_ != 2 && file->version_ != 3)
     r.fail("unsupported GGUF version " + std::to_string(file->version_) +
            " (expected 2 or 3)");
-  const int64_t n_tensors = int64_t(r.read<uint64_t>("the tensor count"));
-  const int64_t n_kv = int64_t(r.read<uint64_t>("the metadata count"));
+  const int64_t n_tensors = int64_t(r.read<uint64_t>({"the tensor count"}));
+  const int64_t n_kv = int64_t(r.read<uint64_t>({"the metadata count"}));
   if (n_kv < 0 || uint64_t(n_kv) > r.left() / kMinKvBytes)
     r.fail("metadata count " + std::to_string(n_kv) +
            " does not fit the file (" + std::to_string(size) + " bytes)");
@@ -282,7 +297,7 @@ std::unique_ptr<GgufFile> GgufFile::parse(const uint8_t *bytes, size_t size,
 
   file->kv_.reserve(size_t(n_kv));
   for (int64_t i = 0; i < n_kv; ++i) {
-    std::string key = r.string("the key of metadata entry " + std::to_string(i));
+    std::string key = r.string({"the key of metadata entry", nullptr, i});
     if (key.empty())
       r.fail("metadata entry " + std::to_string(i) + " has an empty key");
     if (file->kv_index_.count(key))
@@ -305,17 +320,18 @@ std::unique_ptr<GgufFile> GgufFile::parse(const uint8_t *bytes, size_t size,
   file->tensors_.reserve(size_t(n_tensors));
   for (int64_t i = 0; i < n_tensors; ++i) {
     GgufTensor t;
-    t.name = r.string("the name of tensor " + std::to_string(i));
+    t.name = r.string({"the name of tensor", nullptr, i});
     const std::string what_t = "tensor '" + t.name + "'";
     if (file->tensor_index_.count(t.name))
       r.fail("duplicate tensor name '" + t.name + "'");
-    const uint32_t n_dims = r.read<uint32_t>("the rank of " + what_t);
+    const uint32_t n_dims = r.read<uint32_t>({"the rank of tensor", &t.name});
     if (n_dims < 1 || n_dims > uint32_t(kMaxDims))
       r.fail(what_t + " has " + std::to_string(n_dims) +
              " dimensions (expected 1 to 4)");
     int64_t count = 1;
     for (uint32_t d = 0; d < n_dims; ++d) {
-      const int64_t n = int64_t(r.read<uint64_t>("the shape of " + what_t));
+      const int64_t n =
+          int64_t(r.read<uint64_t>({"the shape of tensor", &t.name}));
       t.ne.push_back(n);
       if (n < 1)
         r.fail(what_t + " has dimension " + std::to_string(d) + " = " +
@@ -324,13 +340,13 @@ std::unique_ptr<GgufFile> GgufFile::parse(const uint8_t *bytes, size_t size,
         r.fail(what_t + " has too many elements");
       count *= n;
     }
-    const uint32_t type = r.read<uint32_t>("the type of " + what_t);
+    const uint32_t type = r.read<uint32_t>({"the type of tensor", &t.name});
     if (!is_known_gguf_type(type))
       r.fail(what_t + " has ggml type " + std::to_string(type) +
              ", which lowbit does not read (f32 0, f16 1, q4_0 2, q8_0 8, "
              "bf16 30, tq1_0 34, tq2_0 35, i2_s 36)");
     t.type = GgufType(type);
-    t.offset = r.read<uint64_t>("the data offset of " + what_t);
+    t.offset = r.read<uint64_t>({"the data offset of tensor", &t.name});
     try {
       t.bytes = gguf_tensor_bytes(t.type, t.rows(), t.K());
     } catch (const Error &e) {

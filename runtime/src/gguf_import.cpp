@@ -493,8 +493,24 @@ std::string gguf_default_format(const GgufTensor &t) {
   else if (t.type == GgufType::Q4_0)
     name = "q4_0";
   else if (is_float_type(t.type)) {
-    const std::vector<float> W = decode_all(t);
-    if (lowbit::exact_ternary_scale(W.data(), int64_t(W.size())) > 0.0f)
+    // Row by row, stopping at the first value that is not ternary (at once
+    // for an embedding), without decoding the whole matrix.
+    const int64_t K = t.K();
+    std::vector<float> row(static_cast<size_t>(K));
+    float a = 0.0f;
+    bool ternary = true;
+    for (int64_t m = 0; m < t.rows() && ternary; ++m) {
+      gguf_decode_row(t, m, row.data());
+      for (int64_t k = 0; k < K && ternary; ++k) {
+        const float x = std::fabs(row[k]);
+        if (x == 0.0f)
+          continue;
+        if (a == 0.0f && x <= std::numeric_limits<float>::max())
+          a = x;
+        ternary = x == a;
+      }
+    }
+    if (ternary && a > 0.0f)
       name = "i2s";
   }
   if (name.empty() || !Format::parse(name).shape_error(t.rows(), t.K()).empty())

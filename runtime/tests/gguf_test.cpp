@@ -363,10 +363,14 @@ TEST(Gguf, RejectsBadHeaders) {
   Bytes s;
   s.header(0, 1).u64(~uint64_t(0));
   s.b.resize(s.b.size() + 16, 'k');
-  EXPECT_EQ(parse_error(s.b).rfind("t.gguf: truncated: the key of metadata "
-                                   "entry 0 (18446744073709551615 bytes)",
-                                   0),
-            0u);
+  EXPECT_EQ(parse_error(s.b), "t.gguf: truncated: the key of metadata entry 0 "
+                              "at byte 32 needs 18446744073709551615 bytes, "
+                              "16 left");
+  Bytes e;
+  e.header(0, 1).str("tok").u32(GgufValue::ARRAY).u32(GgufValue::STRING).u64(2);
+  e.str("a").u64(100).u64(0);
+  EXPECT_EQ(parse_error(e.b), "t.gguf: truncated: the value of 'tok'[1] at "
+                              "byte 68 needs 100 bytes, 8 left");
   Bytes a;
   a.header(0, 1).str("k").u32(GgufValue::ARRAY).u32(GgufValue::UINT32).u64(
       uint64_t(1) << 61);
@@ -963,6 +967,9 @@ TEST(GgufImport, FloatsAreQuantized) {
   GgufTensor vec = t;
   vec.ne = {M * K};
   EXPECT_EQ(gguf_default_format(vec), "");
+  const std::vector<float> Z(size_t(M * K), 0.0f);
+  const std::vector<uint8_t> zb = gguf_encode(GgufType::F16, Z.data(), M, K);
+  EXPECT_EQ(gguf_default_format(tensor_of(GgufType::F16, zb, M, K)), "");
   // Non-finite weights and illegal shapes name the tensor.
   std::vector<float> bad = W;
   bad[K + 2] = std::numeric_limits<float>::infinity();

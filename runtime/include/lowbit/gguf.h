@@ -138,6 +138,11 @@ private:
 
 /// Writes a GGUF v3 file: metadata in the order added, then tensor infos and
 /// data (aligned to `general.alignment`, default 32) in the order added.
+/// add() throws Error on an empty or duplicate key; write() on values the
+/// reader would refuse (arrays of arrays, an integer outside its type, a
+/// general.alignment that is not a uint32 power of two). An integer value is
+/// written from `i` (for unsigned types below 64 bits from `u` when `i` is
+/// 0), a UINT64 from `u` (from a non-negative `i` when `u` is 0).
 class GgufWriter {
 public:
   void add(const std::string &key, GgufValue value);
@@ -180,7 +185,8 @@ std::vector<uint8_t> gguf_encode(GgufType type, const float *values,
 void gguf_decode_row(const GgufTensor &tensor, int64_t row, float *out);
 
 /// What import_tensor makes of `tensor` for `format` (for `lowbit gguf
-/// info`): "" when it imports, else the one-line reason it cannot.
+/// info`): "" when it imports, else the one-line reason it cannot. It runs
+/// the import, so it costs as much.
 std::string gguf_import_error(const GgufTensor &tensor, const Format &format);
 
 /// The lowbit format a tensor imports into by default: i2s for tq1_0, tq2_0,
