@@ -2,23 +2,38 @@
 //
 //   lowbit_engine_bench MODEL.gguf [-p 128] [-n 32] [--threads T]
 //                       [--format F] [--synth PRESET] [--null-kernels]
+//                       [--floor R] [--check]
 //
-// Times a prefill of -p tokens and -n decode steps. --synth writes the
+// Times a prefill of -p tokens and -n decode steps. --floor R then
+// alternates R rounds of -n decode steps with -n passes of the products
+// alone (every linear weight packed once more and multiplied with one row
+// through lowbit_mpgemm_quantized on a context of the same threads): the
+// ratio is how close decoding comes to its GEMVs, measured under the same
+// conditions. --check compares the logits of the prompt evaluated as one
+// batch (the kernels' GEMM configs) with token-by-token decoding (GEMV). --synth writes the
 // synthetic model PRESET (engine/synth.h: tiny, bitnet-2b) to MODEL.gguf
 // first when the file does not exist. --null-kernels registers, for every
 // (format, M, K) of the model, a kernel that does nothing: what is left is
 // the engine's own time per token (activation quantization, attention,
 // norms, RoPE, thread hand-offs), the part that must stay small next to the
 // weight reads. Without it and without registered kernels every product
-// runs the scalar reference (exact, slow).
+// runs the scalar reference (exact, slow). Built with
+// -DLOWBIT_BUNDLE_HEADER='"NAME_kernels.h"' -DLOWBIT_BUNDLE_REGISTER=
+// NAME_bundle_register against a bundle of `lowbit compile --gguf`, it
+// registers that bundle's kernels first.
 //
 //===----------------------------------------------------------------------===//
 #include "engine.h"
 #include "synth.h"
+#ifdef LOWBIT_BUNDLE_HEADER
+#include LOWBIT_BUNDLE_HEADER
+#endif
 
 #include "lowbit/error.h"
 
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -44,6 +59,67 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
       .count();
 }
 
+void check(lowbit_status_t status) {
+  if (status != LOWBIT_OK)
+    throw Error(lowbit_last_error());
+}
+
+/// Alternates rounds of n decode steps with n passes over every product.
+void gemv_floor(const std::string &path, const std::string &format,
+                int threads, Model &model, int64_t p, int64_t n, int rounds) {
+  auto file = GgufFile::open(path);
+  struct Packed {
+    lowbit_weights_t *w;
+    std::vector<float> y;
+  };
+  std::vector<Packed> packed;
+  for (const LinearSpec &s : linear_specs(*file, format)) {
+    if (s.format.empty())
+      continue;
+    const GgufTensor &t = file->tensor(s.tensor);
+    lowbit_weights_t *w = nullptr;
+    check(lowbit_pack_gguf(s.format.c_str(), gguf_type_name(t.type), t.data,
+                           t.bytes, s.M, s.K, &w));
+    packed.push_back({w, std::vector<float>(static_cast<size_t>(s.M))});
+  }
+  lowbit_context_t *ctx = nullptr;
+  check(lowbit_context_create(threads, &ctx));
+  lowbit_activations_t *acts = nullptr;
+  check(lowbit_activations_create(&acts));
+  std::vector<float> x(static_cast<size_t>(model.hparams().n_ff), 0.5f);
+  const int64_t V = model.hparams().n_vocab;
+  std::vector<float> logits(static_cast<size_t>(V));
+  double decode_s = 0.0, gemv_s = 0.0;
+  for (int r = 0; r < rounds; ++r) {
+    model.reset();
+    model.eval(std::vector<int32_t>(static_cast<size_t>(p), 1).data(), p,
+               nullptr, false);
+    auto t0 = std::chrono::steady_clock::now();
+    int32_t id = 1;
+    for (int64_t i = 0; i < n; ++i) {
+      model.eval(&id, 1, logits.data(), false);
+      id = int32_t((id * 31 + 7) % V);
+    }
+    decode_s += seconds_since(t0);
+    t0 = std::chrono::steady_clock::now();
+    for (int64_t i = 0; i < n; ++i)
+      for (Packed &q : packed) {
+        check(lowbit_quantize_activations(q.w, x.data(), 1, acts));
+        check(lowbit_mpgemm_quantized(q.w, acts, q.y.data(), ctx));
+      }
+    gemv_s += seconds_since(t0);
+  }
+  const double tokens = double(rounds) * double(n);
+  std::printf("floor: decode %.2f ms/token, its products alone %.2f "
+              "ms/token: products / decode = %.2f\n",
+              decode_s * 1e3 / tokens, gemv_s * 1e3 / tokens,
+              gemv_s / decode_s);
+  for (Packed &q : packed)
+    lowbit_free_weights(q.w);
+  lowbit_activations_free(acts);
+  lowbit_context_free(ctx);
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -51,6 +127,8 @@ int main(int argc, char **argv) {
   int64_t p = 128, n = 32;
   int threads = 1;
   bool null_kernels = false;
+  int floor_rounds = 0;
+  bool check_batch = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     auto next = [&]() -> std::string {
@@ -72,6 +150,10 @@ int main(int argc, char **argv) {
       synth = next();
     else if (a == "--null-kernels")
       null_kernels = true;
+    else if (a == "--check")
+      check_batch = true;
+    else if (a == "--floor")
+      floor_rounds = std::atoi(next().c_str());
     else
       path = a;
   }
@@ -82,6 +164,10 @@ int main(int argc, char **argv) {
     return 2;
   }
   try {
+#ifdef LOWBIT_BUNDLE_REGISTER
+    if (LOWBIT_BUNDLE_REGISTER() != LOWBIT_OK)
+      throw Error(lowbit_last_error());
+#endif
     struct stat st;
     if (!synth.empty() && stat(path.c_str(), &st) != 0) {
       auto t0 = std::chrono::steady_clock::now();
@@ -139,6 +225,32 @@ int main(int argc, char **argv) {
     std::printf("decode %lld: %.2f ms/token (%.1f tok/s), %.1f GB/s of "
                 "weights + KV\n",
                 (long long)n, td * 1e3 / n, n / td, bytes * n / td / 1e9);
+    if (check_batch) {
+      const int64_t P = std::min<int64_t>(p, 32);
+      std::vector<float> batch(static_cast<size_t>(P * V)),
+          step(static_cast<size_t>(P * V));
+      model->reset();
+      model->eval(prompt.data(), P, batch.data(), true);
+      model->reset();
+      for (int64_t i = 0; i < P; ++i)
+        model->eval(&prompt[i], 1, step.data() + i * V, false);
+      double diff = 0.0, scale = 0.0;
+      int64_t argmax_differ = 0;
+      for (int64_t i = 0; i < P; ++i) {
+        const float *b = batch.data() + i * V, *t = step.data() + i * V;
+        for (int64_t j = 0; j < V; ++j) {
+          diff = std::max(diff, double(std::fabs(b[j] - t[j])));
+          scale = std::max(scale, double(std::fabs(t[j])));
+        }
+        argmax_differ += std::max_element(b, b + V) - b !=
+                         std::max_element(t, t + V) - t;
+      }
+      std::printf("check: %lld tokens, batch vs token by token: max |diff| "
+                  "%.3g (max |logit| %.3g), argmax differs in %lld rows\n",
+                  (long long)P, diff, scale, (long long)argmax_differ);
+    }
+    if (floor_rounds > 0)
+      gemv_floor(path, format, threads, *model, p, n, floor_rounds);
   } catch (const std::exception &e) {
     std::fprintf(stderr, "error: %s\n", e.what());
     return 1;
