@@ -35,24 +35,6 @@
 namespace lowbit::engine {
 namespace {
 
-/// Runs f(begin, end, thread) over [0, n) on the context's threads, or on
-/// the caller alone when `parallel` is false (work too small to share).
-template <class F>
-void parallel_for(lowbit_context_t *ctx, int64_t n, bool parallel, F &&f) {
-  if (n <= 0)
-    return;
-  if (!parallel) {
-    f(int64_t(0), n, 0);
-    return;
-  }
-  using Fn = std::remove_reference_t<F>;
-  auto call = [](void *user, int64_t begin, int64_t end, int thread) {
-    (*static_cast<Fn *>(user))(begin, end, thread);
-  };
-  if (lowbit_parallel_for(ctx, n, call, &f) != LOWBIT_OK)
-    throw Error(std::string("engine: ") + lowbit_last_error());
-}
-
 /// Element work below which a step runs on the calling thread: waking the
 /// pool costs a few microseconds.
 constexpr int64_t kParallelWork = 1 << 15;

@@ -344,30 +344,6 @@ std::unique_ptr<Model> Model::load(const std::string &path,
   m->hp = read_hparams(file);
   const Hparams &hp = m->hp;
 
-  const std::vector<LinearSpec> specs = linear_specs(file, options.format);
-  m->layers.resize(hp.n_layer);
-  for (int64_t l = 0; l < hp.n_layer; ++l) {
-    Layer &layer = m->layers[l];
-    const LinearSpec *s = &specs[7 * l];
-    for (Linear *L : {&layer.wq, &layer.wk, &layer.wv, &layer.wo, &layer.gate,
-                      &layer.up, &layer.down})
-      *L = load_linear(file, *s++);
-    auto norm = [&](const char *name) {
-      return decode_vector(file.tensor(layer_tensor(l, name)));
-    };
-    layer.attn_norm = norm("attn_norm.weight");
-    layer.ffn_norm = norm("ffn_norm.weight");
-    if (hp.arch != Arch::Llama) {
-      layer.attn_sub_norm = norm("attn_sub_norm.weight");
-      layer.ffn_sub_norm = norm("ffn_sub_norm.weight");
-    }
-  }
-  m->head = load_linear(file, specs.back());
-  m->tok_embd = &file.tensor("token_embd.weight");
-  m->output_norm = decode_vector(file.tensor("output_norm.weight"));
-  if (const GgufTensor *f = file.find_tensor("rope_freqs.weight"))
-    m->rope_freqs = decode_vector(*f);
-
   lowbit_context_t *ctx = nullptr;
   if (lowbit_context_create(options.threads, &ctx) != LOWBIT_OK)
     throw Error(std::string("engine: ") + lowbit_last_error());
@@ -379,6 +355,48 @@ std::unique_ptr<Model> Model::load(const std::string &path,
       throw Error(std::string("engine: ") + lowbit_last_error());
     a.reset(acts);
   }
+
+  // Every linear weight packed on the context's threads, one weight per
+  // task (lowbit_pack_gguf uses no context).
+  const std::vector<LinearSpec> specs = linear_specs(file, options.format);
+  m->layers.resize(hp.n_layer);
+  std::vector<Linear *> targets;
+  for (Layer &layer : m->layers)
+    for (Linear *L : {&layer.wq, &layer.wk, &layer.wv, &layer.wo, &layer.gate,
+                      &layer.up, &layer.down})
+      targets.push_back(L);
+  targets.push_back(&m->head);
+  std::vector<std::string> errors(targets.size());
+  parallel_for(ctx, int64_t(targets.size()), true,
+               [&](int64_t begin, int64_t end, int) {
+                 for (int64_t i = begin; i < end; ++i) {
+                   try {
+                     *targets[i] = load_linear(file, specs[i]);
+                   } catch (const std::exception &e) {
+                     errors[i] = e.what();
+                   }
+                 }
+               });
+  for (const std::string &e : errors)
+    if (!e.empty())
+      throw Error(e);
+
+  for (int64_t l = 0; l < hp.n_layer; ++l) {
+    Layer &layer = m->layers[l];
+    auto norm = [&](const char *name) {
+      return decode_vector(file.tensor(layer_tensor(l, name)));
+    };
+    layer.attn_norm = norm("attn_norm.weight");
+    layer.ffn_norm = norm("ffn_norm.weight");
+    if (hp.arch != Arch::Llama) {
+      layer.attn_sub_norm = norm("attn_sub_norm.weight");
+      layer.ffn_sub_norm = norm("ffn_sub_norm.weight");
+    }
+  }
+  m->tok_embd = &file.tensor("token_embd.weight");
+  m->output_norm = decode_vector(file.tensor("output_norm.weight"));
+  if (const GgufTensor *f = file.find_tensor("rope_freqs.weight"))
+    m->rope_freqs = decode_vector(*f);
   m->kernels = &kernels();
 
   const int64_t n_ctx = options.n_ctx;

@@ -11,9 +11,12 @@
 #include "engine.h"
 #include "kernels.h"
 
+#include "lowbit/error.h"
+
 #include <initializer_list>
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace lowbit::engine {
@@ -106,6 +109,25 @@ struct Model::Impl {
   /// for positions p0 + i.
   void rope(float *X, int64_t n, int64_t heads, int64_t p0) const;
 };
+
+/// Runs f(begin, end, thread) over [0, n) on the context's threads
+/// (contiguous chunks, one per thread), or on the caller alone when
+/// `parallel` is false (work too small to share). f must not throw.
+template <class F>
+void parallel_for(lowbit_context_t *ctx, int64_t n, bool parallel, F &&f) {
+  if (n <= 0)
+    return;
+  if (!parallel) {
+    f(int64_t(0), n, 0);
+    return;
+  }
+  using Fn = std::remove_reference_t<F>;
+  auto call = [](void *user, int64_t begin, int64_t end, int thread) {
+    (*static_cast<Fn *>(user))(begin, end, thread);
+  };
+  if (lowbit_parallel_for(ctx, n, call, &f) != LOWBIT_OK)
+    throw Error(std::string("engine: ") + lowbit_last_error());
+}
 
 /// The largest batch one forward pass takes; eval splits longer inputs.
 constexpr int64_t kMaxBatch = 512;

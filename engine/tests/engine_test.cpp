@@ -655,6 +655,15 @@ TEST(Engine, Errors) {
   EXPECT_NE(error_of([&] { m->generate({}, 1, nullptr); }).find("empty"),
             std::string::npos);
 
+  // A pack that fails on a worker thread: the first failing weight, named.
+  const std::string pack_error = error_of([&] { load(path, 2, 16, "w4g64"); });
+  EXPECT_NE(pack_error.find("tensor 'blk.0.ffn_down.weight' (f32 -> w4g64)"),
+            std::string::npos)
+      << pack_error;
+  EXPECT_NE(pack_error.find("K % 64"), std::string::npos) << pack_error;
+  EXPECT_NE(error_of([&] { load(path, 1, 16, "i3s"); }).find("i3s"),
+            std::string::npos);
+
   Spec missing = s;
   missing.skip = {"blk.1.ffn_up.weight"};
   const std::string p1 = write_model(missing, "missing");
