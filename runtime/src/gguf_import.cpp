@@ -199,57 +199,39 @@ void check_row(const GgufTensor &t, int64_t row) {
                          "shape");
 }
 
-// The ternary values of a tq1_0 / tq2_0 / i2_s tensor and its one scale
-// (see runtime/README.md, "GGUF import").
-struct Ternary {
-  std::vector<int8_t> q;
-  float scale = 0.0f;
-};
-
 [[noreturn]] void fail(const GgufTensor &t, const std::string &problem) {
   throw Error(t.name + ": " + problem);
 }
 
-Ternary ternary_of(const GgufTensor &t) {
-  const int64_t M = t.rows(), K = t.K();
-  const char *type = gguf_type_name(t.type);
-  Ternary out;
-  out.q.resize(size_t(M * K));
-  bool any = false;
-  auto bad_code = [&](int64_t m, int64_t k, int code) {
-    fail(t, std::string(type) + " code " + std::to_string(code) + " at row " +
-                std::to_string(m) + ", k = " + std::to_string(k) +
-                " is outside the ternary range");
-  };
+// Reads the ternary values of a tq1_0 / tq2_0 / i2_s tensor row by row and
+// finds its one scale (runtime/README.md, "GGUF import"): a row at a time,
+// so that importing a large tensor needs no copy of all its values.
+class TernaryReader {
+public:
+  explicit TernaryReader(const GgufTensor &t)
+      : t_(t), K_(t.K()), type_(gguf_type_name(t.type)) {}
 
-  if (t.type == GgufType::I2_S) {
-    for (int64_t e = 0; e < M * K; ++e) {
-      const int c = (t.data[i2s_byte(uint64_t(e))] >> i2s_shift(uint64_t(e))) & 3;
-      if (c == 3)
-        bad_code(e / K, e % K, c);
-      out.q[size_t(e)] = int8_t(c - 1);
-      any |= c != 1;
+  // q[0..K) of row m, in -1..1; remembers the scales of non-zero blocks.
+  void row(int64_t m, int8_t *q) {
+    if (t_.type == GgufType::I2_S) {
+      const uint64_t first = uint64_t(m * K_);
+      for (int64_t k = 0; k < K_; ++k) {
+        const uint64_t e = first + uint64_t(k);
+        const int c = (t_.data[i2s_byte(e)] >> i2s_shift(e)) & 3;
+        if (c == 3)
+          bad_code(m, k, c);
+        q[k] = int8_t(c - 1);
+        any_ |= c != 1;
+      }
+      return;
     }
-    const float s = load_f32_le(t.data + M * K / 4);
-    if (!any)
-      out.scale = 0.0f;
-    else if (!std::isfinite(s) || !(s > 0.0f))
-      fail(t, "i2_s scale " + format_float(s) +
-                  " is not a finite positive number");
-    else
-      out.scale = s;
-    return out;
-  }
-
-  const uint64_t block_bytes = info(t.type).block_size;
-  const int64_t blocks = K / kTqBlock;
-  std::set<uint16_t> scales;
-  int codes[kTqBlock];
-  for (int64_t m = 0; m < M; ++m) {
+    const uint64_t block_bytes = info(t_.type).block_size;
+    const int64_t blocks = K_ / kTqBlock;
+    int codes[kTqBlock];
     for (int64_t b = 0; b < blocks; ++b) {
-      const uint8_t *blk = t.data + (uint64_t(m * blocks + b)) * block_bytes;
+      const uint8_t *blk = t_.data + uint64_t(m * blocks + b) * block_bytes;
       uint16_t d;
-      if (t.type == GgufType::TQ1_0) {
+      if (t_.type == GgufType::TQ1_0) {
         tq1_decode(blk, codes);
         d = load_le<uint16_t>(blk + 52);
       } else {
@@ -257,32 +239,57 @@ Ternary ternary_of(const GgufTensor &t) {
         d = load_le<uint16_t>(blk + 64);
       }
       bool nonzero = false;
-      int8_t *q = out.q.data() + m * K + b * kTqBlock;
+      int8_t *qb = q + b * kTqBlock;
       for (int j = 0; j < kTqBlock; ++j) {
         if (codes[j] == 3)
           bad_code(m, b * kTqBlock + j, codes[j]);
-        q[j] = int8_t(codes[j] - 1);
+        qb[j] = int8_t(codes[j] - 1);
         nonzero |= codes[j] != 1;
       }
       // A block of zeros carries no scale (ggml writes d = 0 there).
       if (nonzero)
-        scales.insert(d);
+        scales_.insert(d);
     }
   }
-  if (scales.size() > 1)
-    fail(t, std::string(type) + " blocks carry " +
-                std::to_string(scales.size()) +
-                " different scales; lowbit's ternary formats have one scale "
-                "per tensor");
-  if (scales.size() == 1) {
-    const float s = half_to_float(*scales.begin());
+
+  // The tensor's one scale after every row was read; 0 when all values are
+  // 0. Throws Error when the blocks disagree or the scale is not a finite
+  // positive number.
+  float scale() const {
+    float s = 0.0f;
+    if (t_.type == GgufType::I2_S) {
+      if (!any_)
+        return 0.0f;
+      s = load_f32_le(t_.data + t_.rows() * K_ / 4);
+    } else {
+      if (scales_.size() > 1)
+        fail(t_, std::string(type_) + " blocks carry " +
+                     std::to_string(scales_.size()) +
+                     " different scales; lowbit's ternary formats have one "
+                     "scale per tensor");
+      if (scales_.empty())
+        return 0.0f;
+      s = half_to_float(*scales_.begin());
+    }
     if (!std::isfinite(s) || !(s > 0.0f))
-      fail(t, std::string(type) + " scale d = " + format_float(s) +
-                  " is not a finite positive number");
-    out.scale = s;
+      fail(t_, std::string(type_) + " scale " + format_float(s) +
+                   " is not a finite positive number");
+    return s;
   }
-  return out;
-}
+
+private:
+  [[noreturn]] void bad_code(int64_t m, int64_t k, int code) const {
+    fail(t_, std::string(type_) + " code " + std::to_string(code) +
+                 " at row " + std::to_string(m) + ", k = " +
+                 std::to_string(k) + " is outside the ternary range");
+  }
+
+  const GgufTensor &t_;
+  const int64_t K_;
+  const char *type_;
+  std::set<uint16_t> scales_;
+  bool any_ = false;
+};
 
 bool is_float_type(GgufType type) {
   return type == GgufType::F32 || type == GgufType::F16 ||
@@ -533,18 +540,21 @@ PackedWeights import_tensor(const GgufTensor &t, const Format &format) {
   named(t, [&] { format.check_shape(M, K); });
 
   if (is_ternary_type(t.type) && format.is_ternary()) {
-    const Ternary tern = ternary_of(t);
+    TernaryReader reader(t);
     PackedWeights P;
     P.format = format;
     P.M = M;
     P.K = K;
-    // An all-zero tensor carries no scale: it gets quantize()'s floor.
-    P.tensor_scale = tern.scale > 0.0f ? tern.scale : 1e-5f;
     const int64_t row_bytes = P.row_bytes();
     P.codes.resize(size_t(M * row_bytes));
-    for (int64_t m = 0; m < M; ++m)
-      encode_ternary_row(format, tern.q.data() + m * K, K,
-                         P.codes.data() + m * row_bytes);
+    std::vector<int8_t> q(static_cast<size_t>(K));
+    for (int64_t m = 0; m < M; ++m) {
+      reader.row(m, q.data());
+      encode_ternary_row(format, q.data(), K, P.codes.data() + m * row_bytes);
+    }
+    // An all-zero tensor carries no scale: it gets quantize()'s floor.
+    const float scale = reader.scale();
+    P.tensor_scale = scale > 0.0f ? scale : 1e-5f;
     named(t, [&] { validate(P); });
     return P;
   }
