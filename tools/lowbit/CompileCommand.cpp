@@ -844,9 +844,10 @@ writeBundle(const fs::path &out, const BundleSpec &spec,
   // Generic has no LUT kernels: tl1/tl2 fall back to the reference there,
   // lut-bitserial to up-convert (none for w3gG); aarch64-neon-nodot has
   // both LUT strategies (tbl needs no dotprod).
-  for (const std::string &t : {b.target, b.fallback}) {
-    if (t == b.fallback && (b.fallback == b.target || !spec.fallback))
-      break;
+  std::vector<std::string> targets = {b.target};
+  if (b.fallback != b.target && spec.fallback)
+    targets.push_back(b.fallback);
+  for (const std::string &t : targets) {
     for (const BundleGroup &g : groups) {
       const Format &format = g.format;
       const bool bitserial = wantBitserial && has_bitserial_layout(format);
@@ -1019,8 +1020,12 @@ int runCompile(const ParsedOptions &options) {
   spec.threads = int(options.getPositive("threads", 1));
   spec.schedule = options.getOr("schedule", "");
   spec.command = "lowbit compile " + source;
-  if (!options.has("gguf") || options.has("format"))
+  if (options.has("gguf")) {
+    if (options.has("format")) // the engine's format, not the bundle's list
+      spec.command += " --format " + *options.get("format");
+  } else {
     spec.command += " --format " + formatList;
+  }
   spec.command += " --target " + spec.target;
   if (spec.name != "lowbit")
     spec.command += " --name " + spec.name;
