@@ -187,21 +187,25 @@ void Model::Impl::forward(const int32_t *tokens, int64_t n, float *logits,
                     size_t(D) * sizeof(float));
       }
 
-    // Attention, one (head, token) pair per item, head-major so that every
-    // thread's contiguous share mixes short (early) and long (late) rows.
+    // Attention, one item per (head, block of kQueries tokens), head-major
+    // so that every thread's contiguous share mixes short (early) and long
+    // (late) rows; a block loads each cached row once for its queries.
     const int64_t group = H / Hkv;
+    const int64_t blocks = (n + kQueries - 1) / kQueries;
     const int64_t work = n * H * (p0 + n) * D;
     const Kernels &kn = *kernels;
-    parallel_for(c, n * H, work >= kParallelWork,
+    parallel_for(c, blocks * H, work >= kParallelWork,
                  [&](int64_t begin, int64_t end, int thread) {
-                   float *s = scores.data() + thread * n_ctx;
+                   float *s = scores.data() + thread * kQueries * n_ctx;
                    for (int64_t item = begin; item < end; ++item) {
-                     const int64_t hd = item / n, i = item % n;
+                     const int64_t hd = item / blocks;
+                     const int64_t i0 = (item % blocks) * kQueries;
+                     const int64_t nq = std::min(kQueries, n - i0);
                      const int64_t g = hd / group;
-                     kn.attend(q.data() + (i * H + hd) * D,
+                     kn.attend(q.data() + (i0 * H + hd) * D, H * D, nq,
                                kc + g * n_ctx * D, vc + g * n_ctx * D,
-                               p0 + i + 1, D, h.kq_scale, s,
-                               attn.data() + (i * H + hd) * D);
+                               p0 + i0 + 1, D, h.kq_scale, s,
+                               attn.data() + (i0 * H + hd) * D, H * D);
                    }
                  });
     if (sub_norms)

@@ -88,44 +88,100 @@ float exp1(float x) {
   return exp8(load(in))[0];
 }
 
-void attend(const float *q, const float *K, const float *V, int64_t L,
-            int64_t D, float scale, float *scores, float *out) {
-  const bool vec = D % 8 == 0;
-  // Scores, 8 keys at a time (8 independent chains hide the FMA latency).
-  int64_t j = 0;
-  if (vec) {
-    for (; j + 8 <= L; j += 8) {
-      const float *k = K + j * D;
-      v8 a0 = splat(0.0f), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0,
-         a6 = a0, a7 = a0;
-      for (int64_t d = 0; d < D; d += 8) {
-        const v8 x = load(q + d);
-        a0 += x * load(k + d);
-        a1 += x * load(k + D + d);
-        a2 += x * load(k + 2 * D + d);
-        a3 += x * load(k + 3 * D + d);
-        a4 += x * load(k + 4 * D + d);
-        a5 += x * load(k + 5 * D + d);
-        a6 += x * load(k + 6 * D + d);
-        a7 += x * load(k + 7 * D + d);
-      }
-      const v8 s{hsum(a0), hsum(a1), hsum(a2), hsum(a3),
-                 hsum(a4), hsum(a5), hsum(a6), hsum(a7)};
-      store(scores + j, s * splat(scale));
-    }
-    for (; j < L; ++j)
-      scores[j] = dot8(q, K + j * D, D) * scale;
-  } else {
-    for (; j < L; ++j)
+/// scores[j] = scale * (q . K[j]) for j in [j0, j1), 8 keys at a time (8
+/// independent chains hide the FMA latency).
+void scores_one(const float *q, const float *K, int64_t j0, int64_t j1,
+                int64_t D, float scale, float *scores) {
+  int64_t j = j0;
+  if (D % 8 != 0) {
+    for (; j < j1; ++j)
       scores[j] = dot_scalar(q, K + j * D, D) * scale;
+    return;
   }
+  for (; j + 8 <= j1; j += 8) {
+    const float *k = K + j * D;
+    v8 a0 = splat(0.0f), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0,
+       a6 = a0, a7 = a0;
+    for (int64_t d = 0; d < D; d += 8) {
+      const v8 x = load(q + d);
+      a0 += x * load(k + d);
+      a1 += x * load(k + D + d);
+      a2 += x * load(k + 2 * D + d);
+      a3 += x * load(k + 3 * D + d);
+      a4 += x * load(k + 4 * D + d);
+      a5 += x * load(k + 5 * D + d);
+      a6 += x * load(k + 6 * D + d);
+      a7 += x * load(k + 7 * D + d);
+    }
+    const v8 s{hsum(a0), hsum(a1), hsum(a2), hsum(a3),
+               hsum(a4), hsum(a5), hsum(a6), hsum(a7)};
+    store(scores + j, s * splat(scale));
+  }
+  for (; j < j1; ++j)
+    scores[j] = dot8(q, K + j * D, D) * scale;
+}
 
+/// Four queries against the keys [0, L) they share (D % 8 == 0): each key
+/// row is loaded once for the four, three keys at a time (12 chains).
+void scores_four(const float *q0, const float *q1, const float *q2,
+                 const float *q3, const float *K, int64_t L, int64_t D,
+                 float scale, float *s0, float *s1, float *s2, float *s3) {
+  int64_t j = 0;
+  for (; j + 3 <= L; j += 3) {
+    const float *k = K + j * D;
+    v8 a00 = splat(0.0f), a01 = a00, a02 = a00, a10 = a00, a11 = a00,
+       a12 = a00, a20 = a00, a21 = a00, a22 = a00, a30 = a00, a31 = a00,
+       a32 = a00;
+    for (int64_t d = 0; d < D; d += 8) {
+      const v8 k0 = load(k + d), k1 = load(k + D + d),
+               k2 = load(k + 2 * D + d);
+      v8 x = load(q0 + d);
+      a00 += x * k0;
+      a01 += x * k1;
+      a02 += x * k2;
+      x = load(q1 + d);
+      a10 += x * k0;
+      a11 += x * k1;
+      a12 += x * k2;
+      x = load(q2 + d);
+      a20 += x * k0;
+      a21 += x * k1;
+      a22 += x * k2;
+      x = load(q3 + d);
+      a30 += x * k0;
+      a31 += x * k1;
+      a32 += x * k2;
+    }
+    s0[j] = hsum(a00) * scale;
+    s0[j + 1] = hsum(a01) * scale;
+    s0[j + 2] = hsum(a02) * scale;
+    s1[j] = hsum(a10) * scale;
+    s1[j + 1] = hsum(a11) * scale;
+    s1[j + 2] = hsum(a12) * scale;
+    s2[j] = hsum(a20) * scale;
+    s2[j + 1] = hsum(a21) * scale;
+    s2[j + 2] = hsum(a22) * scale;
+    s3[j] = hsum(a30) * scale;
+    s3[j + 1] = hsum(a31) * scale;
+    s3[j + 2] = hsum(a32) * scale;
+  }
+  for (; j < L; ++j) {
+    const float *k = K + j * D;
+    s0[j] = dot8(q0, k, D) * scale;
+    s1[j] = dot8(q1, k, D) * scale;
+    s2[j] = dot8(q2, k, D) * scale;
+    s3[j] = dot8(q3, k, D) * scale;
+  }
+}
+
+/// softmax numerators in place (exp(s - max)); returns 1 / their sum (the
+/// sum in four double partial sums by j mod 4).
+float softmax(float *scores, int64_t L) {
   float max = -__builtin_inff();
-  for (j = 0; j < L; ++j)
+  for (int64_t j = 0; j < L; ++j)
     max = scores[j] > max ? scores[j] : max;
-  // exp and the sum (four double partial sums by j mod 4).
   double sums[4] = {0.0, 0.0, 0.0, 0.0};
-  j = 0;
+  int64_t j = 0;
   for (; j + 8 <= L; j += 8) {
     const v8 e = exp8(load(scores + j) - splat(max));
     store(scores + j, e);
@@ -136,50 +192,130 @@ void attend(const float *q, const float *K, const float *V, int64_t L,
     scores[j] = exp1(scores[j] - max);
     sums[j % 4] += double(scores[j]);
   }
-  const float inv = float(1.0 / ((sums[0] + sums[1]) + (sums[2] + sums[3])));
+  return float(1.0 / ((sums[0] + sums[1]) + (sums[2] + sums[3])));
+}
 
-  // out = sum_j p_j V[j], 64 columns at a time (8 registers).
-  if (vec) {
-    int64_t d0 = 0;
-    for (; d0 + 64 <= D; d0 += 64) {
-      v8 a0 = splat(0.0f), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0,
-         a6 = a0, a7 = a0;
-      for (j = 0; j < L; ++j) {
-        const v8 p = splat(scores[j] * inv);
-        const float *v = V + j * D + d0;
-        a0 += p * load(v);
-        a1 += p * load(v + 8);
-        a2 += p * load(v + 16);
-        a3 += p * load(v + 24);
-        a4 += p * load(v + 32);
-        a5 += p * load(v + 40);
-        a6 += p * load(v + 48);
-        a7 += p * load(v + 56);
-      }
-      float *o = out + d0;
-      store(o, a0);
-      store(o + 8, a1);
-      store(o + 16, a2);
-      store(o + 24, a3);
-      store(o + 32, a4);
-      store(o + 40, a5);
-      store(o + 48, a6);
-      store(o + 56, a7);
-    }
-    for (; d0 < D; d0 += 8) {
-      v8 a = splat(0.0f);
-      for (j = 0; j < L; ++j)
-        a += splat(scores[j] * inv) * load(V + j * D + d0);
-      store(out + d0, a);
-    }
-  } else {
+/// out = sum_{j < L} (p[j] * inv) V[j]: every output element accumulates
+/// over j in order from 0, whatever the column blocking.
+void weighted_sum(const float *p, float inv, const float *V, int64_t L,
+                  int64_t D, float *out) {
+  if (D % 8 != 0) {
     for (int64_t d = 0; d < D; ++d)
       out[d] = 0.0f;
-    for (j = 0; j < L; ++j) {
-      const float p = scores[j] * inv;
+    for (int64_t j = 0; j < L; ++j) {
+      const float w = p[j] * inv;
       for (int64_t d = 0; d < D; ++d)
-        out[d] += p * V[j * D + d];
+        out[d] += w * V[j * D + d];
     }
+    return;
+  }
+  int64_t d0 = 0;
+  for (; d0 + 64 <= D; d0 += 64) { // 64 columns: 8 registers
+    v8 a0 = splat(0.0f), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0,
+       a6 = a0, a7 = a0;
+    for (int64_t j = 0; j < L; ++j) {
+      const v8 w = splat(p[j] * inv);
+      const float *v = V + j * D + d0;
+      a0 += w * load(v);
+      a1 += w * load(v + 8);
+      a2 += w * load(v + 16);
+      a3 += w * load(v + 24);
+      a4 += w * load(v + 32);
+      a5 += w * load(v + 40);
+      a6 += w * load(v + 48);
+      a7 += w * load(v + 56);
+    }
+    float *o = out + d0;
+    store(o, a0);
+    store(o + 8, a1);
+    store(o + 16, a2);
+    store(o + 24, a3);
+    store(o + 32, a4);
+    store(o + 40, a5);
+    store(o + 48, a6);
+    store(o + 56, a7);
+  }
+  for (; d0 < D; d0 += 8) {
+    v8 a = splat(0.0f);
+    for (int64_t j = 0; j < L; ++j)
+      a += splat(p[j] * inv) * load(V + j * D + d0);
+    store(out + d0, a);
+  }
+}
+
+/// The same for four queries whose first L keys are shared (query r has
+/// L + r): each V row chunk is loaded once for the four, 16 columns at a
+/// time (8 registers), then every query adds its own last r rows.
+void weighted_sum_four(const float *const p[4], const float inv[4],
+                       const float *V, int64_t L, int64_t D,
+                       float *const out[4]) {
+  int64_t d0 = 0;
+  for (; d0 + 16 <= D; d0 += 16) {
+    v8 a00 = splat(0.0f), a01 = a00, a10 = a00, a11 = a00, a20 = a00,
+       a21 = a00, a30 = a00, a31 = a00;
+    for (int64_t j = 0; j < L; ++j) {
+      const float *v = V + j * D + d0;
+      const v8 v0 = load(v), v1 = load(v + 8);
+      v8 w = splat(p[0][j] * inv[0]);
+      a00 += w * v0;
+      a01 += w * v1;
+      w = splat(p[1][j] * inv[1]);
+      a10 += w * v0;
+      a11 += w * v1;
+      w = splat(p[2][j] * inv[2]);
+      a20 += w * v0;
+      a21 += w * v1;
+      w = splat(p[3][j] * inv[3]);
+      a30 += w * v0;
+      a31 += w * v1;
+    }
+    v8 acc[4][2] = {{a00, a01}, {a10, a11}, {a20, a21}, {a30, a31}};
+    for (int r = 0; r < 4; ++r) {
+      for (int64_t j = L; j < L + r; ++j) {
+        const v8 w = splat(p[r][j] * inv[r]);
+        acc[r][0] += w * load(V + j * D + d0);
+        acc[r][1] += w * load(V + j * D + d0 + 8);
+      }
+      store(out[r] + d0, acc[r][0]);
+      store(out[r] + d0 + 8, acc[r][1]);
+    }
+  }
+  for (; d0 < D; d0 += 8)
+    for (int r = 0; r < 4; ++r) {
+      v8 a = splat(0.0f);
+      for (int64_t j = 0; j < L + r; ++j)
+        a += splat(p[r][j] * inv[r]) * load(V + j * D + d0);
+      store(out[r] + d0, a);
+    }
+}
+
+void attend(const float *q, int64_t q_stride, int64_t nq, const float *K,
+            const float *V, int64_t L0, int64_t D, float scale,
+            float *scores, float *out, int64_t out_stride) {
+  const int64_t ls = L0 + nq - 1; // score row stride: the longest row
+  if (nq == 4 && D % 8 == 0) {
+    const float *qs[4];
+    float *s[4], *o[4];
+    float inv[4];
+    for (int r = 0; r < 4; ++r) {
+      qs[r] = q + r * q_stride;
+      s[r] = scores + r * ls;
+      o[r] = out + r * out_stride;
+    }
+    scores_four(qs[0], qs[1], qs[2], qs[3], K, L0, D, scale, s[0], s[1],
+                s[2], s[3]);
+    for (int r = 0; r < 4; ++r) {
+      scores_one(qs[r], K, L0, L0 + r, D, scale, s[r]);
+      inv[r] = softmax(s[r], L0 + r);
+    }
+    weighted_sum_four(s, inv, V, L0, D, o);
+    return;
+  }
+  for (int64_t r = 0; r < nq; ++r) {
+    float *s = scores + r * ls;
+    scores_one(q + r * q_stride, K, 0, L0 + r, D, scale, s);
+    const float inv = softmax(s, L0 + r);
+    weighted_sum(s, inv, V, L0 + r, D, out + r * out_stride);
   }
 }
 

@@ -21,12 +21,15 @@ enum class FloatType { F32, F16, BF16 };
 
 struct Kernels {
   const char *isa; // "generic", "avx2"
-  /// One query row against L cached positions:
+  /// nq (<= 4) consecutive query rows of one head against the KV cache:
+  /// query r (at q + r * q_stride) sees the first L0 + r positions,
   ///   s[j] = scale * (q . K[j]),  p = softmax(s) (fp32, sum in double),
-  ///   out = sum_j p[j] V[j]
-  /// K and V hold L rows of D floats; scores is scratch of L floats.
-  void (*attend)(const float *q, const float *K, const float *V, int64_t L,
-                 int64_t D, float scale, float *scores, float *out);
+  ///   out_r = sum_j p[j] V[j]          (at out + r * out_stride)
+  /// K and V hold rows of D floats; scores is scratch of nq * (L0 + nq - 1)
+  /// floats. Each result depends only on its own query and keys, not on nq.
+  void (*attend)(const float *q, int64_t q_stride, int64_t nq,
+                 const float *K, const float *V, int64_t L0, int64_t D,
+                 float scale, float *scores, float *out, int64_t out_stride);
   /// Y[n * ldy + m] = W[m] . X[n] for m in [m0, m1), n in [0, N): W rows of
   /// K values of `type` (row-major, K * sizeof(type) bytes apart), X rows of
   /// K floats.

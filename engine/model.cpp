@@ -421,7 +421,7 @@ std::unique_ptr<Model> Model::load(const std::string &path,
       m->rope_cos[p * half + i] = float(std::cos(theta));
       m->rope_sin[p * half + i] = float(std::sin(theta));
     }
-  m->scores.assign(size_t(m->threads * n_ctx), 0.0f);
+  m->scores.assign(size_t(m->threads * kQueries * n_ctx), 0.0f);
   m->last_logits.assign(size_t(hp.n_vocab), 0.0f);
   m->reserve(1);
   return std::unique_ptr<Model>(new Model(std::move(m)));

@@ -89,7 +89,7 @@ struct Model::Impl {
   // token).
   int64_t batch = 0;
   std::vector<float> x, xn, q, k, v, attn, ff_gate, ff_up, head_in;
-  std::vector<float> scores; // [threads][n_ctx]
+  std::vector<float> scores; // [threads][kQueries * n_ctx]
   std::vector<float> last_logits;
 
   void reserve(int64_t n);
@@ -128,6 +128,9 @@ void parallel_for(lowbit_context_t *ctx, int64_t n, bool parallel, F &&f) {
   if (lowbit_parallel_for(ctx, n, call, &f) != LOWBIT_OK)
     throw Error(std::string("engine: ") + lowbit_last_error());
 }
+
+/// Queries of one head that attention takes together (Kernels::attend).
+constexpr int64_t kQueries = 4;
 
 /// The largest batch one forward pass takes; eval splits longer inputs.
 constexpr int64_t kMaxBatch = 512;

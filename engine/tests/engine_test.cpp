@@ -403,11 +403,21 @@ TEST(Engine, HparamsAndSpecs) {
 }
 
 TEST(Engine, BatchMatchesTokenByToken) {
-  for (const char *arch : {"bitnet", "bitnet-b1.58", "llama"}) {
-    SCOPED_TRACE(arch);
+  struct Case {
+    const char *arch;
+    int64_t E, H; // head_dim 32, 16, 64, 12
+  };
+  for (Case c : {Case{"bitnet", 128, 4}, Case{"bitnet-b1.58", 64, 4},
+                 Case{"llama", 128, 2}, Case{"llama", 48, 4}}) {
+    const char *arch = c.arch;
+    SCOPED_TRACE(std::string(arch) + " E " + std::to_string(c.E));
     Spec s;
     s.arch = arch;
-    const std::string path = write_model(s, std::string("batch_") + arch);
+    s.E = c.E;
+    s.H = c.H;
+    s.Hkv = c.H / 2;
+    const std::string path =
+        write_model(s, std::string("batch_") + arch + std::to_string(c.E));
     auto m = load(path);
     const std::vector<float> a = batch_logits(*m, kPrompt);
     const std::vector<float> b = stepwise_logits(*m, kPrompt);
