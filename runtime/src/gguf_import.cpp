@@ -194,7 +194,13 @@ void check_row(const GgufTensor &t, int64_t row) {
   if (row < 0 || row >= t.rows())
     throw Error(t.name + ": row " + std::to_string(row) +
                 " is out of range for " + std::to_string(t.rows()) + " rows");
-  if (!t.data || t.bytes != gguf_tensor_bytes(t.type, t.rows(), t.K()))
+  uint64_t expected = 0;
+  try {
+    expected = gguf_tensor_bytes(t.type, t.rows(), t.K());
+  } catch (const Error &e) {
+    throw Error(t.name + ": " + e.what());
+  }
+  if (!t.data || t.bytes != expected)
     throw Error(t.name + ": the tensor's data does not match its type and "
                          "shape");
 }

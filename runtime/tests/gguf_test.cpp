@@ -764,6 +764,14 @@ TEST(GgufCodec, I2_SByHand) {
               gguf_decode_row(tensor_of(GgufType::I2_S, t, 2, 128, "x"), 2, row);
             }),
             "x: row 2 is out of range for 2 rows");
+  EXPECT_EQ(error_of([&] {
+              gguf_decode_row(tensor_of(GgufType::I2_S, t, 2, 100, "x"), 0, row);
+            }),
+            "x: i2_s needs K % 128 == 0, got K = 100");
+  EXPECT_EQ(error_of([&] {
+              gguf_decode_row(tensor_of(GgufType::I2_S, t, 1, 128, "x"), 0, row);
+            }),
+            "x: the tensor's data does not match its type and shape");
 }
 
 TEST(GgufCodec, RejectsNonFiniteAndOverflow) {
