@@ -6,9 +6,13 @@
 #include "lowbit/format.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
+#include <exception>
+#include <mutex>
 #include <random>
 #include <sys/stat.h>
+#include <thread>
 #include <vector>
 
 namespace lowbit::engine {
@@ -297,19 +301,50 @@ uint64_t write_synthetic_model(const SynthSpec &s, const std::string &path,
   w.add_uint32(a + ".vocab_size", uint32_t(s.n_vocab));
   w.add_string("tokenizer.ggml.model", "no_vocab");
 
+  // The tensors are made on every CPU (each from its own stream, so the
+  // file does not depend on the thread count), then added in order.
   std::vector<TensorPlan> plan = plan_tensors(s);
-  int64_t total = 0, done = 0;
+  int64_t total = 0;
   for (const TensorPlan &t : plan)
     total += t.rows * t.K;
+  std::vector<std::vector<uint8_t>> bytes(plan.size());
+  std::atomic<size_t> next{0};
+  std::mutex mutex;
+  size_t done = 0;
+  int64_t values = 0;
+  std::exception_ptr failure;
+  auto work = [&] {
+    for (size_t i; (i = next++) < plan.size();) {
+      try {
+        bytes[i] = make_tensor(plan[i], s.seed);
+      } catch (...) {
+        std::lock_guard<std::mutex> lock(mutex);
+        if (!failure)
+          failure = std::current_exception();
+        next = plan.size();
+        return;
+      }
+      std::lock_guard<std::mutex> lock(mutex);
+      values += plan[i].rows * plan[i].K;
+      if (progress)
+        progress(++done, plan.size(), values, total, plan[i].name);
+    }
+  };
+  unsigned threads = std::max(1u, std::min(std::thread::hardware_concurrency(),
+                                           unsigned(plan.size())));
+  std::vector<std::thread> pool;
+  for (unsigned t = 1; t < threads; ++t)
+    pool.emplace_back(work);
+  work();
+  for (std::thread &t : pool)
+    t.join();
+  if (failure)
+    std::rethrow_exception(failure);
   for (size_t i = 0; i < plan.size(); ++i) {
-    const TensorPlan &t = plan[i];
-    std::vector<int64_t> ne = {t.K};
-    if (!t.vector)
-      ne.push_back(t.rows);
-    w.add_tensor(t.name, t.type, ne, make_tensor(t, s.seed));
-    done += t.rows * t.K;
-    if (progress)
-      progress(i + 1, plan.size(), done, total, t.name);
+    std::vector<int64_t> ne = {plan[i].K};
+    if (!plan[i].vector)
+      ne.push_back(plan[i].rows);
+    w.add_tensor(plan[i].name, plan[i].type, ne, std::move(bytes[i]));
   }
   w.write(path);
   struct stat st {};

@@ -79,13 +79,15 @@ SynthSpec synth_preset(const std::string &preset, const std::string &arch);
 /// allowed where they are used, bitnet tied.
 void check_synth_spec(const SynthSpec &spec);
 
-/// Called after each tensor is made: (tensors done, tensors in all, values
-/// done, values in all, the tensor's name).
+/// Called after each tensor is made (from the thread that made it, one call
+/// at a time): (tensors done, tensors in all, values done, values in all,
+/// the tensor's name).
 using SynthProgress =
     std::function<void(size_t, size_t, int64_t, int64_t, const std::string &)>;
 
 /// Writes the model (Error on a bad spec or when the file cannot be
-/// written). Returns the file's size in bytes.
+/// written), making the tensors on every CPU. Returns the file's size in
+/// bytes.
 uint64_t write_synthetic_model(const SynthSpec &spec, const std::string &path,
                                const SynthProgress &progress = nullptr);
 

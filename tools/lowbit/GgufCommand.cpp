@@ -20,6 +20,7 @@
 #include <cstdlib>
 #include <map>
 #include <string>
+#include <unistd.h>
 #include <vector>
 
 namespace lowbit::cli {
@@ -184,21 +185,24 @@ int runSynth(const ParsedOptions &options) {
     throw Error("lowbit gguf synth: missing --out M.gguf");
   engine::check_synth_spec(spec);
 
-  // A line that follows the tensors for a model of 100 M values or more.
-  bool big = false;
+  // Progress for a model of 100 M values or more: one line redrawn on a
+  // terminal, else a line per tenth of the values.
+  bool big = false, tty = isatty(STDERR_FILENO);
+  int64_t lastTenth = 0;
   engine::SynthProgress progress = [&](size_t done, size_t all, int64_t values,
                                        int64_t total, const std::string &) {
     big = big || total >= 100000000;
-    if (!big)
+    int64_t tenth = values * 10 / total;
+    if (!big || (!tty && tenth == lastTenth && done != all))
       return;
-    std::fprintf(stderr, "\rlowbit: synth %zu/%zu tensors, %.2f of %.2f G values",
-                 done, all, values / 1e9, total / 1e9);
-    if (done == all)
-      std::fprintf(stderr, ", writing...");
+    lastTenth = tenth;
+    std::fprintf(stderr, "%slowbit: synth %zu/%zu tensors, %.2f of %.2f G "
+                 "values%s", tty ? "\r" : "", done, all, values / 1e9,
+                 total / 1e9, tty ? "" : "\n");
     std::fflush(stderr);
   };
   uint64_t bytes = engine::write_synthetic_model(spec, *out, progress);
-  if (big)
+  if (big && tty)
     std::fprintf(stderr, "\n");
   std::printf("%s: %s, n_embd %lld, n_ff %lld, %lld layers, %lld/%lld heads, "
               "vocab %lld; linears %s, %s %s, seed %llu; %.2f MiB\n",
