@@ -87,7 +87,8 @@ int runInfo(const ParsedOptions &options, const std::string &path) {
   // metadata (every tensor the shape the hyperparameters give it).
   const GgufValue *arch = file->find("general.architecture");
   bool known = arch && arch->type == GgufValue::STRING &&
-               (arch->s == "bitnet" || arch->s == "llama");
+               (arch->s == "llama" || arch->s == "bitnet" ||
+                arch->s == "bitnet-b1.58" || arch->s == "bitnet-25");
   if (known)
     engine::read_hparams(*file);
 
@@ -248,7 +249,7 @@ const Command &command() {
   static const Command command{
       {"gguf", "GGUF model files: inspect one, make a synthetic one.",
        "info:   the metadata summary and every tensor: name, type, shape, "
-       "bytes and what\n        it becomes: for a llama or bitnet model what "
+       "bytes and what\n        it becomes: for a model the engine runs what "
        "'lowbit generate [--format F]'\n        makes of it (the layers' "
        "linear weights in F, the output head in its own\n        format), "
        "else its import by default or into F; '-' and the reason where\n"
