@@ -187,27 +187,44 @@ void Model::Impl::forward(const int32_t *tokens, int64_t n, float *logits,
                     size_t(D) * sizeof(float));
       }
 
-    // Attention, one item per (head, block of kQueries tokens), head-major
-    // so that every thread's contiguous share mixes short (early) and long
-    // (late) rows; a block loads each cached row once for its queries.
+    // Attention. A batch: one item per (head, block of kQueries tokens),
+    // head-major so that every thread's contiguous share mixes short
+    // (early) and long (late) rows. One token: one item per kQueries query
+    // heads of a KV head (GQA), which then read the cache once.
     const int64_t group = H / Hkv;
-    const int64_t blocks = (n + kQueries - 1) / kQueries;
     const int64_t work = n * H * (p0 + n) * D;
     const Kernels &kn = *kernels;
-    parallel_for(c, blocks * H, work >= kParallelWork,
-                 [&](int64_t begin, int64_t end, int thread) {
-                   float *s = scores.data() + thread * kQueries * n_ctx;
-                   for (int64_t item = begin; item < end; ++item) {
-                     const int64_t hd = item / blocks;
-                     const int64_t i0 = (item % blocks) * kQueries;
-                     const int64_t nq = std::min(kQueries, n - i0);
-                     const int64_t g = hd / group;
-                     kn.attend(q.data() + (i0 * H + hd) * D, H * D, nq,
-                               kc + g * n_ctx * D, vc + g * n_ctx * D,
-                               p0 + i0 + 1, D, h.kq_scale, s,
-                               attn.data() + (i0 * H + hd) * D, H * D);
-                   }
-                 });
+    if (n == 1) {
+      const int64_t chunks = (group + kQueries - 1) / kQueries;
+      parallel_for(c, Hkv * chunks, work >= kParallelWork,
+                   [&](int64_t begin, int64_t end, int thread) {
+                     float *s = scores.data() + thread * kQueries * n_ctx;
+                     for (int64_t item = begin; item < end; ++item) {
+                       const int64_t g = item / chunks;
+                       const int64_t h0 = g * group + (item % chunks) * kQueries;
+                       const int64_t nq = std::min(kQueries, (g + 1) * group - h0);
+                       kn.attend(q.data() + h0 * D, D, nq, kc + g * n_ctx * D,
+                                 vc + g * n_ctx * D, p0 + 1, 0, D, h.kq_scale,
+                                 s, attn.data() + h0 * D, D);
+                     }
+                   });
+    } else {
+      const int64_t blocks = (n + kQueries - 1) / kQueries;
+      parallel_for(c, blocks * H, work >= kParallelWork,
+                   [&](int64_t begin, int64_t end, int thread) {
+                     float *s = scores.data() + thread * kQueries * n_ctx;
+                     for (int64_t item = begin; item < end; ++item) {
+                       const int64_t hd = item / blocks;
+                       const int64_t i0 = (item % blocks) * kQueries;
+                       const int64_t nq = std::min(kQueries, n - i0);
+                       const int64_t g = hd / group;
+                       kn.attend(q.data() + (i0 * H + hd) * D, H * D, nq,
+                                 kc + g * n_ctx * D, vc + g * n_ctx * D,
+                                 p0 + i0 + 1, 1, D, h.kq_scale, s,
+                                 attn.data() + (i0 * H + hd) * D, H * D);
+                     }
+                   });
+    }
     if (sub_norms)
       norm_rows(attn.data(), L.attn_sub_norm, n, qw, attn.data());
     project({{&L.wo, xn.data()}}, attn.data(), n, acts[1].get());

@@ -195,108 +195,148 @@ float softmax(float *scores, int64_t L) {
   return float(1.0 / ((sums[0] + sums[1]) + (sums[2] + sums[3])));
 }
 
-/// out = sum_{j < L} (p[j] * inv) V[j]: every output element accumulates
-/// over j in order from 0, whatever the column blocking.
-void weighted_sum(const float *p, float inv, const float *V, int64_t L,
-                  int64_t D, float *out) {
+/// p[j] *= inv: the softmax weights, normalized once.
+void normalize(float *p, int64_t L, float inv) {
+  int64_t j = 0;
+  for (; j + 8 <= L; j += 8)
+    store(p + j, load(p + j) * splat(inv));
+  for (; j < L; ++j)
+    p[j] *= inv;
+}
+
+/// Rows of V taken together by the weighted sums: their column blocks are
+/// passes over the same 16 KiB (D = 128), prefetched whole a block ahead so
+/// that no pass streams a column of lines from memory.
+constexpr int64_t kRowBlock = 32;
+
+void prefetch_rows(const float *V, int64_t j0, int64_t j1, int64_t D) {
+  const char *begin = reinterpret_cast<const char *>(V + j0 * D);
+  const char *end = reinterpret_cast<const char *>(V + j1 * D);
+  for (const char *line = begin; line < end; line += 64)
+    __builtin_prefetch(line);
+}
+
+/// out = sum_{j < L} w[j] V[j]: every output element accumulates over j in
+/// order from 0, whatever the row and column blocking (partial sums are
+/// kept in `out` between row blocks, exactly).
+void weighted_sum(const float *w, const float *V, int64_t L, int64_t D,
+                  float *out) {
   if (D % 8 != 0) {
     for (int64_t d = 0; d < D; ++d)
       out[d] = 0.0f;
-    for (int64_t j = 0; j < L; ++j) {
-      const float w = p[j] * inv;
+    for (int64_t j = 0; j < L; ++j)
       for (int64_t d = 0; d < D; ++d)
-        out[d] += w * V[j * D + d];
-    }
+        out[d] += w[j] * V[j * D + d];
     return;
   }
-  int64_t d0 = 0;
-  for (; d0 + 64 <= D; d0 += 64) { // 64 columns: 8 registers
-    v8 a0 = splat(0.0f), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0,
-       a6 = a0, a7 = a0;
-    for (int64_t j = 0; j < L; ++j) {
-      const v8 w = splat(p[j] * inv);
-      const float *v = V + j * D + d0;
-      a0 += w * load(v);
-      a1 += w * load(v + 8);
-      a2 += w * load(v + 16);
-      a3 += w * load(v + 24);
-      a4 += w * load(v + 32);
-      a5 += w * load(v + 40);
-      a6 += w * load(v + 48);
-      a7 += w * load(v + 56);
+  for (int64_t d = 0; d < D; d += 8)
+    store(out + d, splat(0.0f));
+  prefetch_rows(V, 0, L < kRowBlock ? L : kRowBlock, D);
+  for (int64_t j0 = 0; j0 < L; j0 += kRowBlock) {
+    const int64_t j1 = j0 + kRowBlock < L ? j0 + kRowBlock : L;
+    prefetch_rows(V, j1, j1 + kRowBlock < L ? j1 + kRowBlock : L, D);
+    int64_t d0 = 0;
+    for (; d0 + 64 <= D; d0 += 64) { // 64 columns: 8 registers
+      float *o = out + d0;
+      v8 a0 = load(o), a1 = load(o + 8), a2 = load(o + 16),
+         a3 = load(o + 24), a4 = load(o + 32), a5 = load(o + 40),
+         a6 = load(o + 48), a7 = load(o + 56);
+      for (int64_t j = j0; j < j1; ++j) {
+        const v8 x = splat(w[j]);
+        const float *v = V + j * D + d0;
+        a0 += x * load(v);
+        a1 += x * load(v + 8);
+        a2 += x * load(v + 16);
+        a3 += x * load(v + 24);
+        a4 += x * load(v + 32);
+        a5 += x * load(v + 40);
+        a6 += x * load(v + 48);
+        a7 += x * load(v + 56);
+      }
+      store(o, a0);
+      store(o + 8, a1);
+      store(o + 16, a2);
+      store(o + 24, a3);
+      store(o + 32, a4);
+      store(o + 40, a5);
+      store(o + 48, a6);
+      store(o + 56, a7);
     }
-    float *o = out + d0;
-    store(o, a0);
-    store(o + 8, a1);
-    store(o + 16, a2);
-    store(o + 24, a3);
-    store(o + 32, a4);
-    store(o + 40, a5);
-    store(o + 48, a6);
-    store(o + 56, a7);
-  }
-  for (; d0 < D; d0 += 8) {
-    v8 a = splat(0.0f);
-    for (int64_t j = 0; j < L; ++j)
-      a += splat(p[j] * inv) * load(V + j * D + d0);
-    store(out + d0, a);
+    for (; d0 < D; d0 += 8) {
+      v8 a = load(out + d0);
+      for (int64_t j = j0; j < j1; ++j)
+        a += splat(w[j]) * load(V + j * D + d0);
+      store(out + d0, a);
+    }
   }
 }
 
-/// The same for four queries whose first L keys are shared (query r has
-/// L + r): each V row chunk is loaded once for the four, 16 columns at a
-/// time (8 registers), then every query adds its own last r rows.
-void weighted_sum_four(const float *const p[4], const float inv[4],
-                       const float *V, int64_t L, int64_t D,
-                       float *const out[4]) {
-  int64_t d0 = 0;
-  for (; d0 + 16 <= D; d0 += 16) {
-    v8 a00 = splat(0.0f), a01 = a00, a10 = a00, a11 = a00, a20 = a00,
-       a21 = a00, a30 = a00, a31 = a00;
-    for (int64_t j = 0; j < L; ++j) {
-      const float *v = V + j * D + d0;
-      const v8 v0 = load(v), v1 = load(v + 8);
-      v8 w = splat(p[0][j] * inv[0]);
-      a00 += w * v0;
-      a01 += w * v1;
-      w = splat(p[1][j] * inv[1]);
-      a10 += w * v0;
-      a11 += w * v1;
-      w = splat(p[2][j] * inv[2]);
-      a20 += w * v0;
-      a21 += w * v1;
-      w = splat(p[3][j] * inv[3]);
-      a30 += w * v0;
-      a31 += w * v1;
-    }
-    v8 acc[4][2] = {{a00, a01}, {a10, a11}, {a20, a21}, {a30, a31}};
-    for (int r = 0; r < 4; ++r) {
-      for (int64_t j = L; j < L + r; ++j) {
-        const v8 w = splat(p[r][j] * inv[r]);
-        acc[r][0] += w * load(V + j * D + d0);
-        acc[r][1] += w * load(V + j * D + d0 + 8);
+/// The same for four queries whose first L rows are shared (query r has
+/// L + r * step): each V row chunk is loaded once for the four, 16 columns
+/// at a time (8 registers), then every query adds its own last rows.
+void weighted_sum_four(float *const w[4], const float *V, int64_t L,
+                       int64_t step, int64_t D, float *const out[4]) {
+  for (int r = 0; r < 4; ++r)
+    for (int64_t d = 0; d < D; d += 8)
+      store(out[r] + d, splat(0.0f));
+  prefetch_rows(V, 0, L < kRowBlock ? L : kRowBlock, D);
+  for (int64_t j0 = 0; j0 < L; j0 += kRowBlock) {
+    const int64_t j1 = j0 + kRowBlock < L ? j0 + kRowBlock : L;
+    prefetch_rows(V, j1, j1 + kRowBlock < L ? j1 + kRowBlock : L, D);
+    int64_t d0 = 0;
+    for (; d0 + 16 <= D; d0 += 16) {
+      v8 a00 = load(out[0] + d0), a01 = load(out[0] + d0 + 8),
+         a10 = load(out[1] + d0), a11 = load(out[1] + d0 + 8),
+         a20 = load(out[2] + d0), a21 = load(out[2] + d0 + 8),
+         a30 = load(out[3] + d0), a31 = load(out[3] + d0 + 8);
+      for (int64_t j = j0; j < j1; ++j) {
+        const float *v = V + j * D + d0;
+        const v8 v0 = load(v), v1 = load(v + 8);
+        v8 x = splat(w[0][j]);
+        a00 += x * v0;
+        a01 += x * v1;
+        x = splat(w[1][j]);
+        a10 += x * v0;
+        a11 += x * v1;
+        x = splat(w[2][j]);
+        a20 += x * v0;
+        a21 += x * v1;
+        x = splat(w[3][j]);
+        a30 += x * v0;
+        a31 += x * v1;
       }
-      store(out[r] + d0, acc[r][0]);
-      store(out[r] + d0 + 8, acc[r][1]);
+      store(out[0] + d0, a00);
+      store(out[0] + d0 + 8, a01);
+      store(out[1] + d0, a10);
+      store(out[1] + d0 + 8, a11);
+      store(out[2] + d0, a20);
+      store(out[2] + d0 + 8, a21);
+      store(out[3] + d0, a30);
+      store(out[3] + d0 + 8, a31);
     }
+    for (; d0 < D; d0 += 8)
+      for (int r = 0; r < 4; ++r) {
+        v8 a = load(out[r] + d0);
+        for (int64_t j = j0; j < j1; ++j)
+          a += splat(w[r][j]) * load(V + j * D + d0);
+        store(out[r] + d0, a);
+      }
   }
-  for (; d0 < D; d0 += 8)
-    for (int r = 0; r < 4; ++r) {
-      v8 a = splat(0.0f);
-      for (int64_t j = 0; j < L + r; ++j)
-        a += splat(p[r][j] * inv[r]) * load(V + j * D + d0);
-      store(out[r] + d0, a);
-    }
+  // Each query's own last rows.
+  for (int r = 0; r < 4; ++r)
+    for (int64_t j = L; j < L + r * step; ++j)
+      for (int64_t d0 = 0; d0 < D; d0 += 8)
+        store(out[r] + d0, load(out[r] + d0) + splat(w[r][j]) *
+                                                   load(V + j * D + d0));
 }
 
 void attend(const float *q, int64_t q_stride, int64_t nq, const float *K,
-            const float *V, int64_t L0, int64_t D, float scale,
+            const float *V, int64_t L0, int64_t step, int64_t D, float scale,
             float *scores, float *out, int64_t out_stride) {
-  const int64_t ls = L0 + nq - 1; // score row stride: the longest row
+  const int64_t ls = L0 + (nq - 1) * step; // score row stride: the longest
   if (nq == 4 && D % 8 == 0) {
     const float *qs[4];
     float *s[4], *o[4];
-    float inv[4];
     for (int r = 0; r < 4; ++r) {
       qs[r] = q + r * q_stride;
       s[r] = scores + r * ls;
@@ -305,17 +345,18 @@ void attend(const float *q, int64_t q_stride, int64_t nq, const float *K,
     scores_four(qs[0], qs[1], qs[2], qs[3], K, L0, D, scale, s[0], s[1],
                 s[2], s[3]);
     for (int r = 0; r < 4; ++r) {
-      scores_one(qs[r], K, L0, L0 + r, D, scale, s[r]);
-      inv[r] = softmax(s[r], L0 + r);
+      scores_one(qs[r], K, L0, L0 + r * step, D, scale, s[r]);
+      normalize(s[r], L0 + r * step, softmax(s[r], L0 + r * step));
     }
-    weighted_sum_four(s, inv, V, L0, D, o);
+    weighted_sum_four(s, V, L0, step, D, o);
     return;
   }
   for (int64_t r = 0; r < nq; ++r) {
     float *s = scores + r * ls;
-    scores_one(q + r * q_stride, K, 0, L0 + r, D, scale, s);
-    const float inv = softmax(s, L0 + r);
-    weighted_sum(s, inv, V, L0 + r, D, out + r * out_stride);
+    const int64_t L = L0 + r * step;
+    scores_one(q + r * q_stride, K, 0, L, D, scale, s);
+    normalize(s, L, softmax(s, L));
+    weighted_sum(s, V, L, D, out + r * out_stride);
   }
 }
 

@@ -21,15 +21,20 @@ enum class FloatType { F32, F16, BF16 };
 
 struct Kernels {
   const char *isa; // "generic", "avx2"
-  /// nq (<= 4) consecutive query rows of one head against the KV cache:
-  /// query r (at q + r * q_stride) sees the first L0 + r positions,
+  /// nq (<= 4) query rows against one head's KV cache: query r (at
+  /// q + r * q_stride) sees the first L0 + r * step positions (step 1: the
+  /// consecutive tokens of a batch; step 0: the query heads of one token
+  /// that share a KV head),
   ///   s[j] = scale * (q . K[j]),  p = softmax(s) (fp32, sum in double),
   ///   out_r = sum_j p[j] V[j]          (at out + r * out_stride)
-  /// K and V hold rows of D floats; scores is scratch of nq * (L0 + nq - 1)
-  /// floats. Each result depends only on its own query and keys, not on nq.
+  /// K and V hold rows of D floats; scores is scratch of
+  /// nq * (L0 + (nq - 1) * step) floats. With nq = 4 every cached row is
+  /// loaded once for the four. Each result depends only on its own query
+  /// and keys, not on nq or step.
   void (*attend)(const float *q, int64_t q_stride, int64_t nq,
-                 const float *K, const float *V, int64_t L0, int64_t D,
-                 float scale, float *scores, float *out, int64_t out_stride);
+                 const float *K, const float *V, int64_t L0, int64_t step,
+                 int64_t D, float scale, float *scores, float *out,
+                 int64_t out_stride);
   /// Y[n * ldy + m] = W[m] . X[n] for m in [m0, m1), n in [0, N): W rows of
   /// K values of `type` (row-major, K * sizeof(type) bytes apart), X rows of
   /// K floats.
