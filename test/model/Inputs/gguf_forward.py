@@ -290,7 +290,13 @@ def dequant_i2_s(raw, n):
 
 
 def tensor_values(t):
-    """The values of a tensor as a float64 array [rows, K]."""
+    """The values of a tensor as a float64 array [rows, K] (decoded once)."""
+    if "values" not in t:
+        t["values"] = decode_values(t)
+    return t["values"]
+
+
+def decode_values(t):
     n, K = t["n"], t["ne"][0]
     raw, kind = t["bytes"], t["type"]
     if kind == "f32":
