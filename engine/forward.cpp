@@ -133,23 +133,37 @@ void Model::Impl::norm_rows(const float *X, const std::vector<float> &w,
 }
 
 /// NORM rotates pairs (2j, 2j+1), NEOX pairs (j, j + n_rot/2).
-void Model::Impl::rope(float *X, int64_t n, int64_t heads, int64_t p0) const {
+void Model::Impl::rope(float *X, int64_t n, int64_t heads, int64_t p0) {
   const int64_t D = hp.head_dim, half = hp.n_rot / 2;
   const int64_t stride0 = hp.rope_neox ? 1 : 2;
   const int64_t offset1 = hp.rope_neox ? half : 1;
-  for (int64_t i = 0; i < n; ++i) {
-    const float *cs = rope_cos.data() + (p0 + i) * half;
-    const float *sn = rope_sin.data() + (p0 + i) * half;
-    for (int64_t h = 0; h < heads; ++h) {
-      float *x = X + (i * heads + h) * D;
-      for (int64_t j = 0; j < half; ++j) {
-        float &a = x[j * stride0], &b = x[j * stride0 + offset1];
-        const float x0 = a, x1 = b;
-        a = x0 * cs[j] - x1 * sn[j];
-        b = x0 * sn[j] + x1 * cs[j];
-      }
-    }
-  }
+  parallel_for(
+      ctx.get(), n, n * heads * half >= kParallelWork,
+      [&](int64_t begin, int64_t end, int) {
+        for (int64_t i = begin; i < end; ++i) {
+          const float *cs = rope_cos.data() + (p0 + i) * half;
+          const float *sn = rope_sin.data() + (p0 + i) * half;
+          for (int64_t h = 0; h < heads; ++h) {
+            float *x = X + (i * heads + h) * D;
+            for (int64_t j = 0; j < half; ++j) {
+              float &a = x[j * stride0], &b = x[j * stride0 + offset1];
+              const float x0 = a, x1 = b;
+              a = x0 * cs[j] - x1 * sn[j];
+              b = x0 * sn[j] + x1 * cs[j];
+            }
+          }
+        }
+      });
+}
+
+/// x += y over n rows of `width`.
+void Model::Impl::add_rows(float *x, const float *y, int64_t n,
+                           int64_t width) {
+  parallel_for(ctx.get(), n, n * width >= 4 * kParallelWork,
+               [&](int64_t begin, int64_t end, int) {
+                 for (int64_t j = begin * width; j < end * width; ++j)
+                   x[j] += y[j];
+               });
 }
 
 void Model::Impl::forward(const int32_t *tokens, int64_t n, float *logits,
@@ -228,8 +242,7 @@ void Model::Impl::forward(const int32_t *tokens, int64_t n, float *logits,
     if (sub_norms)
       norm_rows(attn.data(), L.attn_sub_norm, n, qw, attn.data());
     project({{&L.wo, xn.data()}}, attn.data(), n, acts[1].get());
-    for (int64_t j = 0; j < n * E; ++j)
-      x[j] += xn[j];
+    add_rows(x.data(), xn.data(), n, E);
 
     norm_rows(x.data(), L.ffn_norm, n, E, xn.data());
     project({{&L.gate, ff_gate.data()}, {&L.up, ff_up.data()}},
@@ -246,8 +259,7 @@ void Model::Impl::forward(const int32_t *tokens, int64_t n, float *logits,
     if (sub_norms)
       norm_rows(ff_gate.data(), L.ffn_sub_norm, n, F, ff_gate.data());
     project({{&L.down, xn.data()}}, ff_gate.data(), n, acts[2].get());
-    for (int64_t j = 0; j < n * E; ++j)
-      x[j] += xn[j];
+    add_rows(x.data(), xn.data(), n, E);
   }
 
   if (logits) {

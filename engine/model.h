@@ -107,7 +107,9 @@ struct Model::Impl {
                  int64_t width, float *Y);
   /// Rotates the first n_rot dimensions of every head of X [n][heads][D]
   /// for positions p0 + i.
-  void rope(float *X, int64_t n, int64_t heads, int64_t p0) const;
+  void rope(float *X, int64_t n, int64_t heads, int64_t p0);
+  /// x += y over n rows of `width` (the residual stream).
+  void add_rows(float *x, const float *y, int64_t n, int64_t width);
 };
 
 /// Runs f(begin, end, thread) over [0, n) on the context's threads
