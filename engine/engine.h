@@ -96,6 +96,8 @@ public:
   /// Evaluates `n` tokens at positions [position(), position() + n), adding
   /// them to the KV cache. logits: [n][n_vocab] for every token when
   /// `all_logits`, else [1][n_vocab] for the last one; may be nullptr.
+  /// Error (and nothing evaluated) for n < 1, a token id outside
+  /// [0, n_vocab) or positions past n_ctx().
   void eval(const int32_t *tokens, int64_t n, float *logits,
             bool all_logits);
   int64_t position() const;
@@ -106,7 +108,8 @@ public:
   /// argmax of its last logits as the first id, feeds each id back to get
   /// the next, and returns the n generated ids (n - 1 fed back). When
   /// `logits` is not null it receives one row per evaluated position
-  /// (prompt.size() + n - 1 rows of n_vocab).
+  /// (prompt.size() + n - 1 rows of n_vocab). Error for an empty prompt,
+  /// n < 1 or prompt.size() + n - 1 > n_ctx().
   std::vector<int32_t> generate(const std::vector<int32_t> &prompt, int64_t n,
                                 std::vector<float> *logits);
 
