@@ -136,16 +136,22 @@ static OwningOpRef<ModuleOp> buildInput(MLIRContext &ctx,
   OwningOpRef<ModuleOp> module = ModuleOp::create(loc);
   b.setInsertionPointToEnd(module->getBody());
 
-  int64_t m = request.M, k = request.K;
+  // Any shape (M = K = 0): every size that depends on M or K is dynamic.
+  const int64_t dyn = ShapedType::kDynamic;
+  bool anyShape = request.M == 0 && request.K == 0;
+  int64_t m = anyShape ? dyn : request.M, k = anyShape ? dyn : request.K;
   WeightAttr weight = format.weight;
   auto layout = LayoutAttr::get(&ctx, format.layout, 0, 0, 1);
   Type f16 = b.getF16Type(), f32 = b.getF32Type();
   auto xType = RankedTensorType::get({ShapedType::kDynamic, k}, f32);
   auto yType = RankedTensorType::get({ShapedType::kDynamic, m}, f32);
-  int64_t rowBytes = getRowBytes(weight, layout, k).value_or(0);
+  int64_t rowBytes =
+      anyShape ? dyn : getRowBytes(weight, layout, k).value_or(0);
   SmallVector<Type> inputs = {
       xType, RankedTensorType::get({m, rowBytes}, b.getI8Type())};
-  int64_t groups = weight.getGroup() > 0 ? k / weight.getGroup() : 0;
+  int64_t groups = anyShape                 ? dyn
+                   : weight.getGroup() > 0 ? k / weight.getGroup()
+                                           : 0;
   switch (weight.getEncoding()) {
   case Encoding::Ternary:
     inputs.push_back(RankedTensorType::get({1}, f32));
@@ -249,11 +255,17 @@ static llvm::Error generateGpuKernel(MLIRContext &ctx, ModuleOp module,
 
 llvm::Expected<KernelSource>
 mlir::lowbit::generateKernel(const KernelRequest &request) {
+  const bool anyShape = request.M == 0 && request.K == 0;
   std::string what =
-      llvm::formatv("cannot generate the {0} kernel for M = {1}, K = {2}, "
-                    "target {3}: ",
-                    request.format, request.M, request.K, request.target)
-          .str();
+      anyShape ? llvm::formatv("cannot generate the any-shape {0} kernel for "
+                               "target {1}: ",
+                               request.format, request.target)
+                     .str()
+               : llvm::formatv("cannot generate the {0} kernel for M = {1}, "
+                               "K = {2}, target {3}: ",
+                               request.format, request.M, request.K,
+                               request.target)
+                     .str();
   auto fail = [&](const Twine &problem) {
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                    what + problem);
@@ -298,8 +310,13 @@ mlir::lowbit::generateKernel(const KernelRequest &request) {
                      ? "expected f32, f16 or bf16"
                      : "CPU kernels take f32 activations only (16-bit "
                        "dtypes are for spirv-vulkan, spirv-xe2)"));
-  if (request.M < 1 || request.K < 1)
-    return fail("M and K must be at least 1");
+  if (!anyShape && (request.M < 1 || request.K < 1))
+    return fail("M and K must be at least 1 (or both 0 for an any-shape "
+                "kernel)");
+  if (anyShape && (lut || bitserial || isGpuTarget(request.target)))
+    return fail("any-shape kernels (M and K run-time arguments) exist for "
+                "the upconvert strategy on CPU targets only (i2s, w1gG, "
+                "w2gG, w4gG, q4_0)");
   if (request.threads < 1 || request.nHint < 1)
     return fail("threads and the N hint must be at least 1");
   if (!isCIdentifier(request.functionName))
@@ -369,6 +386,7 @@ mlir::lowbit::generateKernel(const KernelRequest &request) {
                 "are generated");
   source.Mp = llvm::alignTo(request.M, 16);
   source.Kp = llvm::alignTo(request.K, 32);
+  source.anyShape = anyShape;
   source.compileFlags = target->getCompileFlags(/*tableLookups=*/lut ||
                                                 bitserial);
 

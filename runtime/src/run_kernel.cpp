@@ -19,14 +19,9 @@ UpconvertWeights pack_for_kernel(const PackedWeights &canonical,
   return pack_upconvert(canonical);
 }
 
-void run_kernel(lowbit_kernel_fn kernel, const UpconvertWeights &W,
-                const PreparedActivations &A, float *y, int64_t M,
-                ThreadPool &pool, int kernel_class) {
-  if (!kernel)
-    throw Error("run_kernel: no kernel function");
-  if (M != W.M)
-    throw Error("run_kernel: M = " + std::to_string(M) +
-                " but the weights have M = " + std::to_string(W.M));
+/// What run_kernel and run_any_kernel check of the activations.
+static void check_activations(const UpconvertWeights &W,
+                              const PreparedActivations &A) {
   const int64_t block = W.format.is_ternary() ? W.Kp : 32;
   if (A.K != W.K || A.Kp != W.Kp || A.block != block)
     throw Error("run_kernel: activations have K = " + std::to_string(A.K) +
@@ -35,6 +30,17 @@ void run_kernel(lowbit_kernel_fn kernel, const UpconvertWeights &W,
                 W.format.name() + ", block " + std::to_string(block) + ")");
   if (A.N < 1)
     throw Error("run_kernel: activations have N = " + std::to_string(A.N));
+}
+
+void run_kernel(lowbit_kernel_fn kernel, const UpconvertWeights &W,
+                const PreparedActivations &A, float *y, int64_t M,
+                ThreadPool &pool, int kernel_class) {
+  if (!kernel)
+    throw Error("run_kernel: no kernel function");
+  if (M != W.M)
+    throw Error("run_kernel: M = " + std::to_string(M) +
+                " but the weights have M = " + std::to_string(W.M));
+  check_activations(W, A);
   if (kernel_class < 0)
     kernel_class = pool.kernel_class(upconvert_kernel_class(W.format));
   pool.run_scheduled(kernel_class, W.num_tiles(),
@@ -42,6 +48,29 @@ void run_kernel(lowbit_kernel_fn kernel, const UpconvertWeights &W,
                        kernel(W.codes.data(), W.scales_or_null(),
                               W.zeros_or_null(), A.xq.data(), A.x_scales.data(),
                               A.x_sums.data(), y, A.N, begin, end, W.w_scale);
+                     });
+}
+
+void run_any_kernel(lowbit_any_kernel_fn kernel, const UpconvertWeights &W,
+                    const PreparedActivations &A, float *y, ThreadPool &pool,
+                    int kernel_class) {
+  if (!kernel)
+    throw Error("run_any_kernel: no kernel function");
+  if (W.format.is_ternary() && W.K > LOWBIT_ANY_SHAPE_MAX_TERNARY_K)
+    throw Error("run_any_kernel: K = " + std::to_string(W.K) +
+                " is past the " +
+                std::to_string(LOWBIT_ANY_SHAPE_MAX_TERNARY_K) +
+                " of a ternary any-shape kernel (kernel_abi.h); use a "
+                "kernel generated for the shape");
+  check_activations(W, A);
+  if (kernel_class < 0)
+    kernel_class = pool.kernel_class(upconvert_kernel_class(W.format));
+  pool.run_scheduled(kernel_class, W.num_tiles(),
+                     [&](int64_t begin, int64_t end, int) {
+                       kernel(W.codes.data(), W.scales_or_null(),
+                              W.zeros_or_null(), A.xq.data(), A.x_scales.data(),
+                              A.x_sums.data(), y, A.N, begin, end, W.w_scale,
+                              W.M, W.K);
                      });
 }
 

@@ -411,6 +411,17 @@ KernelTiming time_kernel(lowbit_kernel_fn kernel, const UpconvertWeights &W,
       .front();
 }
 
+/// One call of a contender's kernel on weights `W` (the contender's or a
+/// cold copy of them).
+static void runContender(const Contender &c, const UpconvertWeights &W,
+                         const PreparedActivations &A, float *y,
+                         ThreadPool &pool) {
+  if (c.any_kernel)
+    run_any_kernel(c.any_kernel, W, A, y, pool, c.kernel_class);
+  else
+    run_kernel(c.kernel, W, A, y, W.M, pool, c.kernel_class);
+}
+
 std::vector<KernelTiming>
 time_contenders(const std::vector<Contender> &contenders, ThreadPool &pool,
                 bool cold, int reps, const Pairing &pairing,
@@ -479,7 +490,7 @@ time_contenders(const std::vector<Contender> &contenders, ThreadPool &pool,
             read_sums[size_t(t) * 8] ^= sum;
           });
     else
-      run_kernel(c.kernel, W, *c.A, y.data(), c.W->M, pool, c.kernel_class);
+      runContender(c, W, *c.A, y.data(), pool);
     const ThreadPool::JobStats &job = pool.last_job();
     if (timed) {
       for (int t = 0; t < threads; ++t) {
@@ -531,9 +542,8 @@ time_contenders(const std::vector<Contender> &contenders, ThreadPool &pool,
         if (pairing.peak)
           current->peak_gops.push_back(pairing.peak->pass());
         if (!cold && (pairing.probe || pairing.peak)) // it evicted W
-          run_kernel(contenders[p].kernel, *contenders[p].W, *contenders[p].A,
-                     y.data(), contenders[p].W->M, pool,
-                     contenders[p].kernel_class);
+          runContender(contenders[p], *contenders[p].W, *contenders[p].A,
+                       y.data(), pool);
         const Clock::time_point start = Clock::now();
         for (int64_t i = 0; i < calls_per_rep[p]; ++i)
           call(cold ? i : 0);

@@ -249,6 +249,9 @@ struct Contender {
   int kernel_class = -1;
   SchedulePolicy policy = SchedulePolicy::Dynamic;
   const ReadProbe *read_probe = nullptr;
+  /// An any-shape kernel (kernel_abi.h) instead of `kernel`: run by
+  /// run_any_kernel with the weights' M and K.
+  lowbit_any_kernel_fn any_kernel = nullptr;
 };
 
 /// The general form of time_kernel_policies: any kernels (of one shape or

@@ -37,12 +37,18 @@ struct Case {
   int64_t N;
   Format format;
   KernelChoice choice;
+  bool anyShape = false; // the format's any-shape kernel (--any-shape)
 };
+
+/// The strategy column of a case: `+any` for an any-shape kernel.
+std::string strategyLabel(const Case &c) {
+  return strategy_name(c.choice.strategy) + (c.anyShape ? "+any" : "");
+}
 
 /// A case as the interleaved ratios name it: format, strategy, target, shape
 /// and N.
 std::string caseLabel(const Case &c) {
-  return c.format.name() + " " + strategy_name(c.choice.strategy) + " " +
+  return c.format.name() + " " + strategyLabel(c) + " " +
          target_name(c.choice.target) + " " + std::to_string(c.shape.M) + "x" +
          std::to_string(c.shape.K) + " N=" + std::to_string(c.N);
 }
@@ -173,6 +179,7 @@ static int runBench(const ParsedOptions &options) {
                   "-core: CPU " + std::to_string(cpu) +
                   " is not one this process may use");
   const bool showRatios = options.has("show-ratios");
+  const bool anyShape = options.has("any-shape");
 
   KernelOptions kernelOptions;
   kernelOptions.threads = static_cast<int>(threads);
@@ -200,6 +207,10 @@ static int runBench(const ParsedOptions &options) {
                           target_name(choice.target) + " yet");
             kernelOptions.dtype = parseDtypeFor(options.get("dtype"), choice);
             cases.push_back({shape, N, format, choice});
+            // --any-shape: the any-shape kernel of the same choice right
+            // after it, timed with it in alternating reps.
+            if (anyShape && choice.strategy == Strategy::Upconvert)
+              cases.push_back({shape, N, format, choice, true});
           }
         }
     }
@@ -214,7 +225,10 @@ static int runBench(const ParsedOptions &options) {
            cases[j].format.name() == cases[i].format.name() &&
            cases[j].choice.target == cases[i].choice.target &&
            cases[j].choice.strategy == cases[i].choice.strategy) {
-      batch.push_back({cases[j].shape.M, cases[j].shape.K, cases[j].N});
+      batch.push_back(cases[j].anyShape
+                          ? KernelShape::anyShape(cases[j].N)
+                          : KernelShape(cases[j].shape.M, cases[j].shape.K,
+                                        cases[j].N));
       ++j;
     }
     std::vector<CompiledKernel> compiled =
@@ -307,7 +321,7 @@ static int runBench(const ParsedOptions &options) {
   std::vector<std::pair<std::string, double>> speedups;
   // Cases timed together: with --interleave, every case of one (M, K, N)
   // in alternating reps; else each case on its own.
-  const bool interleave = options.has("interleave");
+  const bool interleave = options.has("interleave") || anyShape;
   std::vector<std::vector<size_t>> groups;
   for (size_t i = 0; i < cases.size(); ++i) {
     auto same = [&](const std::vector<size_t> &g) {
@@ -358,10 +372,12 @@ static int runBench(const ParsedOptions &options) {
           prepare_activations(c.format, X.data.data(), c.N, c.shape.K));
       const int kernelClass = pool.kernel_class(
           upconvert_kernel_class(c.format, target_name(c.choice.target)));
-      for (SchedulePolicy policy : policies)
+      for (SchedulePolicy policy : policies) {
         contenders.push_back(
             {slow_core_kernel(kernels[i].loaded.fn, slowCore, slowFactor),
              &weights.back(), &activations.back(), kernelClass, policy});
+        contenders.back().any_kernel = kernels[i].anyFn;
+      }
     }
     bool cold = first.N == 1 && !options.has("warm");
     // --read-floor: a pure read of each distinct matrix of the group, timed
@@ -404,7 +420,7 @@ static int runBench(const ParsedOptions &options) {
       for (const KernelTiming &timing : timings) {
         BenchRecord r = make_record(
             c.shape.M, c.shape.K, c.N, c.format.name(),
-            strategy_name(c.choice.strategy), target_name(c.choice.target),
+            strategyLabel(c), target_name(c.choice.target),
             static_cast<int>(threads), timing, bandwidth, peakResult.get());
         r.load_core = loadCore;
         r.slow_core = slowCore;
@@ -591,6 +607,11 @@ const Command &benchCommand() {
          "time the cases of one shape and N together in alternating reps "
          "(same moments of the host; each keeps its own cold copies) and "
          "print their per-round time ratios"},
+        {"any-shape", nullptr,
+         "also time the any-shape kernel of each upconvert case (M and K "
+         "run-time arguments, kernel_abi.h; strategy 'upconvert+any') "
+         "interleaved with the shape's own kernel, and print any-shape / "
+         "specialized time per case (implies --interleave)"},
         {"show-ratios", nullptr,
          "print per-thread tiles, times and ratio tables, and how the first "
          "case's table converged"},

@@ -208,8 +208,19 @@ std::vector<CompiledKernel>
 compileKernels(const Format &format, KernelChoice choice,
                const std::vector<KernelShape> &shapes,
                const KernelOptions &options) {
-  if (isEmulated(choice.target))
+  if (isEmulated(choice.target)) {
+    for (const KernelShape &shape : shapes)
+      if (shape.isAnyShape())
+        throw Error("any-shape kernels run on this host's targets only "
+                    "(not under qemu: " + target_name(choice.target) + ")");
     return compileCrossKernels(format, choice, shapes, options);
+  }
+  for (const KernelShape &shape : shapes)
+    if (shape.isAnyShape() && choice.strategy != Strategy::Upconvert)
+      throw Error("any-shape kernels exist for the upconvert strategy only "
+                  "(i2s, w1gG, w2gG, w4gG, q4_0), not " +
+                  strategy_name(choice.strategy) + " (" + format.name() + ")");
+  std::vector<bool> anyShape(shapes.size());
   std::vector<CompiledKernel> kernels(shapes.size());
   std::vector<std::string> sources, symbols;
   std::vector<std::string> flags;
@@ -226,6 +237,7 @@ compileKernels(const Format &format, KernelChoice choice,
     kernels[i].config = source.config;
     kernels[i].tableActGroup = source.tableActGroup;
     kernels[i].fastAggregation = source.fastAggregation;
+    anyShape[i] = source.anyShape;
     sources.push_back(std::move(source.cpp));
     symbols.push_back(source.functionName);
     flags = source.compileFlags; // the same for every kernel of a target
@@ -239,6 +251,9 @@ compileKernels(const Format &format, KernelChoice choice,
       kernels[i].spirv = {
           static_cast<const uint32_t *>(library->symbol(symbols[i] + "_spirv")),
           static_cast<const int64_t *>(library->symbol(symbols[i] + "_info"))};
+    else if (anyShape[i])
+      kernels[i].anyFn = reinterpret_cast<lowbit_any_kernel_fn>(
+          library->symbol(symbols[i]));
     else
       kernels[i].loaded.fn = library->kernel(symbols[i]);
   }
@@ -367,6 +382,10 @@ void runKernel(const CompiledKernel *kernel, PreparedWeights &W,
   }
   PreparedActivations A =
       prepare_activations(canonical.format, X, N, canonical.K);
+  if (kernel->anyFn) {
+    run_any_kernel(kernel->anyFn, *W.upconvert, A, Y, pool);
+    return;
+  }
   run_kernel(kernel->loaded.fn, *W.upconvert, A, Y, canonical.M, pool);
 }
 

@@ -62,11 +62,15 @@ struct KernelOptions {
 };
 
 /// One kernel to generate: its weight shape and expected N (1 selects the
-/// GEMV config, larger N the register-blocked GEMM config).
+/// GEMV config, larger N the register-blocked GEMM config). M = K = 0 is
+/// the any-shape kernel of the N class (kernel_abi.h, lowbit_any_kernel_fn:
+/// M and K run-time arguments; upconvert strategy only): anyShape(nHint).
 struct KernelShape {
   KernelShape() = default;
   KernelShape(int64_t M, int64_t K, int64_t nHint = 1, std::string config = "")
       : M(M), K(K), nHint(nHint), config(std::move(config)) {}
+  static KernelShape anyShape(int64_t nHint = 1) { return {0, 0, nHint}; }
+  bool isAnyShape() const { return M == 0 && K == 0; }
 
   int64_t M = 0, K = 0, nHint = 1;
   std::string config; // config attribute for this kernel alone, "" for
@@ -92,6 +96,9 @@ struct CompiledKernel {
   int64_t tableActGroup = 0; // lut-bitserial int8 tables: act_group (lossy)
   bool fastAggregation = false; // and their fast aggregation
   LoadedKernel loaded; // CPU targets: the function
+  /// An any-shape kernel (KernelShape::anyShape): its function, which runs
+  /// every shape of the format (`loaded.fn` is then null).
+  lowbit_any_kernel_fn anyFn = nullptr;
   SpirvKernel spirv;   // GPU targets: the embedded binary (vulkan.h)
   std::shared_ptr<const CrossKernel> cross; // emulated AArch64 targets
 };
@@ -108,7 +115,10 @@ GpuDType parseDtypeFor(const std::optional<std::string> &dtype,
 
 /// The C++ source of one kernel for `target` (a target name such as
 /// "x86-avx2") with C symbol `functionName`. Throws Error with the compiler's
-/// one-line diagnostic on failure.
+/// one-line diagnostic on failure. For KernelShape::anyShape(nHint) the
+/// source's function is a lowbit_any_kernel_fn (KernelSource::anyShape) and
+/// its weights are packed by pack_for_kernel(W, source.config, target), as
+/// those of the shape-specialized kernels.
 mlir::lowbit::KernelSource generateKernelSource(const Format &format,
                                                 const std::string &target,
                                                 const KernelShape &shape,

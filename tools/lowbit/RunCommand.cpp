@@ -124,8 +124,11 @@ static int runRun(const ParsedOptions &options) {
   choice = resolveChoiceFor(format, strategy, choice.target,
                             {W.M, W.K, X.rows}, kernelOptions);
   std::optional<CompiledKernel> kernel;
+  KernelShape shape(W.M, W.K, X.rows);
+  if (options.has("any-shape"))
+    shape = KernelShape::anyShape(X.rows);
   if (choice.strategy != Strategy::Reference)
-    kernel = compileKernel(format, choice, {W.M, W.K, X.rows}, kernelOptions);
+    kernel = compileKernel(format, choice, shape, kernelOptions);
   PreparedWeights prepared = prepareWeights(W, choice);
   ThreadPool::Options poolOptions;
   poolOptions.threads = kernelOptions.threads;
@@ -204,6 +207,10 @@ const Command &runCommand() {
          "GPU targets: element type of X and Y on the device, f32 (default), "
          "f16 or bf16; the .npy files stay float32 (X rounded to nearest "
          "even, Y widened exactly)"},
+        {"any-shape", nullptr,
+         "run the any-shape kernel of the format and N class (M and K "
+         "run-time arguments, kernel_abi.h; upconvert) instead of one "
+         "generated for the shape"},
         {"check", nullptr,
          "also print the error against the fp64 product of the dequantized "
          "weights"}}},

@@ -45,6 +45,7 @@ static int runVerify(const ParsedOptions &options) {
   KernelOptions kernelOptions;
   kernelOptions.threads = threads;
   kernelOptions.config = options.getOr("config", "");
+  const bool anyShape = options.has("any-shape");
 
   int passed = 0, failed = 0;
   for (const std::string &formatName : splitList(*options.get("format"))) {
@@ -66,8 +67,17 @@ static int runVerify(const ParsedOptions &options) {
           shapes.push_back({M, K, 16});
         }
       std::vector<CompiledKernel> kernels;
-      if (choice.strategy != Strategy::Reference)
+      if (choice.strategy != Strategy::Reference && anyShape) {
+        // --any-shape: one GEMV and one GEMM any-shape kernel run every
+        // shape.
+        std::vector<CompiledKernel> any = compileKernels(
+            format, choice, {KernelShape::anyShape(1), KernelShape::anyShape(16)},
+            kernelOptions);
+        for (const KernelShape &shape : shapes)
+          kernels.push_back(any[shape.nHint == 1 ? 0 : 1]);
+      } else if (choice.strategy != Strategy::Reference) {
         kernels = compileKernels(format, choice, shapes, kernelOptions);
+      }
       int casePassed = 0, caseFailed = 0;
       for (size_t s = 0; s < shapes.size(); ++s) {
         const KernelShape &shape = shapes[s];
@@ -108,14 +118,14 @@ static int runVerify(const ParsedOptions &options) {
                       problem.c_str());
         }
       }
-      std::printf("%-7s %-10s %-15s %s%d passed, %d failed\n",
+      std::printf("%-7s %-10s %-15s %s%s%d passed, %d failed\n",
                   format.name().c_str(),
                   strategy_name(choice.strategy).c_str(),
                   target_name(choice.target).c_str(),
                   dtype == GpuDType::F32
                       ? ""
                       : (gpu_dtype_name(dtype) + " I/O  ").c_str(),
-                  casePassed, caseFailed);
+                  anyShape ? "any-shape  " : "", casePassed, caseFailed);
       std::fflush(stdout);
       passed += casePassed;
       failed += caseFailed;
@@ -137,8 +147,9 @@ const Command &verifyCommand() {
        "configs (lut-bitserial table_bits = 8) within the documented bound of "
        "the\nreference instead of 1e-5 (bitserial_abi.h). Each shape "
        "gets a GEMV-configured kernel (run with N = 1 and 3) and a GEMM-"
-       "configured\none (run with the N >= 3 in --n). Exit status 1 if any "
-       "case fails.\n",
+       "configured\none (run with the N >= 3 in --n); with --any-shape one "
+       "GEMV and one GEMM any-shape\nkernel (M and K run-time arguments, "
+       "kernel_abi.h) run every shape. Exit status 1 if\nany case fails.\n",
        {{"format", "F[,F...]", "weight formats", true},
         {"strategy", "S", "strategy to check (default upconvert)"},
         {"target", "T[,T...]", "targets (default native)"},
@@ -149,6 +160,9 @@ const Command &verifyCommand() {
         {"threads", "N", "threads (default 2, to exercise the split)"},
         {"config", "ATTR", "config attribute for every kernel instead of "
                            "the heuristic's"},
+        {"any-shape", nullptr, "check the any-shape kernels (one per N "
+                               "class, M and K run-time arguments; "
+                               "upconvert) on every shape"},
         {"dtype", "T", "GPU targets: element type of X and Y, f32 "
                        "(default), f16 or bf16 (the reference gets X "
                        "rounded to T; i2s Y must equal its result rounded "

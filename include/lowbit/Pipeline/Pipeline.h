@@ -26,7 +26,9 @@ namespace mlir::lowbit {
 struct KernelRequest {
   std::string format;         // i2s, w1gG, w2gG, w4gG, q4_0 (upconvert),
                               // tl1 or tl2 (lut-elementwise)
-  int64_t M = 0, K = 0;       // weight rows and reduction depth
+  int64_t M = 0, K = 0;       // weight rows and reduction depth; both 0:
+                              // an any-shape kernel (lowbit_any_kernel_fn,
+                              // M and K run-time arguments; upconvert only)
   std::string target;         // x86-avx2, x86-avxvnni, x86-avx512vnni, generic,
                               // spirv-vulkan, spirv-xe2 (C++ embedding SPIR-V)
   int threads = 1;            // threads the kernel will be split over
@@ -43,12 +45,15 @@ struct KernelRequest {
 /// What came out.
 struct KernelSource {
   std::string cpp;           // one translation unit: includes + the kernel
-  std::string functionName;  // extern "C", type lowbit_kernel_fn
+  std::string functionName;  // extern "C", type lowbit_kernel_fn, or
+                             // lowbit_any_kernel_fn when anyShape
+  bool anyShape = false;     // M and K are arguments (Mp = Kp = 0 below)
   std::string config;        // e.g. "#lowbit.upconvert<tile_m = 64, ...>"
   std::string layout;        // e.g. "#lowbit.layout<vnni4, tile_m = 16, ...>"
   int64_t tileRows = 16;     // rows per tile: the unit of tile_begin/tile_end
   int64_t tilesPerGroup = 1; // config tile_m / 16: split work in multiples
   int64_t Mp = 0, Kp = 0;    // M rounded up to 16, K rounded up to 32
+                             // (0 for an any-shape kernel)
   int64_t bits = 0;          // bits per weight code in the layout
   int64_t tableActGroup = 0; // lut-bitserial int8 tables (lossy): the
                              // activations per table scale; 0: exact

@@ -24,6 +24,14 @@ void run_kernel(lowbit_kernel_fn kernel, const UpconvertWeights &W,
                 const PreparedActivations &A, float *y, int64_t M,
                 ThreadPool &pool, int kernel_class = -1);
 
+/// run_kernel for an any-shape kernel (kernel_abi.h, lowbit_any_kernel_fn):
+/// the same split, each call with W.M and W.K; W packed as for the
+/// shape-specialized kernel of the same config. Throws Error for a ternary
+/// K past LOWBIT_ANY_SHAPE_MAX_TERNARY_K and as run_kernel otherwise.
+void run_any_kernel(lowbit_any_kernel_fn kernel, const UpconvertWeights &W,
+                    const PreparedActivations &A, float *y, ThreadPool &pool,
+                    int kernel_class = -1);
+
 /// `canonical` packed in the layout of a generated kernel with config
 /// attribute `config` and target `target` (lowbit.h's kernel entry): a
 /// #lowbit.lut_bitserial config reads bitserial_abi.h, tl1/tl2 lut_abi.h in

@@ -363,6 +363,41 @@ func.func @dynamic_m(%x: tensor<?x256xf32>, %w: tensor<64x64xi8>, %s: tensor<1xf
 
 // -----
 
+// The any-shape form (M and K dynamic): packed weights and scales take ?
+// for every size that depends on M or K, and only for those.
+func.func @any_shape_packed(%x: tensor<?x?xf32>, %w: tensor<?x64xi8>, %s: tensor<1xf32>) -> tensor<?x?xf32> {
+  // expected-error@+1 {{with dynamic M and K needs packed weights of shape ?x?, got 'tensor<?x64xi8>'}}
+  %y = lowbit.mpgemm %x, %w, %s {
+         weight = #lowbit.weight<bits = 2, encoding = ternary>,
+         layout = #lowbit.layout<i2s>}
+       : (tensor<?x?xf32>, tensor<?x64xi8>, tensor<1xf32>) -> tensor<?x?xf32>
+  return %y : tensor<?x?xf32>
+}
+
+// -----
+
+func.func @any_shape_vnni4(%x: tensor<?x?xf32>, %w: tensor<?x?x32xi8>, %s: tensor<1xf32>) -> tensor<?x?xf32> {
+  // expected-error@+1 {{with dynamic M and K needs packed weights of shape ?x?x64, got 'tensor<?x?x32xi8>'}}
+  %y = lowbit.mpgemm %x, %w, %s {
+         weight = #lowbit.weight<bits = 2, encoding = ternary>,
+         layout = #lowbit.layout<vnni4, tile_m = 16, tile_k = 16>}
+       : (tensor<?x?xf32>, tensor<?x?x32xi8>, tensor<1xf32>) -> tensor<?x?xf32>
+  return %y : tensor<?x?xf32>
+}
+
+// -----
+
+func.func @any_shape_scales(%x: tensor<?x?xf32>, %w: tensor<?x?xi8>, %s: tensor<?x4x2xf16>) -> tensor<?x?xf32> {
+  // expected-error@+1 {{with dynamic M and K needs a scales operand of type 'tensor<?x?x2xf16>', got 'tensor<?x4x2xf16>'}}
+  %y = lowbit.mpgemm %x, %w, %s {
+         weight = #lowbit.weight<bits = 2, encoding = unsigned, group = 64, scale = per_group>,
+         layout = #lowbit.layout<canonical>}
+       : (tensor<?x?xf32>, tensor<?x?xi8>, tensor<?x4x2xf16>) -> tensor<?x?xf32>
+  return %y : tensor<?x?xf32>
+}
+
+// -----
+
 func.func @n_mismatch(%x: tensor<4x256xf32>, %w: tensor<64x64xi8>, %s: tensor<1xf32>) -> tensor<?x64xf32> {
   // expected-error@+1 {{result N dimension (?) does not match activation N dimension (4)}}
   %y = lowbit.mpgemm %x, %w, %s {

@@ -306,3 +306,14 @@ func.func @mpgemm_i2s_gpu(%x: tensor<?x40xf32>, %w: tensor<20x10xi8>, %s: tensor
        : (tensor<?x40xf32>, tensor<20x10xi8>, tensor<1xf32>) -> tensor<?x20xf32>
   return %y : tensor<?x20xf32>
 }
+
+// The any-shape form: M and K dynamic (kernel_abi.h's lowbit_any_kernel_fn).
+// CHECK-LABEL: func.func @mpgemm_any_shape
+// CHECK: lowbit.mpgemm %{{.*}}, %{{.*}}, %{{.*}} {config = #lowbit.upconvert<tile_m = 16, tile_k = 64, tile_n = 1>, layout = #lowbit.layout<vnni4, tile_m = 16, tile_k = 16>, weight = #lowbit.weight<bits = 2, encoding = unsigned, group = 64, scale = per_group>} : (tensor<?x?xf32>, tensor<?x?x64xi8>, tensor<?x?x2xf16>) -> tensor<?x?xf32>
+func.func @mpgemm_any_shape(%x: tensor<?x?xf32>, %w: tensor<?x?x64xi8>, %s: tensor<?x?x2xf16>) -> tensor<?x?xf32> {
+  %y = lowbit.mpgemm %x, %w, %s {weight = #lowbit.weight<bits = 2, encoding = unsigned, group = 64, scale = per_group>,
+                                 layout = #lowbit.layout<vnni4, tile_m = 16, tile_k = 16>,
+                                 config = #lowbit.upconvert<tile_m = 16, tile_k = 64, tile_n = 1>}
+       : (tensor<?x?xf32>, tensor<?x?x64xi8>, tensor<?x?x2xf16>) -> tensor<?x?xf32>
+  return %y : tensor<?x?xf32>
+}

@@ -225,17 +225,88 @@ static LogicalResult verifyScales(MpGemmOp op, WeightAttr weight, int64_t m,
   return success();
 }
 
+/// The shapes of an any-shape op (M and K dynamic: the kernel takes them as
+/// run-time arguments, kernel_abi.h's lowbit_any_kernel_fn): packed weights
+/// of the layout's rank whose static sizes are those that do not depend on
+/// M or K, and scales whose type is the static form's with ? for M and the
+/// group count.
+static LogicalResult verifyAnyShape(MpGemmOp op, WeightAttr weight,
+                                    LayoutAttr layout) {
+  auto packedType = cast<RankedTensorType>(op.getPacked().getType());
+  int64_t dyn = ShapedType::kDynamic;
+  SmallVector<int64_t, 3> expected = {dyn, dyn};
+  if (layout.getKind() == LayoutKind::VNNI4 && layout.isTiled())
+    expected.push_back(4 * layout.getTileM());
+  if (packedType.getShape() != ArrayRef<int64_t>(expected))
+    return op.emitOpError()
+           << "with dynamic M and K needs packed weights of shape "
+           << (expected.size() == 3
+                   ? "?x?x" + std::to_string(expected[2])
+                   : std::string("?x?"))
+           << ", got " << packedType;
+  Type f16 = Float16Type::get(op.getContext());
+  RankedTensorType scalesType;
+  switch (weight.getEncoding()) {
+  case Encoding::Ternary:
+    scalesType = RankedTensorType::get({1}, Float32Type::get(op.getContext()));
+    break;
+  case Encoding::Binary:
+    scalesType = RankedTensorType::get({dyn, dyn}, f16);
+    break;
+  case Encoding::Unsigned:
+    scalesType = RankedTensorType::get({dyn, dyn, 2}, f16);
+    break;
+  case Encoding::GgufQ4_0:
+    break;
+  }
+  Value scales = op.getScales();
+  if (!scalesType && scales)
+    return op.emitOpError() << "with dynamic M and K needs no scales operand, "
+                               "got "
+                            << scales.getType();
+  if (scalesType && (!scales || scales.getType() != Type(scalesType))) {
+    InFlightDiagnostic diag = op.emitOpError()
+                              << "with dynamic M and K needs a scales operand "
+                                 "of type "
+                              << scalesType;
+    if (scales)
+      diag << ", got " << scales.getType();
+    return diag;
+  }
+  return success();
+}
+
 LogicalResult MpGemmOp::verify() {
   auto xType = cast<RankedTensorType>(getX().getType());
   auto resultType = cast<RankedTensorType>(getResult().getType());
   int64_t k = getK();
   int64_t m = getM();
+  if (ShapedType::isDynamic(k) && ShapedType::isDynamic(m)) {
+    // The any-shape form: both M and K are run-time arguments.
+    if (xType.getDimSize(0) != resultType.getDimSize(0))
+      return emitOpError() << "result N dimension ("
+                           << formatDim(resultType.getDimSize(0))
+                           << ") does not match activation N dimension ("
+                           << formatDim(xType.getDimSize(0)) << ")";
+    WeightAttr weight = getWeight();
+    LayoutAttr layout = getLayout();
+    if (failed(verifyLayoutEncoding(*this, weight, layout)) ||
+        failed(verifyAnyShape(*this, weight, layout)))
+      return failure();
+    StrategyConfigAttrInterface config = getConfigAttr();
+    if (!config)
+      return success();
+    return config.verifyFor([&] { return emitOpError(); }, weight, layout, m,
+                            k);
+  }
   if (ShapedType::isDynamic(k))
-    return emitOpError() << "activation K dimension must be static";
+    return emitOpError() << "activation K dimension must be static (or M "
+                            "and K both dynamic)";
   if (k <= 0)
     return emitOpError() << "K must be positive, got K = " << k;
   if (ShapedType::isDynamic(m))
-    return emitOpError() << "result M dimension must be static";
+    return emitOpError() << "result M dimension must be static (or M and K "
+                            "both dynamic)";
   if (xType.getDimSize(0) != resultType.getDimSize(0))
     return emitOpError() << "result N dimension ("
                          << formatDim(resultType.getDimSize(0))

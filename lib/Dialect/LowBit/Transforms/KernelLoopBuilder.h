@@ -30,11 +30,23 @@
 
 namespace mlir::lowbit {
 
+/// The largest K an any-shape ternary kernel takes (kernel_abi.h,
+/// LOWBIT_ANY_SHAPE_MAX_TERNARY_K): its lowering picks the int32 accumulator
+/// chains for this K where a static kernel picks them for its own.
+inline constexpr int64_t kAnyShapeMaxTernaryK = int64_t(1) << 18;
+
+/// Whether `op` is the any-shape form of lowbit.mpgemm: M and K dynamic,
+/// run-time arguments of the kernel (lowbit_any_kernel_fn).
+inline bool isAnyShape(MpGemmOp op) {
+  return ShapedType::isDynamic(op.getM()) || ShapedType::isDynamic(op.getK());
+}
+
 /// Empties `func` and gives it the signature of lowbit_kernel_fn
 /// (runtime/include/lowbit/kernel_abi.h): codes, scales, zeros, xq,
-/// x_scales, x_sums (read-only), y, n, tile_begin, tile_end, w_scale.
+/// x_scales, x_sums (read-only), y, n, tile_begin, tile_end, w_scale; with
+/// `anyShape` that of lowbit_any_kernel_fn, which adds M and K (i64).
 /// Returns the empty entry block, whose arguments are those parameters.
-inline Block &resetToKernelAbi(func::FuncOp func) {
+inline Block &resetToKernelAbi(func::FuncOp func, bool anyShape = false) {
   MLIRContext *ctx = func.getContext();
   auto memref = [&](Type element) {
     return MemRefType::get({ShapedType::kDynamic}, element);
@@ -49,6 +61,8 @@ inline Block &resetToKernelAbi(func::FuncOp func) {
                               memref(f32), i64,
                               i64,         i64,
                               f32};
+  if (anyShape)
+    inputs.append({i64, i64});
   Block &entry = func.getBody().front();
   entry.clear();
   entry.eraseArguments(0, entry.getNumArguments());
@@ -66,9 +80,10 @@ inline Block &resetToKernelAbi(func::FuncOp func) {
 /// writes on the lowbit_kernel_fn signature (resetToKernelAbi), returns, and
 /// erases what the constant folding of the index arithmetic left unused.
 template <typename BuildFn>
-void rewriteKernelFunction(func::FuncOp func, BuildFn build) {
+void rewriteKernelFunction(func::FuncOp func, BuildFn build,
+                           bool anyShape = false) {
   Location loc = func.getLoc();
-  Block &entry = resetToKernelAbi(func);
+  Block &entry = resetToKernelAbi(func, anyShape);
   OpBuilder b = OpBuilder::atBlockEnd(&entry);
   build(b, entry.getArguments());
   func::ReturnOp::create(b, loc);
@@ -280,6 +295,103 @@ protected:
     });
     for (int64_t g = chunks * chunk; g < total; g += perGroup)
       group(constant(start + g), std::min(perGroup, total - g));
+  }
+
+  //===--- Loops of any-shape kernels (run-time K) ------------------------//
+
+  /// `scf.for %i = lower to upper step step` whose loop-carried values are
+  /// `state`, as carriedLoop.
+  void carriedRange(Value lower, Value upper, int64_t step,
+                    SmallVectorImpl<Value> &state,
+                    function_ref<void(Value)> body) {
+    auto loop = scf::ForOp::create(b, loc, lower, upper, constant(step), state);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(loop.getBody());
+      state.assign(loop.getRegionIterArgs().begin(),
+                   loop.getRegionIterArgs().end());
+      body(loop.getInductionVar());
+      scf::YieldOp::create(b, loc, state);
+    }
+    state.assign(loop.getResults().begin(), loop.getResults().end());
+  }
+
+  /// steppedLoop for a run-time `total` (steps [0, total)): an scf.for over
+  /// the whole iterations of `perIteration` steps, then one over the
+  /// remaining steps one at a time.
+  void dynamicSteppedLoop(Value total, int64_t perIteration,
+                          SmallVectorImpl<Value> &state,
+                          function_ref<void(Value)> body) {
+    Value iterations = div(total, perIteration);
+    carriedRange(constant(0), iterations, 1, state, [&](Value i) {
+      Value first = mul(i, perIteration);
+      for (int64_t s = 0; s < perIteration; ++s)
+        body(add(first, s));
+    });
+    if (perIteration > 1)
+      carriedRange(mul(iterations, perIteration), total, 1, state, body);
+  }
+
+  /// groupedLoop for a run-time `total` (blocks [0, total)), a multiple of
+  /// `perGroup` (K is a multiple of the group size): whole chunks of
+  /// max(perIteration, perGroup) blocks in one scf.for, then the remaining
+  /// whole groups in another.
+  void dynamicGroupedLoop(
+      Value total, int64_t perIteration, int64_t perGroup, Value zero,
+      int64_t count, SmallVectorImpl<Value> &state,
+      function_ref<void(Value)> enter,
+      function_ref<void(Value, SmallVectorImpl<Value> &)> block,
+      function_ref<void(Value, ArrayRef<Value>)> fold) {
+    if (perIteration % perGroup != 0 && perGroup % perIteration != 0)
+      perGroup = 1;
+    auto group = [&](Value first) {
+      enter(first);
+      SmallVector<Value> sums(count, zero);
+      if (perGroup > perIteration) {
+        carriedLoop(perGroup / perIteration, sums, [&](Value i) {
+          Value base = add(mul(i, perIteration), first);
+          for (int64_t s = 0; s < perIteration; ++s)
+            block(add(base, s), sums);
+        });
+      } else {
+        for (int64_t s = 0; s < perGroup; ++s)
+          block(add(first, s), sums);
+      }
+      fold(first, sums);
+    };
+    int64_t chunk = std::max(perIteration, perGroup);
+    Value chunks = div(total, chunk);
+    carriedRange(constant(0), chunks, 1, state, [&](Value c) {
+      Value first = mul(c, chunk);
+      for (int64_t g = 0; g < chunk; g += perGroup)
+        group(add(first, g));
+    });
+    if (chunk > perGroup)
+      carriedRange(mul(chunks, chunk), total, perGroup, state, group);
+  }
+
+  /// `lhs * rhs` for a run-time `rhs`, folded when `lhs` is 0 or 1.
+  Value mulValue(Value lhs, Value rhs) {
+    if (std::optional<int64_t> l = getConstantIntValue(lhs)) {
+      if (*l == 0)
+        return lhs;
+      if (*l == 1)
+        return rhs;
+    }
+    return arith::MulIOp::create(b, loc, lhs, rhs);
+  }
+
+  /// Lanes of the register of output rows from `row` to store for a
+  /// run-time `m`: clamp(m - row, 0, lanes).
+  Value storeCount(Value row, Value mv, int64_t lanes) {
+    Value past =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, row, mv);
+    Value left = sub(mv, row);
+    Value partial = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt,
+                                          left, constant(lanes));
+    Value some =
+        arith::SelectOp::create(b, loc, partial, left, constant(lanes));
+    return arith::SelectOp::create(b, loc, past, constant(0), some);
   }
 
   /// The same with lut_dot accumulator pairs (or lut_dot8 sums, whose

@@ -878,6 +878,10 @@ private:
                 "be a multiple of "
              << kGroupsPerBlock << " (one 32-k block), got "
              << config.getKfactor();
+    if (ShapedType::isDynamic(op.getM()) || ShapedType::isDynamic(op.getK()))
+      return op.emitOpError()
+             << "with dynamic M and K (an any-shape kernel): lowbit-lower-lut-bitserial does "
+                "not lower it yet (lowbit-lower-upconvert does)";
     WeightAttr weight = op.getWeight();
     BitserialPlan plan;
     plan.encoding = weight.getEncoding();

@@ -500,6 +500,10 @@ private:
       return failure();
     int64_t registerBytes = target.getRegisterBytes();
     auto config = cast<LutElementwiseAttr>(op.getConfigAttr());
+    if (ShapedType::isDynamic(op.getM()) || ShapedType::isDynamic(op.getK()))
+      return op.emitOpError()
+             << "with dynamic M and K (an any-shape kernel): lowbit-lower-lut-elementwise does "
+                "not lower it yet (lowbit-lower-upconvert does)";
     LutPlan plan;
     plan.tl2 = layout.getKind() == LayoutKind::TL2;
     plan.m = op.getM();

@@ -45,8 +45,11 @@ int64_t mlir::lowbit::getSlicesPerLoop(const TargetInfo &target,
 
 namespace {
 
-/// Everything static about one kernel.
+/// Everything static about one kernel. An any-shape kernel (`anyShape`,
+/// lowbit_any_kernel_fn) leaves m, kp, numTiles, vectorsPerTile and blocks
+/// 0: the kernel computes them from its M and K arguments (Shape).
 struct KernelPlan {
+  bool anyShape = false;
   Encoding encoding;
   int64_t bits = 0;
   int64_t m = 0, kp = 0;      // rows, reduction depth rounded up to 32
@@ -67,6 +70,14 @@ struct KernelPlan {
   }
   /// Activation scales and sums per row: one per block, one for ternary.
   int64_t xBlocksPerRow() const { return isTernary() ? 1 : blocks; }
+};
+
+/// The run-time sizes of an any-shape kernel (index values computed from
+/// its M and K arguments at entry); all null for a kernel of one shape,
+/// which uses the constants of its KernelPlan.
+struct Shape {
+  Value m, kp, numTiles, vectorsPerTile, blocks, groupsPerRow;
+  Value lastVector; // offset of the last code vector (prefetch clamp)
 };
 
 /// The values that one (tile group, column block, slice group) works on.
@@ -102,6 +113,10 @@ public:
         scales(args[1]), zeros(args[2]), xq(args[3]), xScales(args[4]),
         xSums(args[5]), y(args[6]), n(args[7]), tileBegin(args[8]),
         tileEnd(args[9]), wScale(args[10]) {
+    if (plan.anyShape) {
+      mArg = args[11];
+      kArg = args[12];
+    }
     MLIRContext *ctx = b.getContext();
     byteReg = VectorType::get({plan.registerBytes}, IntegerType::get(ctx, 8));
     accReg = VectorType::get({plan.lanes}, IntegerType::get(ctx, 32));
@@ -109,6 +124,8 @@ public:
   }
 
   void build() {
+    if (plan.anyShape)
+      computeShape();
     Value begin = toIndex(tileBegin), end = toIndex(tileEnd);
     int64_t group = plan.tilesPerGroup;
     if (group == 1) {
@@ -178,7 +195,8 @@ private:
       ++maxScale;
     // |sum| <= (k per row and plane) * (largest scaled code) * 128.
     int64_t largest = maxCode << std::min(maxScale, plan.bits * (planes - 1));
-    bool fitsInt32 = plan.kp / planes * largest * 128 <= int64_t(INT32_MAX);
+    int64_t kp = plan.anyShape ? kAnyShapeMaxTernaryK : plan.kp;
+    bool fitsInt32 = kp / planes * largest * 128 <= int64_t(INT32_MAX);
     if (planes > 1 && outputs * planes <= budget && fitsInt32) {
       tile.scaledPlanes = true;
       tile.chains = planes;
@@ -203,9 +221,21 @@ private:
       into.assign(next.begin(), next.end());
     };
     if (plan.isTernary()) {
-      steppedLoop(0, plan.blocks, plan.blocksPerStep, state,
-                  [&](Value block) { accumulate(block, state); });
+      if (shape.blocks)
+        dynamicSteppedLoop(shape.blocks, plan.blocksPerStep, state,
+                           [&](Value block) { accumulate(block, state); });
+      else
+        steppedLoop(0, plan.blocks, plan.blocksPerStep, state,
+                    [&](Value block) { accumulate(block, state); });
       state = finishTernary(tile, state);
+    } else if (shape.blocks) {
+      dynamicGroupedLoop(
+          shape.blocks, plan.blocksPerStep, plan.group / kBlockK, zeroOut(),
+          int64_t(state.size()), state,
+          [&](Value first) { loadGroupZeros(tile, first); }, accumulate,
+          [&](Value first, ArrayRef<Value> sums) {
+            foldGroup(tile, first, sums, state);
+          });
     } else {
       groupedLoop(
           0, plan.blocks, plan.blocksPerStep, plan.group / kBlockK, zeroOut(),
@@ -250,7 +280,7 @@ private:
         for (int64_t c = 0; c < tile.columns; ++c)
           x.push_back(UkBroadcast4Op::create(
               b, loc, byteReg, xq,
-              add(mul(add(tile.firstColumn, c), plan.kp), k)));
+              add(scaled(add(tile.firstColumn, c), plan.kp, shape.kp), k)));
         for (int64_t t = 0; t < tile.tiles; ++t)
           for (int64_t s = 0; s < tile.slices; ++s) {
             // Binary codes are doubled: q = 2c - 1 (the -1 is in the
@@ -281,8 +311,9 @@ private:
                         SmallVectorImpl<Value> &sums,
                         SmallVectorImpl<Value> &invs) {
     for (int64_t c = 0; c < tile.columns; ++c) {
-      Value at =
-          add(mul(add(tile.firstColumn, c), plan.xBlocksPerRow()), block);
+      Value at = add(scaled(add(tile.firstColumn, c), plan.xBlocksPerRow(),
+                            plan.isTernary() ? Value() : shape.blocks),
+                     block);
       sums.push_back(memref::LoadOp::create(b, loc, xSums, at));
       Value scale = memref::LoadOp::create(b, loc, xScales, at);
       Value one = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(1.0f));
@@ -398,7 +429,9 @@ private:
         Value row = add(mul(add(tile.firstTile, t), kTileRows),
                         mul(add(tile.firstSlice, s), plan.lanes));
         Value count;
-        if (plan.m % kTileRows != 0) {
+        if (shape.m) {
+          count = storeCount(row, shape.m, plan.lanes);
+        } else if (plan.m % kTileRows != 0) {
           // clamp(M - row, 0, lanes), compared as signed.
           Value m = constant(plan.m);
           Value past =
@@ -411,7 +444,8 @@ private:
           count = arith::SelectOp::create(b, loc, past, constant(0), some);
         }
         for (int64_t c = 0; c < tile.columns; ++c) {
-          Value offset = add(mul(add(tile.firstColumn, c), plan.m), row);
+          Value offset =
+              add(scaled(add(tile.firstColumn, c), plan.m, shape.m), row);
           UkStoreOp::create(b, loc, outputs[tile.accIndex(t, s, c)], y, offset,
                             count);
         }
@@ -422,7 +456,9 @@ private:
   /// vector of the matrix (so that no pointer leaves the array).
   void prefetch(Value offset) {
     Value ahead = add(offset, plan.prefetchBytes);
-    Value last = constant(plan.totalCodeBytes() - kVectorBytes);
+    Value last = shape.lastVector
+                     ? shape.lastVector
+                     : constant(plan.totalCodeBytes() - kVectorBytes);
     Value inside =
         arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, ahead, last);
     UkPrefetchOp::create(b, loc, codes,
@@ -435,7 +471,9 @@ private:
   Value codesOffset(const Tile &tile, int64_t t, int64_t s, Value vector) {
     Value tileIndex = add(tile.firstTile, t);
     Value first =
-        mul(add(mul(tileIndex, plan.vectorsPerTile), vector), kVectorBytes);
+        mul(add(scaled(tileIndex, plan.vectorsPerTile, shape.vectorsPerTile),
+                vector),
+            kVectorBytes);
     return add(first, mul(add(tile.firstSlice, s), plan.registerBytes));
   }
 
@@ -444,11 +482,40 @@ private:
   Value scalesOffset(const Tile &tile, int64_t t, int64_t s, Value group) {
     Value tileIndex = add(tile.firstTile, t);
     Value first =
-        mul(add(mul(tileIndex, plan.groupsPerRow()), group), kTileRows);
+        mul(add(scaled(tileIndex, plan.anyShape ? 0 : plan.groupsPerRow(),
+                       shape.groupsPerRow),
+                group),
+            kTileRows);
     return add(first, mul(add(tile.firstSlice, s), plan.lanes));
   }
 
   //===--- Helpers ----------------------------------------------------------//
+
+  /// The run-time sizes of an any-shape kernel from its M and K arguments
+  /// (kernel_abi.h, lowbit_any_kernel_fn): Kp = ceil(K / 32) * 32, the
+  /// 64-byte vectors per tile Kp * bits / 32, the scale groups per row
+  /// Kp / G, the last vector's offset ceil(M / 16) * vectors per tile * 64
+  /// - 64.
+  void computeShape() {
+    shape.m = toIndex(mArg);
+    Value k = toIndex(kArg);
+    shape.blocks = div(add(k, kBlockK - 1), kBlockK);
+    shape.kp = mul(shape.blocks, kBlockK);
+    shape.numTiles = div(add(shape.m, kTileRows - 1), kTileRows);
+    shape.vectorsPerTile = mul(shape.blocks, plan.bits);
+    if (plan.group > 0)
+      shape.groupsPerRow = div(shape.kp, plan.group);
+    if (plan.prefetchBytes > 0)
+      shape.lastVector = sub(
+          mul(mulValue(shape.numTiles, shape.vectorsPerTile), kVectorBytes),
+          constant(kVectorBytes));
+  }
+
+  /// `v * size`: the run-time size `dynamic` when there is one, else the
+  /// constant `size`.
+  Value scaled(Value v, int64_t size, Value dynamic) {
+    return dynamic ? mulValue(v, dynamic) : mul(v, size);
+  }
 
   Value zeroAcc() {
     return arith::ConstantOp::create(
@@ -463,6 +530,8 @@ private:
   const TargetInfo &target;
   Value codes, scales, zeros, xq, xScales, xSums, y, n, tileBegin, tileEnd,
       wScale;
+  Value mArg, kArg; // any-shape kernels: M and K (i64)
+  Shape shape;
   VectorType byteReg, accReg, outReg;
   SmallVector<Value> groupZeros; // the current group's, see loadGroupZeros
 };
@@ -503,13 +572,16 @@ private:
                                  "divisor of 64 that is at least 4";
     auto config = cast<UpconvertAttr>(op.getConfigAttr());
     KernelPlan plan;
+    plan.anyShape = isAnyShape(op);
     plan.encoding = weight.getEncoding();
     plan.bits = weight.getBits();
-    plan.m = op.getM();
-    plan.kp = llvm::alignTo(op.getK(), kBlockK);
-    plan.numTiles = llvm::divideCeilSigned(plan.m, kTileRows);
-    plan.vectorsPerTile = plan.kp * plan.bits / kBlockK;
-    plan.blocks = plan.kp / kBlockK;
+    if (!plan.anyShape) {
+      plan.m = op.getM();
+      plan.kp = llvm::alignTo(op.getK(), kBlockK);
+      plan.numTiles = llvm::divideCeilSigned(plan.m, kTileRows);
+      plan.vectorsPerTile = plan.kp * plan.bits / kBlockK;
+      plan.blocks = plan.kp / kBlockK;
+    }
     plan.group = weight.getGroup();
     plan.tilesPerGroup = config.getTileM() / kTileRows;
     plan.tileN = config.getTileN();
@@ -525,9 +597,12 @@ private:
   /// Replaces the signature and body of `func` by the kernel ABI function.
   static void rewriteFunction(func::FuncOp func, const KernelPlan &plan,
                               const TargetInfo &target) {
-    rewriteKernelFunction(func, [&](OpBuilder &b, ValueRange args) {
-      KernelBuilder(b, func.getLoc(), plan, target, args).build();
-    });
+    rewriteKernelFunction(
+        func,
+        [&](OpBuilder &b, ValueRange args) {
+          KernelBuilder(b, func.getLoc(), plan, target, args).build();
+        },
+        plan.anyShape);
   }
 };
 

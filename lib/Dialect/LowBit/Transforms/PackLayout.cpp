@@ -66,9 +66,15 @@ private:
                                  "function used by this op alone to be "
                                  "repacked";
     int64_t m = op.getM(), k = op.getK();
+    // Any shape (dynamic M and K): tiles and vectors per tile are run-time
+    // values, the 64 bytes of a vector are not.
+    bool anyShape = ShapedType::isDynamic(m) || ShapedType::isDynamic(k);
     auto packedType = RankedTensorType::get(
-        {llvm::divideCeilSigned(m, int64_t(16)),
-         llvm::divideCeilSigned(k, int64_t(32)) * bits, 64},
+        {anyShape ? ShapedType::kDynamic
+                  : llvm::divideCeilSigned(m, int64_t(16)),
+         anyShape ? ShapedType::kDynamic
+                  : llvm::divideCeilSigned(k, int64_t(32)) * bits,
+         64},
         IntegerType::get(ctx, 8));
     setPackedType(func, arg, packedType);
     op.setLayoutAttr(layout);
@@ -94,11 +100,16 @@ private:
       return op.emitOpError() << "packed weights must be an argument of the "
                                  "function used by this op alone to be "
                                  "repacked";
+    bool anyShape = ShapedType::isDynamic(op.getM());
     setPackedType(
         func, arg,
-        RankedTensorType::get({llvm::divideCeilSigned(op.getM(), int64_t(16)),
-                               getLutTileBytes(kind, op.getK())},
-                              IntegerType::get(ctx, 8)));
+        anyShape
+            ? RankedTensorType::get({ShapedType::kDynamic, ShapedType::kDynamic},
+                                    IntegerType::get(ctx, 8))
+            : RankedTensorType::get(
+                  {llvm::divideCeilSigned(op.getM(), int64_t(16)),
+                   getLutTileBytes(kind, op.getK())},
+                  IntegerType::get(ctx, 8)));
     op.setLayoutAttr(layout);
     return success();
   }
@@ -121,11 +132,16 @@ private:
                                  "function used by this op alone to be "
                                  "repacked";
     int64_t blocks = llvm::divideCeilSigned(op.getK(), int64_t(32));
+    bool anyShape = ShapedType::isDynamic(op.getM());
     setPackedType(
         func, arg,
-        RankedTensorType::get({llvm::divideCeilSigned(op.getM(), int64_t(16)),
-                               blocks * op.getWeight().getBits() * 64},
-                              IntegerType::get(ctx, 8)));
+        anyShape
+            ? RankedTensorType::get({ShapedType::kDynamic, ShapedType::kDynamic},
+                                    IntegerType::get(ctx, 8))
+            : RankedTensorType::get(
+                  {llvm::divideCeilSigned(op.getM(), int64_t(16)),
+                   blocks * op.getWeight().getBits() * 64},
+                  IntegerType::get(ctx, 8)));
     op.setLayoutAttr(layout);
     return success();
   }

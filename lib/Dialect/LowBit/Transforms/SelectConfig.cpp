@@ -37,7 +37,10 @@ UpconvertAttr mlir::lowbit::selectUpconvertConfig(MLIRContext *ctx,
                                                   int64_t threads) {
   bool ternary = weight.getEncoding() == Encoding::Ternary;
   int64_t slices = std::max<int64_t>(1, 64 / target.getRegisterBytes());
-  int64_t tiles = llvm::divideCeil(m, 16);
+  // Any shape (M dynamic): as many tiles as any thread count wants, so the
+  // tiles depend on the target and N class alone.
+  int64_t tiles = ShapedType::isDynamic(m) ? int64_t(1) << 40
+                                           : llvm::divideCeil(m, 16);
   // Leave at least one tile group per thread.
   int64_t maxGroup = floorPowerOf2(
       std::max<int64_t>(1, tiles / std::max<int64_t>(1, threads)));
@@ -207,7 +210,10 @@ private:
     if (overrideConfig) {
       chosen = overrideConfig;
       source = "config option";
-    } else if (scheduleFile) {
+    } else if (scheduleFile && !ShapedType::isDynamic(m) &&
+               !ShapedType::isDynamic(k)) {
+      // Schedule entries are per shape; an any-shape op (dynamic M and K)
+      // takes the heuristic.
       ScheduleKey key;
       key.format = getFormatName(weight, layout.getKind());
       key.m = m;
