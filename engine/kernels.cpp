@@ -383,7 +383,7 @@ inline v8 load_weights(const void *w, FloatType type, int64_t k) {
   if (type == FloatType::F32)
     return load(static_cast<const float *>(w) + k);
   const uint16_t *p = static_cast<const uint16_t *>(w) + k;
-  v8i h;
+  v8i h = {0, 0, 0, 0, 0, 0, 0, 0};
   for (int l = 0; l < 8; ++l)
     h[l] = p[l];
   v8i bits = type == FloatType::BF16 ? h << 16 : f16_bits_to_f32_bits(h);
