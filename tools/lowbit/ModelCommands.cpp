@@ -142,6 +142,7 @@ Session openModel(const ParsedOptions &options, int64_t n_ctx) {
   const Target target = parse_target(options.getOr("target", "native"));
   KernelOptions kernelOptions;
   kernelOptions.schedulePath = options.getOr("schedule", "");
+  engine::linear_specs(*s.file, format); // a bad model fails before the work
   std::fprintf(stderr, "lowbit: compiling the kernels of %s...\n",
                path.c_str());
   const auto start = std::chrono::steady_clock::now();
@@ -372,12 +373,12 @@ const Command &benchModelCommand() {
        {{"model", "M.gguf", "the model file", true},
         {"p", "N", "prompt tokens (default 128)"},
         {"n", "N", "decoded tokens (default 64)"},
-        {"reps", "N", "timed repetitions (default 5)"},
+        {"reps", "N", "timed repetitions (default 5)", false, "r"},
         {"format", "F", "lowbit format of the ternary/float linear weights"},
         {"strategy", "S", "kernel strategy (default auto)"},
         {"target", "T", "target ISA (default native)"},
         {"schedule", "FILE", "tuned schedule to take kernel configs from"},
-        {"threads", "T", "threads (default: the host's CPUs)"},
+        {"threads", "T", "threads (default: the host's CPUs)", false, "t"},
         {"json", "FILE", "write the results as JSON"}}},
       runBenchModel};
   return command;
