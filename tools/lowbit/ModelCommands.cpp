@@ -353,7 +353,7 @@ const Command &generateCommand() {
         {"strategy", "S", "kernel strategy (default auto)"},
         {"target", "T", "target ISA (default native)"},
         {"schedule", "FILE", "tuned schedule to take kernel configs from"},
-        {"threads", "T", "threads (default: the host's CPUs)"},
+        {"threads", "T", "threads (default: the host's CPUs)", false, "t"},
         {"logits", "L.npy",
          "write float32 logits [len(tokens) + n - 1, vocab]"}}},
       runGenerate};
