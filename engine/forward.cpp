@@ -191,8 +191,8 @@ void Model::Impl::forward(const int32_t *tokens, int64_t n, float *logits,
     rope(q.data(), n, H, p0);
     rope(k.data(), n, Hkv, p0);
 
-    float *kc = kcache.data() + l * Hkv * n_ctx * D;
-    float *vc = vcache.data() + l * Hkv * n_ctx * D;
+    float *kc = kcache.get() + l * Hkv * n_ctx * D;
+    float *vc = vcache.get() + l * Hkv * n_ctx * D;
     for (int64_t i = 0; i < n; ++i)
       for (int64_t g = 0; g < Hkv; ++g) {
         std::memcpy(kc + (g * n_ctx + p0 + i) * D, k.data() + (i * Hkv + g) * D,

@@ -15,6 +15,7 @@
 #include <cmath>
 #include <cstring>
 #include <map>
+#include <new>
 #include <tuple>
 
 namespace lowbit::engine {
@@ -402,8 +403,14 @@ std::unique_ptr<Model> Model::load(const std::string &path,
   const int64_t n_ctx = options.n_ctx;
   const size_t cache =
       size_t(hp.n_layer * hp.n_head_kv * n_ctx * hp.head_dim);
-  m->kcache.assign(cache, 0.0f);
-  m->vcache.assign(cache, 0.0f);
+  // Not initialized: a position is always written before it is read, and
+  // the pages of positions never reached are never touched.
+  m->kcache.reset(new (std::nothrow) float[cache]);
+  m->vcache.reset(new (std::nothrow) float[cache]);
+  if (!m->kcache || !m->vcache)
+    throw Error("engine: the fp32 KV cache of " + std::to_string(n_ctx) +
+                " tokens (" + std::to_string(2 * cache * sizeof(float) >> 20) +
+                " MiB) does not fit in memory; lower n_ctx");
 
   // RoPE angles as ggml_rope_ext computes them (ext_factor 0, attn_factor
   // 1): theta = pos * freq_scale * base^(-2i / n_rot) / freq_factor[i],

@@ -80,7 +80,7 @@ struct Model::Impl {
   std::unique_ptr<lowbit_activations_t, ActivationsFree> acts[3];
 
   // KV cache, fp32: [layer][kv head][n_ctx][head_dim] for K and for V.
-  std::vector<float> kcache, vcache;
+  std::unique_ptr<float[]> kcache, vcache;
   int64_t pos = 0;
   // RoPE angles per position: [n_ctx][n_rot / 2] cos and sin.
   std::vector<float> rope_cos, rope_sin;
