@@ -3,6 +3,9 @@
 // RUN: lowbit-opt %s --lowbit-select-config="target=x86-avx512vnni threads=2" --lowbit-pack-layout --lowbit-lower-upconvert=target=x86-avx512vnni --cse | FileCheck %s --check-prefix=LOWER
 // RUN: lowbit-opt %s --lowbit-upconvert-pipeline="target=x86-avx2" | mlir-translate --mlir-to-cpp | FileCheck %s --check-prefix=CPP
 // RUN: lowbit-opt %s --lowbit-upconvert-pipeline="target=generic" | mlir-translate --mlir-to-cpp | FileCheck %s --check-prefix=CPP
+// RUN: lowbit-opt %s --lowbit-upconvert-pipeline="target=x86-avx512vnni n-hint=128" | mlir-translate --mlir-to-cpp | FileCheck %s --check-prefix=CPP
+// RUN: lowbit-opt %s --lowbit-upconvert-pipeline="target=aarch64-neon" | mlir-translate --mlir-to-cpp | FileCheck %s --check-prefix=CPP
+// RUN: lowbit-opt %s --lowbit-upconvert-pipeline="target=aarch64-neon-nodot" | mlir-translate --mlir-to-cpp | FileCheck %s --check-prefix=CPP
 
 // The any-shape form of lowbit.mpgemm: M and K dynamic (tensor<?x?xf32>),
 // every operand size that depends on them too. select-config takes the
