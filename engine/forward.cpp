@@ -39,26 +39,6 @@ namespace {
 /// pool costs a few microseconds.
 constexpr int64_t kParallelWork = 1 << 15;
 
-/// y = x / sqrt(mean(x^2) + eps) * w, as ggml_rms_norm then ggml_mul (the
-/// sum of squares in double, 8 partial sums by i mod 8 so that it
-/// vectorizes).
-void rms_norm(const float *x, const float *w, int64_t n, float eps,
-              float *y) {
-  double part[8] = {};
-  int64_t i = 0;
-  for (; i + 8 <= n; i += 8)
-    for (int l = 0; l < 8; ++l)
-      part[l] += double(x[i + l] * x[i + l]);
-  for (; i < n; ++i)
-    part[i % 8] += double(x[i] * x[i]);
-  const double sum = ((part[0] + part[1]) + (part[2] + part[3])) +
-                     ((part[4] + part[5]) + (part[6] + part[7]));
-  const float mean = float(sum / double(n));
-  const float scale = 1.0f / std::sqrt(mean + eps);
-  for (i = 0; i < n; ++i)
-    y[i] = (x[i] * scale) * w[i];
-}
-
 void check(lowbit_status_t status, const Linear &L) {
   if (status != LOWBIT_OK)
     throw Error("engine: " + L.tensor + ": " + lowbit_last_error());
@@ -127,8 +107,8 @@ void Model::Impl::norm_rows(const float *X, const std::vector<float> &w,
   parallel_for(ctx.get(), n, n * width >= kParallelWork,
                [&](int64_t begin, int64_t end, int) {
                  for (int64_t i = begin; i < end; ++i)
-                   rms_norm(X + i * width, w.data(), width, hp.rms_eps,
-                            Y + i * width);
+                   kernels->rms_norm(X + i * width, w.data(), width,
+                                     hp.rms_eps, Y + i * width);
                });
 }
 

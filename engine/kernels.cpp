@@ -427,6 +427,39 @@ void gemv(const void *W, FloatType type, int64_t K, const float *X,
   }
 }
 
+typedef double v4d __attribute__((vector_size(32), aligned(8)));
+typedef float v4 __attribute__((vector_size(16), aligned(4)));
+
+/// y = x / sqrt(mean(x^2) + eps) * w, as ggml_rms_norm then ggml_mul: each
+/// square rounded to float, summed in double (16 partial sums by i mod 16,
+/// combined in a fixed order), the scale 1 / sqrtf(mean + eps) in float.
+void rms_norm(const float *x, const float *w, int64_t n, float eps,
+              float *y) {
+  v4d s0 = {0.0, 0.0, 0.0, 0.0}, s1 = s0, s2 = s0, s3 = s0;
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    const v8 a = load(x + i), b = load(x + i + 8);
+    const v8 qa = a * a, qb = b * b;
+    s0 += __builtin_convertvector(v4{qa[0], qa[1], qa[2], qa[3]}, v4d);
+    s1 += __builtin_convertvector(v4{qa[4], qa[5], qa[6], qa[7]}, v4d);
+    s2 += __builtin_convertvector(v4{qb[0], qb[1], qb[2], qb[3]}, v4d);
+    s3 += __builtin_convertvector(v4{qb[4], qb[5], qb[6], qb[7]}, v4d);
+  }
+  const v4d s = (s0 + s1) + (s2 + s3);
+  double sum = (s[0] + s[1]) + (s[2] + s[3]);
+  for (; i < n; ++i) {
+    const float q = x[i] * x[i];
+    sum += double(q);
+  }
+  const float mean = float(sum / double(n));
+  const float scale = 1.0f / __builtin_sqrtf(mean + eps);
+  i = 0;
+  for (; i + 8 <= n; i += 8)
+    store(y + i, (load(x + i) * splat(scale)) * load(w + i));
+  for (; i < n; ++i)
+    y[i] = (x[i] * scale) * w[i];
+}
+
 void glu(float *g, const float *u, int64_t n, bool relu2) {
   int64_t i = 0;
   if (relu2) {
@@ -453,6 +486,6 @@ void glu(float *g, const float *u, int64_t n, bool relu2) {
 
 extern const Kernels table;
 const Kernels table = {LOWBIT_ENGINE_STR(LOWBIT_ENGINE_ISA), attend, gemv,
-                       glu};
+                       glu, rms_norm};
 
 } // namespace lowbit::engine::LOWBIT_ENGINE_ISA

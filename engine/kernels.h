@@ -43,6 +43,11 @@ struct Kernels {
   /// The gated FFN activation in place: g[i] = act(g[i]) * u[i], act =
   /// SiLU x / (1 + e^-x) or, when relu2, max(x, 0)^2.
   void (*glu)(float *g, const float *u, int64_t n, bool relu2);
+  /// y = x / sqrt(mean(x^2) + eps) * w over n floats (y may be x), as
+  /// ggml_rms_norm then ggml_mul: the squares in float, their sum in
+  /// double, the scale 1 / sqrtf(mean + eps).
+  void (*rms_norm)(const float *x, const float *w, int64_t n, float eps,
+                   float *y);
 };
 
 /// The best table for this CPU, or the generic one when the environment
