@@ -88,6 +88,19 @@ float exp1(float x) {
   return exp8(load(in))[0];
 }
 
+/// Rows of the KV cache a loop prefetches ahead: the weighted sums over V
+/// take them in blocks (their column blocks are passes over the same 16 KiB
+/// at D = 128, prefetched whole a block ahead so that no pass streams a
+/// column of lines from memory); the scores prefetch K rows this far ahead.
+constexpr int64_t kRowBlock = 32;
+
+void prefetch_rows(const float *V, int64_t j0, int64_t j1, int64_t D) {
+  const char *begin = reinterpret_cast<const char *>(V + j0 * D);
+  const char *end = reinterpret_cast<const char *>(V + j1 * D);
+  for (const char *line = begin; line < end; line += 64)
+    __builtin_prefetch(line);
+}
+
 /// scores[j] = scale * (q . K[j]) for j in [j0, j1), 8 keys at a time (8
 /// independent chains hide the FMA latency).
 void scores_one(const float *q, const float *K, int64_t j0, int64_t j1,
@@ -100,6 +113,8 @@ void scores_one(const float *q, const float *K, int64_t j0, int64_t j1,
   }
   for (; j + 8 <= j1; j += 8) {
     const float *k = K + j * D;
+    if (j + kRowBlock + 8 <= j1)
+      prefetch_rows(K, j + kRowBlock, j + kRowBlock + 8, D);
     v8 a0 = splat(0.0f), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0,
        a6 = a0, a7 = a0;
     for (int64_t d = 0; d < D; d += 8) {
@@ -129,6 +144,8 @@ void scores_four(const float *q0, const float *q1, const float *q2,
   int64_t j = 0;
   for (; j + 3 <= L; j += 3) {
     const float *k = K + j * D;
+    if (j + kRowBlock + 3 <= L)
+      prefetch_rows(K, j + kRowBlock, j + kRowBlock + 3, D);
     v8 a00 = splat(0.0f), a01 = a00, a02 = a00, a10 = a00, a11 = a00,
        a12 = a00, a20 = a00, a21 = a00, a22 = a00, a30 = a00, a31 = a00,
        a32 = a00;
@@ -202,18 +219,6 @@ void normalize(float *p, int64_t L, float inv) {
     store(p + j, load(p + j) * splat(inv));
   for (; j < L; ++j)
     p[j] *= inv;
-}
-
-/// Rows of V taken together by the weighted sums: their column blocks are
-/// passes over the same 16 KiB (D = 128), prefetched whole a block ahead so
-/// that no pass streams a column of lines from memory.
-constexpr int64_t kRowBlock = 32;
-
-void prefetch_rows(const float *V, int64_t j0, int64_t j1, int64_t D) {
-  const char *begin = reinterpret_cast<const char *>(V + j0 * D);
-  const char *end = reinterpret_cast<const char *>(V + j1 * D);
-  for (const char *line = begin; line < end; line += 64)
-    __builtin_prefetch(line);
 }
 
 /// out = sum_{j < L} w[j] V[j]: every output element accumulates over j in
