@@ -27,9 +27,12 @@
 namespace lowbit::engine {
 
 enum class Arch {
-  Llama,    // llama.cpp LLM_ARCH_LLAMA: SiLU-gated FFN
-  Bitnet,   // llama.cpp LLM_ARCH_BITNET: attn_sub_norm, ffn_sub_norm
-  Bitnet25, // BitNet b1.58 2B-4T: as Bitnet with a squared-ReLU FFN
+  Llama,    // "llama" (LLM_ARCH_LLAMA): SiLU-gated FFN, NORM RoPE
+  Bitnet,   // "bitnet" (LLM_ARCH_BITNET): attn_sub_norm, ffn_sub_norm,
+            // NEOX RoPE
+  Bitnet25, // BitNet b1.58 2B-4T: as Bitnet with a squared-ReLU FFN;
+            // "bitnet-b1.58", "bitnet-25" (microsoft/BitNet's llama.cpp),
+            // or "bitnet" whose bitnet.hidden_activation is "relu2"
 };
 
 struct Hparams {
