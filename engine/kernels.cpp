@@ -54,9 +54,11 @@ float dot_scalar(const float *a, const float *b, int64_t n) {
 
 /// exp(x), within 2 ulp of expf for x in [-87, 88]: x = n ln2 + r with
 /// |r| <= ln2/2 (ln2 in two parts), e^r by its Taylor series to degree 7
-/// (remainder < 5e-9), times 2^n. Below -87: 0; above 88: e^88.
+/// (remainder < 5e-9), times 2^n. Below -87: 0; above 88.72 (where expf
+/// overflows): infinity, so that SiLU gives -0 there as ggml's does.
 inline v8 exp8(v8 x) {
-  const v8i zero = x >= splat(-87.0f); // all ones where kept
+  const v8i keep = x >= splat(-87.0f); // all ones where e^x is not 0
+  const v8i overflow = x > splat(88.72f);
   x = x < splat(88.0f) ? x : splat(88.0f);
   x = x > splat(-87.0f) ? x : splat(-87.0f);
   const v8 shifter = splat(12582912.0f); // 1.5 * 2^23: rounds to an integer
@@ -78,9 +80,9 @@ inline v8 exp8(v8 x) {
   v8 y = p * scale;
   v8i bits;
   __builtin_memcpy(&bits, &y, sizeof bits);
-  bits &= zero;
+  bits &= keep;
   __builtin_memcpy(&y, &bits, sizeof y);
-  return y;
+  return overflow ? splat(__builtin_inff()) : y;
 }
 
 float exp1(float x) {

@@ -585,6 +585,37 @@ TEST(Engine, FloatGemvReadsEveryHalf) {
   }
 }
 
+TEST(Engine, GateActivations) {
+  // SiLU through the vectorized exp, and relu^2, against double, on both
+  // tables; lengths with a scalar tail.
+  std::vector<float> x, u;
+  for (int i = -4000; i <= 4000; ++i) {
+    x.push_back(float(i) / 40.0f); // [-100, 100]
+    u.push_back(1.0f + float(i % 7) / 8.0f);
+  }
+  x.push_back(-1e-30f);
+  u.push_back(1.0f);
+  for (const char *isa : {"generic", "native"}) {
+    SCOPED_TRACE(isa);
+    if (std::string(isa) == "generic")
+      setenv("LOWBIT_ENGINE_ISA", "generic", 1);
+    const Kernels &k = kernels();
+    unsetenv("LOWBIT_ENGINE_ISA");
+    for (bool relu2 : {false, true}) {
+      std::vector<float> g = x;
+      k.glu(g.data(), u.data(), int64_t(g.size()), relu2);
+      for (size_t i = 0; i < x.size(); ++i) {
+        const double a = x[i];
+        const double want =
+            (relu2 ? std::max(a, 0.0) * std::max(a, 0.0)
+                   : a / (1.0 + std::exp(-a))) * u[i];
+        ASSERT_NEAR(g[i], want, 4e-7 * std::fabs(want) + 1e-36)
+            << (relu2 ? "relu2 " : "silu ") << x[i];
+      }
+    }
+  }
+}
+
 TEST(Engine, GenericKernelsMatchAnFp64Forward) {
   Spec s;
   s.arch = "llama";
