@@ -119,8 +119,7 @@ static int runBench(const ParsedOptions &options) {
   if (options.has("model") == options.has("shapes"))
     throw Error("lowbit bench needs exactly one of --model and --shapes");
   std::vector<LinearShape> shapes =
-      options.has("model") ? modelShapes(*options.get("model"))
-                           : parseShapeList(*options.get("shapes"));
+      optionShapes(options);
   std::vector<int64_t> ns = options.getPositiveList("n", "1");
   int reps = static_cast<int>(options.getPositive("reps", kMinReps));
   if (reps < kMinReps)
@@ -570,6 +569,8 @@ const Command &benchCommand() {
        "~0.2 us when the threads share a core\ncomplex, several times that "
        "across complexes, where small kernels pay it per call.\n",
        {{"model", "NAME", "every linear shape of schedules/models/NAME.json"},
+        {"with-output", nullptr,
+         "--model: also the output head and embedding shapes (vocab x hidden)"},
         {"shapes", "MxK[,MxK...]", "explicit shapes instead of --model"},
         {"format", "F[,F...]", "weight formats", true},
         {"strategy", "S[,S...]",

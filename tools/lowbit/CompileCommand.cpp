@@ -971,8 +971,7 @@ int runCompile(const ParsedOptions &options) {
     source = options.has("model") ? "--model " + *options.get("model")
                                   : "--shapes " + *options.get("shapes");
     std::vector<LinearShape> shapes =
-        options.has("model") ? modelShapes(*options.get("model"))
-                             : parseShapeList(*options.get("shapes"));
+        optionShapes(options);
     if (shapes.empty())
       throw Error("no shapes to compile");
     for (LinearShape &s : shapes)
@@ -1089,6 +1088,8 @@ const Command &compileCommand() {
        {{"gguf", "FILE",
          "the linear weights of a GGUF model (instead of --model/--shapes)"},
         {"model", "NAME", "every linear shape of a model (schedules/models)"},
+        {"with-output", nullptr,
+         "--model: also the output head and embedding shapes (vocab x hidden)"},
         {"shapes", "MxK[,...]", "weight shapes instead of --model"},
         {"format", "F[,...]",
          "weight format(s); required with --model/--shapes; with --gguf the "

@@ -45,7 +45,8 @@ static std::string knownModels(const fs::path &dir) {
   return list;
 }
 
-std::vector<LinearShape> modelShapes(const std::string &name) {
+std::vector<LinearShape> modelShapes(const std::string &name,
+                                     bool withOutput) {
   fs::path path = name;
   if (path.extension() != ".json") {
     fs::path dir = fs::path(schedulesDir()) / "models";
@@ -64,20 +65,39 @@ std::vector<LinearShape> modelShapes(const std::string &name) {
                                 "object with a \"linear\" array)");
   std::vector<LinearShape> shapes;
   std::set<std::pair<int64_t, int64_t>> seen;
-  for (const nlohmann::json &entry : doc["linear"]) {
-    if (!entry.is_object() || !entry.contains("M") || !entry.contains("K") ||
-        !entry["M"].is_number_unsigned() || !entry["K"].is_number_unsigned() ||
-        entry["M"].get<int64_t>() < 1 || entry["K"].get<int64_t>() < 1)
-      throw Error(path.string() +
-                  ": every \"linear\" entry needs positive integer M and K");
-    LinearShape s{entry.value("name", ""), entry["M"].get<int64_t>(),
-                  entry["K"].get<int64_t>()};
-    if (seen.insert({s.M, s.K}).second)
-      shapes.push_back(s);
-  }
+  auto add = [&](const char *list) {
+    if (!doc.contains(list))
+      return;
+    if (!doc[list].is_array())
+      throw Error(path.string() + ": \"" + list + "\" must be an array");
+    for (const nlohmann::json &entry : doc[list]) {
+      if (!entry.is_object() || !entry.contains("M") || !entry.contains("K") ||
+          !entry["M"].is_number_unsigned() ||
+          !entry["K"].is_number_unsigned() || entry["M"].get<int64_t>() < 1 ||
+          entry["K"].get<int64_t>() < 1)
+        throw Error(path.string() + ": every \"" + list +
+                    "\" entry needs positive integer M and K");
+      LinearShape s{entry.value("name", ""), entry["M"].get<int64_t>(),
+                    entry["K"].get<int64_t>()};
+      if (seen.insert({s.M, s.K}).second)
+        shapes.push_back(s);
+    }
+  };
+  add("linear");
+  if (withOutput)
+    add("output");
   if (shapes.empty())
     throw Error(path.string() + ": no linear shapes");
   return shapes;
+}
+
+std::vector<LinearShape> optionShapes(const ParsedOptions &options) {
+  if (!options.has("model")) {
+    if (options.has("with-output"))
+      throw Error("--with-output needs --model");
+    return parseShapeList(*options.get("shapes"));
+  }
+  return modelShapes(*options.get("model"), options.has("with-output"));
 }
 
 std::vector<LinearShape> parseShapeList(const std::string &text) {

@@ -685,8 +685,7 @@ static int runTune(const ParsedOptions &options) {
   if (options.has("model") == options.has("shapes"))
     throw Error("lowbit tune needs exactly one of --model and --shapes");
   std::vector<LinearShape> shapes =
-      options.has("model") ? modelShapes(*options.get("model"))
-                           : parseShapeList(*options.get("shapes"));
+      optionShapes(options);
   TuneSettings settings;
   int64_t threads = options.getPositive("threads", 2);
   if (threads > 256)
@@ -894,6 +893,8 @@ const Command &tuneCommand() {
        "Prints heuristic vs tuned time per problem at the\nend. Use the file "
        "with 'lowbit run/bench/compile --schedule OUT'.\n",
        {{"model", "NAME", "every linear shape of schedules/models/NAME.json"},
+        {"with-output", nullptr,
+         "--model: also the output head and embedding shapes (vocab x hidden)"},
         {"shapes", "MxK[,MxK...]", "explicit shapes instead of --model"},
         {"format", "F[,F...]", "weight formats", true},
         {"strategy", "S[,S...]",
