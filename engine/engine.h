@@ -41,9 +41,9 @@ struct Hparams {
   int64_t n_embd = 0, n_ff = 0, n_layer = 0, n_head = 0, n_head_kv = 0;
   int64_t n_vocab = 0, head_dim = 0, n_ctx_train = 0;
   float rms_eps = 1e-5f, rope_base = 10000.0f;
-  bool rope_neox = false; // NEOX (halves) or NORM (adjacent pairs) rotation
+  bool rope_neox = false;   // NEOX (halves) or NORM (adjacent pairs) rotation
   bool tied_output = false; // output head = token_embd
-  int64_t n_rot = 0;            // rotated dimensions of a head (<= head_dim)
+  int64_t n_rot = 0;        // rotated dimensions of a head (<= head_dim)
   float rope_freq_scale = 1.0f; // 1 / rope.scaling.factor (linear scaling)
   float kq_scale = 0.0f;        // attention logit scale: 1/sqrt(head_dim)
                                 // or llama's attention.scale
@@ -71,7 +71,7 @@ std::vector<LinearSpec> linear_specs(const GgufFile &file,
                                      const std::string &format);
 
 struct Options {
-  std::string format;  // "" follows the file's types
+  std::string format; // "" follows the file's types
   int threads = 1;
   int64_t n_ctx = 512; // KV cache length (tokens)
 };
@@ -101,8 +101,7 @@ public:
   /// `all_logits`, else [1][n_vocab] for the last one; may be nullptr.
   /// Error (and nothing evaluated) for n < 1, a token id outside
   /// [0, n_vocab) or positions past n_ctx().
-  void eval(const int32_t *tokens, int64_t n, float *logits,
-            bool all_logits);
+  void eval(const int32_t *tokens, int64_t n, float *logits, bool all_logits);
   int64_t position() const;
   /// Empties the KV cache.
   void reset();

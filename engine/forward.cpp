@@ -75,8 +75,7 @@ void Model::Impl::project(std::initializer_list<Product> products,
         check(lowbit_quantize_activations(L.packed.get(), X, n, acts), L);
         quantized = int(L.ternary);
       }
-      check(lowbit_mpgemm_quantized(L.packed.get(), acts, p.Y, ctx.get()),
-            L);
+      check(lowbit_mpgemm_quantized(L.packed.get(), acts, p.Y, ctx.get()), L);
     } else {
       constexpr int64_t kRows = 16;
       const Kernels &kn = *kernels;
@@ -107,8 +106,8 @@ void Model::Impl::norm_rows(const float *X, const std::vector<float> &w,
   parallel_for(ctx.get(), n, n * width >= kParallelWork,
                [&](int64_t begin, int64_t end, int) {
                  for (int64_t i = begin; i < end; ++i)
-                   kernels->rms_norm(X + i * width, w.data(), width,
-                                     hp.rms_eps, Y + i * width);
+                   kernels->rms_norm(X + i * width, w.data(), width, hp.rms_eps,
+                                     Y + i * width);
                });
 }
 
@@ -117,28 +116,26 @@ void Model::Impl::rope(float *X, int64_t n, int64_t heads, int64_t p0) {
   const int64_t D = hp.head_dim, half = hp.n_rot / 2;
   const int64_t stride0 = hp.rope_neox ? 1 : 2;
   const int64_t offset1 = hp.rope_neox ? half : 1;
-  parallel_for(
-      ctx.get(), n, n * heads * half >= kParallelWork,
-      [&](int64_t begin, int64_t end, int) {
-        for (int64_t i = begin; i < end; ++i) {
-          const float *cs = rope_cos.data() + (p0 + i) * half;
-          const float *sn = rope_sin.data() + (p0 + i) * half;
-          for (int64_t h = 0; h < heads; ++h) {
-            float *x = X + (i * heads + h) * D;
-            for (int64_t j = 0; j < half; ++j) {
-              float &a = x[j * stride0], &b = x[j * stride0 + offset1];
-              const float x0 = a, x1 = b;
-              a = x0 * cs[j] - x1 * sn[j];
-              b = x0 * sn[j] + x1 * cs[j];
-            }
-          }
-        }
-      });
+  parallel_for(ctx.get(), n, n * heads * half >= kParallelWork,
+               [&](int64_t begin, int64_t end, int) {
+                 for (int64_t i = begin; i < end; ++i) {
+                   const float *cs = rope_cos.data() + (p0 + i) * half;
+                   const float *sn = rope_sin.data() + (p0 + i) * half;
+                   for (int64_t h = 0; h < heads; ++h) {
+                     float *x = X + (i * heads + h) * D;
+                     for (int64_t j = 0; j < half; ++j) {
+                       float &a = x[j * stride0], &b = x[j * stride0 + offset1];
+                       const float x0 = a, x1 = b;
+                       a = x0 * cs[j] - x1 * sn[j];
+                       b = x0 * sn[j] + x1 * cs[j];
+                     }
+                   }
+                 }
+               });
 }
 
 /// x += y over n rows of `width`.
-void Model::Impl::add_rows(float *x, const float *y, int64_t n,
-                           int64_t width) {
+void Model::Impl::add_rows(float *x, const float *y, int64_t n, int64_t width) {
   parallel_for(ctx.get(), n, n * width >= 4 * kParallelWork,
                [&](int64_t begin, int64_t end, int) {
                  for (int64_t j = begin * width; j < end * width; ++j)
@@ -195,8 +192,10 @@ void Model::Impl::forward(const int32_t *tokens, int64_t n, float *logits,
                      float *s = scores.data() + thread * kQueries * n_ctx;
                      for (int64_t item = begin; item < end; ++item) {
                        const int64_t g = item / chunks;
-                       const int64_t h0 = g * group + (item % chunks) * kQueries;
-                       const int64_t nq = std::min(kQueries, (g + 1) * group - h0);
+                       const int64_t h0 =
+                           g * group + (item % chunks) * kQueries;
+                       const int64_t nq =
+                           std::min(kQueries, (g + 1) * group - h0);
                        kn.attend(q.data() + h0 * D, D, nq, kc + g * n_ctx * D,
                                  vc + g * n_ctx * D, p0 + 1, 0, D, h.kq_scale,
                                  s, attn.data() + h0 * D, D);
@@ -225,8 +224,8 @@ void Model::Impl::forward(const int32_t *tokens, int64_t n, float *logits,
     add_rows(x.data(), xn.data(), n, E);
 
     norm_rows(x.data(), L.ffn_norm, n, E, xn.data());
-    project({{&L.gate, ff_gate.data()}, {&L.up, ff_up.data()}},
-            xn.data(), n, acts[0].get());
+    project({{&L.gate, ff_gate.data()}, {&L.up, ff_up.data()}}, xn.data(), n,
+            acts[0].get());
     const bool relu2 = h.arch == Arch::Bitnet25;
     constexpr int64_t kChunk = 1024;
     parallel_for(c, (n * F + kChunk - 1) / kChunk, n * F >= kParallelWork,
@@ -245,8 +244,7 @@ void Model::Impl::forward(const int32_t *tokens, int64_t n, float *logits,
   if (logits) {
     const int64_t first = all_logits ? 0 : n - 1;
     const int64_t rows = n - first;
-    norm_rows(x.data() + first * E, output_norm, rows, E,
-              head_in.data());
+    norm_rows(x.data() + first * E, output_norm, rows, E, head_in.data());
     project({{&head, logits}}, head_in.data(), rows, acts[0].get());
   }
   pos = p0 + n;
@@ -309,8 +307,8 @@ std::vector<int32_t> Model::generate(const std::vector<int32_t> &prompt,
     ids.push_back(id);
     if (step + 1 == n)
       break;
-    float *row = logits ? logits->data() + (P + step) * V
-                        : m.last_logits.data();
+    float *row =
+        logits ? logits->data() + (P + step) * V : m.last_logits.data();
     eval(&id, 1, row, false);
     last = row;
   }

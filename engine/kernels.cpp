@@ -117,8 +117,8 @@ void scores_one(const float *q, const float *K, int64_t j0, int64_t j1,
     const float *k = K + j * D;
     if (j + kRowBlock + 8 <= j1)
       prefetch_rows(K, j + kRowBlock, j + kRowBlock + 8, D);
-    v8 a0 = splat(0.0f), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0,
-       a6 = a0, a7 = a0;
+    v8 a0 = splat(0.0f), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0,
+       a7 = a0;
     for (int64_t d = 0; d < D; d += 8) {
       const v8 x = load(q + d);
       a0 += x * load(k + d);
@@ -148,12 +148,10 @@ void scores_four(const float *q0, const float *q1, const float *q2,
     const float *k = K + j * D;
     if (j + kRowBlock + 3 <= L)
       prefetch_rows(K, j + kRowBlock, j + kRowBlock + 3, D);
-    v8 a00 = splat(0.0f), a01 = a00, a02 = a00, a10 = a00, a11 = a00,
-       a12 = a00, a20 = a00, a21 = a00, a22 = a00, a30 = a00, a31 = a00,
-       a32 = a00;
+    v8 a00 = splat(0.0f), a01 = a00, a02 = a00, a10 = a00, a11 = a00, a12 = a00,
+       a20 = a00, a21 = a00, a22 = a00, a30 = a00, a31 = a00, a32 = a00;
     for (int64_t d = 0; d < D; d += 8) {
-      const v8 k0 = load(k + d), k1 = load(k + D + d),
-               k2 = load(k + 2 * D + d);
+      const v8 k0 = load(k + d), k1 = load(k + D + d), k2 = load(k + 2 * D + d);
       v8 x = load(q0 + d);
       a00 += x * k0;
       a01 += x * k1;
@@ -245,9 +243,9 @@ void weighted_sum(const float *w, const float *V, int64_t L, int64_t D,
     int64_t d0 = 0;
     for (; d0 + 64 <= D; d0 += 64) { // 64 columns: 8 registers
       float *o = out + d0;
-      v8 a0 = load(o), a1 = load(o + 8), a2 = load(o + 16),
-         a3 = load(o + 24), a4 = load(o + 32), a5 = load(o + 40),
-         a6 = load(o + 48), a7 = load(o + 56);
+      v8 a0 = load(o), a1 = load(o + 8), a2 = load(o + 16), a3 = load(o + 24),
+         a4 = load(o + 32), a5 = load(o + 40), a6 = load(o + 48),
+         a7 = load(o + 56);
       for (int64_t j = j0; j < j1; ++j) {
         const v8 x = splat(w[j]);
         const float *v = V + j * D + d0;
@@ -333,8 +331,8 @@ void weighted_sum_four(float *const w[4], const float *V, int64_t L,
   for (int r = 0; r < 4; ++r)
     for (int64_t j = L; j < L + r * step; ++j)
       for (int64_t d0 = 0; d0 < D; d0 += 8)
-        store(out[r] + d0, load(out[r] + d0) + splat(w[r][j]) *
-                                                   load(V + j * D + d0));
+        store(out[r] + d0,
+              load(out[r] + d0) + splat(w[r][j]) * load(V + j * D + d0));
 }
 
 void attend(const float *q, int64_t q_stride, int64_t nq, const float *K,
@@ -349,8 +347,8 @@ void attend(const float *q, int64_t q_stride, int64_t nq, const float *K,
       s[r] = scores + r * ls;
       o[r] = out + r * out_stride;
     }
-    scores_four(qs[0], qs[1], qs[2], qs[3], K, L0, D, scale, s[0], s[1],
-                s[2], s[3]);
+    scores_four(qs[0], qs[1], qs[2], qs[3], K, L0, D, scale, s[0], s[1], s[2],
+                s[3]);
     for (int r = 0; r < 4; ++r) {
       scores_one(qs[r], K, L0, L0 + r * step, D, scale, s[r]);
       normalize(s[r], L0 + r * step, softmax(s[r], L0 + r * step));
@@ -424,8 +422,8 @@ float dot_long(const void *w, FloatType type, const float *x, int64_t K) {
   return sum;
 }
 
-void gemv(const void *W, FloatType type, int64_t K, const float *X,
-          int64_t N, float *Y, int64_t ldy, int64_t m0, int64_t m1) {
+void gemv(const void *W, FloatType type, int64_t K, const float *X, int64_t N,
+          float *Y, int64_t ldy, int64_t m0, int64_t m1) {
   const int64_t row_bytes = K * (type == FloatType::F32 ? 4 : 2);
   for (int64_t m = m0; m < m1; ++m) {
     const void *w = static_cast<const char *>(W) + m * row_bytes;
@@ -440,8 +438,7 @@ typedef float v4 __attribute__((vector_size(16), aligned(4)));
 /// y = x / sqrt(mean(x^2) + eps) * w, as ggml_rms_norm then ggml_mul: each
 /// square rounded to float, summed in double (16 partial sums by i mod 16,
 /// combined in a fixed order), the scale 1 / sqrtf(mean + eps) in float.
-void rms_norm(const float *x, const float *w, int64_t n, float eps,
-              float *y) {
+void rms_norm(const float *x, const float *w, int64_t n, float eps, float *y) {
   v4d s0 = {0.0, 0.0, 0.0, 0.0}, s1 = s0, s2 = s0, s3 = s0;
   int64_t i = 0;
   for (; i + 16 <= n; i += 16) {
@@ -492,7 +489,7 @@ void glu(float *g, const float *u, int64_t n, bool relu2) {
 } // namespace
 
 extern const Kernels table;
-const Kernels table = {LOWBIT_ENGINE_STR(LOWBIT_ENGINE_ISA), attend, gemv,
-                       glu, rms_norm};
+const Kernels table = {LOWBIT_ENGINE_STR(LOWBIT_ENGINE_ISA), attend, gemv, glu,
+                       rms_norm};
 
 } // namespace lowbit::engine::LOWBIT_ENGINE_ISA

@@ -31,10 +31,9 @@ struct Kernels {
   /// nq * (L0 + (nq - 1) * step) floats. With nq = 4 every cached row is
   /// loaded once for the four. Each result depends only on its own query
   /// and keys, not on nq or step.
-  void (*attend)(const float *q, int64_t q_stride, int64_t nq,
-                 const float *K, const float *V, int64_t L0, int64_t step,
-                 int64_t D, float scale, float *scores, float *out,
-                 int64_t out_stride);
+  void (*attend)(const float *q, int64_t q_stride, int64_t nq, const float *K,
+                 const float *V, int64_t L0, int64_t step, int64_t D,
+                 float scale, float *scores, float *out, int64_t out_stride);
   /// Y[n * ldy + m] = W[m] . X[n] for m in [m0, m1), n in [0, N): W rows of
   /// K values of `type` (row-major, K * sizeof(type) bytes apart), X rows of
   /// K floats.

@@ -42,8 +42,7 @@ std::vector<int64_t> dims(std::vector<int64_t> ne) {
 /// The tensor `name` of shape `ne` (ggml order: row length first); nullptr
 /// when absent and not `required`. Throws on a shape that disagrees.
 const GgufTensor *check_tensor(const GgufFile &file, const std::string &name,
-                               const std::vector<int64_t> &ne,
-                               bool required) {
+                               const std::vector<int64_t> &ne, bool required) {
   const GgufTensor *t = file.find_tensor(name);
   if (!t) {
     if (required)
@@ -224,8 +223,8 @@ Hparams read_hparams(const GgufFile &file) {
   hp.n_head_kv = file.get_int(a + "attention.head_count_kv", hp.n_head);
   hp.n_ctx_train = file.get_int(a + "context_length", 0);
   if (!has_key(file, a + "attention.layer_norm_rms_epsilon"))
-    fail(file, "missing metadata key '" + a +
-                   "attention.layer_norm_rms_epsilon'");
+    fail(file,
+         "missing metadata key '" + a + "attention.layer_norm_rms_epsilon'");
   hp.rms_eps = float(file.get_float(a + "attention.layer_norm_rms_epsilon"));
   hp.rope_base = float(file.get_float(a + "rope.freq_base", 10000.0));
 
@@ -401,8 +400,7 @@ std::unique_ptr<Model> Model::load(const std::string &path,
   m->kernels = &kernels();
 
   const int64_t n_ctx = options.n_ctx;
-  const size_t cache =
-      size_t(hp.n_layer * hp.n_head_kv * n_ctx * hp.head_dim);
+  const size_t cache = size_t(hp.n_layer * hp.n_head_kv * n_ctx * hp.head_dim);
   // Not initialized: a position is always written before it is read, and
   // the pages of positions never reached are never touched.
   m->kcache.reset(new (std::nothrow) float[cache]);
@@ -420,9 +418,9 @@ std::unique_ptr<Model> Model::load(const std::string &path,
   m->rope_sin.resize(size_t(n_ctx * half));
   for (int64_t p = 0; p < n_ctx; ++p)
     for (int64_t i = 0; i < half; ++i) {
-      double theta = double(p) * hp.rope_freq_scale *
-                     std::pow(double(hp.rope_base),
-                              -2.0 * double(i) / double(hp.n_rot));
+      double theta =
+          double(p) * hp.rope_freq_scale *
+          std::pow(double(hp.rope_base), -2.0 * double(i) / double(hp.n_rot));
       if (!m->rope_freqs.empty())
         theta /= m->rope_freqs[i];
       m->rope_cos[p * half + i] = float(std::cos(theta));
@@ -480,9 +478,9 @@ std::vector<std::string> Model::kernel_report(int64_t N) const {
     const char *ftype = L->ftype == FloatType::F32   ? "f32"
                         : L->ftype == FloatType::F16 ? "f16"
                                                      : "bf16";
-    std::string line = (L->format.empty() ? ftype : L->format) + std::string(" ") +
-                       std::to_string(L->M) + "x" + std::to_string(L->K) +
-                       ": ";
+    std::string line = (L->format.empty() ? ftype : L->format) +
+                       std::string(" ") + std::to_string(L->M) + "x" +
+                       std::to_string(L->K) + ": ";
     if (!L->packed) {
       line += std::string("engine fp32 GEMV (") + m.kernels->isa + ")";
     } else {

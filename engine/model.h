@@ -28,9 +28,7 @@ struct ContextFree {
   void operator()(lowbit_context_t *c) const { lowbit_context_free(c); }
 };
 struct ActivationsFree {
-  void operator()(lowbit_activations_t *a) const {
-    lowbit_activations_free(a);
-  }
+  void operator()(lowbit_activations_t *a) const { lowbit_activations_free(a); }
 };
 
 /// One linear layer y = (W x) * scale + bias, W of M x K.
@@ -45,7 +43,7 @@ struct Linear {
   const void *fdata = nullptr;
   FloatType ftype = FloatType::F32;
   std::vector<float> f32_storage;
-  float scale = 1.0f;             // the optional `<name>.scale` tensor
+  float scale = 1.0f; // the optional `<name>.scale` tensor
   bool has_scale = false;
   std::vector<float> bias; // the optional `<name>.bias` tensor, M or empty
 };

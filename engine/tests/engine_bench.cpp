@@ -10,11 +10,11 @@
 // through lowbit_mpgemm_quantized on a context of the same threads): the
 // ratio is how close decoding comes to its GEMVs, measured under the same
 // conditions. --check compares the logits of the prompt evaluated as one
-// batch (the kernels' GEMM configs) with token-by-token decoding (GEMV). --synth writes the
-// synthetic model PRESET (engine/synth.h: tiny, bitnet-2b) to MODEL.gguf
-// first when the file does not exist. --null-kernels registers, for every
-// (format, M, K) of the model, a kernel that does nothing: what is left is
-// the engine's own time per token (activation quantization, attention,
+// batch (the kernels' GEMM configs) with token-by-token decoding (GEMV).
+// --synth writes the synthetic model PRESET (engine/synth.h: tiny, bitnet-2b)
+// to MODEL.gguf first when the file does not exist. --null-kernels registers,
+// for every (format, M, K) of the model, a kernel that does nothing: what is
+// left is the engine's own time per token (activation quantization, attention,
 // norms, RoPE, thread hand-offs), the part that must stay small next to the
 // weight reads. Without it and without registered kernels every product
 // runs the scalar reference (exact, slow). Built with
@@ -65,8 +65,8 @@ void check(lowbit_status_t status) {
 }
 
 /// Alternates rounds of n decode steps with n passes over every product.
-void gemv_floor(const std::string &path, const std::string &format,
-                int threads, Model &model, int64_t p, int64_t n, int rounds) {
+void gemv_floor(const std::string &path, const std::string &format, int threads,
+                Model &model, int64_t p, int64_t n, int rounds) {
   auto file = GgufFile::open(path);
   struct Packed {
     lowbit_weights_t *w;
@@ -188,8 +188,7 @@ int main(int argc, char **argv) {
           entries.push_back({formats.back().c_str(), s.M, s.K, 1, "generic",
                              "null", null_kernel});
         }
-      if (lowbit_register_kernels(entries.data(), entries.size()) !=
-          LOWBIT_OK)
+      if (lowbit_register_kernels(entries.data(), entries.size()) != LOWBIT_OK)
         throw Error(lowbit_last_error());
     }
     Options o;
@@ -211,8 +210,8 @@ int main(int argc, char **argv) {
     t0 = std::chrono::steady_clock::now();
     model->eval(prompt.data(), p, logits.data(), false);
     const double tp = seconds_since(t0);
-    std::printf("prefill %lld: %.1f ms (%.1f tok/s)\n", (long long)p,
-                tp * 1e3, p / tp);
+    std::printf("prefill %lld: %.1f ms (%.1f tok/s)\n", (long long)p, tp * 1e3,
+                p / tp);
     int32_t id = 1;
     t0 = std::chrono::steady_clock::now();
     for (int64_t i = 0; i < n; ++i) {
@@ -242,8 +241,8 @@ int main(int argc, char **argv) {
           diff = std::max(diff, double(std::fabs(b[j] - t[j])));
           scale = std::max(scale, double(std::fabs(t[j])));
         }
-        argmax_differ += std::max_element(b, b + V) - b !=
-                         std::max_element(t, t + V) - t;
+        argmax_differ +=
+            std::max_element(b, b + V) - b != std::max_element(t, t + V) - t;
       }
       std::printf("check: %lld tokens, batch vs token by token: max |diff| "
                   "%.3g (max |logit| %.3g), argmax differs in %lld rows\n",

@@ -29,8 +29,8 @@
 #include <map>
 #include <random>
 #include <set>
-#include <string>
 #include <stdlib.h>
+#include <string>
 #include <unistd.h>
 #include <vector>
 
@@ -42,13 +42,13 @@ struct Spec {
   int64_t E = 64, F = 96, L = 2, H = 4, Hkv = 2, V = 50;
   GgufType linear = GgufType::F32;
   GgufType embd = GgufType::F16;
-  bool ternary = true; // linear values {-a, 0, a}, else gaussian
-  float a = 0.125f;    // the ternary scale (exact in fp16)
-  bool output = false; // an output.weight (else tied to token_embd)
+  bool ternary = true;           // linear values {-a, 0, a}, else gaussian
+  float a = 0.125f;              // the ternary scale (exact in fp16)
+  bool output = false;           // an output.weight (else tied to token_embd)
   GgufType head = GgufType::F32; // output.weight's type
-  bool biases = false; // q/k/v/o and ffn biases
-  bool scales = false; // `.scale` tensors on every linear
-  std::string hidden_act; // bitnet.hidden_activation when not empty
+  bool biases = false;           // q/k/v/o and ffn biases
+  bool scales = false;           // `.scale` tensors on every linear
+  std::string hidden_act;        // bitnet.hidden_activation when not empty
   float rope_base = 10000.0f, eps = 1e-5f;
   std::set<std::string> skip;                     // tensors left out
   std::map<std::string, std::vector<int64_t>> ne; // shapes overridden
@@ -95,16 +95,14 @@ Tensors make_tensors(const Spec &s) {
         gauss(2.0f / std::sqrt(float(s.E))));
   auto linear = [&](int64_t l, const char *name, int64_t M, int64_t K) {
     if (s.ternary) {
-      add(blk(l, std::string(name) + ".weight"), {K, M}, s.linear, [&] {
-        return s.a * float(int(rng() % 3) - 1);
-      });
+      add(blk(l, std::string(name) + ".weight"), {K, M}, s.linear,
+          [&] { return s.a * float(int(rng() % 3) - 1); });
     } else {
       add(blk(l, std::string(name) + ".weight"), {K, M}, s.linear,
           gauss(1.0f / std::sqrt(float(K))));
     }
     if (s.biases)
-      add(blk(l, std::string(name) + ".bias"), {M}, GgufType::F32,
-          gauss(0.1f));
+      add(blk(l, std::string(name) + ".bias"), {M}, GgufType::F32, gauss(0.1f));
     if (s.scales)
       add(blk(l, std::string(name) + ".scale"), {1}, GgufType::F32,
           [&] { return 0.5f + float(rng() % 100) / 100.0f; });
@@ -253,9 +251,7 @@ struct Reference {
     }
   }
 
-  const std::vector<double> &get(const std::string &n) const {
-    return w.at(n);
-  }
+  const std::vector<double> &get(const std::string &n) const { return w.at(n); }
   bool has(const std::string &n) const { return w.count(n) != 0; }
 
   void rms(std::vector<double> &x, const std::vector<double> &g) const {
@@ -353,8 +349,8 @@ struct Reference {
         std::vector<double> up = linear(l, "ffn_up", h);
         for (size_t f = 0; f < gate.size(); ++f) {
           const double a = gate[f];
-          const double act =
-              relu2 ? std::max(a, 0.0) * std::max(a, 0.0) : a / (1 + std::exp(-a));
+          const double act = relu2 ? std::max(a, 0.0) * std::max(a, 0.0)
+                                   : a / (1 + std::exp(-a));
           gate[f] = act * up[f];
         }
         if (bitnet)
@@ -459,8 +455,7 @@ TEST(Engine, ThreadsGiveTheSameLogits) {
   std::vector<int32_t> ids;
   for (int i = 0; i < 40; ++i)
     ids.push_back((i * 7 + 3) % int32_t(s.V));
-  EXPECT_LT(max_rel(batch_logits(*three, ids), batch_logits(*one, ids)),
-            1e-6);
+  EXPECT_LT(max_rel(batch_logits(*three, ids), batch_logits(*one, ids)), 1e-6);
   EXPECT_LT(max_rel(stepwise_logits(*three, ids), batch_logits(*one, ids)),
             1e-5);
   std::remove(path.c_str());
@@ -496,9 +491,9 @@ TEST(Engine, FloatModelsMatchAnFp64Forward) {
     const char *arch;
     bool output, biases, scales;
     const char *act;
-    int64_t E, H, Hkv; // head_dim 16, 64 (the 8-key and 64-column blocks
-                       // of the attention loops) and 12 (not a multiple
-                       // of 8: the scalar loops)
+    int64_t E, H, Hkv;   // head_dim 16, 64 (the 8-key and 64-column blocks
+                         // of the attention loops) and 12 (not a multiple
+                         // of 8: the scalar loops)
     GgufType embd, head; // the head's GEMV reads f32, f16 or bf16
   };
   const GgufType f32 = GgufType::F32, f16 = GgufType::F16,
@@ -533,8 +528,12 @@ TEST(Engine, FloatModelsMatchAnFp64Forward) {
     for (const std::string &line : m->kernel_report(1))
       EXPECT_NE(line.find("engine fp32 GEMV"), std::string::npos) << line;
     EXPECT_EQ(m->kernel_report(1).back().substr(0, 4),
-              c.output ? (c.head == f32 ? "f32 " : c.head == f16 ? "f16 " : "bf16")
-                       : (c.embd == f32 ? "f32 " : c.embd == f16 ? "f16 " : "bf16"));
+              c.output ? (c.head == f32   ? "f32 "
+                          : c.head == f16 ? "f16 "
+                                          : "bf16")
+                       : (c.embd == f32   ? "f32 "
+                          : c.embd == f16 ? "f16 "
+                                          : "bf16"));
     const std::vector<int32_t> ids = long_prompt();
     const std::vector<float> want = Reference(s, t).forward(ids);
     const std::vector<float> batch = batch_logits(*m, ids);
@@ -606,9 +605,9 @@ TEST(Engine, GateActivations) {
       k.glu(g.data(), u.data(), int64_t(g.size()), relu2);
       for (size_t i = 0; i < x.size(); ++i) {
         const double a = x[i];
-        const double want =
-            (relu2 ? std::max(a, 0.0) * std::max(a, 0.0)
-                   : a / (1.0 + std::exp(-a))) * u[i];
+        const double want = (relu2 ? std::max(a, 0.0) * std::max(a, 0.0)
+                                   : a / (1.0 + std::exp(-a))) *
+                            u[i];
         ASSERT_NEAR(g[i], want, 4e-7 * std::fabs(want) + 1e-36)
             << (relu2 ? "relu2 " : "silu ") << x[i];
       }
@@ -692,12 +691,14 @@ TEST(Engine, Errors) {
   const std::string path = write_model(s, "errors");
   auto m = load(path, 1, 16);
   const int32_t bad[] = {1, 50};
-  EXPECT_NE(error_of([&] { m->eval(bad, 2, nullptr, false); })
-                .find("token id 50 out of range [0, 50)"),
+  EXPECT_NE(error_of([&] {
+              m->eval(bad, 2, nullptr, false);
+            }).find("token id 50 out of range [0, 50)"),
             std::string::npos);
   const int32_t negative = -1;
-  EXPECT_NE(error_of([&] { m->eval(&negative, 1, nullptr, false); })
-                .find("token id -1"),
+  EXPECT_NE(error_of([&] {
+              m->eval(&negative, 1, nullptr, false);
+            }).find("token id -1"),
             std::string::npos);
   EXPECT_EQ(m->position(), 0); // nothing was evaluated
   std::vector<int32_t> long_prompt(17, 1);
@@ -705,8 +706,9 @@ TEST(Engine, Errors) {
               m->eval(long_prompt.data(), 17, nullptr, false);
             }).find("exceed the context of 16"),
             std::string::npos);
-  EXPECT_NE(error_of([&] { m->generate(kPrompt, 9, nullptr); })
-                .find("exceed the context"),
+  EXPECT_NE(error_of([&] {
+              m->generate(kPrompt, 9, nullptr);
+            }).find("exceed the context"),
             std::string::npos);
   EXPECT_NE(error_of([&] { m->generate({}, 1, nullptr); }).find("empty"),
             std::string::npos);
@@ -723,9 +725,9 @@ TEST(Engine, Errors) {
   Spec missing = s;
   missing.skip = {"blk.1.ffn_up.weight"};
   const std::string p1 = write_model(missing, "missing");
-  EXPECT_NE(error_of([&] { load(p1); })
-                .find("missing tensor 'blk.1.ffn_up.weight'"),
-            std::string::npos);
+  EXPECT_NE(
+      error_of([&] { load(p1); }).find("missing tensor 'blk.1.ffn_up.weight'"),
+      std::string::npos);
   Spec sub = s;
   sub.skip = {"blk.0.attn_sub_norm.weight"};
   const std::string p2 = write_model(sub, "missing_sub");
