@@ -313,10 +313,10 @@ mlir::lowbit::generateKernel(const KernelRequest &request) {
   if (!anyShape && (request.M < 1 || request.K < 1))
     return fail("M and K must be at least 1 (or both 0 for an any-shape "
                 "kernel)");
-  if (anyShape && (lut || bitserial || isGpuTarget(request.target)))
+  if (anyShape && (bitserial || isGpuTarget(request.target)))
     return fail("any-shape kernels (M and K run-time arguments) exist for "
-                "the upconvert strategy on CPU targets only (i2s, w1gG, "
-                "w2gG, w4gG, q4_0)");
+                "the upconvert (i2s, w1gG, w2gG, w4gG, q4_0) and "
+                "lut-elementwise (tl1, tl2) strategies on CPU targets only");
   if (request.threads < 1 || request.nHint < 1)
     return fail("threads and the N hint must be at least 1");
   if (!isCIdentifier(request.functionName))

@@ -62,6 +62,11 @@ void run_any_kernel(lowbit_any_kernel_fn kernel, const UpconvertWeights &W,
                 std::to_string(LOWBIT_ANY_SHAPE_MAX_TERNARY_K) +
                 " of a ternary any-shape kernel (kernel_abi.h); use a "
                 "kernel generated for the shape");
+  if (has_lut_layout(W.format) && W.K > LOWBIT_ANY_SHAPE_MAX_LUT_K)
+    throw Error("run_any_kernel: K = " + std::to_string(W.K) +
+                " is past the " + std::to_string(LOWBIT_ANY_SHAPE_MAX_LUT_K) +
+                " of a tl1/tl2 any-shape kernel (kernel_abi.h); use a "
+                "kernel generated for the shape");
   check_activations(W, A);
   if (kernel_class < 0)
     kernel_class = pool.kernel_class(upconvert_kernel_class(W.format));

@@ -208,7 +208,8 @@ static int runBench(const ParsedOptions &options) {
             cases.push_back({shape, N, format, choice});
             // --any-shape: the any-shape kernel of the same choice right
             // after it, timed with it in alternating reps.
-            if (anyShape && choice.strategy == Strategy::Upconvert)
+            if (anyShape && (choice.strategy == Strategy::Upconvert ||
+                             choice.strategy == Strategy::LutElementwise))
               cases.push_back({shape, N, format, choice, true});
           }
         }
@@ -323,10 +324,17 @@ static int runBench(const ParsedOptions &options) {
   const bool interleave = options.has("interleave") || anyShape;
   std::vector<std::vector<size_t>> groups;
   for (size_t i = 0; i < cases.size(); ++i) {
+    // --any-shape alone pairs each case with its any-shape twin (same
+    // format, strategy and target), so that every ratio is any-shape /
+    // specialized.
+    const bool pairs = anyShape && !options.has("interleave");
     auto same = [&](const std::vector<size_t> &g) {
       const Case &first = cases[g.front()];
       return first.shape.M == cases[i].shape.M &&
-             first.shape.K == cases[i].shape.K && first.N == cases[i].N;
+             first.shape.K == cases[i].shape.K && first.N == cases[i].N &&
+             (!pairs || (first.format.name() == cases[i].format.name() &&
+                         first.choice.target == cases[i].choice.target &&
+                         first.choice.strategy == cases[i].choice.strategy));
     };
     auto it = interleave ? std::find_if(groups.begin(), groups.end(), same)
                          : groups.end();
@@ -612,7 +620,8 @@ const Command &benchCommand() {
          "also time the any-shape kernel of each upconvert case (M and K "
          "run-time arguments, kernel_abi.h; strategy 'upconvert+any') "
          "interleaved with the shape's own kernel, and print any-shape / "
-         "specialized time per case (implies --interleave)"},
+         "specialized time per case (pairs them; with --interleave every "
+         "case of a shape and N together)"},
         {"show-ratios", nullptr,
          "print per-thread tiles, times and ratio tables, and how the first "
          "case's table converged"},

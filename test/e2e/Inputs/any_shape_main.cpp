@@ -1,10 +1,12 @@
 //===- any_shape_main.cpp - any-shape kernels against the reference -------===//
 //
 // Links the any-shape kernels of test/Transforms/any-shape.mlir (i2s_any,
-// w2g128_any, q4_0_any: lowbit_any_kernel_fn, kernel_abi.h) with the
-// runtime's quantizer, packer and reference, and runs every ragged shape
-// through ONE kernel per format: Y bit-exact with the reference for i2s,
-// within 1e-5 (normalized) of it for the others. Built for a target
+// w2g128_any, q4_0_any) and any-shape-lut.mlir (tl2_any, tl1_any), all
+// lowbit_any_kernel_fn of kernel_abi.h, with the runtime's quantizer,
+// packers (pack_for_kernel for the target, argv[1]) and reference, and runs
+// every ragged shape through ONE kernel per format: Y bit-exact with the
+// reference for i2s, tl1 and tl2, within 1e-5 (normalized) of it for the
+// others. Built for a target
 // another process cannot dlopen (any-shape-aarch64.test: cross-built, run
 // under qemu-aarch64), so the check lives in this executable.
 //
@@ -32,6 +34,12 @@ void w2g128_any(const uint8_t *, const uint16_t *, const uint16_t *,
 void q4_0_any(const uint8_t *, const uint16_t *, const uint16_t *,
               const int8_t *, const float *, const int32_t *, float *, int64_t,
               int64_t, int64_t, float, int64_t, int64_t);
+void tl2_any(const uint8_t *, const uint16_t *, const uint16_t *,
+             const int8_t *, const float *, const int32_t *, float *, int64_t,
+             int64_t, int64_t, float, int64_t, int64_t);
+void tl1_any(const uint8_t *, const uint16_t *, const uint16_t *,
+             const int8_t *, const float *, const int32_t *, float *, int64_t,
+             int64_t, int64_t, float, int64_t, int64_t);
 }
 
 namespace {
@@ -48,16 +56,21 @@ std::vector<float> values(int64_t count, uint32_t seed) {
 
 } // namespace
 
-int main() {
+int main(int argc, char **argv) {
+  const char *target = argc > 1 ? argv[1] : "aarch64-neon";
   struct Kernel {
     const char *format;
     lowbit_any_kernel_fn fn;
     std::vector<int64_t> ks;
+    const char *config = "#lowbit.upconvert"; // for pack_for_kernel
   };
   const Kernel kernels[] = {
       {"i2s", i2s_any, {1, 100, 2600}},
       {"w2g128", w2g128_any, {128, 640}},
       {"q4_0", q4_0_any, {32, 160, 2592}},
+      // 2 K panels at 2600, 5 at 6914 (lut_abi.h).
+      {"tl2", tl2_any, {2, 194, 2600, 6914}, "#lowbit.lut_elementwise"},
+      {"tl1", tl1_any, {2, 194, 2600}, "#lowbit.lut_elementwise"},
   };
   lowbit::ThreadPool pool(2);
   int passed = 0, failed = 0;
@@ -70,7 +83,8 @@ int main() {
           std::vector<float> Wf = values(M * K, ++seed);
           std::vector<float> X = values(N * K, ++seed);
           lowbit::PackedWeights W = lowbit::quantize(format, Wf.data(), M, K);
-          lowbit::UpconvertWeights packed = lowbit::pack_upconvert(W);
+          lowbit::UpconvertWeights packed =
+              lowbit::pack_for_kernel(W, kernel.config, target);
           lowbit::PreparedActivations A =
               lowbit::prepare_activations(format, X.data(), N, K);
           std::vector<float> got(size_t(N * M)), want(got.size());

@@ -55,10 +55,20 @@ static constexpr int64_t kMaxStackBytes = 2 << 20;
 /// (`bn` rows of tables) split the panels further.
 static constexpr int64_t kL1TableBytes = 36 << 10;
 static constexpr int64_t kChunkTableBytes = 24 << 10;
+/// Any-shape kernels (kernel_abi.h, lowbit_any_kernel_fn): the largest K
+/// (LOWBIT_ANY_SHAPE_MAX_LUT_K), which sizes their table buffer, and the
+/// tiles whose int32 sums they keep between K panels at a time (a thread's
+/// tiles go in batches of this many, each swept panel by panel).
+static constexpr int64_t kAnyShapeMaxK = 32768;
+static constexpr int64_t kAnyShapeBatchTiles = 64;
 
 namespace {
 
 struct LutPlan {
+  /// An any-shape kernel: M and K are arguments (LutShape); tl2Blocks and
+  /// tl1Vectors are those of kAnyShapeMaxK (they size the table buffer),
+  /// m, kp, tileBytes, numTiles, panels, chunks are unused.
+  bool anyShape = false;
   bool tl2 = false;
   int64_t m = 0, kp = 0;
   int64_t tl2Blocks = 0, tl1Vectors = 0, tileBytes = 0, numTiles = 0;
@@ -135,6 +145,16 @@ struct LutPlan {
   }
 };
 
+/// The run-time sizes of an any-shape kernel, from its M and K arguments
+/// (lut_abi.h's formulas, as pack_lut computes them).
+struct LutShape {
+  Value m, kp, tl2Blocks, tl1Vectors, numTiles, totalBytes;
+  Value panels, panelBlocks, lastBlocks;
+  /// Bytes of a tile's piece of a full panel and of the last panel, and
+  /// the offsets of the TL1 vectors and the header in the last piece.
+  Value fullPiece, lastPiece, tl1Offset, headerOffset;
+};
+
 class LutKernelBuilder : KernelLoopBuilder {
 public:
   LutKernelBuilder(OpBuilder &b, Location loc, const LutPlan &plan,
@@ -142,6 +162,10 @@ public:
       : KernelLoopBuilder(b, loc), plan(plan), codes(args[0]), xq(args[3]),
         xScales(args[4]), y(args[6]), n(args[7]), tileBegin(args[8]),
         tileEnd(args[9]), wScale(args[10]) {
+    if (plan.anyShape) {
+      mArg = args[11];
+      kArg = args[12];
+    }
     MLIRContext *ctx = b.getContext();
     byteReg = VectorType::get({plan.registerBytes}, IntegerType::get(ctx, 8));
     i16Reg = VectorType::get({2 * plan.lanes}, IntegerType::get(ctx, 16));
@@ -150,6 +174,8 @@ public:
   }
 
   void build() {
+    if (plan.anyShape)
+      return buildAnyShape();
     tables = UkStackBufferOp::create(
         b, loc, MemRefType::get({ShapedType::kDynamic}, b.getI8Type()),
         b.getI64IntegerAttr(plan.bn * plan.columnTableBytes()));
@@ -337,8 +363,11 @@ private:
   /// One TL2 block: 4 index vectors per tile, each looked up by nibble with
   /// its 64-bit sign word per nibble.
   void tl2Block(ArrayRef<Value> tileBase, int64_t columns, Value block,
-                int64_t blockShift, SmallVectorImpl<LutAcc> &accs) {
-    Value blockOffset = add(mul(block, kBlockBytes), blockShift);
+                int64_t blockShift, SmallVectorImpl<LutAcc> &accs,
+                Value dynamicShift = Value()) {
+    Value blockOffset = dynamicShift
+                            ? add(mul(block, kBlockBytes), dynamicShift)
+                            : add(mul(block, kBlockBytes), blockShift);
     for (Value base : tileBase)
       prefetch(add(base, blockOffset), kBlockBytes / kVectorBytes);
     startWords(tileBase.size() * columns);
@@ -358,11 +387,16 @@ private:
   /// One TL1 vector per tile (no signs).
   void tl1Vector(ArrayRef<Value> tileBase, int64_t columns, Value vector,
                  SmallVectorImpl<LutAcc> &accs) {
-    Value offset = add(mul(vector, kVectorBytes), plan.tl1Offset());
+    Value offset =
+        shape.tl1Offset
+            ? add(mul(vector, kVectorBytes), shape.tl1Offset)
+            : add(mul(vector, kVectorBytes), plan.tl1Offset());
     for (Value base : tileBase)
       prefetch(add(base, offset), 1);
     startWords(tileBase.size() * columns);
-    lookupVector(tileBase, columns, offset, add(vector, 4 * plan.tl2Blocks),
+    lookupVector(tileBase, columns, offset,
+                 shape.tl2Blocks ? add(vector, mul(shape.tl2Blocks, 4))
+                                 : add(vector, 4 * plan.tl2Blocks),
                  Value(), accs);
     widenWords(accs);
   }
@@ -450,12 +484,283 @@ private:
 
   /// Prefetches the `lines` cache lines prefetchBytes after `offset`.
   void prefetch(Value offset, int64_t lines) {
+    if (shape.totalBytes)
+      return prefetchAheadDynamic(offset, lines);
     prefetchAhead(codes, offset, plan.prefetchBytes,
                   plan.numTiles * plan.tileBytes, lines, run);
   }
 
+  //===--- Any-shape kernels (M and K arguments) ----------------------------//
+  //
+  // The loops of the static kernel with run-time bounds: per activation
+  // row block the tables of all K, then a thread's tiles in batches of
+  // kAnyShapeBatchTiles, each swept one K panel after the other (lut_abi.h:
+  // panel c of every tile, then panel c + 1), the int32 sums of the batch's
+  // tiles kept in a stack buffer between panels; the last panel adds the
+  // TL1 vectors and the header and stores the outputs.
+
+  void buildAnyShape() {
+    computeShape();
+    tables = UkStackBufferOp::create(
+        b, loc, MemRefType::get({ShapedType::kDynamic}, b.getI8Type()),
+        b.getI64IntegerAttr(plan.bn * plan.columnTableBytes()));
+    partials = UkStackBufferOp::create(
+        b, loc, MemRefType::get({ShapedType::kDynamic}, b.getI8Type()),
+        b.getI64IntegerAttr(kAnyShapeBatchTiles * plan.bn *
+                            plan.partialBytes()));
+    if (plan.prefetchBytes > 0) {
+      Value one = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                        shape.panels, constant(1));
+      Value piece0 = arith::SelectOp::create(b, loc, one, shape.lastPiece,
+                                             shape.fullPiece);
+      Value start = mulValue(toIndex(tileBegin), piece0);
+      Value ahead = add(start, plan.prefetchBytes);
+      Value inside = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                           ahead, shape.totalBytes);
+      Value end =
+          arith::SelectOp::create(b, loc, inside, ahead, shape.totalBytes);
+      forLoop(start, end, 64,
+              [&](Value at) { UkPrefetchOp::create(b, loc, codes, at); });
+    }
+    forColumnBlocks(n, plan.bn, [&](Value firstColumn, int64_t columns) {
+      for (int64_t c = 0; c < columns; ++c)
+        buildTablesAny(add(firstColumn, c), c * plan.columnTableBytes());
+      Value begin = toIndex(tileBegin), end = toIndex(tileEnd);
+      forLoop(begin, end, kAnyShapeBatchTiles, [&](Value batch) {
+        Value batchEnd = add(batch, kAnyShapeBatchTiles);
+        Value within = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt,
+                                             batchEnd, end);
+        batchEnd = arith::SelectOp::create(b, loc, within, batchEnd, end);
+        buildBatch(batch, batchEnd, firstColumn, columns);
+      });
+    });
+  }
+
+  /// The run-time sizes (LutShape) from the M and K arguments.
+  void computeShape() {
+    shape.m = toIndex(mArg);
+    Value k = toIndex(kArg);
+    shape.kp = mul(div(add(k, 31), 32), 32);
+    shape.tl2Blocks = plan.tl2 ? div(k, kBlockWeights) : constant(0);
+    Value k2 = mul(shape.tl2Blocks, kBlockWeights);
+    shape.tl1Vectors = div(add(plan.tl2 ? sub(k, k2) : k, kTl1Weights - 1),
+                           kTl1Weights);
+    shape.numTiles = div(add(shape.m, kTileRows - 1), kTileRows);
+    Value tileBytes = add(add(mul(shape.tl2Blocks, kBlockBytes),
+                              mul(shape.tl1Vectors, kVectorBytes)),
+                          kHeaderBytes);
+    shape.totalBytes = mulValue(shape.numTiles, tileBytes);
+    // panels = max(1, (blocks + 8) / 16), panelBlocks = ceil(blocks /
+    // panels) (lut_abi.h; pack_lut).
+    Value rounded = div(add(shape.tl2Blocks, kPanelBlocks / 2), kPanelBlocks);
+    Value none = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt,
+                                       rounded, constant(1));
+    shape.panels = arith::SelectOp::create(b, loc, none, constant(1), rounded);
+    shape.panelBlocks = arith::DivSIOp::create(
+        b, loc, sub(add(shape.tl2Blocks, shape.panels), constant(1)),
+        shape.panels);
+    Value lastPanel = sub(shape.panels, constant(1));
+    shape.lastBlocks =
+        sub(shape.tl2Blocks, mulValue(lastPanel, shape.panelBlocks));
+    shape.fullPiece = mul(shape.panelBlocks, kBlockBytes);
+    shape.tl1Offset = mul(shape.lastBlocks, kBlockBytes);
+    shape.headerOffset =
+        add(shape.tl1Offset, mul(shape.tl1Vectors, kVectorBytes));
+    shape.lastPiece = add(shape.headerOffset, kHeaderBytes);
+  }
+
+  /// buildTables with the run-time K.
+  void buildTablesAny(Value column, int64_t base) {
+    Value row = mulValue(column, shape.kp);
+    forLoop(constant(0), mul(shape.tl2Blocks, 4), 1, [&](Value j) {
+      buildVectorTables(add(row, mul(j, 24)), add(mul(j, kTableBytes), base),
+                        /*width=*/3);
+    });
+    Value k2 = mul(shape.tl2Blocks, kBlockWeights);
+    Value first = add(mul(shape.tl2Blocks, 4 * kTableBytes), base);
+    forLoop(constant(0), shape.tl1Vectors, 1, [&](Value j) {
+      buildVectorTables(add(add(row, mul(j, kTl1Weights)), k2),
+                        add(mul(j, kTableBytes), first), /*width=*/2);
+    });
+  }
+
+  /// Tiles [batch, batchEnd) of a thread: the full panels, then the last.
+  void buildBatch(Value batch, Value batchEnd, Value firstColumn,
+                  int64_t columns) {
+    int64_t group = plan.tilesPerGroup;
+    Value groupsEnd = tileGroupsEnd(batch, batchEnd, group);
+    Value lastPanel = sub(shape.panels, constant(1));
+    auto tilesOf = [&](Value panel, bool last) {
+      if (group > 1)
+        forLoop(batch, groupsEnd, group, [&](Value t) {
+          buildPanelTiles(t, group, batch, firstColumn, columns, panel, last);
+        });
+      forLoop(groupsEnd, batchEnd, 1, [&](Value t) {
+        buildPanelTiles(t, 1, batch, firstColumn, columns, panel, last);
+      });
+    };
+    forLoop(constant(0), lastPanel, 1, [&](Value panel) {
+      // The thread's run of this panel, then that of the next.
+      Value offset = mulValue(panel, mulValue(shape.numTiles, shape.fullPiece));
+      Value next = add(offset, mulValue(shape.numTiles, shape.fullPiece));
+      Value nextPiece = arith::SelectOp::create(
+          b, loc,
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                add(panel, 1), lastPanel),
+          shape.lastPiece, shape.fullPiece);
+      Value runEnd = add(mulValue(batchEnd, shape.fullPiece), offset);
+      run = {runEnd, sub(add(mulValue(batch, nextPiece), next), runEnd)};
+      tilesOf(panel, /*last=*/false);
+    });
+    run = PanelRun();
+    tilesOf(lastPanel, /*last=*/true);
+  }
+
+  /// Panel `panel` (the last one when `last`) of `tiles` tiles from
+  /// `firstTile` (of the batch from `batch`) for `columns` activation rows:
+  /// buildTiles with run-time offsets and bounds.
+  void buildPanelTiles(Value firstTile, int64_t tiles, Value batch,
+                       Value firstColumn, int64_t columns, Value panel,
+                       bool last) {
+    Value piece = last ? shape.lastPiece : shape.fullPiece;
+    Value panelOffset =
+        mulValue(panel, mulValue(shape.numTiles, shape.fullPiece));
+    SmallVector<Value> tileBase;
+    for (int64_t t = 0; t < tiles; ++t)
+      tileBase.push_back(
+          add(mulValue(add(firstTile, t), piece), panelOffset));
+    int64_t perColumn = plan.accsPerColumn();
+    SmallVector<LutAcc> accs(tiles * columns * perColumn);
+    auto forEachPartial = [&](auto fn) {
+      for (int64_t t = 0; t < tiles; ++t)
+        for (int64_t c = 0; c < columns; ++c)
+          for (int64_t a = 0; a < perColumn; ++a) {
+            Value at = add(partialOffset(sub(add(firstTile, t), batch), c),
+                           a * plan.registersPerAcc() * plan.registerBytes);
+            fn(accs[(t * columns + c) * perColumn + a], at);
+          }
+    };
+    // The first panel starts from 0, the others from the batch's sums.
+    Value first = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                        panel, constant(0));
+    Value zero = splat(i32Reg, 0);
+    forEachPartial([&](LutAcc &a, Value at) {
+      a.low = arith::SelectOp::create(
+          b, loc, first, zero, UkLoadOp::create(b, loc, i32Reg, partials, at));
+      if (!plan.laneOrder)
+        a.high = arith::SelectOp::create(
+            b, loc, first, zero,
+            UkLoadOp::create(b, loc, i32Reg, partials,
+                             add(at, plan.registerBytes)));
+    });
+    Value firstBlock = mulValue(panel, shape.panelBlocks);
+    Value blocks = last ? shape.lastBlocks : shape.panelBlocks;
+    // TL2 block b of the panel at (b - firstBlock) * 320 in its piece.
+    Value shift = sub(constant(0), mul(firstBlock, kBlockBytes));
+    dynamicLutLoop(firstBlock, add(firstBlock, blocks), plan.blocksPerIteration,
+                   accs, [&](Value block) {
+                     tl2Block(tileBase, columns, block, 0, accs, shift);
+                   });
+    if (!last) {
+      forEachPartial([&](LutAcc &a, Value at) {
+        UkSpillOp::create(b, loc, a.low, partials, at);
+        if (a.high)
+          UkSpillOp::create(b, loc, a.high, partials,
+                            add(at, plan.registerBytes));
+      });
+      return;
+    }
+    dynamicLutLoop(constant(0), shape.tl1Vectors, plan.vectorsPerIteration,
+                   accs, [&](Value vector) {
+                     tl1Vector(tileBase, columns, vector, accs);
+                   });
+    for (int64_t t = 0; t < tiles; ++t)
+      for (int64_t h = 0; h < plan.halves; ++h) {
+        Value header = UkLoadOp::create(
+            b, loc, i32Reg, codes,
+            add(add(tileBase[t], shape.headerOffset), h * plan.lanes * 4));
+        Value row = add(mul(add(firstTile, t), kTileRows), h * plan.lanes);
+        Value rowsLeft = storeCount(row, shape.m, plan.lanes);
+        for (int64_t c = 0; c < columns; ++c) {
+          Value acc = addHalfSums(header, accs, t, columns, c, h);
+          Value column = add(firstColumn, c);
+          Value scale = memref::LoadOp::create(b, loc, xScales, column);
+          Value noSum =
+              arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(0));
+          Value out = UkTernaryScaleOp::create(b, loc, f32Reg, acc, noSum,
+                                               wScale, scale);
+          UkStoreOp::create(b, loc, out, y,
+                            add(mulValue(column, shape.m), row), rowsLeft);
+        }
+      }
+  }
+
+  /// Steps [start, end) with `accs` carried: whole iterations of
+  /// `perIteration` steps in one scf.for, the rest one at a time.
+  void dynamicLutLoop(Value start, Value end, int64_t perIteration,
+                      SmallVectorImpl<LutAcc> &accs,
+                      function_ref<void(Value)> body) {
+    SmallVector<Value> state;
+    auto unpack = [&] {
+      size_t next = 0;
+      for (LutAcc &a : accs) {
+        a.low = state[next++];
+        if (a.high)
+          a.high = state[next++];
+      }
+    };
+    auto pack = [&] {
+      state.clear();
+      for (LutAcc &a : accs) {
+        state.push_back(a.low);
+        if (a.high)
+          state.push_back(a.high);
+      }
+    };
+    pack();
+    std::optional<int64_t> from = getConstantIntValue(start);
+    Value total = from && *from == 0 ? end : sub(end, start);
+    Value iterations = div(total, perIteration);
+    carriedRange(constant(0), iterations, 1, state, [&](Value i) {
+      unpack();
+      Value base = add(mul(i, perIteration), start);
+      for (int64_t s = 0; s < perIteration; ++s)
+        body(add(base, s));
+      pack();
+    });
+    if (perIteration > 1)
+      carriedRange(add(mul(iterations, perIteration), start), end, 1, state,
+                   [&](Value step) {
+                     unpack();
+                     body(step);
+                     pack();
+                   });
+    unpack();
+  }
+
+  /// prefetchAhead against the run-time size of the weights.
+  void prefetchAheadDynamic(Value offset, int64_t lines) {
+    if (plan.prefetchBytes == 0)
+      return;
+    Value ahead = add(offset, plan.prefetchBytes);
+    if (run.end) {
+      Value past = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge,
+                                         ahead, run.end);
+      ahead =
+          arith::SelectOp::create(b, loc, past, add(ahead, run.jump), ahead);
+    }
+    Value last = sub(shape.totalBytes, constant(lines * 64));
+    Value inside =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, ahead, last);
+    Value at = arith::SelectOp::create(b, loc, inside, ahead, last);
+    for (int64_t line = 0; line < lines; ++line)
+      UkPrefetchOp::create(b, loc, codes, add(at, line * 64));
+  }
+
   const LutPlan &plan;
   Value codes, xq, xScales, y, n, tileBegin, tileEnd, wScale, tables, partials;
+  Value mArg, kArg; // any-shape kernels: M and K (i64)
+  LutShape shape;   // any-shape kernels: the run-time sizes
   /// This thread's run of the current chunk's panel (null: no jump).
   PanelRun run;
   /// The accumulator set of the next index vector: consecutive vectors
@@ -500,10 +805,8 @@ private:
       return failure();
     int64_t registerBytes = target.getRegisterBytes();
     auto config = cast<LutElementwiseAttr>(op.getConfigAttr());
-    if (ShapedType::isDynamic(op.getM()) || ShapedType::isDynamic(op.getK()))
-      return op.emitOpError()
-             << "with dynamic M and K (an any-shape kernel): lowbit-lower-lut-elementwise does "
-                "not lower it yet (lowbit-lower-upconvert does)";
+    if (isAnyShape(op))
+      return makeAnyShapePlan(op, target, config);
     LutPlan plan;
     plan.tl2 = layout.getKind() == LayoutKind::TL2;
     plan.m = op.getM();
@@ -565,10 +868,53 @@ private:
     return plan;
   }
 
+  /// The plan of an any-shape kernel: what does not depend on M and K,
+  /// with the tables of kAnyShapeMaxK.
+  static FailureOr<LutPlan> makeAnyShapePlan(MpGemmOp op,
+                                             const TargetInfo &target,
+                                             LutElementwiseAttr config) {
+    LutPlan plan;
+    plan.anyShape = true;
+    plan.tl2 = op.getLayout().getKind() == LayoutKind::TL2;
+    int64_t k = kAnyShapeMaxK;
+    int64_t k2 = plan.tl2 ? k / kBlockWeights * kBlockWeights : 0;
+    plan.tl2Blocks = k2 / kBlockWeights;
+    plan.tl1Vectors = llvm::divideCeil(k - k2, kTl1Weights);
+    plan.tilesPerGroup = config.getBm() / kTileRows;
+    plan.bn = config.getBn();
+    plan.blocksPerIteration = plan.tl2 ? config.getBk() / kBlockWeights : 1;
+    // TL2's K remainder is a few TL1 vectors: one per iteration.
+    plan.vectorsPerIteration = plan.tl2 ? 1 : config.getBk() / kTl1Weights;
+    plan.registerBytes = target.getRegisterBytes();
+    plan.halves = kVectorBytes / plan.registerBytes;
+    plan.lanes = plan.registerBytes / 4;
+    plan.prefetchBytes = target.getPrefetchBytes();
+    plan.laneOrder = target.hasLutLaneOrder();
+    LutAccumulators accs =
+        planLutAccumulators(target, plan.halves, plan.tilesPerGroup, plan.bn);
+    plan.accSets = accs.sets;
+    plan.nibblePairs = accs.nibblePairs;
+    plan.vectorLoop =
+        !plan.laneOrder && accs.nibblePairs == 1 && accs.sets == 1;
+    if (plan.bn * plan.columnTableBytes() +
+            kAnyShapeBatchTiles * plan.bn * plan.partialBytes() >
+        kMaxStackBytes)
+      return op.emitOpError()
+             << "the tables of bn = " << plan.bn << " activation rows take "
+             << plan.bn * plan.columnTableBytes()
+             << " bytes for the any-shape K limit " << kAnyShapeMaxK
+             << ", more than the " << kMaxStackBytes
+             << " a kernel keeps on its stack";
+    return plan;
+  }
+
   static void rewriteFunction(func::FuncOp func, const LutPlan &plan) {
-    rewriteKernelFunction(func, [&](OpBuilder &b, ValueRange args) {
-      LutKernelBuilder(b, func.getLoc(), plan, args).build();
-    });
+    rewriteKernelFunction(
+        func,
+        [&](OpBuilder &b, ValueRange args) {
+          LutKernelBuilder(b, func.getLoc(), plan, args).build();
+        },
+        plan.anyShape);
   }
 };
 
