@@ -377,8 +377,11 @@ static int runBench(const ParsedOptions &options) {
       Matrix X = syntheticMatrix(c.N, c.shape.K, 7 + i);
       activations.push_back(
           prepare_activations(c.format, X.data.data(), c.N, c.shape.K));
+      // An any-shape kernel learns its own per-core ratios (a class of its
+      // own), as the registry would keep it apart from the shape's kernel.
       const int kernelClass = pool.kernel_class(
-          upconvert_kernel_class(c.format, target_name(c.choice.target)));
+          upconvert_kernel_class(c.format, target_name(c.choice.target)) +
+          (c.anyShape ? " any-shape" : ""));
       for (SchedulePolicy policy : policies) {
         contenders.push_back(
             {slow_core_kernel(kernels[i].loaded.fn, slowCore, slowFactor),
