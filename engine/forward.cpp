@@ -72,7 +72,8 @@ void Model::Impl::project(std::initializer_list<Product> products,
     const Linear &L = *p.L;
     if (L.packed) {
       if (quantized != int(L.ternary)) {
-        check(lowbit_quantize_activations(L.packed.get(), X, n, acts), L);
+        check(lowbit_quantize_activations(L.packed.get(), X, n, acts, ctx.get()),
+              L);
         quantized = int(L.ternary);
       }
       check(lowbit_mpgemm_quantized(L.packed.get(), acts, p.Y, ctx.get()), L);

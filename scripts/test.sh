@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every lowbit test: lit (dialect, passes, emitted C++, CLI, generated
-# kernels against the reference), the GoogleTest suites of the runtime and of
-# the CLI's kernel cache and benchmark library,
+# kernels against the reference, GGUF models against an independent fp64
+# forward), the GoogleTest suites of the runtime, the engine and the CLI's
+# kernel cache and benchmark library,
 # the runtime suite again under ASan+UBSan and under TSan, and the .npy and
 # GGUF fuzzers for a fixed time (LOWBIT_FUZZ_SECONDS in all, default 60:
 # half each). Calls scripts/setup.sh --no-run first, so
@@ -47,6 +48,7 @@ ctest_step() {
   count "$2" $((total - bad)) "$bad"
 }
 ctest_step build/runtime runtime
+ctest_step build/engine engine
 ctest_step build/tools/lowbit tools
 
 if cmake -S runtime -B build/asan "${runtime_cmake[@]}" -DLOWBIT_SANITIZE=ON >/dev/null &&

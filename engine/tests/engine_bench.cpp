@@ -104,7 +104,7 @@ void gemv_floor(const std::string &path, const std::string &format, int threads,
     t0 = std::chrono::steady_clock::now();
     for (int64_t i = 0; i < n; ++i)
       for (Packed &q : packed) {
-        check(lowbit_quantize_activations(q.w, x.data(), 1, acts));
+        check(lowbit_quantize_activations(q.w, x.data(), 1, acts, nullptr));
         check(lowbit_mpgemm_quantized(q.w, acts, q.y.data(), ctx));
       }
     gemv_s += seconds_since(t0);

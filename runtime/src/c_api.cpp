@@ -270,14 +270,25 @@ void lowbit_activations_free(lowbit_activations_t *activations) {
 
 lowbit_status_t lowbit_quantize_activations(const lowbit_weights_t *like,
                                             const float *X, int64_t N,
-                                            lowbit_activations_t *activations) {
+                                            lowbit_activations_t *activations,
+                                            lowbit_context_t *context) {
   return guarded([&] {
     require(like && X && activations,
             "lowbit_quantize_activations: NULL argument");
     const lowbit::Format &f = like->canonical.format;
     activations->ternary = f.is_ternary();
-    lowbit::shape_activations(f, N, like->canonical.K, activations->prepared);
-    lowbit::quantize_activation_rows(X, activations->prepared, 0, N);
+    lowbit::PreparedActivations &P = activations->prepared;
+    lowbit::shape_activations(f, N, like->canonical.K, P);
+    // A decode step's one row is quicker alone than a handoff; prefill rows
+    // are split over the threads.
+    constexpr int64_t kParallelValues = int64_t(1) << 15;
+    if (!context || N < 2 || N * P.K < kParallelValues) {
+      lowbit::quantize_activation_rows(X, P, 0, N);
+      return;
+    }
+    context->pool->run(N, [&](int64_t begin, int64_t end, int) {
+      lowbit::quantize_activation_rows(X, P, begin, end);
+    });
   });
 }
 

@@ -118,7 +118,8 @@ void checkQuantizedPaths(const char *format, int64_t M, int64_t K,
     ASSERT_EQ(lowbit_pack(format, W.data(), rows, K, &w), LOWBIT_OK)
         << lowbit_last_error();
     if (rows == M)
-      ASSERT_EQ(lowbit_quantize_activations(w, X.data(), N, acts), LOWBIT_OK)
+      ASSERT_EQ(lowbit_quantize_activations(w, X.data(), N, acts, ctx),
+                LOWBIT_OK)
           << lowbit_last_error();
     const size_t size = size_t(N * rows);
     std::vector<float> want(size), pool(size, NAN), caller(size, NAN),
@@ -161,6 +162,9 @@ TEST(CApi, QuantizedActivationsWithoutKernels) {
   checkQuantizedPaths("tl2", 21, 64, 2);
   checkQuantizedPaths("w2g64", 33, 128, 4);
   checkQuantizedPaths("q4_0", 50, 96, 1);
+  // Enough rows that the quantization itself is split over the threads.
+  checkQuantizedPaths("i2s", 20, 130, 300);
+  checkQuantizedPaths("w2g64", 20, 128, 300);
 }
 
 TEST(CApi, QuantizedActivationsWithAKernel) {
@@ -189,7 +193,7 @@ TEST(CApi, QuantizedActivationsMustFitTheWeights) {
   EXPECT_EQ(lowbit_mpgemm_quantized(ternary, acts, Y.data(), nullptr),
             LOWBIT_ERROR_INVALID_ARGUMENT);
   EXPECT_NE(std::strstr(lowbit_last_error(), "not quantized yet"), nullptr);
-  ASSERT_EQ(lowbit_quantize_activations(ternary, X.data(), 1, acts),
+  ASSERT_EQ(lowbit_quantize_activations(ternary, X.data(), 1, acts, nullptr),
             LOWBIT_OK);
   EXPECT_EQ(lowbit_mpgemm_quantized(group, acts, Y.data(), nullptr),
             LOWBIT_ERROR_INVALID_ARGUMENT);
@@ -200,7 +204,7 @@ TEST(CApi, QuantizedActivationsMustFitTheWeights) {
             LOWBIT_ERROR_INVALID_ARGUMENT);
   EXPECT_NE(std::strstr(lowbit_last_error(), "outside [0, 2)"), nullptr);
   const float bad[64] = {NAN};
-  EXPECT_EQ(lowbit_quantize_activations(ternary, bad, 1, acts),
+  EXPECT_EQ(lowbit_quantize_activations(ternary, bad, 1, acts, nullptr),
             LOWBIT_ERROR_INVALID_ARGUMENT);
   EXPECT_STREQ(lowbit_last_error(), "activation [0, 0] is NaN");
   lowbit_activations_free(acts);

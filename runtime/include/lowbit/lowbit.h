@@ -124,10 +124,12 @@ void lowbit_activations_free(lowbit_activations_t *activations);
 
 /* Quantizes X [N][K] as the format of `like` defines (ternary formats: one
  * int8 scale per row; others: per block of 32) into `activations` (its
- * buffers are reused). K is like's K. */
+ * buffers are reused). K is like's K. Rows are split over the context's
+ * threads when N is large enough to gain from it; context may be NULL. */
 lowbit_status_t lowbit_quantize_activations(const lowbit_weights_t *like,
                                             const float *X, int64_t N,
-                                            lowbit_activations_t *activations);
+                                            lowbit_activations_t *activations,
+                                            lowbit_context_t *context);
 
 /* Y [N][M] = X * W^T with activations quantized by
  * lowbit_quantize_activations for weights of the same format class and K
