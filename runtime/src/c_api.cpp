@@ -30,8 +30,31 @@ thread_local std::string lastError;
 
 struct Entry {
   std::string format, target, config;
-  int64_t M = 0, K = 0, minN = 1;
+  int64_t M = 0, K = 0, minN = 1; // M = K = 0: an any-shape kernel
   lowbit_kernel_fn fn = nullptr;
+  lowbit_any_kernel_fn anyFn = nullptr;
+
+  /// The rows of tiles [begin, end) of Y (kernel_abi.h's call).
+  void call(const lowbit::UpconvertWeights &W,
+            const lowbit::PreparedActivations &A, float *Y, int64_t begin,
+            int64_t end) const {
+    if (fn)
+      fn(W.codes.data(), W.scales_or_null(), W.zeros_or_null(), A.xq.data(),
+         A.x_scales.data(), A.x_sums.data(), Y, A.N, begin, end, W.w_scale);
+    else
+      anyFn(W.codes.data(), W.scales_or_null(), W.zeros_or_null(),
+            A.xq.data(), A.x_scales.data(), A.x_sums.data(), Y, A.N, begin,
+            end, W.w_scale, W.M, W.K);
+  }
+  /// All of Y on the pool.
+  void run(const lowbit::UpconvertWeights &W,
+           const lowbit::PreparedActivations &A, float *Y,
+           lowbit::ThreadPool &pool) const {
+    if (fn)
+      lowbit::run_kernel(fn, W, A, Y, W.M, pool);
+    else
+      lowbit::run_any_kernel(anyFn, W, A, Y, pool);
+  }
 };
 
 const std::string referenceName = "reference";
@@ -119,12 +142,15 @@ lowbit_status_t lowbit_register_kernels(const lowbit_kernel_entry_t *entries,
     std::vector<Entry> table;
     for (size_t i = 0; i < count; ++i) {
       const lowbit_kernel_entry_t &e = entries[i];
-      require(e.format && e.fn && e.M > 0 && e.K > 0 && e.min_n >= 1,
-              "lowbit_register_kernels: an entry lacks its format, kernel, "
-              "shape or min_n");
+      const bool exact = e.fn && !e.any_fn && e.M > 0 && e.K > 0;
+      const bool any = !e.fn && e.any_fn && e.M == 0 && e.K == 0;
+      require(e.format && (exact || any) && e.min_n >= 1,
+              "lowbit_register_kernels: an entry needs a format, min_n >= 1 "
+              "and either fn with M, K > 0 or any_fn with M = K = 0");
       lowbit::Format format = lowbit::Format::parse(e.format);
       table.push_back({format.name(), e.target ? e.target : "",
-                       e.config ? e.config : "", e.M, e.K, e.min_n, e.fn});
+                       e.config ? e.config : "", e.M, e.K, e.min_n, e.fn,
+                       e.any_fn});
     }
     std::lock_guard<std::mutex> lock(registryMutex);
     registry() = std::move(table);
@@ -140,10 +166,16 @@ withKernels(lowbit::PackedWeights canonical) {
   const lowbit::Format &f = weights->canonical.format;
   const int64_t M = weights->canonical.M, K = weights->canonical.K;
   {
+    // The shape's own kernels, else the format's any-shape kernels.
     std::lock_guard<std::mutex> lock(registryMutex);
     for (const Entry &e : registry())
       if (e.format == f.name() && e.M == M && e.K == K)
         weights->kernels.push_back(e);
+    if (weights->kernels.empty() &&
+        lowbit::any_kernel_shape_error(f, K).empty())
+      for (const Entry &e : registry())
+        if (e.format == f.name() && e.anyFn)
+          weights->kernels.push_back(e);
   }
   std::sort(weights->kernels.begin(), weights->kernels.end(),
             [](const Entry &a, const Entry &b) { return a.minN < b.minN; });
@@ -247,13 +279,10 @@ lowbit_status_t lowbit_mpgemm(const lowbit_weights_t *weights, const float *X,
     lowbit::PreparedActivations A =
         lowbit::prepare_activations(W.format, X, N, W.K);
     const lowbit::UpconvertWeights &P = *weights->prepared;
-    if (context) {
-      lowbit::run_kernel(kernel->fn, P, A, Y, W.M, *context->pool);
-      return;
-    }
-    kernel->fn(P.codes.data(), P.scales_or_null(), P.zeros_or_null(),
-               A.xq.data(), A.x_scales.data(), A.x_sums.data(), Y, A.N, 0,
-               P.num_tiles(), P.w_scale);
+    if (context)
+      kernel->run(P, A, Y, *context->pool);
+    else
+      kernel->call(P, A, Y, 0, P.num_tiles());
   });
 }
 
@@ -345,13 +374,10 @@ lowbit_status_t lowbit_mpgemm_quantized(const lowbit_weights_t *weights,
       return;
     }
     const lowbit::UpconvertWeights &P = *weights->prepared;
-    if (context) {
-      lowbit::run_kernel(kernel->fn, P, A, Y, P.M, *context->pool);
-      return;
-    }
-    kernel->fn(P.codes.data(), P.scales_or_null(), P.zeros_or_null(),
-               A.xq.data(), A.x_scales.data(), A.x_sums.data(), Y, A.N, 0,
-               P.num_tiles(), P.w_scale);
+    if (context)
+      kernel->run(P, A, Y, *context->pool);
+    else
+      kernel->call(P, A, Y, 0, P.num_tiles());
   });
 }
 
@@ -377,10 +403,7 @@ lowbit_status_t lowbit_mpgemm_tiles(const lowbit_weights_t *weights,
                      tile_begin, tile_end);
       return;
     }
-    const lowbit::UpconvertWeights &P = *weights->prepared;
-    kernel->fn(P.codes.data(), P.scales_or_null(), P.zeros_or_null(),
-               A.xq.data(), A.x_scales.data(), A.x_sums.data(), Y, A.N,
-               tile_begin, tile_end, P.w_scale);
+    kernel->call(*weights->prepared, A, Y, tile_begin, tile_end);
   });
 }
 

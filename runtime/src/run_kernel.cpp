@@ -51,22 +51,28 @@ void run_kernel(lowbit_kernel_fn kernel, const UpconvertWeights &W,
                      });
 }
 
+std::string any_kernel_shape_error(const Format &format, int64_t K) {
+  // tl1/tl2 are ternary too: their limit is the table buffer's.
+  const bool lut = has_lut_layout(format);
+  const int64_t limit = lut ? LOWBIT_ANY_SHAPE_MAX_LUT_K
+                            : LOWBIT_ANY_SHAPE_MAX_TERNARY_K;
+  if ((lut || format.is_ternary()) && K > limit)
+    return "K = " + std::to_string(K) + " is past the " +
+           std::to_string(limit) + " of " +
+           (lut ? "a tl1/tl2" : "a ternary") +
+           " any-shape kernel (kernel_abi.h); use a kernel generated for "
+           "the shape";
+  return "";
+}
+
 void run_any_kernel(lowbit_any_kernel_fn kernel, const UpconvertWeights &W,
                     const PreparedActivations &A, float *y, ThreadPool &pool,
                     int kernel_class) {
   if (!kernel)
     throw Error("run_any_kernel: no kernel function");
-  if (W.format.is_ternary() && W.K > LOWBIT_ANY_SHAPE_MAX_TERNARY_K)
-    throw Error("run_any_kernel: K = " + std::to_string(W.K) +
-                " is past the " +
-                std::to_string(LOWBIT_ANY_SHAPE_MAX_TERNARY_K) +
-                " of a ternary any-shape kernel (kernel_abi.h); use a "
-                "kernel generated for the shape");
-  if (has_lut_layout(W.format) && W.K > LOWBIT_ANY_SHAPE_MAX_LUT_K)
-    throw Error("run_any_kernel: K = " + std::to_string(W.K) +
-                " is past the " + std::to_string(LOWBIT_ANY_SHAPE_MAX_LUT_K) +
-                " of a tl1/tl2 any-shape kernel (kernel_abi.h); use a "
-                "kernel generated for the shape");
+  if (std::string problem = any_kernel_shape_error(W.format, W.K);
+      !problem.empty())
+    throw Error("run_any_kernel: " + problem);
   check_activations(W, A);
   if (kernel_class < 0)
     kernel_class = pool.kernel_class(upconvert_kernel_class(W.format));

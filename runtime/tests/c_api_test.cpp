@@ -12,6 +12,7 @@
 #include <atomic>
 #include <cmath>
 #include <cstring>
+#include <mutex>
 #include <thread>
 #include <vector>
 
@@ -176,6 +177,50 @@ TEST(CApi, QuantizedActivationsWithAKernel) {
     ASSERT_EQ(lowbit_register_kernels(entries, 1), LOWBIT_OK);
     checkQuantizedPaths(name, M, K, 3); // M + 7 runs the reference
   }
+  ASSERT_EQ(lowbit_register_kernels(nullptr, 0), LOWBIT_OK);
+}
+
+// An any-shape kernel for the tests: the scalar oracle configured for the
+// call's format, M and K (configuring is not thread-safe, hence the lock).
+Format anyFormat;
+std::mutex anyMutex;
+void anyScalarKernel(const uint8_t *codes, const uint16_t *scales,
+                     const uint16_t *zeros, const int8_t *xq,
+                     const float *x_scales, const int32_t *x_sums, float *y,
+                     int64_t n, int64_t tile_begin, int64_t tile_end,
+                     float w_scale, int64_t M, int64_t K) {
+  std::lock_guard<std::mutex> lock(anyMutex);
+  test::scalar_kernel(anyFormat, M, K)(codes, scales, zeros, xq, x_scales,
+                                       x_sums, y, n, tile_begin, tile_end,
+                                       w_scale);
+}
+
+TEST(CApi, AnyShapeKernelServesShapesWithoutTheirOwn) {
+  for (const char *name : {"i2s", "q4_0"}) {
+    anyFormat = Format::parse(name);
+    const lowbit_kernel_entry_t entries[] = {
+        {name, 40, 96, 1, "scalar", "exact", test::scalar_kernel(anyFormat,
+                                                                  40, 96),
+         nullptr},
+        {name, 0, 0, 1, "scalar", "any", nullptr, anyScalarKernel}};
+    ASSERT_EQ(lowbit_register_kernels(entries, 2), LOWBIT_OK)
+        << lowbit_last_error();
+    for (auto [M, K] : {std::pair<int64_t, int64_t>{40, 96}, {33, 160},
+                        {7, 64}}) {
+      const std::vector<float> W = test::random_values(M * K, 21);
+      lowbit_weights_t *w = nullptr;
+      ASSERT_EQ(lowbit_pack(name, W.data(), M, K, &w), LOWBIT_OK);
+      EXPECT_STREQ(lowbit_weights_config(w, 1), M == 40 ? "exact" : "any");
+      lowbit_free_weights(w);
+    }
+    // Every path through an any-shape kernel equals the reference.
+    checkQuantizedPaths(name, 33, 160, 3);
+  }
+  // An any-shape entry is M = K = 0 with any_fn and no fn, nothing else.
+  const lowbit_kernel_entry_t bad[] = {
+      {"i2s", 0, 0, 1, "scalar", "any", test::scalar_kernel(anyFormat, 1, 32),
+       anyScalarKernel}};
+  EXPECT_EQ(lowbit_register_kernels(bad, 1), LOWBIT_ERROR_INVALID_ARGUMENT);
   ASSERT_EQ(lowbit_register_kernels(nullptr, 0), LOWBIT_OK);
 }
 

@@ -16,10 +16,12 @@
  * KERNELS
  *   The runtime holds no generated code. A compiled bundle (`lowbit compile`)
  *   registers a table of kernels, one per (format, M, K), chosen for the CPU
- *   it runs on, with lowbit_register_kernels(). lowbit_pack() looks the shape
- *   up in that table when it packs: weights of a registered shape are repacked
- *   into the kernel's layout and run by the kernel, any other shape runs the
- *   scalar reference (exact, slow).
+ *   it runs on, plus an any-shape kernel per format, with
+ *   lowbit_register_kernels(). lowbit_pack() looks the shape up in that
+ *   table when it packs: weights of a registered shape are repacked into the
+ *   kernel's layout and run by the kernel, any other shape by the format's
+ *   any-shape kernel, and only a format without one runs the scalar
+ *   reference (exact, slow).
  *
  * THREADS
  *   Functions may be called from any thread; lowbit_mpgemm() calls on one
@@ -54,7 +56,11 @@ typedef struct lowbit_context_t lowbit_context_t;
  * lut_bitserial config: bitserial_abi.h). A shape
  * may have several entries, one per N class: lowbit_mpgemm() runs the entry
  * with the largest min_n <= N (e.g. 1: the GEMV config, 2: the register-
- * blocked GEMM config). Every kernel computes any N correctly. */
+ * blocked GEMM config). Every kernel computes any N correctly.
+ * An entry with M = K = 0, fn = NULL and any_fn set is an any-shape kernel
+ * of its format (kernel_abi.h, ANY-SHAPE KERNEL): lowbit_pack() uses it
+ * for every shape of that format that has no entry of its own (and whose K
+ * it accepts), instead of the scalar reference. */
 typedef struct lowbit_kernel_entry_t {
   const char *format;
   int64_t M, K;
@@ -63,7 +69,8 @@ typedef struct lowbit_kernel_entry_t {
   const char *config; /* the compiler's config attribute: for diagnostics,
                        * and a #lowbit.lut_bitserial config selects the
                        * layout of bitserial_abi.h for lowbit_pack */
-  lowbit_kernel_fn fn;
+  lowbit_kernel_fn fn;         /* NULL for an any-shape entry */
+  lowbit_any_kernel_fn any_fn; /* any-shape entries only (M = K = 0) */
 } lowbit_kernel_entry_t;
 
 /* The message of the last failed call on this thread ("" if none). */

@@ -24,6 +24,11 @@ void run_kernel(lowbit_kernel_fn kernel, const UpconvertWeights &W,
                 const PreparedActivations &A, float *y, int64_t M,
                 ThreadPool &pool, int kernel_class = -1);
 
+/// "" when an any-shape kernel (kernel_abi.h) computes weights of `format`
+/// with this K, else why not (a ternary or tl1/tl2 K past the kernel's
+/// limit).
+std::string any_kernel_shape_error(const Format &format, int64_t K);
+
 /// run_kernel for an any-shape kernel (kernel_abi.h, lowbit_any_kernel_fn):
 /// the same split, each call with W.M and W.K; W packed as for the
 /// shape-specialized kernel of the same config. Throws Error for a ternary
