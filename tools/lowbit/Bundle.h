@@ -26,7 +26,7 @@ namespace lowbit::cli {
 struct BundleKernel {
   std::string target; // e.g. x86-avx2
   std::string format; // e.g. i2s
-  int64_t M = 0, K = 0;
+  int64_t M = 0, K = 0; // 0, 0: an any-shape kernel (lowbit_any_kernel_fn)
   int64_t minN = 1;     // 1: the GEMV config, 2: the GEMM config (N >= 2)
   std::string function; // C symbol
   std::string config;

@@ -230,7 +230,8 @@ std::string headerText(const CpuBundle &b) {
     h << "void " << k.function
       << "(const uint8_t *, const uint16_t *, const uint16_t *, const int8_t "
          "*,\n    const float *, const int32_t *, float *, int64_t, int64_t, "
-         "int64_t, float);\n";
+         "int64_t, float"
+      << (k.M == 0 ? ",\n    int64_t M, int64_t K" : "") << ");\n";
   h << "\n#ifdef __cplusplus\n}\n#endif\n\n#endif /* " << b.macro
     << "_KERNELS_H */\n";
   return h.str();
@@ -265,13 +266,16 @@ std::string tableText(const CpuBundle &b) {
         if (k.target == t && k.format == g.format.name()) {
           c << "    {" << quoted(k.format) << ", " << k.M << ", " << k.K
             << ", " << k.minN << ", " << quoted(k.target) << ",\n     "
-            << quoted(k.config) << ",\n     &" << k.function << "},\n";
+            << quoted(k.config) << ",\n     "
+            << (k.M == 0 ? "nullptr, &" + k.function
+                         : "&" + k.function + ", nullptr")
+            << "},\n";
           ++count;
         }
       ranges.push_back({begin, count});
     }
     if (count == 0) // no kernels (tl1/tl2 on generic): the reference runs
-      c << "    {nullptr, 0, 0, 0, nullptr, nullptr, nullptr},\n";
+      c << "    {nullptr, 0, 0, 0, nullptr, nullptr, nullptr, nullptr},\n";
     c << "};\nconst size_t " << name << "Count = " << count << ";\n\n";
     return count;
   };
@@ -421,8 +425,11 @@ std::string cmakeText(const CpuBundle &b,
     << "# Each kernel gets the ISA flags of its target only: the dispatch in\n"
     << "# " << b.table()
     << " registers it only on a CPU that has that ISA.\n";
+  // EmitC spells every SSA value as a variable; a target hook that ignores
+  // an index operand (the any-shape tl1 loop) leaves one unused, which
+  // must not fail an engine's -Werror build.
   for (const BundleKernel &k : b.kernels) {
-    std::string flags = "-O3;-ffp-contract=off";
+    std::string flags = "-O3;-ffp-contract=off;-Wno-unused-variable";
     for (const std::string &f : k.flags)
       flags += ";" + f;
     m << "set_source_files_properties(" << k.file
@@ -509,11 +516,16 @@ std::string readmeText(const CpuBundle &b) {
         << " | " << s.M << " | " << s.K << " |\n";
   r << "\n## Kernels\n\nEach shape has a GEMV kernel (N = 1) and, when "
        "the compiler picks a\ndifferent config for N > 1, a GEMM kernel; "
-       "`lowbit_mpgemm` runs the one of\nits N (both compute any N).\n\n"
-       "| function | target | N | config |\n|---|---|---|---|\n";
+       "`lowbit_mpgemm` runs the one of\nits N (both compute any N). The "
+       "`any` kernels (M and K run-time\narguments, kernel_abi.h) run every "
+       "other shape of their format.\n\n"
+       "| function | target | shape | N | config |\n|---|---|---|---|---|\n";
   for (const BundleKernel &k : b.kernels)
     r << "| `" << k.function << "` | " << k.target << " | "
-      << (k.minN == 1 ? "1" : ">= 2") << " | `" << k.config << "` |\n";
+      << (k.M == 0 ? std::string("any")
+                   : std::to_string(k.M) + "x" + std::to_string(k.K))
+      << " | " << (k.minN == 1 ? "1" : ">= 2") << " | `" << k.config
+      << "` |\n";
   return r.str();
 }
 
@@ -687,19 +699,22 @@ distinctShapes(const std::vector<LinearShape> &shapes) {
   return distinct;
 }
 
-/// The kernel of `target` for M x K weights configured for `nHint`
-/// activation rows, as a bundle kernel named after them; its C++ in `cpp`.
+/// The kernel of `target` for M x K weights (0 x 0: the any-shape kernel)
+/// configured for `nHint` activation rows, as a bundle kernel named after
+/// them; its C++ in `cpp`.
 BundleKernel generateBundleKernel(const Format &format,
                                   const std::string &target, int64_t M,
                                   int64_t K, int64_t nHint,
                                   const KernelOptions &options,
                                   std::string &cpp,
                                   const std::string &name = "lowbit") {
+  const std::string shape = M == 0 && K == 0
+                                ? std::string("any")
+                                : std::to_string(M) + "x" + std::to_string(K);
   mlir::lowbit::KernelSource source = generateKernelSource(
       format, target, {M, K, nHint}, options,
       name + "_bundle_" + identifier(target) + "_" + identifier(format.name()) +
-          "_" + std::to_string(M) + "x" + std::to_string(K) +
-          (nHint == 1 ? "" : "_gemm"));
+          "_" + shape + (nHint == 1 ? "" : "_gemm"));
   BundleKernel k;
   k.target = target;
   k.format = format.name();
@@ -856,7 +871,13 @@ writeBundle(const fs::path &out, const BundleSpec &spec,
       if (t != b.target && !(fallbackLut ||
                              (!lut && has_upconvert_layout(format))))
         continue;
-      for (const auto &[M, K] : distinctShapes(g.shapes))
+      // The shapes, then the any-shape kernels (M = K = 0) that run every
+      // other shape of the format (up-convert and lut-elementwise).
+      std::vector<std::pair<int64_t, int64_t>> shapes =
+          distinctShapes(g.shapes);
+      if (!bitserial)
+        shapes.push_back({0, 0});
+      for (const auto &[M, K] : shapes)
         for (int64_t nHint : {int64_t(1), int64_t(16)}) {
           KernelOptions kernelOptions;
           kernelOptions.threads = spec.threads;
@@ -1048,7 +1069,7 @@ int runCompile(const ParsedOptions &options) {
   std::string targetList;
   for (size_t i = 0; i < kernels.size(); ++i) {
     const BundleKernel &k = kernels[i];
-    if (k.target == spec.target && k.minN == 1)
+    if (k.target == spec.target && k.minN == 1 && k.M != 0)
       ++distinct;
     if (i == 0 || kernels[i - 1].target != k.target)
       targetList += (targetList.empty() ? "" : " + ") + k.target;
