@@ -157,6 +157,27 @@ struct LutAcc {
   Value low, high;
 };
 
+/// LutAcc pairs as the flat state of a carried loop (a null `high`, as
+/// lut_dot8 sums have, takes no slot): packLutAccs writes the state,
+/// unpackLutAccs reads the loop's values back into the pairs.
+inline void packLutAccs(ArrayRef<LutAcc> accs, SmallVectorImpl<Value> &state) {
+  state.clear();
+  for (const LutAcc &a : accs) {
+    state.push_back(a.low);
+    if (a.high)
+      state.push_back(a.high);
+  }
+}
+inline void unpackLutAccs(ArrayRef<Value> state,
+                          MutableArrayRef<LutAcc> accs) {
+  size_t next = 0;
+  for (LutAcc &a : accs) {
+    a.low = state[next++];
+    if (a.high)
+      a.high = state[next++];
+  }
+}
+
 /// How the LUT lowerings spread their lut_dot sums over accumulator pairs:
 /// `sets` that consecutive index vectors take turns on, each with
 /// `nibblePairs` pairs per (tile, activation row, register half): 2 (one
@@ -400,29 +421,13 @@ protected:
                    SmallVectorImpl<LutAcc> &accs,
                    function_ref<void(Value)> body) {
     SmallVector<Value> state;
-    auto unpack = [&] {
-      size_t next = 0;
-      for (LutAcc &a : accs) {
-        a.low = state[next++];
-        if (a.high)
-          a.high = state[next++];
-      }
-    };
-    auto pack = [&] {
-      state.clear();
-      for (LutAcc &a : accs) {
-        state.push_back(a.low);
-        if (a.high)
-          state.push_back(a.high);
-      }
-    };
-    pack();
+    packLutAccs(accs, state);
     steppedLoop(start, total, perIteration, state, [&](Value step) {
-      unpack();
+      unpackLutAccs(state, accs);
       body(step);
-      pack();
+      packLutAccs(accs, state);
     });
-    unpack();
+    unpackLutAccs(state, accs);
   }
 
   /// `columns(first, bn)` for the whole blocks of `bn` activation rows of

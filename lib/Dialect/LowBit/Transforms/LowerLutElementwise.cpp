@@ -701,41 +701,25 @@ private:
                       SmallVectorImpl<LutAcc> &accs,
                       function_ref<void(Value)> body) {
     SmallVector<Value> state;
-    auto unpack = [&] {
-      size_t next = 0;
-      for (LutAcc &a : accs) {
-        a.low = state[next++];
-        if (a.high)
-          a.high = state[next++];
-      }
-    };
-    auto pack = [&] {
-      state.clear();
-      for (LutAcc &a : accs) {
-        state.push_back(a.low);
-        if (a.high)
-          state.push_back(a.high);
-      }
-    };
-    pack();
+    packLutAccs(accs, state);
     std::optional<int64_t> from = getConstantIntValue(start);
     Value total = from && *from == 0 ? end : sub(end, start);
     Value iterations = div(total, perIteration);
     carriedRange(constant(0), iterations, 1, state, [&](Value i) {
-      unpack();
+      unpackLutAccs(state, accs);
       Value base = add(mul(i, perIteration), start);
       for (int64_t s = 0; s < perIteration; ++s)
         body(add(base, s));
-      pack();
+      packLutAccs(accs, state);
     });
     if (perIteration > 1)
       carriedRange(add(mul(iterations, perIteration), start), end, 1, state,
                    [&](Value step) {
-                     unpack();
+                     unpackLutAccs(state, accs);
                      body(step);
-                     pack();
+                     packLutAccs(accs, state);
                    });
-    unpack();
+    unpackLutAccs(state, accs);
   }
 
   /// prefetchAhead against the run-time size of the weights.
