@@ -1,6 +1,6 @@
-//===- scheduler_test.cpp - the dynamic parallel method (issue 7) ---------===//
+//===- scheduler_test.cpp - the dynamic parallel method (hybrid CPUs) -----===//
 //
-// The proportional split, the seed's ratio update and its filter with
+// The proportional split, the paper's ratio update and its filter with
 // hand-computed numbers, OS seeding, and the pool's scheduled runs: every
 // tile (and every output row of a real kernel chain) exactly once under
 // random ratio tables, threads without tiles left out, a slow thread
@@ -186,7 +186,7 @@ TEST(RatioUpdate, SeedEquationTwoByHand) {
 TEST(RatioUpdate, FilterByHand) {
   // Two threads at 1, 50 tiles each; thread 1 is half as fast (1 ms vs
   // 2 ms). S = 2, speeds 50000 and 25000 tiles/s, so pr' = 2 * (2/3, 1/3) =
-  // (4/3, 2/3) -- S times the seed's eq. (2) -- and with alpha = 0.3:
+  // (4/3, 2/3) -- S times the paper's eq. (2) -- and with alpha = 0.3:
   //   pr_0 = 0.3 * 1 + 0.7 * 4/3 = 1.2333...,  pr_1 = 0.3 + 0.7 * 2/3 =
   //   0.7666...
   std::vector<double> pr = {1, 1};
@@ -524,7 +524,7 @@ TEST(ScheduledPool, LearnsASlowThread) {
 
 // A run in which a thread was away far longer than the others (a
 // preemption) leaves the table alone, unless the previous run stalled too;
-// stall_factor 0 takes every run, as the seed does.
+// stall_factor 0 takes every run, as the paper does.
 TEST(ScheduledPool, AStallIsNotASpeed) {
   for (double factor : {8.0, 0.0}) {
     // This machine is shared: a real preemption of thread 0 (or of thread 1

@@ -343,7 +343,7 @@ std::string compareWithReference(const PackedWeights &W, const float *X,
   // The 1e-2 bound is the format's (activation and weight quantization): on
   // a tiny case with cancellation the reference itself can exceed it, and
   // then the kernel must simply be no worse than the reference. A lossy
-  // kernel is held to 1e-2 too (DESIGN.md), a norm over many outputs: on
+  // kernel is held to 1e-2 too (docs/design.md), a norm over many outputs: on
   // fewer than kFewOutputs outputs, where one output near zero decides it,
   // to the reference's error plus its bound (checked above) instead.
   constexpr size_t kFewOutputs = 256;

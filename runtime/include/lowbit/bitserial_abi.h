@@ -123,7 +123,7 @@
  *                                 1.01e-2 (K = 100, M = 257, N = 1)
  *     act_group 64                0.74-0.90e-2; 128: up to 0.94e-2 (i2s)
  *     fast aggregation            1.04-1.22e-2 at K = 4096 (w1g128 < 1e-2)
- *   against the 1e-2 of lossy modes (DESIGN.md), which `lowbit verify`
+ *   against the 1e-2 of lossy modes (docs/design.md), which `lowbit verify`
  *   applies on 256 outputs or more: `tune --allow-lossy` searches only the
  *   int8 tables of the group formats with act_group 32 and 64.
  *

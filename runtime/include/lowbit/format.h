@@ -1,6 +1,6 @@
 //===- format.h - weight formats and their exact semantics ------*- C++ -*-===//
 //
-// The weight formats of lowbit (see shared/docs/DESIGN.md, "Formats and exact
+// The weight formats of lowbit (see docs/design.md, "Formats and exact
 // semantics", and runtime/README.md for the byte layouts). Everything here is
 // the canonical, strategy-independent representation; kernel strategies repack
 // from it into their own interleaved layouts.

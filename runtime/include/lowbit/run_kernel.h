@@ -48,7 +48,7 @@ UpconvertWeights pack_for_kernel(const PackedWeights &canonical,
 /// The key of the ratio table of upconvert kernels: "upconvert <target>
 /// <format>" ("upconvert <format>" when target is empty). Kernels of one
 /// strategy, target and format share their instruction mix and so their
-/// per-core performance ratios (the seed keeps one table per ISA).
+/// per-core performance ratios (the hybrid-CPU scheduling paper keeps one table per ISA).
 std::string upconvert_kernel_class(const Format &format,
                                    const std::string &target = "");
 

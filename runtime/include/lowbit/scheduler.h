@@ -1,7 +1,7 @@
 //===- scheduler.h - performance-ratio work split for hybrid CPUs -*- C++ -*-=//
 //
 // The math of the dynamic parallel method of "A dynamic parallel method for
-// performance optimization on hybrid CPUs" (Luo, Liu, Shen; seed 002), used
+// performance optimization on hybrid CPUs" (Luo, Liu, Shen), used
 // by ThreadPool::run_scheduled:
 //
 //  - every thread i has a performance ratio pr_i per kernel class (a key such
@@ -73,7 +73,7 @@ std::vector<TileRange> split_tiles_weighted(int64_t num_tiles,
 void split_tiles_weighted(int64_t num_tiles, const std::vector<double> &ratios,
                           int64_t grain, std::vector<TileRange> &out);
 
-/// The seed's eq. (2) as written: pr_i' = pr_i / sum_j (t_i * pr_j / t_j)
+/// The paper's eq. (2) as written: pr_i' = pr_i / sum_j (t_i * pr_j / t_j)
 /// for every i, which is (pr_i / t_i) / sum_j (pr_j / t_j): the measured
 /// speeds normalised to sum 1, valid when thread i was given a share
 /// proportional to pr_i. Throws Error for sizes that differ, a ratio <= 0 or
@@ -89,7 +89,7 @@ std::vector<double> seed_measured_ratios(const std::vector<double> &ratios,
 ///   pr_i  = alpha * pr_i + (1 - alpha) * pr_i'
 ///
 /// When work_i is proportional to pr_i (the split of eq. 3 before rounding
-/// to whole tiles) pr_i' is exactly S times the seed's eq. (2); using the
+/// to whole tiles) pr_i' is exactly S times the paper's eq. (2); using the
 /// work each thread really did keeps the estimate right when rounding to
 /// whole tiles (or the static split) gave a thread more or less than its
 /// share. The factor S keeps the table's sum, so the filter mixes like with
@@ -124,7 +124,7 @@ const char *core_type_name(int core_type);
 
 /// Relative E-core speed used to seed the table from CPUID core types when
 /// the OS gives no capacities: a first guess the measurements replace within
-/// a few kernels (the seed saw P/E ratios of 3 to 3.5 per core pair on an
+/// a few kernels (the paper saw P/E ratios of 3 to 3.5 per core pair on an
 /// Ultra-125H and started from 5).
 inline constexpr double kECoreSeedRatio = 0.5;
 

@@ -15,7 +15,7 @@
 // while an idle pool does not burn its cores.
 //
 // run() splits work along M evenly (split_tiles). run_scheduled() is the
-// dynamic parallel method of issue 7 (lowbit/scheduler.h): the pool keeps a
+// dynamic parallel method of the hybrid-CPU scheduling paper (lowbit/scheduler.h): the pool keeps a
 // per-thread performance-ratio table per kernel class, splits each kernel's
 // tiles in proportion to it, times every thread's chunk and updates the
 // table after every kernel. A thread with an empty chunk is not part of the
@@ -80,7 +80,7 @@ public:
     /// (milliseconds), and the thread's share made no difference. Such a
     /// run leaves the table alone, unless the class's previous run stalled
     /// as well (then the core is that slow, and the run counts). 0: every
-    /// run updates the table, as in the seed.
+    /// run updates the table, as in the paper.
     double stall_factor = 8.0;
     double stall_seconds = 500e-6;
   };
@@ -126,7 +126,7 @@ public:
   }
 
   //===--------------------------------------------------------------------===//
-  // Scheduled runs: the dynamic parallel method (issue 7)
+  // Scheduled runs: the dynamic parallel method (hybrid CPUs)
   //===--------------------------------------------------------------------===//
 
   /// Runs fn(begin, end, thread) once on every non-empty chunk of

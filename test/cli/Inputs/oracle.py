@@ -1,5 +1,5 @@
 """An independent NumPy implementation of lowbit's formats and reference
-mpGEMM, written from shared/docs/DESIGN.md and runtime/README.md (not from the
+mpGEMM, written from docs/design.md and runtime/README.md (not from the
 C++ code), used to check `lowbit run` and `lowbit pack` end to end.
 
 usage: oracle.py LOWBIT_BINARY WORKDIR FORMAT M K N
