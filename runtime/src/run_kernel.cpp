@@ -6,6 +6,7 @@
 #include "lowbit/lut.h"
 
 #include <string>
+#include <utility>
 
 namespace lowbit {
 
@@ -32,6 +33,17 @@ static void check_activations(const UpconvertWeights &W,
     throw Error("run_kernel: activations have N = " + std::to_string(A.N));
 }
 
+/// Checks the activations, then runs `call` on the tiles of W split by the
+/// pool's policy for `kernel_class` (-1: the format's up-convert class).
+template <typename F>
+static void run_tiles(const UpconvertWeights &W, const PreparedActivations &A,
+                      ThreadPool &pool, int kernel_class, F &&call) {
+  check_activations(W, A);
+  if (kernel_class < 0)
+    kernel_class = pool.kernel_class(upconvert_kernel_class(W.format));
+  pool.run_scheduled(kernel_class, W.num_tiles(), std::forward<F>(call));
+}
+
 void run_kernel(lowbit_kernel_fn kernel, const UpconvertWeights &W,
                 const PreparedActivations &A, float *y, int64_t M,
                 ThreadPool &pool, int kernel_class) {
@@ -40,15 +52,12 @@ void run_kernel(lowbit_kernel_fn kernel, const UpconvertWeights &W,
   if (M != W.M)
     throw Error("run_kernel: M = " + std::to_string(M) +
                 " but the weights have M = " + std::to_string(W.M));
-  check_activations(W, A);
-  if (kernel_class < 0)
-    kernel_class = pool.kernel_class(upconvert_kernel_class(W.format));
-  pool.run_scheduled(kernel_class, W.num_tiles(),
-                     [&](int64_t begin, int64_t end, int) {
-                       kernel(W.codes.data(), W.scales_or_null(),
-                              W.zeros_or_null(), A.xq.data(), A.x_scales.data(),
-                              A.x_sums.data(), y, A.N, begin, end, W.w_scale);
-                     });
+  run_tiles(W, A, pool, kernel_class,
+            [&](int64_t begin, int64_t end, int) {
+              kernel(W.codes.data(), W.scales_or_null(), W.zeros_or_null(),
+                     A.xq.data(), A.x_scales.data(), A.x_sums.data(), y, A.N,
+                     begin, end, W.w_scale);
+            });
 }
 
 std::string any_kernel_shape_error(const Format &format, int64_t K) {
@@ -73,16 +82,12 @@ void run_any_kernel(lowbit_any_kernel_fn kernel, const UpconvertWeights &W,
   if (std::string problem = any_kernel_shape_error(W.format, W.K);
       !problem.empty())
     throw Error("run_any_kernel: " + problem);
-  check_activations(W, A);
-  if (kernel_class < 0)
-    kernel_class = pool.kernel_class(upconvert_kernel_class(W.format));
-  pool.run_scheduled(kernel_class, W.num_tiles(),
-                     [&](int64_t begin, int64_t end, int) {
-                       kernel(W.codes.data(), W.scales_or_null(),
-                              W.zeros_or_null(), A.xq.data(), A.x_scales.data(),
-                              A.x_sums.data(), y, A.N, begin, end, W.w_scale,
-                              W.M, W.K);
-                     });
+  run_tiles(W, A, pool, kernel_class,
+            [&](int64_t begin, int64_t end, int) {
+              kernel(W.codes.data(), W.scales_or_null(), W.zeros_or_null(),
+                     A.xq.data(), A.x_scales.data(), A.x_sums.data(), y, A.N,
+                     begin, end, W.w_scale, W.M, W.K);
+            });
 }
 
 std::string upconvert_kernel_class(const Format &format,
