@@ -8,6 +8,10 @@
 #   bash scripts/setup.sh --no-run   # install + build only
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# The compiler cache keys paths relative to the checkout, so a fresh clone
+# elsewhere (CI) hits what another checkout compiled; debug info then
+# names paths relative to it.
+export CCACHE_BASEDIR="$PWD" CCACHE_NOHASHDIR=1
 
 packages=(
   cmake ninja-build ccache git
