@@ -77,7 +77,6 @@ public:
   /// The entry for `key`, or null.
   const ScheduleEntry *lookup(const ScheduleKey &key) const;
   llvm::StringRef getName() const { return name; }
-  const std::vector<ScheduleEntry> &getEntries() const { return entries; }
 
   /// Adds `entry`, replacing the entry of the same key.
   void set(ScheduleEntry entry);

@@ -224,7 +224,6 @@ private:
   /// Notifies the workers if any sleeps (after a seq_cst fence).
   void wake_sleepers();
   void stop_workers();
-  void pin_current(int thread);
 
   int threads_ = 1;
   int spin_us_ = 0, wait_spin_us_ = 0;
