@@ -34,6 +34,10 @@ namespace mlir::lowbit {
 /// LOWBIT_ANY_SHAPE_MAX_TERNARY_K): its lowering picks the int32 accumulator
 /// chains for this K where a static kernel picks them for its own.
 inline constexpr int64_t kAnyShapeMaxTernaryK = int64_t(1) << 18;
+/// The largest K of an any-shape kernel that keeps the tables of all K on
+/// its stack (kernel_abi.h, LOWBIT_ANY_SHAPE_MAX_LUT_K): lut-elementwise's
+/// tl1/tl2 and lut-bitserial's, whose table buffers are sized for it.
+inline constexpr int64_t kAnyShapeMaxLutK = 32768;
 
 /// Whether `op` is the any-shape form of lowbit.mpgemm: M and K dynamic,
 /// run-time arguments of the kernel (lowbit_any_kernel_fn).
@@ -415,14 +419,33 @@ protected:
     return arith::SelectOp::create(b, loc, past, constant(0), some);
   }
 
-  /// The same with lut_dot accumulator pairs (or lut_dot8 sums, whose
-  /// `high` stays null) as the state.
+  /// steppedLoop and dynamicSteppedLoop with lut_dot accumulator pairs (or
+  /// lut_dot8 sums, whose `high` stays null) as the state.
   void steppedLoop(int64_t start, int64_t total, int64_t perIteration,
                    SmallVectorImpl<LutAcc> &accs,
                    function_ref<void(Value)> body) {
+    onLutAccs(accs, body, [&](SmallVectorImpl<Value> &state,
+                              function_ref<void(Value)> step) {
+      steppedLoop(start, total, perIteration, state, step);
+    });
+  }
+  void dynamicSteppedLoop(Value total, int64_t perIteration,
+                          SmallVectorImpl<LutAcc> &accs,
+                          function_ref<void(Value)> body) {
+    onLutAccs(accs, body, [&](SmallVectorImpl<Value> &state,
+                              function_ref<void(Value)> step) {
+      dynamicSteppedLoop(total, perIteration, state, step);
+    });
+  }
+  /// Runs `loop(state, step)`, a loop whose carried values are `state` and
+  /// whose steps call `step`, with `accs` packed into the state: `body`
+  /// reads and updates `accs` in each step.
+  template <typename Loop>
+  void onLutAccs(SmallVectorImpl<LutAcc> &accs, function_ref<void(Value)> body,
+                 Loop loop) {
     SmallVector<Value> state;
     packLutAccs(accs, state);
-    steppedLoop(start, total, perIteration, state, [&](Value step) {
+    loop(state, [&](Value step) {
       unpackLutAccs(state, accs);
       body(step);
       packLutAccs(accs, state);
@@ -489,6 +512,14 @@ protected:
     Value next = add(mul(begin, nextPieceBytes), nextPanelOffset);
     return {runEnd, sub(next, runEnd)};
   }
+  /// The same with run-time sizes (any-shape kernels).
+  PanelRun panelRun(Value begin, Value end, Value pieceBytes,
+                    Value panelOffset, Value nextPieceBytes,
+                    Value nextPanelOffset) {
+    Value runEnd = add(mulValue(end, pieceBytes), panelOffset);
+    Value next = add(mulValue(begin, nextPieceBytes), nextPanelOffset);
+    return {runEnd, sub(next, runEnd)};
+  }
 
   /// Prefetches the `lines` cache lines of `codes` `distance` bytes after
   /// `offset` in the order the kernel reads them (one address computation
@@ -496,6 +527,12 @@ protected:
   /// to the last lines of the `total` bytes.
   void prefetchAhead(Value codes, Value offset, int64_t distance,
                      int64_t total, int64_t lines, const PanelRun &run) {
+    if (distance != 0)
+      prefetchAhead(codes, offset, distance, constant(total), lines, run);
+  }
+  /// The same against a run-time `total` (any-shape kernels).
+  void prefetchAhead(Value codes, Value offset, int64_t distance, Value total,
+                     int64_t lines, const PanelRun &run) {
     if (distance == 0)
       return;
     Value ahead = add(offset, distance);
@@ -505,7 +542,7 @@ protected:
       ahead = arith::SelectOp::create(b, loc, past, add(ahead, run.jump),
                                       ahead);
     }
-    Value last = constant(total - lines * kPrefetchLineBytes);
+    Value last = add(total, -lines * kPrefetchLineBytes);
     Value inside =
         arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, ahead, last);
     Value first = arith::SelectOp::create(b, loc, inside, ahead, last);
@@ -521,10 +558,19 @@ protected:
                      int64_t total) {
     if (distance == 0)
       return;
-    Value ahead = add(start, distance), all = constant(total);
+    Value ahead = add(start, distance);
+    prefetchRange(codes, start, ahead, constant(total));
+  }
+  /// The same against a run-time `total` (any-shape kernels).
+  void prefetchStart(Value codes, Value start, int64_t distance, Value total) {
+    if (distance != 0)
+      prefetchRange(codes, start, add(start, distance), total);
+  }
+  /// Prefetches `codes` from `start` to `ahead`, at most to `total`.
+  void prefetchRange(Value codes, Value start, Value ahead, Value total) {
     Value inside = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
-                                         ahead, all);
-    Value end = arith::SelectOp::create(b, loc, inside, ahead, all);
+                                         ahead, total);
+    Value end = arith::SelectOp::create(b, loc, inside, ahead, total);
     forLoop(start, end, kPrefetchLineBytes,
             [&](Value at) { UkPrefetchOp::create(b, loc, codes, at); });
   }

@@ -12,7 +12,11 @@
 // serves every plane), int32 sums whose high halves start at minus the
 // table bias, lowbit.uk.lut_combine, the linear transform of
 // bitserial_abi.h, and the ternary or per-block group scaling. Nothing here
-// depends on the ISA.
+// depends on the ISA. With dynamic M and K (an any-shape kernel,
+// kernel_abi.h's lowbit_any_kernel_fn) the same loops run over run-time
+// bounds: the blocks, tiles and K panels computed from the M and K
+// arguments as bitserial_abi.h (pack_bitserial) lays them out, the panels
+// in an scf.for.
 //
 //===----------------------------------------------------------------------===//
 
@@ -66,6 +70,11 @@ static constexpr int64_t kPartialBytes = 512 << 10;
 namespace {
 
 struct BitserialPlan {
+  /// An any-shape kernel: M and K are arguments (BitserialShape); `blocks`
+  /// is kAnyShapeMaxLutK's (it sizes the table buffer and strides its
+  /// columns), m, kp, tileBytes, numTiles, panels and panelBlocks are
+  /// unused.
+  bool anyShape = false;
   Encoding encoding;
   int64_t planes = 0;
   int64_t m = 0, kp = 0, blocks = 0;
@@ -156,6 +165,16 @@ struct BitserialPlan {
   int64_t sumWeight() const { return (int64_t(1) << planes) - 1; }
 };
 
+/// The run-time sizes of an any-shape kernel, from its M and K arguments
+/// (bitserial_abi.h's formulas, as pack_bitserial computes them).
+struct BitserialShape {
+  Value m, blocks, numTiles, totalBytes;
+  Value panels, panelBlocks, lastBlocks;
+  /// Bytes of a tile's piece of a full and of the last panel, of a full
+  /// panel of all tiles, and elements of a full panel's scales.
+  Value fullPiece, lastPiece, panelBytes, panelScales;
+};
+
 class BitserialKernelBuilder : KernelLoopBuilder {
 public:
   BitserialKernelBuilder(OpBuilder &b, Location loc, const BitserialPlan &plan,
@@ -164,6 +183,8 @@ public:
         zeros(args[2]), xq(args[3]), xScales(args[4]), xSums(args[5]),
         y(args[6]), n(args[7]), tileBegin(args[8]), tileEnd(args[9]),
         wScale(args[10]) {
+    if (plan.anyShape)
+      computeShape(args[11], args[12]);
     MLIRContext *ctx = b.getContext();
     byteReg = VectorType::get({plan.registerBytes}, IntegerType::get(ctx, 8));
     i16Reg = VectorType::get({2 * plan.lanes}, IntegerType::get(ctx, 16));
@@ -175,7 +196,7 @@ public:
     tables = UkStackBufferOp::create(
         b, loc, MemRefType::get({ShapedType::kDynamic}, b.getI8Type()),
         b.getI64IntegerAttr(plan.bn * plan.columnTableBytes()));
-    if (plan.panels > 1)
+    if (plan.panels > 1 || plan.anyShape)
       partials = UkStackBufferOp::create(
           b, loc, MemRefType::get({ShapedType::kDynamic}, b.getI8Type()),
           b.getI64IntegerAttr(plan.rangeTiles * plan.bn *
@@ -183,14 +204,92 @@ public:
     if (!plan.int8Tables)
       for (int64_t p = plan.laneOrder ? 0 : 1; p < plan.planes; ++p)
         planeWeights.push_back(splat(byteReg, int64_t(1) << p));
-    prefetchStart(codes, mul(toIndex(tileBegin), plan.pieceBytes(0)),
-                  plan.prefetchBytes, plan.numTiles * plan.tileBytes);
+    if (plan.anyShape)
+      prefetchStart(codes, mulValue(toIndex(tileBegin), shape.fullPiece),
+                    plan.prefetchBytes, shape.totalBytes);
+    else
+      prefetchStart(codes, mul(toIndex(tileBegin), plan.pieceBytes(0)),
+                    plan.prefetchBytes, plan.numTiles * plan.tileBytes);
     forColumnBlocks(n, plan.bn, [&](Value firstColumn, int64_t columns) {
       buildColumns(firstColumn, columns);
     });
   }
 
 private:
+  /// One panel of a group of tiles: its blocks [firstBlock, firstBlock +
+  /// blocks), whether it is the last, and (more than one panel) the index
+  /// of the group's first tile in the partial sums. Any-shape kernels: the
+  /// panel, its first block and its blocks are run-time values (anyPanel,
+  /// ...; panel, firstBlock and blocks are 0, the tiles' bases count from
+  /// the first block).
+  struct PanelSweep {
+    int64_t panel, firstBlock, blocks;
+    bool last;
+    Value partialTile;
+    Value anyPanel, anyFirstBlock, anyBlocks;
+  };
+
+  /// The run-time sizes (BitserialShape) from the M and K arguments.
+  void computeShape(Value mArg, Value kArg) {
+    auto select = [&](arith::CmpIPredicate pred, Value lhs, Value rhs,
+                      Value ifTrue, Value ifFalse) {
+      Value cond = arith::CmpIOp::create(b, loc, pred, lhs, rhs);
+      return arith::SelectOp::create(b, loc, cond, ifTrue, ifFalse);
+    };
+    auto ceilDiv = [&](Value lhs, Value rhs) {
+      return arith::DivSIOp::create(b, loc, sub(add(lhs, rhs), constant(1)),
+                                    rhs);
+    };
+    int64_t blockBytes = plan.planes * kVectorBytes;
+    shape.m = toIndex(mArg);
+    shape.blocks = div(add(toIndex(kArg), kBlockK - 1), kBlockK);
+    shape.numTiles = div(add(shape.m, kTileRows - 1), kTileRows);
+    shape.totalBytes = mul(mulValue(shape.numTiles, shape.blocks), blockBytes);
+    // guess = max(1, ceil(blocks / 64)); panels of ceil(blocks / guess)
+    // blocks rounded up to whole scale groups; the last has the rest.
+    Value guess = div(add(shape.blocks, kPanelBlocks - 1), kPanelBlocks);
+    guess = select(arith::CmpIPredicate::slt, guess, constant(1), constant(1),
+                   guess);
+    int64_t perScale = plan.blocksPerScale();
+    shape.panelBlocks =
+        mul(div(add(ceilDiv(shape.blocks, guess), perScale - 1), perScale),
+            perScale);
+    shape.panels = ceilDiv(shape.blocks, shape.panelBlocks);
+    shape.lastBlocks =
+        sub(shape.blocks,
+            mulValue(sub(shape.panels, constant(1)), shape.panelBlocks));
+    shape.fullPiece = mul(shape.panelBlocks, blockBytes);
+    shape.lastPiece = mul(shape.lastBlocks, blockBytes);
+    shape.panelBytes = mulValue(shape.numTiles, shape.fullPiece);
+    shape.panelScales =
+        mul(mulValue(shape.numTiles, div(shape.panelBlocks, perScale)),
+            kTileRows);
+  }
+
+  /// The blocks of a row: Kp / 32.
+  Value blockCount() {
+    return plan.anyShape ? shape.blocks : constant(plan.blocks);
+  }
+  /// Where block `block` of activation row `column` has its sum and scale
+  /// (group formats).
+  Value activationBlock(Value column, Value block) {
+    if (plan.anyShape)
+      return add(mulValue(column, shape.blocks), block);
+    return add(mul(column, plan.blocks), block);
+  }
+  /// Where output row `row` of activation row `column` lies in y, and how
+  /// many of the lanes from there to store (null: all).
+  Value outputAt(Value column, Value row) {
+    if (plan.anyShape)
+      return add(mulValue(column, shape.m), row);
+    return add(mul(column, plan.m), row);
+  }
+  Value rowsLeft(Value row) {
+    if (plan.anyShape)
+      return storeCount(row, shape.m, plan.lanes);
+    return storeCount(row, plan.m, plan.lanes);
+  }
+
   //===--- Tables (the activation pre-pass) ---------------------------------//
 
   /// Builds the tables of `columns` activation rows, then sweeps every tile
@@ -203,7 +302,7 @@ private:
         buildInt8Tables(row, c);
         continue;
       }
-      forLoop(constant(0), constant(plan.blocks), 1, [&](Value j) {
+      forLoop(constant(0), blockCount(), 1, [&](Value j) {
         UkLutTablesOp::create(
             b, loc, xq, add(row, mul(j, kBlockK)), tables,
             add(mul(j, kTableBytes), c * plan.columnTableBytes()),
@@ -217,8 +316,10 @@ private:
       for (int64_t c = 0; c < columns; ++c)
         rowScales.push_back(rowTableScales(c));
     Value begin = toIndex(tileBegin), end = toIndex(tileEnd);
+    if (plan.anyShape)
+      return sweepRanges(begin, end, firstColumn, columns);
     if (plan.panels == 1) {
-      sweepPanel(begin, end, /*panel=*/0, begin, firstColumn, columns);
+      sweepPanel(begin, end, staticSweep(0), begin, firstColumn, columns);
       return;
     }
     // rangeTiles tiles at a time sweep panel 0, then 1, ...: in each, one
@@ -226,34 +327,68 @@ private:
     // the next run, the same tiles' piece of the next panel or, after the
     // last panel, the next tiles' piece of panel 0.
     forLoop(begin, end, plan.rangeTiles, [&](Value first) {
-      Value full = add(first, plan.rangeTiles);
-      Value last = arith::SelectOp::create(
-          b, loc,
-          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, full, end),
-          full, end);
+      Value last = rangeEnd(first, end);
       for (int64_t panel = 0; panel < plan.panels; ++panel) {
         bool lastPanel = panel == plan.panels - 1;
         int64_t next = lastPanel ? 0 : panel + 1;
         run = panelRun(lastPanel ? last : first, last, plan.pieceBytes(panel),
                        plan.panelOffset(panel), plan.pieceBytes(next),
                        plan.panelOffset(next));
-        sweepPanel(first, last, panel, first, firstColumn, columns);
+        sweepPanel(first, last, staticSweep(panel), first, firstColumn,
+                   columns);
       }
     });
   }
 
-  /// The tiles [begin, end) over K panel `panel`, in groups of the plan's
-  /// tilesPerGroup; their partial sums at their index from `partialBase`.
-  void sweepPanel(Value begin, Value end, int64_t panel, Value partialBase,
-                  Value firstColumn, int64_t columns) {
+  /// min(first + rangeTiles, end): the end of the range from `first`.
+  Value rangeEnd(Value first, Value end) {
+    Value full = add(first, plan.rangeTiles);
+    return arith::SelectOp::create(
+        b, loc,
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, full, end),
+        full, end);
+  }
+
+  /// buildColumns' panel sweeps in an any-shape kernel: the ranges of
+  /// tiles, each over the full panels in an scf.for, then the last panel.
+  void sweepRanges(Value begin, Value end, Value firstColumn, int64_t columns) {
+    forLoop(begin, end, plan.rangeTiles, [&](Value first) {
+      Value last = rangeEnd(first, end);
+      Value lastPanel = sub(shape.panels, constant(1));
+      forLoop(constant(0), lastPanel, 1, [&](Value panel) {
+        Value offset = mulValue(panel, shape.panelBytes);
+        Value nextIsLast = arith::CmpIOp::create(
+            b, loc, arith::CmpIPredicate::eq, add(panel, 1), lastPanel);
+        Value nextPiece = arith::SelectOp::create(b, loc, nextIsLast,
+                                                  shape.lastPiece,
+                                                  shape.fullPiece);
+        run = panelRun(first, last, shape.fullPiece, offset, nextPiece,
+                       add(offset, shape.panelBytes));
+        sweepPanel(first, last, dynamicSweep(panel, /*last=*/false), first,
+                   firstColumn, columns);
+      });
+      // After the last panel, the next range's tiles of panel 0.
+      run = panelRun(last, last, shape.lastPiece,
+                     mulValue(lastPanel, shape.panelBytes), shape.fullPiece,
+                     constant(0));
+      sweepPanel(first, last, dynamicSweep(lastPanel, /*last=*/true), first,
+                 firstColumn, columns);
+    });
+  }
+
+  /// The tiles [begin, end) over the K panel of `sweep`, in groups of the
+  /// plan's tilesPerGroup; their partial sums at their index from
+  /// `partialBase`.
+  void sweepPanel(Value begin, Value end, const PanelSweep &sweep,
+                  Value partialBase, Value firstColumn, int64_t columns) {
     int64_t group = plan.tilesPerGroup;
     Value groupsEnd = tileGroupsEnd(begin, end, group);
     if (group > 1)
       forLoop(begin, groupsEnd, group, [&](Value t) {
-        buildTiles(t, group, firstColumn, columns, panel, partialBase);
+        buildTiles(t, group, firstColumn, columns, sweep, partialBase);
       });
     forLoop(groupsEnd, end, 1, [&](Value t) {
-      buildTiles(t, 1, firstColumn, columns, panel, partialBase);
+      buildTiles(t, 1, firstColumn, columns, sweep, partialBase);
     });
   }
 
@@ -371,29 +506,81 @@ private:
     });
   }
 
+  /// `tiles` tiles from `firstTile` over the K panel of `panelSweep`.
   void buildTiles(Value firstTile, int64_t tiles, Value firstColumn,
-                  int64_t columns, int64_t panel, Value partialBase) {
+                  int64_t columns, const PanelSweep &panelSweep,
+                  Value partialBase) {
+    PanelSweep sweep = panelSweep;
     SmallVector<Value> tileBase;
-    for (int64_t t = 0; t < tiles; ++t)
-      tileBase.push_back(add(mul(add(firstTile, t), plan.pieceBytes(panel)),
-                             plan.panelOffset(panel)));
-    PanelSweep sweep{panel, panel * plan.panelBlocks, plan.blocksOf(panel),
-                     panel == plan.panels - 1,
-                     plan.panels > 1 ? sub(firstTile, partialBase) : Value()};
+    if (plan.anyShape) {
+      // Block b of the panel at (b - first block) * planes * 64 in a piece.
+      Value piece = sweep.last ? shape.lastPiece : shape.fullPiece;
+      Value offset =
+          sub(mulValue(sweep.anyPanel, shape.panelBytes),
+              mul(sweep.anyFirstBlock, plan.planes * kVectorBytes));
+      for (int64_t t = 0; t < tiles; ++t)
+        tileBase.push_back(add(mulValue(add(firstTile, t), piece), offset));
+    } else {
+      int64_t panel = sweep.panel;
+      for (int64_t t = 0; t < tiles; ++t)
+        tileBase.push_back(add(mul(add(firstTile, t), plan.pieceBytes(panel)),
+                               plan.panelOffset(panel)));
+    }
+    if (plan.panels > 1 || plan.anyShape)
+      sweep.partialTile = sub(firstTile, partialBase);
     if (plan.isTernary())
       buildTernary(firstTile, tileBase, firstColumn, columns, sweep);
     else
       buildGroups(firstTile, tileBase, firstColumn, columns, sweep);
   }
 
-  /// One panel of a group of tiles: its blocks [firstBlock, firstBlock +
-  /// blocks), whether it is the last, and (more than one panel) the index
-  /// of the group's first tile in the partial sums.
-  struct PanelSweep {
-    int64_t panel, firstBlock, blocks;
-    bool last;
-    Value partialTile;
-  };
+  PanelSweep staticSweep(int64_t panel) {
+    return {panel, panel * plan.panelBlocks, plan.blocksOf(panel),
+            panel == plan.panels - 1};
+  }
+  PanelSweep dynamicSweep(Value panel, bool last) {
+    PanelSweep sweep{0, 0, 0, last};
+    sweep.anyPanel = panel;
+    sweep.anyFirstBlock = mulValue(panel, shape.panelBlocks);
+    sweep.anyBlocks = last ? shape.lastBlocks : shape.panelBlocks;
+    return sweep;
+  }
+
+  /// Sets each partial (`forEachPartial(fn)` calls fn(value, offset) for
+  /// each) to the one kept from the previous panel, past the first panel
+  /// (any-shape kernels: selected at run time); on the first it keeps its
+  /// fresh value.
+  template <typename ForEach>
+  void resumePartials(const PanelSweep &sweep, VectorType type,
+                      ForEach forEachPartial) {
+    if (sweep.anyPanel) {
+      Value first = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                          sweep.anyPanel, constant(0));
+      forEachPartial([&](Value &v, Value at) {
+        v = arith::SelectOp::create(b, loc, first, v,
+                                    UkLoadOp::create(b, loc, type, partials,
+                                                     at));
+      });
+    } else if (sweep.panel > 0) {
+      forEachPartial([&](Value &v, Value at) {
+        v = UkLoadOp::create(b, loc, type, partials, at);
+      });
+    }
+  }
+
+  /// The blocks of the panel of `sweep` in a loop that carries `accs`:
+  /// steppedLoop, or for an any-shape kernel dynamicSteppedLoop from its
+  /// first block.
+  void panelBlocksLoop(const PanelSweep &sweep, SmallVectorImpl<LutAcc> &accs,
+                       function_ref<void(Value)> body) {
+    if (!sweep.anyPanel)
+      return steppedLoop(sweep.firstBlock, sweep.blocks,
+                         plan.blocksPerIteration, accs, body);
+    dynamicSteppedLoop(sweep.anyBlocks, plan.blocksPerIteration, accs,
+                       [&](Value block) {
+                         body(add(block, sweep.anyFirstBlock));
+                       });
+  }
 
   /// The partial sums of (tile t of the group, column c), register `r` of
   /// its partialBytes().
@@ -418,21 +605,31 @@ private:
   /// start at minus the bias of the tables' high bytes (128 per lookup,
   /// times the plane weight), so lut_combine gives sum_p 2^p A_p exactly.
   /// int8 tables: one zero sum each (lut_dot8 has no bias).
+  /// Any-shape kernels: `anyGroups`, the run-time count, instead of
+  /// `groups`.
   SmallVector<LutAcc> freshAccs(int64_t tiles, int64_t columns,
-                                int64_t groups) {
+                                int64_t groups, Value anyGroups = Value()) {
     SmallVector<LutAcc> accs(tiles * columns * plan.accsPerColumn());
     Value zero = splat(i32Reg, 0);
     for (LutAcc &a : accs)
       a.low = zero;
     if (plan.int8Tables)
       return accs;
-    Value bias = splat(i32Reg, -128 * plan.sumWeight() * groups);
+    // `perGroup` times the groups, in every lane.
+    auto bias = [&](int64_t perGroup) {
+      if (!anyGroups)
+        return splat(i32Reg, perGroup * groups);
+      Value lane = arith::IndexCastOp::create(b, loc, b.getI32Type(),
+                                              mul(anyGroups, perGroup));
+      return Value(vector::BroadcastOp::create(b, loc, i32Reg, lane));
+    };
+    Value highBias = bias(-128 * plan.sumWeight());
     for (LutAcc &a : accs)
       a.high = zero;
     if (plan.laneOrder) {
       // One sum low + 256 high per quarter, each lane of which sums half
       // the groups of its rows.
-      Value laneBias = splat(i32Reg, -16384 * plan.sumWeight() * groups);
+      Value laneBias = bias(-16384 * plan.sumWeight());
       for (LutAcc &a : accs) {
         a.low = laneBias;
         a.high = Value();
@@ -442,7 +639,7 @@ private:
     for (int64_t t = 0; t < tiles; ++t)
       for (int64_t c = 0; c < columns; ++c)
         for (int64_t h = 0; h < plan.halves; ++h)
-          accs[accIndex(t, columns, c, 0, h, 0)].high = bias;
+          accs[accIndex(t, columns, c, 0, h, 0)].high = highBias;
     return accs;
   }
 
@@ -472,8 +669,12 @@ private:
       Value blockAt =
           add(base, add(mul(block, plan.planes * kVectorBytes),
                         -firstBlock * plan.planes * kVectorBytes));
-      prefetchAhead(codes, blockAt, plan.prefetchBytes,
-                    plan.numTiles * plan.tileBytes, plan.planes, run);
+      if (plan.anyShape)
+        prefetchAhead(codes, blockAt, plan.prefetchBytes, shape.totalBytes,
+                      plan.planes, run);
+      else
+        prefetchAhead(codes, blockAt, plan.prefetchBytes,
+                      plan.numTiles * plan.tileBytes, plan.planes, run);
       if (plan.laneOrder) {
         lookupBlockLanes(t, columns, blockAt, tableBase, accs);
         continue;
@@ -653,7 +854,9 @@ private:
                     const PanelSweep &sweep) {
     int64_t tiles = tileBase.size();
     SmallVector<LutAcc> accs =
-        freshAccs(tiles, columns, plan.blocks * kGroupsPerBlock);
+        plan.anyShape ? freshAccs(tiles, columns, 0,
+                                  mul(shape.blocks, kGroupsPerBlock))
+                      : freshAccs(tiles, columns, plan.blocks * kGroupsPerBlock);
     // Between panels a (tile, column)'s pairs lie low, high, low, ...
     auto forEachPartial = [&](auto fn) {
       int64_t perColumn = plan.accsPerColumn();
@@ -668,16 +871,12 @@ private:
           }
         }
     };
-    if (sweep.panel > 0)
-      forEachPartial([&](Value &v, Value at) {
-        v = UkLoadOp::create(b, loc, i32Reg, partials, at);
-      });
+    resumePartials(sweep, i32Reg, forEachPartial);
     int64_t sets = plan.accSets;
-    steppedLoop(sweep.firstBlock, sweep.blocks, plan.blocksPerIteration, accs,
-                [&](Value block) {
-                  lookupBlock(tileBase, columns, block, sweep.firstBlock, sets,
-                              /*oneChain=*/plan.nibblePairs == 1, accs);
-                });
+    panelBlocksLoop(sweep, accs, [&](Value block) {
+      lookupBlock(tileBase, columns, block, sweep.firstBlock, sets,
+                  /*oneChain=*/plan.nibblePairs == 1, accs);
+    });
     if (!sweep.last) {
       forEachPartial([&](Value &v, Value at) {
         UkSpillOp::create(b, loc, v, partials, at);
@@ -687,7 +886,7 @@ private:
     for (int64_t t = 0; t < tiles; ++t)
       for (int64_t h = 0; h < plan.halves; ++h) {
         Value row = add(mul(add(firstTile, t), kTileRows), h * plan.lanes);
-        Value rowsLeft = storeCount(row, plan.m, plan.lanes);
+        Value left = rowsLeft(row);
         for (int64_t c = 0; c < columns; ++c) {
           Value column = add(firstColumn, c);
           Value sum = memref::LoadOp::create(b, loc, xSums, column);
@@ -700,8 +899,7 @@ private:
           Value out = UkTernaryScaleOp::create(b, loc, f32Reg, dot,
                                                inDotUnits(sum), wScale,
                                                inDotUnits(scale));
-          UkStoreOp::create(b, loc, out, y, add(mul(column, plan.m), row),
-                            rowsLeft);
+          UkStoreOp::create(b, loc, out, y, outputAt(column, row), left);
         }
       }
   }
@@ -722,10 +920,7 @@ private:
           for (int64_t h = 0; h < plan.halves; ++h)
             fn(ys[outIndex(t, c, h)], partialOffset(sweep, t, c, h));
     };
-    if (sweep.panel > 0)
-      forEachPartial([&](Value &v, Value at) {
-        v = UkLoadOp::create(b, loc, f32Reg, partials, at);
-      });
+    resumePartials(sweep, f32Reg, forEachPartial);
     // The sums of a block start fresh, so blocks are independent chains:
     // one pair per (tile, column, register half) takes every lookup of the
     // block, and one lut_combine gives its sum, which block_combine adds to
@@ -734,6 +929,16 @@ private:
     // Where the rows' scales and zero points of the group whose first block
     // is `first` lie (bitserial_abi.h: the tile's groups of this panel).
     auto scaleOffset = [&](Value first, int64_t t, int64_t h) {
+      if (sweep.anyPanel) {
+        Value scaleGroup =
+            div(sub(first, sweep.anyFirstBlock), plan.blocksPerScale());
+        Value groups = div(sweep.anyBlocks, plan.blocksPerScale());
+        return add(add(mul(add(mulValue(add(firstTile, t), groups),
+                               scaleGroup),
+                           kTileRows),
+                       h * plan.lanes),
+                   mulValue(sweep.anyPanel, shape.panelScales));
+      }
       Value scaleGroup =
           div(add(first, -sweep.firstBlock), plan.blocksPerScale());
       return add(add(mul(add(mul(add(firstTile, t),
@@ -757,7 +962,7 @@ private:
       lookupBlock(tileBase, columns, block, sweep.firstBlock, /*sets=*/1,
                   /*oneChain=*/true, accs);
       for (int64_t c = 0; c < columns; ++c) {
-        Value at = add(mul(add(firstColumn, c), plan.blocks), block);
+        Value at = activationBlock(add(firstColumn, c), block);
         Value sum = memref::LoadOp::create(b, loc, xSums, at);
         Value xScale = memref::LoadOp::create(b, loc, xScales, at);
         Value one = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(1.0f));
@@ -791,9 +996,22 @@ private:
           }
         }
     };
-    groupedLoop(sweep.firstBlock, sweep.blocks, plan.blocksPerIteration,
-                plan.blocksPerScale(), splat(f32Reg, 0), int64_t(ys.size()),
-                ys, enter, addBlock, fold);
+    if (sweep.anyPanel) {
+      // dynamicGroupedLoop counts the panel's blocks from 0.
+      auto from = [&](Value block) { return add(block, sweep.anyFirstBlock); };
+      dynamicGroupedLoop(
+          sweep.anyBlocks, plan.blocksPerIteration, plan.blocksPerScale(),
+          splat(f32Reg, 0), int64_t(ys.size()), ys,
+          [&](Value first) { enter(from(first)); },
+          [&](Value block, SmallVectorImpl<Value> &sums) {
+            addBlock(from(block), sums);
+          },
+          [&](Value first, ArrayRef<Value> sums) { fold(from(first), sums); });
+    } else {
+      groupedLoop(sweep.firstBlock, sweep.blocks, plan.blocksPerIteration,
+                  plan.blocksPerScale(), splat(f32Reg, 0), int64_t(ys.size()),
+                  ys, enter, addBlock, fold);
+    }
     if (!sweep.last) {
       forEachPartial([&](Value &v, Value at) {
         UkSpillOp::create(b, loc, v, partials, at);
@@ -803,16 +1021,17 @@ private:
     for (int64_t t = 0; t < tiles; ++t)
       for (int64_t h = 0; h < plan.halves; ++h) {
         Value row = add(mul(add(firstTile, t), kTileRows), h * plan.lanes);
-        Value rowsLeft = storeCount(row, plan.m, plan.lanes);
+        Value left = rowsLeft(row);
         for (int64_t c = 0; c < columns; ++c) {
           Value column = add(firstColumn, c);
           UkStoreOp::create(b, loc, ys[outIndex(t, c, h)], y,
-                            add(mul(column, plan.m), row), rowsLeft);
+                            outputAt(column, row), left);
         }
       }
   }
 
   const BitserialPlan &plan;
+  BitserialShape shape; // any-shape kernels: the run-time sizes
   Value codes, scales, zeros, xq, xScales, xSums, y, n, tileBegin, tileEnd,
       wScale, tables, partials;
   /// The run of weights of the panel being swept (null: one panel).
@@ -840,9 +1059,12 @@ public:
     FailureOr<BitserialPlan> plan = makePlan(kernel->op, *kernel->target);
     if (failed(plan))
       return signalPassFailure();
-    rewriteKernelFunction(func, [&](OpBuilder &b, ValueRange args) {
-      BitserialKernelBuilder(b, func.getLoc(), *plan, args).build();
-    });
+    rewriteKernelFunction(
+        func,
+        [&](OpBuilder &b, ValueRange args) {
+          BitserialKernelBuilder(b, func.getLoc(), *plan, args).build();
+        },
+        plan->anyShape);
   }
 
 private:
@@ -878,16 +1100,20 @@ private:
                 "be a multiple of "
              << kGroupsPerBlock << " (one 32-k block), got "
              << config.getKfactor();
-    if (ShapedType::isDynamic(op.getM()) || ShapedType::isDynamic(op.getK()))
-      return op.emitOpError()
-             << "with dynamic M and K (an any-shape kernel): lowbit-lower-lut-bitserial does "
-                "not lower it yet (lowbit-lower-upconvert does)";
-    WeightAttr weight = op.getWeight();
     BitserialPlan plan;
+    plan.anyShape = isAnyShape(op);
+    if (plan.anyShape && int8Tables)
+      return op.emitOpError()
+             << "with dynamic M and K (an any-shape kernel) needs int16 "
+                "tables (table_bits = 16): int8 tables are not lowered for "
+                "a run-time K";
+    // An any-shape kernel's tables are those of the largest K it takes.
+    int64_t k = plan.anyShape ? kAnyShapeMaxLutK : op.getK();
+    WeightAttr weight = op.getWeight();
     plan.encoding = weight.getEncoding();
     plan.planes = weight.getBits();
-    plan.m = op.getM();
-    plan.kp = llvm::alignTo(op.getK(), kBlockK);
+    plan.m = plan.anyShape ? 0 : op.getM();
+    plan.kp = llvm::alignTo(k, kBlockK);
     plan.blocks = plan.kp / kBlockK;
     plan.group = weight.getGroup();
     plan.int8Tables = int8Tables;
@@ -897,7 +1123,7 @@ private:
       plan.actGroups = llvm::divideCeil(plan.blocks, plan.blocksPerActGroup);
     }
     plan.tileBytes = plan.blocks * plan.planes * kVectorBytes;
-    plan.numTiles = llvm::divideCeil(plan.m, kTileRows);
+    plan.numTiles = plan.anyShape ? 0 : llvm::divideCeil(plan.m, kTileRows);
     plan.tilesPerGroup = config.getBm() / kTileRows;
     plan.bn = config.getBn();
     plan.blocksPerIteration = config.getKfactor() / kGroupsPerBlock;
@@ -916,14 +1142,16 @@ private:
     plan.panelBlocks = llvm::alignTo(llvm::divideCeil(plan.blocks, guess),
                                      plan.blocksPerScale());
     plan.panels = llvm::divideCeil(plan.blocks, plan.panelBlocks);
-    plan.rangeTiles = std::min(
-        plan.numTiles,
-        std::max<int64_t>(16, kPartialBytes / (plan.bn * plan.partialBytes())));
+    plan.rangeTiles =
+        std::max<int64_t>(16, kPartialBytes / (plan.bn * plan.partialBytes()));
+    if (!plan.anyShape)
+      plan.rangeTiles = std::min(plan.numTiles, plan.rangeTiles);
     if (plan.bn * plan.columnTableBytes() > kMaxStackBytes)
       return op.emitOpError()
              << "the tables of bn = " << plan.bn << " activation rows take "
-             << plan.bn * plan.columnTableBytes()
-             << " bytes for K = " << op.getK() << ", more than the "
+             << plan.bn * plan.columnTableBytes() << " bytes for "
+             << (plan.anyShape ? "the any-shape K limit " : "K = ") << k
+             << ", more than the "
              << kMaxStackBytes << " a kernel keeps on its stack";
     return plan;
   }
