@@ -36,11 +36,13 @@ ScheduleEntry entryOf(const ScheduleKey &key, const Candidate &chosen,
 Measurer::~Measurer() = default;
 TuneObserver::~TuneObserver() = default;
 
-double Measurer::now() {
+double mlir::lowbit::monotonicSeconds() {
   return std::chrono::duration<double>(
              std::chrono::steady_clock::now().time_since_epoch())
       .count();
 }
+
+double Measurer::now() { return monotonicSeconds(); }
 
 Confirmation mlir::lowbit::decide(const std::vector<double> &h,
                                   const std::vector<double> &c,
@@ -61,6 +63,10 @@ Confirmation mlir::lowbit::decide(const std::vector<double> &h,
   return result;
 }
 
+void Budget::addPrepare(double seconds) {
+  prepareSeconds_ += seconds;
+  ++prepares_;
+}
 void Budget::addCompile(double seconds, size_t kernels) {
   compileSeconds_ += seconds;
   compiles_ += kernels;
@@ -76,6 +82,9 @@ void Budget::addTiming(double seconds) {
 bool Budget::known() const { return compiles_ && verifies_ && timings_; }
 double Budget::timingCost() const {
   return timings_ ? timingSeconds_ / double(timings_) : 0;
+}
+double Budget::prepareCost() const {
+  return prepares_ ? prepareSeconds_ / double(prepares_) : 0;
 }
 double Budget::candidateCost() const {
   return (compiles_ ? compileSeconds_ / double(compiles_) : 0) +
@@ -144,11 +153,10 @@ Tuner::run(const std::vector<TuningProblem> &problems, double start) {
   std::vector<TuneOutcome> outcomes;
   for (size_t i = 0; i < problems.size(); ++i) {
     const TuningProblem &problem = problems[i];
-    // The least a problem can decide with: its heuristic, one candidate and
-    // the confirmation (unknown before the first problem has run).
-    double least =
-        2 * budget->candidateCost() +
-        2 * options.confirmRounds * budget->timingCost();
+    // The least a problem can decide with: its data, its heuristic, one
+    // candidate and the confirmation (unknown before the first problem).
+    double least = budget->prepareCost() + 2 * budget->candidateCost() +
+                   2 * options.confirmRounds * budget->timingCost();
     TuneOutcome outcome;
     if (stopping()) {
       outcome.status = TuneStatus::Interrupted;
@@ -185,7 +193,9 @@ TuneOutcome Tuner::tune(const TuningProblem &problem, size_t index,
   TuneOutcome outcome;
   if (observer)
     observer->problemStarted(problem);
+  double prepareStart = measurer.now();
   std::string error = measurer.prepare(problem, index);
+  budget->addPrepare(measurer.now() - prepareStart);
   if (!error.empty()) {
     outcome.status = TuneStatus::Failed;
     outcome.note = error;

@@ -14,13 +14,16 @@
 
 #include "lowbit/Tuning/Schedule.h"
 
-#include "mlir/IR/MLIRContext.h"
 #include "llvm/Support/Error.h"
 
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
+
+namespace mlir {
+class MLIRContext;
+} // namespace mlir
 
 namespace mlir::lowbit {
 
@@ -59,7 +62,8 @@ struct SearchOptions {
   bool allowLossy = false;
 };
 
-/// The search space of `strategies` for `key` (key.target a concrete
+/// The search space of `strategies` for `key` (in LowBitTuningSearch, which
+/// links the dialect and the targets) (key.target a concrete
 /// compiler target, key.format a runtime format name), as config strings,
 /// strategy after strategy. Fails for a format or target the compiler does
 /// not know.

@@ -45,6 +45,9 @@ struct Measurement {
   std::string error; // "" or why it could not be timed
 };
 
+/// Seconds on the steady clock (Measurer::now's default).
+double monotonicSeconds();
+
 /// What the tuner needs done for it. The library is built without
 /// exceptions: an implementation reports every failure in its return value
 /// and never lets an exception out.
@@ -97,6 +100,7 @@ class Budget {
 public:
   Budget(double seconds, double start) : end_(start + seconds) {}
   double end() const { return end_; }
+  void addPrepare(double seconds);
   void addCompile(double seconds, size_t kernels);
   void addVerify(double seconds);
   void addTiming(double seconds);
@@ -106,11 +110,14 @@ public:
   double candidateCost() const;
   /// One timing (running mean).
   double timingCost() const;
+  /// Preparing one problem (running mean).
+  double prepareCost() const;
 
 private:
   double end_;
-  double compileSeconds_ = 0, verifySeconds_ = 0, timingSeconds_ = 0;
-  size_t compiles_ = 0, verifies_ = 0, timings_ = 0;
+  double prepareSeconds_ = 0, compileSeconds_ = 0, verifySeconds_ = 0,
+         timingSeconds_ = 0;
+  size_t prepares_ = 0, compiles_ = 0, verifies_ = 0, timings_ = 0;
 };
 
 struct TunerOptions {
