@@ -91,14 +91,19 @@ void mlir::lowbit::registerUpconvertPipeline() {
       });
 }
 
-/// lowbit-lower-gpu -> canonicalize, cse -> the target's gpu -> spirv
-/// conversion.
+/// select-config (a #lowbit.gpu config) -> lowbit-lower-gpu ->
+/// canonicalize, cse -> the target's gpu -> spirv conversion.
 static void buildGpuPipeline(OpPassManager &pm,
                              const UpconvertPipelineOptions &options) {
+  LowBitSelectConfigOptions select;
+  select.target = options.target;
+  select.threads = options.threads;
+  select.nHint = options.nHint;
+  select.schedule = options.schedule;
+  select.config = options.config;
+  pm.addPass(createLowBitSelectConfig(select));
   LowBitLowerGpuOptions lower;
   lower.target = options.target;
-  lower.config = options.config;
-  lower.nHint = options.nHint;
   lower.dtype = options.dtype;
   pm.addPass(createLowBitLowerGpu(lower));
   // The kernel builder spells index arithmetic out; fold it before SPIR-V.
@@ -192,10 +197,10 @@ static llvm::Error generateGpuKernel(MLIRContext &ctx, ModuleOp module,
   auto fail = [](const Twine &problem) {
     return llvm::createStringError(llvm::inconvertibleErrorCode(), problem);
   };
-  if (!request.schedulePath.empty())
-    return fail("schedules have no GPU entries yet; drop --schedule");
   UpconvertPipelineOptions options;
   options.target = request.target;
+  options.threads = request.threads;
+  options.schedule = request.schedulePath;
   options.config = request.configOverride;
   options.nHint = request.nHint;
   options.dtype = request.dtype;
@@ -313,10 +318,10 @@ mlir::lowbit::generateKernel(const KernelRequest &request) {
   if (!anyShape && (request.M < 1 || request.K < 1))
     return fail("M and K must be at least 1 (or both 0 for an any-shape "
                 "kernel)");
-  if (anyShape && (bitserial || isGpuTarget(request.target)))
+  if (anyShape && isGpuTarget(request.target))
     return fail("any-shape kernels (M and K run-time arguments) exist for "
-                "the upconvert (i2s, w1gG, w2gG, w4gG, q4_0) and "
-                "lut-elementwise (tl1, tl2) strategies on CPU targets only");
+                "the upconvert, lut-elementwise and lut-bitserial strategies "
+                "on CPU targets only");
   if (request.threads < 1 || request.nHint < 1)
     return fail("threads and the N hint must be at least 1");
   if (!isCIdentifier(request.functionName))

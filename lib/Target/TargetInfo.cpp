@@ -3,6 +3,7 @@
 #include "lowbit/Target/TargetInfo.h"
 #include "lowbit/Conversion/LowBitToGeneric/LowBitToGeneric.h"
 #include "lowbit/Conversion/LowBitToNEON/LowBitToNEON.h"
+#include "lowbit/Conversion/LowBitToSPIRV/LowBitToSPIRV.h"
 #include "lowbit/Conversion/LowBitToX86/LowBitToX86.h"
 
 using namespace mlir;
@@ -29,4 +30,18 @@ std::unique_ptr<TargetInfo> mlir::lowbit::createTargetInfo(StringRef name) {
   if (name == "generic")
     return createGenericTargetInfo();
   return nullptr;
+}
+
+ArrayRef<StringRef> mlir::lowbit::getGpuTargetNames() {
+  static const StringRef names[] = {"spirv-vulkan", "spirv-xe2"};
+  return names;
+}
+
+bool mlir::lowbit::isGpuTarget(StringRef name) {
+  return llvm::is_contained(getGpuTargetNames(), name);
+}
+
+std::unique_ptr<GpuTargetInfo>
+mlir::lowbit::createGpuTargetInfo(StringRef name) {
+  return createSpirvTargetInfo(name);
 }

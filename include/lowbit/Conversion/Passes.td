@@ -83,6 +83,26 @@ def LowBitSpirvTargetEnv : Pass<"lowbit-spirv-target-env", "ModuleOp"> {
   ];
 }
 
+def LowBitSpirvKernelAbi
+    : Pass<"lowbit-spirv-kernel-abi", "::mlir::gpu::GPUModuleOp"> {
+  let summary = "Gives lowbit-lower-gpu's kernels their SPIR-V forms";
+  let description = [{
+    The SPIR-V specifics of the target-neutral kernels of
+    `lowbit-lower-gpu`, before `convert-gpu-to-spirv`: each kernel's
+    `known_block_size` becomes its `spirv.entry_point_abi` (the workgroup
+    size of OpExecutionMode LocalSize), and `lowbit.uk.packed_dot` becomes
+    `spirv.SDot` (signed operands) or `spirv.SUDot` (`unsigned_rhs`) with
+    the 4 x 8-bit packed vector format.
+
+    ```mlir
+    gpu.func @mpgemm(...) kernel attributes {known_block_size = array<i32: 64, 1, 1>}
+    // becomes
+    gpu.func @mpgemm(...) kernel attributes {spirv.entry_point_abi = #spirv.entry_point_abi<workgroup_size = [64, 1, 1]>}
+    ```
+  }];
+  let dependentDialects = ["::mlir::spirv::SPIRVDialect"];
+}
+
 def LowBitSpirvCoopMatrixSigns
     : Pass<"lowbit-spirv-coop-matrix-signs", "spirv::ModuleOp"> {
   let summary = "Marks the signed operands of cooperative-matrix muladds";

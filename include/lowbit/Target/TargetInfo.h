@@ -10,6 +10,7 @@
 // Implementations: X86Avx512Vnni, X86AvxVnni, X86Avx2
 // (lib/Conversion/LowBitToX86), Neon with and without dotprod
 // (lib/Conversion/LowBitToNEON) and Generic (lib/Conversion/LowBitToGeneric).
+// GPU targets answer GpuTargetInfo instead (lib/Conversion/LowBitToSPIRV).
 //
 //===----------------------------------------------------------------------===//
 
@@ -235,13 +236,52 @@ public:
   }
 };
 
+/// Workgroup and subgroup tiles of a #lowbit.gpu config (its parameters of
+/// the same names).
+struct GpuTiles {
+  int64_t wgTileM, wgTileN, sgTileM, sgTileN;
+};
+
+/// What lowbit-select-config and lowbit-lower-gpu know about a GPU target:
+/// the facts of the default #lowbit.gpu configs and the limits a config must
+/// respect. No pass asks for a GPU target's name.
+class GpuTargetInfo {
+public:
+  virtual ~GpuTargetInfo() = default;
+
+  /// The target's name as the CLI spells it (`spirv-vulkan`).
+  virtual StringRef getName() const = 0;
+  /// Invocations per subgroup the default configs are tiled for (the
+  /// kernels are correct for any hardware subgroup size).
+  virtual int64_t getSubgroupSize() const = 0;
+  /// Whether the default configs multiply 4 int8 pairs per instruction
+  /// (the integer dot product: #lowbit.gpu int_dot); a target meant for
+  /// every device multiplies in int32 instead.
+  virtual bool hasIntegerDot() const = 0;
+  /// Whether the target has the int8 cooperative matrices of #lowbit.gpu
+  /// matrix = true (8 x 16 x 32, Xe2's DPAS shape).
+  virtual bool hasCooperativeMatrix() const = 0;
+  /// Workgroup and subgroup tiles of the default config for GEMV (N = 1:
+  /// the activation scale fused) or GEMM (scales from a pre-kernel).
+  virtual GpuTiles getDefaultTiles(bool gemv) const = 0;
+  /// Bytes of workgroup memory a kernel may use.
+  virtual int64_t getMaxWorkgroupBytes() const = 0;
+};
+
 /// The targets createTargetInfo knows (x86 in order of preference, then
 /// AArch64, then generic).
 ArrayRef<StringRef> getTargetNames();
 
 /// The TargetInfo of a target named as by the CLI, or null for an unknown
-/// name.
+/// name (or a GPU target).
 std::unique_ptr<TargetInfo> createTargetInfo(StringRef name);
+
+/// The GPU targets createGpuTargetInfo knows (`spirv-vulkan`, `spirv-xe2`).
+ArrayRef<StringRef> getGpuTargetNames();
+bool isGpuTarget(StringRef name);
+
+/// The GpuTargetInfo of a GPU target named as by the CLI, or null.
+std::unique_ptr<GpuTargetInfo> createGpuTargetInfo(StringRef name);
 
 } // namespace mlir::lowbit
 

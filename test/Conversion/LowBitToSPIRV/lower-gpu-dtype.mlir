@@ -1,6 +1,6 @@
-// RUN: lowbit-opt %s --lowbit-lower-gpu="dtype=f16" | FileCheck %s --check-prefix=F16
-// RUN: lowbit-opt %s --lowbit-lower-gpu="dtype=bf16" | FileCheck %s --check-prefix=BF16
-// RUN: not lowbit-opt %s --lowbit-lower-gpu="dtype=f64" 2>&1 | FileCheck %s --check-prefix=BAD
+// RUN: lowbit-opt %s --lowbit-select-config="target=spirv-vulkan" --lowbit-lower-gpu="dtype=f16" | FileCheck %s --check-prefix=F16
+// RUN: lowbit-opt %s --lowbit-select-config="target=spirv-vulkan" --lowbit-lower-gpu="dtype=bf16" | FileCheck %s --check-prefix=BF16
+// RUN: not lowbit-opt %s --lowbit-select-config="target=spirv-vulkan" --lowbit-lower-gpu="dtype=f64" 2>&1 | FileCheck %s --check-prefix=BAD
 
 // 16-bit I/O: X and Y are memrefs of i16 bits; X widened to f32 in integer
 // ops (f16: exponent rebias, subnormals through uitofp * 2^-24; bf16: a

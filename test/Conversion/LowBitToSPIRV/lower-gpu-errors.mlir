@@ -1,9 +1,17 @@
 // RUN: lowbit-opt %s --split-input-file --verify-diagnostics --lowbit-lower-gpu
 // RUN: not lowbit-opt %s --split-input-file --lowbit-lower-gpu="target=x86-avx2" 2>&1 | FileCheck %s --check-prefix=TARGET
+// RUN: not lowbit-opt %s --split-input-file --lowbit-select-config="target=spirv-vulkan config={#lowbit.upconvert<tile_m = 16, tile_k = 64, tile_n = 1>}" 2>&1 | FileCheck %s --check-prefix=SELECT
+// RUN: not lowbit-opt %s --split-input-file --lowbit-select-config="target=spirv-vulkan strategy=lut-bitserial" 2>&1 | FileCheck %s --check-prefix=STRATEGY
+// RUN: not lowbit-opt %s --split-input-file --lowbit-select-config="target=generic config={#lowbit.gpu<wg_tile_m = 16, wg_tile_n = 1, sg_tile_m = 4, sg_tile_n = 1, subgroup_size = 16>}" 2>&1 | FileCheck %s --check-prefix=CPU
 
-// A CPU config cannot be lowered to a GPU kernel.
+// A CPU config cannot be lowered to a GPU kernel, nor chosen for a GPU
+// target; a #lowbit.gpu config is not for a CPU target (the op without a
+// config below takes the config option).
+// SELECT: error: 'lowbit.mpgemm' op config option: config #lowbit.upconvert<tile_m = 16, tile_k = 64, tile_n = 1> is not a #lowbit.gpu config, which GPU target 'spirv-vulkan' needs
+// STRATEGY: error: lowbit-select-config: GPU target 'spirv-vulkan' has one strategy (#lowbit.gpu), not 'lut-bitserial'
+// CPU: error: 'lowbit.mpgemm' op config option: config #lowbit.gpu<{{.*}}> is a #lowbit.gpu config, which CPU target 'generic' cannot run
 func.func @cpu_config(%x: tensor<?x40xf32>, %w: tensor<20x10xi8>, %s: tensor<1xf32>) -> tensor<?x20xf32> {
-  // expected-error@+1 {{has config #lowbit.upconvert<tile_m = 16, tile_k = 64, tile_n = 1>; lowbit-lower-gpu needs a #lowbit.gpu one}}
+  // expected-error@+1 {{lowbit-lower-gpu needs a #lowbit.gpu config (from lowbit-select-config with a GPU target), got #lowbit.upconvert<tile_m = 16, tile_k = 64, tile_n = 1>}}
   %y = lowbit.mpgemm %x, %w, %s {weight = #lowbit.weight<bits = 2, encoding = ternary>, layout = #lowbit.layout<i2s>,
                                  config = #lowbit.upconvert<tile_m = 16, tile_k = 64, tile_n = 1>}
        : (tensor<?x40xf32>, tensor<20x10xi8>, tensor<1xf32>) -> tensor<?x20xf32>
@@ -15,7 +23,8 @@ func.func @cpu_config(%x: tensor<?x40xf32>, %w: tensor<20x10xi8>, %s: tensor<1xf
 // q4_0 has no GPU kernel.
 func.func @q4_0(%x: tensor<?x64xf32>, %w: tensor<4x36xi8>) -> tensor<?x4xf32> {
   // expected-error@+1 {{gpu strategy supports ternary and unsigned 2- and 4-bit weights, got 4-bit gguf_q4_0}}
-  %y = lowbit.mpgemm %x, %w {weight = #lowbit.weight<bits = 4, encoding = gguf_q4_0, group = 32, scale = per_block>, layout = #lowbit.layout<gguf>}
+  %y = lowbit.mpgemm %x, %w {weight = #lowbit.weight<bits = 4, encoding = gguf_q4_0, group = 32, scale = per_block>, layout = #lowbit.layout<gguf>,
+                             config = #lowbit.gpu<wg_tile_m = 16, wg_tile_n = 1, sg_tile_m = 4, sg_tile_n = 1, subgroup_size = 16>}
        : (tensor<?x64xf32>, tensor<4x36xi8>) -> tensor<?x4xf32>
   return %y : tensor<?x4xf32>
 }
@@ -24,9 +33,19 @@ func.func @q4_0(%x: tensor<?x64xf32>, %w: tensor<4x36xi8>) -> tensor<?x4xf32> {
 
 // -----
 
+// An op without a config.
+func.func @none(%x: tensor<?x40xf32>, %w: tensor<20x10xi8>, %s: tensor<1xf32>) -> tensor<?x20xf32> {
+  // expected-error@+1 {{lowbit-lower-gpu needs a #lowbit.gpu config (from lowbit-select-config with a GPU target), got none}}
+  %y = lowbit.mpgemm %x, %w, %s {weight = #lowbit.weight<bits = 2, encoding = ternary>, layout = #lowbit.layout<i2s>}
+       : (tensor<?x40xf32>, tensor<20x10xi8>, tensor<1xf32>) -> tensor<?x20xf32>
+  return %y : tensor<?x20xf32>
+}
+
+// -----
+
 // 512 invocations x 64 accumulators do not fit 32 KiB of workgroup memory.
 func.func @too_much_shared(%x: tensor<?x40xf32>, %w: tensor<20x10xi8>, %s: tensor<1xf32>) -> tensor<?x20xf32> {
-  // expected-error@+1 {{needs 147488 bytes of workgroup memory, more than 32768}}
+  // expected-error@+1 {{needs 147488 bytes of workgroup memory, more than 32768 (spirv-vulkan)}}
   %y = lowbit.mpgemm %x, %w, %s {weight = #lowbit.weight<bits = 2, encoding = ternary>, layout = #lowbit.layout<i2s>,
                                  config = #lowbit.gpu<wg_tile_m = 64, wg_tile_n = 8, sg_tile_m = 8, sg_tile_n = 8, subgroup_size = 64>}
        : (tensor<?x40xf32>, tensor<20x10xi8>, tensor<1xf32>) -> tensor<?x20xf32>

@@ -1,12 +1,13 @@
-// RUN: lowbit-opt %s --split-input-file --lowbit-lower-gpu | FileCheck %s
-// RUN: lowbit-opt %s --split-input-file --lowbit-lower-gpu="n-hint=16" | FileCheck %s --check-prefix=GEMM
+// RUN: lowbit-opt %s --split-input-file --lowbit-select-config="target=spirv-vulkan" --lowbit-lower-gpu | FileCheck %s
+// RUN: lowbit-opt %s --split-input-file --lowbit-select-config="target=spirv-vulkan n-hint=16" --lowbit-lower-gpu | FileCheck %s --check-prefix=GEMM
+// RUN: lowbit-opt %s --split-input-file --lowbit-select-config="target=spirv-xe2" --lowbit-lower-gpu="target=spirv-xe2" | FileCheck %s --check-prefix=XE2
 
 // The default spirv-vulkan GEMV config: 4 subgroups of 16 lanes, 4 rows
 // each, the activation scale fused; ragged K = 40 (2.5 words of 16 codes).
 // CHECK-LABEL: gpu.module @gemv attributes {lowbit.config = #lowbit.gpu<wg_tile_m = 16, wg_tile_n = 1, sg_tile_m = 4, sg_tile_n = 1, subgroup_size = 16>}
 // CHECK-NOT:   gpu.func @act_scales
 // CHECK:       gpu.func @mpgemm(%{{.*}}: memref<?xf32>, %{{.*}}: memref<60xi32>, %{{.*}}: memref<?xf32>, %{{.*}}: memref<2xi32>, %{{.*}}: memref<?xf32>) kernel
-// CHECK-SAME:    workgroup_size = [64, 1, 1]
+// CHECK-SAME:    known_block_size = array<i32: 64, 1, 1>
 // CHECK:         memref.alloc() : memref<64xf32, 3>
 // CHECK:         math.absf
 // CHECK:         arith.maxnumf
@@ -32,6 +33,15 @@
 // GEMM:       gpu.func @mpgemm
 // GEMM-NOT:     math.absf
 // GEMM:         memref.load %arg4[%{{.*}}] : memref<?xf32>
+
+// spirv-xe2's GpuTargetInfo: 32-row subgroup tiles and the integer dot
+// product, as the target-neutral lowbit.uk.packed_dot (SPIR-V comes later).
+// XE2-LABEL: gpu.module @gemv attributes {lowbit.config = #lowbit.gpu<wg_tile_m = 128, wg_tile_n = 1, sg_tile_m = 32, sg_tile_n = 1, int_dot = true, subgroup_size = 16>}
+// XE2:       gpu.func @mpgemm
+// XE2-SAME:    known_block_size = array<i32: 64, 1, 1>
+// XE2:         lowbit.uk.packed_dot %{{.*}}, %{{.*}}{{$}}
+// XE2:         lowbit.uk.packed_dot %{{.*}}, %{{.*}} {unsigned_rhs}
+// XE2-NOT:     spirv.
 func.func @gemv(%x: tensor<?x40xf32>, %w: tensor<20x10xi8>, %s: tensor<1xf32>) -> tensor<?x20xf32> {
   %y = lowbit.mpgemm %x, %w, %s {weight = #lowbit.weight<bits = 2, encoding = ternary>, layout = #lowbit.layout<i2s>}
        : (tensor<?x40xf32>, tensor<20x10xi8>, tensor<1xf32>) -> tensor<?x20xf32>
@@ -40,11 +50,11 @@ func.func @gemv(%x: tensor<?x40xf32>, %w: tensor<20x10xi8>, %s: tensor<1xf32>) -
 
 // -----
 
-// A config on the op wins over the defaults; K a multiple of 16 needs no
+// A config on the op wins over the defaults (select-config keeps it); K a multiple of 16 needs no
 // select on the last word.
 // CHECK-LABEL: gpu.module @given attributes {lowbit.config = #lowbit.gpu<wg_tile_m = 8, wg_tile_n = 2, sg_tile_m = 2, sg_tile_n = 2, k_split = 2, subgroup_size = 8>}
 // CHECK:       gpu.func @mpgemm
-// CHECK-SAME:    workgroup_size = [64, 1, 1]
+// CHECK-SAME:    known_block_size = array<i32: 64, 1, 1>
 // CHECK-NOT:     arith.select
 // CHECK:         gpu.return
 // GEMM-LABEL: gpu.module @given attributes {lowbit.config = #lowbit.gpu<wg_tile_m = 8, wg_tile_n = 2

@@ -12,6 +12,8 @@
 #ifndef LOWBIT_CONVERSION_LOWBITTOSPIRV_LOWBITTOSPIRV_H
 #define LOWBIT_CONVERSION_LOWBITTOSPIRV_LOWBITTOSPIRV_H
 
+#include "lowbit/Target/TargetInfo.h"
+
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/PassManager.h"
 
@@ -19,12 +21,21 @@
 
 namespace mlir::lowbit {
 
-/// The GPU targets (`spirv-vulkan`, `spirv-xe2`).
-ArrayRef<StringRef> getGpuTargetNames();
-bool isGpuTarget(StringRef target);
+/// A GPU target whose kernels become SPIR-V for Vulkan: the GpuTargetInfo
+/// facts and the spirv.target_env the conversion converts for.
+class SpirvTargetInfo : public GpuTargetInfo {
+public:
+  /// The text of the target's #spirv.target_env: SPIR-V 1.6 with
+  /// `version16` (OpSDot / OpSUDot, cooperative matrices), else 1.3.
+  virtual std::string getTargetEnv(bool version16) const = 0;
+};
 
-/// Adds lowbit-spirv-target-env{target}, convert-math-to-spirv,
-/// convert-gpu-to-spirv and, on the spirv.module, spirv-lower-abi-attrs and
+/// The SpirvTargetInfo of `spirv-vulkan` or `spirv-xe2`, or null.
+std::unique_ptr<SpirvTargetInfo> createSpirvTargetInfo(StringRef name);
+
+/// Adds lowbit-spirv-kernel-abi, lowbit-spirv-target-env{target},
+/// convert-math-to-spirv, convert-gpu-to-spirv and, on the spirv.module,
+/// lowbit-spirv-coop-matrix-signs, spirv-lower-abi-attrs and
 /// spirv-update-vce to `pm`.
 void addGpuToSpirvPasses(OpPassManager &pm, StringRef target);
 

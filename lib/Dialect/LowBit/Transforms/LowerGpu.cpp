@@ -5,9 +5,13 @@
 // workgroup and subgroup tiles from #lowbit.gpu, activation scales fused or in
 // a pre-kernel (w2gG: per 32-block, in registers), int8 quantization in
 // registers, int32 products with the unpacked 2-bit codes (multiply-add, or
-// spirv.SUDot with int_dot), dequantization by the product of the scales.
-// The buffers are described in runtime/include/lowbit/vulkan.h;
-// lib/Conversion/LowBitToSPIRV turns the gpu.module into SPIR-V.
+// the 4 x int8 dot product lowbit.uk.packed_dot with int_dot),
+// dequantization by the product of the scales. The config comes from
+// lowbit-select-config (the target's GpuTargetInfo defaults, a schedule, or
+// the config option); the kernel is target-neutral gpu / arith / memref:
+// lib/Conversion/LowBitToSPIRV gives it its SPIR-V forms (entry point,
+// OpSUDot) and turns it into SPIR-V. The buffers are described in
+// runtime/include/lowbit/vulkan.h.
 //
 // Cross-invocation sums go through workgroup memory rather than subgroup
 // operations, so a "subgroup" here is `subgroup_size` consecutive
@@ -25,10 +29,8 @@
 
 #include "lowbit/Dialect/LowBit/Transforms/Passes.h"
 
-#include "mlir/AsmParser/AsmParser.h"
-#include "mlir/Dialect/SPIRV/IR/SPIRVOps.h"
-#include "mlir/Dialect/SPIRV/IR/TargetAndABI.h"
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
 
 namespace mlir::lowbit {
 #define GEN_PASS_DEF_LOWBITLOWERGPU
@@ -40,29 +42,9 @@ using namespace mlir::lowbit;
 
 /// 2-bit codes per 32-bit word of the weight buffer.
 static constexpr int64_t kCodesPerWord = 16;
-/// The numeric memory space that convert-gpu-to-spirv maps to Workgroup.
+/// The gpu dialect's numeric workgroup memory space (what
+/// convert-gpu-to-spirv maps to Workgroup).
 static constexpr unsigned kWorkgroupMemorySpace = 3;
-/// Workgroup memory a kernel may use: lavapipe's and most desktop GPUs'
-/// maxComputeSharedMemorySize (Vulkan only guarantees 16 KiB).
-static constexpr int64_t kMaxWorkgroupBytes = 32768;
-
-GpuAttr mlir::lowbit::getDefaultGpuConfig(MLIRContext *ctx, StringRef target,
-                                           bool gemv) {
-  // GEMV: one activation row per workgroup with its scale fused (the Xe2
-  // paper's finding for GEMV). GEMM: 4 x 4 subgroup tiles that reuse every
-  // quantized activation 4 times, scales from the pre-kernel (the paper's
-  // GEMM finding). spirv-xe2 takes the paper's subgroup 16 with rectangular
-  // subgroup tiles (32 x 1 rows for GEMV, 8 x 4 for GEMM) and the integer
-  // dot product (Xe2 has DP4A); spirv-vulkan multiplies in plain int32,
-  // which every Vulkan device runs.
-  if (target == "spirv-vulkan")
-    return gemv ? GpuAttr::get(ctx, 16, 1, 4, 1, 1, true, false, false, 16)
-                : GpuAttr::get(ctx, 16, 4, 4, 4, 1, false, false, false, 16);
-  if (target == "spirv-xe2")
-    return gemv ? GpuAttr::get(ctx, 128, 1, 32, 1, 1, true, true, false, 16)
-                : GpuAttr::get(ctx, 32, 8, 8, 4, 1, false, true, false, 16);
-  return nullptr;
-}
 
 namespace {
 
@@ -483,13 +465,11 @@ private:
     return acc;
   }
 
-  /// OpSDot (`bothSigned`) or OpSUDot (unsigned `rhs`) of 4 packed bytes.
+  /// The dot product of 4 packed signed bytes with 4 signed
+  /// (`bothSigned`) or unsigned bytes (lowbit.uk.packed_dot).
   Value dot(Value lhs, Value rhs, bool bothSigned) {
-    auto format = spirv::PackedVectorFormatAttr::get(
-        b.getContext(), spirv::PackedVectorFormat::PackedVectorFormat4x8Bit);
-    if (bothSigned)
-      return spirv::SDotOp::create(b, loc, b.getI32Type(), lhs, rhs, format);
-    return spirv::SUDotOp::create(b, loc, b.getI32Type(), lhs, rhs, format);
+    return UkPackedDotOp::create(b, loc, b.getI32Type(), lhs, rhs,
+                                 /*unsignedRhs=*/!bothSigned);
   }
 
   /// Group formats: acc[i * sgN + j] += (float)(D - z S) * s_w / s_x for
@@ -770,6 +750,13 @@ public:
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
+    targetInfo = createGpuTargetInfo(target);
+    if (!targetInfo) {
+      module.emitError() << "lowbit-lower-gpu: unknown GPU target '" << target
+                         << "' (expected "
+                         << llvm::join(getGpuTargetNames(), ", ") << ")";
+      return signalPassFailure();
+    }
     SmallVector<std::pair<func::FuncOp, MpGemmOp>> work;
     module.walk([&](MpGemmOp op) {
       work.push_back({op->getParentOfType<func::FuncOp>(), op});
@@ -783,38 +770,20 @@ public:
   }
 
 private:
-  FailureOr<GpuAttr> chooseConfig(MpGemmOp op) {
-    if (auto gpu = dyn_cast_or_null<GpuAttr>(op.getConfigAttr()))
-      return gpu;
-    if (op.getConfigAttr())
-      return op.emitOpError() << "has config " << op.getConfigAttr()
-                              << "; lowbit-lower-gpu needs a #lowbit.gpu one",
-             failure();
-    if (!config.empty()) {
-      auto parsed = dyn_cast_or_null<GpuAttr>(
-          parseAttribute(config, op.getContext()));
-      if (!parsed)
-        return op.emitOpError() << "lowbit-lower-gpu: config '" << config
-                                << "' is not a #lowbit.gpu attribute",
-               failure();
-      return parsed;
-    }
-    if (GpuAttr byTarget =
-            getDefaultGpuConfig(op.getContext(), target, nHint == 1))
-      return byTarget;
-    return op.emitOpError() << "lowbit-lower-gpu: unknown GPU target '"
-                            << target << "' (expected spirv-vulkan, spirv-xe2)",
-           failure();
-  }
-
   LogicalResult lower(ModuleOp module, func::FuncOp func, MpGemmOp op) {
     if (!func || func.getBody().front().getOperations().size() != 2)
       return op.emitOpError() << "lowbit-lower-gpu needs a function whose "
                                  "body is the op and its return";
-    FailureOr<GpuAttr> chosen = chooseConfig(op);
-    if (failed(chosen))
-      return failure();
-    GpuAttr gpuConfig = *chosen;
+    auto gpuConfig = dyn_cast_or_null<GpuAttr>(op.getConfigAttr());
+    if (!gpuConfig) {
+      InFlightDiagnostic diag = op.emitOpError()
+                                << "lowbit-lower-gpu needs a #lowbit.gpu "
+                                   "config (from lowbit-select-config with a "
+                                   "GPU target), ";
+      if (op.getConfigAttr())
+        return diag << "got " << op.getConfigAttr();
+      return diag << "got none";
+    }
     if (failed(gpuConfig.verifyFor([&] { return op.emitOpError(); },
                                    op.getWeight(), op.getLayout(), op.getM(),
                                    op.getK())))
@@ -858,11 +827,11 @@ private:
         (plan.matrix ? plan.invocations / plan.lanes *
                            (kMatM * kMatK + kMatK * kMatN + 4 * kMatM * kMatN)
                      : 4 * plan.invocations * tileSize);
-    if (sharedBytes > kMaxWorkgroupBytes)
+    if (sharedBytes > targetInfo->getMaxWorkgroupBytes())
       return op.emitOpError()
              << "lowbit-lower-gpu: config " << gpuConfig << " needs "
              << sharedBytes << " bytes of workgroup memory, more than "
-             << kMaxWorkgroupBytes;
+             << targetInfo->getMaxWorkgroupBytes() << " (" << target << ")";
 
     Location loc = func.getLoc();
     OpBuilder b(func);
@@ -877,14 +846,14 @@ private:
                               MemRefType::get({plan.m * plan.words}, i32),
                               dynamic(io), MemRefType::get({2}, i32),
                               dynamic(f32), dynamic(f32)};
-    auto abi = spirv::getEntryPointABIAttr(
-        b.getContext(), {static_cast<int32_t>(plan.invocations), 1, 1});
+    auto blockSize =
+        b.getDenseI32ArrayAttr({static_cast<int32_t>(plan.invocations), 1, 1});
     auto makeKernel = [&](StringRef name, bool scalesOnly) {
       auto kernel = gpu::GPUFuncOp::create(b, loc, name,
                                            b.getFunctionType(args, {}));
       kernel->setAttr(gpu::GPUDialect::getKernelFuncAttrName(),
                       b.getUnitAttr());
-      kernel->setAttr(spirv::getEntryPointABIAttrName(), abi);
+      kernel.setKnownBlockSizeAttr(blockSize);
       Block &entry = kernel.getBody().front();
       OpBuilder body = OpBuilder::atBlockEnd(&entry);
       GpuKernelBuilder builder(body, loc, plan, entry.getArguments());
@@ -902,6 +871,7 @@ private:
     return success();
   }
 
+  std::shared_ptr<const GpuTargetInfo> targetInfo;
 };
 
 } // namespace

@@ -1,8 +1,10 @@
 //===- SelectConfig.cpp - choose a strategy config per lowbit.mpgemm ------===//
 //
 // The config comes from, in order: the `config` option, the schedule file's
-// entry for the op, the up-convert heuristic of the target. Whatever its
-// source, it must pass the op's StrategyConfigAttrInterface::verifyFor.
+// entry for the op, the heuristic of the target (up-convert, lut-elementwise
+// or lut-bitserial from its TargetInfo; #lowbit.gpu from a GPU target's
+// GpuTargetInfo). Whatever its source, it must pass the op's
+// StrategyConfigAttrInterface::verifyFor.
 //
 //===----------------------------------------------------------------------===//
 
@@ -128,6 +130,19 @@ mlir::lowbit::selectLutBitserialConfig(MLIRContext *ctx,
                                /*tableBits=*/16);
 }
 
+GpuAttr mlir::lowbit::selectGpuConfig(MLIRContext *ctx,
+                                      const GpuTargetInfo &target, bool gemv) {
+  // GEMV: one activation row per workgroup with its scale fused (the Xe2
+  // paper's finding for GEMV). GEMM: subgroup tiles that reuse every
+  // quantized activation, scales from the pre-kernel (the paper's GEMM
+  // finding).
+  GpuTiles tiles = target.getDefaultTiles(gemv);
+  return GpuAttr::get(ctx, tiles.wgTileM, tiles.wgTileN, tiles.sgTileM,
+                      tiles.sgTileN, /*kSplit=*/1, /*fuseActQuant=*/gemv,
+                      target.hasIntegerDot(), /*matrix=*/false,
+                      target.getSubgroupSize());
+}
+
 namespace {
 
 class SelectConfigPass
@@ -138,10 +153,18 @@ public:
   void runOnOperation() override {
     ModuleOp module = getOperation();
     targetInfo = createTargetInfo(target);
-    if (!targetInfo) {
+    gpuTargetInfo = createGpuTargetInfo(target);
+    if (!targetInfo && !gpuTargetInfo) {
       module.emitError() << "lowbit-select-config: unknown target '" << target
                          << "'; expected one of "
-                         << llvm::join(getTargetNames(), ", ");
+                         << llvm::join(getTargetNames(), ", ") << ", "
+                         << llvm::join(getGpuTargetNames(), ", ");
+      return signalPassFailure();
+    }
+    if (gpuTargetInfo && !strategy.empty()) {
+      module.emitError() << "lowbit-select-config: GPU target '" << target
+                         << "' has one strategy (#lowbit.gpu), not '"
+                         << strategy << "'";
       return signalPassFailure();
     }
     if (!schedule.empty()) {
@@ -229,6 +252,10 @@ private:
           return failure();
       }
     }
+    if (!chosen && gpuTargetInfo) {
+      source = "heuristic";
+      chosen = selectGpuConfig(op.getContext(), *gpuTargetInfo, gemv);
+    }
     if (!chosen && strategy == "lut-bitserial") {
       source = "heuristic";
       chosen = selectLutBitserialConfig(op.getContext(), *targetInfo, gemv);
@@ -249,6 +276,12 @@ private:
         chosen = selectUpconvertConfig(op.getContext(), *targetInfo, weight, m,
                                        k, gemv, threads);
     }
+    if (isa<GpuAttr>(chosen) != bool(gpuTargetInfo))
+      return op.emitOpError()
+             << source << ": config " << chosen << " is "
+             << (gpuTargetInfo ? "not a #lowbit.gpu config, which GPU target '"
+                               : "a #lowbit.gpu config, which CPU target '")
+             << target << "' " << (gpuTargetInfo ? "needs" : "cannot run");
     if (failed(chosen.verifyFor(
             [&] {
               return op.emitOpError() << source << ": config " << chosen
@@ -261,6 +294,7 @@ private:
   }
 
   std::shared_ptr<const TargetInfo> targetInfo;
+  std::shared_ptr<const GpuTargetInfo> gpuTargetInfo;
   std::optional<Schedule> scheduleFile;
   StrategyConfigAttrInterface overrideConfig;
 };

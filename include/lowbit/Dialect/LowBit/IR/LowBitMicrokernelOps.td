@@ -606,4 +606,24 @@ def LowBit_UkLaneFoldOp
   let hasVerifier = 1;
 }
 
+def LowBit_UkPackedDotOp : LowBit_UkOp<"packed_dot", [Pure]> {
+  let summary = "4-way int8 dot product of two packed 32-bit words (GPU)";
+  let description = [{
+    `result = sum_{r < 4} lhs.byte[r] * rhs.byte[r]`, with the bytes of
+    `lhs` signed and those of `rhs` signed, or unsigned with
+    `unsigned_rhs`, summed in int32 (no overflow is possible). The GPU
+    kernels of `lowbit-lower-gpu` multiply packed activations by packed
+    codes with it (#lowbit.gpu int_dot); `lib/Conversion/LowBitToSPIRV`
+    lowers it to OpSDot / OpSUDot of SPV_KHR_integer_dot_product.
+
+    ```mlir
+    %d = lowbit.uk.packed_dot %x, %codes {unsigned_rhs}
+    %s = lowbit.uk.packed_dot %x, %ones
+    ```
+  }];
+  let arguments = (ins I32:$lhs, I32:$rhs, UnitAttr:$unsigned_rhs);
+  let results = (outs I32:$result);
+  let assemblyFormat = "$lhs `,` $rhs attr-dict";
+}
+
 #endif // LOWBIT_DIALECT_LOWBIT_IR_LOWBITMICROKERNELOPS_TD

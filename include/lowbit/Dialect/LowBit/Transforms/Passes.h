@@ -46,9 +46,11 @@ LutBitserialAttr selectLutBitserialConfig(MLIRContext *ctx,
 int64_t getSlicesPerLoop(const TargetInfo &target, int64_t tilesPerGroup,
                          int64_t tileN, bool ternary);
 
-/// The default #lowbit.gpu config of a GPU target (`spirv-vulkan`,
-/// `spirv-xe2`) for GEMV (`gemv`) or GEMM, or null for another name.
-GpuAttr getDefaultGpuConfig(MLIRContext *ctx, StringRef target, bool gemv);
+/// The heuristic #lowbit.gpu config of lowbit-select-config for a GPU
+/// target: its default tiles and subgroup size, the activation scale fused
+/// for GEMV (`gemv`), the integer dot product where the target has it.
+GpuAttr selectGpuConfig(MLIRContext *ctx, const GpuTargetInfo &target,
+                        bool gemv);
 
 #define GEN_PASS_REGISTRATION
 #include "lowbit/Dialect/LowBit/Transforms/Passes.h.inc"

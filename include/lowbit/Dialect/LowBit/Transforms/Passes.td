@@ -35,7 +35,12 @@ def LowBitSelectConfig : Pass<"lowbit-select-config", "ModuleOp"> {
        a lut_bitserial config instead (`selectLutBitserialConfig`: one
        16-row tile and `bn = 1` for GEMV, `bn = 2` activation rows for GEMM
        on targets with 32 registers; `kfactor = 16`, 8 on NEON, lossless
-       tables).
+       tables). For a GPU target (`spirv-vulkan`, `spirv-xe2`) the
+       heuristic is a `#lowbit.gpu` config from its GpuTargetInfo
+       (`selectGpuConfig`: the target's default tiles and subgroup size,
+       the activation scale fused for GEMV and from a pre-kernel for GEMM,
+       the integer dot product where the target has it); a GPU target takes
+       only `#lowbit.gpu` configs and a CPU target none.
 
     The chosen config must pass the op's verifier (`verifyFor`); a schedule
     that cannot be read or parsed, a version other than 1 or 2, an entry
@@ -68,7 +73,8 @@ def LowBitSelectConfig : Pass<"lowbit-select-config", "ModuleOp"> {
   let options = [
     Option<"target", "target", "std::string", /*default=*/"\"generic\"",
            "Target the config is for (x86-avx2, x86-avxvnni, "
-           "x86-avx512vnni, generic)">,
+           "x86-avx512vnni, aarch64-neon, aarch64-neon-nodot, generic, "
+           "spirv-vulkan, spirv-xe2)">,
     Option<"threads", "threads", "int64_t", /*default=*/"1",
            "Threads the kernel will run on (schedule key; the heuristic "
            "keeps at least this many tile groups)">,
@@ -258,15 +264,16 @@ def LowBitLowerGpu : Pass<"lowbit-lower-gpu", "ModuleOp"> {
     by a `gpu.module @<function>` holding the kernel
     `gpu.func @mpgemm` and, when the config does not fuse the activation
     scales, the pre-kernel `gpu.func @act_scales`. The op's `#lowbit.gpu`
-    config sizes the kernel; an op without a config takes the `config`
-    option, else the default of `target` for GEMV (`n-hint` 1) or GEMM
-    (`getDefaultGpuConfig`: `spirv-vulkan` 64-invocation workgroups of
-    16-lane subgroups; `spirv-xe2` the subgroup 16 of Intel's AI-PC/Xe2
-    paper with rectangular subgroup tiles).
+    config, which `lowbit-select-config` chose for a GPU target, sizes the
+    kernel; an op without one is an error. The kernels are target-neutral
+    (gpu, arith, memref, scf, math and `lowbit.uk.packed_dot` for the
+    integer dot product); `lib/Conversion/LowBitToSPIRV` gives them their
+    SPIR-V forms.
 
     Both kernels take the same six storage buffers (runtime/include/
     lowbit/vulkan.h), with M and K compile-time constants; a config whose
-    workgroup memory exceeds 32 KiB is an error:
+    workgroup memory exceeds the `target`'s (GpuTargetInfo, 32 KiB) is an
+    error:
 
     ```mlir
     gpu.func @mpgemm(%x: memref<?xf32>,        // [N][K] activations
@@ -275,7 +282,7 @@ def LowBitLowerGpu : Pass<"lowbit-lower-gpu", "ModuleOp"> {
                      %params: memref<2xi32>,   // N, bits of w_scale
                      %scales: memref<?xf32>,   // [N] int8 scales (unfused)
                      %blocks: memref<?xf32>)   // w2gG, w4gG: [M][K/32] (s, z)
-        kernel attributes {spirv.entry_point_abi = ...}
+        kernel attributes {known_block_size = array<i32: ...>}
     ```
 
     Workgroup (x, y) computes rows [x * wg_tile_m, ...) of W and activation
@@ -313,16 +320,11 @@ def LowBitLowerGpu : Pass<"lowbit-lower-gpu", "ModuleOp"> {
   let dependentDialects = [
     "::mlir::lowbit::LowBitDialect", "::mlir::arith::ArithDialect",
     "::mlir::gpu::GPUDialect", "::mlir::math::MathDialect",
-    "::mlir::memref::MemRefDialect", "::mlir::scf::SCFDialect",
-    "::mlir::spirv::SPIRVDialect"
+    "::mlir::memref::MemRefDialect", "::mlir::scf::SCFDialect"
   ];
   let options = [
     Option<"target", "target", "std::string", /*default=*/"\"spirv-vulkan\"",
-           "GPU target whose default config an op without one gets">,
-    Option<"config", "config", "std::string", /*default=*/"",
-           "#lowbit.gpu config for ops without one (overrides the target)">,
-    Option<"nHint", "n-hint", "int64_t", /*default=*/"1",
-           "Expected N (1 selects the GEMV default config)">,
+           "GPU target (its workgroup memory limit)">,
     Option<"dtype", "dtype", "std::string", /*default=*/"\"f32\"",
            "Element type of X and Y: f32, f16 or bf16 (16-bit: memref of "
            "i16 bits, widened and rounded to nearest even in the kernel)">,
