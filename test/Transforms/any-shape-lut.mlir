@@ -11,7 +11,9 @@
 // argument (TL2 blocks K / 96, TL1 vectors, panels max(1, (blocks + 8) /
 // 16) of ceil(blocks / panels) blocks) and sweeps a thread's tiles in
 // batches of 64, panel after panel, the last panel with the TL1 vectors,
-// the header and the stores against the M argument.
+// the header and the stores against the M argument. The stack buffers start
+// at a multiple of 64 bytes (no table load straddles a cache line), and a
+// full tile stores whole registers, only a partial one masked.
 
 // SELECT-LABEL: func.func @tl2_any(
 // SELECT: config = #lowbit.lut_elementwise<bm = 16, bk = 96, sub_m = 16>
@@ -34,8 +36,8 @@
 // LOWER: %[[PANELBLOCKS:.*]] = arith.divsi %{{.*}}, %[[PANELS]] : index
 // LOWER: %[[LASTPANEL:.*]] = arith.subi %[[PANELS]], %c1 : index
 // The tables of all K: 4 per TL2 block, then the TL1 vectors.
-// LOWER: lowbit.uk.stack_buffer {bytes = 349696 : i64}
-// LOWER: lowbit.uk.stack_buffer {bytes = 32768 : i64}
+// LOWER: lowbit.uk.stack_buffer {alignment = 64 : i64, bytes = 349696 : i64}
+// LOWER: lowbit.uk.stack_buffer {alignment = 64 : i64, bytes = 32768 : i64}
 // LOWER: %[[VECS:.*]] = arith.muli %[[BLOCKS]], %c4 : index
 // LOWER: scf.for %{{.*}} = %c0 to %[[VECS]] step %c1 {
 // LOWER: lowbit.uk.lut_tables {{.*}} {width = 3 : i64}
@@ -56,12 +58,27 @@
 // LOWER: scf.for %{{.*}} = %c0 to %[[TL1]] step %c1 iter_args(
 // LOWER: lowbit.uk.lut_dot
 // LOWER: arith.cmpi sge, %{{.*}}, %[[M]] : index
+// LOWER: %[[SOME:.*]] = arith.select %{{.*}}, %{{.*}}, %{{.*}} : index
+// LOWER: %[[LEFT:.*]] = arith.select %{{.*}}, %c0, %[[SOME]] : index
 // LOWER: lowbit.uk.lut_combine
-// LOWER: lowbit.uk.store %{{.*}}, %[[Y]]
+// LOWER: %[[FULL:.*]] = arith.cmpi eq, %[[LEFT]], %c16 : index
+// LOWER-NEXT: scf.if %[[FULL]] {
+// LOWER-NEXT: lowbit.uk.store %{{.*}}, %[[Y]][%{{.*}}] : vector<16xf32>
+// LOWER-NEXT: } else {
+// LOWER-NEXT: lowbit.uk.store %{{.*}}, %[[Y]][%{{.*}}], %[[LEFT]] : vector<16xf32>
 // LOWER: return
 
 // CPP-LABEL: extern "C" void tl2_any(
 // CPP-SAME: float v11, int64_t v12, int64_t v13) {
+// CPP: int8_t [[BUF:v[0-9]+]][{{[0-9]+}}];
+// CPP-NEXT: size_t [[ZERO:v[0-9]+]] = 0;
+// CPP-NEXT: int8_t* [[START:v[0-9]+]] = &[[BUF]][[[ZERO]]];
+// CPP-NEXT: size_t [[ADDRESS:v[0-9]+]] = (size_t) [[START]];
+// CPP-NEXT: size_t [[A63:v[0-9]+]] = 63;
+// CPP-NEXT: size_t [[UP:v[0-9]+]] = [[ADDRESS]] + [[A63]];
+// CPP-NEXT: size_t [[MASK:v[0-9]+]] = -64;
+// CPP-NEXT: size_t [[ROUNDED:v[0-9]+]] = [[UP]] & [[MASK]];
+// CPP-NEXT: int8_t* {{v[0-9]+}} = (int8_t*) [[ROUNDED]];
 func.func @tl2_any(%x: tensor<?x?xf32>, %w: tensor<?x?xi8>, %s: tensor<1xf32>) -> tensor<?x?xf32> {
   %y = lowbit.mpgemm %x, %w, %s {
          weight = #lowbit.weight<bits = 2, encoding = ternary>,
@@ -75,7 +92,7 @@ func.func @tl2_any(%x: tensor<?x?xf32>, %w: tensor<?x?xi8>, %s: tensor<1xf32>) -
 // LOWER: %[[K:.*]] = arith.index_cast %arg12 : i64 to index
 // LOWER: %[[REST15:.*]] = arith.addi %[[K]], %c15 : index
 // LOWER: %[[TL1:.*]] = arith.divsi %[[REST15]], %c16 : index
-// LOWER: lowbit.uk.stack_buffer {bytes = 524288 : i64}
+// LOWER: lowbit.uk.stack_buffer {alignment = 64 : i64, bytes = 524288 : i64}
 // LOWER: scf.for %{{.*}} = %c0 to %[[TL1]] step %c1 {
 // LOWER: lowbit.uk.lut_tables {{.*}} {width = 2 : i64}
 // LOWER: return

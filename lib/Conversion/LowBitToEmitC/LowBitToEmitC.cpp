@@ -428,7 +428,9 @@ struct ConvertSpill : TargetPattern<UkSpillOp> {
   }
 };
 
-/// lowbit.uk.stack_buffer: `int8_t v[bytes];` and `&v[0]` (any target).
+/// lowbit.uk.stack_buffer: `int8_t v[bytes];` and `&v[0]` (any target);
+/// with an alignment a, `int8_t v[bytes + a - 1];` and `&v[0]` rounded up to
+/// a multiple of a.
 struct ConvertStackBuffer : OpConversionPattern<UkStackBufferOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
@@ -436,17 +438,32 @@ struct ConvertStackBuffer : OpConversionPattern<UkStackBufferOp> {
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     Type i8 = rewriter.getI8Type();
-    auto array = emitc::ArrayType::get({int64_t(op.getBytes())}, i8);
+    auto ptr = emitc::PointerType::get(i8);
+    auto sizeT = emitc::SizeTType::get(getContext());
+    int64_t alignment = op.getAlignment().value_or(1);
+    auto array =
+        emitc::ArrayType::get({int64_t(op.getBytes()) + alignment - 1}, i8);
     auto variable = emitc::VariableOp::create(
         rewriter, loc, array, emitc::OpaqueAttr::get(getContext(), ""));
-    Value zero = emitc::ConstantOp::create(rewriter, loc,
-                                           emitc::SizeTType::get(getContext()),
+    Value zero = emitc::ConstantOp::create(rewriter, loc, sizeT,
                                            rewriter.getIndexAttr(0));
     auto element = emitc::SubscriptOp::create(
         rewriter, loc, cast<TypedValue<emitc::ArrayType>>(variable.getResult()),
         ValueRange{zero});
-    rewriter.replaceOpWithNewOp<emitc::AddressOfOp>(
-        op, emitc::PointerType::get(i8), element);
+    Value start = emitc::AddressOfOp::create(rewriter, loc, ptr, element);
+    if (alignment > 1) {
+      auto constant = [&](int64_t v) {
+        return emitc::ConstantOp::create(rewriter, loc, sizeT,
+                                         rewriter.getIndexAttr(v));
+      };
+      Value address = emitc::CastOp::create(rewriter, loc, sizeT, start);
+      Value up = emitc::AddOp::create(rewriter, loc, sizeT, address,
+                                      constant(alignment - 1));
+      Value rounded = emitc::BitwiseAndOp::create(rewriter, loc, sizeT, up,
+                                                  constant(-alignment));
+      start = emitc::CastOp::create(rewriter, loc, ptr, rounded);
+    }
+    rewriter.replaceOp(op, start);
     return success();
   }
 };
