@@ -38,6 +38,7 @@ UpconvertWeights pack_bitserial(const PackedWeights &canonical) {
   U.bits = f.bits; // planes: i2s has 2-bit codes 0..2
   U.group = f.is_ternary() ? 0 : f.group;
   U.w_scale = canonical.tensor_scale;
+  U.bit_planes = true;
 
   const int planes = U.bits;
   const int64_t tiles = U.num_tiles();

@@ -171,10 +171,12 @@ withKernels(lowbit::PackedWeights canonical) {
     for (const Entry &e : registry())
       if (e.format == f.name() && e.M == M && e.K == K)
         weights->kernels.push_back(e);
-    if (weights->kernels.empty() &&
-        lowbit::any_kernel_shape_error(f, K).empty())
+    if (weights->kernels.empty())
       for (const Entry &e : registry())
-        if (e.format == f.name() && e.anyFn)
+        if (e.format == f.name() && e.anyFn &&
+            lowbit::any_kernel_shape_error(
+                f, K, lowbit::is_bitserial_config(e.config))
+                .empty())
           weights->kernels.push_back(e);
   }
   std::sort(weights->kernels.begin(), weights->kernels.end(),

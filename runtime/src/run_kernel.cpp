@@ -13,11 +13,15 @@ namespace lowbit {
 UpconvertWeights pack_for_kernel(const PackedWeights &canonical,
                                  std::string_view config,
                                  std::string_view target) {
-  if (config.substr(0, 21) == "#lowbit.lut_bitserial")
+  if (is_bitserial_config(config))
     return pack_bitserial(canonical);
   if (has_lut_layout(canonical.format))
     return pack_lut(canonical, lut_order(target));
   return pack_upconvert(canonical);
+}
+
+bool is_bitserial_config(std::string_view config) {
+  return config.substr(0, 21) == "#lowbit.lut_bitserial";
 }
 
 /// What run_kernel and run_any_kernel check of the activations.
@@ -60,15 +64,19 @@ void run_kernel(lowbit_kernel_fn kernel, const UpconvertWeights &W,
             });
 }
 
-std::string any_kernel_shape_error(const Format &format, int64_t K) {
-  // tl1/tl2 are ternary too: their limit is the table buffer's.
-  const bool lut = has_lut_layout(format);
+std::string any_kernel_shape_error(const Format &format, int64_t K,
+                                   bool bit_planes) {
+  // The LUT kernels' limit is their table buffer's (tl1/tl2 are ternary
+  // too).
+  const bool lut = has_lut_layout(format) || bit_planes;
   const int64_t limit = lut ? LOWBIT_ANY_SHAPE_MAX_LUT_K
                             : LOWBIT_ANY_SHAPE_MAX_TERNARY_K;
   if ((lut || format.is_ternary()) && K > limit)
     return "K = " + std::to_string(K) + " is past the " +
            std::to_string(limit) + " of " +
-           (lut ? "a tl1/tl2" : "a ternary") +
+           (bit_planes ? "a lut-bitserial"
+            : lut      ? "a tl1/tl2"
+                       : "a ternary") +
            " any-shape kernel (kernel_abi.h); use a kernel generated for "
            "the shape";
   return "";
@@ -79,7 +87,8 @@ void run_any_kernel(lowbit_any_kernel_fn kernel, const UpconvertWeights &W,
                     int kernel_class) {
   if (!kernel)
     throw Error("run_any_kernel: no kernel function");
-  if (std::string problem = any_kernel_shape_error(W.format, W.K);
+  if (std::string problem =
+          any_kernel_shape_error(W.format, W.K, W.bit_planes);
       !problem.empty())
     throw Error("run_any_kernel: " + problem);
   run_tiles(W, A, pool, kernel_class,

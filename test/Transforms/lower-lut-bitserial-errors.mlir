@@ -61,3 +61,15 @@ func.func @tables_too_large(%x: tensor<?x20480xf32>, %w: tensor<1x81920xi8>, %s:
        : (tensor<?x20480xf32>, tensor<1x81920xi8>, tensor<1xf32>) -> tensor<?x16xf32>
   return %y : tensor<?x16xf32>
 }
+
+// -----
+
+func.func @any_shape_int8(%x: tensor<?x?xf32>, %w: tensor<?x?xi8>, %s: tensor<?x?x2xf16>) -> tensor<?x?xf32> {
+  // expected-error@+1 {{'lowbit.mpgemm' op with dynamic M and K (an any-shape kernel) needs int16 tables (table_bits = 16): int8 tables are not lowered for a run-time K}}
+  %y = lowbit.mpgemm %x, %w, %s {
+         weight = #lowbit.weight<bits = 2, encoding = unsigned, group = 64, scale = per_group>,
+         layout = #lowbit.layout<bitplanes, tile_m = 16, tile_k = 32, interleave = 16>,
+         config = #lowbit.lut_bitserial<bm = 16, kfactor = 64, act_group = 64, table_bits = 8>}
+       : (tensor<?x?xf32>, tensor<?x?xi8>, tensor<?x?x2xf16>) -> tensor<?x?xf32>
+  return %y : tensor<?x?xf32>
+}

@@ -25,14 +25,17 @@ void run_kernel(lowbit_kernel_fn kernel, const UpconvertWeights &W,
                 ThreadPool &pool, int kernel_class = -1);
 
 /// "" when an any-shape kernel (kernel_abi.h) computes weights of `format`
-/// with this K, else why not (a ternary or tl1/tl2 K past the kernel's
-/// limit).
-std::string any_kernel_shape_error(const Format &format, int64_t K);
+/// with this K, else why not (a ternary K past the kernel's limit, or a K
+/// past LOWBIT_ANY_SHAPE_MAX_LUT_K for tl1/tl2 and, with `bit_planes`, the
+/// lut-bitserial kernels: their tables of all K are on their stack).
+std::string any_kernel_shape_error(const Format &format, int64_t K,
+                                   bool bit_planes = false);
 
 /// run_kernel for an any-shape kernel (kernel_abi.h, lowbit_any_kernel_fn):
 /// the same split, each call with W.M and W.K; W packed as for the
-/// shape-specialized kernel of the same config. Throws Error for a ternary
-/// K past LOWBIT_ANY_SHAPE_MAX_TERNARY_K and as run_kernel otherwise.
+/// shape-specialized kernel of the same config. Throws Error for a K past
+/// the kernel's limit (any_kernel_shape_error, W.bit_planes) and as
+/// run_kernel otherwise.
 void run_any_kernel(lowbit_any_kernel_fn kernel, const UpconvertWeights &W,
                     const PreparedActivations &A, float *y, ThreadPool &pool,
                     int kernel_class = -1);
@@ -44,6 +47,10 @@ void run_any_kernel(lowbit_any_kernel_fn kernel, const UpconvertWeights &W,
 UpconvertWeights pack_for_kernel(const PackedWeights &canonical,
                                  std::string_view config,
                                  std::string_view target);
+
+/// Whether `config` (a kernel's config attribute) is a lut-bitserial one,
+/// whose kernels read bitserial_abi.h's bit-plane layout.
+bool is_bitserial_config(std::string_view config);
 
 /// The key of the ratio table of upconvert kernels: "upconvert <target>
 /// <format>" ("upconvert <format>" when target is empty). Kernels of one

@@ -28,6 +28,7 @@ struct UpconvertWeights {
   int bits = 0;           // 1, 2 or 4
   int64_t group = 0;      // G of the scales (32 for q4_0), 0 without scales
   float w_scale = 0.0f;   // ternary s_w; 0 for the other formats
+  bool bit_planes = false; // bitserial_abi.h's layout (pack_bitserial)
   AlignedArray<uint8_t> codes;   // Mp * Kp * bits / 8 bytes
   AlignedArray<uint16_t> scales; // fp16 [Mp/16][Kp/G][16], or empty
   AlignedArray<uint16_t> zeros;  // fp16 [Mp/16][Kp/G][16], w2/w4 only

@@ -1,11 +1,12 @@
 //===- any_shape_main.cpp - any-shape kernels against the reference -------===//
 //
 // Links the any-shape kernels of test/Transforms/any-shape.mlir (i2s_any,
-// w2g128_any, q4_0_any) and any-shape-lut.mlir (tl2_any, tl1_any), all
+// w2g128_any, q4_0_any), any-shape-lut.mlir (tl2_any, tl1_any) and
+// any-shape-bitserial.mlir (i2s_bs_any, w3g64_bs_any, w1g128_bs_any), all
 // lowbit_any_kernel_fn of kernel_abi.h, with the runtime's quantizer,
 // packers (pack_for_kernel for the target, argv[1]) and reference, and runs
 // every ragged shape through ONE kernel per format: Y bit-exact with the
-// reference for i2s, tl1 and tl2, within 1e-5 (normalized) of it for the
+// reference for the ternary formats, within 1e-5 (normalized) of it for the
 // others. Built for a target
 // another process cannot dlopen (any-shape-aarch64.test: cross-built, run
 // under qemu-aarch64), so the check lives in this executable.
@@ -40,6 +41,15 @@ void tl2_any(const uint8_t *, const uint16_t *, const uint16_t *,
 void tl1_any(const uint8_t *, const uint16_t *, const uint16_t *,
              const int8_t *, const float *, const int32_t *, float *, int64_t,
              int64_t, int64_t, float, int64_t, int64_t);
+void i2s_bs_any(const uint8_t *, const uint16_t *, const uint16_t *,
+                const int8_t *, const float *, const int32_t *, float *,
+                int64_t, int64_t, int64_t, float, int64_t, int64_t);
+void w3g64_bs_any(const uint8_t *, const uint16_t *, const uint16_t *,
+                  const int8_t *, const float *, const int32_t *, float *,
+                  int64_t, int64_t, int64_t, float, int64_t, int64_t);
+void w1g128_bs_any(const uint8_t *, const uint16_t *, const uint16_t *,
+                   const int8_t *, const float *, const int32_t *, float *,
+                   int64_t, int64_t, int64_t, float, int64_t, int64_t);
 }
 
 namespace {
@@ -71,6 +81,10 @@ int main(int argc, char **argv) {
       // 2 K panels at 2600, 5 at 6914 (lut_abi.h).
       {"tl2", tl2_any, {2, 194, 2600, 6914}, "#lowbit.lut_elementwise"},
       {"tl1", tl1_any, {2, 194, 2600}, "#lowbit.lut_elementwise"},
+      // bitserial_abi.h's K panels: 2 at 2600 and 2112, 3 at 4224.
+      {"i2s", i2s_bs_any, {1, 100, 2600}, "#lowbit.lut_bitserial"},
+      {"w3g64", w3g64_bs_any, {64, 2112}, "#lowbit.lut_bitserial"},
+      {"w1g128", w1g128_bs_any, {128, 4224}, "#lowbit.lut_bitserial"},
   };
   lowbit::ThreadPool pool(2);
   int passed = 0, failed = 0;

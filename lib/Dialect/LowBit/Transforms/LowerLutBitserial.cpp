@@ -193,14 +193,9 @@ public:
   }
 
   void build() {
-    tables = UkStackBufferOp::create(
-        b, loc, MemRefType::get({ShapedType::kDynamic}, b.getI8Type()),
-        b.getI64IntegerAttr(plan.bn * plan.columnTableBytes()));
+    tables = stackBuffer(plan.bn * plan.columnTableBytes());
     if (plan.panels > 1 || plan.anyShape)
-      partials = UkStackBufferOp::create(
-          b, loc, MemRefType::get({ShapedType::kDynamic}, b.getI8Type()),
-          b.getI64IntegerAttr(plan.rangeTiles * plan.bn *
-                              plan.partialBytes()));
+      partials = stackBuffer(plan.rangeTiles * plan.bn * plan.partialBytes());
     if (!plan.int8Tables)
       for (int64_t p = plan.laneOrder ? 0 : 1; p < plan.planes; ++p)
         planeWeights.push_back(splat(byteReg, int64_t(1) << p));
@@ -216,6 +211,16 @@ public:
   }
 
 private:
+  /// A lowbit.uk.stack_buffer of `bytes` bytes where the C++ compiler
+  /// places it.
+  Value stackBuffer(int64_t bytes) {
+    return UkStackBufferOp::create(
+        b, loc, TypeRange{MemRefType::get({ShapedType::kDynamic}, b.getI8Type())},
+        ValueRange{},
+        ArrayRef<NamedAttribute>{
+            b.getNamedAttr("bytes", b.getI64IntegerAttr(bytes))});
+  }
+
   /// One panel of a group of tiles: its blocks [firstBlock, firstBlock +
   /// blocks), whether it is the last, and (more than one panel) the index
   /// of the group's first tile in the partial sums. Any-shape kernels: the
@@ -270,6 +275,12 @@ private:
   Value blockCount() {
     return plan.anyShape ? shape.blocks : constant(plan.blocks);
   }
+  /// Where activation row `column` starts in xq: column * Kp.
+  Value activationRow(Value column) {
+    if (plan.anyShape)
+      return mul(mulValue(column, shape.blocks), kBlockK);
+    return mul(column, plan.kp);
+  }
   /// Where block `block` of activation row `column` has its sum and scale
   /// (group formats).
   Value activationBlock(Value column, Value block) {
@@ -297,7 +308,7 @@ private:
   /// tables stay in cache while the weights stream once).
   void buildColumns(Value firstColumn, int64_t columns) {
     for (int64_t c = 0; c < columns; ++c) {
-      Value row = mul(add(firstColumn, c), plan.kp);
+      Value row = activationRow(add(firstColumn, c));
       if (plan.int8Tables) {
         buildInt8Tables(row, c);
         continue;
