@@ -4,7 +4,7 @@
 // 2B-4T variant with a squared-ReLU FFN) from a GGUF file, greedy decoding
 // from token ids. Every linear layer goes through the lowbit C API
 // (lowbit.h: lowbit_pack_gguf, lowbit_quantize_activations,
-// lowbit_mpgemm_quantized); norms, RoPE, attention and the FFN's element-wise
+// lowbit_mpgemm_tiles on the engine's threads); norms, RoPE, attention and the FFN's element-wise
 // work are plain C++ run on the same context's threads
 // (lowbit_parallel_for). The kernels are whatever the process registered
 // before Model::load: a bundle's lowbit_bundle_register() or the kernels

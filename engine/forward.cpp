@@ -19,9 +19,10 @@
 //   logits = (rms_norm(x) * output_norm) Whead
 //
 // A linear y = (x W^T) * scale + bias: scale and bias only where the file
-// has them. Every product with packed weights is one lowbit_mpgemm_quantized
-// call for all n rows; the rest runs on the same context's threads through
-// lowbit_parallel_for when it is big enough to gain from it.
+// has them. The products with packed weights of one input are one parallel
+// region for all n rows (lowbit_mpgemm_tiles on chunks of their tiles); the
+// rest runs on the same context's threads through lowbit_parallel_for when
+// it is big enough to gain from it.
 //
 //===----------------------------------------------------------------------===//
 #include "model.h"
@@ -29,6 +30,7 @@
 #include "lowbit/error.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstring>
 
@@ -67,17 +69,29 @@ void Model::Impl::reserve(int64_t n) {
 void Model::Impl::project(std::initializer_list<Product> products,
                           const float *X, int64_t n,
                           lowbit_activations_t *acts) {
-  int quantized = -1; // class currently held by `acts`
+  // Packed weights, per activation class (in practice one: Q/K/V or
+  // gate/up share a format): X quantized once, then one region over the
+  // union of their tiles.
+  for (const bool ternary : {true, false}) {
+    spans.clear();
+    int64_t total = 0;
+    for (const Product &p : products) {
+      const Linear &L = *p.L;
+      if (!L.packed || L.ternary != ternary)
+        continue;
+      if (spans.empty())
+        check(lowbit_quantize_activations(L.packed.get(), X, n, acts,
+                                          ctx.get()),
+              L);
+      spans.push_back({&L, p.Y, total});
+      total += lowbit_weights_tiles(L.packed.get());
+    }
+    if (!spans.empty())
+      run_tiles(total, acts);
+  }
   for (const Product &p : products) {
     const Linear &L = *p.L;
-    if (L.packed) {
-      if (quantized != int(L.ternary)) {
-        check(lowbit_quantize_activations(L.packed.get(), X, n, acts, ctx.get()),
-              L);
-        quantized = int(L.ternary);
-      }
-      check(lowbit_mpgemm_quantized(L.packed.get(), acts, p.Y, ctx.get()), L);
-    } else {
+    if (!L.packed) {
       constexpr int64_t kRows = 16;
       const Kernels &kn = *kernels;
       parallel_for(ctx.get(), (L.M + kRows - 1) / kRows, true,
@@ -100,6 +114,47 @@ void Model::Impl::project(std::initializer_list<Product> products,
       }
     }
   }
+}
+
+void Model::Impl::run_tiles(int64_t total, const lowbit_activations_t *acts) {
+  // Tiles [begin, end) of the union: each span's part of it.
+  auto run = [&](int64_t begin, int64_t end) {
+    for (size_t i = 0; i < spans.size(); ++i) {
+      const TileSpan &s = spans[i];
+      const int64_t last =
+          i + 1 < spans.size() ? spans[i + 1].first : total;
+      const int64_t b = std::max(begin, s.first), e = std::min(end, last);
+      if (b < e && lowbit_mpgemm_tiles(s.L->packed.get(), acts, s.Y,
+                                       b - s.first, e - s.first) != LOWBIT_OK)
+        return false;
+    }
+    return true;
+  };
+  const int64_t chunks =
+      threads > 1 ? std::min(total, kChunksPerThread * threads) : 1;
+  if (chunks <= 1) {
+    if (!run(0, total))
+      throw Error(std::string("engine: ") + lowbit_last_error());
+    return;
+  }
+  // Chunk c is tiles [c * total / chunks, (c + 1) * total / chunks). Thread
+  // t starts on chunk t, then claims the next one not taken, as llama.cpp's
+  // ggml-cpu mul_mat claims its chunks: the threads finish within about a
+  // chunk of each other even when one of them starts late or loses its
+  // core for a while, and each chunk is one contiguous stream of weights.
+  std::atomic<int64_t> next{threads};
+  std::atomic<bool> failed{false};
+  std::string error; // the first failure's message
+  parallel_for(ctx.get(), threads, true, [&](int64_t thread, int64_t, int) {
+    for (int64_t c = thread; c < chunks; c = next.fetch_add(1))
+      if (!run(c * total / chunks, (c + 1) * total / chunks)) {
+        if (!failed.exchange(true))
+          error = lowbit_last_error();
+        return;
+      }
+  });
+  if (failed)
+    throw Error("engine: " + error);
 }
 
 void Model::Impl::norm_rows(const float *X, const std::vector<float> &w,

@@ -59,6 +59,14 @@ struct Product {
   float *Y;
 };
 
+/// A packed product's tiles within the union that Model::Impl::run_tiles
+/// splits: its tiles are [first, the next span's first).
+struct TileSpan {
+  const Linear *L;
+  float *Y;
+  int64_t first;
+};
+
 struct Model::Impl {
   Options options;
   Hparams hp;
@@ -89,16 +97,22 @@ struct Model::Impl {
   std::vector<float> x, xn, q, k, v, attn, ff_gate, ff_up, head_in;
   std::vector<float> scores; // [threads][kQueries * n_ctx]
   std::vector<float> last_logits;
+  std::vector<TileSpan> spans; // of the products project() runs
 
   void reserve(int64_t n);
   void forward(const int32_t *tokens, int64_t n, float *logits,
                bool all_logits);
   /// The products of one input X [n][K] with several weights: X is
   /// quantized once per activation class (ternary: per-row scale; others:
-  /// per block) into `acts` and reused by every weight of that class;
-  /// weights kept in float run the engine's GEMV.
+  /// per block) into `acts`, and the packed weights of that class run as
+  /// one parallel region (run_tiles); weights kept in float run the
+  /// engine's GEMV.
   void project(std::initializer_list<Product> products, const float *X,
                int64_t n, lowbit_activations_t *acts);
+  /// The tiles [0, total) of `spans` (the weights' tiles one after the
+  /// other) with `acts`, through lowbit_mpgemm_tiles on the context's
+  /// threads in kChunksPerThread chunks per thread.
+  void run_tiles(int64_t total, const lowbit_activations_t *acts);
   /// Rows [0, n) of X (`width` wide) RMS-normalized times w into Y (may be
   /// X).
   void norm_rows(const float *X, const std::vector<float> &w, int64_t n,
@@ -128,6 +142,11 @@ void parallel_for(lowbit_context_t *ctx, int64_t n, bool parallel, F &&f) {
   if (lowbit_parallel_for(ctx, n, call, &f) != LOWBIT_OK)
     throw Error(std::string("engine: ") + lowbit_last_error());
 }
+
+/// Chunks per thread of run_tiles: enough that a thread that started late
+/// or was preempted leaves little for the others to wait on, few enough
+/// that each chunk is a long contiguous read.
+constexpr int64_t kChunksPerThread = 4;
 
 /// Queries of one head that attention takes together (Kernels::attend).
 constexpr int64_t kQueries = 4;
