@@ -16,6 +16,7 @@
 #include "Kernels.h"
 #include "Models.h"
 #include "Plot.h"
+#include "Progress.h"
 
 #include "lowbit/error.h"
 #include "lowbit/run_kernel.h"
@@ -125,9 +126,10 @@ static int runBench(const ParsedOptions &options) {
   if (reps < kMinReps)
     throw Error("--reps: at least " + std::to_string(kMinReps) +
                 " (medians need them)");
-  int64_t threads = options.getPositive("threads", 2);
-  if (threads > 256)
-    throw Error("--threads: at most 256, got " + std::to_string(threads));
+  const int threads = options.threads();
+  for (const char *output : {"json", "plot"})
+    if (auto path = options.get(output))
+      requireWritable(*path);
   std::vector<Strategy> strategies;
   for (const std::string &name : splitList(options.getOr("strategy", "auto")))
     strategies.push_back(parse_strategy(name));
@@ -181,7 +183,7 @@ static int runBench(const ParsedOptions &options) {
   const bool anyShape = options.has("any-shape");
 
   KernelOptions kernelOptions;
-  kernelOptions.threads = static_cast<int>(threads);
+  kernelOptions.threads = threads;
   kernelOptions.schedulePath = options.getOr("schedule", "");
   kernelOptions.config = options.getOr("config", "");
 
@@ -208,8 +210,7 @@ static int runBench(const ParsedOptions &options) {
             cases.push_back({shape, N, format, choice});
             // --any-shape: the any-shape kernel of the same choice right
             // after it, timed with it in alternating reps.
-            if (anyShape && (choice.strategy == Strategy::Upconvert ||
-                             choice.strategy == Strategy::LutElementwise))
+            if (anyShape && !isGpuTarget(choice.target))
               cases.push_back({shape, N, format, choice, true});
           }
         }
@@ -217,8 +218,13 @@ static int runBench(const ParsedOptions &options) {
 
   std::fprintf(stderr, "compiling %zu kernels...\n", cases.size());
   std::vector<CompiledKernel> kernels(cases.size());
+  Progress progress("bench");
   // One batch per run of cases with the same (format, target, strategy).
   for (size_t i = 0; i < cases.size();) {
+    progress.update(i, cases.size(),
+                    "compiling " + cases[i].format.name() + " " +
+                        strategyLabel(cases[i]) + " " +
+                        target_name(cases[i].choice.target));
     size_t j = i;
     std::vector<KernelShape> batch;
     while (j < cases.size() &&
@@ -236,6 +242,7 @@ static int runBench(const ParsedOptions &options) {
     std::move(compiled.begin(), compiled.end(), kernels.begin() + i);
     i = j;
   }
+  progress.clear();
 
   size_t gpuCases = 0;
   for (const Case &c : cases)
@@ -249,7 +256,7 @@ static int runBench(const ParsedOptions &options) {
   }
 
   ThreadPool::Options poolOptions;
-  poolOptions.threads = static_cast<int>(threads);
+  poolOptions.threads = threads;
   poolOptions.policy = policies.front();
   poolOptions.alpha = alpha;
   ThreadPool pool(poolOptions);
@@ -268,8 +275,9 @@ static int runBench(const ParsedOptions &options) {
                (long long)threads);
   ReadProbe probe(pool);
   BandwidthResult bandwidth = probe.measure(reps);
-  std::printf("read bandwidth: %.1f GB/s (%s loads, %lld threads, median of "
-              "%d)\n",
+  std::printf("read limit: %.1f GB/s (read probe: %s loads, %lld threads, "
+              "median of %d; each row's limit is the probe right before its "
+              "own reps)\n",
               bandwidth.gbps, bandwidth.loads.c_str(), (long long)threads,
               reps);
   if (threads > 1)
@@ -314,7 +322,6 @@ static int runBench(const ParsedOptions &options) {
               "ratio", "GOPS", "ratio",
               showRatios ? "tiles/thread  us/thread  ratios" : "");
 
-  const bool progress = isatty(fileno(stderr));
   std::vector<BenchRecord> records;
   // Paired speedups static/dynamic: per case, the median over rounds of
   // static rep / dynamic rep (the reps of one round ran back to back).
@@ -356,12 +363,9 @@ static int runBench(const ParsedOptions &options) {
   for (size_t g = 0; g < groups.size(); ++g) {
     const std::vector<size_t> &group = groups[g];
     const Case &first = cases[group.front()];
-    if (progress) // one line on a terminal, rewritten per group
-      std::fprintf(stderr, "\r[%zu/%zu] %s %s %lldx%lld N=%lld%s\033[K", g + 1,
-                   groups.size(), first.format.name().c_str(),
-                   target_name(first.choice.target).c_str(),
-                   (long long)first.shape.M, (long long)first.shape.K,
-                   (long long)first.N, group.size() > 1 ? " (interleaved)" : "");
+    progress.update(g, groups.size(),
+                    "timing " + caseLabel(first) +
+                        (group.size() > 1 ? " (interleaved)" : ""));
     std::vector<UpconvertWeights> weights;
     std::vector<PreparedActivations> activations;
     weights.reserve(group.size());
@@ -417,8 +421,7 @@ static int runBench(const ParsedOptions &options) {
     Pairing pairing{&probe, first.N > 1 ? peak.get() : nullptr};
     std::vector<KernelTiming> all = time_contenders(
         contenders, pool, cold, reps, pairing, /*trace_limit=*/256);
-    if (progress)
-      std::fprintf(stderr, "\r\033[K");
+    progress.clear();
     for (size_t ci = 0; ci < group.size(); ++ci) {
       const size_t i = group[ci];
       const Case &c = cases[i];
@@ -431,7 +434,7 @@ static int runBench(const ParsedOptions &options) {
         BenchRecord r = make_record(
             c.shape.M, c.shape.K, c.N, c.format.name(),
             strategyLabel(c), target_name(c.choice.target),
-            static_cast<int>(threads), timing, bandwidth, peakResult.get());
+            threads, timing, bandwidth, peakResult.get());
         r.load_core = loadCore;
         r.slow_core = slowCore;
         r.slow_factor = slowFactor;
@@ -495,7 +498,7 @@ static int runBench(const ParsedOptions &options) {
       const KernelTiming &timing = all[kernelContenders + f];
       BenchRecord r = make_record(c.shape.M, c.shape.K, c.N, c.format.name(),
                                   "read", probe.loads(),
-                                  static_cast<int>(threads), timing,
+                                  threads, timing,
                                   bandwidth, nullptr);
       records.push_back(r);
       printTimingColumns(r);
@@ -590,7 +593,7 @@ const Command &benchCommand() {
          "lut-bitserial), upconvert, lut-elementwise, lut-bitserial"},
         {"target", "T[,T...]", "targets to compare (default native)"},
         {"n", "LIST", "activation rows, e.g. 1,128 (default 1)"},
-        {"threads", "N", "threads (default 2)"},
+        {"threads", "N", kThreadsHelp},
         {"reps", "R", "timed reps per case (default 5)"},
         {"schedule", "FILE", "tuned schedule to take kernel configs from"},
         {"config", "ATTR",
@@ -620,8 +623,8 @@ const Command &benchCommand() {
          "(same moments of the host; each keeps its own cold copies) and "
          "print their per-round time ratios"},
         {"any-shape", nullptr,
-         "also time the any-shape kernel of each upconvert case (M and K "
-         "run-time arguments, kernel_abi.h; strategy 'upconvert+any') "
+         "also time the any-shape kernel of each CPU case (M and K "
+         "run-time arguments, kernel_abi.h; strategy e.g. 'upconvert+any') "
          "interleaved with the shape's own kernel, and print any-shape / "
          "specialized time per case (pairs them; with --interleave every "
          "case of a shape and N together)"},

@@ -70,7 +70,7 @@ public:
 
   /// One timed pass over the whole buffer on every thread, in GB/s: the
   /// faster of a pass with plain loads and one that also prefetches 4 KiB
-  /// ahead (which way is faster depends on the host's load, see Bench.cpp).
+  /// ahead (which way is faster depends on the host's load, see BenchProbes.cpp).
   double pass();
   /// The handoff measured by the last pass(): the median time of 31 empty
   /// jobs on every thread of the pool, in us (0 with one thread). It tells

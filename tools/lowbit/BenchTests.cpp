@@ -610,10 +610,25 @@ TEST(Plot, ChartFromRecords) {
   const std::string svg = render_svg(chart);
   EXPECT_EQ(svg.rfind("<svg xmlns=\"http://www.w3.org/2000/svg\"", 0), 0u);
   EXPECT_NE(svg.find("</svg>"), std::string::npos);
-  EXPECT_NE(svg.find("measured read limit = 1.0 (41.0 GB/s)"),
-            std::string::npos);
+  EXPECT_NE(svg.find("read limit = 1.0 (41.0 GB/s)"), std::string::npos);
+  EXPECT_NE(svg.find("effective GB/s"), std::string::npos);
   EXPECT_NE(svg.find(">0.95<"), std::string::npos);
   EXPECT_EQ(svg.find("nan"), std::string::npos);
+
+  // Paired records each have their own read limit: one label for all of
+  // them and no GB/s axis that would assume a single one.
+  std::vector<BenchRecord> paired = records;
+  for (BenchRecord &r : paired) {
+    r.paired = true;
+    r.roofline_gbps = 30.0 + double(r.M % 7);
+  }
+  const RooflineChart pairedChart = roofline_chart(paired, bw);
+  EXPECT_EQ(pairedChart.roofline_gbps, 0.0);
+  const std::string pairedSvg = render_svg(pairedChart);
+  EXPECT_NE(pairedSvg.find("read limit = 1.0 (each bar's, measured before "
+                           "its reps)"),
+            std::string::npos);
+  EXPECT_EQ(pairedSvg.find("GB/s"), std::string::npos);
 }
 
 TEST(Plot, EscapesText) {

@@ -52,6 +52,7 @@
 #include "Kernels.h"
 #include "Models.h"
 #include "Options.h"
+#include "Progress.h"
 #include "engine.h"
 
 #include "lowbit/bitserial.h"
@@ -862,9 +863,13 @@ writeBundle(const fs::path &out, const BundleSpec &spec,
   std::vector<std::string> targets = {b.target};
   if (b.fallback != b.target && spec.fallback)
     targets.push_back(b.fallback);
+  Progress progress("compile");
+  size_t step = 0;
   for (const std::string &t : targets) {
     for (const BundleGroup &g : groups) {
       const Format &format = g.format;
+      progress.update(step++, targets.size() * groups.size(),
+                      format.name() + " kernels for " + t);
       const bool bitserial = wantBitserial && has_bitserial_layout(format);
       const bool lut = has_lut_layout(format);
       const bool fallbackLut = (lut || bitserial) && b.fallback != "generic";
@@ -1037,7 +1042,7 @@ int runCompile(const ParsedOptions &options) {
                                         : Strategy::Upconvert
                                : spec.strategy);
   spec.target = target_name(target);
-  spec.threads = int(options.getPositive("threads", 1));
+  spec.threads = options.threads();
   spec.schedule = options.getOr("schedule", "");
   spec.command = "lowbit compile " + source;
   if (options.has("gguf")) {
@@ -1053,8 +1058,7 @@ int runCompile(const ParsedOptions &options) {
     spec.command += " --strategy lut-bitserial";
   if (!spec.schedule.empty())
     spec.command += " --schedule " + spec.schedule;
-  if (spec.threads != 1)
-    spec.command += " --threads " + std::to_string(spec.threads);
+  spec.command += " --threads " + std::to_string(spec.threads);
   spec.dtype = parse_gpu_dtype(options.getOr("dtype", "f32"));
   if (spec.dtype != GpuDType::F32)
     spec.command += " --dtype " + gpu_dtype_name(spec.dtype);
@@ -1129,7 +1133,7 @@ const Command &compileCommand() {
          "lut-bitserial (x86 and aarch64 kernels of the formats that have "
          "it; a generic fallback stays upconvert)"},
         {"schedule", "FILE", "JSON schedule to take configs from"},
-        {"threads", "N", "threads the kernels are configured for (default 1)"},
+        {"threads", "N", kThreadsHelp},
         {"dtype", "T",
          "GPU targets: element type of X and Y on the device, f32 "
          "(default), f16, bf16"},

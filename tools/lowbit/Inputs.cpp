@@ -6,6 +6,9 @@
 #include "lowbit/error.h"
 #include "lowbit/npy.h"
 
+#include <filesystem>
+#include <fstream>
+
 namespace lowbit::cli {
 
 Matrix readMatrix(const std::string &path, const std::string &role) {
@@ -32,6 +35,15 @@ void writeMatrix(const std::string &path, const Matrix &m) {
   else
     shape = {m.rows, m.cols};
   write_npy(path, shape, m.data.data());
+}
+
+void requireWritable(const std::string &path) {
+  std::error_code ec;
+  const bool existed = std::filesystem::exists(path, ec);
+  if (!std::ofstream(path, std::ios::app))
+    throw Error("cannot write " + path);
+  if (!existed)
+    std::filesystem::remove(path, ec);
 }
 
 Matrix syntheticMatrix(int64_t rows, int64_t cols, uint64_t seed) {

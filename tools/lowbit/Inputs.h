@@ -21,6 +21,12 @@ struct Matrix {
 Matrix readMatrix(const std::string &path, const std::string &role);
 void writeMatrix(const std::string &path, const Matrix &m);
 
+/// Throws Error("cannot write PATH") when `path` cannot be written (a
+/// missing directory, no permission), so that a command with an output
+/// option fails before its long work rather than after it. Leaves an
+/// existing file as it is and no new one behind.
+void requireWritable(const std::string &path);
+
 /// Deterministic pseudo-random matrix (uniform in [-1, 1)), identical on
 /// every platform for a given seed.
 Matrix syntheticMatrix(int64_t rows, int64_t cols, uint64_t seed);

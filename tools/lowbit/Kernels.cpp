@@ -144,6 +144,17 @@ KernelChoice resolveChoice(const Format &format, Strategy strategy,
   return {strategy, target};
 }
 
+KernelChoice resolveKernelChoice(const Format &format, Strategy strategy,
+                                 Target target) {
+  const KernelChoice choice = resolveChoice(format, strategy, target);
+  if (strategy == Strategy::Auto && choice.strategy == Strategy::Reference)
+    throw Error("target '" + target_name(choice.target) +
+                "' has no generated kernel for " + format.name() +
+                " ('--strategy reference' runs the scalar reference on the "
+                "CPU)");
+  return choice;
+}
+
 Strategy strategyOfConfig(const std::string &config) {
   const std::string prefix = "#lowbit.";
   if (config.compare(0, prefix.size(), prefix) != 0)

@@ -44,6 +44,13 @@ void requireTimableTarget(Target target, const std::string &command);
 KernelChoice resolveChoice(const Format &format, Strategy strategy,
                            Target target);
 
+/// resolveChoice for the commands that run what the user asked for (run,
+/// verify): `auto` that finds no generated kernel for the format on the
+/// target is an error naming `--strategy reference`, not a quiet run of the
+/// scalar reference on the CPU.
+KernelChoice resolveKernelChoice(const Format &format, Strategy strategy,
+                                 Target target);
+
 /// The strategy of a config attribute: its mnemonic, `_` spelled `-`
 /// (`#lowbit.lut_bitserial<...>` is lut-bitserial); the GPU config is the
 /// up-convert strategy. Throws Error for text that is not a #lowbit

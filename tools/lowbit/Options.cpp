@@ -4,9 +4,12 @@
 
 #include "lowbit/error.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <sstream>
+
+#include <sched.h>
 
 namespace lowbit::cli {
 
@@ -115,6 +118,21 @@ ParsedOptions::getPositiveList(const std::string &name,
   for (const std::string &item : splitList(getOr(name, fallback)))
     values.push_back(parsePositive(item, "--" + name));
   return values;
+}
+
+int ParsedOptions::threads() const {
+  const int64_t threads = getPositive("threads", availableCpus());
+  if (threads > 256)
+    throw Error("--threads: at most 256, got " + std::to_string(threads));
+  return int(threads);
+}
+
+int availableCpus() {
+  cpu_set_t allowed;
+  CPU_ZERO(&allowed);
+  if (sched_getaffinity(0, sizeof(allowed), &allowed) != 0)
+    return 1;
+  return std::max(1, CPU_COUNT(&allowed));
 }
 
 std::vector<std::string> splitList(const std::string &text) {

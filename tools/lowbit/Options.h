@@ -57,6 +57,10 @@ public:
   /// parsed the same way when absent.
   std::vector<int64_t> getPositiveList(const std::string &name,
                                        const std::string &fallback) const;
+  /// --threads, the same for every command: at most 256; absent, the
+  /// number of CPUs this process may use (availableCpus; kThreadsHelp says
+  /// so in --help).
+  int threads() const;
 
 private:
   std::map<std::string, std::string> values;
@@ -65,6 +69,13 @@ private:
 };
 
 std::string renderHelp(const CommandSpec &spec);
+
+/// The CPUs this process may run on (its affinity mask; at least 1).
+int availableCpus();
+
+/// The --help text of every command's --threads (ParsedOptions::threads).
+inline constexpr const char *kThreadsHelp =
+    "threads (default: the CPUs this process may use)";
 
 /// Splits "a,b,c" at commas.
 std::vector<std::string> splitList(const std::string &text);

@@ -2,8 +2,10 @@
 //
 // A self-contained SVG bar chart: for every weight shape, one bar per series
 // (format / strategy / target) showing effective bandwidth divided by the
-// read bandwidth measured in the same run, a line at 1.0 (the measured
-// limit), a right-hand axis in GB/s, and the value on top of every bar.
+// read limit (the read probe of the same run, or, for paired records, the
+// probe passes right before the bar's own reps), a line at 1.0 (the read
+// limit), the value on top of every bar, and a right-hand axis in GB/s when
+// all bars share one limit.
 //
 //===----------------------------------------------------------------------===//
 #ifndef LOWBIT_TOOLS_LOWBIT_PLOT_H
@@ -25,10 +27,12 @@ struct RooflineChart {
   std::string title;
   std::string subtitle;
   std::string x_label = "weight shape (M x K)";
-  std::string y_label = "effective bandwidth / measured read bandwidth";
+  std::string y_label = "effective bandwidth / read limit";
   std::vector<std::string> categories;
   std::vector<ChartSeries> series;
-  double roofline_gbps = 0.0; // the measured limit (the 1.0 line)
+  /// The read limit of every bar (the 1.0 line, the GB/s axis); 0 when each
+  /// bar has its own (paired records).
+  double roofline_gbps = 0.0;
 };
 
 /// The chart of the cold N = 1 records: categories are the shapes in order

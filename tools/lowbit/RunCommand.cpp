@@ -63,6 +63,11 @@ static PackedWeights loadWeights(const ParsedOptions &options,
 
 static Matrix loadActivations(const ParsedOptions &options, int64_t K) {
   auto path = options.get("act");
+  // The built-in activations only make sense with the built-in weights: a
+  // product of the user's W with made-up X would be written and exit 0.
+  if (!path && options.has("weights"))
+    throw Error("--weights needs --act (the built-in activations go with "
+                "the built-in weights only)");
   if (!path)
     return syntheticMatrix(options.getPositive("n", 1), K, /*seed=*/2);
   if (options.has("n"))
@@ -99,13 +104,12 @@ static int runRun(const ParsedOptions &options) {
   Format format = Format::parse(*options.get("format"));
   const Strategy strategy =
       parse_strategy(options.getOr("strategy", "auto"));
-  KernelChoice choice = resolveChoice(
+  KernelChoice choice = resolveKernelChoice(
       format, strategy, parse_target(options.getOr("target", "native")));
   KernelOptions kernelOptions;
-  int64_t threads = options.getPositive("threads", 1);
-  if (threads > 256)
-    throw Error("--threads: at most 256, got " + std::to_string(threads));
-  kernelOptions.threads = static_cast<int>(threads);
+  kernelOptions.threads = options.threads();
+  if (auto out = options.get("out"))
+    requireWritable(*out);
   kernelOptions.schedulePath = options.getOr("schedule", "");
   kernelOptions.config = options.getOr("config", "");
   const SchedulePolicy policy =
@@ -171,20 +175,20 @@ const Command &runCommand() {
        "Quantize and pack the weights W [M, K] in --format, run Y = X * W^T "
        "with the chosen strategy and write Y [N, M].",
        "Arrays are little-endian float32 .npy files in C order. --weights may "
-       "also be a .lbw file\nwritten by 'lowbit pack'. Without --weights and "
-       "--act a built-in deterministic problem\nis used (--shape, default "
-       "2560x2560, and --n, default 1). Generated kernels are cached\nunder "
-       "$XDG_CACHE_HOME/lowbit (default ~/.cache/lowbit).\n\nformats:    "
-       "i2s, tl1, tl2, w<b>g<G> (b in 1..4, G a multiple of 32), q4_0\n"
-       "strategies: auto (default: the --schedule entry's strategy, else "
-       "upconvert, tl1/tl2\n            lut-elementwise, w3gG lut-bitserial, "
-       "else reference), upconvert\n            (i2s, w1gG, w2gG, w4gG, "
-       "q4_0), lut-elementwise (tl1, tl2), lut-bitserial\n            (i2s, "
-       "w1gG..w4gG), reference (every format, scalar)\ntargets:    native "
-       "(default), generic, x86-avx2, x86-avxvnni, x86-avx512vnni,\n"
-       "            aarch64-neon, aarch64-neon-nodot (on x86: cross-built, "
-       "run under qemu),\n            spirv-vulkan, spirv-xe2 (Vulkan) "
-       "(see 'lowbit targets')\n",
+       "also be a .lbw file\nwritten by 'lowbit pack'; --weights needs --act. "
+       "Without both, a built-in deterministic\nproblem is used (--shape, "
+       "default 2560x2560, and --n, default 1). Generated kernels are\n"
+       "cached under $XDG_CACHE_HOME/lowbit (default ~/.cache/lowbit).\n\n"
+       "formats:    i2s, tl1, tl2, w<b>g<G> (b in 1..4, G a multiple of 32), "
+       "q4_0\nstrategies: auto (default: the --schedule entry's strategy, else "
+       "upconvert, tl1/tl2\n            lut-elementwise, w3gG lut-bitserial; "
+       "an error where the target has none),\n            upconvert (i2s, "
+       "w1gG, w2gG, w4gG, q4_0), lut-elementwise (tl1, tl2),\n            "
+       "lut-bitserial (i2s, w1gG..w4gG), reference (every format, scalar, on "
+       "the CPU)\ntargets:    native (default), generic, x86-avx2, x86-avxvnni, "
+       "x86-avx512vnni,\n            aarch64-neon, aarch64-neon-nodot (on x86: "
+       "cross-built, run under qemu),\n            spirv-vulkan, spirv-xe2 "
+       "(Vulkan) (see 'lowbit targets')\n",
        {{"format", "F", "weight format", true},
         {"strategy", "S", "kernel strategy (default auto)"},
         {"target", "T", "target ISA (default native)"},
@@ -193,9 +197,7 @@ const Command &runCommand() {
         {"out", "Y.npy", "where to write Y [N, M]"},
         {"shape", "MxK", "shape of the built-in weights (no --weights)"},
         {"n", "N", "rows of the built-in activations (no --act)"},
-        {"threads", "N",
-         "worker threads (default 1; the reference is "
-         "single-threaded)"},
+        {"threads", "N", kThreadsHelp},
         {"schedule", "FILE", "tuned schedule to take the kernel config from"},
         {"config", "ATTR",
          "kernel config attribute instead of the heuristic's, e.g. "

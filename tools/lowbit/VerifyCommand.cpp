@@ -16,6 +16,7 @@
 #include "Commands.h"
 #include "Inputs.h"
 #include "Kernels.h"
+#include "Progress.h"
 
 #include "lowbit/error.h"
 #include "lowbit/reference.h"
@@ -37,24 +38,35 @@ static std::string defaultKs(const Format &format) {
 }
 
 static int runVerify(const ParsedOptions &options) {
-  Strategy strategy = parse_strategy(options.getOr("strategy", "upconvert"));
+  Strategy strategy = parse_strategy(options.getOr("strategy", "auto"));
   std::vector<int64_t> ms = options.getPositiveList("m", "1,31,33,257");
   std::vector<int64_t> ns = options.getPositiveList("n", "1,3,16,128");
-  int threads = static_cast<int>(options.getPositive("threads", 2));
+  const int threads = options.threads();
   ThreadPool pool(threads);
   KernelOptions kernelOptions;
   kernelOptions.threads = threads;
   kernelOptions.config = options.getOr("config", "");
   const bool anyShape = options.has("any-shape");
 
+  const std::vector<std::string> formatNames =
+      splitList(*options.get("format"));
+  const std::vector<std::string> targetNames =
+      splitList(options.getOr("target", "native"));
+  // Progress in shapes: each has a GEMV and a GEMM kernel.
+  size_t totalShapes = 0, doneShapes = 0;
+  for (const std::string &formatName : formatNames)
+    totalShapes += 2 * ms.size() * targetNames.size() *
+                   options.getPositiveList("k", defaultKs(Format::parse(formatName)))
+                       .size();
+  Progress progress("verify");
+
   int passed = 0, failed = 0;
-  for (const std::string &formatName : splitList(*options.get("format"))) {
+  for (const std::string &formatName : formatNames) {
     Format format = Format::parse(formatName);
     std::vector<int64_t> ks = options.getPositiveList("k", defaultKs(format));
-    for (const std::string &targetName :
-         splitList(options.getOr("target", "native"))) {
+    for (const std::string &targetName : targetNames) {
       KernelChoice choice =
-          resolveChoice(format, strategy, parse_target(targetName));
+          resolveKernelChoice(format, strategy, parse_target(targetName));
       kernelOptions.dtype = parseDtypeFor(options.get("dtype"), choice);
       const GpuDType dtype = kernelOptions.dtype;
       // One GEMV-configured and one GEMM-configured kernel per shape, all
@@ -66,6 +78,13 @@ static int runVerify(const ParsedOptions &options) {
           shapes.push_back({M, K, 1});
           shapes.push_back({M, K, 16});
         }
+      const std::string combo = format.name() + " " +
+                                strategy_name(choice.strategy) + " " +
+                                target_name(choice.target);
+      if (choice.strategy != Strategy::Reference)
+        progress.update(doneShapes, totalShapes,
+                        "compiling " + std::to_string(shapes.size()) +
+                            " kernels (" + combo + ")");
       std::vector<CompiledKernel> kernels;
       if (choice.strategy != Strategy::Reference && anyShape) {
         // --any-shape: one GEMV and one GEMM any-shape kernel run every
@@ -81,6 +100,9 @@ static int runVerify(const ParsedOptions &options) {
       int casePassed = 0, caseFailed = 0;
       for (size_t s = 0; s < shapes.size(); ++s) {
         const KernelShape &shape = shapes[s];
+        progress.update(doneShapes++, totalShapes,
+                        combo + " M=" + std::to_string(shape.M) +
+                            " K=" + std::to_string(shape.K));
         Matrix Wf = syntheticMatrix(shape.M, shape.K, 100 + s);
         PackedWeights W = quantize(format, Wf.data.data(), shape.M, shape.K);
         PreparedWeights prepared = prepareWeights(W, choice);
@@ -109,6 +131,7 @@ static int runVerify(const ParsedOptions &options) {
             continue;
           }
           ++caseFailed;
+          progress.clear();
           std::printf("FAIL %s %s %s M=%lld K=%lld N=%lld (config %s): %s\n",
                       format.name().c_str(),
                       strategy_name(choice.strategy).c_str(),
@@ -118,6 +141,7 @@ static int runVerify(const ParsedOptions &options) {
                       problem.c_str());
         }
       }
+      progress.clear();
       std::printf("%-7s %-10s %-15s %s%s%d passed, %d failed\n",
                   format.name().c_str(),
                   strategy_name(choice.strategy).c_str(),
@@ -151,13 +175,13 @@ const Command &verifyCommand() {
        "GEMV and one GEMM any-shape\nkernel (M and K run-time arguments, "
        "kernel_abi.h) run every shape. Exit status 1 if\nany case fails.\n",
        {{"format", "F[,F...]", "weight formats", true},
-        {"strategy", "S", "strategy to check (default upconvert)"},
+        {"strategy", "S", "strategy to check (default auto, as 'lowbit run')"},
         {"target", "T[,T...]", "targets (default native)"},
         {"m", "LIST", "M values (default 1,31,33,257)"},
         {"k", "LIST", "K values (default: smallest legal and a few blocks "
                       "past it)"},
         {"n", "LIST", "N values (default 1,3,16,128)"},
-        {"threads", "N", "threads (default 2, to exercise the split)"},
+        {"threads", "N", kThreadsHelp},
         {"config", "ATTR", "config attribute for every kernel instead of "
                            "the heuristic's"},
         {"any-shape", nullptr, "check the any-shape kernels (one per N "

@@ -1,13 +1,16 @@
 //===- lowbit.cpp - the lowbit command-line tool --------------------------===//
 //
 // `lowbit <command> [options]`. Every error is reported as one line,
-// "lowbit: error: <what>", with exit status 1; `--help` works everywhere.
+// "lowbit: error: <what>", with exit status 1; `--help` works everywhere,
+// and a bare `lowbit` prints the same usage (exit status 0).
 //
 //===----------------------------------------------------------------------===//
 
 #include "Commands.h"
 
 #include "lowbit/error.h"
+
+#include "llvm/Config/llvm-config.h"
 
 #include <cstdio>
 #include <exception>
@@ -25,23 +28,24 @@ static const std::vector<const Command *> &commands() {
   return all;
 }
 
-static void printUsage(std::FILE *to) {
-  std::fprintf(to, "usage: lowbit <command> [options]\n\n"
+static void printUsage() {
+  std::printf("usage: lowbit <command> [options]\n\n"
                    "lowbit compiles and runs mixed-precision (1-4 bit weight) "
                    "matrix multiplication.\n\ncommands:\n");
   for (const Command *c : commands())
-    std::fprintf(to, "  %-10s %s\n", c->spec.name, c->spec.summary);
-  std::fprintf(to, "\n'lowbit <command> --help' describes a command.\n");
+    std::printf("  %-10s %s\n", c->spec.name, c->spec.summary);
+  std::printf("\n'lowbit <command> --help' describes a command; "
+                   "'lowbit --version' prints the version.\n");
 }
 
 static int dispatch(const std::vector<std::string> &args) {
-  if (args.empty()) {
-    printUsage(stderr);
-    return 1;
-  }
-  const std::string &name = args[0];
+  const std::string name = args.empty() ? "--help" : args[0];
   if (name == "-h" || name == "--help" || name == "help") {
-    printUsage(stdout);
+    printUsage();
+    return 0;
+  }
+  if (name == "--version") {
+    std::printf("lowbit %s (LLVM %s)\n", LOWBIT_VERSION, LLVM_VERSION_STRING);
     return 0;
   }
   for (const Command *c : commands()) {
