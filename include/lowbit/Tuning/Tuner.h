@@ -174,6 +174,8 @@ public:
   /// Measurer::now() time, so that the caller's setup is counted).
   std::vector<TuneOutcome> run(const std::vector<TuningProblem> &problems,
                                double start);
+  /// What the last run learned about its costs.
+  const Budget &getBudget() const { return *budget; }
 
 private:
   TuneOutcome tune(const TuningProblem &problem, size_t index,

@@ -1,0 +1,255 @@
+//===- TuneMeasurer.cpp - what `lowbit tune` measures with ----------------===//
+
+#include "TuneMeasurer.h"
+#include "Inputs.h"
+
+#include "lowbit/error.h"
+#include "lowbit/reference.h"
+
+#include <chrono>
+#include <cstring>
+
+#include <poll.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+namespace lowbit::cli {
+
+using mlir::lowbit::Candidate;
+using mlir::lowbit::Measurement;
+using mlir::lowbit::TuningProblem;
+
+namespace {
+
+/// Runs `kernel` on the verification cases in a child process and compares
+/// each Y with the reference's. Returns "" or what went wrong (a mismatch,
+/// a crash with its signal, a hang past `deadline` seconds).
+std::string verifyInChild(const CompiledKernel &kernel, PreparedWeights &W,
+                          const std::vector<Matrix> &xs,
+                          const std::vector<std::vector<float>> &wants,
+                          int threads, double deadline) {
+  int fds[2];
+  if (pipe(fds) != 0)
+    return "cannot create a pipe for the verification child";
+  std::fflush(stdout);
+  std::fflush(stderr);
+  pid_t pid = fork();
+  if (pid < 0)
+    return "cannot fork the verification child";
+  if (pid == 0) {
+    close(fds[0]);
+    std::string problem;
+    try {
+      ThreadPool pool(threads);
+      for (size_t i = 0; i < xs.size() && problem.empty(); ++i) {
+        std::vector<float> got(wants[i].size());
+        runKernel(&kernel, W, xs[i].data.data(), xs[i].rows, got.data(), pool);
+        problem = compareWithReference(*W.canonical, xs[i].data.data(),
+                                       xs[i].rows, got, wants[i],
+                                       GpuDType::F32, kernel.tableActGroup,
+                                       kernel.fastAggregation);
+        if (!problem.empty())
+          problem = "N=" + std::to_string(xs[i].rows) + ": " + problem;
+      }
+    } catch (const std::exception &e) {
+      problem = e.what();
+    }
+    if (!problem.empty() && write(fds[1], problem.data(), problem.size()) < 0)
+      _exit(3);
+    _exit(problem.empty() ? 0 : 1);
+  }
+  close(fds[1]);
+  // Read what the child reports until it closes the pipe (it finished or
+  // crashed); a child that keeps it open past the deadline hangs and is
+  // killed.
+  std::string message;
+  auto start = std::chrono::steady_clock::now();
+  auto elapsed = [&] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() -
+                                         start)
+        .count();
+  };
+  bool hung = false;
+  for (;;) {
+    if (elapsed() > deadline) {
+      hung = true;
+      break;
+    }
+    pollfd ready{fds[0], POLLIN, 0};
+    int events = poll(&ready, 1, 100);
+    if (events <= 0)
+      continue;
+    char buffer[512];
+    ssize_t n = read(fds[0], buffer, sizeof(buffer));
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      break;
+    message.append(buffer, size_t(n));
+  }
+  close(fds[0]);
+  int status = 0;
+  if (hung)
+    kill(pid, SIGKILL);
+  while (waitpid(pid, &status, 0) < 0)
+    if (errno != EINTR)
+      return "cannot wait for the verification child";
+  if (hung)
+    return "hung (killed after " + std::to_string(int(deadline)) + " s)";
+  if (WIFSIGNALED(status))
+    return std::string("crashed (") + strsignal(WTERMSIG(status)) + ")";
+  if (WEXITSTATUS(status) != 0)
+    return message.empty() ? "failed (exit status " +
+                                 std::to_string(WEXITSTATUS(status)) + ")"
+                           : message;
+  return "";
+}
+
+} // namespace
+
+/// The current problem's data: weights packed per strategy, activations,
+/// and the verification cases with the reference's answers.
+struct KernelMeasurer::Problem {
+  Format format;
+  Target target;
+  int64_t M = 0, K = 0, N = 1;
+  int threads = 1;
+  PackedWeights canonical;
+  std::map<Strategy, PreparedWeights> prepared;
+  PreparedActivations A;
+  std::vector<Matrix> checkXs;
+  std::vector<std::vector<float>> checkWants;
+};
+
+KernelMeasurer::KernelMeasurer(ThreadPool &pool, ReadProbe &probe,
+                               Int8Peak *peak, int reps, bool warm,
+                               const volatile std::sig_atomic_t &stop)
+    : pool_(pool), probe_(probe), peak_(peak), reps_(reps), warm_(warm),
+      stop_(stop) {}
+
+KernelMeasurer::~KernelMeasurer() = default;
+
+std::string KernelMeasurer::prepare(const TuningProblem &problem,
+                                    size_t index) {
+  kernels_.clear();
+  problem_.reset();
+  try {
+    auto p = std::make_unique<Problem>();
+    p->format = Format::parse(problem.key.format);
+    p->target = parse_target(problem.key.target);
+    p->M = problem.key.m;
+    p->K = problem.key.k;
+    p->N = problem.n;
+    p->threads = int(problem.key.threads);
+    Matrix Wf = syntheticMatrix(p->M, p->K, 11 + index);
+    p->canonical = quantize(p->format, Wf.data.data(), p->M, p->K);
+    Matrix X = syntheticMatrix(p->N, p->K, 7 + index);
+    p->A = prepare_activations(p->format, X.data.data(), p->N, p->K);
+    for (int64_t n : p->N == 1 ? std::vector<int64_t>{1, 3}
+                               : std::vector<int64_t>{p->N, 5}) {
+      p->checkXs.push_back(syntheticMatrix(n, p->K, 1000 + index + n));
+      p->checkWants.emplace_back(size_t(n * p->M));
+      reference_mpgemm(p->canonical, p->checkXs.back().data.data(), n,
+                       p->checkWants.back().data());
+    }
+    problem_ = std::move(p);
+    return "";
+  } catch (const std::exception &e) {
+    return e.what();
+  }
+}
+
+PreparedWeights &KernelMeasurer::weightsFor(Strategy strategy) {
+  auto it = problem_->prepared.find(strategy);
+  if (it == problem_->prepared.end())
+    it = problem_->prepared
+             .emplace(strategy, prepareWeights(problem_->canonical,
+                                               {strategy, problem_->target}))
+             .first;
+  return it->second;
+}
+
+std::vector<std::string>
+KernelMeasurer::compile(const std::vector<Candidate> &batch) {
+  const Problem &p = *problem_;
+  KernelOptions options;
+  options.threads = p.threads;
+  std::vector<std::string> errors(batch.size());
+  // Each candidate is generated alone first, so that a config the compiler
+  // rejects is reported without failing its batch; a batch may mix
+  // strategies (the compile flags are the target's).
+  std::vector<size_t> generated;
+  for (size_t i = 0; i < batch.size(); ++i) {
+    try {
+      generateKernelSource(p.format, target_name(p.target),
+                           {p.M, p.K, p.N, batch[i].config}, options,
+                           "lowbit_tune_check");
+      generated.push_back(i);
+    } catch (const std::exception &e) {
+      errors[i] = e.what();
+    }
+  }
+  auto collect = [&](const std::vector<size_t> &which) {
+    std::vector<KernelShape> shapes;
+    for (size_t i : which)
+      shapes.push_back({p.M, p.K, p.N, batch[i].config});
+    KernelChoice choice{parse_strategy(batch[which.front()].strategy),
+                        p.target};
+    std::vector<CompiledKernel> kernels =
+        compileKernels(p.format, choice, shapes, options);
+    for (size_t j = 0; j < which.size(); ++j) {
+      kernels[j].choice = {parse_strategy(batch[which[j]].strategy), p.target};
+      kernels_[batch[which[j]].config] = std::move(kernels[j]);
+    }
+  };
+  if (generated.empty())
+    return errors;
+  try {
+    collect(generated);
+  } catch (const std::exception &) {
+    // The batch's C++ does not compile: each candidate alone finds the
+    // culprit.
+    for (size_t i : generated) {
+      try {
+        collect({i});
+      } catch (const std::exception &e) {
+        errors[i] = e.what();
+      }
+    }
+  }
+  return errors;
+}
+
+std::string KernelMeasurer::verify(const Candidate &candidate,
+                                   double deadline) {
+  try {
+    const CompiledKernel &kernel = kernels_.at(candidate.config);
+    return verifyInChild(kernel, weightsFor(kernel.choice.strategy),
+                         problem_->checkXs, problem_->checkWants,
+                         problem_->threads, deadline);
+  } catch (const std::exception &e) {
+    return e.what();
+  }
+}
+
+Measurement KernelMeasurer::time(const Candidate &candidate) {
+  Measurement m;
+  try {
+    const CompiledKernel &kernel = kernels_.at(candidate.config);
+    const Problem &p = *problem_;
+    bool cold = p.N == 1 && !warm_;
+    Pairing pairing{&probe_, p.N == 1 ? nullptr : peak_};
+    KernelTiming timing =
+        time_kernel(kernel.loaded.fn, *weightsFor(kernel.choice.strategy).upconvert,
+                    p.A, pool_, cold, reps_, pairing);
+    m.us = timing.timing.us;
+    m.gbps = timing.gbps;
+    double paired = p.N == 1 ? timing.ratio : timing.gops_ratio;
+    m.score = paired > 0 ? paired : 1.0 / m.us;
+  } catch (const std::exception &e) {
+    m.error = e.what();
+  }
+  return m;
+}
+
+} // namespace lowbit::cli

@@ -1,0 +1,61 @@
+//===- TuneMeasurer.h - what `lowbit tune` measures with --------*- C++ -*-===//
+//
+// The Measurer of lib/Tuning implemented with the CLI's kernel cache and
+// `lowbit bench`'s timing: candidates are compiled in batches (one shared
+// object per batch), verified against the reference in a child process (a
+// crashing or hanging kernel is reported, never kept) and timed as `lowbit
+// bench` times them (GEMV cold, each rep paired with a read-bandwidth
+// probe; GEMM warm, paired with the int8 peak).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LOWBIT_TOOLS_LOWBIT_TUNEMEASURER_H
+#define LOWBIT_TOOLS_LOWBIT_TUNEMEASURER_H
+
+#include "Bench.h"
+#include "Kernels.h"
+
+#include "lowbit/Tuning/Tuner.h"
+
+#include <csignal>
+#include <map>
+#include <memory>
+
+namespace lowbit::cli {
+
+class KernelMeasurer : public mlir::lowbit::Measurer {
+public:
+  /// Kernels run on `pool` (the problems' thread count), timed with `reps`
+  /// reps; GEMV on one L3-resident matrix with `warm`. `stop` is the flag a
+  /// SIGINT handler sets.
+  KernelMeasurer(ThreadPool &pool, ReadProbe &probe, Int8Peak *peak, int reps,
+                 bool warm, const volatile std::sig_atomic_t &stop);
+  ~KernelMeasurer() override;
+
+  std::string prepare(const mlir::lowbit::TuningProblem &problem,
+                      size_t index) override;
+  std::vector<std::string>
+  compile(const std::vector<mlir::lowbit::Candidate> &batch) override;
+  std::string verify(const mlir::lowbit::Candidate &candidate,
+                     double deadline) override;
+  mlir::lowbit::Measurement
+  time(const mlir::lowbit::Candidate &candidate) override;
+  bool stopRequested() override { return stop_ != 0; }
+
+private:
+  struct Problem;
+  PreparedWeights &weightsFor(Strategy strategy);
+
+  ThreadPool &pool_;
+  ReadProbe &probe_;
+  Int8Peak *peak_;
+  int reps_;
+  bool warm_;
+  const volatile std::sig_atomic_t &stop_;
+  std::unique_ptr<Problem> problem_;
+  std::map<std::string, CompiledKernel> kernels_; // by config
+};
+
+} // namespace lowbit::cli
+
+#endif // LOWBIT_TOOLS_LOWBIT_TUNEMEASURER_H
