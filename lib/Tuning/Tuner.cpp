@@ -181,9 +181,10 @@ Tuner::run(const std::vector<TuningProblem> &problems, double start) {
       outcome.entry.reset();
       outcome.note = journalError;
     }
-    if (observer)
-      observer->problemDone(outcome);
+    bool go = !observer || observer->problemDone(outcome);
     outcomes.push_back(std::move(outcome));
+    if (!go)
+      break;
   }
   return outcomes;
 }

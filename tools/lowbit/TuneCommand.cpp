@@ -8,6 +8,7 @@
 
 #include "Commands.h"
 #include "Models.h"
+#include "Progress.h"
 #include "TuneMeasurer.h"
 
 #include "lowbit/Tuning/Journal.h"
@@ -57,35 +58,28 @@ std::string deviceSlug(const std::string &model) {
   return slug.empty() ? "unknown-cpu" : slug;
 }
 
-std::string duration(double s) {
-  char text[32];
-  if (s >= 60)
-    std::snprintf(text, sizeof(text), "%dm%02ds", int(s) / 60, int(s) % 60);
-  else
-    std::snprintf(text, sizeof(text), "%.0fs", s);
-  return text;
-}
-
-/// Prints the search as it goes (the progress line rewritten in place on a
-/// terminal) and merges every decided problem into the schedule file.
+/// Prints the search as it goes (with a progress line on a terminal) and
+/// merges every decided problem into the schedule file.
 class Printer : public TuneObserver {
 public:
-  Printer(Schedule &schedule, std::string out, TuneJournal &journal)
+  Printer(Schedule &schedule, std::string out, TuneJournal &journal,
+          size_t problems)
       : schedule(schedule), out(std::move(out)), journal(journal),
-        tty(isatty(fileno(stderr))) {}
+        problems(problems), line("tune") {}
 
   void problemStarted(const TuningProblem &problem) override {
+    line.clear();
     std::printf("%s: %zu candidates (heuristic %s)\n", problem.label().c_str(),
                 problem.queue.size(), problem.queue.front().config.c_str());
     std::fflush(stdout);
   }
   void candidateFailed(const Candidate &c, const std::string &error) override {
-    clearLine();
+    line.clear();
     std::printf("  FAIL %s: %s\n", c.config.c_str(), error.c_str());
     std::fflush(stdout);
   }
   void candidateTimed(const Candidate &c, const Measurement &m) override {
-    clearLine();
+    line.clear();
     std::printf("  %s%10.1f us %8.1f GB/s  score %.3f %s\n",
                 c.heuristic ? "H " : "  ", m.us, m.gbps, m.score,
                 c.config.c_str());
@@ -93,21 +87,14 @@ public:
   }
   void progress(const TuningProblem &problem, size_t done, size_t total,
                 double eta) override {
-    char line[512];
-    std::snprintf(line, sizeof(line), "%zu/%zu candidates of %s, ETA %s",
-                  done, total, problem.label().c_str(), duration(eta).c_str());
-    if (!tty) {
-      std::fprintf(stderr, "tune: %s\n", line);
-      return;
-    }
-    int width = 24;
-    int filled = total ? int(width * double(done) / double(total)) : width;
-    std::fprintf(stderr, "\r[%s%s] %s\033[K",
-                 std::string(size_t(filled), '#').c_str(),
-                 std::string(size_t(width - filled), '.').c_str(), line);
+    line.update(finished, problems,
+                problem.label() + ": " + std::to_string(done) + "/" +
+                    std::to_string(total) + " candidates, ETA " +
+                    Progress::duration(eta));
   }
-  void problemDone(const TuneOutcome &outcome) override {
-    clearLine();
+  bool problemDone(const TuneOutcome &outcome) override {
+    line.clear();
+    ++finished;
     if (const std::optional<Confirmation> &c = outcome.confirmation)
       std::printf("  confirmation: best/heuristic %.3fx median, %.3f-%.3f "
                   "over the rounds: %s\n",
@@ -116,32 +103,28 @@ public:
     if (outcome.status == TuneStatus::TooNoisy)
       std::printf("  the host is too noisy to decide (a round lost what the "
                   "median won): the heuristic stays, no entry written\n");
-    if (outcome.entry) {
-      schedule.set(*outcome.entry);
-      save();
-      journal.clear();
-      written = true;
-    }
     std::fflush(stdout);
-  }
-
-  void save() {
-    if (llvm::Error error = schedule.write(out))
-      throw Error(llvm::toString(std::move(error)));
+    if (!outcome.entry)
+      return true;
+    schedule.set(*outcome.entry);
+    if (llvm::Error error = schedule.write(out)) {
+      saveError = llvm::toString(std::move(error));
+      return false; // the tuner is built without exceptions: stop it
+    }
+    journal.clear();
+    written = true;
+    return true;
   }
 
   bool written = false;
+  std::string saveError; // the schedule file could not be written
 
 private:
-  void clearLine() {
-    if (tty)
-      std::fprintf(stderr, "\r\033[K");
-  }
-
   Schedule &schedule;
   std::string out;
   TuneJournal &journal;
-  bool tty;
+  size_t problems, finished = 0;
+  Progress line;
 };
 
 /// The problems of the options, each with its candidate queue, resolved and
@@ -246,9 +229,7 @@ static int runTune(const ParsedOptions &options) {
   double start = monotonicSeconds();
   if (options.has("model") == options.has("shapes"))
     throw Error("lowbit tune needs exactly one of --model and --shapes");
-  int64_t threads = options.getPositive("threads", 2);
-  if (threads > 256)
-    throw Error("--threads: at most 256, got " + std::to_string(threads));
+  const int threads = options.threads();
   int reps = int(options.getPositive("reps", kMinReps));
   if (reps < kMinReps)
     throw Error("--reps: at least " + std::to_string(kMinReps) +
@@ -266,7 +247,7 @@ static int runTune(const ParsedOptions &options) {
   Target target = parse_target(options.getOr("target", "native"));
   requireTimableTarget(target, "lowbit tune");
   std::vector<TuningProblem> problems =
-      problemsOf(options, int(threads), target, search);
+      problemsOf(options, threads, target, search);
 
   if (options.has("list")) {
     for (const TuningProblem &p : problems) {
@@ -294,13 +275,14 @@ static int runTune(const ParsedOptions &options) {
   schedule.cpuModel = cpu.model;
   schedule.cpuFeatures = hostFeatureNames();
   TuneJournal journal(out + ".journal");
-  Printer printer(schedule, out, journal);
+  Printer printer(schedule, out, journal, problems.size());
   if (journal.exists()) {
     std::vector<ScheduleEntry> recovered = journal.recover();
     for (ScheduleEntry &entry : recovered)
       schedule.set(entry);
     if (!recovered.empty())
-      printer.save();
+      if (llvm::Error error = schedule.write(out))
+        throw Error(llvm::toString(std::move(error)));
     journal.clear();
     std::fprintf(stderr,
                  "tune: merged %zu decided entries of an interrupted run "
@@ -308,9 +290,9 @@ static int runTune(const ParsedOptions &options) {
                  recovered.size(), journal.path().c_str());
   }
 
-  ThreadPool pool(static_cast<int>(threads));
-  std::fprintf(stderr, "tune: measuring the read bandwidth (1 GiB, %lld "
-               "threads)...\n", (long long)threads);
+  ThreadPool pool(threads);
+  std::fprintf(stderr, "tune: measuring the read bandwidth (1 GiB, %d "
+               "threads)...\n", threads);
   ReadProbe probe(pool);
   std::unique_ptr<Int8Peak> peak;
   std::string peakIsa = peak_isa_for(target);
@@ -326,6 +308,8 @@ static int runTune(const ParsedOptions &options) {
   Tuner tuner(measurer, tunerOptions, &printer, &journal);
   std::vector<TuneOutcome> outcomes = tuner.run(problems, start);
   std::signal(SIGINT, SIG_DFL);
+  if (!printer.saveError.empty())
+    throw Error(printer.saveError);
   // Every decision is in OUT now; the measurements are in the output.
   journal.clear();
 
@@ -404,7 +388,7 @@ const Command &tuneCommand() {
          "format on the target)"},
         {"target", "T", "target (default native)"},
         {"n", "LIST", "N classes: 1 (GEMV, default) and/or one N > 1 (GEMM)"},
-        {"threads", "N", "threads the kernels are tuned for (default 2)"},
+        {"threads", "N", kThreadsHelp},
         {"budget", "SECONDS",
          "wall-time budget of the whole run (default 240: a whole "
          "bitnet-b1.58-2b for one format in 4 minutes)"},

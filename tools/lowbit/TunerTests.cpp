@@ -213,6 +213,20 @@ TEST(Tuner, InterruptSavesOnlyDecidedProblems) {
   EXPECT_EQ(f.timings, 16);
 }
 
+TEST(Tuner, ObserverStopsTheRun) {
+  // An observer that cannot save the first decision stops the run.
+  struct Refuse : TuneObserver {
+    bool problemDone(const TuneOutcome &) override { return false; }
+  } refuse;
+  FakeMeasurer f = measurer(2, "c1", 1.5);
+  Tuner tuner(f, plenty(), &refuse);
+  std::vector<TuneOutcome> out =
+      tuner.run({problem(64, 2), problem(128, 2)}, f.now());
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].status, TuneStatus::Winner);
+  EXPECT_EQ(f.timings, 13);
+}
+
 TEST(Tuner, BudgetIsRespected) {
   // 20 candidates per problem at 1.75 s each, a 2.5 s confirmation, three
   // problems (about 120 s): each budget must hold, the caller's setup

@@ -161,8 +161,9 @@ public:
   virtual void candidateTimed(const Candidate &, const Measurement &) {}
   /// `done` of `total` candidates of the problem; `eta` seconds left in all.
   virtual void progress(const TuningProblem &, size_t, size_t, double) {}
-  /// After each problem, before the next starts (save here).
-  virtual void problemDone(const TuneOutcome &) {}
+  /// After each problem, before the next starts (save here); false stops
+  /// the run (the problems left are not started).
+  virtual bool problemDone(const TuneOutcome &) { return true; }
 };
 
 class Tuner {
