@@ -383,8 +383,35 @@ def LowBitLowerLutBitserial
       scales (`lowbit.uk.group_combine`);
     - `lowbit.uk.store`, with a row count where M is not a multiple of 16.
 
-    Only the lossless int16 tables are lowered: `fast_aggregation` and an
-    `act_group` other than 32 are rejected with an error.
+    The lossless int16 tables take `act_group = 32`. With `table_bits = 8`
+    (lossy, bitserial_abi.h "INT8 TABLES"; `act_group` a multiple of 32)
+    the prologue quantizes the tables of each act_group instead: from the
+    largest sum of |x_i| over its groups of 4, a = max(1, ceil(d max /
+    127)) with d = 127 / (4 * 2^(P-1)) rounded down, entries round(d T[e] /
+    a) (64 bytes per nibble and block) and, after the row's tables, the
+    multiplier bytes a * 2^p of every plane; the lookups are
+    `lowbit.uk.lut_dot8` with those multipliers into sums that start at
+    zero (no bias, no lut_combine). `fast_aggregation` looks both nibbles
+    up in one `lut_dot8 {average}` per plane vector and takes 2 F - 2
+    (2^P - 1) (the blocks' a summed) of its sums F as the estimate of the
+    separate lookups' sums.
+
+    With dynamic M and K (an any-shape kernel, kernel_abi.h's
+    `lowbit_any_kernel_fn`) the same loops run over run-time blocks, tiles
+    and K panels as pack_bitserial lays them out, the tables sized for the
+    largest K such a kernel takes; int8 tables need a static K.
+
+    ```mlir
+    %y = lowbit.mpgemm %x, %w, %s {weight = #lowbit.weight<bits = 2, encoding = unsigned, group = 64, scale = per_group>,
+           layout = #lowbit.layout<bitplanes, tile_m = 16, tile_k = 32, interleave = 16>,
+           config = #lowbit.lut_bitserial<bm = 16, kfactor = 8>} : ...
+    // becomes, per 32-k block, tile, plane vector and nibble
+    %s1, %h1 = lowbit.uk.lut_dot %s0, %h0, %idx, %tables[%at] {high = false}
+               : vector<64xi8>, memref<?xi8>, vector<16xi32>
+    // and with table_bits = 8, act_group = 64
+    %s1 = lowbit.uk.lut_dot8 %s0, %idx, %tables[%at], %mult {high = false}
+          : vector<64xi8>, memref<?xi8>, vector<16xi32>
+    ```
   }];
   let dependentDialects = [
     "::mlir::lowbit::LowBitDialect", "::mlir::arith::ArithDialect",
