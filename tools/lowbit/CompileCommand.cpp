@@ -823,16 +823,22 @@ writeBundle(const fs::path &out, const BundleSpec &spec,
 
   // lut-bitserial applies to every format that has its layout; a format
   // without one keeps auto (an error when no format of the bundle has one).
+  // auto takes it for the formats only it reads (w3gG), as resolveChoice.
   bool anyBitserial = false;
   for (const BundleGroup &g : groups)
     anyBitserial = anyBitserial || has_bitserial_layout(g.format);
   const bool wantBitserial = spec.strategy == Strategy::LutBitserial;
+  const auto usesBitserial = [&](const Format &format) {
+    return has_bitserial_layout(format) &&
+           (wantBitserial || (!has_upconvert_layout(format) &&
+                              !has_lut_layout(format)));
+  };
   if (wantBitserial && !anyBitserial)
     throw Error("lowbit compile: strategy 'lut-bitserial' has no kernel for " +
                 groups.front().format.name() +
                 " (it supports i2s, w1gG, w2gG, w3gG, w4gG)");
   for (const BundleGroup &g : groups) {
-    const bool bitserial = wantBitserial && has_bitserial_layout(g.format);
+    const bool bitserial = usesBitserial(g.format);
     const bool lut = has_lut_layout(g.format);
     if (!bitserial && !lut && !has_upconvert_layout(g.format))
       throw Error("lowbit compile: no kernel strategy for " + g.format.name());
@@ -870,18 +876,17 @@ writeBundle(const fs::path &out, const BundleSpec &spec,
       const Format &format = g.format;
       progress.update(step++, targets.size() * groups.size(),
                       format.name() + " kernels for " + t);
-      const bool bitserial = wantBitserial && has_bitserial_layout(format);
+      const bool bitserial = usesBitserial(format);
       const bool lut = has_lut_layout(format);
       const bool fallbackLut = (lut || bitserial) && b.fallback != "generic";
       if (t != b.target && !(fallbackLut ||
                              (!lut && has_upconvert_layout(format))))
         continue;
       // The shapes, then the any-shape kernels (M = K = 0) that run every
-      // other shape of the format (up-convert and lut-elementwise).
+      // other shape of the format.
       std::vector<std::pair<int64_t, int64_t>> shapes =
           distinctShapes(g.shapes);
-      if (!bitserial)
-        shapes.push_back({0, 0});
+      shapes.push_back({0, 0});
       for (const auto &[M, K] : shapes)
         for (int64_t nHint : {int64_t(1), int64_t(16)}) {
           KernelOptions kernelOptions;

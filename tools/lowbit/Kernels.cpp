@@ -226,13 +226,6 @@ compileKernels(const Format &format, KernelChoice choice,
                     "(not under qemu: " + target_name(choice.target) + ")");
     return compileCrossKernels(format, choice, shapes, options);
   }
-  for (const KernelShape &shape : shapes)
-    if (shape.isAnyShape() && choice.strategy != Strategy::Upconvert &&
-        choice.strategy != Strategy::LutElementwise)
-      throw Error("any-shape kernels exist for the upconvert (i2s, w1gG, "
-                  "w2gG, w4gG, q4_0) and lut-elementwise (tl1, tl2) "
-                  "strategies only, not " +
-                  strategy_name(choice.strategy) + " (" + format.name() + ")");
   std::vector<bool> anyShape(shapes.size());
   std::vector<CompiledKernel> kernels(shapes.size());
   std::vector<std::string> sources, symbols;

@@ -71,7 +71,7 @@ struct KernelOptions {
 /// One kernel to generate: its weight shape and expected N (1 selects the
 /// GEMV config, larger N the register-blocked GEMM config). M = K = 0 is
 /// the any-shape kernel of the N class (kernel_abi.h, lowbit_any_kernel_fn:
-/// M and K run-time arguments; upconvert strategy only): anyShape(nHint).
+/// M and K run-time arguments; CPU targets): anyShape(nHint).
 struct KernelShape {
   KernelShape() = default;
   KernelShape(int64_t M, int64_t K, int64_t nHint = 1, std::string config = "")
