@@ -116,7 +116,7 @@ std::pair<int, std::string> run_command(const std::vector<std::string> &argv);
 /// $XDG_CACHE_HOME/lowbit, else $HOME/.cache/lowbit (created on demand).
 std::string kernel_cache_dir();
 
-/// SHA-256 of `data` as 64 lowercase hex digits (the cache key).
+/// SHA-256 of `data` (LLVM's) as 64 lowercase hex digits (the cache key).
 std::string sha256_hex(const std::string &data);
 
 } // namespace lowbit::cli
