@@ -44,6 +44,16 @@ double mlir::lowbit::monotonicSeconds() {
 
 double Measurer::now() { return monotonicSeconds(); }
 
+std::vector<std::pair<Measurement, Measurement>>
+Measurer::timeRounds(const Candidate &a, const Candidate &b, int rounds) {
+  std::vector<std::pair<Measurement, Measurement>> pairs;
+  for (int round = 0; round < rounds && !stopRequested(); ++round) {
+    Measurement first = time(a);
+    pairs.push_back({first, time(b)});
+  }
+  return pairs;
+}
+
 Confirmation mlir::lowbit::decide(const std::vector<double> &h,
                                   const std::vector<double> &c,
                                   double margin) {
@@ -83,6 +93,14 @@ bool Budget::known() const { return compiles_ && verifies_ && timings_; }
 double Budget::timingCost() const {
   return timings_ ? timingSeconds_ / double(timings_) : 0;
 }
+void Budget::addConfirmation(double seconds) {
+  confirmSeconds_ += seconds;
+  ++confirms_;
+}
+double Budget::confirmationCost(double timings) const {
+  return confirms_ ? confirmSeconds_ / double(confirms_)
+                   : timings * timingCost();
+}
 double Budget::prepareCost() const {
   return prepares_ ? prepareSeconds_ / double(prepares_) : 0;
 }
@@ -113,6 +131,11 @@ Tuner::Tuner(Measurer &measurer, TunerOptions options, TuneObserver *observer,
              TuneJournal *journal)
     : measurer(measurer), options(options), observer(observer),
       journal(journal) {}
+
+double Tuner::leastCost() const {
+  return budget->prepareCost() + 2 * budget->candidateCost() +
+         budget->confirmationCost(options.confirmationTimings);
+}
 
 bool Tuner::fits(double seconds) const {
   return measurer.now() + seconds <= budget->end();
@@ -153,10 +176,7 @@ Tuner::run(const std::vector<TuningProblem> &problems, double start) {
   std::vector<TuneOutcome> outcomes;
   for (size_t i = 0; i < problems.size(); ++i) {
     const TuningProblem &problem = problems[i];
-    // The least a problem can decide with: its data, its heuristic, one
-    // candidate and the confirmation (unknown before the first problem).
-    double least = budget->prepareCost() + 2 * budget->candidateCost() +
-                   2 * options.confirmRounds * budget->timingCost();
+    double least = leastCost();
     TuneOutcome outcome;
     if (stopping()) {
       outcome.status = TuneStatus::Interrupted;
@@ -194,9 +214,9 @@ TuneOutcome Tuner::tune(const TuningProblem &problem, size_t index,
   TuneOutcome outcome;
   if (observer)
     observer->problemStarted(problem);
-  double prepareStart = measurer.now();
+  double problemStart = measurer.now();
   std::string error = measurer.prepare(problem, index);
-  budget->addPrepare(measurer.now() - prepareStart);
+  budget->addPrepare(measurer.now() - problemStart);
   if (!error.empty()) {
     outcome.status = TuneStatus::Failed;
     outcome.note = error;
@@ -214,7 +234,7 @@ TuneOutcome Tuner::tune(const TuningProblem &problem, size_t index,
     // what fits before the problem's deadline besides the confirmation.
     size_t size = 1;
     if (next > 0) {
-      confirmation = 2 * options.confirmRounds * budget->timingCost();
+      confirmation = budget->confirmationCost(options.confirmationTimings);
       double room = deadline - measurer.now() - confirmation;
       double cost = std::max(budget->candidateCost(), 1e-9);
       size = room > 0 ? std::min({options.batch, queue.size() - next,
@@ -286,6 +306,10 @@ TuneOutcome Tuner::tune(const TuningProblem &problem, size_t index,
       outcome.note = "the heuristic's config failed: " + heuristicError;
       return outcome;
     }
+    // The first problem's share was drawn before any cost was known: it
+    // gets at least what deciding costs, if the budget has it.
+    deadline = std::min(budget->end(),
+                        std::max(deadline, problemStart + leastCost()));
   }
   if (stopped || stopping()) {
     outcome.status = TuneStatus::Interrupted;
@@ -303,7 +327,7 @@ TuneOutcome Tuner::tune(const TuningProblem &problem, size_t index,
                             heuristic, *outcome.heuristic);
     return outcome;
   }
-  if (!fits(2 * options.confirmRounds * budget->timingCost())) {
+  if (!fits(budget->confirmationCost(options.confirmationTimings))) {
     outcome.status = TuneStatus::OutOfBudget;
     return outcome;
   }
@@ -342,12 +366,14 @@ std::optional<Confirmation> Tuner::confirm(const Candidate &heuristic,
                                            const Candidate &best,
                                            Measurement &heuristicMedian,
                                            Measurement &bestMedian) {
+  double start = measurer.now();
+  std::vector<std::pair<Measurement, Measurement>> rounds =
+      measurer.timeRounds(heuristic, best, options.confirmRounds);
+  budget->addConfirmation(measurer.now() - start);
+  if (stopping() || rounds.size() != size_t(options.confirmRounds))
+    return std::nullopt;
   std::vector<double> hScores, bScores, hUs, bUs, hGbps, bGbps;
-  for (int round = 0; round < options.confirmRounds; ++round) {
-    if (stopping())
-      return std::nullopt;
-    Measurement h = timeOnce(heuristic);
-    Measurement b = timeOnce(best);
+  for (const auto &[h, b] : rounds) {
     if (!h.error.empty() || !b.error.empty())
       return std::nullopt;
     hScores.push_back(h.score);

@@ -237,6 +237,9 @@ static int runTune(const ParsedOptions &options) {
   TunerOptions tunerOptions;
   tunerOptions.batch = size_t(options.getPositive("batch", 8));
   tunerOptions.budgetSeconds = double(options.getPositive("budget", 240));
+  // KernelMeasurer::timeRounds: one setup and a rep of each per round.
+  tunerOptions.confirmationTimings =
+      1 + 2.0 * tunerOptions.confirmRounds / reps;
   SearchOptions search;
   if (options.has("seed"))
     search.seed = uint64_t(parsePositive(*options.get("seed"), "--seed"));
@@ -341,7 +344,7 @@ static int runTune(const ParsedOptions &options) {
   std::printf("tune: a candidate took %.1f s (compiling, verifying, one "
               "timing), a confirmation %.1f s (%d rounds)\n",
               costs.candidateCost(),
-              2 * tunerOptions.confirmRounds * costs.timingCost(),
+              costs.confirmationCost(tunerOptions.confirmationTimings),
               tunerOptions.confirmRounds);
   return interrupted ? 130 : 0;
 }

@@ -232,16 +232,20 @@ std::string KernelMeasurer::verify(const Candidate &candidate,
   }
 }
 
+Contender KernelMeasurer::contender(const Candidate &candidate) {
+  const CompiledKernel &kernel = kernels_.at(candidate.config);
+  return {kernel.loaded.fn, &*weightsFor(kernel.choice.strategy).upconvert,
+          &problem_->A, /*kernel_class=*/-1, pool_.policy()};
+}
+
 Measurement KernelMeasurer::time(const Candidate &candidate) {
   Measurement m;
   try {
-    const CompiledKernel &kernel = kernels_.at(candidate.config);
     const Problem &p = *problem_;
-    bool cold = p.N == 1 && !warm_;
     Pairing pairing{&probe_, p.N == 1 ? nullptr : peak_};
-    KernelTiming timing =
-        time_kernel(kernel.loaded.fn, *weightsFor(kernel.choice.strategy).upconvert,
-                    p.A, pool_, cold, reps_, pairing);
+    KernelTiming timing = time_contenders({contender(candidate)}, pool_,
+                                          p.N == 1 && !warm_, reps_, pairing)
+                              .front();
     m.us = timing.timing.us;
     m.gbps = timing.gbps;
     double paired = p.N == 1 ? timing.ratio : timing.gops_ratio;
@@ -250,6 +254,42 @@ Measurement KernelMeasurer::time(const Candidate &candidate) {
     m.error = e.what();
   }
   return m;
+}
+
+std::vector<std::pair<Measurement, Measurement>>
+KernelMeasurer::timeRounds(const Candidate &a, const Candidate &b,
+                           int rounds) {
+  std::vector<std::pair<Measurement, Measurement>> pairs;
+  try {
+    const Problem &p = *problem_;
+    Pairing pairing{&probe_, p.N == 1 ? nullptr : peak_};
+    std::vector<KernelTiming> timings =
+        time_contenders({contender(a), contender(b)}, pool_,
+                        p.N == 1 && !warm_, rounds, pairing);
+    // Rep r of each, with the ratio to its own pairing pass (the medians
+    // of these are what time() scores).
+    double ops = 2.0 * double(p.M) * double(p.K) * double(p.N);
+    auto rep = [&](const KernelTiming &t, size_t r) {
+      Measurement m;
+      double ns = t.timing.rep_us.at(r) * 1e3;
+      m.us = t.timing.rep_us[r];
+      m.gbps = double(t.packed_bytes) / ns;
+      if (p.N == 1 && r < t.probe_gbps.size())
+        m.score = m.gbps / t.probe_gbps[r];
+      else if (p.N > 1 && r < t.peak_gops.size())
+        m.score = ops / ns / t.peak_gops[r];
+      else
+        m.score = 1.0 / m.us;
+      return m;
+    };
+    for (size_t r = 0; r < size_t(rounds); ++r)
+      pairs.push_back({rep(timings[0], r), rep(timings[1], r)});
+  } catch (const std::exception &e) {
+    Measurement failed;
+    failed.error = e.what();
+    pairs.assign(size_t(rounds), {failed, failed});
+  }
+  return pairs;
 }
 
 } // namespace lowbit::cli

@@ -40,11 +40,17 @@ public:
                      double deadline) override;
   mlir::lowbit::Measurement
   time(const mlir::lowbit::Candidate &candidate) override;
+  /// time_contenders: one set of cold copies, a timed rep of each in every
+  /// round, each rep paired with its own probe (or peak) pass.
+  std::vector<std::pair<mlir::lowbit::Measurement, mlir::lowbit::Measurement>>
+  timeRounds(const mlir::lowbit::Candidate &a,
+             const mlir::lowbit::Candidate &b, int rounds) override;
   bool stopRequested() override { return stop_ != 0; }
 
 private:
   struct Problem;
   PreparedWeights &weightsFor(Strategy strategy);
+  Contender contender(const mlir::lowbit::Candidate &candidate);
 
   ThreadPool &pool_;
   ReadProbe &probe_;

@@ -66,6 +66,12 @@ public:
   virtual std::string verify(const Candidate &candidate, double deadline) = 0;
   /// Times a verified candidate once.
   virtual Measurement time(const Candidate &candidate) = 0;
+  /// Times `a` and `b` in `rounds` rounds, `a` then `b` in each, and gives
+  /// each round's pair; by default time(a), time(b) per round. An
+  /// implementation that can alternate single reps within one setup (one
+  /// set of cold copies) makes the confirmation cheaper.
+  virtual std::vector<std::pair<Measurement, Measurement>>
+  timeRounds(const Candidate &a, const Candidate &b, int rounds);
   /// Seconds on a monotonic clock (the budget's).
   virtual double now();
   /// Whether to stop (Ctrl-C): nothing more is started.
@@ -104,6 +110,7 @@ public:
   void addCompile(double seconds, size_t kernels);
   void addVerify(double seconds);
   void addTiming(double seconds);
+  void addConfirmation(double seconds);
   /// Whether one compile, one verification and one timing were seen.
   bool known() const;
   /// Compiling, verifying and timing one candidate (running means).
@@ -112,12 +119,16 @@ public:
   double timingCost() const;
   /// Preparing one problem (running mean).
   double prepareCost() const;
+  /// One confirmation: the running mean, or before the first, `timings`
+  /// times what one timing costs.
+  double confirmationCost(double timings) const;
 
 private:
   double end_;
   double prepareSeconds_ = 0, compileSeconds_ = 0, verifySeconds_ = 0,
-         timingSeconds_ = 0;
-  size_t prepares_ = 0, compiles_ = 0, verifies_ = 0, timings_ = 0;
+         timingSeconds_ = 0, confirmSeconds_ = 0;
+  size_t prepares_ = 0, compiles_ = 0, verifies_ = 0, timings_ = 0,
+         confirms_ = 0;
 };
 
 struct TunerOptions {
@@ -126,6 +137,9 @@ struct TunerOptions {
   int confirmRounds = 5; // alternating timings of heuristic and winner
   double margin = 0.03;  // the paired ratio's run-to-run noise here
   double verifyDeadline = 60;
+  /// What a confirmation costs in timings, until one was measured: two per
+  /// round with Measurer::timeRounds' default.
+  double confirmationTimings = 2 * 5;
 };
 
 enum class TuneStatus {
@@ -188,6 +202,9 @@ private:
                                       Measurement &heuristicMedian,
                                       Measurement &bestMedian);
   Measurement timeOnce(const Candidate &candidate);
+  /// What deciding a problem costs at least: its data, its heuristic, one
+  /// candidate and the confirmation (0 before the first problem ran).
+  double leastCost() const;
   bool fits(double seconds) const;
   /// A stop request, or a journal that cannot be written.
   bool stopping();
