@@ -205,11 +205,16 @@ static llvm::Error generateGpuKernel(MLIRContext &ctx, ModuleOp module,
   options.nHint = request.nHint;
   options.dtype = request.dtype;
   // Bits per code of the kernel's weight words: 2 for i2s, else the
-  // format's (w2gG, w4gG).
-  int64_t bits = 2;
+  // format's (wbgG: b; q4_0: 4, repacked by the runtime); the weights word
+  // of the kernel info (runtime/include/lowbit/vulkan.h).
+  int64_t bits = 2, weights = 0;
   module.walk([&](MpGemmOp op) {
-    if (op.getWeight().getEncoding() != Encoding::Ternary)
+    Encoding encoding = op.getWeight().getEncoding();
+    if (encoding != Encoding::Ternary)
       bits = op.getWeight().getBits();
+    weights = encoding == Encoding::Ternary    ? 0
+              : encoding == Encoding::GgufQ4_0 ? 5
+                                               : bits;
   });
   PassManager pm(&ctx);
   buildGpuPipeline(pm, options);
@@ -228,8 +233,9 @@ static llvm::Error generateGpuKernel(MLIRContext &ctx, ModuleOp module,
   if (!config || failed(serializeSpirvModule(module, words)))
     return fail("");
   source.config = printAttr(config);
-  bool isTernary = request.format == "i2s";
-  source.layout = isTernary ? "#lowbit.layout<i2s>" : "#lowbit.layout<canonical>";
+  source.layout = weights == 0   ? "#lowbit.layout<i2s>"
+                  : weights == 5 ? "#lowbit.layout<gguf>"
+                                 : "#lowbit.layout<canonical>";
   source.bits = bits;
   source.Mp = request.M;
   source.Kp = llvm::alignTo(request.K, 16);
@@ -244,7 +250,7 @@ static llvm::Error generateGpuKernel(MLIRContext &ctx, ModuleOp module,
                     preKernel ? 1 : 0,
                     int64_t(words.size()),
                     config.getIntDot() ? 1 : 0,
-                    isTernary ? 0 : bits,
+                    weights,
                     request.dtype == "f16"    ? 1
                     : request.dtype == "bf16" ? 2
                                               : 0,
@@ -299,7 +305,8 @@ mlir::lowbit::generateKernel(const KernelRequest &request) {
   if (bitserial && (lut || format->layout == LayoutKind::Gguf))
     return fail("the lut-bitserial strategy has no kernel for " +
                 request.format + " (it supports i2s, w1gG, w2gG, w3gG, w4gG)");
-  if (format->weight.getBits() == 3 && !lut && !bitserial)
+  if (format->weight.getBits() == 3 && !lut && !bitserial &&
+      !isGpuTarget(request.target))
     return fail("the upconvert strategy has no kernel for " + request.format +
                 " (it supports i2s, w1gG, w2gG, w4gG, q4_0)");
   std::unique_ptr<TargetInfo> target = createTargetInfo(request.target);

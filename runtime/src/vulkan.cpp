@@ -10,7 +10,9 @@
 #include "lowbit/vulkan.h"
 #include "lowbit/error.h"
 
+#include "bitstream.h"
 #include "group.h"
+#include "q4_0.h"
 
 #include <cmath>
 #include <cstring>
@@ -467,15 +469,18 @@ VulkanKernel::VulkanKernel(const SpirvKernel &kernel, const PackedWeights &W)
   if (info[0] != 2)
     throw Error("vulkan: kernel ABI version " + std::to_string(info[0]) +
                 ", this runtime knows 2");
-  const bool group = info[10] != 0; // w2gG (2), w4gG (4)
-  const bool formatOk = group ? W.format.kind == FormatKind::Group &&
-                                    W.format.encoding() == Encoding::Unsigned &&
-                                    W.format.bits == info[10]
-                              : W.format.kind == FormatKind::I2S;
+  // Weights: 0 i2s, 1..4 w<b>gG, 5 q4_0 (lowbit/vulkan.h).
+  const int64_t weights = info[10];
+  const bool group = weights != 0, q4_0 = weights == 5;
+  const bool formatOk =
+      q4_0    ? W.format.kind == FormatKind::Q4_0
+      : group ? W.format.kind == FormatKind::Group && W.format.bits == weights
+              : W.format.kind == FormatKind::I2S;
   if (!formatOk || info[1] != W.M || info[2] != W.K)
     throw Error("vulkan: the kernel is for " +
-                (group ? "w" + std::to_string(info[10]) + "gG"
-                       : std::string("i2s")) +
+                (q4_0    ? std::string("q4_0")
+                 : group ? "w" + std::to_string(weights) + "gG"
+                         : std::string("i2s")) +
                 " " +
                 std::to_string(info[1]) + " x " + std::to_string(info[2]) +
                 " weights, got " + W.format.name() + " " +
@@ -514,9 +519,20 @@ VulkanKernel::VulkanKernel(const SpirvKernel &kernel, const PackedWeights &W)
   auto *bytes = static_cast<uint8_t *>(codes.data);
   std::memset(bytes, 0, size_t(k.M * k.words * 4));
   const int64_t rowBytes = W.row_bytes();
-  for (int64_t m = 0; m < k.M; ++m)
-    std::memcpy(bytes + m * k.words * 4, W.codes.data() + m * rowBytes,
-                size_t(rowBytes));
+  std::vector<int8_t> codes4(q4_0 ? size_t(k.K) : 0);
+  for (int64_t m = 0; m < k.M; ++m) {
+    uint8_t *out = bytes + m * k.words * 4;
+    if (!q4_0) {
+      std::memcpy(out, W.codes.data() + m * rowBytes, size_t(rowBytes));
+      continue;
+    }
+    // q4_0: the row's 4-bit codes (0..15) in k order, as a canonical w4gG
+    // row (zero point 8 from row_block_scales).
+    detail::decode_q4_0_row(W.codes.data() + m * rowBytes, k.K,
+                            codes4.data());
+    detail::pack_codes(reinterpret_cast<const uint8_t *>(codes4.data()), k.K,
+                       4, out);
+  }
   Buffer &blocks = k.buffers[5];
   blocks.reserve(k.d, group ? size_t(k.M * (k.K / 32) * 2 * 4) : 4);
   if (group) {

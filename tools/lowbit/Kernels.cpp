@@ -35,9 +35,8 @@ bool isGpuTarget(Target t) {
 }
 
 bool hasGpuKernel(const Format &format) {
-  return format.kind == FormatKind::I2S ||
-         (format.encoding() == Encoding::Unsigned &&
-          (format.bits == 2 || format.bits == 4));
+  return format.kind == FormatKind::I2S || format.kind == FormatKind::Group ||
+         format.kind == FormatKind::Q4_0;
 }
 
 GpuDType parseDtypeFor(const std::optional<std::string> &dtype,
@@ -75,14 +74,14 @@ KernelChoice resolveChoice(const Format &format, Strategy strategy,
                 " (see 'lowbit targets')");
   if (isGpuTarget(target)) {
     // The GPU kernel (#lowbit.gpu) unpacks codes to int8 products: the
-    // upconvert strategy, for i2s, w2gG and w4gG.
+    // upconvert strategy, for i2s, w1gG..w4gG and q4_0.
     const bool gpuFormat = hasGpuKernel(format);
     if (strategy == Strategy::Auto)
       strategy = gpuFormat ? Strategy::Upconvert : Strategy::Reference;
     if (strategy != Strategy::Reference &&
         (strategy != Strategy::Upconvert || !gpuFormat))
       throw Error("target '" + target_name(target) + "' has only the "
-                  "upconvert strategy for i2s, w2gG and w4gG (got " +
+                  "upconvert strategy for i2s, w1gG..w4gG and q4_0 (got " +
                   strategy_name(strategy) + " for " + format.name() + ")");
     return {strategy, target};
   }
@@ -275,7 +274,8 @@ CompiledKernel compileKernel(const Format &format, KernelChoice choice,
 PreparedWeights prepareWeights(const PackedWeights &W, KernelChoice choice) {
   PreparedWeights prepared;
   prepared.canonical = &W;
-  if (choice.strategy == Strategy::Upconvert)
+  // The GPU kernels read the canonical weights (VulkanKernel packs them).
+  if (choice.strategy == Strategy::Upconvert && !isGpuTarget(choice.target))
     prepared.upconvert = pack_upconvert(W);
   if (choice.strategy == Strategy::LutElementwise)
     prepared.upconvert = pack_lut(W, lut_order(target_name(choice.target)));

@@ -8,14 +8,15 @@
 //   uint32_t <name>_spirv[]  the SPIR-V module: entry point "mpgemm" and,
 //                            when the scales are not fused, "act_scales"
 //   int64_t  <name>_info[14] {abi version (2), M, K, Kw = 32-bit words per
-//                            row (ceil(K / 16) for 2-bit codes, K / 8
-//                            for w4gG),
+//                            row (ceil(K / 16) for i2s, K b / 32 for
+//                            w<b>gG, K / 8 for q4_0),
 //                            invocations per workgroup, wg_tile_m,
 //                            wg_tile_n, has the act_scales pre-kernel
 //                            (1 / 0), SPIR-V word count, integer dot
 //                            product (1 / 0: the device needs
 //                            shaderIntegerDotProduct), weights (0: i2s,
-//                            2: w2gG, 4: w4gG), X / Y element type (0: f32,
+//                            1..4: w1gG..w4gG, 5: q4_0), X / Y element
+//                            type (0: f32,
 //                            1: f16, 2: bf16), native 16-bit storage
 //                            buffers (1 / 0: the device needs
 //                            storageBuffer16BitAccess and shaderInt16;
@@ -35,12 +36,16 @@
 //   3  uint32_t params[2]    N, the bits of the float w_scale
 //   4  float    scales [N]   i2s activation scales s = 127 / max(absmax,
 //                            1e-5) (written by act_scales, read by mpgemm)
-//   5  float    blocks [M][K / 32][2]  w2gG: per 32-block (s, z) of the
-//                            weights (row_block_scales), z an integer
+//   5  float    blocks [M][K / 32][2]  group formats and q4_0: per 32-block
+//                            (s, z) of the weights (row_block_scales), z an
+//                            integer
 //
-// w2gG / w4gG codes are the canonical rows (2 / 4 bits, K a multiple of 32,
-// so no padding); activations are quantized per 32-block in the kernel, and Y
-// agrees with the reference within float summation order.
+// w<b>gG codes are the canonical rows (b bits, K a multiple of 32, so no
+// padding; a 32-block is b words, 3-bit codes straddle words); w1gG codes c
+// stand for 2c - 1 (no zero point); q4_0 rows are repacked by the host into
+// the canonical 4-bit row of their codes (0..15, zero point 8). Activations
+// are quantized per 32-block in the kernel, and Y agrees with the reference
+// within float summation order.
 //
 // DISPATCH
 //   act_scales (when present): (N, 1, 1) workgroups, then a barrier;

@@ -20,13 +20,13 @@ func.func @cpu_config(%x: tensor<?x40xf32>, %w: tensor<20x10xi8>, %s: tensor<1xf
 
 // -----
 
-// q4_0 has no GPU kernel.
-func.func @q4_0(%x: tensor<?x64xf32>, %w: tensor<4x36xi8>) -> tensor<?x4xf32> {
-  // expected-error@+1 {{gpu strategy supports ternary and unsigned 2- and 4-bit weights, got 4-bit gguf_q4_0}}
-  %y = lowbit.mpgemm %x, %w {weight = #lowbit.weight<bits = 4, encoding = gguf_q4_0, group = 32, scale = per_block>, layout = #lowbit.layout<gguf>,
-                             config = #lowbit.gpu<wg_tile_m = 16, wg_tile_n = 1, sg_tile_m = 4, sg_tile_n = 1, subgroup_size = 16>}
-       : (tensor<?x64xf32>, tensor<4x36xi8>) -> tensor<?x4xf32>
-  return %y : tensor<?x4xf32>
+// tl2 (a LUT layout) has no GPU kernel.
+func.func @tl2(%x: tensor<?x96xf32>, %w: tensor<16x20xi8>, %s: tensor<1xf32>) -> tensor<?x16xf32> {
+  // expected-error@+1 {{gpu strategy does not support tl2 layout}}
+  %y = lowbit.mpgemm %x, %w, %s {weight = #lowbit.weight<bits = 2, encoding = ternary>, layout = #lowbit.layout<tl2>,
+                                 config = #lowbit.gpu<wg_tile_m = 16, wg_tile_n = 1, sg_tile_m = 4, sg_tile_n = 1, subgroup_size = 16>}
+       : (tensor<?x96xf32>, tensor<16x20xi8>, tensor<1xf32>) -> tensor<?x16xf32>
+  return %y : tensor<?x16xf32>
 }
 
 // TARGET: unknown GPU target 'x86-avx2' (expected spirv-vulkan, spirv-xe2)

@@ -672,14 +672,15 @@ LogicalResult GpuAttr::verifyFor(EmitErrorFn emitError,
   if (getMatrix() && weight.getEncoding() != Encoding::Ternary)
     return emitError() << "gpu matrix = true supports ternary (i2s) weights "
                           "only";
-  if (weight.getEncoding() == Encoding::Unsigned &&
-      (weight.getBits() == 2 || weight.getBits() == 4))
+  switch (weight.getEncoding()) {
+  case Encoding::Ternary:
+    return checkLayoutSupported(emitError, "gpu", layout, {LayoutKind::I2S});
+  case Encoding::Binary:
+  case Encoding::Unsigned:
     return checkLayoutSupported(emitError, "gpu", layout,
                                 {LayoutKind::Canonical});
-  if (weight.getEncoding() != Encoding::Ternary)
-    return emitError() << "gpu strategy supports ternary and unsigned 2- "
-                          "and 4-bit weights, got "
-                       << weight.getBits() << "-bit "
-                       << stringifyEncoding(weight.getEncoding());
-  return checkLayoutSupported(emitError, "gpu", layout, {LayoutKind::I2S});
+  case Encoding::GgufQ4_0:
+    return checkLayoutSupported(emitError, "gpu", layout, {LayoutKind::Gguf});
+  }
+  llvm_unreachable("unknown encoding");
 }

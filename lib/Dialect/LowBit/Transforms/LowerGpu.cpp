@@ -58,8 +58,10 @@ struct GpuPlan {
   int64_t invocations = 0;
   bool fused = true;
   bool intDot = false;
-  bool blockScales = false; // w2gG, w4gG: per-32-block (s, z), no row scale
-  int64_t bits = 2;         // bits per weight code (i2s, w2gG: 2; w4gG: 4)
+  bool blockScales = false; // group formats, q4_0: per-32-block (s, z), no
+                            // row scale
+  bool binary = false;      // w1gG: code c stands for 2c - 1, no zero point
+  int64_t bits = 2;         // bits per weight code (i2s: 2; wbgG: b; q4_0: 4)
   bool matrix = false;      // cooperative-matrix tiles (buildMatrixTile)
   IoType io = IoType::F32;
 };
@@ -426,10 +428,10 @@ private:
     }
   }
 
-  /// The int8 activations (as i32) of one word of `bits`-bit codes (16 or
-  /// 8) packed into 4-byte packs: with P = 8 / bits planes, pack e holds
-  /// those of k = e, e + P, e + 2P, e + 3P (the order of the code planes of
-  /// dotCodes).
+  /// The int8 activations (as i32) of one word of `bits`-bit codes (32,
+  /// 16 or 8 of them) packed into 4-byte packs: with P = 8 / bits planes,
+  /// pack e holds those of k = e, e + P, e + 2P, e + 3P (the order of the
+  /// code planes of dotCodes); `bits` = 8 packs 4 consecutive activations.
   SmallVector<Value> packWord(ArrayRef<Value> xq, int64_t bits = 2) {
     SmallVector<Value> packed;
     Value byte = cstI32(0xff);
@@ -453,7 +455,7 @@ private:
   /// bytes, multiplied by pack e of packWord with OpSUDot.
   Value dotCodes(Value acc, Value codes, ArrayRef<Value> packed,
                  int64_t bits = 2) {
-    Value mask = cstI32(bits == 2 ? 0x03030303 : 0x0f0f0f0f);
+    Value mask = cstI32(int32_t(((1 << bits) - 1) * 0x01010101));
     for (int64_t e = 0; e < 8 / bits; ++e) {
       Value plane = e == 0 ? codes
                            : arith::ShRUIOp::create(b, loc, codes,
@@ -473,14 +475,16 @@ private:
   }
 
   /// Group formats: acc[i * sgN + j] += (float)(D - z S) * s_w / s_x for
-  /// 32-block `block` (its `bits` words from bits * block), where the activations
-  /// of row j are quantized with their own block scale s_x (in registers),
-  /// D = sum of codes times them, S their sum and (s_w, z) the weights'
-  /// block scale and zero point: the reference's per-block expression.
+  /// 32-block `block` (its `bits` words from bits * block), where the
+  /// activations of row j are quantized with their own block scale s_x (in
+  /// registers), D = sum of codes times them, S their sum and (s_w, z) the
+  /// weights' block scale and zero point: the reference's per-block
+  /// expression (w1gG: (2D - S), codes c standing for 2c - 1; q4_0: the
+  /// runtime's 4-bit codes q + 8 with z = 8).
   void accumulateBlock(Value block, ArrayRef<Value> rows,
                        ArrayRef<Value> xRows, SmallVectorImpl<Value> &acc) {
     constexpr int64_t kBlock = 32;
-    const int64_t perWord = 32 / plan.bits;
+    const int64_t perWord = 32 / plan.bits; // codes per word (1, 2, 4 bits)
     Value k0 = mul(block, cst(kBlock));
     int64_t blocks = plan.k / kBlock;
     SmallVector<SmallVector<Value>> xq(plan.sgN);
@@ -502,49 +506,79 @@ private:
       xScale.push_back(s);
       xSum.push_back(sum);
     }
-    // int_dot: each word's activations packed once, reused by every row.
-    SmallVector<SmallVector<SmallVector<Value>>> packed(plan.sgN);
+    // int_dot: the activations packed once, reused by every row: per word
+    // in the byte planes of dotCodes where codes tile bytes (1, 2, 4
+    // bits), else per 4 consecutive k.
+    bool planes = 8 % plan.bits == 0;
+    SmallVector<SmallVector<Value>> packed(plan.sgN);
     if (plan.intDot)
-      for (int64_t j = 0; j < plan.sgN; ++j)
-        for (int64_t part = 0; part < plan.bits; ++part)
-          packed[j].push_back(packWord(
-              ArrayRef<Value>(xq[j]).slice(part * perWord, perWord),
-              plan.bits));
+      for (int64_t j = 0; j < plan.sgN; ++j) {
+        ArrayRef<Value> block(xq[j]);
+        for (int64_t part = 0; part < (planes ? plan.bits : kBlock / 4);
+             ++part) {
+          SmallVector<Value> pack =
+              planes ? packWord(block.slice(part * perWord, perWord),
+                                plan.bits)
+                     : packWord(block.slice(4 * part, 4), /*bits=*/8);
+          packed[j].append(pack);
+        }
+      }
     for (int64_t i = 0; i < plan.sgM; ++i) {
       Value wordBase =
           add(mul(rows[i], cst(plan.words)), mul(block, cst(plan.bits)));
       Value at = mul(add(mul(rows[i], cst(blocks)), block), cst(2));
       Value wScale = memref::LoadOp::create(b, loc, blockScales, at);
-      Value zeroPoint = arith::FPToSIOp::create(
-          b, loc, b.getI32Type(),
-          memref::LoadOp::create(b, loc, blockScales, add(at, cst(1)))
-              .getResult());
+      Value zeroPoint =
+          plan.binary
+              ? Value()
+              : arith::FPToSIOp::create(
+                    b, loc, b.getI32Type(),
+                    memref::LoadOp::create(b, loc, blockScales,
+                                           add(at, cst(1)))
+                        .getResult());
+      // The block's `bits` words, each loaded where first needed.
+      SmallVector<Value> words(plan.bits);
+      auto word = [&](int64_t index) {
+        if (!words[index])
+          words[index] = memref::LoadOp::create(b, loc, w,
+                                                add(wordBase, cst(index)));
+        return words[index];
+      };
       SmallVector<Value> dots(plan.sgN, cstI32(0));
-      for (int64_t part = 0; part < plan.bits; ++part) {
-        Value codes = memref::LoadOp::create(b, loc, w,
-                                             add(wordBase, cst(part)));
-        if (plan.intDot) {
+      if (plan.intDot && planes) {
+        int64_t perPack = 8 / plan.bits;
+        for (int64_t part = 0; part < plan.bits; ++part)
           for (int64_t j = 0; j < plan.sgN; ++j)
-            dots[j] = dotCodes(dots[j], codes, packed[j][part], plan.bits);
-          continue;
-        }
-        for (int64_t e = 0; e < perWord; ++e) {
-          Value c = arith::AndIOp::create(
-              b, loc,
-              arith::ShRUIOp::create(b, loc, codes, cstI32(plan.bits * e))
-                  .getResult(),
-              cstI32((1 << plan.bits) - 1));
+            dots[j] = dotCodes(
+                dots[j], word(part),
+                ArrayRef<Value>(packed[j]).slice(part * perPack, perPack),
+                plan.bits);
+      } else if (plan.intDot) {
+        for (int64_t g = 0; g < kBlock / 4; ++g) {
+          Value codes = blockCode(word, 4 * g);
+          for (int64_t r = 1; r < 4; ++r)
+            codes = arith::OrIOp::create(
+                b, loc, codes, shl(blockCode(word, 4 * g + r), 8 * r));
           for (int64_t j = 0; j < plan.sgN; ++j)
             dots[j] = arith::AddIOp::create(
-                b, loc, dots[j],
-                arith::MulIOp::create(b, loc, c,
-                                      xq[j][part * perWord + e]));
+                b, loc, dots[j], dot(packed[j][g], codes, false));
+        }
+      } else {
+        for (int64_t kk = 0; kk < kBlock; ++kk) {
+          Value c = blockCode(word, kk);
+          for (int64_t j = 0; j < plan.sgN; ++j)
+            dots[j] = arith::AddIOp::create(
+                b, loc, dots[j], arith::MulIOp::create(b, loc, c, xq[j][kk]));
         }
       }
       for (int64_t j = 0; j < plan.sgN; ++j) {
-        Value blockAcc = arith::SubIOp::create(
-            b, loc, dots[j],
-            arith::MulIOp::create(b, loc, zeroPoint, xSum[j]));
+        // w1gG: sum (2c - 1) x = 2D - S; else sum (c - z) x = D - z S.
+        Value blockAcc =
+            plan.binary
+                ? arith::SubIOp::create(b, loc, shl(dots[j], 1), xSum[j])
+                : arith::SubIOp::create(
+                      b, loc, dots[j],
+                      arith::MulIOp::create(b, loc, zeroPoint, xSum[j]));
         Value f = arith::SIToFPOp::create(b, loc, b.getF32Type(), blockAcc);
         Value term = arith::DivFOp::create(
             b, loc, arith::MulFOp::create(b, loc, f, wScale), xScale[j]);
@@ -552,6 +586,17 @@ private:
         a = arith::AddFOp::create(b, loc, a, term);
       }
     }
+  }
+
+  /// Code kk (0..31) of a 32-block: bits [bits kk, +bits) of its bit
+  /// stream, the little-endian words `word(0..bits-1)` (3-bit codes 10 and
+  /// 21 straddle two words).
+  Value blockCode(function_ref<Value(int64_t)> word, int64_t kk) {
+    int64_t pos = plan.bits * kk, index = pos / 32, shift = pos % 32;
+    Value c = arith::ShRUIOp::create(b, loc, word(index), cstI32(shift));
+    if (shift + plan.bits > 32)
+      c = arith::OrIOp::create(b, loc, c, shl(word(index + 1), 32 - shift));
+    return arith::AndIOp::create(b, loc, c, cstI32((1 << plan.bits) - 1));
   }
 
   /// int8 code of activation v with scale s, as an i32:
@@ -792,9 +837,8 @@ private:
     GpuPlan plan;
     plan.m = op.getM();
     plan.k = op.getK();
-    plan.bits = op.getWeight().getEncoding() == Encoding::Unsigned
-                    ? op.getWeight().getBits()
-                    : 2;
+    Encoding encoding = op.getWeight().getEncoding();
+    plan.bits = encoding == Encoding::Ternary ? 2 : op.getWeight().getBits();
     plan.words = llvm::divideCeil(plan.k * plan.bits, 32);
     plan.wgM = gpuConfig.getWgTileM();
     plan.wgN = gpuConfig.getWgTileN();
@@ -806,7 +850,8 @@ private:
     plan.fused = gpuConfig.getFuseActQuant();
     plan.intDot = gpuConfig.getIntDot();
     plan.matrix = gpuConfig.getMatrix();
-    plan.blockScales = op.getWeight().getEncoding() == Encoding::Unsigned;
+    plan.blockScales = encoding != Encoding::Ternary;
+    plan.binary = encoding == Encoding::Binary;
     if (dtype == "f16")
       plan.io = IoType::F16;
     else if (dtype == "bf16")
