@@ -274,6 +274,8 @@ mlir::lowbit::getStrategySearchSpace(MLIRContext *context, StringRef strategy,
   SmallVector<Attribute> space;
   if (strategy == "reference")
     space = ReferenceAttr::getSearchSpace(context, query);
+  else if (strategy == "upconvert" && query.subgroupSize > 0)
+    space = GpuAttr::getSearchSpace(context, query);
   else if (strategy == "upconvert")
     space = UpconvertAttr::getSearchSpace(context, query);
   else if (strategy == "lut-elementwise")
@@ -646,8 +648,8 @@ SmallVector<Attribute> GpuAttr::getSearchSpace(MLIRContext *context,
                                                const SearchSpaceQuery &query) {
   // Workgroup rows, rows per subgroup, K split across subgroups, the integer
   // dot product and the fused activation quantization; activation columns
-  // per subgroup only for GEMM. The subgroup size is the device's (16, the
-  // size the kernels are written for); the verifier prunes oversized groups.
+  // per subgroup only for GEMM. The subgroup size is the target's
+  // (GpuTargetInfo); the verifiers prune oversized groups.
   SearchSpaceBuilder builder(context, query);
   SmallVector<int64_t> sgTileNs =
       query.gemv ? SmallVector<int64_t>{1} : SmallVector<int64_t>{1, 4};
@@ -659,7 +661,8 @@ SmallVector<Attribute> GpuAttr::getSearchSpace(MLIRContext *context,
             for (bool intDot : {false, true})
               builder.add(GpuAttr::getChecked(
                   builder.emitError(), context, sgTileM * subgroups, sgTileN,
-                  sgTileM, sgTileN, kSplit, fuse, intDot, false, 16));
+                  sgTileM, sgTileN, kSplit, fuse, intDot, false,
+                  query.subgroupSize));
   return builder.take();
 }
 

@@ -42,11 +42,14 @@ struct SearchSpaceQuery {
   int64_t prefetchBytes = 0; // prefetch distance hint, 0: no prefetch
   bool allowLossy = false;   // admit lossy options (lut_bitserial int8
                              // tables, table_bits = 8)
+  int64_t subgroupSize = 0;  // GPU targets: the subgroup size of their
+                             // GpuTargetInfo (the upconvert strategy is then
+                             // #lowbit.gpu); 0 for a CPU target
 };
 
 /// The search space of the strategy named `strategy` (the CLI spelling,
-/// StrategyConfigAttrInterface::getStrategyName) for `query`; empty for an
-/// unknown name.
+/// StrategyConfigAttrInterface::getStrategyName) for `query` (for a GPU
+/// query, upconvert is #lowbit.gpu's); empty for an unknown name.
 SmallVector<StrategyConfigAttrInterface>
 getStrategySearchSpace(MLIRContext *context, StringRef strategy,
                        const SearchSpaceQuery &query);

@@ -316,9 +316,12 @@ def LowBit_GpuAttr : LowBit_ConfigAttr<"Gpu", "gpu"> {
     SPV_KHR_integer_dot_product; the device needs Vulkan 1.3's
     `shaderIntegerDotProduct`) and subtracts the activation sum once, as the
     CPU kernels do; `false` (the default) uses int32 multiply-add, which
-    every device runs. Supports ternary weights in i2s layout and unsigned
-    2- and 4-bit weights (w2gG, w4gG) in canonical layout; for the latter activations
-    are scaled per 32-block in registers (no row scale, no pre-kernel).
+    every device runs. Supports ternary weights in i2s layout, binary and
+    unsigned 1- to 4-bit weights (w1gG..w4gG) in canonical layout and q4_0
+    in gguf layout; for the latter activations are scaled per 32-block in
+    registers (no row scale, no pre-kernel). `lowbit-select-config` chooses
+    it for GPU targets (the heuristic from the target's GpuTargetInfo, a
+    schedule entry or the config option).
 
     `matrix = true` is the Xe2 matrix path: each subgroup's 8 x 16 tile is
     one cooperative-matrix multiply-add per 32 K (A: 8 x 32 int8 weights

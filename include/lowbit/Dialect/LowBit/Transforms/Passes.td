@@ -257,10 +257,11 @@ def LowBitLowerLutElementwise
 }
 
 def LowBitLowerGpu : Pass<"lowbit-lower-gpu", "ModuleOp"> {
-  let summary = "Lowers an i2s, w2gG or w4gG lowbit.mpgemm to a gpu.module kernel";
+  let summary = "Lowers an i2s, w1gG..w4gG or q4_0 lowbit.mpgemm to a gpu.module kernel";
   let description = [{
-    Replaces every function whose body is one ternary (i2s layout) or
-    unsigned 2- or 4-bit (w2gG, w4gG, canonical layout) `lowbit.mpgemm` and its return
+    Replaces every function whose body is one ternary (i2s layout), binary
+    or unsigned 1- to 4-bit (w1gG..w4gG, canonical layout) or q4_0 (gguf
+    layout) `lowbit.mpgemm` and its return
     by a `gpu.module @<function>` holding the kernel
     `gpu.func @mpgemm` and, when the config does not fuse the activation
     scales, the pre-kernel `gpu.func @act_scales`. The op's `#lowbit.gpu`
@@ -281,7 +282,7 @@ def LowBitLowerGpu : Pass<"lowbit-lower-gpu", "ModuleOp"> {
                      %y: memref<?xf32>,        // [N][M] output
                      %params: memref<2xi32>,   // N, bits of w_scale
                      %scales: memref<?xf32>,   // [N] int8 scales (unfused)
-                     %blocks: memref<?xf32>)   // w2gG, w4gG: [M][K/32] (s, z)
+                     %blocks: memref<?xf32>)   // wbgG, q4_0: [M][K/32] (s, z)
         kernel attributes {known_block_size = array<i32: ...>}
     ```
 
@@ -311,11 +312,12 @@ def LowBitLowerGpu : Pass<"lowbit-lower-gpu", "ModuleOp"> {
     rounded to nearest even in integer ops after step 3, so Y is the f32
     result rounded as the runtime's float_to_half / float_to_bf16 do.
 
-    w2gG / w4gG (codes 16 / 8 per word of %w) walk K in 32-blocks
-    instead: each lane quantizes a block's
-    activations with the block's own scale in registers and adds
-    (float)(D - z S) * s_w / s_x per block (the reference's block term) to
-    f32 accumulators, which step 3 sums.
+    w1gG..w4gG and q4_0 (a 32-block is b words of %w; q4_0 as the
+    runtime's 4-bit codes with zero point 8) walk K in 32-blocks instead:
+    each lane quantizes a block's activations with the block's own scale in
+    registers and adds (float)(D - z S) * s_w / s_x per block (the
+    reference's block term; w1gG: 2D - S) to f32 accumulators, which step 3
+    sums.
   }];
   let dependentDialects = [
     "::mlir::lowbit::LowBitDialect", "::mlir::arith::ArithDialect",
