@@ -73,42 +73,6 @@ Confirmation mlir::lowbit::decide(const std::vector<double> &h,
   return result;
 }
 
-void Budget::addPrepare(double seconds) {
-  prepareSeconds_ += seconds;
-  ++prepares_;
-}
-void Budget::addCompile(double seconds, size_t kernels) {
-  compileSeconds_ += seconds;
-  compiles_ += kernels;
-}
-void Budget::addVerify(double seconds) {
-  verifySeconds_ += seconds;
-  ++verifies_;
-}
-void Budget::addTiming(double seconds) {
-  timingSeconds_ += seconds;
-  ++timings_;
-}
-bool Budget::known() const { return compiles_ && verifies_ && timings_; }
-double Budget::timingCost() const {
-  return timings_ ? timingSeconds_ / double(timings_) : 0;
-}
-void Budget::addConfirmation(double seconds) {
-  confirmSeconds_ += seconds;
-  ++confirms_;
-}
-double Budget::confirmationCost(double timings) const {
-  return confirms_ ? confirmSeconds_ / double(confirms_)
-                   : timings * timingCost();
-}
-double Budget::prepareCost() const {
-  return prepares_ ? prepareSeconds_ / double(prepares_) : 0;
-}
-double Budget::candidateCost() const {
-  return (compiles_ ? compileSeconds_ / double(compiles_) : 0) +
-         (verifies_ ? verifySeconds_ / double(verifies_) : 0) + timingCost();
-}
-
 const char *mlir::lowbit::toString(TuneStatus status) {
   switch (status) {
   case TuneStatus::Winner:

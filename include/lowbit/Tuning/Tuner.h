@@ -106,29 +106,41 @@ class Budget {
 public:
   Budget(double seconds, double start) : end_(start + seconds) {}
   double end() const { return end_; }
-  void addPrepare(double seconds);
-  void addCompile(double seconds, size_t kernels);
-  void addVerify(double seconds);
-  void addTiming(double seconds);
-  void addConfirmation(double seconds);
+  void addPrepare(double seconds) { prepare_.add(seconds, 1); }
+  void addCompile(double seconds, size_t kernels) {
+    compile_.add(seconds, kernels);
+  }
+  void addVerify(double seconds) { verify_.add(seconds, 1); }
+  void addTiming(double seconds) { timing_.add(seconds, 1); }
+  void addConfirmation(double seconds) { confirm_.add(seconds, 1); }
   /// Whether one compile, one verification and one timing were seen.
-  bool known() const;
+  bool known() const { return compile_.n && verify_.n && timing_.n; }
   /// Compiling, verifying and timing one candidate (running means).
-  double candidateCost() const;
+  double candidateCost() const {
+    return compile_.mean() + verify_.mean() + timing_.mean();
+  }
   /// One timing (running mean).
-  double timingCost() const;
+  double timingCost() const { return timing_.mean(); }
   /// Preparing one problem (running mean).
-  double prepareCost() const;
+  double prepareCost() const { return prepare_.mean(); }
   /// One confirmation: the running mean, or before the first, `timings`
   /// times what one timing costs.
-  double confirmationCost(double timings) const;
+  double confirmationCost(double timings) const {
+    return confirm_.n ? confirm_.mean() : timings * timing_.mean();
+  }
 
 private:
+  struct Mean {
+    double sum = 0;
+    size_t n = 0;
+    void add(double seconds, size_t count) {
+      sum += seconds;
+      n += count;
+    }
+    double mean() const { return n ? sum / double(n) : 0; }
+  };
   double end_;
-  double prepareSeconds_ = 0, compileSeconds_ = 0, verifySeconds_ = 0,
-         timingSeconds_ = 0, confirmSeconds_ = 0;
-  size_t prepares_ = 0, compiles_ = 0, verifies_ = 0, timings_ = 0,
-         confirms_ = 0;
+  Mean prepare_, compile_, verify_, timing_, confirm_;
 };
 
 struct TunerOptions {
