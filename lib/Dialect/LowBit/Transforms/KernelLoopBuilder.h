@@ -24,6 +24,7 @@
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Iterators.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
 #include <algorithm>
@@ -508,9 +509,8 @@ protected:
   PanelRun panelRun(Value begin, Value end, int64_t pieceBytes,
                     int64_t panelOffset, int64_t nextPieceBytes,
                     int64_t nextPanelOffset) {
-    Value runEnd = add(mul(end, pieceBytes), panelOffset);
-    Value next = add(mul(begin, nextPieceBytes), nextPanelOffset);
-    return {runEnd, sub(next, runEnd)};
+    return panelRun(begin, end, constant(pieceBytes), constant(panelOffset),
+                    constant(nextPieceBytes), constant(nextPanelOffset));
   }
   /// The same with run-time sizes (any-shape kernels).
   PanelRun panelRun(Value begin, Value end, Value pieceBytes,
@@ -593,7 +593,8 @@ protected:
   void lookupLanes(ArrayRef<Value> w, Value tables, Value at,
                    ArrayRef<Value> multipliers, MutableArrayRef<LutAcc> words) {
     auto byteReg = cast<VectorType>(w[0].getType());
-    auto wordReg = cast<VectorType>(words[0].low.getType());
+    auto wordReg = VectorType::get({byteReg.getNumElements() / 2},
+                                   b.getIntegerType(16));
     for (int64_t x = 0; x < 2; ++x) {
       Value looked[2][2];
       for (int64_t h = 0; h < 2; ++h)
@@ -610,17 +611,16 @@ protected:
                               half == 1),
               multipliers[2 * h + half]);
         Value &sum = x == 0 ? words[half].low : words[half].high;
-        sum = arith::AddIOp::create(
-            b, loc, sum, arith::AddIOp::create(b, loc, pairs[0], pairs[1]));
+        Value both = arith::AddIOp::create(b, loc, pairs[0], pairs[1]);
+        sum = sum ? arith::AddIOp::create(b, loc, sum, both) : both;
       }
     }
   }
 
-  /// Zero words of the two halves of the rows.
-  SmallVector<LutAcc, 2> freshWords(VectorType wordReg) {
-    Value zero = splat(wordReg, 0);
-    return {LutAcc{zero, zero}, LutAcc{zero, zero}};
-  }
+  /// The words of the two halves of the rows before their first lookup
+  /// (null: the first lookupLanes sets them; a zero constant would stay
+  /// behind in the C++ as an unused variable).
+  SmallVector<LutAcc, 2> freshWords() { return {LutAcc{}, LutAcc{}}; }
 
   /// `words` widened (low + 256 high) into the int32 sums of the quarters
   /// of the rows of (tile, activation row) `tileColumn` in `accs` (exact
@@ -633,10 +633,12 @@ protected:
     for (int64_t half = 0; half < 2; ++half)
       for (int64_t hi = 0; hi < 2; ++hi) {
         Value &sum = quarters[2 * half + hi].low;
-        sum = arith::AddIOp::create(
-            b, loc, sum,
-            UkExtendOp::create(b, loc, i32Reg, words[half].low,
-                               words[half].high, hi == 1));
+        Value wide = UkExtendOp::create(b, loc, i32Reg, words[half].low,
+                                        words[half].high, hi == 1);
+        // Not 0 + wide: folded late, it would leave the zero unused.
+        sum = matchPattern(sum, m_Zero())
+                  ? wide
+                  : arith::AddIOp::create(b, loc, sum, wide);
       }
   }
 

@@ -187,7 +187,6 @@ public:
       computeShape(args[11], args[12]);
     MLIRContext *ctx = b.getContext();
     byteReg = VectorType::get({plan.registerBytes}, IntegerType::get(ctx, 8));
-    i16Reg = VectorType::get({2 * plan.lanes}, IntegerType::get(ctx, 16));
     i32Reg = VectorType::get({plan.lanes}, IntegerType::get(ctx, 32));
     f32Reg = VectorType::get({plan.lanes}, Float32Type::get(ctx));
   }
@@ -733,7 +732,7 @@ private:
                         Value tableBase, MutableArrayRef<LutAcc> accs) {
     SmallVector<LutAcc> words;
     for (int64_t c = 0; c < columns; ++c)
-      words.append(freshWords(i16Reg));
+      words.append(freshWords());
     for (int64_t p = 0; p < plan.planes; ++p) {
       Value at = add(blockAt, p * kVectorBytes);
       auto lanes = UkLaneTransposeOp::create(
@@ -1051,7 +1050,7 @@ private:
   SmallVector<Value, 3> planeWeights;
   /// rowTableScales of the columns being built (fast aggregation, ternary).
   SmallVector<Value> rowScales;
-  VectorType byteReg, i16Reg, i32Reg, f32Reg;
+  VectorType byteReg, i32Reg, f32Reg;
 };
 
 class LowerLutBitserialPass

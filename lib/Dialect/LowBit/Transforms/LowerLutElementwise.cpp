@@ -173,7 +173,6 @@ public:
     }
     MLIRContext *ctx = b.getContext();
     byteReg = VectorType::get({plan.registerBytes}, IntegerType::get(ctx, 8));
-    i16Reg = VectorType::get({2 * plan.lanes}, IntegerType::get(ctx, 16));
     i32Reg = VectorType::get({plan.lanes}, IntegerType::get(ctx, 32));
     f32Reg = VectorType::get({plan.lanes}, Float32Type::get(ctx));
   }
@@ -470,7 +469,7 @@ private:
       return;
     words.clear();
     for (int64_t i = 0; i < count; ++i)
-      words.append(freshWords(i16Reg));
+      words.append(freshWords());
   }
 
   /// Lane order: the int16 pair sums of each (tile, column) widened into
@@ -773,7 +772,7 @@ private:
   /// Lane order: the int16 pair sums (low, high table bytes) of the current
   /// block or TL1 vector per (tile, column, half of the rows).
   SmallVector<LutAcc> words;
-  VectorType byteReg, i16Reg, i32Reg, f32Reg;
+  VectorType byteReg, i32Reg, f32Reg;
 };
 
 class LowerLutElementwisePass
