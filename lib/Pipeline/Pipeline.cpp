@@ -18,9 +18,9 @@
 using namespace mlir;
 using namespace mlir::lowbit;
 
-/// Adds select-config and pack-layout (the steps that choose attributes).
-static void addSelectionPasses(OpPassManager &pm,
-                               const UpconvertPipelineOptions &options) {
+/// Adds select-config with the pipeline's options.
+static void addSelectConfig(OpPassManager &pm,
+                            const UpconvertPipelineOptions &options) {
   LowBitSelectConfigOptions select;
   select.target = options.target;
   select.threads = options.threads;
@@ -29,6 +29,12 @@ static void addSelectionPasses(OpPassManager &pm,
   select.config = options.config;
   select.strategy = options.strategy;
   pm.addPass(createLowBitSelectConfig(select));
+}
+
+/// Adds select-config and pack-layout (the steps that choose attributes).
+static void addSelectionPasses(OpPassManager &pm,
+                               const UpconvertPipelineOptions &options) {
+  addSelectConfig(pm, options);
   pm.addNestedPass<func::FuncOp>(createLowBitPackLayout());
 }
 
@@ -95,13 +101,7 @@ void mlir::lowbit::registerUpconvertPipeline() {
 /// canonicalize, cse -> the target's gpu -> spirv conversion.
 static void buildGpuPipeline(OpPassManager &pm,
                              const UpconvertPipelineOptions &options) {
-  LowBitSelectConfigOptions select;
-  select.target = options.target;
-  select.threads = options.threads;
-  select.nHint = options.nHint;
-  select.schedule = options.schedule;
-  select.config = options.config;
-  pm.addPass(createLowBitSelectConfig(select));
+  addSelectConfig(pm, options);
   LowBitLowerGpuOptions lower;
   lower.target = options.target;
   lower.dtype = options.dtype;
