@@ -23,19 +23,23 @@ mlir::lowbit::getSearchSpace(MLIRContext *context, const ScheduleKey &key,
   if (!format)
     return llvm::createStringError("format '" + key.format +
                                    "' has no dialect form");
-  std::unique_ptr<TargetInfo> target = createTargetInfo(key.target);
-  if (!target)
-    return llvm::createStringError("target '" + key.target +
-                                   "' has no compiler target");
   SearchSpaceQuery query;
   query.weight = format->weight;
   query.layout = LayoutAttr::get(context, format->layout, 0, 0, 1);
   query.m = key.m;
   query.k = key.k;
   query.gemv = key.nClass == "gemv";
-  query.registerBytes = target->getRegisterBytes();
-  query.numRegisters = target->getNumRegisters();
-  query.prefetchBytes = target->getPrefetchBytes();
+  if (std::unique_ptr<GpuTargetInfo> gpu = createGpuTargetInfo(key.target)) {
+    query.subgroupSize = gpu->getSubgroupSize();
+  } else if (std::unique_ptr<TargetInfo> target =
+                 createTargetInfo(key.target)) {
+    query.registerBytes = target->getRegisterBytes();
+    query.numRegisters = target->getNumRegisters();
+    query.prefetchBytes = target->getPrefetchBytes();
+  } else {
+    return llvm::createStringError("target '" + key.target +
+                                   "' has no compiler target");
+  }
   query.allowLossy = allowLossy;
   std::vector<Candidate> candidates;
   for (const std::string &strategy : strategies)

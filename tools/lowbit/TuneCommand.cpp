@@ -261,6 +261,13 @@ static int runTune(const ParsedOptions &options) {
     return 0;
   }
 
+  // KernelMeasurer times with `lowbit bench`'s CPU methods (cold copies,
+  // the read probe); a GPU candidate would need a dispatch timing there.
+  if (isGpuTarget(target))
+    throw Error("lowbit tune times CPU kernels only; for " +
+                target_name(target) +
+                " it lists the #lowbit.gpu search space (--list)");
+
   const CpuFeatures &cpu = host_cpu_features();
   std::string out = outPath(options, cpu.model);
   fs::path outDir = fs::absolute(out).parent_path();
