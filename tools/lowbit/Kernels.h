@@ -112,7 +112,8 @@ struct CompiledKernel {
 
 /// Whether `t` is a GPU target (its kernels run through vulkan.h).
 bool isGpuTarget(Target t);
-/// Whether the GPU targets have a kernel for `format` (i2s, w2gG, w4gG).
+/// Whether the GPU targets have a kernel for `format` (i2s, w1gG..w4gG,
+/// q4_0).
 bool hasGpuKernel(const Format &format);
 
 /// The --dtype of a command for `choice` (absent: f32); throws Error for a
