@@ -426,9 +426,10 @@ std::string cmakeText(const CpuBundle &b,
     << "# Each kernel gets the ISA flags of its target only: the dispatch in\n"
     << "# " << b.table()
     << " registers it only on a CPU that has that ISA.\n";
-  // EmitC spells every SSA value as a variable; a target hook that ignores
-  // an index operand (the any-shape tl1 loop) leaves one unused, which
-  // must not fail an engine's -Werror build.
+  // EmitC spells every SSA value as a variable; an index the loops of the
+  // any-shape lut-bitserial kernels compute but fold away leaves one unused
+  // (up-convert, tl1 and tl2 kernels have none), which must not fail an
+  // engine's -Werror build.
   for (const BundleKernel &k : b.kernels) {
     std::string flags = "-O3;-ffp-contract=off;-Wno-unused-variable";
     for (const std::string &f : k.flags)
