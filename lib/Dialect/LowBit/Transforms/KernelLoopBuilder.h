@@ -509,8 +509,9 @@ protected:
   PanelRun panelRun(Value begin, Value end, int64_t pieceBytes,
                     int64_t panelOffset, int64_t nextPieceBytes,
                     int64_t nextPanelOffset) {
-    return panelRun(begin, end, constant(pieceBytes), constant(panelOffset),
-                    constant(nextPieceBytes), constant(nextPanelOffset));
+    Value runEnd = add(mul(end, pieceBytes), panelOffset);
+    Value next = add(mul(begin, nextPieceBytes), nextPanelOffset);
+    return {runEnd, sub(next, runEnd)};
   }
   /// The same with run-time sizes (any-shape kernels).
   PanelRun panelRun(Value begin, Value end, Value pieceBytes,
