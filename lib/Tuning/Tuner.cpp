@@ -284,7 +284,7 @@ TuneOutcome Tuner::tune(const TuningProblem &problem, size_t index,
   if (best == &heuristic || best->config == heuristic.config) {
     // Nothing timed beat the heuristic; with candidates left untried for
     // the budget that is no decision.
-    if (outcome.status == TuneStatus::OutOfBudget && outcome.tried < 2)
+    if (done < queue.size() && outcome.tried < 2)
       return outcome;
     outcome.status = TuneStatus::HeuristicKept;
     outcome.entry = entryOf(problem.key, heuristic, *outcome.heuristic,

@@ -243,8 +243,9 @@ static int runTune(const ParsedOptions &options) {
   SearchOptions search;
   if (options.has("seed"))
     search.seed = uint64_t(parsePositive(*options.get("seed"), "--seed"));
-  if (options.has("max-candidates"))
-    search.maxCandidates = size_t(options.getPositive("max-candidates", 1));
+  if (auto most = options.get("max-candidates"))
+    search.maxCandidates =
+        *most == "0" ? 0 : size_t(parsePositive(*most, "--max-candidates"));
   search.allowLossy = options.has("allow-lossy");
 
   Target target = parse_target(options.getOr("target", "native"));
@@ -260,13 +261,6 @@ static int runTune(const ParsedOptions &options) {
     }
     return 0;
   }
-
-  // KernelMeasurer times with `lowbit bench`'s CPU methods (cold copies,
-  // the read probe); a GPU candidate would need a dispatch timing there.
-  if (isGpuTarget(target))
-    throw Error("lowbit tune times CPU kernels only; for " +
-                target_name(target) +
-                " it lists the #lowbit.gpu search space (--list)");
 
   const CpuFeatures &cpu = host_cpu_features();
   std::string out = outPath(options, cpu.model);
@@ -369,7 +363,9 @@ const Command &tuneCommand() {
        "against the reference\nin a child process (a failing, crashing or "
        "hanging candidate is reported and skipped)\nand timed like 'lowbit "
        "bench' (GEMV cold, each rep paired with a read-bandwidth probe;\n"
-       "GEMM warm, paired with the int8 peak).\n\n"
+       "GEMM warm, paired with the int8 peak). On spirv-* targets each "
+       "candidate is checked in this\nprocess and timed by its warm "
+       "dispatches (the fence, no upload or read back).\n\n"
        "The best candidate must then beat the heuristic in 5 alternating "
        "re-timings: its median\npaired ratio by more than 3% and every "
        "round. When the median wins but a round does not,\nthe host is too "
@@ -406,7 +402,8 @@ const Command &tuneCommand() {
          "visit candidates in an order drawn from N (default: "
          "grid order)"},
         {"max-candidates", "K",
-         "at most K candidates per problem besides the heuristic"},
+         "at most K candidates per problem besides the heuristic (0: time "
+         "and record the heuristic alone)"},
         {"batch", "B", "candidates per compiled shared object (default 8)"},
         {"list", nullptr,
          "print each problem's candidates in visiting order (heuristic "

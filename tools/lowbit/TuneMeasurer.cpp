@@ -5,7 +5,9 @@
 
 #include "lowbit/error.h"
 #include "lowbit/reference.h"
+#include "lowbit/vulkan.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 
@@ -105,6 +107,24 @@ std::string verifyInChild(const CompiledKernel &kernel, PreparedWeights &W,
   return "";
 }
 
+/// Runs a GPU kernel on the verification cases in this process (a child
+/// forked after Vulkan started its threads is not safe, and a dispatch
+/// waits on its fence) and compares each Y with the reference's.
+std::string verifyOnGpu(VulkanKernel &kernel, const PackedWeights &W,
+                        const std::vector<Matrix> &xs,
+                        const std::vector<std::vector<float>> &wants) {
+  for (size_t i = 0; i < xs.size(); ++i) {
+    std::vector<float> got(wants[i].size());
+    kernel.run(xs[i].data.data(), xs[i].rows, got.data());
+    std::string problem =
+        compareWithReference(W, xs[i].data.data(), xs[i].rows, got, wants[i],
+                             GpuDType::F32, 0, false);
+    if (!problem.empty())
+      return "N=" + std::to_string(xs[i].rows) + ": " + problem;
+  }
+  return "";
+}
+
 } // namespace
 
 /// The current problem's data: weights packed per strategy, activations,
@@ -116,6 +136,7 @@ struct KernelMeasurer::Problem {
   int threads = 1;
   PackedWeights canonical;
   std::map<Strategy, PreparedWeights> prepared;
+  Matrix X;
   PreparedActivations A;
   std::vector<Matrix> checkXs;
   std::vector<std::vector<float>> checkWants;
@@ -131,6 +152,7 @@ KernelMeasurer::~KernelMeasurer() = default;
 
 std::string KernelMeasurer::prepare(const TuningProblem &problem,
                                     size_t index) {
+  gpuKernels_.clear();
   kernels_.clear();
   problem_.reset();
   try {
@@ -143,8 +165,8 @@ std::string KernelMeasurer::prepare(const TuningProblem &problem,
     p->threads = int(problem.key.threads);
     Matrix Wf = syntheticMatrix(p->M, p->K, 11 + index);
     p->canonical = quantize(p->format, Wf.data.data(), p->M, p->K);
-    Matrix X = syntheticMatrix(p->N, p->K, 7 + index);
-    p->A = prepare_activations(p->format, X.data.data(), p->N, p->K);
+    p->X = syntheticMatrix(p->N, p->K, 7 + index);
+    p->A = prepare_activations(p->format, p->X.data.data(), p->N, p->K);
     for (int64_t n : p->N == 1 ? std::vector<int64_t>{1, 3}
                                : std::vector<int64_t>{p->N, 5}) {
       p->checkXs.push_back(syntheticMatrix(n, p->K, 1000 + index + n));
@@ -224,12 +246,51 @@ std::string KernelMeasurer::verify(const Candidate &candidate,
                                    double deadline) {
   try {
     const CompiledKernel &kernel = kernels_.at(candidate.config);
+    if (isGpuTarget(problem_->target))
+      return verifyOnGpu(gpuKernel(candidate), problem_->canonical,
+                         problem_->checkXs, problem_->checkWants);
     return verifyInChild(kernel, weightsFor(kernel.choice.strategy),
                          problem_->checkXs, problem_->checkWants,
                          problem_->threads, deadline);
   } catch (const std::exception &e) {
     return e.what();
   }
+}
+
+VulkanKernel &KernelMeasurer::gpuKernel(const Candidate &candidate) {
+  std::unique_ptr<VulkanKernel> &kernel = gpuKernels_[candidate.config];
+  if (!kernel)
+    kernel = std::make_unique<VulkanKernel>(kernels_.at(candidate.config).spirv,
+                                            problem_->canonical);
+  return *kernel;
+}
+
+Measurement KernelMeasurer::gpuDispatch(const Candidate &candidate) {
+  const Problem &p = *problem_;
+  VulkanKernel &kernel = gpuKernel(candidate);
+  std::vector<float> Y(size_t(p.N * p.M));
+  kernel.run(p.X.data.data(), p.N, Y.data());
+  Measurement m;
+  m.us = kernel.last_dispatch_seconds() * 1e6;
+  // The packed codes, fp16 scales and zero points, as `lowbit bench` counts
+  // a GPU kernel's bytes; no GPU read limit is measured, so the score is
+  // the rate itself.
+  const PackedWeights &W = p.canonical;
+  m.gbps = double(W.codes.size() + 2 * (W.scales.size() + W.zeros.size())) /
+           (m.us * 1e3);
+  m.score = 1.0 / m.us;
+  return m;
+}
+
+Measurement KernelMeasurer::gpuMedian(const Candidate &candidate) {
+  std::vector<Measurement> reps;
+  for (int r = 0; r < reps_; ++r)
+    reps.push_back(gpuDispatch(candidate));
+  std::sort(reps.begin(), reps.end(),
+            [](const Measurement &a, const Measurement &b) {
+              return a.us < b.us;
+            });
+  return reps[reps.size() / 2];
 }
 
 Contender KernelMeasurer::contender(const Candidate &candidate) {
@@ -242,6 +303,10 @@ Measurement KernelMeasurer::time(const Candidate &candidate) {
   Measurement m;
   try {
     const Problem &p = *problem_;
+    if (isGpuTarget(p.target)) {
+      gpuDispatch(candidate); // the first run also builds the pipeline
+      return gpuMedian(candidate);
+    }
     Pairing pairing{&probe_, p.N == 1 ? nullptr : peak_};
     KernelTiming timing = time_contenders({contender(candidate)}, pool_,
                                           p.N == 1 && !warm_, reps_, pairing)
@@ -262,6 +327,17 @@ KernelMeasurer::timeRounds(const Candidate &a, const Candidate &b,
   std::vector<std::pair<Measurement, Measurement>> pairs;
   try {
     const Problem &p = *problem_;
+    if (isGpuTarget(p.target)) {
+      // A round is the median of reps_ dispatches of each: one dispatch
+      // of a small kernel is within the scheduler's noise on lavapipe.
+      gpuDispatch(a);
+      gpuDispatch(b);
+      for (int r = 0; r < rounds; ++r) {
+        Measurement ma = gpuMedian(a);
+        pairs.push_back({ma, gpuMedian(b)});
+      }
+      return pairs;
+    }
     Pairing pairing{&probe_, p.N == 1 ? nullptr : peak_};
     std::vector<KernelTiming> timings =
         time_contenders({contender(a), contender(b)}, pool_,

@@ -50,6 +50,14 @@ public:
 private:
   struct Problem;
   PreparedWeights &weightsFor(Strategy strategy);
+  /// GPU targets: the candidate's kernel with the problem's weights
+  /// uploaded (made on first use).
+  VulkanKernel &gpuKernel(const mlir::lowbit::Candidate &candidate);
+  /// GPU targets: one warm dispatch of the candidate, timed.
+  mlir::lowbit::Measurement
+  gpuDispatch(const mlir::lowbit::Candidate &candidate);
+  /// GPU targets: the median of reps_ warm dispatches.
+  mlir::lowbit::Measurement gpuMedian(const mlir::lowbit::Candidate &candidate);
   Contender contender(const mlir::lowbit::Candidate &candidate);
 
   ThreadPool &pool_;
@@ -60,6 +68,7 @@ private:
   const volatile std::sig_atomic_t &stop_;
   std::unique_ptr<Problem> problem_;
   std::map<std::string, CompiledKernel> kernels_; // by config
+  std::map<std::string, std::unique_ptr<VulkanKernel>> gpuKernels_; // by config
 };
 
 } // namespace lowbit::cli

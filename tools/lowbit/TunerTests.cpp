@@ -167,6 +167,19 @@ TEST(Tuner, ConfirmedWinnerIsTheEntry) {
   }
 }
 
+TEST(Tuner, HeuristicAloneIsKept) {
+  // A queue of the heuristic alone (--max-candidates 0) is decided once it
+  // is timed: nothing was left untried.
+  FakeMeasurer f = measurer(0);
+  Tuner tuner(f, plenty());
+  std::vector<TuneOutcome> out = tuner.run({problem(64, 0)}, f.now());
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].status, TuneStatus::HeuristicKept);
+  ASSERT_TRUE(out[0].entry);
+  EXPECT_EQ(out[0].entry->config, "h");
+  EXPECT_EQ(f.timed.size(), 1u);
+}
+
 TEST(Tuner, LuckyCandidateIsNotSaved) {
   // c1 timed 1.3x in the search (one lucky moment) but 0.91x of the
   // heuristic in every confirmation round.
