@@ -34,7 +34,7 @@ count() {
 # behaviour, and every generated kernel against the reference (test/e2e).
 # -v without -s: one "PASS: ... (i of N)" line per test as it finishes (a
 # run takes minutes), and the output of every failure.
-"$lit" -v build/test 2>&1 | tee "$log/lit.txt"
+"$lit" -v --time-tests build/test 2>&1 | tee "$log/lit.txt"
 count lit "$(grep -oP '^\s*Passed\s*:\s*\K\d+' "$log/lit.txt" || echo 0)" \
   "$(grep -oP '^\s*(Failed|Unresolved|Timed Out)\s*:\s*\K\d+' "$log/lit.txt" |
     awk '{s += $1} END {print s + 0}')"
