@@ -33,7 +33,6 @@
 #include <fstream>
 #include <map>
 #include <random>
-#include <thread>
 
 namespace lowbit::cli {
 
@@ -126,10 +125,6 @@ struct Session {
   std::unique_ptr<engine::Model> model;
 };
 
-int defaultThreads() {
-  return int(std::max(1u, std::thread::hardware_concurrency()));
-}
-
 /// Opens the model, compiles its kernels and loads it (progress on stderr).
 Session openModel(const ParsedOptions &options, int64_t n_ctx) {
   Session s;
@@ -157,7 +152,7 @@ Session openModel(const ParsedOptions &options, int64_t n_ctx) {
     std::fprintf(stderr, "  %s\n", line.c_str());
   engine::Options engineOptions;
   engineOptions.format = format;
-  engineOptions.threads = int(options.getPositive("threads", defaultThreads()));
+  engineOptions.threads = options.threads();
   engineOptions.n_ctx = n_ctx;
   std::fprintf(stderr, "lowbit: loading %s...\n", path.c_str());
   s.model = engine::Model::load(path, engineOptions);
@@ -239,7 +234,7 @@ static int runBenchModel(const ParsedOptions &options) {
   Session s = openModel(options, std::max(p, n));
   engine::Model &model = *s.model;
   const engine::Hparams &hp = model.hparams();
-  const int threads = int(options.getPositive("threads", defaultThreads()));
+  const int threads = options.threads();
 
   // The read limit, measured on as many threads in the same run: a probe
   // pass right before every timed decode rep.
@@ -353,7 +348,7 @@ const Command &generateCommand() {
         {"strategy", "S", "kernel strategy (default auto)"},
         {"target", "T", "target ISA (default native)"},
         {"schedule", "FILE", "tuned schedule to take kernel configs from"},
-        {"threads", "T", "threads (default: the host's CPUs)", false, "t"},
+        {"threads", "T", kThreadsHelp, false, "t"},
         {"logits", "L.npy",
          "write float32 logits [len(tokens) + n - 1, vocab]"}}},
       runGenerate};
@@ -378,7 +373,7 @@ const Command &benchModelCommand() {
         {"strategy", "S", "kernel strategy (default auto)"},
         {"target", "T", "target ISA (default native)"},
         {"schedule", "FILE", "tuned schedule to take kernel configs from"},
-        {"threads", "T", "threads (default: the host's CPUs)", false, "t"},
+        {"threads", "T", kThreadsHelp, false, "t"},
         {"json", "FILE", "write the results as JSON"}}},
       runBenchModel};
   return command;
