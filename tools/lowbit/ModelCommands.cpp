@@ -13,6 +13,7 @@
 #include "Bench.h"
 #include "Commands.h"
 #include "Kernels.h"
+#include "Progress.h"
 
 #include "engine.h"
 
@@ -262,9 +263,10 @@ static int runBenchModel(const ParsedOptions &options) {
   const double tokenBytes = double(model.weight_bytes()) + kv / double(n);
 
   std::vector<double> pp, tg, probeGbps, ratio;
+  Progress progress("bench-model");
   for (int rep = -1; rep < reps; ++rep) { // rep -1: warm-up, untimed
-    std::fprintf(stderr, "\rlowbit: %s %d/%d", rep < 0 ? "warm-up" : "rep",
-                 std::max(rep + 1, 0), reps);
+    progress.update(size_t(rep + 1), size_t(reps) + 1,
+                    rep < 0 ? "warm-up" : "rep " + std::to_string(rep + 1));
     model.reset();
     auto start = std::chrono::steady_clock::now();
     model.eval(prompt.data(), p, logits.data(), false);
@@ -284,7 +286,7 @@ static int runBenchModel(const ParsedOptions &options) {
     probeGbps.push_back(gbps);
     ratio.push_back(tokenBytes * tg.back() / (gbps * 1e9));
   }
-  std::fprintf(stderr, "\n");
+  progress.clear();
 
   const Spread ppS = spread(pp), tgS = spread(tg), bw = spread(probeGbps),
                r = spread(ratio);
