@@ -1116,10 +1116,12 @@ func.func private @f() attributes {a = #lowbit.gpu<wg_tile_m = 512, wg_tile_n = 
 
 // -----
 
-func.func @gpu_on_w1(%x: tensor<?x64xf32>, %w: tensor<4x8xi8>, %s: tensor<4x1xf16>) -> tensor<?x4xf32> {
-  // expected-error@+1 {{gpu strategy supports ternary and unsigned 2- and 4-bit weights, got 1-bit binary}}
+// Cooperative matrices multiply i2s weights only; w1gG has the
+// up-convert-and-dot kernel.
+func.func @gpu_matrix_on_w1(%x: tensor<?x64xf32>, %w: tensor<4x8xi8>, %s: tensor<4x1xf16>) -> tensor<?x4xf32> {
+  // expected-error@+1 {{gpu matrix = true supports ternary (i2s) weights only}}
   %y = lowbit.mpgemm %x, %w, %s {weight = #lowbit.weight<bits = 1, encoding = binary, group = 64, scale = per_group>, layout = #lowbit.layout<canonical>,
-                                 config = #lowbit.gpu<wg_tile_m = 16, wg_tile_n = 1, sg_tile_m = 4, sg_tile_n = 1, subgroup_size = 16>}
+                                 config = #lowbit.gpu<wg_tile_m = 32, wg_tile_n = 16, sg_tile_m = 8, sg_tile_n = 16, matrix = true, subgroup_size = 16>}
        : (tensor<?x64xf32>, tensor<4x8xi8>, tensor<4x1xf16>) -> tensor<?x4xf32>
   return %y : tensor<?x4xf32>
 }
