@@ -895,7 +895,10 @@ writeBundle(const fs::path &out, const BundleSpec &spec,
           kernelOptions.schedulePath = spec.schedule;
           if (bitserial && (t == b.target || fallbackLut))
             kernelOptions.strategy = Strategy::LutBitserial;
-          if (t == b.target)
+          // --config is for the named shapes; the any-shape kernels keep
+          // the heuristic's (a config such as int8 tables has no
+          // any-shape lowering).
+          if (t == b.target && !(M == 0 && K == 0))
             kernelOptions.config = spec.config;
           std::string cpp;
           BundleKernel k = generateBundleKernel(format, t, M, K, nHint,
