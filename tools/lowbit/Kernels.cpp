@@ -34,6 +34,10 @@ bool isGpuTarget(Target t) {
   return t == Target::SpirvVulkan || t == Target::SpirvXe2;
 }
 
+double gpuWeightBytes(const PackedWeights &W) {
+  return double(W.codes.size() + 2 * (W.scales.size() + W.zeros.size()));
+}
+
 bool hasGpuKernel(const Format &format) {
   return format.kind == FormatKind::I2S || format.kind == FormatKind::Group ||
          format.kind == FormatKind::Q4_0;

@@ -115,6 +115,9 @@ bool isGpuTarget(Target t);
 /// Whether the GPU targets have a kernel for `format` (i2s, w1gG..w4gG,
 /// q4_0).
 bool hasGpuKernel(const Format &format);
+/// The bytes a GPU kernel reads of W: the codes, fp16 scales and zero
+/// points, as the CPU rows count them.
+double gpuWeightBytes(const PackedWeights &W);
 
 /// The --dtype of a command for `choice` (absent: f32); throws Error for a
 /// 16-bit type anywhere but a GPU kernel.

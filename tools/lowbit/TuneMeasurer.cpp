@@ -7,7 +7,6 @@
 #include "lowbit/reference.h"
 #include "lowbit/vulkan.h"
 
-#include <algorithm>
 #include <chrono>
 #include <cstring>
 
@@ -265,32 +264,24 @@ VulkanKernel &KernelMeasurer::gpuKernel(const Candidate &candidate) {
   return *kernel;
 }
 
-Measurement KernelMeasurer::gpuDispatch(const Candidate &candidate) {
+double KernelMeasurer::gpuDispatch(const Candidate &candidate) {
   const Problem &p = *problem_;
   VulkanKernel &kernel = gpuKernel(candidate);
   std::vector<float> Y(size_t(p.N * p.M));
   kernel.run(p.X.data.data(), p.N, Y.data());
-  Measurement m;
-  m.us = kernel.last_dispatch_seconds() * 1e6;
-  // The packed codes, fp16 scales and zero points, as `lowbit bench` counts
-  // a GPU kernel's bytes; no GPU read limit is measured, so the score is
-  // the rate itself.
-  const PackedWeights &W = p.canonical;
-  m.gbps = double(W.codes.size() + 2 * (W.scales.size() + W.zeros.size())) /
-           (m.us * 1e3);
-  m.score = 1.0 / m.us;
-  return m;
+  return kernel.last_dispatch_seconds() * 1e6;
 }
 
 Measurement KernelMeasurer::gpuMedian(const Candidate &candidate) {
-  std::vector<Measurement> reps;
+  std::vector<double> us;
   for (int r = 0; r < reps_; ++r)
-    reps.push_back(gpuDispatch(candidate));
-  std::sort(reps.begin(), reps.end(),
-            [](const Measurement &a, const Measurement &b) {
-              return a.us < b.us;
-            });
-  return reps[reps.size() / 2];
+    us.push_back(gpuDispatch(candidate));
+  Measurement m;
+  m.us = median(us);
+  m.gbps = gpuWeightBytes(problem_->canonical) / (m.us * 1e3);
+  // No GPU read limit is measured: the score is the rate itself.
+  m.score = 1.0 / m.us;
+  return m;
 }
 
 Contender KernelMeasurer::contender(const Candidate &candidate) {

@@ -53,9 +53,8 @@ private:
   /// GPU targets: the candidate's kernel with the problem's weights
   /// uploaded (made on first use).
   VulkanKernel &gpuKernel(const mlir::lowbit::Candidate &candidate);
-  /// GPU targets: one warm dispatch of the candidate, timed.
-  mlir::lowbit::Measurement
-  gpuDispatch(const mlir::lowbit::Candidate &candidate);
+  /// GPU targets: one dispatch of the candidate, its microseconds.
+  double gpuDispatch(const mlir::lowbit::Candidate &candidate);
   /// GPU targets: the median of reps_ warm dispatches.
   mlir::lowbit::Measurement gpuMedian(const mlir::lowbit::Candidate &candidate);
   Contender contender(const mlir::lowbit::Candidate &candidate);
