@@ -38,31 +38,17 @@ static void addSelectionPasses(OpPassManager &pm,
   pm.addNestedPass<func::FuncOp>(createLowBitPackLayout());
 }
 
-/// Adds lower-upconvert and the target's conversion to EmitC.
+/// Adds the lowerings (which take the target from the module's
+/// lowbit.target, set by select-config) and the target's conversion to
+/// EmitC. An unknown target adds no conversion: select-config rejects it.
 static void addLoweringPasses(OpPassManager &pm,
                               const UpconvertPipelineOptions &options) {
-  LowBitLowerUpconvertOptions lower;
-  lower.target = options.target;
-  pm.addNestedPass<func::FuncOp>(createLowBitLowerUpconvert(lower));
-  LowBitLowerLutElementwiseOptions lut;
-  lut.target = options.target;
-  pm.addNestedPass<func::FuncOp>(createLowBitLowerLutElementwise(lut));
-  LowBitLowerLutBitserialOptions bitserial;
-  bitserial.target = options.target;
-  pm.addNestedPass<func::FuncOp>(createLowBitLowerLutBitserial(bitserial));
+  pm.addNestedPass<func::FuncOp>(createLowBitLowerUpconvert());
+  pm.addNestedPass<func::FuncOp>(createLowBitLowerLutElementwise());
+  pm.addNestedPass<func::FuncOp>(createLowBitLowerLutBitserial());
   pm.addPass(createCSEPass());
-  StringRef target = options.target;
-  if (target.consume_front("x86-")) {
-    LowBitConvertToX86Options x86;
-    x86.isa = target.str();
-    pm.addPass(createLowBitConvertToX86(x86));
-  } else if (target.consume_front("aarch64-neon")) {
-    LowBitConvertToNEONOptions neon;
-    neon.dotprod = target != "-nodot";
-    pm.addPass(createLowBitConvertToNEON(neon));
-  } else {
-    pm.addPass(createLowBitConvertToGeneric());
-  }
+  if (std::unique_ptr<TargetInfo> target = createTargetInfo(options.target))
+    target->addConversionPasses(pm);
 }
 
 void mlir::lowbit::buildUpconvertPipeline(
@@ -98,18 +84,20 @@ void mlir::lowbit::registerUpconvertPipeline() {
 }
 
 /// select-config (a #lowbit.gpu config) -> lowbit-lower-gpu ->
-/// canonicalize, cse -> the target's gpu -> spirv conversion.
+/// canonicalize, cse -> the target's conversion (gpu -> spirv).
 static void buildGpuPipeline(OpPassManager &pm,
                              const UpconvertPipelineOptions &options) {
   addSelectConfig(pm, options);
   LowBitLowerGpuOptions lower;
-  lower.target = options.target;
   lower.dtype = options.dtype;
   pm.addPass(createLowBitLowerGpu(lower));
   // The kernel builder spells index arithmetic out; fold it before SPIR-V.
   pm.addNestedPass<gpu::GPUModuleOp>(createCanonicalizerPass());
   pm.addNestedPass<gpu::GPUModuleOp>(createCSEPass());
-  addGpuToSpirvPasses(pm, options.target);
+  // The conversion of the target's kind of code (SPIR-V: the one kind).
+  std::unique_ptr<GpuTargetInfo> target = createGpuTargetInfo(options.target);
+  if (target && isa<SpirvTargetInfo>(*target))
+    addGpuToSpirvPasses(pm);
 }
 
 void mlir::lowbit::registerGpuPipeline() {

@@ -1,4 +1,10 @@
-//===- TargetInfo.cpp - TargetInfo by target name -------------------------===//
+//===- TargetInfo.cpp - the target registry -------------------------------===//
+//
+// Every target lowbit compiles for, one line each: its name as the CLI
+// spells it and the factory of its TargetInfo (CPU) or GpuTargetInfo (GPU).
+// Nothing else in the compiler switches on a target's name.
+//
+//===----------------------------------------------------------------------===//
 
 #include "lowbit/Target/TargetInfo.h"
 #include "lowbit/Conversion/LowBitToGeneric/LowBitToGeneric.h"
@@ -6,42 +12,135 @@
 #include "lowbit/Conversion/LowBitToSPIRV/LowBitToSPIRV.h"
 #include "lowbit/Conversion/LowBitToX86/LowBitToX86.h"
 
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/Operation.h"
+#include "llvm/ADT/StringExtras.h"
+
 using namespace mlir;
 using namespace mlir::lowbit;
 
+namespace {
+
+/// One target of the registry: exactly one of the factories is set.
+struct TargetEntry {
+  StringLiteral name;
+  std::unique_ptr<TargetInfo> (*create)() = nullptr;
+  std::unique_ptr<GpuTargetInfo> (*createGpu)() = nullptr;
+};
+
+/// The registry. CPU targets in order of preference (getTargetNames), then
+/// the GPU targets.
+const TargetEntry kTargets[] = {
+    {"x86-avx512vnni", [] { return createX86TargetInfo(X86Isa::Avx512Vnni); }},
+    {"x86-avxvnni", [] { return createX86TargetInfo(X86Isa::AvxVnni); }},
+    {"x86-avx2", [] { return createX86TargetInfo(X86Isa::Avx2); }},
+    {"aarch64-neon", [] { return createNeonTargetInfo(/*dotprod=*/true); }},
+    {"aarch64-neon-nodot", [] { return createNeonTargetInfo(false); }},
+    {"generic", createGenericTargetInfo},
+    {"spirv-vulkan", nullptr, createSpirvVulkanTargetInfo},
+    {"spirv-xe2", nullptr, createSpirvXe2TargetInfo},
+};
+
+const TargetEntry *findTarget(StringRef name) {
+  for (const TargetEntry &entry : kTargets)
+    if (entry.name == name)
+      return &entry;
+  return nullptr;
+}
+
+/// The names of the registry's CPU (`gpu` false) or GPU targets.
+SmallVector<StringRef> collectNames(bool gpu) {
+  SmallVector<StringRef> names;
+  for (const TargetEntry &entry : kTargets)
+    if (bool(entry.createGpu) == gpu)
+      names.push_back(entry.name);
+  return names;
+}
+
+} // namespace
+
 ArrayRef<StringRef> mlir::lowbit::getTargetNames() {
-  static const StringRef names[] = {"x86-avx512vnni", "x86-avxvnni", "x86-avx2",
-                                    "aarch64-neon", "aarch64-neon-nodot",
-                                    "generic"};
+  static const SmallVector<StringRef> names = collectNames(/*gpu=*/false);
   return names;
 }
 
 std::unique_ptr<TargetInfo> mlir::lowbit::createTargetInfo(StringRef name) {
-  if (name == "x86-avx512vnni")
-    return createX86TargetInfo(X86Isa::Avx512Vnni);
-  if (name == "x86-avxvnni")
-    return createX86TargetInfo(X86Isa::AvxVnni);
-  if (name == "x86-avx2")
-    return createX86TargetInfo(X86Isa::Avx2);
-  if (name == "aarch64-neon")
-    return createNeonTargetInfo(/*dotprod=*/true);
-  if (name == "aarch64-neon-nodot")
-    return createNeonTargetInfo(/*dotprod=*/false);
-  if (name == "generic")
-    return createGenericTargetInfo();
-  return nullptr;
+  const TargetEntry *entry = findTarget(name);
+  return entry && entry->create ? entry->create() : nullptr;
 }
 
 ArrayRef<StringRef> mlir::lowbit::getGpuTargetNames() {
-  static const StringRef names[] = {"spirv-vulkan", "spirv-xe2"};
+  static const SmallVector<StringRef> names = collectNames(/*gpu=*/true);
   return names;
 }
 
 bool mlir::lowbit::isGpuTarget(StringRef name) {
-  return llvm::is_contained(getGpuTargetNames(), name);
+  const TargetEntry *entry = findTarget(name);
+  return entry && entry->createGpu;
 }
 
 std::unique_ptr<GpuTargetInfo>
 mlir::lowbit::createGpuTargetInfo(StringRef name) {
-  return createSpirvTargetInfo(name);
+  const TargetEntry *entry = findTarget(name);
+  return entry && entry->createGpu ? entry->createGpu() : nullptr;
+}
+
+//===----------------------------------------------------------------------===//
+// The module's target
+//===----------------------------------------------------------------------===//
+
+void mlir::lowbit::setTargetAttr(Operation *op, StringRef name) {
+  op->setAttr(kTargetAttrName, StringAttr::get(op->getContext(), name));
+}
+
+FailureOr<StringRef> mlir::lowbit::lookupTargetName(Operation *op) {
+  for (Operation *at = op; at; at = at->getParentOp())
+    if (auto name = at->getAttrOfType<StringAttr>(kTargetAttrName))
+      return name.getValue();
+  op->emitError() << "no target: expected a '" << kTargetAttrName
+                  << "' string attribute on the module (lowbit-select-config "
+                     "sets it)";
+  return failure();
+}
+
+/// The error for a lowbit.target that names no target of the kind asked
+/// for (`gpu`).
+static void emitNotATarget(Operation *op, StringRef name, bool gpu) {
+  InFlightDiagnostic diag = op->emitError();
+  bool otherKind =
+      gpu ? bool(findTarget(name) && !isGpuTarget(name)) : isGpuTarget(name);
+  if (otherKind)
+    diag << "'" << kTargetAttrName << "' = \"" << name << "\" is a "
+         << (gpu ? "CPU" : "GPU") << " target; expected a "
+         << (gpu ? "GPU" : "CPU") << " one (";
+  else
+    diag << "unknown target '" << name << "' in '" << kTargetAttrName
+         << "'; expected " << (gpu ? "a GPU" : "a CPU") << " target (";
+  diag << llvm::join(gpu ? getGpuTargetNames() : getTargetNames(), ", ") << ")";
+}
+
+FailureOr<std::unique_ptr<TargetInfo>>
+mlir::lowbit::lookupTargetInfo(Operation *op) {
+  FailureOr<StringRef> name = lookupTargetName(op);
+  if (failed(name))
+    return failure();
+  std::unique_ptr<TargetInfo> info = createTargetInfo(*name);
+  if (!info) {
+    emitNotATarget(op, *name, /*gpu=*/false);
+    return failure();
+  }
+  return info;
+}
+
+FailureOr<std::unique_ptr<GpuTargetInfo>>
+mlir::lowbit::lookupGpuTargetInfo(Operation *op) {
+  FailureOr<StringRef> name = lookupTargetName(op);
+  if (failed(name))
+    return failure();
+  std::unique_ptr<GpuTargetInfo> info = createGpuTargetInfo(*name);
+  if (!info) {
+    emitNotATarget(op, *name, /*gpu=*/true);
+    return failure();
+  }
+  return info;
 }

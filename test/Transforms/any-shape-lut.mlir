@@ -1,5 +1,5 @@
 // RUN: lowbit-opt %s --lowbit-select-config="target=x86-avx512vnni threads=2" --lowbit-pack-layout | FileCheck %s --check-prefix=SELECT
-// RUN: lowbit-opt %s --lowbit-select-config="target=x86-avx512vnni threads=2" --lowbit-pack-layout --lowbit-lower-lut-elementwise=target=x86-avx512vnni --cse | FileCheck %s --check-prefix=LOWER
+// RUN: lowbit-opt %s --lowbit-select-config="target=x86-avx512vnni threads=2" --lowbit-pack-layout --lowbit-lower-lut-elementwise --cse | FileCheck %s --check-prefix=LOWER
 // RUN: lowbit-opt %s --lowbit-lut-elementwise-pipeline="target=x86-avx2" | mlir-translate --mlir-to-cpp | FileCheck %s --check-prefix=CPP
 // RUN: lowbit-opt %s --lowbit-lut-elementwise-pipeline="target=x86-avx512vnni n-hint=128" | mlir-translate --mlir-to-cpp | FileCheck %s --check-prefix=CPP
 // RUN: lowbit-opt %s --lowbit-lut-elementwise-pipeline="target=aarch64-neon" | mlir-translate --mlir-to-cpp | FileCheck %s --check-prefix=CPP

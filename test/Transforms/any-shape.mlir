@@ -1,6 +1,6 @@
 // RUN: lowbit-opt %s --lowbit-select-config="target=x86-avx512vnni threads=2" --lowbit-pack-layout | FileCheck %s --check-prefix=SELECT
 // RUN: lowbit-opt %s --lowbit-select-config="target=x86-avx512vnni threads=2 n-hint=128" | FileCheck %s --check-prefix=GEMM
-// RUN: lowbit-opt %s --lowbit-select-config="target=x86-avx512vnni threads=2" --lowbit-pack-layout --lowbit-lower-upconvert=target=x86-avx512vnni --cse | FileCheck %s --check-prefix=LOWER
+// RUN: lowbit-opt %s --lowbit-select-config="target=x86-avx512vnni threads=2" --lowbit-pack-layout --lowbit-lower-upconvert --cse | FileCheck %s --check-prefix=LOWER
 // RUN: lowbit-opt %s --lowbit-upconvert-pipeline="target=x86-avx2" | mlir-translate --mlir-to-cpp | FileCheck %s --check-prefix=CPP
 // RUN: lowbit-opt %s --lowbit-upconvert-pipeline="target=generic" | mlir-translate --mlir-to-cpp | FileCheck %s --check-prefix=CPP
 // RUN: lowbit-opt %s --lowbit-upconvert-pipeline="target=x86-avx512vnni n-hint=128" | mlir-translate --mlir-to-cpp | FileCheck %s --check-prefix=CPP

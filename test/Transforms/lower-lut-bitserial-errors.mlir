@@ -1,5 +1,5 @@
-// RUN: lowbit-opt %s --split-input-file --lowbit-lower-lut-bitserial=target=x86-avx512vnni --verify-diagnostics
-// RUN: not lowbit-opt %S/lower-lut-bitserial.mlir --lowbit-lower-lut-bitserial=target=generic 2>&1 | FileCheck %s --check-prefix=GENERIC
+// RUN: lowbit-opt %s --split-input-file --lowbit-select-config=target=x86-avx512vnni --lowbit-lower-lut-bitserial --verify-diagnostics
+// RUN: not lowbit-opt %S/lower-lut-bitserial.mlir --lowbit-select-config=target=generic --lowbit-lower-lut-bitserial 2>&1 | FileCheck %s --check-prefix=GENERIC
 
 // GENERIC: error: 'lowbit.mpgemm' op target generic has no byte table lookup (vpermb/pshufb/tbl) on 4-byte registers; lowbit-lower-lut-bitserial needs one
 

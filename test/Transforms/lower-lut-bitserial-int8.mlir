@@ -1,4 +1,4 @@
-// RUN: lowbit-opt %s --lowbit-lower-lut-bitserial=target=x86-avx512vnni --cse | FileCheck %s
+// RUN: lowbit-opt %s --lowbit-select-config=target=x86-avx512vnni --lowbit-lower-lut-bitserial --cse | FileCheck %s
 
 // lut-bitserial with int8 tables (table_bits = 8, bitserial_abi.h "INT8
 // TABLES"): per act_group of each activation row the prologue finds the

@@ -1,5 +1,5 @@
-// RUN: lowbit-opt %s --lowbit-lower-lut-bitserial=target=x86-avx512vnni --cse | FileCheck %s --check-prefix=AVX512
-// RUN: lowbit-opt %s --lowbit-lower-lut-bitserial=target=x86-avx2 --cse | FileCheck %s --check-prefix=AVX2
+// RUN: lowbit-opt %s --lowbit-select-config=target=x86-avx512vnni --lowbit-lower-lut-bitserial --cse | FileCheck %s --check-prefix=AVX512
+// RUN: lowbit-opt %s --lowbit-select-config=target=x86-avx2 --lowbit-lower-lut-bitserial --cse | FileCheck %s --check-prefix=AVX2
 
 // i2s GEMV as two bit planes, M = 33 (a partial last tile), K = 300 (Kp =
 // 320: 10 blocks of 32, 2 planes x 64 bytes each, 1280 bytes per 16-row

@@ -1,5 +1,5 @@
-// RUN: lowbit-opt %s --split-input-file --lowbit-lower-lut-elementwise=target=x86-avx512vnni --verify-diagnostics
-// RUN: not lowbit-opt %S/lower-lut-elementwise.mlir --lowbit-lower-lut-elementwise=target=generic 2>&1 | FileCheck %s --check-prefix=GENERIC
+// RUN: lowbit-opt %s --split-input-file --lowbit-select-config=target=x86-avx512vnni --lowbit-lower-lut-elementwise --verify-diagnostics
+// RUN: not lowbit-opt %S/lower-lut-elementwise.mlir --lowbit-select-config=target=generic --lowbit-lower-lut-elementwise 2>&1 | FileCheck %s --check-prefix=GENERIC
 
 // GENERIC: error: 'lowbit.mpgemm' op target generic has no byte table lookup (vpermb/pshufb/tbl) on 4-byte registers; lowbit-lower-lut-elementwise needs one
 

@@ -1,5 +1,5 @@
-// RUN: lowbit-opt %s --lowbit-lower-lut-elementwise=target=x86-avx512vnni --cse | FileCheck %s --check-prefix=AVX512
-// RUN: lowbit-opt %s --lowbit-lower-lut-elementwise=target=x86-avx2 --cse | FileCheck %s --check-prefix=AVX2
+// RUN: lowbit-opt %s --lowbit-select-config=target=x86-avx512vnni --lowbit-lower-lut-elementwise --cse | FileCheck %s --check-prefix=AVX512
+// RUN: lowbit-opt %s --lowbit-select-config=target=x86-avx2 --lowbit-lower-lut-elementwise --cse | FileCheck %s --check-prefix=AVX2
 
 // tl2 GEMV, M = 33 (a partial last tile), K = 200: the block-fitting split
 // puts 2 TL2 blocks of 96 in the tiles and the 8 remaining weights in one

@@ -1,4 +1,4 @@
-// RUN: lowbit-opt %s --split-input-file --lowbit-lower-upconvert=target=x86-avx512vnni --verify-diagnostics
+// RUN: lowbit-opt %s --split-input-file --lowbit-select-config=target=x86-avx512vnni --lowbit-lower-upconvert --verify-diagnostics
 
 func.func @not_packed(%x: tensor<?x256xf32>, %w: tensor<64x64xi8>, %s: tensor<1xf32>) -> tensor<?x64xf32> {
   // expected-error@+1 {{'lowbit.mpgemm' op needs the vnni4 layout with tile_m = 16 of kernel_abi.h, got #lowbit.layout<i2s>; run lowbit-pack-layout first}}

@@ -1,6 +1,6 @@
-// RUN: lowbit-opt %s --lowbit-lower-upconvert=target=x86-avx512vnni --cse | FileCheck %s --check-prefix=AVX512
-// RUN: lowbit-opt %s --lowbit-lower-upconvert=target=x86-avx2 --cse | FileCheck %s --check-prefix=AVX2
-// RUN: lowbit-opt %s --lowbit-lower-upconvert=target=generic --cse | FileCheck %s --check-prefix=GENERIC
+// RUN: lowbit-opt %s --lowbit-select-config=target=x86-avx512vnni --lowbit-lower-upconvert --cse | FileCheck %s --check-prefix=AVX512
+// RUN: lowbit-opt %s --lowbit-select-config=target=x86-avx2 --lowbit-lower-upconvert --cse | FileCheck %s --check-prefix=AVX2
+// RUN: lowbit-opt %s --lowbit-select-config=target=generic --lowbit-lower-upconvert --cse | FileCheck %s --check-prefix=GENERIC
 
 // The kernel ABI signature replaces the tensor one; M, K and every loop
 // bound but the tile range and N are constants; registers are

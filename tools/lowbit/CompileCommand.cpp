@@ -63,6 +63,8 @@
 #include "lowbit/target.h"
 #include "lowbit/upconvert.h"
 
+#include "lowbit/Target/TargetInfo.h"
+
 #include <algorithm>
 #include <cctype>
 #include <chrono>
@@ -139,9 +141,19 @@ std::vector<fs::path> sortedFiles(const fs::path &dir,
 }
 
 /// The target whose kernels a bundle for `target` registers on a CPU that
-/// lacks `target`'s ISA.
+/// lacks `target`'s ISA (its TargetInfo's getFallbackTarget).
 std::string fallbackTarget(const std::string &target) {
-  return target == "aarch64-neon" ? "aarch64-neon-nodot" : "generic";
+  std::unique_ptr<mlir::lowbit::TargetInfo> info =
+      mlir::lowbit::createTargetInfo(target);
+  return info ? info->getFallbackTarget().str() : "generic";
+}
+
+/// Whether `target` has LUT kernels (the byte table lookups of
+/// lut-elementwise and lut-bitserial).
+bool hasLutKernels(const std::string &target) {
+  std::unique_ptr<mlir::lowbit::TargetInfo> info =
+      mlir::lowbit::createTargetInfo(target);
+  return info && info->hasByteTableLookup();
 }
 
 /// What the generated files of a CPU bundle describe.
@@ -879,7 +891,7 @@ writeBundle(const fs::path &out, const BundleSpec &spec,
                       format.name() + " kernels for " + t);
       const bool bitserial = usesBitserial(format);
       const bool lut = has_lut_layout(format);
-      const bool fallbackLut = (lut || bitserial) && b.fallback != "generic";
+      const bool fallbackLut = (lut || bitserial) && hasLutKernels(b.fallback);
       if (t != b.target && !(fallbackLut ||
                              (!lut && has_upconvert_layout(format))))
         continue;

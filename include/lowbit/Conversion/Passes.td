@@ -63,8 +63,9 @@ def LowBitSpirvTargetEnv : Pass<"lowbit-spirv-target-env", "ModuleOp"> {
   let summary = "Sets the spirv.target_env of a GPU target on the module";
   let description = [{
     Attaches the `spirv.target_env` that `convert-gpu-to-spirv` converts
-    for. Both targets are Vulkan 1.3 compute (`Shader`, storage buffers);
-    `spirv-xe2` also names the Intel GPU vendor, a subgroup size of 16,
+    for, of the module's `lowbit.target` (a SPIR-V GPU target). Both
+    targets are Vulkan 1.3 compute (`Shader`, storage buffers); `spirv-xe2`
+    also names the Intel GPU vendor, a subgroup size of 16,
     16-bit storage buffers (`Int16`) and cooperative matrices (`Int8`, the
     8 x 16 x 32 int8 -> int32 subgroup shape); a module with cooperative
     matrices on `spirv-vulkan` is an error. SPIR-V 1.6 where a module has
@@ -77,10 +78,6 @@ def LowBitSpirvTargetEnv : Pass<"lowbit-spirv-target-env", "ModuleOp"> {
                    [SPV_KHR_storage_buffer_storage_class]>, api=Vulkan, ...>}
     ```
   }];
-  let options = [
-    Option<"target", "target", "std::string", /*default=*/"\"spirv-vulkan\"",
-           "spirv-vulkan or spirv-xe2">,
-  ];
 }
 
 def LowBitSpirvKernelAbi

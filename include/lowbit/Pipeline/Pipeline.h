@@ -95,11 +95,12 @@ struct UpconvertPipelineOptions
       llvm::cl::init("")};
 };
 
-/// lowbit-select-config -> lowbit-pack-layout -> lowbit-lower-upconvert ->
-/// lowbit-lower-lut-elementwise -> lowbit-lower-lut-bitserial -> cse ->
-/// lowbit-convert-to-x86{isa} or lowbit-convert-to-generic. Each lowering takes
-/// the ops of its strategy (select-config picks lut_elementwise for tl1/tl2,
-/// upconvert otherwise).
+/// lowbit-select-config (which sets the module's lowbit.target) ->
+/// lowbit-pack-layout -> lowbit-lower-upconvert ->
+/// lowbit-lower-lut-elementwise -> lowbit-lower-lut-bitserial -> cse -> the
+/// target's conversion to EmitC (TargetInfo::addConversionPasses, e.g.
+/// lowbit-convert-to-x86{isa}). Each lowering takes the ops of its strategy
+/// (select-config picks lut_elementwise for tl1/tl2, upconvert otherwise).
 void buildUpconvertPipeline(OpPassManager &pm,
                             const UpconvertPipelineOptions &options);
 
@@ -108,9 +109,9 @@ void buildUpconvertPipeline(OpPassManager &pm,
 /// (the same with strategy=lut-bitserial), for lowbit-opt.
 void registerUpconvertPipeline();
 
-/// Registers `lowbit-spirv-pipeline` (lowbit-lower-gpu, canonicalize, cse,
-/// then gpu -> spirv for `target` spirv-vulkan or spirv-xe2; uses target,
-/// config, n-hint and dtype).
+/// Registers `lowbit-spirv-pipeline` (select-config, lowbit-lower-gpu,
+/// canonicalize, cse, then the GPU target's conversion, gpu -> spirv for
+/// spirv-vulkan or spirv-xe2; uses target, config, n-hint and dtype).
 void registerGpuPipeline();
 
 } // namespace mlir::lowbit

@@ -11,6 +11,10 @@
 // (lib/Conversion/LowBitToX86), Neon with and without dotprod
 // (lib/Conversion/LowBitToNEON) and Generic (lib/Conversion/LowBitToGeneric).
 // GPU targets answer GpuTargetInfo instead (lib/Conversion/LowBitToSPIRV).
+// lib/Target/TargetInfo.cpp is the registry: one line per target, name ->
+// factory. A module names its target in its `lowbit.target` attribute
+// (lowbit-select-config sets it); the lowerings look it up with
+// lookupTargetInfo / lookupGpuTargetInfo.
 //
 //===----------------------------------------------------------------------===//
 
@@ -20,9 +24,14 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Value.h"
+#include "mlir/Support/LLVM.h"
 
 #include <memory>
 #include <string>
+
+namespace mlir {
+class OpPassManager;
+} // namespace mlir
 
 namespace mlir::lowbit {
 
@@ -99,11 +108,20 @@ public:
   /// registers.
   virtual bool hasLutLaneOrder() const { return false; }
 
+  /// The target whose kernels a bundle for this target also carries, for
+  /// CPUs that lack this target's instructions (`generic` for x86 and for
+  /// generic itself; `aarch64-neon-nodot` for `aarch64-neon`).
+  virtual StringRef getFallbackTarget() const { return "generic"; }
   //===--------------------------------------------------------------------===//
   // Conversion to EmitC
   //===--------------------------------------------------------------------===//
 
   /// System headers the emitted C++ includes.
+  /// Adds the target's conversion of lowered kernels to EmitC (e.g.
+  /// `lowbit-convert-to-x86{isa=avx2}`) to `pm`, a pass manager on the
+  /// module.
+  virtual void addConversionPasses(OpPassManager &pm) const = 0;
+
   virtual std::vector<std::string> getIncludes() const = 0;
   /// The EmitC type of a register value (vector<64xi8> -> __m512i, ...), or
   /// a null type when `type` is not a register of this target.
@@ -248,8 +266,16 @@ struct GpuTiles {
 class GpuTargetInfo {
 public:
   virtual ~GpuTargetInfo() = default;
+  /// The kind of code the target's kernels become, which chooses their
+  /// conversion (Spirv: addGpuToSpirvPasses); LLVM-style RTTI, as in
+  /// `dyn_cast<SpirvTargetInfo>`.
+  enum class Kind { Spirv };
+
+  explicit GpuTargetInfo(Kind kind) : kind(kind) {}
 
   /// The target's name as the CLI spells it (`spirv-vulkan`).
+  Kind getKind() const { return kind; }
+
   virtual StringRef getName() const = 0;
   /// Invocations per subgroup the default configs are tiled for (the
   /// kernels are correct for any hardware subgroup size).
@@ -268,15 +294,22 @@ public:
   virtual int64_t getMaxWorkgroupBytes() const = 0;
 };
 
-/// The targets createTargetInfo knows (x86 in order of preference, then
+private:
+  Kind kind;
+
+//===----------------------------------------------------------------------===//
+// The registry (lib/Target/TargetInfo.cpp)
+//===----------------------------------------------------------------------===//
+
+/// The CPU targets of the registry (x86 in order of preference, then
 /// AArch64, then generic).
 ArrayRef<StringRef> getTargetNames();
 
-/// The TargetInfo of a target named as by the CLI, or null for an unknown
-/// name (or a GPU target).
+/// The TargetInfo of a CPU target named as by the CLI, or null for an
+/// unknown name (or a GPU target).
 std::unique_ptr<TargetInfo> createTargetInfo(StringRef name);
 
-/// The GPU targets createGpuTargetInfo knows (`spirv-vulkan`, `spirv-xe2`).
+/// The GPU targets of the registry (`spirv-vulkan`, `spirv-xe2`).
 ArrayRef<StringRef> getGpuTargetNames();
 bool isGpuTarget(StringRef name);
 
@@ -284,5 +317,32 @@ bool isGpuTarget(StringRef name);
 std::unique_ptr<GpuTargetInfo> createGpuTargetInfo(StringRef name);
 
 } // namespace mlir::lowbit
+//===----------------------------------------------------------------------===//
+// The module's target
+//===----------------------------------------------------------------------===//
+
+/// The discardable attribute that names the target a module is compiled
+/// for: `module attributes {lowbit.target = "x86-avx2"}` (a string of
+/// getTargetNames() or getGpuTargetNames()). lowbit-select-config sets it;
+/// the lowerings and conversions read it, so that they lower for the
+/// target the configs were chosen for.
+inline constexpr StringLiteral kTargetAttrName = "lowbit.target";
+
+/// Sets `op`'s (a module's) lowbit.target attribute to `name`.
+void setTargetAttr(Operation *op, StringRef name);
+
+/// The target named by the lowbit.target attribute of `op` or of its
+/// closest ancestor that has one (a func pass may ask for its function).
+/// Emits an error at `op` and fails when there is none.
+FailureOr<StringRef> lookupTargetName(Operation *op);
+
+/// The TargetInfo of lookupTargetName(op). Emits an error at `op` and fails
+/// when the attribute is missing or names no CPU target.
+FailureOr<std::unique_ptr<TargetInfo>> lookupTargetInfo(Operation *op);
+
+/// The GpuTargetInfo of lookupTargetName(op). Emits an error at `op` and
+/// fails when the attribute is missing or names no GPU target.
+FailureOr<std::unique_ptr<GpuTargetInfo>> lookupGpuTargetInfo(Operation *op);
+
 
 #endif // LOWBIT_TARGET_TARGETINFO_H

@@ -10,6 +10,9 @@
 
 #include "lowbit/Conversion/LowBitToEmitC/EmitCBuilder.h"
 #include "lowbit/Conversion/LowBitToGeneric/LowBitToGeneric.h"
+#include "lowbit/Conversion/Passes.h"
+
+#include "mlir/Pass/PassManager.h"
 
 using namespace mlir;
 using namespace mlir::lowbit;
@@ -25,6 +28,9 @@ public:
   int64_t getDotChains() const override { return 1; }
   int64_t getMaxDotCode() const override { return 255; }
   int64_t getPrefetchBytes() const override { return 0; }
+  void addConversionPasses(OpPassManager &pm) const override {
+    pm.addPass(createLowBitConvertToGeneric());
+  }
   std::vector<std::string> getCompileFlags(bool) const override {
     return {};
   }

@@ -50,6 +50,9 @@
 
 #include "lowbit/Conversion/LowBitToEmitC/EmitCBuilder.h"
 #include "lowbit/Conversion/LowBitToNEON/LowBitToNEON.h"
+#include "lowbit/Conversion/Passes.h"
+
+#include "mlir/Pass/PassManager.h"
 
 using namespace mlir;
 using namespace mlir::lowbit;
@@ -75,6 +78,15 @@ public:
   // which the stream prefetchers of AArch64 cores follow (nothing here can
   // measure a distance on ARM hardware).
   int64_t getPrefetchBytes() const override { return 0; }
+  /// Without dotprod, a bundle's kernels for CPUs that lack it.
+  StringRef getFallbackTarget() const override {
+    return dotprod ? "aarch64-neon-nodot" : "generic";
+  }
+  void addConversionPasses(OpPassManager &pm) const override {
+    LowBitConvertToNEONOptions options;
+    options.dotprod = dotprod;
+    pm.addPass(createLowBitConvertToNEON(options));
+  }
   std::vector<std::string> getCompileFlags(bool) const override {
     return {dotprod ? "-march=armv8.2-a+dotprod" : "-march=armv8-a"};
   }

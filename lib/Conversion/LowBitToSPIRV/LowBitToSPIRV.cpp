@@ -1,8 +1,8 @@
 //===- LowBitToSPIRV.cpp - gpu kernels to an embedded SPIR-V binary -------===//
 //
-// The SPIR-V GPU targets (SpirvTargetInfo), the SPIR-V forms of
-// lowbit-lower-gpu's target-neutral kernels, and the gpu -> spirv pipeline
-// up to the C++ that embeds the binary.
+// The SPIR-V forms of lowbit-lower-gpu's target-neutral kernels, the
+// spirv.target_env of the module's target (SpirvTargetInfo.cpp), and the
+// gpu -> spirv pipeline up to the C++ that embeds the binary.
 //
 //===----------------------------------------------------------------------===//
 
@@ -32,92 +32,6 @@ namespace mlir::lowbit {
 
 using namespace mlir;
 using namespace mlir::lowbit;
-
-namespace {
-
-/// spirv-vulkan: Vulkan 1.3 compute as every device runs it. The
-/// capabilities and extensions listed are what the conversion may use (the
-/// integer dot product only where a config asks for it); spirv-update-vce
-/// then keeps only those the module needs. 16-bit I/O (memref of i16):
-/// spirv-vulkan does not assume 16-bit storage buffers, so
-/// convert-gpu-to-spirv packs the i16 buffers in 32-bit words (shifts on
-/// load, an atomic and / or pair on store, so neighbouring halves written
-/// by different invocations never race). The SPIR-V version is 1.6, which
-/// Vulkan 1.3 takes, where a kernel has OpSDot / OpSUDot (core in 1.6),
-/// else 1.3: from 1.4 on, every global variable an entry point uses must be
-/// in its interface, and spirv-lower-abi-attrs lists them by the
-/// environment's version, before spirv-update-vce lowers the module's
-/// version to what it needs.
-class SpirvVulkanTargetInfo : public SpirvTargetInfo {
-public:
-  StringRef getName() const override { return "spirv-vulkan"; }
-  int64_t getSubgroupSize() const override { return 16; }
-  bool hasIntegerDot() const override { return false; }
-  bool hasCooperativeMatrix() const override { return false; }
-  /// GEMV: 4 subgroups of 4 rows, one activation row per workgroup with
-  /// its scale fused (the Xe2 paper's finding for GEMV). GEMM: 4 x 4
-  /// subgroup tiles that reuse every quantized activation 4 times, scales
-  /// from the pre-kernel (the paper's GEMM finding).
-  GpuTiles getDefaultTiles(bool gemv) const override {
-    return gemv ? GpuTiles{16, 1, 4, 1} : GpuTiles{16, 4, 4, 4};
-  }
-  /// lavapipe's and most desktop GPUs' maxComputeSharedMemorySize (Vulkan
-  /// only guarantees 16 KiB).
-  int64_t getMaxWorkgroupBytes() const override { return 32768; }
-  std::string getTargetEnv(bool version16) const override {
-    return llvm::formatv(
-        "#spirv.target_env<#spirv.vce<{0}, [Shader, Int64, "
-        "GroupNonUniform, DotProduct, DotProductInput4x8BitPacked], "
-        "[SPV_KHR_storage_buffer_storage_class, "
-        "SPV_KHR_integer_dot_product]>, "
-        "api=Vulkan, #spirv.resource_limits<max_compute_workgroup_"
-        "invocations = 1024, max_compute_workgroup_size = [1024, 1024, "
-        "64]>>",
-        version16 ? "v1.6" : "v1.3");
-  }
-};
-
-/// spirv-xe2: the same Vulkan compute with the Xe2 parameters of Intel's
-/// AI-PC/Xe2 paper: subgroup 16, rectangular subgroup tiles (32 x 1 rows
-/// for GEMV, 8 x 4 for GEMM), the integer dot product (Xe2 has DP4A),
-/// 16-bit storage buffers (Int16) and the 8 x 16 x 32 int8 cooperative
-/// matrices of DPAS (Int8), with the Intel vendor.
-class SpirvXe2TargetInfo : public SpirvVulkanTargetInfo {
-public:
-  StringRef getName() const override { return "spirv-xe2"; }
-  bool hasIntegerDot() const override { return true; }
-  bool hasCooperativeMatrix() const override { return true; }
-  GpuTiles getDefaultTiles(bool gemv) const override {
-    return gemv ? GpuTiles{128, 1, 32, 1} : GpuTiles{32, 8, 8, 4};
-  }
-  std::string getTargetEnv(bool version16) const override {
-    return llvm::formatv(
-        "#spirv.target_env<#spirv.vce<{0}, [Shader, Int64, "
-        "Int16, Int8, StorageBuffer16BitAccess, CooperativeMatrixKHR, "
-        "GroupNonUniform, DotProduct, DotProductInput4x8BitPacked], "
-        "[SPV_KHR_storage_buffer_storage_class, SPV_KHR_16bit_storage, "
-        "SPV_KHR_integer_dot_product, SPV_KHR_cooperative_matrix]>, "
-        "api=Vulkan, Intel:DiscreteGPU, #spirv.resource_limits<max_"
-        "compute_workgroup_invocations = 1024, max_compute_workgroup_size "
-        "= [1024, 1024, 64], subgroup_size = 16, "
-        "cooperative_matrix_properties_khr = [#spirv.coop_matrix_props_khr<"
-        "m_size = 8, n_size = 16, k_size = 32, a_type = i8, b_type = i8, "
-        "c_type = i32, result_type = i32, acc_sat = false, "
-        "scope = <Subgroup>>]>>",
-        version16 ? "v1.6" : "v1.3");
-  }
-};
-
-} // namespace
-
-std::unique_ptr<SpirvTargetInfo>
-mlir::lowbit::createSpirvTargetInfo(StringRef name) {
-  if (name == "spirv-vulkan")
-    return std::make_unique<SpirvVulkanTargetInfo>();
-  if (name == "spirv-xe2")
-    return std::make_unique<SpirvXe2TargetInfo>();
-  return nullptr;
-}
 
 namespace {
 class SpirvKernelAbiPass
@@ -153,8 +67,6 @@ public:
 class SpirvTargetEnvPass
     : public lowbit::impl::LowBitSpirvTargetEnvBase<SpirvTargetEnvPass> {
 public:
-  using LowBitSpirvTargetEnvBase::LowBitSpirvTargetEnvBase;
-
   void runOnOperation() override {
     ModuleOp module = getOperation();
     // OpSDot / OpSUDot and the KHR cooperative-matrix ops need SPIR-V 1.6.
@@ -163,17 +75,20 @@ public:
       dotProduct |= isa<spirv::SDotOp, spirv::SUDotOp>(op);
       matrix |= isa<gpu::SubgroupMmaComputeOp>(op);
     });
-    std::unique_ptr<SpirvTargetInfo> info = createSpirvTargetInfo(target);
+    FailureOr<std::unique_ptr<GpuTargetInfo>> gpuInfo =
+        lookupGpuTargetInfo(module);
+    if (failed(gpuInfo))
+      return signalPassFailure();
+    auto *info = dyn_cast<SpirvTargetInfo>(gpuInfo->get());
     if (!info) {
-      module.emitError() << "unknown GPU target '" << target
-                         << "' (expected "
-                         << llvm::join(getGpuTargetNames(), ", ") << ")";
+      module.emitError() << "GPU target '" << (*gpuInfo)->getName()
+                         << "' does not compile to SPIR-V";
       return signalPassFailure();
     }
     if (matrix && !info->hasCooperativeMatrix()) {
       module.emitError() << "the cooperative-matrix path (#lowbit.gpu "
                             "matrix = true) is for target spirv-xe2, not '"
-                         << target << "'";
+                         << info->getName() << "'";
       return signalPassFailure();
     }
     Attribute attr = parseAttribute(info->getTargetEnv(dotProduct || matrix),
@@ -185,11 +100,9 @@ public:
 };
 } // namespace
 
-void mlir::lowbit::addGpuToSpirvPasses(OpPassManager &pm, StringRef target) {
+void mlir::lowbit::addGpuToSpirvPasses(OpPassManager &pm) {
   pm.addNestedPass<gpu::GPUModuleOp>(createLowBitSpirvKernelAbi());
-  LowBitSpirvTargetEnvOptions options;
-  options.target = target.str();
-  pm.addPass(createLowBitSpirvTargetEnv(options));
+  pm.addPass(createLowBitSpirvTargetEnv());
   pm.addNestedPass<gpu::GPUModuleOp>(createConvertMathToSPIRVPass());
   pm.addPass(createConvertGPUToSPIRVPass(/*mapMemorySpace=*/true));
   OpPassManager &spirvPm = pm.nest<spirv::ModuleOp>();

@@ -33,6 +33,9 @@
 
 #include "lowbit/Conversion/LowBitToEmitC/EmitCBuilder.h"
 #include "lowbit/Conversion/LowBitToX86/LowBitToX86.h"
+#include "lowbit/Conversion/Passes.h"
+
+#include "mlir/Pass/PassManager.h"
 
 using namespace mlir;
 using namespace mlir::lowbit;
@@ -77,6 +80,12 @@ public:
   // single stream of weights per thread reaches the read bandwidth; the
   // hardware prefetchers alone stay at ~90%.
   int64_t getPrefetchBytes() const override { return 4096; }
+  /// lowbit-convert-to-x86 with the ISA getName() names (`x86-<isa>`).
+  void addConversionPasses(OpPassManager &pm) const override {
+    LowBitConvertToX86Options options;
+    options.isa = getName().drop_front(StringRef("x86-").size()).str();
+    pm.addPass(createLowBitConvertToX86(options));
+  }
   std::vector<std::string> getIncludes() const override {
     return {"immintrin.h", "stddef.h", "stdint.h"};
   }

@@ -1,5 +1,5 @@
-// RUN: lowbit-opt %s --split-input-file --verify-diagnostics --lowbit-lower-gpu
-// RUN: not lowbit-opt %s --split-input-file --lowbit-lower-gpu="target=x86-avx2" 2>&1 | FileCheck %s --check-prefix=TARGET
+// RUN: lowbit-opt %s --split-input-file --verify-diagnostics --lowbit-select-config=target=spirv-vulkan --lowbit-lower-gpu
+// RUN: not lowbit-opt %s --split-input-file --lowbit-select-config=target=x86-avx2 --lowbit-lower-gpu 2>&1 | FileCheck %s --check-prefix=TARGET
 // RUN: not lowbit-opt %s --split-input-file --lowbit-select-config="target=spirv-vulkan config={#lowbit.upconvert<tile_m = 16, tile_k = 64, tile_n = 1>}" 2>&1 | FileCheck %s --check-prefix=SELECT
 // RUN: not lowbit-opt %s --split-input-file --lowbit-select-config="target=spirv-vulkan strategy=lut-bitserial" 2>&1 | FileCheck %s --check-prefix=STRATEGY
 // RUN: not lowbit-opt %s --split-input-file --lowbit-select-config="target=generic config={#lowbit.gpu<wg_tile_m = 16, wg_tile_n = 1, sg_tile_m = 4, sg_tile_n = 1, subgroup_size = 16>}" 2>&1 | FileCheck %s --check-prefix=CPU
@@ -29,13 +29,13 @@ func.func @tl2(%x: tensor<?x96xf32>, %w: tensor<16x20xi8>, %s: tensor<1xf32>) ->
   return %y : tensor<?x16xf32>
 }
 
-// TARGET: unknown GPU target 'x86-avx2' (expected spirv-vulkan, spirv-xe2)
+// TARGET: error: 'lowbit.target' = "x86-avx2" is a CPU target; expected a GPU one (spirv-vulkan, spirv-xe2)
 
 // -----
 
-// An op without a config.
+// An op without a config: select-config chooses one (the config option
+// above; lower-gpu of an op without one: module-target-errors.mlir).
 func.func @none(%x: tensor<?x40xf32>, %w: tensor<20x10xi8>, %s: tensor<1xf32>) -> tensor<?x20xf32> {
-  // expected-error@+1 {{lowbit-lower-gpu needs a #lowbit.gpu config (from lowbit-select-config with a GPU target), got none}}
   %y = lowbit.mpgemm %x, %w, %s {weight = #lowbit.weight<bits = 2, encoding = ternary>, layout = #lowbit.layout<i2s>}
        : (tensor<?x40xf32>, tensor<20x10xi8>, tensor<1xf32>) -> tensor<?x20xf32>
   return %y : tensor<?x20xf32>

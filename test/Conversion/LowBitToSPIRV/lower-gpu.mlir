@@ -1,6 +1,6 @@
 // RUN: lowbit-opt %s --split-input-file --lowbit-select-config="target=spirv-vulkan" --lowbit-lower-gpu | FileCheck %s
 // RUN: lowbit-opt %s --split-input-file --lowbit-select-config="target=spirv-vulkan n-hint=16" --lowbit-lower-gpu | FileCheck %s --check-prefix=GEMM
-// RUN: lowbit-opt %s --split-input-file --lowbit-select-config="target=spirv-xe2" --lowbit-lower-gpu="target=spirv-xe2" | FileCheck %s --check-prefix=XE2
+// RUN: lowbit-opt %s --split-input-file --lowbit-select-config="target=spirv-xe2" --lowbit-lower-gpu | FileCheck %s --check-prefix=XE2
 
 // The default spirv-vulkan GEMV config: 4 subgroups of 16 lanes, 4 rows
 // each, the activation scale fused; ragged K = 40 (2.5 words of 16 codes).

@@ -25,19 +25,28 @@ namespace mlir::lowbit {
 /// facts and the spirv.target_env the conversion converts for.
 class SpirvTargetInfo : public GpuTargetInfo {
 public:
+  SpirvTargetInfo() : GpuTargetInfo(Kind::Spirv) {}
+  static bool classof(const GpuTargetInfo *info) {
+    return info->getKind() == Kind::Spirv;
+  }
+
   /// The text of the target's #spirv.target_env: SPIR-V 1.6 with
   /// `version16` (OpSDot / OpSUDot, cooperative matrices), else 1.3.
   virtual std::string getTargetEnv(bool version16) const = 0;
 };
 
-/// The SpirvTargetInfo of `spirv-vulkan` or `spirv-xe2`, or null.
-std::unique_ptr<SpirvTargetInfo> createSpirvTargetInfo(StringRef name);
+/// The SpirvTargetInfo of `spirv-vulkan` (SpirvTargetInfo.cpp; the
+/// registry's factories).
+std::unique_ptr<GpuTargetInfo> createSpirvVulkanTargetInfo();
+/// The SpirvTargetInfo of `spirv-xe2`.
+std::unique_ptr<GpuTargetInfo> createSpirvXe2TargetInfo();
 
-/// Adds lowbit-spirv-kernel-abi, lowbit-spirv-target-env{target},
+/// Adds lowbit-spirv-kernel-abi, lowbit-spirv-target-env (for the module's
+/// lowbit.target),
 /// convert-math-to-spirv, convert-gpu-to-spirv and, on the spirv.module,
 /// lowbit-spirv-coop-matrix-signs, spirv-lower-abi-attrs and
 /// spirv-update-vce to `pm`.
-void addGpuToSpirvPasses(OpPassManager &pm, StringRef target);
+void addGpuToSpirvPasses(OpPassManager &pm);
 
 /// Whether the spirv.module inside `module` requires SPIR-V capability
 /// `capability` (its name, e.g. "StorageBuffer16BitAccess"), by the

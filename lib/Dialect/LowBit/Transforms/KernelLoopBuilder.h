@@ -116,19 +116,18 @@ inline LogicalResult checkByteTableLookup(MpGemmOp op, const TargetInfo &target,
 }
 
 /// The kernel a lowering pass rewrites `func` into: its one lowbit.mpgemm
-/// and the TargetInfo of the pass's target.
+/// and the TargetInfo of the module's target (its lowbit.target).
 struct KernelToLower {
   MpGemmOp op; // null: `func` has no op with the pass's config
   std::unique_ptr<TargetInfo> target;
 };
 
 /// The mpgemm of `func` configured with `ConfigAttr`, when there is one, and
-/// the TargetInfo for `targetName`. Fails (with the error emitted) for an
-/// unknown target, or unless the op is the whole body of `func` (one
-/// lowbit.mpgemm whose result is returned).
+/// the TargetInfo of the module's lowbit.target. Fails (with the error
+/// emitted) for a missing or unknown target, or unless the op is the whole
+/// body of `func` (one lowbit.mpgemm whose result is returned).
 template <typename ConfigAttr>
-FailureOr<KernelToLower>
-findKernelToLower(func::FuncOp func, StringRef passName, StringRef targetName) {
+FailureOr<KernelToLower> findKernelToLower(func::FuncOp func) {
   SmallVector<MpGemmOp> ops;
   func.walk([&](MpGemmOp op) {
     if (isa_and_present<ConfigAttr>(op.getConfigAttr()))
@@ -136,11 +135,9 @@ findKernelToLower(func::FuncOp func, StringRef passName, StringRef targetName) {
   });
   if (ops.empty())
     return KernelToLower{};
-  std::unique_ptr<TargetInfo> target = createTargetInfo(targetName);
-  if (!target) {
-    func.emitError() << passName << ": unknown target '" << targetName << "'";
+  FailureOr<std::unique_ptr<TargetInfo>> target = lookupTargetInfo(func);
+  if (failed(target))
     return failure();
-  }
   MpGemmOp op = ops.front();
   Block &body = func.getBody().front();
   auto ret = dyn_cast<func::ReturnOp>(body.getTerminator());
@@ -152,7 +149,7 @@ findKernelToLower(func::FuncOp func, StringRef passName, StringRef targetName) {
                         "returned)";
     return failure();
   }
-  return KernelToLower{op, std::move(target)};
+  return KernelToLower{op, std::move(*target)};
 }
 
 /// The int32 sums of the low and high table bytes of lowbit.uk.lut_dot

@@ -795,23 +795,22 @@ public:
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    targetInfo = createGpuTargetInfo(target);
-    if (!targetInfo) {
-      module.emitError() << "lowbit-lower-gpu: unknown GPU target '" << target
-                         << "' (expected "
-                         << llvm::join(getGpuTargetNames(), ", ") << ")";
-      return signalPassFailure();
-    }
     SmallVector<std::pair<func::FuncOp, MpGemmOp>> work;
     module.walk([&](MpGemmOp op) {
       work.push_back({op->getParentOfType<func::FuncOp>(), op});
     });
+    if (work.empty())
+      return;
+    FailureOr<std::unique_ptr<GpuTargetInfo>> info =
+        lookupGpuTargetInfo(module);
+    if (failed(info))
+      return signalPassFailure();
+    targetInfo = std::move(*info);
     for (auto [func, op] : work)
       if (failed(lower(module, func, op)))
         return signalPassFailure();
-    if (!work.empty())
-      module->setAttr(gpu::GPUDialect::getContainerModuleAttrName(),
-                      UnitAttr::get(&getContext()));
+    module->setAttr(gpu::GPUDialect::getContainerModuleAttrName(),
+                    UnitAttr::get(&getContext()));
   }
 
 private:
@@ -876,7 +875,8 @@ private:
       return op.emitOpError()
              << "lowbit-lower-gpu: config " << gpuConfig << " needs "
              << sharedBytes << " bytes of workgroup memory, more than "
-             << targetInfo->getMaxWorkgroupBytes() << " (" << target << ")";
+             << targetInfo->getMaxWorkgroupBytes() << " ("
+             << targetInfo->getName() << ")";
 
     Location loc = func.getLoc();
     OpBuilder b(func);

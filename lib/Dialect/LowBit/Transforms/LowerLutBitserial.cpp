@@ -1060,8 +1060,7 @@ public:
 
   void runOnOperation() override {
     func::FuncOp func = getOperation();
-    FailureOr<KernelToLower> kernel = findKernelToLower<LutBitserialAttr>(
-        func, "lowbit-lower-lut-bitserial", target);
+    FailureOr<KernelToLower> kernel = findKernelToLower<LutBitserialAttr>(func);
     if (failed(kernel))
       return signalPassFailure();
     if (!kernel->op)

@@ -783,8 +783,8 @@ public:
 
   void runOnOperation() override {
     func::FuncOp func = getOperation();
-    FailureOr<KernelToLower> kernel = findKernelToLower<LutElementwiseAttr>(
-        func, "lowbit-lower-lut-elementwise", target);
+    FailureOr<KernelToLower> kernel =
+        findKernelToLower<LutElementwiseAttr>(func);
     if (failed(kernel))
       return signalPassFailure();
     if (!kernel->op)

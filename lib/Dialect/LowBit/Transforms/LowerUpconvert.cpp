@@ -543,8 +543,7 @@ public:
 
   void runOnOperation() override {
     func::FuncOp func = getOperation();
-    FailureOr<KernelToLower> kernel = findKernelToLower<UpconvertAttr>(
-        func, "lowbit-lower-upconvert", target);
+    FailureOr<KernelToLower> kernel = findKernelToLower<UpconvertAttr>(func);
     if (failed(kernel))
       return signalPassFailure();
     if (!kernel->op)

@@ -4,7 +4,8 @@
 // entry for the op, the heuristic of the target (up-convert, lut-elementwise
 // or lut-bitserial from its TargetInfo; #lowbit.gpu from a GPU target's
 // GpuTargetInfo). Whatever its source, it must pass the op's
-// StrategyConfigAttrInterface::verifyFor.
+// StrategyConfigAttrInterface::verifyFor. The module gets the target as its
+// lowbit.target attribute, which the lowerings read.
 //
 //===----------------------------------------------------------------------===//
 
@@ -161,6 +162,16 @@ public:
                          << llvm::join(getGpuTargetNames(), ", ");
       return signalPassFailure();
     }
+    // The lowerings take the target from the module: the one the configs
+    // are chosen for.
+    if (auto named = module->getAttrOfType<StringAttr>(kTargetAttrName);
+        named && named.getValue() != target) {
+      module.emitError() << "lowbit-select-config: the module is for target '"
+                         << named.getValue() << "' (its " << kTargetAttrName
+                         << "), not '" << target << "'";
+      return signalPassFailure();
+    }
+    setTargetAttr(module, target);
     if (gpuTargetInfo && !strategy.empty()) {
       module.emitError() << "lowbit-select-config: GPU target '" << target
                          << "' has one strategy (#lowbit.gpu), not '"

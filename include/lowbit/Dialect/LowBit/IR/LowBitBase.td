@@ -30,7 +30,10 @@ def LowBit_Dialect : Dialect {
       a given weight encoding, layout and shape.
 
     Configuration selection and the tuner only ever rewrite these attributes;
-    the lowering pipeline reads them.
+    the lowering pipeline reads them. The module names the target they are
+    chosen for in its `lowbit.target` attribute (a target name such as
+    `"x86-avx2"`, set by `lowbit-select-config`), from which the lowerings
+    take their TargetInfo.
 
     ```mlir
     %y = lowbit.mpgemm %x, %w, %s {
@@ -42,6 +45,8 @@ def LowBit_Dialect : Dialect {
     ```
   }];
   let useDefaultAttributePrinterParser = 1;
+  // `lowbit.target`: the string naming the module's target.
+  let hasOperationAttrVerify = 1;
   let extraClassDeclaration = [{
     void registerAttributes();
   }];

@@ -42,6 +42,10 @@ def LowBitSelectConfig : Pass<"lowbit-select-config", "ModuleOp"> {
        the integer dot product where the target has it); a GPU target takes
        only `#lowbit.gpu` configs and a CPU target none.
 
+    The module gets the target as its `lowbit.target` attribute
+    (`module attributes {lowbit.target = "x86-avx512vnni"}`), from which
+    the lowerings and conversions take their TargetInfo.
+
     The chosen config must pass the op's verifier (`verifyFor`); a schedule
     that cannot be read or parsed, a version other than 1 or 2, an entry
     with a missing or mistyped field, or a config that does not parse or
@@ -134,7 +138,8 @@ def LowBitLowerUpconvert : Pass<"lowbit-lower-upconvert", "::mlir::func::FuncOp"
     ```
 
     with M and K compile-time constants. The body is target independent but
-    sized by TargetInfo (register bytes R, register count):
+    sized by the TargetInfo of the module's `lowbit.target` (register
+    bytes R, register count):
 
     - `scf.for` over groups of `tile_m / 16` tiles in [tile_begin, tile_end),
       then the remaining tiles one at a time;
@@ -181,10 +186,6 @@ def LowBitLowerUpconvert : Pass<"lowbit-lower-upconvert", "::mlir::func::FuncOp"
     "::mlir::memref::MemRefDialect", "::mlir::scf::SCFDialect",
     "::mlir::vector::VectorDialect"
   ];
-  let options = [
-    Option<"target", "target", "std::string", /*default=*/"\"generic\"",
-           "Target whose register width and count size the loops">,
-  ];
 }
 
 def LowBitLowerLutElementwise
@@ -195,8 +196,9 @@ def LowBitLowerLutElementwise
     config, interleaved tl1/tl2 layout of runtime/include/lowbit/lut_abi.h)
     and its return into a kernel with the signature of kernel_abi.h (codes
     in the lut_abi.h layout, scales and zeros unused), bitnet.cpp's TL1/TL2
-    kernels made lossless. Target independent; sized by TargetInfo (register
-    bytes R, a multiple of 16 dividing 64, and `hasByteTableLookup`):
+    kernels made lossless. Target independent; sized by the TargetInfo of
+    the module's `lowbit.target` (register bytes R, a multiple of 16
+    dividing 64, and `hasByteTableLookup`):
 
     - prologue per block of `bn` activation rows: int16 tables for every
       pair (TL1, 9 entries) or triple (TL2, 14 entries: mirror
@@ -250,10 +252,6 @@ def LowBitLowerLutElementwise
     "::mlir::memref::MemRefDialect", "::mlir::scf::SCFDialect",
     "::mlir::vector::VectorDialect"
   ];
-  let options = [
-    Option<"target", "target", "std::string", /*default=*/"\"generic\"",
-           "Target whose register width sizes the lookups">,
-  ];
 }
 
 def LowBitLowerGpu : Pass<"lowbit-lower-gpu", "ModuleOp"> {
@@ -273,8 +271,8 @@ def LowBitLowerGpu : Pass<"lowbit-lower-gpu", "ModuleOp"> {
 
     Both kernels take the same six storage buffers (runtime/include/
     lowbit/vulkan.h), with M and K compile-time constants; a config whose
-    workgroup memory exceeds the `target`'s (GpuTargetInfo, 32 KiB) is an
-    error:
+    workgroup memory exceeds the module target's (its `lowbit.target`'s
+    GpuTargetInfo: 32 KiB) is an error:
 
     ```mlir
     gpu.func @mpgemm(%x: memref<?xf32>,        // [N][K] activations
@@ -325,8 +323,6 @@ def LowBitLowerGpu : Pass<"lowbit-lower-gpu", "ModuleOp"> {
     "::mlir::memref::MemRefDialect", "::mlir::scf::SCFDialect"
   ];
   let options = [
-    Option<"target", "target", "std::string", /*default=*/"\"spirv-vulkan\"",
-           "GPU target (its workgroup memory limit)">,
     Option<"dtype", "dtype", "std::string", /*default=*/"\"f32\"",
            "Element type of X and Y: f32, f16 or bf16 (16-bit: memref of "
            "i16 bits, widened and rounded to nearest even in the kernel)">,
@@ -341,8 +337,8 @@ def LowBitLowerLutBitserial
     config, bit-plane layout of runtime/include/lowbit/bitserial_abi.h:
     i2s as two planes, w1gG, w2gG, w3gG, w4gG) and its return into a kernel
     with the signature of kernel_abi.h. Target independent; sized by
-    TargetInfo (register bytes R, a multiple of 16, and
-    `hasByteTableLookup`):
+    the TargetInfo of the module's `lowbit.target` (register bytes R, a
+    multiple of 16, and `hasByteTableLookup`):
 
     - prologue per block of `bn` activation rows: for every group of 4
       activations a 16-entry int16 table of the sums with signs ±1 (T-MAC's
@@ -419,10 +415,6 @@ def LowBitLowerLutBitserial
     "::mlir::lowbit::LowBitDialect", "::mlir::arith::ArithDialect",
     "::mlir::memref::MemRefDialect", "::mlir::scf::SCFDialect",
     "::mlir::vector::VectorDialect"
-  ];
-  let options = [
-    Option<"target", "target", "std::string", /*default=*/"\"generic\"",
-           "Target whose register width sizes the lookups">,
   ];
 }
 
