@@ -30,6 +30,8 @@
 #endif
 
 #include "lowbit/error.h"
+#include "lowbit/lut.h"
+#include "lowbit/run_kernel.h"
 
 #include <algorithm>
 #include <chrono>
@@ -185,8 +187,12 @@ int main(int argc, char **argv) {
       for (const LinearSpec &s : specs)
         if (!s.format.empty() && seen.insert({s.format, s.M, s.K}).second) {
           formats.push_back(s.format);
+          const Format f = Format::parse(s.format);
           entries.push_back({formats.back().c_str(), s.M, s.K, 1, "generic",
-                             "null", null_kernel});
+                             "null",
+                             has_lut_layout(f) ? lut_layout(f)
+                                               : vnni4_layout(f),
+                             null_kernel});
         }
       if (lowbit_register_kernels(entries.data(), entries.size()) != LOWBIT_OK)
         throw Error(lowbit_last_error());

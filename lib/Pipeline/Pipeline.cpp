@@ -5,6 +5,8 @@
 #include "lowbit/Conversion/Passes.h"
 #include "lowbit/Dialect/LowBit/IR/LowBitFormats.h"
 #include "lowbit/Dialect/LowBit/Transforms/Passes.h"
+#include "lowbit/bitserial_abi.h"
+#include "lowbit/lut_abi.h"
 
 #include "mlir/Dialect/EmitC/IR/EmitC.h"
 #include "mlir/IR/Diagnostics.h"
@@ -110,6 +112,39 @@ void mlir::lowbit::registerGpuPipeline() {
 }
 
 //===----------------------------------------------------------------------===//
+// getLayoutDescriptor
+//===----------------------------------------------------------------------===//
+
+lowbit_layout_t mlir::lowbit::getLayoutDescriptor(LayoutAttr layout) {
+  lowbit_layout_t d = {};
+  switch (layout.getKind()) {
+  case LayoutKind::VNNI4:
+    d.family = LOWBIT_LAYOUT_VNNI4;
+    break;
+  case LayoutKind::TL1:
+  case LayoutKind::TL2:
+    if (!isLutInterleaved(layout))
+      return d;
+    d.family = LOWBIT_LAYOUT_LUT;
+    d.panel_blocks = LOWBIT_LUT_PANEL_BLOCKS;
+    break;
+  case LayoutKind::BitPlanes:
+    d.family = LOWBIT_LAYOUT_BITPLANES;
+    d.panel_blocks = LOWBIT_BITSERIAL_PANEL_BLOCKS;
+    break;
+  case LayoutKind::Canonical:
+  case LayoutKind::I2S:
+  case LayoutKind::Gguf:
+    return d;
+  }
+  d.lane_order = layout.getLaneOrder() == LaneOrder::Lanes ? LOWBIT_LANE_LANES
+                                                           : LOWBIT_LANE_ROWS;
+  d.tile_rows = uint16_t(layout.getTileM());
+  d.tile_k = uint16_t(layout.getTileK());
+  return d;
+}
+
+//===----------------------------------------------------------------------===//
 // generateKernel
 //===----------------------------------------------------------------------===//
 
@@ -134,7 +169,7 @@ static OwningOpRef<ModuleOp> buildInput(MLIRContext &ctx,
   bool anyShape = request.M == 0 && request.K == 0;
   int64_t m = anyShape ? dyn : request.M, k = anyShape ? dyn : request.K;
   WeightAttr weight = format.weight;
-  auto layout = LayoutAttr::get(&ctx, format.layout, 0, 0, 1);
+  auto layout = LayoutAttr::get(&ctx, format.layout, 0, 0, 1, LaneOrder::Rows);
   Type f16 = b.getF16Type(), f32 = b.getF32Type();
   auto xType = RankedTensorType::get({ShapedType::kDynamic, k}, f32);
   auto yType = RankedTensorType::get({ShapedType::kDynamic, m}, f32);
@@ -362,6 +397,7 @@ mlir::lowbit::generateKernel(const KernelRequest &request) {
   module->walk([&](MpGemmOp op) {
     source.config = printAttr(op.getConfigAttr());
     source.layout = printAttr(op.getLayout());
+    source.layoutDescriptor = getLayoutDescriptor(op.getLayout());
     if (auto upconvert = dyn_cast<UpconvertAttr>(op.getConfigAttr()))
       source.tilesPerGroup = upconvert.getTileM() / source.tileRows;
     if (auto lutConfig = dyn_cast<LutElementwiseAttr>(op.getConfigAttr()))
@@ -384,8 +420,8 @@ mlir::lowbit::generateKernel(const KernelRequest &request) {
                            : "n upconvert config") +
                 "; only upconvert, lut-elementwise and lut-bitserial kernels "
                 "are generated");
-  source.Mp = llvm::alignTo(request.M, 16);
-  source.Kp = llvm::alignTo(request.K, 32);
+  source.Mp = lowbit_padded_m(request.M);
+  source.Kp = lowbit_padded_k(request.K);
   source.anyShape = anyShape;
   source.compileFlags = target->getCompileFlags(/*tableLookups=*/lut ||
                                                 bitserial);

@@ -25,7 +25,8 @@ mlir::lowbit::getSearchSpace(MLIRContext *context, const ScheduleKey &key,
                                    "' has no dialect form");
   SearchSpaceQuery query;
   query.weight = format->weight;
-  query.layout = LayoutAttr::get(context, format->layout, 0, 0, 1);
+  query.layout =
+      LayoutAttr::get(context, format->layout, 0, 0, 1, LaneOrder::Rows);
   query.m = key.m;
   query.k = key.k;
   query.gemv = key.nClass == "gemv";

@@ -31,10 +31,8 @@ UpconvertWeights pack_bitserial(const PackedWeights &canonical) {
   U.format = f;
   U.M = canonical.M;
   U.K = canonical.K;
-  U.Mp =
-      (U.M + kUpconvertTileRows - 1) / kUpconvertTileRows * kUpconvertTileRows;
-  U.Kp = (U.K + LOWBIT_BITSERIAL_BLOCK - 1) / LOWBIT_BITSERIAL_BLOCK *
-         LOWBIT_BITSERIAL_BLOCK;
+  U.Mp = lowbit_padded_m(U.M);
+  U.Kp = lowbit_padded_k(U.K);
   U.bits = f.bits; // planes: i2s has 2-bit codes 0..2
   U.group = f.is_ternary() ? 0 : f.group;
   U.w_scale = canonical.tensor_scale;
@@ -46,12 +44,7 @@ UpconvertWeights pack_bitserial(const PackedWeights &canonical) {
   const int64_t block_bytes = planes * LOWBIT_BITSERIAL_VECTOR_BYTES;
   // Panels of whole scale groups of q blocks.
   const int64_t per_scale = U.group > 0 ? U.group / LOWBIT_BITSERIAL_BLOCK : 1;
-  const int64_t first_guess =
-      std::max<int64_t>(1, (blocks + LOWBIT_BITSERIAL_PANEL_BLOCKS - 1) /
-                               LOWBIT_BITSERIAL_PANEL_BLOCKS);
-  const int64_t panel_blocks =
-      ((blocks + first_guess - 1) / first_guess + per_scale - 1) / per_scale *
-      per_scale;
+  const int64_t panel_blocks = lowbit_bitserial_panel_blocks(blocks, per_scale);
   U.codes = AlignedArray<uint8_t>(size_t(tiles * blocks * block_bytes));
 
   const Encoding encoding = f.encoding();

@@ -17,6 +17,7 @@
 #include "lowbit/upconvert.h"
 
 #include <algorithm>
+#include <cstring>
 #include <memory>
 #include <mutex>
 #include <new>
@@ -31,6 +32,7 @@ thread_local std::string lastError;
 struct Entry {
   std::string format, target, config;
   int64_t M = 0, K = 0, minN = 1; // M = K = 0: an any-shape kernel
+  lowbit_layout_t layout{};       // what lowbit_pack packs for it
   lowbit_kernel_fn fn = nullptr;
   lowbit_any_kernel_fn anyFn = nullptr;
 
@@ -148,9 +150,14 @@ lowbit_status_t lowbit_register_kernels(const lowbit_kernel_entry_t *entries,
               "lowbit_register_kernels: an entry needs a format, min_n >= 1 "
               "and either fn with M, K > 0 or any_fn with M = K = 0");
       lowbit::Format format = lowbit::Format::parse(e.format);
+      if (std::string problem = lowbit::layout_error(e.layout, format);
+          !problem.empty())
+        throw lowbit::Error(
+            "lowbit_register_kernels: the " + format.name() + " kernel (" +
+            (e.target ? e.target : "no target") + "): " + problem);
       table.push_back({format.name(), e.target ? e.target : "",
-                       e.config ? e.config : "", e.M, e.K, e.min_n, e.fn,
-                       e.any_fn});
+                       e.config ? e.config : "", e.M, e.K, e.min_n, e.layout,
+                       e.fn, e.any_fn});
     }
     std::lock_guard<std::mutex> lock(registryMutex);
     registry() = std::move(table);
@@ -175,7 +182,7 @@ withKernels(lowbit::PackedWeights canonical) {
       for (const Entry &e : registry())
         if (e.format == f.name() && e.anyFn &&
             lowbit::any_kernel_shape_error(
-                f, K, lowbit::is_bitserial_config(e.config))
+                f, K, e.layout.family == LOWBIT_LAYOUT_BITPLANES)
                 .empty())
           weights->kernels.push_back(e);
   }
@@ -189,8 +196,15 @@ withKernels(lowbit::PackedWeights canonical) {
     // One layout serves the shape's kernels (one strategy and target per
     // table).
     const Entry &kernel = weights->kernels.front();
-    weights->prepared = lowbit::pack_for_kernel(weights->canonical,
-                                                kernel.config, kernel.target);
+    for (const Entry &e : weights->kernels)
+      if (std::memcmp(&e.layout, &kernel.layout, sizeof(e.layout)) != 0)
+        throw lowbit::Error(
+            "lowbit_pack: the " + f.name() + " kernels of M = " +
+            std::to_string(M) + ", K = " + std::to_string(K) +
+            " read different layouts (" + lowbit::layout_name(kernel.layout) +
+            ", " + lowbit::layout_name(e.layout) + ")");
+    weights->prepared =
+        lowbit::pack_for_kernel(weights->canonical, kernel.layout);
   }
   return weights;
 }

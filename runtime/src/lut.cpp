@@ -13,8 +13,7 @@ bool has_lut_layout(const Format &format) {
 }
 
 int64_t LutSplit::tile_bytes() const {
-  return LOWBIT_LUT_HEADER_BYTES + k2 / LOWBIT_LUT_TL2_BLOCK * 320 +
-         tl1Vectors * LOWBIT_LUT_VECTOR_BYTES;
+  return lowbit_lut_tile_bytes(k2 + k1, k2);
 }
 
 int64_t LutSplit::panel_blocks(int64_t c) const {
@@ -23,7 +22,7 @@ int64_t LutSplit::panel_blocks(int64_t c) const {
 }
 
 int64_t LutSplit::piece_bytes(int64_t c) const {
-  return panel_blocks(c) * 320 +
+  return panel_blocks(c) * LOWBIT_LUT_BLOCK_BYTES +
          (c == panels - 1
               ? tl1Vectors * LOWBIT_LUT_VECTOR_BYTES + LOWBIT_LUT_HEADER_BYTES
               : 0);
@@ -38,20 +37,13 @@ int64_t LutSplit::piece_offset(int64_t c, int64_t t, int64_t tiles) const {
 
 LutSplit lut_split(const Format &format, int64_t K) {
   LutSplit s;
-  if (format.kind == FormatKind::TL2)
-    s.k2 = K / LOWBIT_LUT_TL2_BLOCK * LOWBIT_LUT_TL2_BLOCK;
+  s.k2 = lowbit_lut_k2(K, format.kind == FormatKind::TL2);
   s.k1 = K - s.k2;
-  s.tl1Vectors = (s.k1 + LOWBIT_LUT_TL1_VECTOR - 1) / LOWBIT_LUT_TL1_VECTOR;
+  s.tl1Vectors = lowbit_lut_tl1_vectors(K, s.k2);
   const int64_t blocks = s.k2 / LOWBIT_LUT_TL2_BLOCK;
-  s.panels = std::max<int64_t>(1, (blocks + LOWBIT_LUT_PANEL_BLOCKS / 2) /
-                                      LOWBIT_LUT_PANEL_BLOCKS);
-  s.panelBlocks = (blocks + s.panels - 1) / s.panels;
+  s.panels = lowbit_lut_panels(blocks);
+  s.panelBlocks = lowbit_lut_panel_blocks(blocks);
   return s;
-}
-
-LutOrder lut_order(std::string_view target) {
-  return target == "x86-avx2" || target == "x86-avxvnni" ? LutOrder::Lanes
-                                                          : LutOrder::Rows;
 }
 
 UpconvertWeights pack_lut(const PackedWeights &canonical, LutOrder order) {
@@ -65,8 +57,8 @@ UpconvertWeights pack_lut(const PackedWeights &canonical, LutOrder order) {
   U.format = f;
   U.M = canonical.M;
   U.K = canonical.K;
-  U.Mp = (U.M + 15) / 16 * 16;
-  U.Kp = (U.K + 31) / 32 * 32;
+  U.Mp = lowbit_padded_m(U.M);
+  U.Kp = lowbit_padded_k(U.K);
   U.bits = 2;
   U.w_scale = canonical.tensor_scale;
   const LutSplit split = lut_split(f, U.K);

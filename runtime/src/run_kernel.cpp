@@ -5,23 +5,119 @@
 #include "lowbit/error.h"
 #include "lowbit/lut.h"
 
+#include <algorithm>
 #include <string>
 #include <utility>
 
 namespace lowbit {
 
-UpconvertWeights pack_for_kernel(const PackedWeights &canonical,
-                                 std::string_view config,
-                                 std::string_view target) {
-  if (is_bitserial_config(config))
-    return pack_bitserial(canonical);
-  if (has_lut_layout(canonical.format))
-    return pack_lut(canonical, lut_order(target));
-  return pack_upconvert(canonical);
+lowbit_layout_t vnni4_layout(const Format &format) {
+  lowbit_layout_t layout = {};
+  layout.family = LOWBIT_LAYOUT_VNNI4;
+  layout.lane_order = LOWBIT_LANE_ROWS;
+  layout.tile_rows = LOWBIT_TILE_ROWS;
+  layout.tile_k = uint16_t(LOWBIT_K_BLOCK / std::max(1, format.bits));
+  layout.panel_blocks = 0;
+  return layout;
 }
 
-bool is_bitserial_config(std::string_view config) {
-  return config.substr(0, 21) == "#lowbit.lut_bitserial";
+lowbit_layout_t lut_layout(const Format &format, uint8_t lane_order) {
+  lowbit_layout_t layout = {};
+  layout.family = LOWBIT_LAYOUT_LUT;
+  layout.lane_order = lane_order;
+  layout.tile_rows = LOWBIT_TILE_ROWS;
+  layout.tile_k = format.kind == FormatKind::TL2 ? LOWBIT_LUT_TL2_BLOCK
+                                                 : LOWBIT_LUT_TL1_VECTOR;
+  layout.panel_blocks = LOWBIT_LUT_PANEL_BLOCKS;
+  return layout;
+}
+
+lowbit_layout_t bitplanes_layout() {
+  lowbit_layout_t layout = {};
+  layout.family = LOWBIT_LAYOUT_BITPLANES;
+  layout.lane_order = LOWBIT_LANE_ROWS;
+  layout.tile_rows = LOWBIT_TILE_ROWS;
+  layout.tile_k = LOWBIT_BITSERIAL_BLOCK;
+  layout.panel_blocks = LOWBIT_BITSERIAL_PANEL_BLOCKS;
+  return layout;
+}
+
+static const char *family_name(uint8_t family) {
+  switch (family) {
+  case LOWBIT_LAYOUT_VNNI4:
+    return "vnni4";
+  case LOWBIT_LAYOUT_LUT:
+    return "lut";
+  case LOWBIT_LAYOUT_BITPLANES:
+    return "bitplanes";
+  default:
+    return nullptr;
+  }
+}
+
+std::string layout_name(const lowbit_layout_t &layout) {
+  const char *family = family_name(layout.family);
+  return std::string(family ? family
+                            : "family " + std::to_string(layout.family)) +
+         "<" +
+         (layout.lane_order == LOWBIT_LANE_ROWS    ? "rows"
+          : layout.lane_order == LOWBIT_LANE_LANES ? "lanes"
+                                                   : "lane order " +
+                                                         std::to_string(
+                                                             layout.lane_order)) +
+         ", tile_rows " + std::to_string(layout.tile_rows) + ", tile_k " +
+         std::to_string(layout.tile_k) + ", panel " +
+         std::to_string(layout.panel_blocks) + ">";
+}
+
+std::string layout_error(const lowbit_layout_t &layout, const Format &format) {
+  const char *family = family_name(layout.family);
+  if (!family)
+    return "layout descriptor " + layout_name(layout) +
+           " names no layout family (kernel_abi.h: vnni4, lut, bitplanes)";
+  lowbit_layout_t want;
+  if (layout.family == LOWBIT_LAYOUT_VNNI4) {
+    if (format.kind == FormatKind::TL1 || format.kind == FormatKind::TL2)
+      return std::string("a vnni4 layout (kernel_abi.h) for ") +
+             format.name() + " weights: tl1/tl2 kernels read lut_abi.h";
+    want = vnni4_layout(format);
+  } else if (layout.family == LOWBIT_LAYOUT_LUT) {
+    if (!has_lut_layout(format))
+      return "a lut layout (lut_abi.h) for " + format.name() +
+             " weights: only tl1 and tl2 have one";
+    want = lut_layout(format, layout.lane_order == LOWBIT_LANE_LANES
+                                  ? LOWBIT_LANE_LANES
+                                  : LOWBIT_LANE_ROWS);
+  } else {
+    if (!has_bitserial_layout(format))
+      return "a bitplanes layout (bitserial_abi.h) for " + format.name() +
+             " weights: only i2s and w1gG..w4gG have one";
+    want = bitplanes_layout();
+  }
+  if (layout.lane_order != want.lane_order ||
+      layout.tile_rows != want.tile_rows || layout.tile_k != want.tile_k ||
+      layout.panel_blocks != want.panel_blocks)
+    return "layout descriptor " + layout_name(layout) + " for " +
+           format.name() + " weights is not the " + family +
+           " layout this runtime packs (" + layout_name(want) + ")";
+  return "";
+}
+
+UpconvertWeights pack_for_kernel(const PackedWeights &canonical,
+                                 const lowbit_layout_t &layout) {
+  if (std::string problem = layout_error(layout, canonical.format);
+      !problem.empty())
+    throw Error("pack_for_kernel: " + problem);
+  switch (layout.family) {
+  case LOWBIT_LAYOUT_LUT:
+    return pack_lut(canonical, layout.lane_order == LOWBIT_LANE_LANES
+                                   ? LutOrder::Lanes
+                                   : LutOrder::Rows);
+  case LOWBIT_LAYOUT_BITPLANES:
+    return pack_bitserial(canonical);
+  default:
+    return pack_upconvert(canonical);
+  }
 }
 
 /// What run_kernel and run_any_kernel check of the activations.

@@ -1,8 +1,9 @@
 //===- c_api_test.cpp - the C API of lowbit.h -----------------------------===//
 
 #include "lowbit/lowbit.h"
-#include "lowbit/lut.h"
 #include "lowbit/format.h"
+#include "lowbit/lut.h"
+#include "lowbit/run_kernel.h"
 
 #include "scalar_kernel.h"
 #include "test_util.h"
@@ -13,6 +14,7 @@
 #include <cmath>
 #include <cstring>
 #include <mutex>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -39,9 +41,12 @@ TEST(CApi, RegisteredKernelIsBitExactWithAndWithoutContext) {
   const int64_t M = 40, K = 96, N = 5;
   const Format f = Format::parse("i2s");
   const lowbit_kernel_entry_t entries[] = {
-      {"i2s", M, K, 4, "scalar", "gemm", test::scalar_kernel(f, M, K)},
-      {"i2s", M, K, 1, "scalar", "test", test::scalar_kernel(f, M, K)},
-      {"i2s", M + 1, K, 1, "scalar", "other", test::scalar_kernel(f, M, K)}};
+      {"i2s", M, K, 4, "scalar", "gemm", vnni4_layout(f),
+       test::scalar_kernel(f, M, K)},
+      {"i2s", M, K, 1, "scalar", "test", vnni4_layout(f),
+       test::scalar_kernel(f, M, K)},
+      {"i2s", M + 1, K, 1, "scalar", "other", vnni4_layout(f),
+       test::scalar_kernel(f, M, K)}};
   ASSERT_EQ(lowbit_register_kernels(entries, 3), LOWBIT_OK);
   const std::vector<float> W = test::random_values(M * K, 3);
   const std::vector<float> X = test::random_values(N * K, 4, 2.0f);
@@ -75,15 +80,16 @@ void recordingKernel(const uint8_t *codes, const uint16_t *, const uint16_t *,
   recordedCodes = codes;
 }
 
-TEST(CApi, PacksTl2InTheOrderOfTheKernelsTarget) {
+TEST(CApi, PacksTl2InTheLaneOrderOfTheKernelsLayout) {
   const int64_t M = 20, K = 200;
   const std::vector<float> W = test::random_values(M * K, 5);
   const std::vector<float> X = test::random_values(K, 6);
-  const PackedWeights P = quantize(Format::parse("tl2"), W.data(), M, K);
-  for (const char *target : {"x86-avx2", "x86-avxvnni", "x86-avx512vnni"}) {
-    SCOPED_TRACE(target);
-    const lowbit_kernel_entry_t entry = {"tl2", M,      K, 1,
-                                         target, "test", recordingKernel};
+  const Format tl2 = Format::parse("tl2");
+  const PackedWeights P = quantize(tl2, W.data(), M, K);
+  for (uint8_t order : {LOWBIT_LANE_ROWS, LOWBIT_LANE_LANES}) {
+    SCOPED_TRACE(int(order));
+    const lowbit_kernel_entry_t entry = {
+        "tl2", M, K, 1, "any", "test", lut_layout(tl2, order), recordingKernel};
     ASSERT_EQ(lowbit_register_kernels(&entry, 1), LOWBIT_OK);
     lowbit_weights_t *w = nullptr;
     ASSERT_EQ(lowbit_pack("tl2", W.data(), M, K, &w), LOWBIT_OK)
@@ -92,12 +98,48 @@ TEST(CApi, PacksTl2InTheOrderOfTheKernelsTarget) {
     recordedCodes = nullptr;
     ASSERT_EQ(lowbit_mpgemm(w, X.data(), 1, Y.data(), nullptr), LOWBIT_OK);
     const UpconvertWeights want = pack_lut(
-        P, std::strcmp(target, "x86-avx512vnni") == 0 ? LutOrder::Rows
-                                                       : LutOrder::Lanes);
+        P, order == LOWBIT_LANE_ROWS ? LutOrder::Rows : LutOrder::Lanes);
     ASSERT_NE(recordedCodes, nullptr);
     EXPECT_EQ(std::memcmp(recordedCodes, want.codes.data(), want.codes.size()),
               0);
     lowbit_free_weights(w);
+  }
+  ASSERT_EQ(lowbit_register_kernels(nullptr, 0), LOWBIT_OK);
+}
+
+// A kernel whose layout descriptor does not fit its format (or names no
+// layout the runtime packs) is refused when registered, with the reason.
+TEST(CApi, RegisterRefusesALayoutForAnotherFormat) {
+  const Format tl2 = Format::parse("tl2"), i2s = Format::parse("i2s");
+  struct Case {
+    const char *format;
+    lowbit_layout_t layout;
+    const char *message;
+  };
+  lowbit_layout_t none = {};
+  lowbit_layout_t panels = bitplanes_layout();
+  panels.panel_blocks = 32;
+  lowbit_layout_t lanes = vnni4_layout(i2s);
+  lanes.lane_order = LOWBIT_LANE_LANES;
+  const Case cases[] = {
+      {"tl2", bitplanes_layout(), "a bitplanes layout (bitserial_abi.h) for "
+                                  "tl2 weights"},
+      {"tl2", vnni4_layout(tl2), "a vnni4 layout (kernel_abi.h) for tl2"},
+      {"i2s", lut_layout(tl2), "a lut layout (lut_abi.h) for i2s weights"},
+      {"tl2", lut_layout(Format::parse("tl1")), "is not the lut layout"},
+      {"i2s", none, "names no layout family"},
+      {"i2s", panels, "is not the bitplanes layout"},
+      {"i2s", lanes, "is not the vnni4 layout"},
+  };
+  for (const Case &c : cases) {
+    SCOPED_TRACE(layout_name(c.layout));
+    const lowbit_kernel_entry_t entry = {c.format, 32, 96, 1, "x86-avx2",
+                                         "test", c.layout, recordingKernel};
+    EXPECT_EQ(lowbit_register_kernels(&entry, 1),
+              LOWBIT_ERROR_INVALID_ARGUMENT);
+    EXPECT_NE(std::string(lowbit_last_error()).find(c.message),
+              std::string::npos)
+        << lowbit_last_error();
   }
   ASSERT_EQ(lowbit_register_kernels(nullptr, 0), LOWBIT_OK);
 }
@@ -173,7 +215,8 @@ TEST(CApi, QuantizedActivationsWithAKernel) {
   for (const char *name : {"i2s", "q4_0"}) {
     const Format f = Format::parse(name);
     const lowbit_kernel_entry_t entries[] = {
-        {name, M, K, 1, "scalar", "test", test::scalar_kernel(f, M, K)}};
+        {name, M, K, 1, "scalar", "test", vnni4_layout(f),
+         test::scalar_kernel(f, M, K)}};
     ASSERT_EQ(lowbit_register_kernels(entries, 1), LOWBIT_OK);
     checkQuantizedPaths(name, M, K, 3); // M + 7 runs the reference
   }
@@ -199,10 +242,10 @@ TEST(CApi, AnyShapeKernelServesShapesWithoutTheirOwn) {
   for (const char *name : {"i2s", "q4_0"}) {
     anyFormat = Format::parse(name);
     const lowbit_kernel_entry_t entries[] = {
-        {name, 40, 96, 1, "scalar", "exact", test::scalar_kernel(anyFormat,
-                                                                  40, 96),
-         nullptr},
-        {name, 0, 0, 1, "scalar", "any", nullptr, anyScalarKernel}};
+        {name, 40, 96, 1, "scalar", "exact", vnni4_layout(anyFormat),
+         test::scalar_kernel(anyFormat, 40, 96), nullptr},
+        {name, 0, 0, 1, "scalar", "any", vnni4_layout(anyFormat), nullptr,
+         anyScalarKernel}};
     ASSERT_EQ(lowbit_register_kernels(entries, 2), LOWBIT_OK)
         << lowbit_last_error();
     for (auto [M, K] : {std::pair<int64_t, int64_t>{40, 96}, {33, 160},
@@ -218,8 +261,8 @@ TEST(CApi, AnyShapeKernelServesShapesWithoutTheirOwn) {
   }
   // An any-shape entry is M = K = 0 with any_fn and no fn, nothing else.
   const lowbit_kernel_entry_t bad[] = {
-      {"i2s", 0, 0, 1, "scalar", "any", test::scalar_kernel(anyFormat, 1, 32),
-       anyScalarKernel}};
+      {"i2s", 0, 0, 1, "scalar", "any", vnni4_layout(anyFormat),
+       test::scalar_kernel(anyFormat, 1, 32), anyScalarKernel}};
   EXPECT_EQ(lowbit_register_kernels(bad, 1), LOWBIT_ERROR_INVALID_ARGUMENT);
   ASSERT_EQ(lowbit_register_kernels(nullptr, 0), LOWBIT_OK);
 }

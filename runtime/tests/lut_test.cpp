@@ -7,8 +7,12 @@
 // reference's accumulators exactly.
 
 #include "lowbit/activation.h"
+#include "lowbit/bitserial.h"
 #include "lowbit/lut.h"
 #include "lowbit/reference.h"
+#include "lowbit/run_kernel.h"
+
+#include <algorithm>
 
 #include "test_util.h"
 
@@ -217,11 +221,73 @@ TEST(LutLayout, RejectsOtherFormats) {
   EXPECT_THROW(pack_lut(P), Error);
 }
 
-TEST(LutLayout, OrderOfTarget) {
-  EXPECT_EQ(lut_order("x86-avx2"), LutOrder::Lanes);
-  EXPECT_EQ(lut_order("x86-avxvnni"), LutOrder::Lanes);
-  EXPECT_EQ(lut_order("x86-avx512vnni"), LutOrder::Rows);
-  EXPECT_EQ(lut_order("aarch64-neon"), LutOrder::Rows);
+// The panel formulas of lut_abi.h and bitserial_abi.h, which the compiler
+// shares: the K panels the any-shape tests count (e2e/any-shape-aarch64).
+TEST(LayoutFormulas, Panels) {
+  EXPECT_EQ(lowbit_lut_panels(0), 1);
+  EXPECT_EQ(lowbit_lut_panels(23), 1);
+  EXPECT_EQ(lowbit_lut_panels(24), 2);
+  EXPECT_EQ(lowbit_lut_panels(2600 / 96), 2);
+  EXPECT_EQ(lowbit_lut_panels(6914 / 96), 5);
+  EXPECT_EQ(lowbit_lut_panel_blocks(6914 / 96), 15);
+  EXPECT_EQ(lowbit_lut_tile_bytes(200, lowbit_lut_k2(200, 1)),
+            64 + 2 * 320 + 1 * 64);
+  EXPECT_EQ(lowbit_lut_tile_bytes(200, lowbit_lut_k2(200, 0)), 64 + 13 * 64);
+  // i2s at K = 2600 (q = 1), w3g64 at 2112 (q = 2), w1g128 at 4224 (q = 4).
+  EXPECT_EQ(lowbit_bitserial_panel_blocks(64, 1), 64);
+  EXPECT_EQ(lowbit_bitserial_panels(64, 1), 1);
+  EXPECT_EQ(lowbit_bitserial_panel_blocks(82, 1), 41);
+  EXPECT_EQ(lowbit_bitserial_panels(82, 1), 2);
+  EXPECT_EQ(lowbit_bitserial_panel_blocks(66, 2), 34);
+  EXPECT_EQ(lowbit_bitserial_panels(66, 2), 2);
+  EXPECT_EQ(lowbit_bitserial_panel_blocks(132, 4), 44);
+  EXPECT_EQ(lowbit_bitserial_panels(132, 4), 3);
+}
+
+// pack_for_kernel packs by the descriptor alone: each family gives its
+// packer's bytes, the LUT lane order included.
+TEST(PackForKernel, DispatchesOnTheDescriptor) {
+  const std::vector<float> W = test::random_values(20 * 200, 7);
+  const PackedWeights tl2 = quantize(Format::parse("tl2"), W.data(), 20, 200);
+  const PackedWeights i2s = quantize(Format::parse("i2s"), W.data(), 20, 200);
+  auto same = [](const UpconvertWeights &a, const UpconvertWeights &b) {
+    return a.codes.size() == b.codes.size() && a.bit_planes == b.bit_planes &&
+           std::equal(a.codes.data(), a.codes.data() + a.codes.size(),
+                      b.codes.data());
+  };
+  EXPECT_TRUE(same(pack_for_kernel(tl2, lut_layout(tl2.format)),
+                   pack_lut(tl2, LutOrder::Rows)));
+  EXPECT_TRUE(same(pack_for_kernel(tl2, lut_layout(tl2.format,
+                                                   LOWBIT_LANE_LANES)),
+                   pack_lut(tl2, LutOrder::Lanes)));
+  EXPECT_FALSE(same(pack_lut(tl2, LutOrder::Rows),
+                    pack_lut(tl2, LutOrder::Lanes)));
+  EXPECT_TRUE(same(pack_for_kernel(i2s, bitplanes_layout()),
+                   pack_bitserial(i2s)));
+  EXPECT_TRUE(same(pack_for_kernel(i2s, vnni4_layout(i2s.format)),
+                   pack_upconvert(i2s)));
+}
+
+// A descriptor that does not fit the weights is one Error naming both.
+TEST(PackForKernel, RejectsADescriptorForOtherWeights) {
+  const std::vector<float> W = test::random_values(16 * 96, 8);
+  const PackedWeights tl2 = quantize(Format::parse("tl2"), W.data(), 16, 96);
+  try {
+    pack_for_kernel(tl2, bitplanes_layout());
+    FAIL() << "no error";
+  } catch (const Error &e) {
+    EXPECT_STREQ(e.what(), "pack_for_kernel: a bitplanes layout "
+                           "(bitserial_abi.h) for tl2 weights: only i2s and "
+                           "w1gG..w4gG have one");
+  }
+  EXPECT_THROW(pack_for_kernel(tl2, vnni4_layout(tl2.format)), Error);
+  lowbit_layout_t lanes = bitplanes_layout();
+  lanes.lane_order = LOWBIT_LANE_LANES;
+  const PackedWeights i2s = quantize(Format::parse("i2s"), W.data(), 16, 96);
+  EXPECT_THROW(pack_for_kernel(i2s, lanes), Error);
+  lowbit_layout_t rows = vnni4_layout(i2s.format);
+  rows.tile_rows = 32;
+  EXPECT_THROW(pack_for_kernel(i2s, rows), Error);
 }
 
 } // namespace

@@ -28,6 +28,20 @@ func.func @tables_too_large(%x: tensor<?x8640xf32>, %w: tensor<1x28864xi8>, %s: 
 
 // -----
 
+// A layout in the lane order of another target (x86-avx2's) than the one
+// the kernel is lowered for.
+func.func @other_lane_order(%x: tensor<?x200xf32>, %w: tensor<3x768xi8>, %s: tensor<1xf32>) -> tensor<?x33xf32> {
+  // expected-error@+1 {{'lowbit.mpgemm' op has a layout in lane_order lanes, but the target's lut-elementwise kernels read rows (lut_abi.h); run lowbit-pack-layout for this target}}
+  %y = lowbit.mpgemm %x, %w, %s {
+         weight = #lowbit.weight<bits = 2, encoding = ternary>,
+         layout = #lowbit.layout<tl2, tile_m = 16, tile_k = 96, interleave = 16, lane_order = lanes>,
+         config = #lowbit.lut_elementwise<bm = 16, bk = 96, sub_m = 16>}
+       : (tensor<?x200xf32>, tensor<3x768xi8>, tensor<1xf32>) -> tensor<?x33xf32>
+  return %y : tensor<?x33xf32>
+}
+
+// -----
+
 func.func @not_whole(%x: tensor<?x200xf32>, %w: tensor<3x768xi8>, %s: tensor<1xf32>) -> tensor<?x33xf32> {
   // expected-error@+1 {{'lowbit.mpgemm' op can only be lowered as the whole body of its function (one lowbit.mpgemm whose result is returned)}}
   %y = lowbit.mpgemm %x, %w, %s {

@@ -1,5 +1,7 @@
 // RUN: lowbit-opt %s --lowbit-select-config=target=x86-avx512vnni --lowbit-lower-lut-elementwise --cse | FileCheck %s --check-prefix=AVX512
-// RUN: lowbit-opt %s --lowbit-select-config=target=x86-avx2 --lowbit-lower-lut-elementwise --cse | FileCheck %s --check-prefix=AVX2
+// The AVX2 kernels read lut_abi.h's lane order, which the layout records
+// (lane_order = lanes, as pack-layout writes it for x86-avx2).
+// RUN: sed 's/interleave = 16>/interleave = 16, lane_order = lanes>/' %s | lowbit-opt --lowbit-select-config=target=x86-avx2 --lowbit-lower-lut-elementwise --cse | FileCheck %s --check-prefix=AVX2
 
 // tl2 GEMV, M = 33 (a partial last tile), K = 200: the block-fitting split
 // puts 2 TL2 blocks of 96 in the tiles and the 8 remaining weights in one

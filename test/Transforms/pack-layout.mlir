@@ -113,3 +113,51 @@ func.func @shared_weights(%x: tensor<?x256xf32>, %w: tensor<64x64xi8>, %s: tenso
        : (tensor<?x256xf32>, tensor<64x64xi8>, tensor<1xf32>) -> tensor<?x64xf32>
   return %y, %w : tensor<?x64xf32>, tensor<64x64xi8>
 }
+
+// -----
+
+// tl2 for lut-elementwise: the interleaved layout of lut_abi.h, in the lane
+// order of the module's target (TargetInfo::hasLutLaneOrder): lanes for
+// x86-avx2. M = 33, K = 200: 3 tiles of 64 + 2 * 320 + 64 bytes.
+// CHECK-LABEL: func.func @tl2_lanes(
+// CHECK-SAME: tensor<3x768xi8>
+// CHECK: layout = #lowbit.layout<tl2, tile_m = 16, tile_k = 96, interleave = 16, lane_order = lanes>
+module attributes {lowbit.target = "x86-avx2"} {
+func.func @tl2_lanes(%x: tensor<?x200xf32>, %w: tensor<33x43xi8>, %s: tensor<1xf32>) -> tensor<?x33xf32> {
+  %y = lowbit.mpgemm %x, %w, %s {
+         weight = #lowbit.weight<bits = 2, encoding = ternary>,
+         layout = #lowbit.layout<tl2>,
+         config = #lowbit.lut_elementwise<bm = 16, bk = 96, sub_m = 16>}
+       : (tensor<?x200xf32>, tensor<33x43xi8>, tensor<1xf32>) -> tensor<?x33xf32>
+  return %y : tensor<?x33xf32>
+}
+}
+
+// -----
+
+// The same for x86-avx512vnni (vpermb reads the row order, the default).
+// CHECK-LABEL: func.func @tl2_rows(
+// CHECK: layout = #lowbit.layout<tl2, tile_m = 16, tile_k = 96, interleave = 16>,
+module attributes {lowbit.target = "x86-avx512vnni"} {
+func.func @tl2_rows(%x: tensor<?x200xf32>, %w: tensor<33x43xi8>, %s: tensor<1xf32>) -> tensor<?x33xf32> {
+  %y = lowbit.mpgemm %x, %w, %s {
+         weight = #lowbit.weight<bits = 2, encoding = ternary>,
+         layout = #lowbit.layout<tl2>,
+         config = #lowbit.lut_elementwise<bm = 16, bk = 96, sub_m = 16>}
+       : (tensor<?x200xf32>, tensor<33x43xi8>, tensor<1xf32>) -> tensor<?x33xf32>
+  return %y : tensor<?x33xf32>
+}
+}
+
+// -----
+
+// Without a target the lane order is unknown.
+func.func @tl2_no_target(%x: tensor<?x200xf32>, %w: tensor<33x43xi8>, %s: tensor<1xf32>) -> tensor<?x33xf32> {
+  // expected-error@+1 {{lowbit.target}}
+  %y = lowbit.mpgemm %x, %w, %s {
+         weight = #lowbit.weight<bits = 2, encoding = ternary>,
+         layout = #lowbit.layout<tl2>,
+         config = #lowbit.lut_elementwise<bm = 16, bk = 96, sub_m = 16>}
+       : (tensor<?x200xf32>, tensor<33x43xi8>, tensor<1xf32>) -> tensor<?x33xf32>
+  return %y : tensor<?x33xf32>
+}

@@ -375,7 +375,7 @@ static int runBench(const ParsedOptions &options) {
       PackedWeights canonical =
           quantize(c.format, Wf.data.data(), c.shape.M, c.shape.K);
       weights.push_back(
-          std::move(*prepareWeights(canonical, c.choice).upconvert));
+          std::move(*prepareWeights(canonical, &kernels[i]).upconvert));
       Matrix X = syntheticMatrix(c.N, c.shape.K, 7 + i);
       activations.push_back(
           prepare_activations(c.format, X.data.data(), c.N, c.shape.K));

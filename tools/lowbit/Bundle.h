@@ -13,6 +13,7 @@
 #include "Models.h"
 
 #include "lowbit/format.h"
+#include "lowbit/kernel_abi.h"
 #include "lowbit/target.h"
 #include "lowbit/vulkan.h"
 
@@ -30,6 +31,7 @@ struct BundleKernel {
   int64_t minN = 1;     // 1: the GEMV config, 2: the GEMM config (N >= 2)
   std::string function; // C symbol
   std::string config;
+  lowbit_layout_t layout = {}; // the packed layout it reads (kernel_abi.h)
   int64_t tableActGroup = 0;    // lut-bitserial int8 tables (lossy)
   bool fastAggregation = false; // and their fast aggregation
   std::string file; // kernels/<function>.cpp

@@ -250,6 +250,21 @@ std::string headerText(const CpuBundle &b) {
   return h.str();
 }
 
+/// A kernel entry's layout descriptor as C++ (kernel_abi.h's names).
+std::string layoutText(const lowbit_layout_t &layout) {
+  const char *family = layout.family == LOWBIT_LAYOUT_VNNI4 ? "VNNI4"
+                       : layout.family == LOWBIT_LAYOUT_LUT ? "LUT"
+                       : layout.family == LOWBIT_LAYOUT_BITPLANES
+                           ? "BITPLANES"
+                           : "NONE";
+  return std::string("{LOWBIT_LAYOUT_") + family + ", " +
+         (layout.lane_order == LOWBIT_LANE_LANES ? "LOWBIT_LANE_LANES"
+                                                 : "LOWBIT_LANE_ROWS") +
+         ", " + std::to_string(layout.tile_rows) + ", " +
+         std::to_string(layout.tile_k) + ", " +
+         std::to_string(layout.panel_blocks) + "}";
+}
+
 std::string tableText(const CpuBundle &b) {
   const std::string &n = b.name;
   const bool hasFallback = b.target != b.fallback;
@@ -279,7 +294,8 @@ std::string tableText(const CpuBundle &b) {
         if (k.target == t && k.format == g.format.name()) {
           c << "    {" << quoted(k.format) << ", " << k.M << ", " << k.K
             << ", " << k.minN << ", " << quoted(k.target) << ",\n     "
-            << quoted(k.config) << ",\n     "
+            << quoted(k.config) << ",\n     " << layoutText(k.layout)
+            << ",\n     "
             << (k.M == 0 ? "nullptr, &" + k.function
                          : "&" + k.function + ", nullptr")
             << "},\n";
@@ -288,7 +304,7 @@ std::string tableText(const CpuBundle &b) {
       ranges.push_back({begin, count});
     }
     if (count == 0) // no kernels (tl1/tl2 on generic): the reference runs
-      c << "    {nullptr, 0, 0, 0, nullptr, nullptr, nullptr, nullptr},\n";
+      c << "    {nullptr, 0, 0, 0, nullptr, nullptr, {}, nullptr, nullptr},\n";
     c << "};\nconst size_t " << name << "Count = " << count << ";\n\n";
     return count;
   };
@@ -737,6 +753,7 @@ BundleKernel generateBundleKernel(const Format &format,
   k.K = K;
   k.function = source.functionName;
   k.config = source.config;
+  k.layout = source.layoutDescriptor;
   k.tableActGroup = source.tableActGroup;
   k.fastAggregation = source.fastAggregation;
   k.file = "kernels/" + k.function + ".cpp";

@@ -146,6 +146,7 @@ compileCrossKernels(const Format &format, KernelChoice choice,
       if (k.M == s.M && k.K == s.K && k.minN <= cross->minN) {
         // the last one: the largest min_n
         kernel.config = k.config;
+        kernel.layout = k.layout;
         kernel.tableActGroup = k.tableActGroup;
         kernel.fastAggregation = k.fastAggregation;
       }

@@ -244,6 +244,7 @@ compileKernels(const Format &format, KernelChoice choice,
         "lowbit_kernel_" + std::to_string(i));
     kernels[i].choice = choice;
     kernels[i].config = source.config;
+    kernels[i].layout = source.layoutDescriptor;
     kernels[i].tableActGroup = source.tableActGroup;
     kernels[i].fastAggregation = source.fastAggregation;
     anyShape[i] = source.anyShape;
@@ -275,16 +276,14 @@ CompiledKernel compileKernel(const Format &format, KernelChoice choice,
   return std::move(compileKernels(format, choice, {shape}, options).front());
 }
 
-PreparedWeights prepareWeights(const PackedWeights &W, KernelChoice choice) {
+PreparedWeights prepareWeights(const PackedWeights &W,
+                               const CompiledKernel *kernel) {
   PreparedWeights prepared;
   prepared.canonical = &W;
-  // The GPU kernels read the canonical weights (VulkanKernel packs them).
-  if (choice.strategy == Strategy::Upconvert && !isGpuTarget(choice.target))
-    prepared.upconvert = pack_upconvert(W);
-  if (choice.strategy == Strategy::LutElementwise)
-    prepared.upconvert = pack_lut(W, lut_order(target_name(choice.target)));
-  if (choice.strategy == Strategy::LutBitserial)
-    prepared.upconvert = pack_bitserial(W);
+  // The GPU kernels read the canonical weights (VulkanKernel packs them),
+  // and so does the emulated bundle's driver (lowbit_cross_main.cpp).
+  if (kernel && !isGpuTarget(kernel->choice.target) && !kernel->cross)
+    prepared.upconvert = pack_for_kernel(W, kernel->layout);
   return prepared;
 }
 

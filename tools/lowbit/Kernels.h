@@ -100,6 +100,7 @@ KernelChoice resolveChoiceFor(const Format &format, Strategy strategy,
 struct CompiledKernel {
   KernelChoice choice;
   std::string config; // the config attribute the compiler chose
+  lowbit_layout_t layout = {}; // the packed layout it reads (kernel_abi.h)
   int64_t tableActGroup = 0; // lut-bitserial int8 tables: act_group (lossy)
   bool fastAggregation = false; // and their fast aggregation
   LoadedKernel loaded; // CPU targets: the function
@@ -128,7 +129,7 @@ GpuDType parseDtypeFor(const std::optional<std::string> &dtype,
 /// "x86-avx2") with C symbol `functionName`. Throws Error with the compiler's
 /// one-line diagnostic on failure. For KernelShape::anyShape(nHint) the
 /// source's function is a lowbit_any_kernel_fn (KernelSource::anyShape) and
-/// its weights are packed by pack_for_kernel(W, source.config, target), as
+/// its weights are packed by pack_for_kernel(W, source.layoutDescriptor), as
 /// those of the shape-specialized kernels.
 mlir::lowbit::KernelSource generateKernelSource(const Format &format,
                                                 const std::string &target,
@@ -147,10 +148,10 @@ CompiledKernel compileKernel(const Format &format, KernelChoice choice,
                              const KernelShape &shape,
                              const KernelOptions &options);
 
-/// Weights in the form a choice consumes: canonical for the reference,
-/// repacked for compiled kernels (`upconvert` holds the vnni4 layout of
-/// kernel_abi.h, for lut-elementwise the layout of lut_abi.h, for
-/// lut-bitserial that of bitserial_abi.h).
+/// Weights in the form a kernel consumes: canonical for the reference (no
+/// kernel), GPU and emulated kernels, else repacked in the layout the
+/// kernel's descriptor names (pack_for_kernel: `upconvert` holds the vnni4
+/// layout of kernel_abi.h, lut_abi.h's or bitserial_abi.h's).
 struct PreparedWeights {
   const PackedWeights *canonical = nullptr;
   std::optional<UpconvertWeights> upconvert;
@@ -158,7 +159,8 @@ struct PreparedWeights {
   /// runKernel and reused by later ones (the same kernel every time).
   std::shared_ptr<VulkanKernel> gpu;
 };
-PreparedWeights prepareWeights(const PackedWeights &W, KernelChoice choice);
+PreparedWeights prepareWeights(const PackedWeights &W,
+                               const CompiledKernel *kernel);
 
 /// Compares a kernel's Y [N][M] for weights W and activations X [N][K] with
 /// the reference's `want`: bit-exact for ternary formats, else within 1e-5

@@ -106,7 +106,8 @@ ModelKernels compileModelKernels(const GgufFile &file,
           compiled[i].config);
       kernels.entries.push_back({format_.c_str(), batch[i].M, batch[i].K,
                                  gemm ? 2 : 1, target_.c_str(), config.c_str(),
-                                 compiled[i].loaded.fn, nullptr});
+                                 compiled[i].layout, compiled[i].loaded.fn,
+                                 nullptr});
       kernels.report.push_back(
           f.name() + " " + std::to_string(batch[i].M) + "x" +
           std::to_string(batch[i].K) + (gemm ? " N>=2" : " N=1") + ": " +

@@ -133,7 +133,7 @@ static int runRun(const ParsedOptions &options) {
     shape = KernelShape::anyShape(X.rows);
   if (choice.strategy != Strategy::Reference)
     kernel = compileKernel(format, choice, shape, kernelOptions);
-  PreparedWeights prepared = prepareWeights(W, choice);
+  PreparedWeights prepared = prepareWeights(W, kernel ? &*kernel : nullptr);
   ThreadPool::Options poolOptions;
   poolOptions.threads = kernelOptions.threads;
   poolOptions.policy = policy;

@@ -180,12 +180,13 @@ std::string KernelMeasurer::prepare(const TuningProblem &problem,
   }
 }
 
-PreparedWeights &KernelMeasurer::weightsFor(Strategy strategy) {
+PreparedWeights &KernelMeasurer::weightsFor(const CompiledKernel &kernel) {
+  // One layout per strategy on one target: the first kernel's serves all.
+  const Strategy strategy = kernel.choice.strategy;
   auto it = problem_->prepared.find(strategy);
   if (it == problem_->prepared.end())
     it = problem_->prepared
-             .emplace(strategy, prepareWeights(problem_->canonical,
-                                               {strategy, problem_->target}))
+             .emplace(strategy, prepareWeights(problem_->canonical, &kernel))
              .first;
   return it->second;
 }
@@ -248,7 +249,7 @@ std::string KernelMeasurer::verify(const Candidate &candidate,
     if (isGpuTarget(problem_->target))
       return verifyOnGpu(gpuKernel(candidate), problem_->canonical,
                          problem_->checkXs, problem_->checkWants);
-    return verifyInChild(kernel, weightsFor(kernel.choice.strategy),
+    return verifyInChild(kernel, weightsFor(kernel),
                          problem_->checkXs, problem_->checkWants,
                          problem_->threads, deadline);
   } catch (const std::exception &e) {
@@ -286,7 +287,7 @@ Measurement KernelMeasurer::gpuMedian(const Candidate &candidate) {
 
 Contender KernelMeasurer::contender(const Candidate &candidate) {
   const CompiledKernel &kernel = kernels_.at(candidate.config);
-  return {kernel.loaded.fn, &*weightsFor(kernel.choice.strategy).upconvert,
+  return {kernel.loaded.fn, &*weightsFor(kernel).upconvert,
           &problem_->A, /*kernel_class=*/-1, pool_.policy()};
 }
 

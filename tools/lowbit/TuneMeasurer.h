@@ -49,7 +49,8 @@ public:
 
 private:
   struct Problem;
-  PreparedWeights &weightsFor(Strategy strategy);
+  /// The problem's weights packed for `kernel` (once per strategy).
+  PreparedWeights &weightsFor(const CompiledKernel &kernel);
   /// GPU targets: the candidate's kernel with the problem's weights
   /// uploaded (made on first use).
   VulkanKernel &gpuKernel(const mlir::lowbit::Candidate &candidate);

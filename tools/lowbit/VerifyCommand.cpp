@@ -105,7 +105,8 @@ static int runVerify(const ParsedOptions &options) {
                             " K=" + std::to_string(shape.K));
         Matrix Wf = syntheticMatrix(shape.M, shape.K, 100 + s);
         PackedWeights W = quantize(format, Wf.data.data(), shape.M, shape.K);
-        PreparedWeights prepared = prepareWeights(W, choice);
+        PreparedWeights prepared =
+            prepareWeights(W, kernels.empty() ? nullptr : &kernels[s]);
         for (int64_t N : ns) {
           // The GEMV config runs N = 1 (and a small N); GEMM the rest.
           if ((shape.nHint == 1) != (N < 4) && !(shape.nHint == 1 && N == 3))

@@ -12,6 +12,8 @@
 #ifndef LOWBIT_PIPELINE_PIPELINE_H
 #define LOWBIT_PIPELINE_PIPELINE_H
 
+#include "lowbit/kernel_abi.h"
+
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassOptions.h"
 #include "llvm/Support/Error.h"
@@ -50,6 +52,8 @@ struct KernelSource {
   bool anyShape = false;     // M and K are arguments (Mp = Kp = 0 below)
   std::string config;        // e.g. "#lowbit.upconvert<tile_m = 64, ...>"
   std::string layout;        // e.g. "#lowbit.layout<vnni4, tile_m = 16, ...>"
+  lowbit_layout_t layoutDescriptor = {}; // `layout` for the runtime's packers
+                                         // (getLayoutDescriptor)
   int64_t tileRows = 16;     // rows per tile: the unit of tile_begin/tile_end
   int64_t tilesPerGroup = 1; // config tile_m / 16: split work in multiples
   int64_t Mp = 0, Kp = 0;    // M rounded up to 16, K rounded up to 32
@@ -60,6 +64,15 @@ struct KernelSource {
   bool fastAggregation = false; // and their fast aggregation (lossier)
   std::vector<std::string> compileFlags; // e.g. {"-mavx512vnni", ...}
 };
+
+class LayoutAttr;
+
+/// The runtime's descriptor of a packed layout (kernel_abi.h, LAYOUT
+/// DESCRIPTOR) that pack-layout chose: the family of its kind (vnni4, tl1/tl2
+/// interleaved, bitplanes), its lane order, tile_m and tile_k, and the panel
+/// size of the family's ABI header. A layout no generated kernel reads
+/// (canonical, row-major i2s/tl1/tl2, gguf) has family LOWBIT_LAYOUT_NONE.
+lowbit_layout_t getLayoutDescriptor(LayoutAttr layout);
 
 /// Generates the kernel of `request`. Any problem (unknown format or
 /// target, a shape the format does not allow, a bad schedule or config) is

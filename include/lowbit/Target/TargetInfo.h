@@ -103,8 +103,9 @@ public:
   /// lowbit.uk.lut_lookup and paired per row by lowbit.uk.zip, for an
   /// in-lane byte shuffle on registers of two lanes: pshufb) rather than
   /// row order (byte 4r + j: lowbit.uk.lut_dot): lut-elementwise's packed
-  /// tl1/tl2 are in that order (the runtime's lut_order names the same
-  /// targets), lut-bitserial's int16-table kernels transpose theirs in
+  /// tl1/tl2 are in that order (pack-layout records it as the layout's
+  /// lane_order, which the kernel entry's descriptor carries to the
+  /// runtime), lut-bitserial's int16-table kernels transpose theirs in
   /// registers.
   virtual bool hasLutLaneOrder() const { return false; }
 

@@ -18,7 +18,8 @@
  *   q  = G / 32              blocks per scale group (1 for i2s)
  * K panels (so that the tables a kernel sweeps across its tiles, 256 bytes
  * per block and activation row, stay within an L1 data cache), of whole
- * scale groups:
+ * scale groups (lowbit_bitserial_panel_blocks, lowbit_bitserial_panels
+ * below):
  *   PB = q * ceil(ceil(B / max(1, ceil(B / 64))) / q)
  *                              blocks per panel (LOWBIT_BITSERIAL_PANEL_BLOCKS
  *                              = 64: 16 KiB of int16 tables, rounded up to
@@ -143,9 +144,27 @@
  * third of Zen 5's 48 KiB L1D as lut_abi.h's panels, the rest for the weight
  * stream in flight (measured against 128 blocks: README, "lut-bitserial
  * against up-convert"). */
-#define LOWBIT_BITSERIAL_BLOCK 32
+#define LOWBIT_BITSERIAL_BLOCK LOWBIT_K_BLOCK
 #define LOWBIT_BITSERIAL_GROUP 4
-#define LOWBIT_BITSERIAL_VECTOR_BYTES 64
+#define LOWBIT_BITSERIAL_VECTOR_BYTES LOWBIT_VECTOR_BYTES
 #define LOWBIT_BITSERIAL_PANEL_BLOCKS 64
+
+/* PB = q * ceil(ceil(B / max(1, ceil(B / 64))) / q): blocks per panel of B
+ * blocks, q blocks per scale group (1 for i2s). */
+static inline int64_t lowbit_bitserial_panel_blocks(int64_t blocks,
+                                                    int64_t blocks_per_scale) {
+  int64_t guess = (blocks + LOWBIT_BITSERIAL_PANEL_BLOCKS - 1) /
+                  LOWBIT_BITSERIAL_PANEL_BLOCKS;
+  int64_t q = blocks_per_scale;
+  if (guess < 1)
+    guess = 1;
+  return ((blocks + guess - 1) / guess + q - 1) / q * q;
+}
+/* NP = ceil(B / PB): the panels. */
+static inline int64_t lowbit_bitserial_panels(int64_t blocks,
+                                              int64_t blocks_per_scale) {
+  int64_t pb = lowbit_bitserial_panel_blocks(blocks, blocks_per_scale);
+  return (blocks + pb - 1) / pb;
+}
 
 #endif /* LOWBIT_BITSERIAL_ABI_H */

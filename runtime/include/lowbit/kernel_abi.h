@@ -1,6 +1,8 @@
 /*===- kernel_abi.h - the contract between generated kernels and runtime -===*\
 |*                                                                          *|
-|* Plain C so that generated C++ and any engine can include it.             *|
+|* Plain C so that generated C++, any engine and the compiler can include   *|
+|* it: the compiler's lowerings take their layout constants and formulas    *|
+|* from here, lut_abi.h and bitserial_abi.h, as the runtime's packers do.   *|
 |*                                                                          *|
 \*===----------------------------------------------------------------------===*/
 /*
@@ -86,6 +88,59 @@ typedef void (*lowbit_any_kernel_fn)(const uint8_t *codes,
                                      int64_t n, int64_t tile_begin,
                                      int64_t tile_end, float w_scale,
                                      int64_t M, int64_t K);
+
+/* Rows per tile (the unit of tile_begin, tile_end) of every layout, and the
+ * K block: Kp = ceil(K / 32) * 32 for every layout. */
+#define LOWBIT_TILE_ROWS 16
+#define LOWBIT_K_BLOCK 32
+/* Bytes of one vector of every layout (16 rows x 4 bytes). */
+#define LOWBIT_VECTOR_BYTES 64
+
+/* Mp and Kp of the layouts above. */
+static inline int64_t lowbit_padded_m(int64_t M) {
+  return (M + LOWBIT_TILE_ROWS - 1) / LOWBIT_TILE_ROWS * LOWBIT_TILE_ROWS;
+}
+static inline int64_t lowbit_padded_k(int64_t K) {
+  return (K + LOWBIT_K_BLOCK - 1) / LOWBIT_K_BLOCK * LOWBIT_K_BLOCK;
+}
+
+/*
+ * LAYOUT DESCRIPTOR
+ *   What the compiler's pack-layout chose for a kernel (its #lowbit.layout),
+ *   carried by the kernel's entry in a bundle (lowbit_kernel_entry_t.layout,
+ *   lowbit.h): the runtime packs weights for the kernel by this alone.
+ *   family      which ABI lays the weights out:
+ *                 LOWBIT_LAYOUT_VNNI4      this file (up-convert kernels)
+ *                 LOWBIT_LAYOUT_LUT        lut_abi.h (tl1/tl2 lut-elementwise)
+ *                 LOWBIT_LAYOUT_BITPLANES  bitserial_abi.h (lut-bitserial)
+ *   lane_order  byte order of a 64-byte vector: LOWBIT_LANE_ROWS (byte
+ *               4r + j holds row r, slot j) or LOWBIT_LANE_LANES (byte
+ *               16j + r, lut_abi.h LANE ORDER; LUT family only)
+ *   tile_rows   rows per tile: LOWBIT_TILE_ROWS
+ *   tile_k      weights of a row per K step of the layout: VNNI4 32 / b
+ *               (per vector, b = bits per code), LUT LOWBIT_LUT_TL2_BLOCK
+ *               (tl2) or LOWBIT_LUT_TL1_VECTOR (tl1), BITPLANES
+ *               LOWBIT_BITSERIAL_BLOCK
+ *   panel_blocks  the most blocks per K panel the panel formula aims at:
+ *               LOWBIT_LUT_PANEL_BLOCKS, LOWBIT_BITSERIAL_PANEL_BLOCKS, 0
+ *               for VNNI4 (no panels)
+ * A descriptor the runtime does not pack exactly so, or one for weights of
+ * another format (a bitplanes layout for tl2 weights), is an error.
+ */
+#define LOWBIT_LAYOUT_NONE 0
+#define LOWBIT_LAYOUT_VNNI4 1
+#define LOWBIT_LAYOUT_LUT 2
+#define LOWBIT_LAYOUT_BITPLANES 3
+#define LOWBIT_LANE_ROWS 0
+#define LOWBIT_LANE_LANES 1
+
+typedef struct lowbit_layout_t {
+  uint8_t family;
+  uint8_t lane_order;
+  uint16_t tile_rows;
+  uint16_t tile_k;
+  uint16_t panel_blocks;
+} lowbit_layout_t;
 
 /* The largest K of a ternary (i2s) any-shape kernel: the lowering sizes
  * its int32 accumulator chains for it (LowerUpconvert.cpp). */

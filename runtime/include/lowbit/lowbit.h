@@ -52,8 +52,9 @@ typedef struct lowbit_weights_t lowbit_weights_t;
 typedef struct lowbit_context_t lowbit_context_t;
 
 /* One generated kernel: y = x * W^T for weights of `format` (e.g. "i2s"),
- * shape M x K, in the layout of kernel_abi.h (tl1/tl2: lut_abi.h; a
- * lut_bitserial config: bitserial_abi.h). A shape
+ * shape M x K, in the layout its descriptor `layout` names (kernel_abi.h,
+ * LAYOUT DESCRIPTOR: vnni4, lut_abi.h's tl1/tl2 in a lane order, or
+ * bitserial_abi.h's bit planes); lowbit_pack() packs by it alone. A shape
  * may have several entries, one per N class: lowbit_mpgemm() runs the entry
  * with the largest min_n <= N (e.g. 1: the GEMV config, 2: the register-
  * blocked GEMM config). Every kernel computes any N correctly.
@@ -66,9 +67,8 @@ typedef struct lowbit_kernel_entry_t {
   int64_t M, K;
   int64_t min_n; /* >= 1 */
   const char *target; /* e.g. "x86-avx2", "generic" */
-  const char *config; /* the compiler's config attribute: for diagnostics,
-                       * and a #lowbit.lut_bitserial config selects the
-                       * layout of bitserial_abi.h for lowbit_pack */
+  const char *config; /* the compiler's config attribute (diagnostics) */
+  lowbit_layout_t layout; /* the packed layout the kernel reads */
   lowbit_kernel_fn fn;         /* NULL for an any-shape entry */
   lowbit_any_kernel_fn any_fn; /* any-shape entries only (M = K = 0) */
 } lowbit_kernel_entry_t;

@@ -12,8 +12,6 @@
 #include "lowbit/lut_abi.h"
 #include "lowbit/upconvert.h"
 
-#include <string_view>
-
 namespace lowbit {
 
 /// Whether `format` has a lut-elementwise layout: tl1 and tl2.
@@ -39,12 +37,9 @@ LutSplit lut_split(const Format &format, int64_t K);
 
 /// The byte order of lut_abi.h's 64-byte vectors: Rows (byte 4r + j holds
 /// row r, slot j: vpermb, tbl) or Lanes (byte 16j + r: pshufb, one table
-/// per 16-byte lane).
+/// per 16-byte lane). A kernel's layout descriptor names it (kernel_abi.h,
+/// lane_order; pack_for_kernel).
 enum class LutOrder { Rows, Lanes };
-/// The order the lut-elementwise kernels of the target named `target` read:
-/// Lanes for x86-avx2 and x86-avxvnni, else Rows.
-LutOrder lut_order(std::string_view target);
-
 /// Repacks validated canonical tl1/tl2 weights into the layout of
 /// lut_abi.h in `order` (Mp = ceil(M/16)*16, Kp = ceil(K/32)*32, bits 2, no
 /// scales, w_scale = s_w). Throws Error naming any other format.

@@ -26,7 +26,8 @@
  *
  * K panels (so that a kernel whose activation tables of a whole row would
  * not fit an L1 cache still reads the weights as a few long sequential
- * runs): the B = K2 / 96 TL2 blocks are split into
+ * runs; lowbit_lut_panels, lowbit_lut_panel_blocks below): the B = K2 / 96
+ * TL2 blocks are split into
  *   P  = max(1, floor(B / 16 + 1/2))
  *                               panels (LOWBIT_LUT_PANEL_BLOCKS = 16): the
  *                               count whose panels come nearest 16 blocks
@@ -66,8 +67,10 @@
  * A 32-byte register (AVX2) holds rows 0..7 or 8..15 of a vector; its sign
  * bits are the 32 at byte 16v + 8p (rows 0..7) or 16v + 8p + 4 (8..15).
  *
- * LANE ORDER (the x86-avx2 and x86-avxvnni kernels: runtime lut_order,
- * compiler TargetInfo::hasLutLaneOrder). The same pieces, blocks, header
+ * LANE ORDER (lowbit_layout_t lane_order = LOWBIT_LANE_LANES, #lowbit.layout
+ * lane_order = lanes: pack-layout records it for the targets whose
+ * TargetInfo::hasLutLaneOrder, x86-avx2 and x86-avxvnni; the runtime packs
+ * by the descriptor). The same pieces, blocks, header
  * and nibbles, with two things permuted so that pshufb, whose table is
  * per 16-byte lane, needs one lookup per register instead of one per slot:
  *   vectors: byte 16j + r (not 4r + j) has row r, slot j: the 32-byte
@@ -112,11 +115,38 @@
 /* Weights per TL2 block and per TL1 vector, bytes per vector and header. */
 #define LOWBIT_LUT_TL2_BLOCK 96
 #define LOWBIT_LUT_TL1_VECTOR 16
-#define LOWBIT_LUT_VECTOR_BYTES 64
+#define LOWBIT_LUT_VECTOR_BYTES LOWBIT_VECTOR_BYTES
 #define LOWBIT_LUT_HEADER_BYTES 64
 /* The most TL2 blocks per K panel: 16 KiB of tables per activation row, a
  * third of Zen 5's 48 KiB L1D, the rest for the weight stream in flight
  * (measured against 34 blocks: README, "tl2 against i2s"). */
 #define LOWBIT_LUT_PANEL_BLOCKS 16
+/* Bytes of one TL2 block: 64 of sign words and 4 index vectors. */
+#define LOWBIT_LUT_BLOCK_BYTES 320
+
+/* K2, the TL2 part of K (0 for tl1). */
+static inline int64_t lowbit_lut_k2(int64_t K, int tl2) {
+  return tl2 ? K / LOWBIT_LUT_TL2_BLOCK * LOWBIT_LUT_TL2_BLOCK : 0;
+}
+/* ceil(K1 / 16): the TL1 vectors of a tile, K1 = K - K2. */
+static inline int64_t lowbit_lut_tl1_vectors(int64_t K, int64_t K2) {
+  return (K - K2 + LOWBIT_LUT_TL1_VECTOR - 1) / LOWBIT_LUT_TL1_VECTOR;
+}
+/* tile bytes = 64 + 320 * K2 / 96 + 64 * K1p / 16. */
+static inline int64_t lowbit_lut_tile_bytes(int64_t K, int64_t K2) {
+  return LOWBIT_LUT_HEADER_BYTES +
+         K2 / LOWBIT_LUT_TL2_BLOCK * LOWBIT_LUT_BLOCK_BYTES +
+         lowbit_lut_tl1_vectors(K, K2) * LOWBIT_LUT_VECTOR_BYTES;
+}
+/* P = max(1, floor(B / 16 + 1/2)): the panels of B TL2 blocks. */
+static inline int64_t lowbit_lut_panels(int64_t blocks) {
+  int64_t p = (blocks + LOWBIT_LUT_PANEL_BLOCKS / 2) / LOWBIT_LUT_PANEL_BLOCKS;
+  return p < 1 ? 1 : p;
+}
+/* PB = ceil(B / P): TL2 blocks per panel (the last one may have fewer). */
+static inline int64_t lowbit_lut_panel_blocks(int64_t blocks) {
+  int64_t panels = lowbit_lut_panels(blocks);
+  return (blocks + panels - 1) / panels;
+}
 
 #endif /* LOWBIT_LUT_ABI_H */

@@ -8,7 +8,6 @@
 
 #include <cstdint>
 #include <string>
-#include <string_view>
 
 namespace lowbit {
 
@@ -40,17 +39,30 @@ void run_any_kernel(lowbit_any_kernel_fn kernel, const UpconvertWeights &W,
                     const PreparedActivations &A, float *y, ThreadPool &pool,
                     int kernel_class = -1);
 
-/// `canonical` packed in the layout of a generated kernel with config
-/// attribute `config` and target `target` (lowbit.h's kernel entry): a
-/// #lowbit.lut_bitserial config reads bitserial_abi.h, tl1/tl2 lut_abi.h in
-/// lut_order(target), every other kernel kernel_abi.h.
-UpconvertWeights pack_for_kernel(const PackedWeights &canonical,
-                                 std::string_view config,
-                                 std::string_view target);
+/// The layout descriptors (kernel_abi.h, LAYOUT DESCRIPTOR) of weights of
+/// `format` as the compiler's pack-layout lays them out for an up-convert
+/// kernel (kernel_abi.h), a lut-elementwise one (lut_abi.h, tl1/tl2, in
+/// `lane_order`) and a lut-bitserial one (bitserial_abi.h).
+lowbit_layout_t vnni4_layout(const Format &format);
+lowbit_layout_t lut_layout(const Format &format,
+                           uint8_t lane_order = LOWBIT_LANE_ROWS);
+lowbit_layout_t bitplanes_layout();
 
-/// Whether `config` (a kernel's config attribute) is a lut-bitserial one,
-/// whose kernels read bitserial_abi.h's bit-plane layout.
-bool is_bitserial_config(std::string_view config);
+/// `layout` as text, e.g. "lut<lanes, tile_rows 16, tile_k 96, panel 16>".
+std::string layout_name(const lowbit_layout_t &layout);
+
+/// "" when weights of `format` can be packed in `layout`, else why not (an
+/// unknown family, a family the format has no layout in, or a tile, block
+/// or panel size this runtime does not pack).
+std::string layout_error(const lowbit_layout_t &layout, const Format &format);
+
+/// `canonical` packed in the layout a generated kernel reads, named by its
+/// descriptor (lowbit_kernel_entry_t::layout): LOWBIT_LAYOUT_VNNI4
+/// kernel_abi.h, LOWBIT_LAYOUT_LUT lut_abi.h in the descriptor's lane
+/// order, LOWBIT_LAYOUT_BITPLANES bitserial_abi.h. Throws Error with
+/// layout_error's message when the descriptor does not fit the weights.
+UpconvertWeights pack_for_kernel(const PackedWeights &canonical,
+                                 const lowbit_layout_t &layout);
 
 /// The key of the ratio table of upconvert kernels: "upconvert <target>
 /// <format>" ("upconvert <format>" when target is empty). Kernels of one

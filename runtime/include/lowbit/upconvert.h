@@ -11,14 +11,15 @@
 
 #include "lowbit/aligned.h"
 #include "lowbit/format.h"
+#include "lowbit/kernel_abi.h"
 
 #include <cstdint>
 
 namespace lowbit {
 
-/// Rows per tile and K per padding unit of the upconvert layout.
-inline constexpr int64_t kUpconvertTileRows = 16;
-inline constexpr int64_t kUpconvertKAlign = 32;
+/// Rows per tile and K per padding unit of the upconvert layout (kernel_abi.h).
+inline constexpr int64_t kUpconvertTileRows = LOWBIT_TILE_ROWS;
+inline constexpr int64_t kUpconvertKAlign = LOWBIT_K_BLOCK;
 
 /// Weights in the upconvert layout of kernel_abi.h.
 struct UpconvertWeights {

@@ -61,6 +61,15 @@ func.func private @layout_untiled() attributes {
   g = #lowbit.layout<bitplanes>,
   h = #lowbit.layout<i2s, tile_m = 0, tile_k = 0, interleave = 1>}
 
+// The lane order of the interleaved tl1/tl2 layout (lut_abi.h): printed only
+// when it is not the default, rows.
+// CHECK-LABEL: func.func private @layout_lane_order()
+// CHECK-SAME: a = #lowbit.layout<tl2, tile_m = 16, tile_k = 96, interleave = 16, lane_order = lanes>
+// CHECK-SAME: b = #lowbit.layout<tl1, tile_m = 16, tile_k = 16, interleave = 16>
+func.func private @layout_lane_order() attributes {
+  a = #lowbit.layout<tl2, tile_m = 16, tile_k = 96, interleave = 16, lane_order = lanes>,
+  b = #lowbit.layout<tl1, tile_m = 16, tile_k = 16, interleave = 16, lane_order = rows>}
+
 // CHECK-LABEL: func.func private @layout_tiled()
 // CHECK-SAME: a = #lowbit.layout<i2s, tile_m = 4, tile_k = 128, interleave = 4>
 // CHECK-SAME: b = #lowbit.layout<tl1, tile_m = 256, tile_k = 128>

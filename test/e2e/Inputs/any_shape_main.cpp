@@ -4,7 +4,7 @@
 // w2g128_any, q4_0_any), any-shape-lut.mlir (tl2_any, tl1_any) and
 // any-shape-bitserial.mlir (i2s_bs_any, w3g64_bs_any, w1g128_bs_any), all
 // lowbit_any_kernel_fn of kernel_abi.h, with the runtime's quantizer,
-// packers (pack_for_kernel for the target, argv[1]) and reference, and runs
+// packers (pack_for_kernel with each kernel's layout) and reference, and runs
 // every ragged shape through ONE kernel per format: Y bit-exact with the
 // reference for the ternary formats, within 1e-5 (normalized) of it for the
 // others. Built for a target
@@ -66,31 +66,36 @@ std::vector<float> values(int64_t count, uint32_t seed) {
 
 } // namespace
 
-int main(int argc, char **argv) {
-  const char *target = argc > 1 ? argv[1] : "aarch64-neon";
+int main() {
   struct Kernel {
     const char *format;
     lowbit_any_kernel_fn fn;
     std::vector<int64_t> ks;
-    const char *config = "#lowbit.upconvert"; // for pack_for_kernel
+    // The family of the layout it reads (kernel_abi.h); AArch64's LUT
+    // kernels read lut_abi.h's rows order.
+    int family = LOWBIT_LAYOUT_VNNI4;
   };
   const Kernel kernels[] = {
       {"i2s", i2s_any, {1, 100, 2600}},
       {"w2g128", w2g128_any, {128, 640}},
       {"q4_0", q4_0_any, {32, 160, 2592}},
       // 2 K panels at 2600, 5 at 6914 (lut_abi.h).
-      {"tl2", tl2_any, {2, 194, 2600, 6914}, "#lowbit.lut_elementwise"},
-      {"tl1", tl1_any, {2, 194, 2600}, "#lowbit.lut_elementwise"},
+      {"tl2", tl2_any, {2, 194, 2600, 6914}, LOWBIT_LAYOUT_LUT},
+      {"tl1", tl1_any, {2, 194, 2600}, LOWBIT_LAYOUT_LUT},
       // bitserial_abi.h's K panels: 2 at 2600 and 2112, 3 at 4224.
-      {"i2s", i2s_bs_any, {1, 100, 2600}, "#lowbit.lut_bitserial"},
-      {"w3g64", w3g64_bs_any, {64, 2112}, "#lowbit.lut_bitserial"},
-      {"w1g128", w1g128_bs_any, {128, 4224}, "#lowbit.lut_bitserial"},
+      {"i2s", i2s_bs_any, {1, 100, 2600}, LOWBIT_LAYOUT_BITPLANES},
+      {"w3g64", w3g64_bs_any, {64, 2112}, LOWBIT_LAYOUT_BITPLANES},
+      {"w1g128", w1g128_bs_any, {128, 4224}, LOWBIT_LAYOUT_BITPLANES},
   };
   lowbit::ThreadPool pool(2);
   int passed = 0, failed = 0;
   uint32_t seed = 1;
   for (const Kernel &kernel : kernels) {
     lowbit::Format format = lowbit::Format::parse(kernel.format);
+    const lowbit_layout_t layout =
+        kernel.family == LOWBIT_LAYOUT_LUT         ? lowbit::lut_layout(format)
+        : kernel.family == LOWBIT_LAYOUT_BITPLANES ? lowbit::bitplanes_layout()
+                                                   : lowbit::vnni4_layout(format);
     for (int64_t M : {1, 17, 33, 100})
       for (int64_t K : kernel.ks)
         for (int64_t N : {1, 3}) {
@@ -98,7 +103,7 @@ int main(int argc, char **argv) {
           std::vector<float> X = values(N * K, ++seed);
           lowbit::PackedWeights W = lowbit::quantize(format, Wf.data(), M, K);
           lowbit::UpconvertWeights packed =
-              lowbit::pack_for_kernel(W, kernel.config, target);
+              lowbit::pack_for_kernel(W, layout);
           lowbit::PreparedActivations A =
               lowbit::prepare_activations(format, X.data(), N, K);
           std::vector<float> got(size_t(N * M)), want(got.size());

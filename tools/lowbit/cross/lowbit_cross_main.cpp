@@ -70,7 +70,7 @@ int run(int argc, char **argv) {
 
   // The layout of the kernel, as the C API packs it.
   const lowbit::UpconvertWeights packed =
-      lowbit::pack_for_kernel(W, kernel->config, kernel->target);
+      lowbit::pack_for_kernel(W, kernel->layout);
   const lowbit::PreparedActivations A =
       lowbit::prepare_activations(W.format, X.data.data(), N, K);
   lowbit::ThreadPool::Options options;

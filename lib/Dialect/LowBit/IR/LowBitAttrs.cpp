@@ -9,6 +9,8 @@
 
 #include "lowbit/Dialect/LowBit/IR/LowBitAttrs.h"
 #include "lowbit/Dialect/LowBit/IR/LowBitDialect.h"
+#include "lowbit/bitserial_abi.h"
+#include "lowbit/lut_abi.h"
 
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/TypeSwitch.h"
@@ -143,7 +145,7 @@ static int64_t getTileKQuantum(LayoutKind kind) {
 
 LogicalResult LayoutAttr::verify(EmitErrorFn emitError, LayoutKind kind,
                                  int64_t tileM, int64_t tileK,
-                                 int64_t interleave) {
+                                 int64_t interleave, LaneOrder laneOrder) {
   if (tileM < 0)
     return emitError() << "layout tile_m must be non-negative, got " << tileM;
   if (tileK < 0)
@@ -151,6 +153,14 @@ LogicalResult LayoutAttr::verify(EmitErrorFn emitError, LayoutKind kind,
   if (interleave < 1)
     return emitError() << "layout interleave must be positive, got "
                        << interleave;
+
+  if (laneOrder != LaneOrder::Rows &&
+      !((kind == LayoutKind::TL1 || kind == LayoutKind::TL2) &&
+        interleave == 16))
+    return emitError() << "layout lane_order "
+                       << stringifyLaneOrder(laneOrder)
+                       << " needs an interleaved tl1/tl2 layout "
+                          "(interleave = 16)";
 
   int64_t quantum = getTileKQuantum(kind);
   if (quantum == 0) {
@@ -170,7 +180,8 @@ LogicalResult LayoutAttr::verify(EmitErrorFn emitError, LayoutKind kind,
 }
 
 bool LayoutAttr::isTiled() const {
-  return getTileM() != 0 || getTileK() != 0 || getInterleave() != 1;
+  return getTileM() != 0 || getTileK() != 0 || getInterleave() != 1 ||
+         getLaneOrder() != LaneOrder::Rows;
 }
 
 std::optional<int64_t> mlir::lowbit::getRowBytes(WeightAttr weight,
@@ -440,7 +451,8 @@ LogicalResult LutElementwiseAttr::verifyFor(EmitErrorFn emitError,
                        << perIndex << " for " << stringifyLayoutKind(kind)
                        << " layout, got " << getBk();
   if (isLutInterleaved(layout)) {
-    int64_t tileK = kind == LayoutKind::TL1 ? 16 : 96;
+    int64_t tileK = kind == LayoutKind::TL1 ? LOWBIT_LUT_TL1_VECTOR
+                                            : LOWBIT_LUT_TL2_BLOCK;
     int64_t maxBk = kind == LayoutKind::TL1 ? 1008 : 960;
     if (layout.getTileM() != 16 || layout.getTileK() != tileK)
       return emitError() << "interleaved " << stringifyLayoutKind(kind)
@@ -481,10 +493,12 @@ LutElementwiseAttr::getSearchSpace(MLIRContext *context,
   LayoutKind kind = query.layout.getKind();
   if (kind != LayoutKind::TL1 && kind != LayoutKind::TL2)
     return {};
-  int64_t tileK = kind == LayoutKind::TL1 ? 16 : 96;
+  int64_t tileK = kind == LayoutKind::TL1 ? LOWBIT_LUT_TL1_VECTOR
+                                          : LOWBIT_LUT_TL2_BLOCK;
   SearchSpaceBuilder builder(
       context, query,
-      {LayoutAttr::get(context, kind, /*tileM=*/16, tileK, /*interleave=*/16)});
+      {LayoutAttr::get(context, kind, /*tileM=*/16, tileK, /*interleave=*/16,
+                       LaneOrder::Rows)});
   // Doublings of the tile (verifyFor drops those past the int16 limit:
   // TL1 1024 > 1008) and the largest TL2 chunk, 960.
   SmallVector<int64_t> bks = kind == LayoutKind::TL2
@@ -507,13 +521,14 @@ bool mlir::lowbit::isLutInterleaved(LayoutAttr layout) {
 }
 
 int64_t mlir::lowbit::getLutTileBytes(LayoutKind kind, int64_t k) {
-  int64_t k2 = kind == LayoutKind::TL2 ? k / 96 * 96 : 0;
-  return 64 + k2 / 96 * 320 + llvm::divideCeil(k - k2, 16) * 64;
+  return lowbit_lut_tile_bytes(k, lowbit_lut_k2(k, kind == LayoutKind::TL2));
 }
 
 bool mlir::lowbit::isBitserialTiled(LayoutAttr layout) {
-  return layout.getKind() == LayoutKind::BitPlanes && layout.getTileM() == 16 &&
-         layout.getTileK() == 32 && layout.getInterleave() == 16;
+  return layout.getKind() == LayoutKind::BitPlanes &&
+         layout.getTileM() == LOWBIT_TILE_ROWS &&
+         layout.getTileK() == LOWBIT_BITSERIAL_BLOCK &&
+         layout.getInterleave() == LOWBIT_TILE_ROWS;
 }
 
 //===- LutBitserialAttr ---------------------------------------------------===//

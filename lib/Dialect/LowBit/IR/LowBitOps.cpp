@@ -7,6 +7,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "lowbit/Dialect/LowBit/IR/LowBitOps.h"
+#include "lowbit/bitserial_abi.h"
+#include "lowbit/lut_abi.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
@@ -104,9 +106,10 @@ static LogicalResult verifyVnni4Shape(MpGemmOp op, WeightAttr weight,
     return op.emitOpError()
            << "tiled vnni4 layout requires a positive tile_m, got "
            << layout.getTileM();
-  if (layout.getTileK() != 32 / bits)
+  if (layout.getTileK() != LOWBIT_K_BLOCK / bits)
     return op.emitOpError()
-           << "vnni4 layout requires tile_k = 32 / bits = " << 32 / bits
+           << "vnni4 layout requires tile_k = 32 / bits = "
+           << LOWBIT_K_BLOCK / bits
            << " for " << bits << "-bit weights, got " << layout.getTileK();
   if (layout.getInterleave() != 1)
     return op.emitOpError() << "vnni4 layout keeps the 4 k of a row together; "
@@ -115,7 +118,7 @@ static LogicalResult verifyVnni4Shape(MpGemmOp op, WeightAttr weight,
   int64_t tileM = layout.getTileM();
   SmallVector<int64_t, 3> expected = {
       llvm::divideCeilSigned(m, tileM),
-      llvm::divideCeilSigned(k, int64_t(32)) * bits, 4 * tileM};
+      llvm::divideCeilSigned(k, int64_t(LOWBIT_K_BLOCK)) * bits, 4 * tileM};
   if (packedType.getShape() != ArrayRef<int64_t>(expected))
     return op.emitOpError()
            << "vnni4 layout with tile_m = " << tileM << " needs packed weights "
@@ -136,8 +139,9 @@ static LogicalResult verifyPackedShape(MpGemmOp op, WeightAttr weight,
   if (layout.getKind() == LayoutKind::VNNI4 && layout.isTiled())
     return verifyVnni4Shape(op, weight, layout, packedType, m, k);
   if (isLutInterleaved(layout)) {
-    SmallVector<int64_t, 2> expected = {llvm::divideCeilSigned(m, int64_t(16)),
-                                        getLutTileBytes(layout.getKind(), k)};
+    SmallVector<int64_t, 2> expected = {
+        llvm::divideCeilSigned(m, int64_t(LOWBIT_TILE_ROWS)),
+        getLutTileBytes(layout.getKind(), k)};
     if (packedType.getShape() != ArrayRef<int64_t>(expected))
       return op.emitOpError()
              << "interleaved " << stringifyLayoutKind(layout.getKind())
@@ -147,9 +151,10 @@ static LogicalResult verifyPackedShape(MpGemmOp op, WeightAttr weight,
     return success();
   }
   if (isBitserialTiled(layout)) {
-    SmallVector<int64_t, 2> expected = {llvm::divideCeilSigned(m, int64_t(16)),
-                                        llvm::divideCeilSigned(k, int64_t(32)) *
-                                            weight.getBits() * 64};
+    SmallVector<int64_t, 2> expected = {
+        llvm::divideCeilSigned(m, int64_t(LOWBIT_TILE_ROWS)),
+        llvm::divideCeilSigned(k, int64_t(LOWBIT_BITSERIAL_BLOCK)) *
+            weight.getBits() * LOWBIT_BITSERIAL_VECTOR_BYTES};
     if (packedType.getShape() != ArrayRef<int64_t>(expected))
       return op.emitOpError()
              << "bit-plane layout of bitserial_abi.h needs packed weights of "

@@ -17,6 +17,9 @@
 
 #include "lowbit/Dialect/LowBit/IR/LowBitOps.h"
 #include "lowbit/Target/TargetInfo.h"
+#include "lowbit/bitserial_abi.h"
+#include "lowbit/kernel_abi.h"
+#include "lowbit/lut_abi.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -34,11 +37,11 @@ namespace mlir::lowbit {
 /// The largest K an any-shape ternary kernel takes (kernel_abi.h,
 /// LOWBIT_ANY_SHAPE_MAX_TERNARY_K): its lowering picks the int32 accumulator
 /// chains for this K where a static kernel picks them for its own.
-inline constexpr int64_t kAnyShapeMaxTernaryK = int64_t(1) << 18;
+inline constexpr int64_t kAnyShapeMaxTernaryK = LOWBIT_ANY_SHAPE_MAX_TERNARY_K;
 /// The largest K of an any-shape kernel that keeps the tables of all K on
 /// its stack (kernel_abi.h, LOWBIT_ANY_SHAPE_MAX_LUT_K): lut-elementwise's
 /// tl1/tl2 and lut-bitserial's, whose table buffers are sized for it.
-inline constexpr int64_t kAnyShapeMaxLutK = 32768;
+inline constexpr int64_t kAnyShapeMaxLutK = LOWBIT_ANY_SHAPE_MAX_LUT_K;
 
 /// Whether `op` is the any-shape form of lowbit.mpgemm: M and K dynamic,
 /// run-time arguments of the kernel (lowbit_any_kernel_fn).

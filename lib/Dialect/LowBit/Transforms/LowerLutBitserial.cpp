@@ -39,9 +39,9 @@ using namespace mlir::lowbit;
 /// bitserial_abi.h: rows per tile, weights per block, bytes per plane
 /// vector and per block of int16 tables (lut_dot's 128 bytes per nibble)
 /// or of int8 tables (lut_dot8's 64 bytes per nibble).
-static constexpr int64_t kTileRows = 16;
-static constexpr int64_t kBlockK = 32;
-static constexpr int64_t kVectorBytes = 64;
+static constexpr int64_t kTileRows = LOWBIT_TILE_ROWS;
+static constexpr int64_t kBlockK = LOWBIT_BITSERIAL_BLOCK;
+static constexpr int64_t kVectorBytes = LOWBIT_BITSERIAL_VECTOR_BYTES;
 static constexpr int64_t kTableBytes = 256;
 static constexpr int64_t kTable8Bytes = 128;
 /// int8 tables: bytes of multipliers per act_group (4 per plane).
@@ -57,7 +57,7 @@ static constexpr int64_t kMaxStackBytes = 2 << 20;
 /// (Zen 5, 2 threads, w1g128 at K = 4096 and 14336, alternating runs: 0.73
 /// of the read bandwidth with 128 blocks against 0.81-0.84 with 64 and
 /// 0.78-0.80 with 32 across core complexes, 0.90 against 0.94-0.98 on one).
-static constexpr int64_t kPanelBlocks = 64;
+static constexpr int64_t kPanelBlocks = LOWBIT_BITSERIAL_PANEL_BLOCKS;
 /// The partial sums a kernel keeps between K panels: its tiles sweep the
 /// panels in ranges of as many tiles as this holds (at least 16), in
 /// practice the thread's whole range (64 bytes per tile and activation row
@@ -249,8 +249,10 @@ private:
     shape.blocks = div(add(toIndex(kArg), kBlockK - 1), kBlockK);
     shape.numTiles = div(add(shape.m, kTileRows - 1), kTileRows);
     shape.totalBytes = mul(mulValue(shape.numTiles, shape.blocks), blockBytes);
-    // guess = max(1, ceil(blocks / 64)); panels of ceil(blocks / guess)
-    // blocks rounded up to whole scale groups; the last has the rest.
+    // lowbit_bitserial_panel_blocks and lowbit_bitserial_panels of
+    // bitserial_abi.h in IR: guess = max(1, ceil(blocks / 64)); panels of
+    // ceil(blocks / guess) blocks rounded up to whole scale groups; the last
+    // has the rest.
     Value guess = div(add(shape.blocks, kPanelBlocks - 1), kPanelBlocks);
     guess = select(arith::CmpIPredicate::slt, guess, constant(1), constant(1),
                    guess);
@@ -1146,11 +1148,9 @@ private:
     plan.accSets = accs.sets;
     plan.nibblePairs = accs.nibblePairs;
     // Panels of whole scale groups (bitserial_abi.h).
-    int64_t guess =
-        std::max<int64_t>(1, llvm::divideCeil(plan.blocks, kPanelBlocks));
-    plan.panelBlocks = llvm::alignTo(llvm::divideCeil(plan.blocks, guess),
-                                     plan.blocksPerScale());
-    plan.panels = llvm::divideCeil(plan.blocks, plan.panelBlocks);
+    plan.panelBlocks =
+        lowbit_bitserial_panel_blocks(plan.blocks, plan.blocksPerScale());
+    plan.panels = lowbit_bitserial_panels(plan.blocks, plan.blocksPerScale());
     plan.rangeTiles =
         std::max<int64_t>(16, kPartialBytes / (plan.bn * plan.partialBytes()));
     if (!plan.anyShape)

@@ -8,9 +8,10 @@
 // (lut_abi.h's K panels) and tile group, lowbit.uk.lut_dot on registers
 // whose width comes from TargetInfo (int32 sums of the low and high table
 // bytes, `bk` weights per loop iteration), lowbit.uk.lut_combine with the
-// row correction of the header, and the exact ternary scaling. Targets whose
-// vectors are in lut_abi.h's lane order (TargetInfo::hasLutLaneOrder: one
-// table per 16-byte register lane) get KernelLoopBuilder's lane-order
+// row correction of the header, and the exact ternary scaling. Layouts in
+// lut_abi.h's lane order (#lowbit.layout lane_order = lanes, which
+// pack-layout writes for TargetInfo::hasLutLaneOrder: one table per 16-byte
+// register lane) get KernelLoopBuilder's lane-order
 // lookups instead of lut_dot: lowbit.uk.lut_lookup per (register, nibble,
 // table byte), lowbit.uk.zip of a row's two nibbles, lowbit.uk.dot2 with the
 // signs into int16 sums widened once per block (lowbit.uk.extend) and
@@ -34,15 +35,16 @@ namespace mlir::lowbit {
 using namespace mlir;
 using namespace mlir::lowbit;
 
-/// lut_abi.h: rows per tile, bytes per vector and header, weights per TL2
-/// block and TL1 vector, TL2 blocks per K panel, bytes of one vector's four
-/// tables.
-static constexpr int64_t kTileRows = 16;
-static constexpr int64_t kVectorBytes = 64;
-static constexpr int64_t kHeaderBytes = 64;
-static constexpr int64_t kBlockWeights = 96, kBlockBytes = 320;
-static constexpr int64_t kTl1Weights = 16;
-static constexpr int64_t kPanelBlocks = 16;
+/// lut_abi.h: rows per tile, bytes per vector and header, weights and
+/// bytes per TL2 block, weights per TL1 vector, TL2 blocks per K panel; and
+/// the bytes of one vector's four tables.
+static constexpr int64_t kTileRows = LOWBIT_TILE_ROWS;
+static constexpr int64_t kVectorBytes = LOWBIT_LUT_VECTOR_BYTES;
+static constexpr int64_t kHeaderBytes = LOWBIT_LUT_HEADER_BYTES;
+static constexpr int64_t kBlockWeights = LOWBIT_LUT_TL2_BLOCK,
+                         kBlockBytes = LOWBIT_LUT_BLOCK_BYTES;
+static constexpr int64_t kTl1Weights = LOWBIT_LUT_TL1_VECTOR;
+static constexpr int64_t kPanelBlocks = LOWBIT_LUT_PANEL_BLOCKS;
 static constexpr int64_t kTableBytes = 256;
 /// The largest table buffer a kernel keeps on its stack.
 static constexpr int64_t kMaxStackBytes = 2 << 20;
@@ -59,7 +61,7 @@ static constexpr int64_t kChunkTableBytes = 24 << 10;
 /// (LOWBIT_ANY_SHAPE_MAX_LUT_K), which sizes their table buffer, and the
 /// tiles whose int32 sums they keep between K panels at a time (a thread's
 /// tiles go in batches of this many, each swept panel by panel).
-static constexpr int64_t kAnyShapeMaxK = 32768;
+static constexpr int64_t kAnyShapeMaxK = LOWBIT_ANY_SHAPE_MAX_LUT_K;
 static constexpr int64_t kAnyShapeBatchTiles = 64;
 /// The alignment of an any-shape kernel's stack buffers: a cache line, so
 /// that no register load of the tables straddles two (measured on Zen 5,
@@ -80,7 +82,7 @@ struct LutPlan {
   int64_t tilesPerGroup = 1, bn = 1;
   int64_t blocksPerIteration = 1, vectorsPerIteration = 1;
   int64_t registerBytes = 0, halves = 1, lanes = 0; // lanes: int32 lanes
-  /// lut_abi.h's lane order (TargetInfo::hasLutLaneOrder): per (tile,
+  /// lut_abi.h's lane order (the layout's lane_order): per (tile,
   /// activation row) one accumulator (low + 256 high) per quarter of the
   /// rows.
   bool laneOrder = false;
@@ -614,8 +616,9 @@ private:
                               mul(shape.tl1Vectors, kVectorBytes)),
                           kHeaderBytes);
     shape.totalBytes = mulValue(shape.numTiles, tileBytes);
+    // lowbit_lut_panels and lowbit_lut_panel_blocks of lut_abi.h in IR:
     // panels = max(1, (blocks + 8) / 16), panelBlocks = ceil(blocks /
-    // panels) (lut_abi.h; pack_lut).
+    // panels).
     Value rounded = div(add(shape.tl2Blocks, kPanelBlocks / 2), kPanelBlocks);
     Value none = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt,
                                        rounded, constant(1));
@@ -806,6 +809,15 @@ private:
     if (failed(checkByteTableLookup(op, target, kVectorBytes,
                                     "lowbit-lower-lut-elementwise")))
       return failure();
+    // The kernel reads the lane order the layout records (pack-layout took
+    // it from the same target); a layout for another target is an error.
+    if ((layout.getLaneOrder() == LaneOrder::Lanes) != target.hasLutLaneOrder())
+      return op.emitOpError()
+             << "has a layout in lane_order "
+             << stringifyLaneOrder(layout.getLaneOrder())
+             << ", but the target's lut-elementwise kernels read "
+             << (target.hasLutLaneOrder() ? "lanes" : "rows")
+             << " (lut_abi.h); run lowbit-pack-layout for this target";
     int64_t registerBytes = target.getRegisterBytes();
     auto config = cast<LutElementwiseAttr>(op.getConfigAttr());
     if (isAnyShape(op))
@@ -829,7 +841,7 @@ private:
     plan.halves = kVectorBytes / registerBytes;
     plan.lanes = registerBytes / 4;
     plan.prefetchBytes = target.getPrefetchBytes();
-    plan.laneOrder = target.hasLutLaneOrder();
+    plan.laneOrder = op.getLayout().getLaneOrder() == LaneOrder::Lanes;
     LutAccumulators accs =
         planLutAccumulators(target, plan.halves, plan.tilesPerGroup, plan.bn);
     plan.accSets = accs.sets;
@@ -840,9 +852,8 @@ private:
     // measured on Zen 5, 2 threads, cold 3200x3200: 2 panels of 17 blocks
     // 3-4% faster than 3 of 11 against i2s across core complexes, equal on
     // one; 4 of 23 at K = 8640 lost 8% against 6 of 15).
-    plan.panels = std::max<int64_t>(
-        1, (plan.tl2Blocks + kPanelBlocks / 2) / kPanelBlocks);
-    plan.panelBlocks = llvm::divideCeil(plan.tl2Blocks, plan.panels);
+    plan.panels = lowbit_lut_panels(plan.tl2Blocks);
+    plan.panelBlocks = lowbit_lut_panel_blocks(plan.tl2Blocks);
     // Each panel in one chunk, or in equal ones whose tables fit.
     int64_t blockTables = 4 * kTableBytes * plan.bn;
     for (int64_t panel = 0; panel < plan.panels; ++panel) {
@@ -892,7 +903,7 @@ private:
     plan.halves = kVectorBytes / plan.registerBytes;
     plan.lanes = plan.registerBytes / 4;
     plan.prefetchBytes = target.getPrefetchBytes();
-    plan.laneOrder = target.hasLutLaneOrder();
+    plan.laneOrder = op.getLayout().getLaneOrder() == LaneOrder::Lanes;
     LutAccumulators accs =
         planLutAccumulators(target, plan.halves, plan.tilesPerGroup, plan.bn);
     plan.accSets = accs.sets;

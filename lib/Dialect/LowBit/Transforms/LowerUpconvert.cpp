@@ -25,10 +25,11 @@ namespace mlir::lowbit {
 using namespace mlir;
 using namespace mlir::lowbit;
 
-/// Rows per packed tile and k per activation block (kernel_abi.h).
-static constexpr int64_t kTileRows = 16;
-static constexpr int64_t kBlockK = 32;
-static constexpr int64_t kVectorBytes = 64;
+/// Rows per packed tile, k per activation block and bytes per vector
+/// (kernel_abi.h).
+static constexpr int64_t kTileRows = LOWBIT_TILE_ROWS;
+static constexpr int64_t kBlockK = LOWBIT_K_BLOCK;
+static constexpr int64_t kVectorBytes = LOWBIT_VECTOR_BYTES;
 
 int64_t mlir::lowbit::getSlicesPerLoop(const TargetInfo &target,
                                        int64_t tilesPerGroup, int64_t tileN,

@@ -9,6 +9,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "lowbit/Dialect/LowBit/Transforms/Passes.h"
+#include "lowbit/Target/TargetInfo.h"
+#include "lowbit/bitserial_abi.h"
+#include "lowbit/lut_abi.h"
 
 namespace mlir::lowbit {
 #define GEN_PASS_DEF_LOWBITPACKLAYOUT
@@ -50,8 +53,10 @@ private:
     MLIRContext *ctx = op.getContext();
     WeightAttr weight = op.getWeight();
     int64_t bits = weight.getBits();
-    auto layout = LayoutAttr::get(ctx, LayoutKind::VNNI4, /*tileM=*/16,
-                                  /*tileK=*/32 / bits, /*interleave=*/1);
+    auto layout =
+        LayoutAttr::get(ctx, LayoutKind::VNNI4, /*tileM=*/LOWBIT_TILE_ROWS,
+                        /*tileK=*/LOWBIT_K_BLOCK / bits, /*interleave=*/1,
+                        LaneOrder::Rows);
     if (op.getLayout() == layout)
       return success();
     LayoutKind from = op.getLayout().getKind();
@@ -71,10 +76,10 @@ private:
     bool anyShape = ShapedType::isDynamic(m) || ShapedType::isDynamic(k);
     auto packedType = RankedTensorType::get(
         {anyShape ? ShapedType::kDynamic
-                  : llvm::divideCeilSigned(m, int64_t(16)),
+                  : llvm::divideCeilSigned(m, int64_t(LOWBIT_TILE_ROWS)),
          anyShape ? ShapedType::kDynamic
-                  : llvm::divideCeilSigned(k, int64_t(32)) * bits,
-         64},
+                  : llvm::divideCeilSigned(k, int64_t(LOWBIT_K_BLOCK)) * bits,
+         LOWBIT_VECTOR_BYTES},
         IntegerType::get(ctx, 8));
     setPackedType(func, arg, packedType);
     op.setLayoutAttr(layout);
@@ -82,13 +87,20 @@ private:
   }
 
   /// tl1/tl2 -> the interleaved layout of lut_abi.h: 16-row tiles of
-  /// getLutTileBytes bytes, tile_k 96 (TL2 block) or 16 (TL1 vector).
+  /// getLutTileBytes bytes, tile_k 96 (TL2 block) or 16 (TL1 vector), in
+  /// the lane order of the module's target (TargetInfo::hasLutLaneOrder).
   LogicalResult packLut(func::FuncOp func, MpGemmOp op) {
     MLIRContext *ctx = op.getContext();
     LayoutKind kind = op.getLayout().getKind();
-    auto layout = LayoutAttr::get(ctx, kind, /*tileM=*/16,
-                                  /*tileK=*/kind == LayoutKind::TL2 ? 96 : 16,
-                                  /*interleave=*/16);
+    FailureOr<std::unique_ptr<TargetInfo>> target = lookupTargetInfo(op);
+    if (failed(target))
+      return failure();
+    auto layout = LayoutAttr::get(
+        ctx, kind, /*tileM=*/LOWBIT_TILE_ROWS,
+        /*tileK=*/kind == LayoutKind::TL2 ? LOWBIT_LUT_TL2_BLOCK
+                                          : LOWBIT_LUT_TL1_VECTOR,
+        /*interleave=*/LOWBIT_TILE_ROWS,
+        (*target)->hasLutLaneOrder() ? LaneOrder::Lanes : LaneOrder::Rows);
     if (op.getLayout() == layout)
       return success();
     if (op.getLayout().isTiled())
@@ -107,7 +119,8 @@ private:
             ? RankedTensorType::get({ShapedType::kDynamic, ShapedType::kDynamic},
                                     IntegerType::get(ctx, 8))
             : RankedTensorType::get(
-                  {llvm::divideCeilSigned(op.getM(), int64_t(16)),
+                  {llvm::divideCeilSigned(op.getM(),
+                                          int64_t(LOWBIT_TILE_ROWS)),
                    getLutTileBytes(kind, op.getK())},
                   IntegerType::get(ctx, 8)));
     op.setLayoutAttr(layout);
@@ -118,8 +131,11 @@ private:
   /// tiles of Kp / 32 blocks x `bits` plane vectors of 64 bytes.
   LogicalResult packBitserial(func::FuncOp func, MpGemmOp op) {
     MLIRContext *ctx = op.getContext();
-    auto layout = LayoutAttr::get(ctx, LayoutKind::BitPlanes, /*tileM=*/16,
-                                  /*tileK=*/32, /*interleave=*/16);
+    auto layout = LayoutAttr::get(ctx, LayoutKind::BitPlanes,
+                                  /*tileM=*/LOWBIT_TILE_ROWS,
+                                  /*tileK=*/LOWBIT_BITSERIAL_BLOCK,
+                                  /*interleave=*/LOWBIT_TILE_ROWS,
+                                  LaneOrder::Rows);
     if (op.getLayout() == layout)
       return success();
     LayoutKind from = op.getLayout().getKind();
@@ -131,7 +147,8 @@ private:
       return op.emitOpError() << "packed weights must be an argument of the "
                                  "function used by this op alone to be "
                                  "repacked";
-    int64_t blocks = llvm::divideCeilSigned(op.getK(), int64_t(32));
+    int64_t blocks =
+        llvm::divideCeilSigned(op.getK(), int64_t(LOWBIT_BITSERIAL_BLOCK));
     bool anyShape = ShapedType::isDynamic(op.getM());
     setPackedType(
         func, arg,
@@ -139,8 +156,10 @@ private:
             ? RankedTensorType::get({ShapedType::kDynamic, ShapedType::kDynamic},
                                     IntegerType::get(ctx, 8))
             : RankedTensorType::get(
-                  {llvm::divideCeilSigned(op.getM(), int64_t(16)),
-                   blocks * op.getWeight().getBits() * 64},
+                  {llvm::divideCeilSigned(op.getM(),
+                                          int64_t(LOWBIT_TILE_ROWS)),
+                   blocks * op.getWeight().getBits() *
+                       LOWBIT_BITSERIAL_VECTOR_BYTES},
                   IntegerType::get(ctx, 8)));
     op.setLayoutAttr(layout);
     return success();

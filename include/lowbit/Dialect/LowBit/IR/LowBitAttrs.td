@@ -127,13 +127,19 @@ def LowBit_LayoutAttr : LowBit_Attr<"Layout", "layout"> {
     - `tile_k`: weights per tile along K, a multiple of the number of weights
       the kind packs together (i2s and vnni4: 4, tl1: 2, tl2: 3,
       bitplanes: 8);
-    - `interleave`: rows interleaved together (default 1), dividing `tile_m`.
+    - `interleave`: rows interleaved together (default 1), dividing `tile_m`;
+    - `lane_order`: the byte order of the 64-byte vectors of the interleaved
+      tl1/tl2 layout (lut_abi.h): `rows` (default; byte 4r + j holds row r,
+      slot j) or `lanes` (byte 16j + r, one slot per 16-byte lane, for
+      targets whose table lookup works per lane: TargetInfo::hasLutLaneOrder).
+      Only an interleaved tl1/tl2 layout may have `lanes`.
 
     `canonical` and `gguf` take no parameters.
 
     ```mlir
     #lowbit.layout<i2s>
     #lowbit.layout<tl2, tile_m = 256, tile_k = 96>
+    #lowbit.layout<tl2, tile_m = 16, tile_k = 96, interleave = 16, lane_order = lanes>
     #lowbit.layout<vnni4, tile_m = 32, tile_k = 64, interleave = 4>
     ```
   }];
@@ -141,10 +147,11 @@ def LowBit_LayoutAttr : LowBit_Attr<"Layout", "layout"> {
     EnumParameter<LowBit_LayoutKind>:$kind,
     DefaultValuedParameter<"int64_t", "0">:$tile_m,
     DefaultValuedParameter<"int64_t", "0">:$tile_k,
-    DefaultValuedParameter<"int64_t", "1">:$interleave
+    DefaultValuedParameter<"int64_t", "1">:$interleave,
+    LowBit_DefaultEnumParameter<LowBit_LaneOrder, "Rows">:$lane_order
   );
   let assemblyFormat = [{
-    `<` $kind (`,` struct($tile_m, $tile_k, $interleave)^)? `>`
+    `<` $kind (`,` struct($tile_m, $tile_k, $interleave, $lane_order)^)? `>`
   }];
   let genVerifyDecl = 1;
   let extraClassDeclaration = [{

@@ -42,4 +42,15 @@ def LowBit_LayoutKind : I32Enum<"LayoutKind",
   let cppNamespace = "::mlir::lowbit";
 }
 
+// The byte order of a 64-byte vector of the tl1/tl2 interleaved layout
+// (lut_abi.h, LANE ORDER): byte 4r + j (rows) or 16j + r (lanes) holds row r,
+// slot j.
+def LowBit_LaneOrder : I32Enum<"LaneOrder",
+    "lane order", [
+  I32EnumCase<"Rows", 0, "rows">,
+  I32EnumCase<"Lanes", 1, "lanes">
+]> {
+  let cppNamespace = "::mlir::lowbit";
+}
+
 #endif // LOWBIT_DIALECT_LOWBIT_IR_LOWBITENUMS_TD

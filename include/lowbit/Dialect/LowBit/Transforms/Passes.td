@@ -107,8 +107,11 @@ def LowBitPackLayout : Pass<"lowbit-pack-layout", "::mlir::func::FuncOp"> {
     vectors of 64 bytes. With a lut_elementwise config, a row-major tl1/tl2
     layout becomes the interleaved layout of lut_abi.h,
     `#lowbit.layout<tl2, tile_m = 16, tile_k = 96, interleave = 16>` (tl1:
-    `tile_k = 16`), and the weights `tensor<ceil(M/16) x B x i8>` with B
-    the tile bytes (64 + 320 per TL2 block + 64 per TL1 vector). Ops with a
+    `tile_k = 16`; `lane_order = lanes` for a module target whose
+    TargetInfo::hasLutLaneOrder, lut_abi.h's LANE ORDER), and the weights
+    `tensor<ceil(M/16) x B x i8>` with B the tile bytes (64 + 320 per TL2
+    block + 64 per TL1 vector). The constants are those of the runtime's
+    kernel_abi.h, lut_abi.h and bitserial_abi.h. Ops with a
     reference config are left alone; an op
     without a config, or with a strategy that has no packed layout yet, is
     an error.
