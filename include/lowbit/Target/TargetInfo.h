@@ -108,21 +108,21 @@ public:
   /// runtime), lut-bitserial's int16-table kernels transpose theirs in
   /// registers.
   virtual bool hasLutLaneOrder() const { return false; }
-
   /// The target whose kernels a bundle for this target also carries, for
   /// CPUs that lack this target's instructions (`generic` for x86 and for
   /// generic itself; `aarch64-neon-nodot` for `aarch64-neon`).
   virtual StringRef getFallbackTarget() const { return "generic"; }
+
   //===--------------------------------------------------------------------===//
   // Conversion to EmitC
   //===--------------------------------------------------------------------===//
 
-  /// System headers the emitted C++ includes.
   /// Adds the target's conversion of lowered kernels to EmitC (e.g.
   /// `lowbit-convert-to-x86{isa=avx2}`) to `pm`, a pass manager on the
   /// module.
   virtual void addConversionPasses(OpPassManager &pm) const = 0;
 
+  /// System headers the emitted C++ includes.
   virtual std::vector<std::string> getIncludes() const = 0;
   /// The EmitC type of a register value (vector<64xi8> -> __m512i, ...), or
   /// a null type when `type` is not a register of this target.
@@ -266,17 +266,17 @@ struct GpuTiles {
 /// respect. No pass asks for a GPU target's name.
 class GpuTargetInfo {
 public:
-  virtual ~GpuTargetInfo() = default;
   /// The kind of code the target's kernels become, which chooses their
   /// conversion (Spirv: addGpuToSpirvPasses); LLVM-style RTTI, as in
   /// `dyn_cast<SpirvTargetInfo>`.
   enum class Kind { Spirv };
 
   explicit GpuTargetInfo(Kind kind) : kind(kind) {}
+  virtual ~GpuTargetInfo() = default;
 
-  /// The target's name as the CLI spells it (`spirv-vulkan`).
   Kind getKind() const { return kind; }
 
+  /// The target's name as the CLI spells it (`spirv-vulkan`).
   virtual StringRef getName() const = 0;
   /// Invocations per subgroup the default configs are tiled for (the
   /// kernels are correct for any hardware subgroup size).
@@ -293,10 +293,10 @@ public:
   virtual GpuTiles getDefaultTiles(bool gemv) const = 0;
   /// Bytes of workgroup memory a kernel may use.
   virtual int64_t getMaxWorkgroupBytes() const = 0;
-};
 
 private:
   Kind kind;
+};
 
 //===----------------------------------------------------------------------===//
 // The registry (lib/Target/TargetInfo.cpp)
@@ -317,7 +317,6 @@ bool isGpuTarget(StringRef name);
 /// The GpuTargetInfo of a GPU target named as by the CLI, or null.
 std::unique_ptr<GpuTargetInfo> createGpuTargetInfo(StringRef name);
 
-} // namespace mlir::lowbit
 //===----------------------------------------------------------------------===//
 // The module's target
 //===----------------------------------------------------------------------===//
@@ -345,5 +344,6 @@ FailureOr<std::unique_ptr<TargetInfo>> lookupTargetInfo(Operation *op);
 /// fails when the attribute is missing or names no GPU target.
 FailureOr<std::unique_ptr<GpuTargetInfo>> lookupGpuTargetInfo(Operation *op);
 
+} // namespace mlir::lowbit
 
 #endif // LOWBIT_TARGET_TARGETINFO_H
