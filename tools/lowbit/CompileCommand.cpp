@@ -64,6 +64,7 @@
 #include "lowbit/upconvert.h"
 
 #include "lowbit/Target/TargetInfo.h"
+#include "llvm/ADT/StringExtras.h"
 
 #include <algorithm>
 #include <cctype>
@@ -844,12 +845,11 @@ writeBundle(const fs::path &out, const BundleSpec &spec,
   if (spec.dtype != GpuDType::F32)
     throw Error("lowbit compile: --dtype " + gpu_dtype_name(spec.dtype) +
                 " is for the GPU targets (spirv-vulkan, spirv-xe2)");
-  if (target != Target::Generic && target != Target::X86Avx2 &&
-      target != Target::X86AvxVnni && target != Target::X86Avx512Vnni &&
-      !is_aarch64_target(target))
+  if (!mlir::lowbit::createTargetInfo(target_name(target)))
     throw Error("lowbit compile: target '" + targetName +
-                "' is not supported (use generic, x86-avx2, x86-avxvnni, "
-                "x86-avx512vnni, aarch64-neon, aarch64-neon-nodot or native)");
+                "' is not supported (use " +
+                llvm::join(mlir::lowbit::getTargetNames(), ", ") +
+                " or native)");
 
   // lut-bitserial applies to every format that has its layout; a format
   // without one keeps auto (an error when no format of the bundle has one).
@@ -872,10 +872,11 @@ writeBundle(const fs::path &out, const BundleSpec &spec,
     const bool lut = has_lut_layout(g.format);
     if (!bitserial && !lut && !has_upconvert_layout(g.format))
       throw Error("lowbit compile: no kernel strategy for " + g.format.name());
-    if ((lut || bitserial) && target == Target::Generic)
+    if ((lut || bitserial) && !hasLutKernels(target_name(target)))
       throw Error("lowbit compile: " + g.format.name() +
                   (bitserial ? " (lut-bitserial)" : " (lut-elementwise)") +
-                  " needs an x86 or aarch64 target, not generic");
+                  " needs an x86 or aarch64 target, not " +
+                  target_name(target));
   }
 
   CpuBundle b;
