@@ -57,16 +57,15 @@ static const char *family_name(uint8_t family) {
 
 std::string layout_name(const lowbit_layout_t &layout) {
   const char *family = family_name(layout.family);
-  return std::string(family ? family
-                            : "family " + std::to_string(layout.family)) +
-         "<" +
-         (layout.lane_order == LOWBIT_LANE_ROWS    ? "rows"
-          : layout.lane_order == LOWBIT_LANE_LANES ? "lanes"
-                                                   : "lane order " +
-                                                         std::to_string(
-                                                             layout.lane_order)) +
-         ", tile_rows " + std::to_string(layout.tile_rows) + ", tile_k " +
-         std::to_string(layout.tile_k) + ", panel " +
+  std::string order = layout.lane_order == LOWBIT_LANE_ROWS    ? "rows"
+                      : layout.lane_order == LOWBIT_LANE_LANES ? "lanes"
+                                                               : "lane order ";
+  if (layout.lane_order > LOWBIT_LANE_LANES)
+    order += std::to_string(layout.lane_order);
+  return (family ? std::string(family)
+                 : "family " + std::to_string(layout.family)) +
+         "<" + order + ", tile_rows " + std::to_string(layout.tile_rows) +
+         ", tile_k " + std::to_string(layout.tile_k) + ", panel " +
          std::to_string(layout.panel_blocks) + ">";
 }
 
