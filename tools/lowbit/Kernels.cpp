@@ -9,6 +9,7 @@
 #include "lowbit/reference.h"
 #include "lowbit/run_kernel.h"
 
+#include "lowbit/Target/TargetInfo.h"
 #include "lowbit/Tuning/Schedule.h"
 
 #include "llvm/Support/Error.h"
@@ -19,11 +20,13 @@
 
 namespace lowbit::cli {
 
-static bool isCpuCodeTarget(Target t) {
-  return t == Target::Generic || t == Target::X86Avx2 ||
-         t == Target::X86AvxVnni || t == Target::X86Avx512Vnni ||
-         is_aarch64_target(t);
+/// The TargetInfo of `t` when the compiler generates CPU code for it (its
+/// target registry), else null.
+static std::unique_ptr<mlir::lowbit::TargetInfo> cpuTargetInfo(Target t) {
+  return mlir::lowbit::createTargetInfo(target_name(t));
 }
+
+static bool isCpuCodeTarget(Target t) { return cpuTargetInfo(t) != nullptr; }
 
 /// AArch64 code on another host: cross-built and run under qemu.
 static bool isEmulated(Target t) {
@@ -90,7 +93,8 @@ KernelChoice resolveChoice(const Format &format, Strategy strategy,
     return {strategy, target};
   }
   // The LUT kernels need a byte table lookup (vpermb, pshufb, tbl).
-  bool lutTarget = isCpuCodeTarget(target) && target != Target::Generic;
+  std::unique_ptr<mlir::lowbit::TargetInfo> info = cpuTargetInfo(target);
+  const bool lutTarget = info && info->hasByteTableLookup();
   // auto, per format: up-convert where it has kernels (it measured faster
   // than lut-bitserial on every llama3-8b and bitnet shape, see README),
   // the LUT strategies for the formats only they read; per shape, a
