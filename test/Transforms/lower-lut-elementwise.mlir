@@ -15,7 +15,7 @@
 // AVX512-LABEL: func.func @tl2_gemv(
 // AVX512-SAME: %[[CODES:.*]]: memref<?xui8> {lowbit.readonly}, %{{.*}}: memref<?xui16> {lowbit.readonly}, %{{.*}}: memref<?xui16> {lowbit.readonly}, %[[XQ:.*]]: memref<?xi8> {lowbit.readonly}, %[[XS:.*]]: memref<?xf32> {lowbit.readonly}, %{{.*}}: memref<?xi32> {lowbit.readonly}, %[[Y:.*]]: memref<?xf32>, %[[N:.*]]: i64, %[[TB:.*]]: i64, %[[TE:.*]]: i64, %[[WS:.*]]: f32) {
 // 9 table vectors (8 TL2, 1 TL1) of 256 bytes for one activation row.
-// AVX512: %[[T:.*]] = lowbit.uk.stack_buffer {bytes = 2304 : i64} : memref<?xi8>
+// AVX512: %[[T:.*]] = lowbit.uk.stack_buffer {alignment = 64 : i64, bytes = 2304 : i64} : memref<?xi8>
 // AVX512: scf.for %[[COL:.*]] = %c0 to %{{.*}} step %c1 {
 // AVX512: scf.for %{{.*}} = %c0 to %c8 step %c1 {
 // AVX512: lowbit.uk.lut_tables %[[XQ]][%{{.*}}], %[[T]][%{{.*}}] {width = 3 : i64} : memref<?xi8>, memref<?xi8>
@@ -64,7 +64,7 @@
 // accumulators (one per quarter of the rows) after the block's 4 vectors.
 // At the end per half of the rows the two quarters' lanes are folded.
 // AVX2-LABEL: func.func @tl2_gemv(
-// AVX2: %[[T:.*]] = lowbit.uk.stack_buffer {bytes = 2304 : i64} : memref<?xi8>
+// AVX2: %[[T:.*]] = lowbit.uk.stack_buffer {alignment = 64 : i64, bytes = 2304 : i64} : memref<?xi8>
 // AVX2: scf.for %{{.*}} = %c0 to %c2 step %c1 iter_args(%[[A0:[a-z0-9_]+]] = %{{[a-z0-9_]+}}, %[[A1:[a-z0-9_]+]] = %{{[a-z0-9_]+}}, %[[A2:[a-z0-9_]+]] = %{{[a-z0-9_]+}}, %[[A3:[a-z0-9_]+]] = %{{[a-z0-9_]+}}) -> (vector<8xi32>, vector<8xi32>, vector<8xi32>, vector<8xi32>) {
 // AVX2: %[[W0:.*]] = lowbit.uk.load %{{.*}}[%[[W0AT:.*]]] : memref<?xui8> -> vector<32xi8>
 // AVX2: %[[W1AT:.*]] = arith.addi %[[W0AT]], %c32{{(_[0-9]+)?}} : index
@@ -126,7 +126,7 @@ func.func @tl2_gemv(%x: tensor<?x200xf32>, %w: tensor<3x768xi8>, %s: tensor<1xf3
 // (bn = 2, then the odd row alone); K = 34 is 3 TL1 vectors (the last one
 // padded with index 4), 2 per loop iteration (bk = 32), without signs.
 // AVX512-LABEL: func.func @tl1_gemm(
-// AVX512: lowbit.uk.stack_buffer {bytes = 1536 : i64} : memref<?xi8>
+// AVX512: lowbit.uk.stack_buffer {alignment = 64 : i64, bytes = 1536 : i64} : memref<?xi8>
 // AVX512: %[[NB:.*]] = arith.divsi %{{.*}}, %c2 : index
 // AVX512: scf.for %{{.*}} = %c0 to %{{.*}} step %c2 {
 // AVX512-COUNT-2: lowbit.uk.lut_tables %{{.*}} {width = 2 : i64}
@@ -159,8 +159,8 @@ func.func @tl1_gemm(%x: tensor<?x34xf32>, %w: tensor<2x256xi8>, %s: tensor<1xf32
 // While in panel 0 the prefetches jump from the end of the thread's run there
 // (tile_end * 5440) to its run of panel 1 (5440 + tile_begin * 5184).
 // AVX512-LABEL: func.func @tl2_chunks(
-// AVX512: %[[T:.*]] = lowbit.uk.stack_buffer {bytes = 33792 : i64} : memref<?xi8>
-// AVX512: %[[P:.*]] = lowbit.uk.stack_buffer {bytes = 512 : i64} : memref<?xi8>
+// AVX512: %[[T:.*]] = lowbit.uk.stack_buffer {alignment = 64 : i64, bytes = 33792 : i64} : memref<?xi8>
+// AVX512: %[[P:.*]] = lowbit.uk.stack_buffer {alignment = 64 : i64, bytes = 512 : i64} : memref<?xi8>
 // Before the tables are built: the first 4096 bytes of the thread's run
 // (from tile_begin * 5440), which the loops' prefetches skip.
 // AVX512: %[[BEGIN:.*]] = arith.index_cast %{{.*}} : i64 to index

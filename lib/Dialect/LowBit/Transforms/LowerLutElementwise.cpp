@@ -63,11 +63,11 @@ static constexpr int64_t kChunkTableBytes = 24 << 10;
 /// tiles go in batches of this many, each swept panel by panel).
 static constexpr int64_t kAnyShapeMaxK = LOWBIT_ANY_SHAPE_MAX_LUT_K;
 static constexpr int64_t kAnyShapeBatchTiles = 64;
-/// The alignment of an any-shape kernel's stack buffers: a cache line, so
-/// that no register load of the tables straddles two (measured on Zen 5,
-/// tl1 2560x2560 GEMV warm, one thread: 42 us with the tables at a multiple
-/// of 64 bytes against 56 us at 16 or 48 past one).
-static constexpr int64_t kAnyShapeBufferAlignment = 64;
+/// The alignment of the kernels' stack buffers: a cache line, so that no
+/// register load of the tables straddles two (measured on Zen 5, tl1
+/// 2560x2560 GEMV warm, one thread: 42 us with the tables at a multiple of
+/// 64 bytes against 56 us at 16 or 48 past one).
+static constexpr int64_t kBufferAlignment = 64;
 
 namespace {
 
@@ -179,16 +179,19 @@ public:
     f32Reg = VectorType::get({plan.lanes}, Float32Type::get(ctx));
   }
 
+  /// A lowbit.uk.stack_buffer of `bytes` bytes at a cache line.
+  Value stackBuffer(int64_t bytes) {
+    return UkStackBufferOp::create(
+        b, loc, MemRefType::get({ShapedType::kDynamic}, b.getI8Type()),
+        b.getI64IntegerAttr(bytes), b.getI64IntegerAttr(kBufferAlignment));
+  }
+
   void build() {
     if (plan.anyShape)
       return buildAnyShape();
-    tables = UkStackBufferOp::create(
-        b, loc, MemRefType::get({ShapedType::kDynamic}, b.getI8Type()),
-        b.getI64IntegerAttr(plan.bn * plan.columnTableBytes()));
+    tables = stackBuffer(plan.bn * plan.columnTableBytes());
     if (plan.chunks.size() > 1)
-      partials = UkStackBufferOp::create(
-          b, loc, MemRefType::get({ShapedType::kDynamic}, b.getI8Type()),
-          b.getI64IntegerAttr(plan.numTiles * plan.bn * plan.partialBytes()));
+      partials = stackBuffer(plan.numTiles * plan.bn * plan.partialBytes());
     prefetchStart(codes, mul(toIndex(tileBegin), plan.pieceBytes(0)),
                   plan.prefetchBytes, plan.numTiles * plan.tileBytes);
     forColumnBlocks(n, plan.bn, [&](Value firstColumn, int64_t columns) {
@@ -565,15 +568,9 @@ private:
 
   void buildAnyShape() {
     computeShape();
-    auto buffer = [&](int64_t bytes) -> Value {
-      return UkStackBufferOp::create(
-          b, loc, MemRefType::get({ShapedType::kDynamic}, b.getI8Type()),
-          b.getI64IntegerAttr(bytes),
-          b.getI64IntegerAttr(kAnyShapeBufferAlignment));
-    };
-    tables = buffer(plan.bn * plan.columnTableBytes());
+    tables = stackBuffer(plan.bn * plan.columnTableBytes());
     partials =
-        buffer(kAnyShapeBatchTiles * plan.bn * plan.partialBytes());
+        stackBuffer(kAnyShapeBatchTiles * plan.bn * plan.partialBytes());
     if (plan.prefetchBytes > 0) {
       Value one = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
                                         shape.panels, constant(1));
