@@ -103,44 +103,36 @@ FailureOr<StringRef> mlir::lowbit::lookupTargetName(Operation *op) {
   return failure();
 }
 
-/// The error for a lowbit.target that names no target of the kind asked
-/// for (`gpu`).
-static void emitNotATarget(Operation *op, StringRef name, bool gpu) {
+/// The TargetInfo (`create`: createTargetInfo) or GpuTargetInfo
+/// (createGpuTargetInfo) of `op`'s module target; an error at `op` when the
+/// target is missing, unknown or of the other kind (`gpu`: the kind asked
+/// for).
+template <typename Info>
+static FailureOr<std::unique_ptr<Info>>
+lookup(Operation *op, std::unique_ptr<Info> (*create)(StringRef), bool gpu) {
+  FailureOr<StringRef> name = lookupTargetName(op);
+  if (failed(name))
+    return failure();
+  if (std::unique_ptr<Info> info = create(*name))
+    return info;
   InFlightDiagnostic diag = op->emitError();
-  bool otherKind =
-      gpu ? bool(findTarget(name) && !isGpuTarget(name)) : isGpuTarget(name);
-  if (otherKind)
-    diag << "'" << kTargetAttrName << "' = \"" << name << "\" is a "
+  if (findTarget(*name)) // a registered target of the other kind
+    diag << "'" << kTargetAttrName << "' = \"" << *name << "\" is a "
          << (gpu ? "CPU" : "GPU") << " target; expected a "
          << (gpu ? "GPU" : "CPU") << " one (";
   else
-    diag << "unknown target '" << name << "' in '" << kTargetAttrName
+    diag << "unknown target '" << *name << "' in '" << kTargetAttrName
          << "'; expected " << (gpu ? "a GPU" : "a CPU") << " target (";
   diag << llvm::join(gpu ? getGpuTargetNames() : getTargetNames(), ", ") << ")";
+  return failure();
 }
 
 FailureOr<std::unique_ptr<TargetInfo>>
 mlir::lowbit::lookupTargetInfo(Operation *op) {
-  FailureOr<StringRef> name = lookupTargetName(op);
-  if (failed(name))
-    return failure();
-  std::unique_ptr<TargetInfo> info = createTargetInfo(*name);
-  if (!info) {
-    emitNotATarget(op, *name, /*gpu=*/false);
-    return failure();
-  }
-  return info;
+  return lookup(op, createTargetInfo, /*gpu=*/false);
 }
 
 FailureOr<std::unique_ptr<GpuTargetInfo>>
 mlir::lowbit::lookupGpuTargetInfo(Operation *op) {
-  FailureOr<StringRef> name = lookupTargetName(op);
-  if (failed(name))
-    return failure();
-  std::unique_ptr<GpuTargetInfo> info = createGpuTargetInfo(*name);
-  if (!info) {
-    emitNotATarget(op, *name, /*gpu=*/true);
-    return failure();
-  }
-  return info;
+  return lookup(op, createGpuTargetInfo, /*gpu=*/true);
 }
