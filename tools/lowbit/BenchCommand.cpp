@@ -12,11 +12,13 @@
 
 #include "Bench.h"
 #include "Commands.h"
+#include "CrossRunner.h"
 #include "Inputs.h"
-#include "Kernels.h"
 #include "Models.h"
 #include "Plot.h"
 #include "Progress.h"
+
+#include "lowbit/Jit/Jit.h"
 
 #include "lowbit/error.h"
 #include "lowbit/run_kernel.h"
@@ -31,6 +33,8 @@
 #include <memory>
 
 namespace lowbit::cli {
+
+using namespace lowbit::jit;
 
 namespace {
 struct Case {

@@ -49,7 +49,6 @@
 
 #include "Bundle.h"
 #include "Commands.h"
-#include "Kernels.h"
 #include "Models.h"
 #include "Options.h"
 #include "Progress.h"
@@ -63,6 +62,7 @@
 #include "lowbit/target.h"
 #include "lowbit/upconvert.h"
 
+#include "lowbit/Jit/Jit.h"
 #include "lowbit/Target/TargetInfo.h"
 #include "llvm/ADT/StringExtras.h"
 
@@ -81,6 +81,8 @@
 namespace fs = std::filesystem;
 
 namespace lowbit::cli {
+
+using namespace lowbit::jit;
 
 namespace {
 

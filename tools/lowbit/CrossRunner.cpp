@@ -3,6 +3,8 @@
 #include "CrossRunner.h"
 #include "Bundle.h"
 
+#include "lowbit/Jit/Jit.h"
+
 #include "lowbit/error.h"
 #include "lowbit/npy.h"
 #include "lowbit/packed_file.h"
@@ -19,6 +21,8 @@
 namespace fs = std::filesystem;
 
 namespace lowbit::cli {
+
+using namespace lowbit::jit;
 
 namespace {
 
@@ -84,7 +88,22 @@ std::string headerText(const std::vector<fs::path> &dirs) {
   return text;
 }
 
-} // namespace
+/// One kernel of a cross-built bundle executable.
+class CrossKernel : public EmulatedKernel {
+public:
+  CrossKernel(CrossToolchain toolchain, std::string executable,
+              std::string target, int64_t minN)
+      : toolchain(std::move(toolchain)), executable(std::move(executable)),
+        target(std::move(target)), minN(minN) {}
+  void run(const PackedWeights &W, const float *X, int64_t N, float *Y,
+           int threads) const override;
+
+private:
+  CrossToolchain toolchain;
+  std::string executable;
+  std::string target;
+  int64_t minN; // the bundle entry: 1 the GEMV kernel, 2 the GEMM one
+};
 
 std::vector<CompiledKernel>
 compileCrossKernels(const Format &format, KernelChoice choice,
@@ -135,53 +154,67 @@ compileCrossKernels(const Format &format, KernelChoice choice,
 
   std::vector<CompiledKernel> kernels;
   for (const KernelShape &s : shapes) {
-    auto cross = std::make_shared<CrossKernel>();
-    cross->toolchain = toolchain;
-    cross->executable = executable;
-    cross->target = spec.target;
-    cross->minN = s.nHint == 1 ? 1 : 2;
+    const int64_t minN = s.nHint == 1 ? 1 : 2;
     CompiledKernel kernel;
     kernel.choice = choice;
+    kernel.format = format;
+    kernel.M = s.M;
+    kernel.K = s.K;
     for (const BundleKernel &k : bundleKernels)
-      if (k.M == s.M && k.K == s.K && k.minN <= cross->minN) {
+      if (k.M == s.M && k.K == s.K && k.minN <= minN) {
         // the last one: the largest min_n
         kernel.config = k.config;
         kernel.layout = k.layout;
         kernel.tableActGroup = k.tableActGroup;
         kernel.fastAggregation = k.fastAggregation;
       }
-    kernel.cross = std::move(cross);
+    kernel.emulated =
+        std::make_shared<CrossKernel>(toolchain, executable, spec.target, minN);
     kernels.push_back(std::move(kernel));
   }
   return kernels;
 }
 
-void runCrossKernel(const CrossKernel &kernel, const PackedWeights &W,
-                    const float *X, int64_t N, float *Y, int threads) {
+void CrossKernel::run(const PackedWeights &W, const float *X, int64_t N,
+                      float *Y, int threads) const {
   TempDir temp;
   const std::string w = (temp.path() / "w.lbw").string();
   const std::string x = (temp.path() / "x.npy").string();
   const std::string y = (temp.path() / "y.npy").string();
   save_packed(w, W);
   write_npy(x, {N, W.K}, X);
-  std::vector<std::string> argv = kernel.toolchain.run;
-  argv.insert(argv.end(),
-              {kernel.executable, kernel.target, std::to_string(kernel.minN),
-               std::to_string(threads), w, x, y});
+  std::vector<std::string> argv = toolchain.run;
+  argv.insert(argv.end(), {executable, target, std::to_string(minN),
+                           std::to_string(threads), w, x, y});
   auto [status, output] = run_command(argv);
   std::string firstLine = output.substr(0, output.find('\n'));
   if (status != 0)
-    throw Error(kernel.target + " kernel under " + argv.front() +
+    throw Error(target + " kernel under " + argv.front() +
                 " failed (exit status " + std::to_string(status) +
                 "): " + firstLine);
-  if (firstLine.rfind("kernel " + kernel.target + " ", 0) != 0)
-    throw Error(kernel.target + " kernel under " + argv.front() +
+  if (firstLine.rfind("kernel " + target + " ", 0) != 0)
+    throw Error(target + " kernel under " + argv.front() +
                 ": unexpected output '" + firstLine + "'");
   NpyArray result = read_npy(y);
   if (result.shape != std::vector<int64_t>{N, W.M})
-    throw Error(kernel.target + " kernel under " + argv.front() +
+    throw Error(target + " kernel under " + argv.front() +
                 ": the result has the wrong shape");
   std::copy(result.data.begin(), result.data.end(), Y);
+}
+
+} // namespace
+
+void installCrossRunner() { setEmulatedBuilder(compileCrossKernels); }
+
+void requireTimableTarget(Target target, const std::string &command) {
+  if (target == Target::Native)
+    target = native_target();
+  if (isEmulatedTarget(target))
+    throw Error(command + " cannot time " + target_name(target) +
+                " kernels on this host: they run under qemu-aarch64, "
+                "whose speed says nothing about ARM hardware (check them "
+                "with 'lowbit verify'; README.md, AArch64 NEON, models "
+                "their speed)");
 }
 
 } // namespace lowbit::cli

@@ -71,4 +71,16 @@ std::pair<int64_t, int64_t> parseShape(const std::string &text) {
           parsePositive(text.substr(x + 1), "shape '" + text + "'")};
 }
 
+GpuDType parseDtypeFor(const std::optional<std::string> &dtype,
+                       jit::KernelChoice choice) {
+  GpuDType type = parse_gpu_dtype(dtype.value_or("f32"));
+  if (type != GpuDType::F32 && (!jit::isGpuTarget(choice.target) ||
+                                choice.strategy == Strategy::Reference))
+    throw Error("--dtype " + *dtype + " is for the GPU kernels (targets "
+                "spirv-vulkan, spirv-xe2); " + target_name(choice.target) +
+                " " + strategy_name(choice.strategy) +
+                " takes f32 activations");
+  return type;
+}
+
 } // namespace lowbit::cli

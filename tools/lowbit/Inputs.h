@@ -2,7 +2,10 @@
 #ifndef LOWBIT_TOOLS_LOWBIT_INPUTS_H
 #define LOWBIT_TOOLS_LOWBIT_INPUTS_H
 
+#include "lowbit/Jit/Jit.h"
+
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -33,6 +36,11 @@ Matrix syntheticMatrix(int64_t rows, int64_t cols, uint64_t seed);
 
 /// Parses "MxK" (e.g. "2560x6912") into {M, K}.
 std::pair<int64_t, int64_t> parseShape(const std::string &text);
+
+/// The --dtype of a command for `choice` (absent: f32); throws Error for a
+/// 16-bit type anywhere but a GPU kernel.
+GpuDType parseDtypeFor(const std::optional<std::string> &dtype,
+                       jit::KernelChoice choice);
 
 } // namespace lowbit::cli
 

@@ -12,10 +12,11 @@
 
 #include "Bench.h"
 #include "Commands.h"
-#include "Kernels.h"
 #include "Progress.h"
 
 #include "engine.h"
+
+#include "lowbit/Jit/Jit.h"
 
 #include "lowbit/error.h"
 #include "lowbit/gguf.h"
@@ -36,6 +37,8 @@
 #include <random>
 
 namespace lowbit::cli {
+
+using namespace lowbit::jit;
 
 namespace {
 

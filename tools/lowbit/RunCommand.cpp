@@ -9,7 +9,8 @@
 
 #include "Commands.h"
 #include "Inputs.h"
-#include "Kernels.h"
+
+#include "lowbit/Jit/Jit.h"
 
 #include "lowbit/error.h"
 #include "lowbit/format.h"
@@ -23,6 +24,8 @@
 #include <fstream>
 
 namespace lowbit::cli {
+
+using namespace lowbit::jit;
 
 static constexpr const char *kDefaultShape = "2560x2560";
 

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Commands.h"
+#include "CrossRunner.h"
 #include "Models.h"
 #include "Progress.h"
 #include "TuneMeasurer.h"
@@ -27,6 +28,8 @@
 #include <unistd.h>
 
 namespace lowbit::cli {
+
+using namespace lowbit::jit;
 
 namespace fs = std::filesystem;
 using namespace mlir::lowbit;

@@ -16,6 +16,8 @@
 
 namespace lowbit::cli {
 
+using namespace lowbit::jit;
+
 using mlir::lowbit::Candidate;
 using mlir::lowbit::Measurement;
 using mlir::lowbit::TuningProblem;

@@ -13,8 +13,8 @@
 #define LOWBIT_TOOLS_LOWBIT_TUNEMEASURER_H
 
 #include "Bench.h"
-#include "Kernels.h"
 
+#include "lowbit/Jit/Jit.h"
 #include "lowbit/Tuning/Tuner.h"
 
 #include <csignal>
@@ -50,7 +50,7 @@ public:
 private:
   struct Problem;
   /// The problem's weights packed for `kernel` (once per strategy).
-  PreparedWeights &weightsFor(const CompiledKernel &kernel);
+  jit::PreparedWeights &weightsFor(const jit::CompiledKernel &kernel);
   /// GPU targets: the candidate's kernel with the problem's weights
   /// uploaded (made on first use).
   VulkanKernel &gpuKernel(const mlir::lowbit::Candidate &candidate);
@@ -67,7 +67,7 @@ private:
   bool warm_;
   const volatile std::sig_atomic_t &stop_;
   std::unique_ptr<Problem> problem_;
-  std::map<std::string, CompiledKernel> kernels_; // by config
+  std::map<std::string, jit::CompiledKernel> kernels_; // by config
   std::map<std::string, std::unique_ptr<VulkanKernel>> gpuKernels_; // by config
 };
 

@@ -15,8 +15,9 @@
 
 #include "Commands.h"
 #include "Inputs.h"
-#include "Kernels.h"
 #include "Progress.h"
+
+#include "lowbit/Jit/Jit.h"
 
 #include "lowbit/error.h"
 #include "lowbit/reference.h"
@@ -24,6 +25,8 @@
 #include <cstdio>
 
 namespace lowbit::cli {
+
+using namespace lowbit::jit;
 
 /// Smallest legal K, one past a few blocks, and (ternary) a ragged large K.
 static std::string defaultKs(const Format &format) {

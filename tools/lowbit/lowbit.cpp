@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Commands.h"
+#include "CrossRunner.h"
 
 #include "lowbit/error.h"
 
@@ -63,6 +64,8 @@ static int dispatch(const std::vector<std::string> &args) {
 }
 
 int main(int argc, char **argv) {
+  // aarch64-* targets on another host: their kernels under qemu.
+  installCrossRunner();
   try {
     return dispatch({argv + 1, argv + argc});
   } catch (const lowbit::Error &e) {

@@ -1,9 +1,8 @@
-//===- KernelCache.h - compile generated C++ into cached shared objects -*- C++
-//-*-//
+//===- KernelCache.h - generated C++ into cached shared objects -*- C++ -*-===//
 //
-// Generated kernels leave the compiler as C++ text. To run them, `lowbit run`
-// and `lowbit bench` compile the text with the host C++ compiler into a
-// shared object named by a SHA-256 of everything that determines it (compiler
+// Generated kernels leave the compiler as C++ text. To run them, Jit.h (and
+// through it `lowbit run`, `lowbit bench` or an engine) compiles the text
+// with the host C++ compiler into a shared object named by a SHA-256 of everything that determines it (compiler
 // path and --version, flags, sources), under $XDG_CACHE_HOME/lowbit (default
 // ~/.cache/lowbit), then dlopen it. A later call with the same inputs loads
 // the cached file without compiling. Files appear atomically (compiled in a
@@ -15,8 +14,8 @@
 // key).
 //
 //===----------------------------------------------------------------------===//
-#ifndef LOWBIT_TOOLS_LOWBIT_KERNELCACHE_H
-#define LOWBIT_TOOLS_LOWBIT_KERNELCACHE_H
+#ifndef LOWBIT_JIT_KERNELCACHE_H
+#define LOWBIT_JIT_KERNELCACHE_H
 
 #include "lowbit/kernel_abi.h"
 
@@ -25,7 +24,7 @@
 #include <utility>
 #include <vector>
 
-namespace lowbit::cli {
+namespace lowbit::jit {
 
 /// A dlopen'ed shared object; dlclose'd when the last reference goes.
 class KernelLibrary {
@@ -119,6 +118,6 @@ std::string kernel_cache_dir();
 /// SHA-256 of `data` (LLVM's) as 64 lowercase hex digits (the cache key).
 std::string sha256_hex(const std::string &data);
 
-} // namespace lowbit::cli
+} // namespace lowbit::jit
 
-#endif // LOWBIT_TOOLS_LOWBIT_KERNELCACHE_H
+#endif // LOWBIT_JIT_KERNELCACHE_H

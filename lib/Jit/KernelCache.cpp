@@ -1,6 +1,6 @@
 //===- KernelCache.cpp - compile generated C++ into cached shared objects -===//
 
-#include "KernelCache.h"
+#include "lowbit/Jit/KernelCache.h"
 
 #include "lowbit/error.h"
 
@@ -29,7 +29,7 @@
 
 extern char **environ;
 
-namespace lowbit::cli {
+namespace lowbit::jit {
 
 namespace fs = std::filesystem;
 
@@ -500,4 +500,4 @@ std::string build_cached_executable(const CrossToolchain &toolchain,
   return exe.string();
 }
 
-} // namespace lowbit::cli
+} // namespace lowbit::jit

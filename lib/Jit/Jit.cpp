@@ -1,7 +1,6 @@
-//===- Kernels.cpp - choosing, compiling and running kernels --------------===//
+//===- Jit.cpp - choosing, compiling and running kernels ------------------===//
 
-#include "Kernels.h"
-#include "CrossRunner.h"
+#include "lowbit/Jit/Jit.h"
 
 #include "lowbit/bitserial.h"
 #include "lowbit/error.h"
@@ -18,7 +17,7 @@
 #include <cmath>
 #include <optional>
 
-namespace lowbit::cli {
+namespace lowbit::jit {
 
 /// The TargetInfo of `t` when the compiler generates CPU code for it (its
 /// target registry), else null.
@@ -28,9 +27,18 @@ static std::unique_ptr<mlir::lowbit::TargetInfo> cpuTargetInfo(Target t) {
 
 static bool isCpuCodeTarget(Target t) { return cpuTargetInfo(t) != nullptr; }
 
-/// AArch64 code on another host: cross-built and run under qemu.
-static bool isEmulated(Target t) {
+bool isEmulatedTarget(Target t) {
   return is_aarch64_target(t) && !host_runs(t);
+}
+
+/// The builder setEmulatedBuilder installed.
+static EmulatedBuilder &emulatedBuilder() {
+  static EmulatedBuilder builder;
+  return builder;
+}
+
+void setEmulatedBuilder(EmulatedBuilder builder) {
+  emulatedBuilder() = std::move(builder);
 }
 
 bool isGpuTarget(Target t) {
@@ -46,35 +54,12 @@ bool hasGpuKernel(const Format &format) {
          format.kind == FormatKind::Q4_0;
 }
 
-GpuDType parseDtypeFor(const std::optional<std::string> &dtype,
-                       KernelChoice choice) {
-  GpuDType type = parse_gpu_dtype(dtype.value_or("f32"));
-  if (type != GpuDType::F32 &&
-      (!isGpuTarget(choice.target) || choice.strategy == Strategy::Reference))
-    throw Error("--dtype " + *dtype + " is for the GPU kernels (targets "
-                "spirv-vulkan, spirv-xe2); " + target_name(choice.target) +
-                " " + strategy_name(choice.strategy) +
-                " takes f32 activations");
-  return type;
-}
-
-void requireTimableTarget(Target target, const std::string &command) {
-  if (target == Target::Native)
-    target = native_target();
-  if (isEmulated(target))
-    throw Error(command + " cannot time " + target_name(target) +
-                " kernels on this host: they run under qemu-aarch64, "
-                "whose speed says nothing about ARM hardware (check them "
-                "with 'lowbit verify'; README.md, AArch64 NEON, models "
-                "their speed)");
-}
-
 KernelChoice resolveChoice(const Format &format, Strategy strategy,
                            Target target) {
   const bool native = target == Target::Native;
   if (native)
     target = native_target();
-  if (!host_runs(target) && !isEmulated(target))
+  if (!host_runs(target) && !isEmulatedTarget(target))
     throw Error("target '" + target_name(target) + "' cannot run on this " +
                 (isGpuTarget(target) ? "host: no Vulkan device"
                                      : "host") +
@@ -140,7 +125,7 @@ KernelChoice resolveChoice(const Format &format, Strategy strategy,
   }
   // The strategy's kernels may need more than the target's base ISA
   // (runs_on): native takes the best target that has it.
-  if (!host_runs(target, strategy) && !isEmulated(target)) {
+  if (!host_runs(target, strategy) && !isEmulatedTarget(target)) {
     if (!native)
       throw Error("target '" + target_name(target) + "' cannot run " +
                   strategy_name(strategy) +
@@ -180,7 +165,7 @@ KernelChoice resolveChoiceFor(const Format &format, Strategy strategy,
   // targets are refused with a --schedule later, with their own message).
   if (strategy != Strategy::Auto || options.schedulePath.empty() ||
       choice.strategy == Strategy::Reference || isGpuTarget(choice.target) ||
-      isEmulated(choice.target))
+      isEmulatedTarget(choice.target))
     return choice;
   auto schedule = mlir::lowbit::Schedule::load(options.schedulePath);
   if (!schedule)
@@ -226,12 +211,16 @@ std::vector<CompiledKernel>
 compileKernels(const Format &format, KernelChoice choice,
                const std::vector<KernelShape> &shapes,
                const KernelOptions &options) {
-  if (isEmulated(choice.target)) {
+  if (isEmulatedTarget(choice.target)) {
     for (const KernelShape &shape : shapes)
       if (shape.isAnyShape())
         throw Error("any-shape kernels run on this host's targets only "
                     "(not under qemu: " + target_name(choice.target) + ")");
-    return compileCrossKernels(format, choice, shapes, options);
+    if (!emulatedBuilder())
+      throw Error("target '" + target_name(choice.target) +
+                  "' runs only under an emulator on this host, and this "
+                  "program installed none (lowbit::jit::setEmulatedBuilder)");
+    return emulatedBuilder()(format, choice, shapes, options);
   }
   std::vector<bool> anyShape(shapes.size());
   std::vector<CompiledKernel> kernels(shapes.size());
@@ -247,6 +236,9 @@ compileKernels(const Format &format, KernelChoice choice,
         format, target_name(choice.target), shapes[i], kernelOptions,
         "lowbit_kernel_" + std::to_string(i));
     kernels[i].choice = choice;
+    kernels[i].format = format;
+    kernels[i].M = shapes[i].M;
+    kernels[i].K = shapes[i].K;
     kernels[i].config = source.config;
     kernels[i].layout = source.layoutDescriptor;
     kernels[i].tableActGroup = source.tableActGroup;
@@ -282,11 +274,22 @@ CompiledKernel compileKernel(const Format &format, KernelChoice choice,
 
 PreparedWeights prepareWeights(const PackedWeights &W,
                                const CompiledKernel *kernel) {
+  if (kernel) {
+    const bool anyShape = kernel->M == 0 && kernel->K == 0;
+    if (kernel->format.name() != W.format.name() ||
+        (!anyShape && (kernel->M != W.M || kernel->K != W.K)))
+      throw Error("the kernel was compiled for " + kernel->format.name() +
+                  (anyShape ? std::string(" (any shape)")
+                            : " " + std::to_string(kernel->M) + "x" +
+                                  std::to_string(kernel->K)) +
+                  ", the weights are " + W.format.name() + " " +
+                  std::to_string(W.M) + "x" + std::to_string(W.K));
+  }
   PreparedWeights prepared;
   prepared.canonical = &W;
   // The GPU kernels read the canonical weights (VulkanKernel packs them),
-  // and so does the emulated bundle's driver (lowbit_cross_main.cpp).
-  if (kernel && !isGpuTarget(kernel->choice.target) && !kernel->cross)
+  // and so do emulated kernels (the CLI's bundle driver packs them there).
+  if (kernel && !isGpuTarget(kernel->choice.target) && !kernel->emulated)
     prepared.upconvert = pack_for_kernel(W, kernel->layout);
   return prepared;
 }
@@ -389,8 +392,8 @@ void runKernel(const CompiledKernel *kernel, PreparedWeights &W,
     W.gpu->run(X, N, Y);
     return;
   }
-  if (kernel->cross) {
-    runCrossKernel(*kernel->cross, canonical, X, N, Y, pool.size());
+  if (kernel->emulated) {
+    kernel->emulated->run(canonical, X, N, Y, pool.size());
     return;
   }
   PreparedActivations A =
@@ -402,4 +405,4 @@ void runKernel(const CompiledKernel *kernel, PreparedWeights &W,
   run_kernel(kernel->loaded.fn, *W.upconvert, A, Y, canonical.M, pool);
 }
 
-} // namespace lowbit::cli
+} // namespace lowbit::jit

@@ -1,17 +1,25 @@
-//===- Kernels.h - choosing, compiling and running kernels ------*- C++ -*-===//
+//===- Jit.h - compile-and-load low-bit GEMM kernels ------------*- C++ -*-===//
 //
-// The one path from (format, shape, strategy, target) to Y = X * W^T that
-// `lowbit run`, `lowbit verify` and `lowbit bench` share: resolve `auto` and
-// `native`, generate the kernel through the compiler pipeline, compile it
-// into a cached shared object, repack the weights into its layout and call
+// The one path from (format, shape, strategy, target) to Y = X * W^T, for an
+// engine, a script or the lowbit CLI (`lowbit run`, `verify`, `bench`,
+// `tune`, `generate`): resolve `auto` and `native`, generate the kernel
+// through the compiler pipeline (lib/Pipeline), compile it into a cached
+// shared object (KernelCache.h), repack the weights into its layout and call
 // it on the thread pool. The reference strategy takes the same path minus
-// the compiler.
+// the compiler. Bad input (a format or target without kernels, a shape the
+// format does not allow, a compiler failure) throws lowbit::Error (the
+// runtime's error.h) with one line that names it.
+//
+// Targets this host runs only under an emulator (AArch64 on x86) have no
+// code to dlopen: compileKernels hands them to the builder installed with
+// setEmulatedBuilder (the CLI installs its qemu runner, tools/lowbit's
+// CrossRunner) and throws Error when there is none.
 //
 //===----------------------------------------------------------------------===//
-#ifndef LOWBIT_TOOLS_LOWBIT_KERNELS_H
-#define LOWBIT_TOOLS_LOWBIT_KERNELS_H
+#ifndef LOWBIT_JIT_JIT_H
+#define LOWBIT_JIT_JIT_H
 
-#include "KernelCache.h"
+#include "lowbit/Jit/KernelCache.h"
 
 #include "lowbit/Pipeline/Pipeline.h"
 
@@ -21,12 +29,13 @@
 #include "lowbit/upconvert.h"
 #include "lowbit/vulkan.h"
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
-namespace lowbit::cli {
+namespace lowbit::jit {
 
 /// A strategy and a concrete target (never `auto` or `native`).
 struct KernelChoice {
@@ -34,9 +43,9 @@ struct KernelChoice {
   Target target;
 };
 
-/// Throws the one-line error of a command that times kernels (`command`:
-/// "lowbit bench", "lowbit tune") for a target this host only emulates.
-void requireTimableTarget(Target target, const std::string &command);
+/// Whether `t` is a target this host runs only under an emulator (AArch64
+/// code on another architecture: setEmulatedBuilder).
+bool isEmulatedTarget(Target t);
 
 /// Resolves `native` to the best target of this host and `auto` to the
 /// fastest strategy available for the format; throws Error when the
@@ -44,8 +53,8 @@ void requireTimableTarget(Target target, const std::string &command);
 KernelChoice resolveChoice(const Format &format, Strategy strategy,
                            Target target);
 
-/// resolveChoice for the commands that run what the user asked for (run,
-/// verify): `auto` that finds no generated kernel for the format on the
+/// resolveChoice for a caller that runs what it asked for (`lowbit run`,
+/// `lowbit verify`, an engine): `auto` that finds no generated kernel for the format on the
 /// target is an error naming `--strategy reference`, not a quiet run of the
 /// scalar reference on the CPU.
 KernelChoice resolveKernelChoice(const Format &format, Strategy strategy,
@@ -84,8 +93,6 @@ struct KernelShape {
                       // KernelOptions::config (the tuner's candidates)
 };
 
-struct CrossKernel;
-
 /// resolveChoice for one problem: with `auto` and a schedule file that has
 /// an entry for (format, shape, N class, target, threads), the strategy of
 /// that entry's config (the tuner measured it fastest there); otherwise
@@ -94,11 +101,24 @@ KernelChoice resolveChoiceFor(const Format &format, Strategy strategy,
                               Target target, const KernelShape &shape,
                               const KernelOptions &options);
 
+/// A kernel this process cannot call: code for a target the host runs only
+/// under an emulator, run by the builder that made it (setEmulatedBuilder).
+class EmulatedKernel {
+public:
+  virtual ~EmulatedKernel() = default;
+  /// Y [N][M] = X [N][K] * W^T for the canonical weights W on `threads`
+  /// threads. Throws Error when the emulated run fails.
+  virtual void run(const PackedWeights &W, const float *X, int64_t N,
+                   float *Y, int threads) const = 0;
+};
+
 /// A generated kernel for one (format, M, K, choice), compiled and loaded,
-/// or for a target this host runs only under an emulator, cross-built
-/// (CrossRunner.h; `loaded` is then empty).
+/// or for a target this host runs only under an emulator, built by the
+/// emulated builder (`loaded` is then empty).
 struct CompiledKernel {
   KernelChoice choice;
+  Format format;
+  int64_t M = 0, K = 0; // the weight shape it was compiled for (0, 0: any)
   std::string config; // the config attribute the compiler chose
   lowbit_layout_t layout = {}; // the packed layout it reads (kernel_abi.h)
   int64_t tableActGroup = 0; // lut-bitserial int8 tables: act_group (lossy)
@@ -108,7 +128,7 @@ struct CompiledKernel {
   /// every shape of the format (`loaded.fn` is then null).
   lowbit_any_kernel_fn anyFn = nullptr;
   SpirvKernel spirv;   // GPU targets: the embedded binary (vulkan.h)
-  std::shared_ptr<const CrossKernel> cross; // emulated AArch64 targets
+  std::shared_ptr<const EmulatedKernel> emulated; // emulated targets
 };
 
 /// Whether `t` is a GPU target (its kernels run through vulkan.h).
@@ -119,11 +139,6 @@ bool hasGpuKernel(const Format &format);
 /// The bytes a GPU kernel reads of W: the codes, fp16 scales and zero
 /// points, as the CPU rows count them.
 double gpuWeightBytes(const PackedWeights &W);
-
-/// The --dtype of a command for `choice` (absent: f32); throws Error for a
-/// 16-bit type anywhere but a GPU kernel.
-GpuDType parseDtypeFor(const std::optional<std::string> &dtype,
-                       KernelChoice choice);
 
 /// The C++ source of one kernel for `target` (a target name such as
 /// "x86-avx2") with C symbol `functionName`. Throws Error with the compiler's
@@ -148,6 +163,16 @@ CompiledKernel compileKernel(const Format &format, KernelChoice choice,
                              const KernelShape &shape,
                              const KernelOptions &options);
 
+/// What compileKernels does for a target this host only emulates: build
+/// the kernels of `shapes`, each with its EmulatedKernel.
+using EmulatedBuilder = std::function<std::vector<CompiledKernel>(
+    const Format &format, KernelChoice choice,
+    const std::vector<KernelShape> &shapes, const KernelOptions &options)>;
+
+/// Installs the builder of emulated targets' kernels for this process (an
+/// empty function removes it). Not thread-safe: call it once at start.
+void setEmulatedBuilder(EmulatedBuilder builder);
+
 /// Weights in the form a kernel consumes: canonical for the reference (no
 /// kernel), GPU and emulated kernels, else repacked in the layout the
 /// kernel's descriptor names (pack_for_kernel: `upconvert` holds the vnni4
@@ -159,6 +184,7 @@ struct PreparedWeights {
   /// runKernel and reused by later ones (the same kernel every time).
   std::shared_ptr<VulkanKernel> gpu;
 };
+/// Throws Error when W's format or shape is not the kernel's.
 PreparedWeights prepareWeights(const PackedWeights &W,
                                const CompiledKernel *kernel);
 
@@ -184,6 +210,6 @@ std::string compareWithReference(const PackedWeights &W, const float *X,
 void runKernel(const CompiledKernel *kernel, PreparedWeights &W,
                const float *X, int64_t N, float *Y, ThreadPool &pool);
 
-} // namespace lowbit::cli
+} // namespace lowbit::jit
 
-#endif // LOWBIT_TOOLS_LOWBIT_KERNELS_H
+#endif // LOWBIT_JIT_JIT_H

@@ -1,0 +1,183 @@
+//===- JitTests.cpp - tests of the compile-and-load path ------------------===//
+//
+// Kernels generated for this host's best target on ragged shapes (M, K, N
+// multiples of no tile), compared with the reference strategy as `lowbit
+// verify` compares them; the cache's reuse; and the one-line errors of bad
+// input.
+//
+//===----------------------------------------------------------------------===//
+
+#include "JitTestUtil.h"
+#include "test_util.h"
+
+#include "lowbit/Jit/Jit.h"
+
+#include "lowbit/format.h"
+#include "lowbit/target.h"
+#include "lowbit/thread_pool.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+namespace lowbit::jit {
+namespace {
+
+using lowbit::test::error_of;
+using lowbit::test::random_values;
+using test::ScopedCache;
+
+struct Case {
+  const char *format;
+  Strategy strategy;
+  int64_t M, K, N;
+};
+
+std::string caseName(const testing::TestParamInfo<Case> &info) {
+  std::string name = std::string(info.param.format) + "_" +
+                     strategy_name(info.param.strategy);
+  for (char &c : name)
+    if (!std::isalnum(static_cast<unsigned char>(c)))
+      c = '_';
+  return name;
+}
+
+class NativeKernel : public testing::TestWithParam<Case> {};
+
+// Y = X * W^T by the generated kernel equals the reference's (bit for bit
+// for the ternary formats, within the format's bounds for the others).
+TEST_P(NativeKernel, EqualsTheReference) {
+  const Case c = GetParam();
+  if (native_target(c.strategy) == Target::Generic &&
+      c.strategy != Strategy::Upconvert)
+    GTEST_SKIP() << "no byte table lookup on this CPU for "
+                 << strategy_name(c.strategy);
+  ScopedCache cache;
+  const Format format = Format::parse(c.format);
+  const KernelChoice choice =
+      resolveKernelChoice(format, c.strategy, Target::Native);
+  KernelOptions options;
+  options.threads = 2;
+  const CompiledKernel kernel =
+      compileKernel(format, choice, {c.M, c.K, c.N}, options);
+  ASSERT_NE(kernel.loaded.fn, nullptr);
+
+  const std::vector<float> W = random_values(c.M * c.K, 1);
+  const std::vector<float> X = random_values(c.N * c.K, 2);
+  const PackedWeights packed = quantize(format, W.data(), c.M, c.K);
+  ThreadPool pool(2);
+  std::vector<float> got(size_t(c.N * c.M), NAN), want(got.size(), NAN);
+  PreparedWeights prepared = prepareWeights(packed, &kernel);
+  runKernel(&kernel, prepared, X.data(), c.N, got.data(), pool);
+  PreparedWeights canonical = prepareWeights(packed, nullptr);
+  runKernel(nullptr, canonical, X.data(), c.N, want.data(), pool);
+  EXPECT_EQ(compareWithReference(packed, X.data(), c.N, got, want,
+                                 GpuDType::F32, kernel.tableActGroup,
+                                 kernel.fastAggregation),
+            "")
+      << kernel.config;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Jit, NativeKernel,
+    testing::Values(Case{"i2s", Strategy::Auto, 37, 70, 3},
+                    Case{"w2g64", Strategy::Auto, 45, 192, 1},
+                    Case{"tl2", Strategy::LutElementwise, 33, 94, 2},
+                    Case{"w1g128", Strategy::LutBitserial, 29, 256, 3}),
+    caseName);
+
+// The same request twice: the second compiles nothing and, the object being
+// loaded already, gives the same function.
+TEST(Jit, SameKeyGivesTheSameObject) {
+  ScopedCache cache;
+  const Format format = Format::parse("i2s");
+  const KernelChoice choice =
+      resolveKernelChoice(format, Strategy::Upconvert, Target::Native);
+  const KernelOptions options;
+  const CompiledKernel first = compileKernel(format, choice, {19, 40}, options);
+  const CompiledKernel again = compileKernel(format, choice, {19, 40}, options);
+  EXPECT_FALSE(first.loaded.library->cached());
+  EXPECT_TRUE(again.loaded.library->cached());
+  EXPECT_EQ(again.loaded.library->path(), first.loaded.library->path());
+  EXPECT_EQ(again.loaded.fn, first.loaded.fn);
+  EXPECT_EQ(again.config, first.config);
+
+  // Another shape is another object; a batch is one object for all.
+  const CompiledKernel other = compileKernel(format, choice, {21, 40}, options);
+  EXPECT_NE(other.loaded.library->path(), first.loaded.library->path());
+  const std::vector<CompiledKernel> batch =
+      compileKernels(format, choice, {{19, 40}, {21, 40}}, options);
+  ASSERT_EQ(batch.size(), 2u);
+  EXPECT_EQ(batch[0].loaded.library, batch[1].loaded.library);
+  EXPECT_NE(batch[0].loaded.fn, batch[1].loaded.fn);
+}
+
+// Bad input: one Error whose message is one line naming the problem.
+TEST(Jit, BadInputThrowsOneLine) {
+  ScopedCache cache;
+  const KernelOptions options;
+  const std::vector<std::string> messages = {
+      error_of([] { Format::parse("w5g7"); }),
+      error_of([] { parse_target("x86-sse2"); }),
+      error_of([] {
+        resolveKernelChoice(Format::parse("i2s"), Strategy::LutElementwise,
+                            Target::Native);
+      }),
+      error_of([&] {
+        const Format format = Format::parse("w2g64");
+        compileKernel(format,
+                      resolveKernelChoice(format, Strategy::Auto,
+                                          Target::Native),
+                      {45, 100}, options);
+      }),
+      error_of([&] {
+        const Format format = Format::parse("i2s");
+        const CompiledKernel kernel = compileKernel(
+            format,
+            resolveKernelChoice(format, Strategy::Auto, Target::Native),
+            {19, 40}, options);
+        const std::vector<float> W = random_values(19 * 42, 1);
+        prepareWeights(quantize(format, W.data(), 19, 42), &kernel);
+      }),
+  };
+  EXPECT_EQ(messages[0].rfind("unknown format 'w5g7' (expected i2s", 0), 0u)
+      << messages[0];
+  EXPECT_EQ(messages[1].rfind("unknown target 'x86-sse2'", 0), 0u)
+      << messages[1];
+  EXPECT_EQ(messages[2], "strategy 'lut-elementwise' has no kernel for i2s "
+                         "(it supports tl1, tl2)");
+  EXPECT_EQ(messages[3].rfind("cannot generate the w2g64 kernel for M = 45, "
+                              "K = 100, target ",
+                              0),
+            0u)
+      << messages[3];
+  EXPECT_NE(messages[3].find("group size 64 does not divide K = 100"),
+            std::string::npos)
+      << messages[3];
+  // Weights of another shape than the kernel's: refused, never run.
+  EXPECT_EQ(messages[4], "the kernel was compiled for i2s 19x40, the weights "
+                         "are i2s 19x42");
+  for (const std::string &message : messages)
+    EXPECT_EQ(message.find('\n'), std::string::npos) << message;
+}
+
+// Targets this host runs only under an emulator need the builder a program
+// installs (the CLI's qemu runner); without one, a clear error.
+TEST(Jit, EmulatedTargetWithoutBuilder) {
+  if (!isEmulatedTarget(Target::Aarch64Neon))
+    GTEST_SKIP() << "aarch64-neon runs natively here";
+  const Format format = Format::parse("i2s");
+  const KernelChoice choice =
+      resolveKernelChoice(format, Strategy::Auto, Target::Aarch64Neon);
+  EXPECT_EQ(error_of([&] {
+              compileKernel(format, choice, {16, 32}, KernelOptions());
+            }),
+            "target 'aarch64-neon' runs only under an emulator on this host, "
+            "and this program installed none "
+            "(lowbit::jit::setEmulatedBuilder)");
+}
+
+} // namespace
+} // namespace lowbit::jit
