@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Runs every lowbit test: lit (dialect, passes, emitted C++, CLI, generated
 # kernels against the reference, GGUF models against an independent fp64
-# forward), the GoogleTest suites of the runtime, the engine and the CLI's
-# kernel cache and benchmark library,
-# the runtime suite again under ASan+UBSan and under TSan, and the .npy and
-# GGUF fuzzers for a fixed time (LOWBIT_FUZZ_SECONDS in all, default 60:
-# half each). Calls scripts/setup.sh --no-run first, so
-# a fresh checkout works. Ends with one "tests: N passed, N failed" line.
+# forward), the GoogleTest suites of the runtime, the engine, lib/Jit
+# (compile-and-load, kernel cache) and the CLI's benchmark library, the JIT
+# example (examples/jit), the runtime suite again under ASan+UBSan and
+# under TSan, and the .npy and GGUF fuzzers for a fixed time
+# (LOWBIT_FUZZ_SECONDS in all, default 60: half each). Calls
+# scripts/setup.sh --no-run first, so a fresh checkout works. Ends with one
+# "tests: N passed, N failed" line.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 # The compiler cache keys paths relative to the checkout, so a fresh clone
@@ -56,6 +57,8 @@ ctest_step() {
 ctest_step build/runtime runtime
 ctest_step build/engine engine
 ctest_step build/tools/lowbit tools
+ctest_step build/lib/Jit jit
+ctest_step build/examples/jit jit-example
 
 if cmake -S runtime -B build/asan "${runtime_cmake[@]}" -DLOWBIT_SANITIZE=ON >/dev/null &&
   ninja -C build/asan >/dev/null; then

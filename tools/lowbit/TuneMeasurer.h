@@ -1,6 +1,6 @@
 //===- TuneMeasurer.h - what `lowbit tune` measures with --------*- C++ -*-===//
 //
-// The Measurer of lib/Tuning implemented with the CLI's kernel cache and
+// The Measurer of lib/Tuning implemented with lib/Jit's kernel cache and
 // `lowbit bench`'s timing: candidates are compiled in batches (one shared
 // object per batch), verified against the reference in a child process (a
 // crashing or hanging kernel is reported, never kept) and timed as `lowbit
