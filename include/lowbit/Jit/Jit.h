@@ -54,9 +54,9 @@ KernelChoice resolveChoice(const Format &format, Strategy strategy,
                            Target target);
 
 /// resolveChoice for a caller that runs what it asked for (`lowbit run`,
-/// `lowbit verify`, an engine): `auto` that finds no generated kernel for the format on the
-/// target is an error naming `--strategy reference`, not a quiet run of the
-/// scalar reference on the CPU.
+/// `lowbit verify`, an engine): `auto` that finds no generated kernel for
+/// the format on the target is an error naming the reference strategy, not
+/// a quiet run of the scalar reference on the CPU.
 KernelChoice resolveKernelChoice(const Format &format, Strategy strategy,
                                  Target target);
 
