@@ -19,12 +19,22 @@ bool has_bitserial_layout(const Format &format) {
   return format.kind == FormatKind::I2S || format.kind == FormatKind::Group;
 }
 
-UpconvertWeights pack_bitserial(const PackedWeights &canonical) {
+bool has_bitserial_lane_order(const Format &format) {
+  return has_bitserial_layout(format) && format.bits == 2;
+}
+
+UpconvertWeights pack_bitserial(const PackedWeights &canonical,
+                                BitplaneOrder order) {
   const Format &f = canonical.format;
   if (!has_bitserial_layout(f))
     throw Error("format '" + f.name() +
                 "' has no lut-bitserial layout (supported: i2s, w1gG, w2gG, "
                 "w3gG, w4gG)");
+  const bool lanes = order == BitplaneOrder::Lanes;
+  if (lanes && !has_bitserial_lane_order(f))
+    throw Error("format '" + f.name() +
+                "' has no lut-bitserial lane order (two planes only: i2s, "
+                "w2gG)");
   validate(canonical);
 
   UpconvertWeights U;
@@ -62,9 +72,14 @@ UpconvertWeights pack_bitserial(const PackedWeights &canonical) {
           std::min(panel_blocks, blocks - c * panel_blocks) * block_bytes;
       uint8_t *block = U.codes.data() + c * tiles * panel_blocks * block_bytes +
                        t * piece + (j - c * panel_blocks) * block_bytes;
-      for (int p = 0; p < planes; ++p)
-        block[p * LOWBIT_BITSERIAL_VECTOR_BYTES + 4 * r + s] |=
-            uint8_t(((code >> p) & 1) << (4 * h + i));
+      for (int p = 0; p < planes; ++p) {
+        // Lanes: rows 8 half + k, slot 2 hs + l at 64 half + 32 hs + 16 l +
+        // 2 k + p (bitserial_abi.h, LANE ORDER).
+        const int64_t at =
+            lanes ? 64 * (r / 8) + 32 * (s / 2) + 16 * (s % 2) + 2 * (r % 8) + p
+                  : p * LOWBIT_BITSERIAL_VECTOR_BYTES + 4 * r + s;
+        block[at] |= uint8_t(((code >> p) & 1) << (4 * h + i));
+      }
     }
   }
   pack_tile_scales(canonical, U);

@@ -32,10 +32,10 @@ lowbit_layout_t lut_layout(const Format &format, uint8_t lane_order) {
   return layout;
 }
 
-lowbit_layout_t bitplanes_layout() {
+lowbit_layout_t bitplanes_layout(uint8_t lane_order) {
   lowbit_layout_t layout = {};
   layout.family = LOWBIT_LAYOUT_BITPLANES;
-  layout.lane_order = LOWBIT_LANE_ROWS;
+  layout.lane_order = lane_order;
   layout.tile_rows = LOWBIT_TILE_ROWS;
   layout.tile_k = LOWBIT_BITSERIAL_BLOCK;
   layout.panel_blocks = LOWBIT_BITSERIAL_PANEL_BLOCKS;
@@ -91,7 +91,13 @@ std::string layout_error(const lowbit_layout_t &layout, const Format &format) {
     if (!has_bitserial_layout(format))
       return "a bitplanes layout (bitserial_abi.h) for " + format.name() +
              " weights: only i2s and w1gG..w4gG have one";
-    want = bitplanes_layout();
+    if (layout.lane_order == LOWBIT_LANE_LANES &&
+        !has_bitserial_lane_order(format))
+      return "a bitplanes layout in lane order for " + format.name() +
+             " weights: only the two-plane formats (i2s, w2gG) have one";
+    want = bitplanes_layout(layout.lane_order == LOWBIT_LANE_LANES
+                                ? LOWBIT_LANE_LANES
+                                : LOWBIT_LANE_ROWS);
   }
   if (layout.lane_order != want.lane_order ||
       layout.tile_rows != want.tile_rows || layout.tile_k != want.tile_k ||
@@ -113,7 +119,9 @@ UpconvertWeights pack_for_kernel(const PackedWeights &canonical,
                                    ? LutOrder::Lanes
                                    : LutOrder::Rows);
   case LOWBIT_LAYOUT_BITPLANES:
-    return pack_bitserial(canonical);
+    return pack_bitserial(canonical, layout.lane_order == LOWBIT_LANE_LANES
+                                         ? BitplaneOrder::Lanes
+                                         : BitplaneOrder::Rows);
   default:
     return pack_upconvert(canonical);
   }

@@ -264,6 +264,10 @@ TEST(PackForKernel, DispatchesOnTheDescriptor) {
                     pack_lut(tl2, LutOrder::Lanes)));
   EXPECT_TRUE(same(pack_for_kernel(i2s, bitplanes_layout()),
                    pack_bitserial(i2s)));
+  EXPECT_TRUE(same(pack_for_kernel(i2s, bitplanes_layout(LOWBIT_LANE_LANES)),
+                   pack_bitserial(i2s, BitplaneOrder::Lanes)));
+  EXPECT_FALSE(same(pack_bitserial(i2s, BitplaneOrder::Rows),
+                    pack_bitserial(i2s, BitplaneOrder::Lanes)));
   EXPECT_TRUE(same(pack_for_kernel(i2s, vnni4_layout(i2s.format)),
                    pack_upconvert(i2s)));
 }
@@ -281,13 +285,20 @@ TEST(PackForKernel, RejectsADescriptorForOtherWeights) {
                            "w1gG..w4gG have one");
   }
   EXPECT_THROW(pack_for_kernel(tl2, vnni4_layout(tl2.format)), Error);
-  lowbit_layout_t lanes = bitplanes_layout();
-  lanes.lane_order = LOWBIT_LANE_LANES;
-  const PackedWeights i2s = quantize(Format::parse("i2s"), W.data(), 16, 96);
-  EXPECT_THROW(pack_for_kernel(i2s, lanes), Error);
-  lowbit_layout_t rows = vnni4_layout(i2s.format);
+  // The bitplanes lane order is for two planes only (bitserial_abi.h).
+  const PackedWeights w1 = quantize(Format::parse("w1g32"), W.data(), 16, 96);
+  try {
+    pack_for_kernel(w1, bitplanes_layout(LOWBIT_LANE_LANES));
+    FAIL() << "no error";
+  } catch (const Error &e) {
+    EXPECT_STREQ(e.what(), "pack_for_kernel: a bitplanes layout in lane order "
+                           "for w1g32 weights: only the two-plane formats "
+                           "(i2s, w2gG) have one");
+  }
+
+  lowbit_layout_t rows = vnni4_layout(w1.format);
   rows.tile_rows = 32;
-  EXPECT_THROW(pack_for_kernel(i2s, rows), Error);
+  EXPECT_THROW(pack_for_kernel(w1, rows), Error);
 }
 
 } // namespace

@@ -38,7 +38,9 @@
 // AVX512: _mm512_slli_epi32({{.*}}, 8)
 // AVX512: _mm512_srai_epi32({{.*}}, 1)
 // AVX512: _mm512_mask_storeu_ps(
-// AVX2: _mm256_set1_epi8(2)
+// AVX2: _mm256_set1_epi8(1)
+// AVX2-NEXT: _mm256_set1_epi8(2)
+// AVX2-NEXT: [[PAIRS:v[0-9]+]] = _mm256_unpacklo_epi8(
 // On AVX2 the same for entries 0..7 (e = 7: s3 = -1; e = 8: 33024 =
 // -32512), then 8..15, in two ymm; 6 pmaddubsw per pair of groups.
 // AVX2: _mm256_set_epi16(32512, 32512, {{.*}}, -32256, -32256)
@@ -50,20 +52,20 @@
 // AVX2: _mm256_permutevar8x32_epi32(
 // AVX2: _mm256_unpacklo_epi64(
 // AVX2: _mm_storeu_si128(
-// AVX2 reads each plane vector in lut_abi.h's lane order: per register
-// byte 4r + j to 4j + r within lanes, dwords 0 4 2 6 1 5 3 7, then
-// unpacklo/hi_epi64 of the two (slots 0 | 1, 2 | 3); one pshufb per table
-// byte, the nibbles zipped, pmaddubsw with the plane weight, the int16
-// sums widened per block (pmaddwd of low, high with 1, 256), the lanes
-// folded at the end.
-// AVX2: _mm256_set_epi8(15, 11, 7, 3, 14, 10, 6, 2, 13, 9, 5, 1, 12, 8, 4, 0, 15, 11, 7, 3, 14, 10, 6, 2, 13, 9, 5, 1, 12, 8, 4, 0)
-// AVX2-NEXT: _mm256_set_epi32(7, 3, 5, 1, 6, 2, 4, 0)
-// AVX2: _mm256_unpacklo_epi64(
-// AVX2: _mm256_unpackhi_epi64(
+// The weights are in bitserial_abi.h's lane order (two planes): each
+// register is looked up as loaded, one pshufb per nibble and table byte,
+// pmaddubsw with the bytes 1, 2 (plane 0 + 2 plane 1 of a row, no
+// transpose, no zip), the int16 sums widened per block (pmaddwd of low,
+// high with 1, 256), the lanes folded at the end.
+// AVX2-NOT: _mm256_set_epi32(7, 3, 5, 1, 6, 2, 4, 0)
+// AVX2: [[W:v[0-9]+]] = _mm256_loadu_si256(
+// AVX2: _mm256_and_si256([[W]],
 // AVX2: _mm256_shuffle_epi8(
-// AVX2: _mm256_unpacklo_epi8(
-// AVX2: _mm256_maddubs_epi16(
-// AVX2: _mm256_add_epi16(
+// AVX2-NEXT: _mm256_maddubs_epi16({{v[0-9]+}}, [[PAIRS]])
+// AVX2: _mm256_srli_epi16([[W]], 4)
+// AVX2: _mm256_shuffle_epi8(
+// AVX2-NEXT: _mm256_maddubs_epi16({{v[0-9]+}}, [[PAIRS]])
+// AVX2-NOT: _mm256_unpacklo_epi8(
 // AVX2: _mm256_unpacklo_epi16(
 // AVX2: _mm256_madd_epi16(
 // AVX2: _mm256_permute2x128_si256(

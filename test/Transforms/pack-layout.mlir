@@ -92,6 +92,7 @@ func.func @no_config(%x: tensor<?x256xf32>, %w: tensor<64x64xi8>, %s: tensor<1xf
 
 // -----
 
+module attributes {lowbit.target = "x86-avx512vnni"} {
 func.func @bitserial_from_bitplanes(%x: tensor<?x256xf32>, %w: tensor<64x64xi8>, %s: tensor<1xf32>) -> tensor<?x64xf32> {
   // expected-error@+1 {{'lowbit.mpgemm' op cannot repack a bitplanes layout for the lut-bitserial strategy}}
   %y = lowbit.mpgemm %x, %w, %s {
@@ -100,6 +101,68 @@ func.func @bitserial_from_bitplanes(%x: tensor<?x256xf32>, %w: tensor<64x64xi8>,
          config = #lowbit.lut_bitserial<bm = 256, kfactor = 16>}
        : (tensor<?x256xf32>, tensor<64x64xi8>, tensor<1xf32>) -> tensor<?x64xf32>
   return %y : tensor<?x64xf32>
+}
+}
+
+// -----
+
+// lut-bitserial: the bit-plane layout of bitserial_abi.h, in its lane order
+// for two planes with int16 tables on x86-avx2 (pshufb per lane, the planes
+// of a row side by side). M = 33, K = 100: 3 tiles x 4 blocks x 2 x 64.
+// CHECK-LABEL: func.func @i2s_bitplanes_lanes(
+// CHECK-SAME: tensor<3x512xi8>
+// CHECK: layout = #lowbit.layout<bitplanes, tile_m = 16, tile_k = 32, interleave = 16, lane_order = lanes>
+module attributes {lowbit.target = "x86-avx2"} {
+func.func @i2s_bitplanes_lanes(%x: tensor<?x100xf32>, %w: tensor<33x25xi8>, %s: tensor<1xf32>) -> tensor<?x33xf32> {
+  %y = lowbit.mpgemm %x, %w, %s {
+         weight = #lowbit.weight<bits = 2, encoding = ternary>,
+         layout = #lowbit.layout<i2s>,
+         config = #lowbit.lut_bitserial<bm = 16, kfactor = 16>}
+       : (tensor<?x100xf32>, tensor<33x25xi8>, tensor<1xf32>) -> tensor<?x33xf32>
+  return %y : tensor<?x33xf32>
+}
+}
+
+// -----
+
+// Row order for one plane (no pair to multiply together), for int8 tables
+// (looked up per slot) and on targets without lane order (vpermb).
+// CHECK-LABEL: func.func @w1_bitplanes_rows(
+// CHECK: layout = #lowbit.layout<bitplanes, tile_m = 16, tile_k = 32, interleave = 16>,
+// CHECK-LABEL: func.func @w2_int8_bitplanes_rows(
+// CHECK: layout = #lowbit.layout<bitplanes, tile_m = 16, tile_k = 32, interleave = 16>,
+module attributes {lowbit.target = "x86-avx2"} {
+func.func @w1_bitplanes_rows(%x: tensor<?x256xf32>, %w: tensor<64x32xi8>, %s: tensor<64x2xf16>) -> tensor<?x64xf32> {
+  %y = lowbit.mpgemm %x, %w, %s {
+         weight = #lowbit.weight<bits = 1, encoding = binary, group = 128, scale = per_group>,
+         layout = #lowbit.layout<canonical>,
+         config = #lowbit.lut_bitserial<bm = 16, kfactor = 16>}
+       : (tensor<?x256xf32>, tensor<64x32xi8>, tensor<64x2xf16>) -> tensor<?x64xf32>
+  return %y : tensor<?x64xf32>
+}
+func.func @w2_int8_bitplanes_rows(%x: tensor<?x256xf32>, %w: tensor<64x64xi8>, %s: tensor<64x4x2xf16>) -> tensor<?x64xf32> {
+  %y = lowbit.mpgemm %x, %w, %s {
+         weight = #lowbit.weight<bits = 2, encoding = unsigned, group = 64, scale = per_group>,
+         layout = #lowbit.layout<canonical>,
+         config = #lowbit.lut_bitserial<bm = 16, kfactor = 16, table_bits = 8>}
+       : (tensor<?x256xf32>, tensor<64x64xi8>, tensor<64x4x2xf16>) -> tensor<?x64xf32>
+  return %y : tensor<?x64xf32>
+}
+}
+
+// -----
+
+// CHECK-LABEL: func.func @i2s_bitplanes_rows(
+// CHECK: layout = #lowbit.layout<bitplanes, tile_m = 16, tile_k = 32, interleave = 16>,
+module attributes {lowbit.target = "x86-avx512vnni"} {
+func.func @i2s_bitplanes_rows(%x: tensor<?x100xf32>, %w: tensor<33x25xi8>, %s: tensor<1xf32>) -> tensor<?x33xf32> {
+  %y = lowbit.mpgemm %x, %w, %s {
+         weight = #lowbit.weight<bits = 2, encoding = ternary>,
+         layout = #lowbit.layout<i2s>,
+         config = #lowbit.lut_bitserial<bm = 16, kfactor = 16>}
+       : (tensor<?x100xf32>, tensor<33x25xi8>, tensor<1xf32>) -> tensor<?x33xf32>
+  return %y : tensor<?x33xf32>
+}
 }
 
 // -----

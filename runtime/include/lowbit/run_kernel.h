@@ -46,7 +46,7 @@ void run_any_kernel(lowbit_any_kernel_fn kernel, const UpconvertWeights &W,
 lowbit_layout_t vnni4_layout(const Format &format);
 lowbit_layout_t lut_layout(const Format &format,
                            uint8_t lane_order = LOWBIT_LANE_ROWS);
-lowbit_layout_t bitplanes_layout();
+lowbit_layout_t bitplanes_layout(uint8_t lane_order = LOWBIT_LANE_ROWS);
 
 /// `layout` as text, e.g. "lut<lanes, tile_rows 16, tile_k 96, panel 16>".
 std::string layout_name(const lowbit_layout_t &layout);

@@ -168,12 +168,12 @@ func.func private @f() attributes {a = #lowbit.layout<bitplanes, tile_k = 12>}
 
 // -----
 
-// expected-error@+1 {{layout lane_order lanes needs an interleaved tl1/tl2 layout (interleave = 16)}}
+// expected-error@+1 {{layout lane_order lanes needs an interleaved tl1/tl2 or bitplanes layout (interleave = 16)}}
 func.func private @f() attributes {a = #lowbit.layout<vnni4, tile_m = 16, tile_k = 16, lane_order = lanes>}
 
 // -----
 
-// expected-error@+1 {{layout lane_order lanes needs an interleaved tl1/tl2 layout (interleave = 16)}}
+// expected-error@+1 {{layout lane_order lanes needs an interleaved tl1/tl2 or bitplanes layout (interleave = 16)}}
 func.func private @f() attributes {a = #lowbit.layout<tl2, tile_m = 256, tile_k = 96, lane_order = lanes>}
 
 // -----

@@ -66,9 +66,11 @@ func.func private @layout_untiled() attributes {
 // CHECK-LABEL: func.func private @layout_lane_order()
 // CHECK-SAME: a = #lowbit.layout<tl2, tile_m = 16, tile_k = 96, interleave = 16, lane_order = lanes>
 // CHECK-SAME: b = #lowbit.layout<tl1, tile_m = 16, tile_k = 16, interleave = 16>
+// CHECK-SAME: c = #lowbit.layout<bitplanes, tile_m = 16, tile_k = 32, interleave = 16, lane_order = lanes>
 func.func private @layout_lane_order() attributes {
   a = #lowbit.layout<tl2, tile_m = 16, tile_k = 96, interleave = 16, lane_order = lanes>,
-  b = #lowbit.layout<tl1, tile_m = 16, tile_k = 16, interleave = 16, lane_order = rows>}
+  b = #lowbit.layout<tl1, tile_m = 16, tile_k = 16, interleave = 16, lane_order = rows>,
+  c = #lowbit.layout<bitplanes, tile_m = 16, tile_k = 32, interleave = 16, lane_order = lanes>}
 
 // CHECK-LABEL: func.func private @layout_tiled()
 // CHECK-SAME: a = #lowbit.layout<i2s, tile_m = 4, tile_k = 128, interleave = 4>

@@ -155,11 +155,12 @@ LogicalResult LayoutAttr::verify(EmitErrorFn emitError, LayoutKind kind,
                        << interleave;
 
   if (laneOrder != LaneOrder::Rows &&
-      !((kind == LayoutKind::TL1 || kind == LayoutKind::TL2) &&
+      !((kind == LayoutKind::TL1 || kind == LayoutKind::TL2 ||
+         kind == LayoutKind::BitPlanes) &&
         interleave == 16))
     return emitError() << "layout lane_order "
                        << stringifyLaneOrder(laneOrder)
-                       << " needs an interleaved tl1/tl2 layout "
+                       << " needs an interleaved tl1/tl2 or bitplanes layout "
                           "(interleave = 16)";
 
   int64_t quantum = getTileKQuantum(kind);

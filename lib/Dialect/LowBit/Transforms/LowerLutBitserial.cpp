@@ -90,6 +90,11 @@ struct BitserialPlan {
   /// there; per (tile, activation row) one accumulator (low + 256 high)
   /// per quarter of the rows.
   bool laneOrder = false;
+  /// laneOrder with the weights in bitserial_abi.h's lane order (two planes,
+  /// #lowbit.layout lane_order = lanes): no transpose, each register looked
+  /// up as it is and its plane pairs multiplied by 1, 2 (T-MAC's AVX2
+  /// formulation).
+  bool planePairs = false;
   /// Sets of accumulators that consecutive plane vectors take turns on, so
   /// that the dot chains hide the dot latency, and pairs per (set, register
   /// half): one per nibble, or one for both.
@@ -195,7 +200,11 @@ public:
     tables = stackBuffer(plan.bn * plan.columnTableBytes());
     if (plan.panels > 1 || plan.anyShape)
       partials = stackBuffer(plan.rangeTiles * plan.bn * plan.partialBytes());
-    if (!plan.int8Tables)
+    if (plan.planePairs) // bytes 1, 2, 1, 2, ...: planes 0 and 1 of a row
+      planeWeights.push_back(UkZipOp::create(b, loc, byteReg,
+                                             splat(byteReg, 1),
+                                             splat(byteReg, 2), false));
+    else if (!plan.int8Tables)
       for (int64_t p = plan.laneOrder ? 0 : 1; p < plan.planes; ++p)
         planeWeights.push_back(splat(byteReg, int64_t(1) << p));
     if (plan.anyShape)
@@ -687,6 +696,10 @@ private:
       else
         prefetchAhead(codes, blockAt, plan.prefetchBytes,
                       plan.numTiles * plan.tileBytes, plan.planes, run);
+      if (plan.planePairs) {
+        lookupBlockPlanePairs(t, columns, blockAt, tableBase, accs);
+        continue;
+      }
       if (plan.laneOrder) {
         lookupBlockLanes(t, columns, blockAt, tableBase, accs);
         continue;
@@ -746,6 +759,43 @@ private:
         lookupLanes(w, tables, add(tableBase, c * plan.columnTableBytes()),
                     multipliers, MutableArrayRef(words).slice(2 * c, 2));
     }
+    for (int64_t c = 0; c < columns; ++c)
+      widenLanes(ArrayRef(words).slice(2 * c, 2), accs, t * columns + c);
+  }
+
+  /// lookupBlock in bitserial_abi.h's lane order: register (half, hs) of
+  /// tile t's block at `blockAt` holds rows 8 half .. + 7 with slots 2 hs,
+  /// 2 hs + 1 (one per 16-byte lane) and both planes of a row side by side,
+  /// so each nibble and table byte is one lut_lookup of the register as it
+  /// is and one dot2 with the bytes 1, 2 (the plane weights) into the int16
+  /// words of its half of the rows (at most 4 x 255 x 3 per lane), widened
+  /// into each column's quarters as lookupBlockLanes's.
+  void lookupBlockPlanePairs(int64_t t, int64_t columns, Value blockAt,
+                             Value tableBase, MutableArrayRef<LutAcc> accs) {
+    auto wordReg = VectorType::get({plan.registerBytes / 2}, b.getI16Type());
+    SmallVector<LutAcc> words;
+    for (int64_t c = 0; c < columns; ++c)
+      words.append(freshWords());
+    for (int64_t half = 0; half < 2; ++half)
+      for (int64_t hs = 0; hs < 2; ++hs) {
+        Value w = UkLoadOp::create(
+            b, loc, byteReg, codes,
+            add(blockAt, 2 * half * plan.registerBytes + hs * plan.registerBytes));
+        for (int64_t c = 0; c < columns; ++c)
+          for (int64_t nibble = 0; nibble < 2; ++nibble)
+            for (int64_t x = 0; x < 2; ++x) {
+              Value looked = UkLutLookupOp::create(
+                  b, loc, byteReg, w, tables,
+                  add(tableBase, c * plan.columnTableBytes() + 128 * nibble +
+                                     64 * x + 32 * hs),
+                  nibble == 1);
+              Value pairs =
+                  UkDot2Op::create(b, loc, wordReg, looked, planeWeights[0]);
+              Value &sum = x == 0 ? words[2 * c + half].low
+                                  : words[2 * c + half].high;
+              sum = sum ? arith::AddIOp::create(b, loc, sum, pairs) : pairs;
+            }
+      }
     for (int64_t c = 0; c < columns; ++c)
       widenLanes(ArrayRef(words).slice(2 * c, 2), accs, t * columns + c);
   }
@@ -1143,6 +1193,15 @@ private:
     plan.lanes = registerBytes / 4;
     plan.prefetchBytes = target.getPrefetchBytes();
     plan.laneOrder = target.hasLutLaneOrder() && !int8Tables;
+    // pack-layout chose the lane order for this target, planes and tables;
+    // a layout for another target is an error.
+    plan.planePairs = layout.getLaneOrder() == LaneOrder::Lanes;
+    if (plan.planePairs && !(plan.laneOrder && plan.planes == 2))
+      return op.emitOpError()
+             << "has a bitplanes layout in lane_order lanes, which only the "
+                "two-plane kernels with int16 tables on targets with "
+                "lut_abi.h's lane order read (bitserial_abi.h); run "
+                "lowbit-pack-layout for this target";
     LutAccumulators accs =
         planLutAccumulators(target, plan.halves, plan.tilesPerGroup, plan.bn);
     plan.accSets = accs.sets;

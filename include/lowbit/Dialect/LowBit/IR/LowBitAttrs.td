@@ -131,8 +131,11 @@ def LowBit_LayoutAttr : LowBit_Attr<"Layout", "layout"> {
     - `lane_order`: the byte order of the 64-byte vectors of the interleaved
       tl1/tl2 layout (lut_abi.h): `rows` (default; byte 4r + j holds row r,
       slot j) or `lanes` (byte 16j + r, one slot per 16-byte lane, for
-      targets whose table lookup works per lane: TargetInfo::hasLutLaneOrder).
-      Only an interleaved tl1/tl2 layout may have `lanes`.
+      targets whose table lookup works per lane: TargetInfo::hasLutLaneOrder),
+      and of the plane vectors of the bitplanes layout (bitserial_abi.h):
+      `rows` or `lanes` (two planes: a block's bytes permuted so that a
+      16-byte lane holds one slot of 8 rows, the two planes of a row side by
+      side). Only an interleaved tl1/tl2 or bitplanes layout may have `lanes`.
 
     `canonical` and `gguf` take no parameters.
 
