@@ -1,7 +1,8 @@
 //===- Bundle.h - the bundle generator of `lowbit compile` ------*- C++ -*-===//
 //
 // Writes a self-contained bundle directory (generated kernels, dispatch
-// table, runtime sources, CMakeLists.txt, README; see CompileCommand.cpp).
+// table, runtime sources, CMakeLists.txt, README; see CompileCommand.cpp;
+// the text of the files other than kernels comes from bundle/*.in).
 // `lowbit compile` writes one for the user; the qemu runner (CrossRunner.h)
 // writes one per kernel set and cross-builds it with a small driver, so that
 // code for another architecture is built by exactly one code path.
