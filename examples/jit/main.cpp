@@ -60,13 +60,12 @@ int run(const std::string &formatName, int64_t M, int64_t K, int64_t N) {
   jit::PreparedWeights canonical = jit::prepareWeights(packed, nullptr);
   jit::runKernel(nullptr, canonical, X.data(), N, reference.data(), pool);
 
-  const std::string problem =
-      jit::compareWithReference(packed, X.data(), N, Y, reference,
-                                GpuDType::F32, kernel.tableActGroup,
-                                kernel.fastAggregation);
+  const std::string problem = jit::compareWithReference(
+      packed, X.data(), N, Y, reference, GpuDType::F32, kernel.tableActGroup,
+      kernel.fastAggregation);
   std::printf("%s M=%lld K=%lld N=%lld  %s on %s  %s\n  config: %s\n",
-              format.name().c_str(), (long long)M, (long long)K,
-              (long long)N, strategy_name(choice.strategy).c_str(),
+              format.name().c_str(), (long long)M, (long long)K, (long long)N,
+              strategy_name(choice.strategy).c_str(),
               target_name(choice.target).c_str(),
               problem.empty() ? "matches the reference" : "MISMATCH",
               kernel.config.c_str());

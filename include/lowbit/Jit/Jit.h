@@ -108,8 +108,8 @@ public:
   virtual ~EmulatedKernel() = default;
   /// Y [N][M] = X [N][K] * W^T for the canonical weights W on `threads`
   /// threads. Throws Error when the emulated run fails.
-  virtual void run(const PackedWeights &W, const float *X, int64_t N,
-                   float *Y, int threads) const = 0;
+  virtual void run(const PackedWeights &W, const float *X, int64_t N, float *Y,
+                   int threads) const = 0;
 };
 
 /// A generated kernel for one (format, M, K, choice), compiled and loaded,

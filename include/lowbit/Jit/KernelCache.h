@@ -1,13 +1,13 @@
 //===- KernelCache.h - generated C++ into cached shared objects -*- C++ -*-===//
 //
 // Generated kernels leave the compiler as C++ text. To run them, Jit.h (and
-// through it `lowbit run`, `lowbit bench` or an engine) compiles the text
-// with the host C++ compiler into a shared object named by a SHA-256 of everything that determines it (compiler
-// path and --version, flags, sources), under $XDG_CACHE_HOME/lowbit (default
-// ~/.cache/lowbit), then dlopen it. A later call with the same inputs loads
-// the cached file without compiling. Files appear atomically (compiled in a
-// private temporary directory, then renamed), so concurrent lowbit processes
-// share the cache safely.
+// through it `lowbit run`, `lowbit bench` or an engine) compiles the text with
+// the host C++ compiler into a shared object named by a SHA-256 of everything
+// that determines it (compiler path and --version, flags, sources), under
+// $XDG_CACHE_HOME/lowbit (default ~/.cache/lowbit), then dlopens it. A later
+// call with the same inputs loads the cached file without compiling. Files
+// appear atomically (compiled in a private temporary directory, then renamed),
+// so concurrent lowbit processes share the cache safely.
 //
 // Only the source text and the flags are hashed: a kernel source should be
 // self-contained (headers it includes through -I flags are not part of the

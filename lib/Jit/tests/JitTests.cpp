@@ -36,8 +36,8 @@ struct Case {
 };
 
 std::string caseName(const testing::TestParamInfo<Case> &info) {
-  std::string name = std::string(info.param.format) + "_" +
-                     strategy_name(info.param.strategy);
+  std::string name =
+      std::string(info.param.format) + "_" + strategy_name(info.param.strategy);
   for (char &c : name)
     if (!std::isalnum(static_cast<unsigned char>(c)))
       c = '_';
@@ -127,16 +127,14 @@ TEST(Jit, BadInputThrowsOneLine) {
       }),
       error_of([&] {
         const Format format = Format::parse("w2g64");
-        compileKernel(format,
-                      resolveKernelChoice(format, Strategy::Auto,
-                                          Target::Native),
-                      {45, 100}, options);
+        compileKernel(
+            format, resolveKernelChoice(format, Strategy::Auto, Target::Native),
+            {45, 100}, options);
       }),
       error_of([&] {
         const Format format = Format::parse("i2s");
         const CompiledKernel kernel = compileKernel(
-            format,
-            resolveKernelChoice(format, Strategy::Auto, Target::Native),
+            format, resolveKernelChoice(format, Strategy::Auto, Target::Native),
             {19, 40}, options);
         const std::vector<float> W = random_values(19 * 42, 1);
         prepareWeights(quantize(format, W.data(), 19, 42), &kernel);

@@ -102,17 +102,17 @@ TEST(KernelCache, CompilesOnceThenReuses) {
 TEST(KernelCache, BatchOfTranslationUnits) {
   ScopedCache cache;
   // Both sources define a static `helper`: separate translation units.
-  auto library = compile_and_load(std::vector<std::string>{kAddOne, kTimesTwo},
-                                  {"-O2"});
+  auto library =
+      compile_and_load(std::vector<std::string>{kAddOne, kTimesTwo}, {"-O2"});
   std::vector<float> y = {1.0f, 3.0f};
   call(library->kernel("add_one"), y);
   call(library->kernel("times_two"), y);
   EXPECT_EQ(y, (std::vector<float>{4.0f, 8.0f}));
   EXPECT_EQ(error_of([&] { library->kernel("missing"); }),
             "symbol 'missing' not found in " + library->path());
-  EXPECT_TRUE(compile_and_load(std::vector<std::string>{kAddOne, kTimesTwo},
-                               {"-O2"})
-                  ->cached());
+  EXPECT_TRUE(
+      compile_and_load(std::vector<std::string>{kAddOne, kTimesTwo}, {"-O2"})
+          ->cached());
 }
 
 TEST(KernelCache, CompilerErrorGivesItsFirstErrorLine) {
