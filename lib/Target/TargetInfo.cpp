@@ -89,20 +89,6 @@ mlir::lowbit::createGpuTargetInfo(StringRef name) {
 // The module's target
 //===----------------------------------------------------------------------===//
 
-void mlir::lowbit::setTargetAttr(Operation *op, StringRef name) {
-  op->setAttr(kTargetAttrName, StringAttr::get(op->getContext(), name));
-}
-
-FailureOr<StringRef> mlir::lowbit::lookupTargetName(Operation *op) {
-  for (Operation *at = op; at; at = at->getParentOp())
-    if (auto name = at->getAttrOfType<StringAttr>(kTargetAttrName))
-      return name.getValue();
-  op->emitError() << "no target: expected a '" << kTargetAttrName
-                  << "' string attribute on the module (lowbit-select-config "
-                     "sets it)";
-  return failure();
-}
-
 /// The TargetInfo (`create`: createTargetInfo) or GpuTargetInfo
 /// (createGpuTargetInfo) of `op`'s module target; an error at `op` when the
 /// target is missing, unknown or of the other kind (`gpu`: the kind asked

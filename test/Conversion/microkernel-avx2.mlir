@@ -1,5 +1,5 @@
-// RUN: lowbit-opt %s --lowbit-convert-to-x86=isa=avx2 | mlir-translate --mlir-to-cpp | FileCheck %s --check-prefixes=CHECK,AVX2 --implicit-check-not=dpbusd
-// RUN: lowbit-opt %s --lowbit-convert-to-x86=isa=avxvnni | mlir-translate --mlir-to-cpp | FileCheck %s --check-prefixes=CHECK,AVXVNNI --implicit-check-not=maddubs
+// RUN: lowbit-opt %s --lowbit-select-config=target=x86-avx2 --lowbit-convert-to-x86 | mlir-translate --mlir-to-cpp | FileCheck %s --check-prefixes=CHECK,AVX2 --implicit-check-not=dpbusd
+// RUN: lowbit-opt %s --lowbit-select-config=target=x86-avxvnni --lowbit-convert-to-x86 | mlir-translate --mlir-to-cpp | FileCheck %s --check-prefixes=CHECK,AVXVNNI --implicit-check-not=maddubs
 
 // The ymm TargetInfos: a 64-byte vnni4 vector is two registers of 8 rows.
 // AVX2 has no dot-product instruction: u8 x s8 pairs into int16

@@ -1,4 +1,4 @@
-// RUN: lowbit-opt %s --lowbit-convert-to-x86=isa=avx512vnni | mlir-translate --mlir-to-cpp | FileCheck %s
+// RUN: lowbit-opt %s --lowbit-select-config=target=x86-avx512vnni --lowbit-convert-to-x86 | mlir-translate --mlir-to-cpp | FileCheck %s
 
 // Every lowbit.uk.* op and what the AVX512-VNNI TargetInfo makes of it.
 

@@ -1,4 +1,4 @@
-// RUN: lowbit-opt %s --lowbit-convert-to-generic | mlir-translate --mlir-to-cpp | FileCheck %s --implicit-check-not=_mm
+// RUN: lowbit-opt %s --lowbit-select-config=target=generic --lowbit-convert-to-generic | mlir-translate --mlir-to-cpp | FileCheck %s --implicit-check-not=_mm
 
 // The generic TargetInfo: a register is one row x 4 k in a uint32_t
 // assembled from bytes (endianness-independent), unpacked with shifts and

@@ -1,5 +1,5 @@
-// RUN: lowbit-opt %s --lowbit-convert-to-neon | mlir-translate --mlir-to-cpp | FileCheck %s --check-prefixes=CHECK,DOT --implicit-check-not=vmull
-// RUN: lowbit-opt %s --lowbit-convert-to-neon=dotprod=false | mlir-translate --mlir-to-cpp | FileCheck %s --check-prefixes=CHECK,NODOT --implicit-check-not=vdotq
+// RUN: lowbit-opt %s --lowbit-select-config=target=aarch64-neon --lowbit-convert-to-neon | mlir-translate --mlir-to-cpp | FileCheck %s --check-prefixes=CHECK,DOT --implicit-check-not=vmull
+// RUN: lowbit-opt %s --lowbit-select-config=target=aarch64-neon-nodot --lowbit-convert-to-neon | mlir-translate --mlir-to-cpp | FileCheck %s --check-prefixes=CHECK,NODOT --implicit-check-not=vdotq
 
 // The AArch64 TargetInfos: a 64-byte vnni4 vector is four 16-byte registers
 // of 4 rows x 4 k. Codes are read as signed bytes (sdot / smull), exact for

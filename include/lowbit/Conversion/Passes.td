@@ -16,15 +16,17 @@ def LowBitConvertToX86 : Pass<"lowbit-convert-to-x86", "ModuleOp"> {
     Converts every kernel written by `lowbit-lower-upconvert` (func, scf,
     arith, memref and `lowbit.uk.*` ops) to EmitC: the generic ops through
     the upstream ArithToEmitC, SCFToEmitC and FuncToEmitC patterns, pointers
-    and the microkernel ops through the hooks of the x86 TargetInfo of
-    `isa`. The module gets `#include <immintrin.h>` and the kernels C
-    linkage and kernel_abi.h's exact parameter types.
+    and the microkernel ops through the hooks of the x86 TargetInfo of the
+    module's `lowbit.target` (lowbit-select-config sets it; a missing
+    attribute or a target that is not x86 is an error). The module gets
+    `#include <immintrin.h>` and the kernels C linkage and kernel_abi.h's
+    exact parameter types.
 
-    | isa          | register | dot4                                   |
-    | ------------ | -------- | -------------------------------------- |
-    | `avx512vnni` | `__m512i`| `_mm512_dpbusd_epi32`                  |
-    | `avxvnni`    | `__m256i`| `_mm256_dpbusd_avx_epi32`              |
-    | `avx2`       | `__m256i`| `_mm256_maddubs_epi16` + `_mm256_madd_epi16` |
+    | target           | register | dot4                                   |
+    | ---------------- | -------- | -------------------------------------- |
+    | `x86-avx512vnni` | `__m512i`| `_mm512_dpbusd_epi32`                  |
+    | `x86-avxvnni`    | `__m256i`| `_mm256_dpbusd_avx_epi32`              |
+    | `x86-avx2`       | `__m256i`| `_mm256_maddubs_epi16` + `_mm256_madd_epi16` |
 
     ```mlir
     %d = lowbit.uk.dot4 %acc, %w, %x : vector<64xi8> -> vector<16xi32>
@@ -35,17 +37,13 @@ def LowBitConvertToX86 : Pass<"lowbit-convert-to-x86", "ModuleOp"> {
     ```
   }];
   let dependentDialects = ["::mlir::emitc::EmitCDialect"];
-  let options = [
-    Option<"isa", "isa", "std::string", /*default=*/"\"avx512vnni\"",
-           "x86 instruction set: avx2, avxvnni or avx512vnni">,
-  ];
 }
 
 def LowBitConvertToGeneric : Pass<"lowbit-convert-to-generic", "ModuleOp"> {
   let summary = "Converts lowered up-convert kernels to portable scalar C++ in EmitC";
   let description = [{
     The same conversion as `lowbit-convert-to-x86` with the generic
-    TargetInfo: a register is one weight row x 4 k in a `uint32_t`, unpacked
+    TargetInfo (the module's `lowbit.target` must be `generic`): a register is one weight row x 4 k in a `uint32_t`, unpacked
     with shifts and masks (SWAR) and multiplied byte by byte; fp16 scales
     are widened with `ldexpf`. No intrinsics: any C++17 compiler, any CPU.
 
@@ -116,13 +114,14 @@ def LowBitConvertToNEON : Pass<"lowbit-convert-to-neon", "ModuleOp"> {
   let summary = "Converts lowered kernels to EmitC with AArch64 NEON intrinsics";
   let description = [{
     The same conversion as `lowbit-convert-to-x86` with the AArch64
-    TargetInfo: registers are 128-bit (`uint8x16_t` of 4 rows x 4 k,
+    TargetInfo of the module's `lowbit.target` (`aarch64-neon` or
+    `aarch64-neon-nodot`): registers are 128-bit (`uint8x16_t` of 4 rows x 4 k,
     `int32x4_t`, `float32x4_t`), the module includes `<arm_neon.h>`.
 
-    | dotprod | target               | dot4                                      |
-    | ------- | -------------------- | ----------------------------------------- |
-    | `true`  | `aarch64-neon`       | `vdotq_s32` (sdot; codes < 128 are exact) |
-    | `false` | `aarch64-neon-nodot` | `vmull_s8` + `vmull_high_s8` + `vpaddq_s16` + `vpadalq_s16` |
+    | target               | dot4                                      |
+    | -------------------- | ----------------------------------------- |
+    | `aarch64-neon`       | `vdotq_s32` (sdot; codes < 128 are exact) |
+    | `aarch64-neon-nodot` | `vmull_s8` + `vmull_high_s8` + `vpaddq_s16` + `vpadalq_s16` |
 
     ```mlir
     %d = lowbit.uk.dot4 %acc, %w, %x : vector<16xi8> -> vector<4xi32>
@@ -133,10 +132,6 @@ def LowBitConvertToNEON : Pass<"lowbit-convert-to-neon", "ModuleOp"> {
     ```
   }];
   let dependentDialects = ["::mlir::emitc::EmitCDialect"];
-  let options = [
-    Option<"dotprod", "dotprod", "bool", /*default=*/"true",
-           "use the Armv8.2-A dot-product instructions (sdot)">,
-  ];
 }
 
 #endif // LOWBIT_CONVERSION_PASSES_TD

@@ -112,7 +112,7 @@ struct UpconvertPipelineOptions
 /// lowbit-pack-layout -> lowbit-lower-upconvert ->
 /// lowbit-lower-lut-elementwise -> lowbit-lower-lut-bitserial -> cse -> the
 /// target's conversion to EmitC (TargetInfo::addConversionPasses, e.g.
-/// lowbit-convert-to-x86{isa}). Each lowering takes the ops of its strategy
+/// lowbit-convert-to-x86). Each lowering takes the ops of its strategy
 /// (select-config picks lut_elementwise for tl1/tl2, upconvert otherwise).
 void buildUpconvertPipeline(OpPassManager &pm,
                             const UpconvertPipelineOptions &options);

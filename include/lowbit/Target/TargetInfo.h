@@ -118,8 +118,8 @@ public:
   //===--------------------------------------------------------------------===//
 
   /// Adds the target's conversion of lowered kernels to EmitC (e.g.
-  /// `lowbit-convert-to-x86{isa=avx2}`) to `pm`, a pass manager on the
-  /// module.
+  /// `lowbit-convert-to-x86`, which takes the target from the module's
+  /// lowbit.target) to `pm`, a pass manager on the module.
   virtual void addConversionPasses(OpPassManager &pm) const = 0;
 
   /// System headers the emitted C++ includes.

@@ -706,3 +706,21 @@ LogicalResult mlir::lowbit::convertLowBitToEmitC(ModuleOp module,
                              /*is_standard_include=*/true);
   return success();
 }
+
+LogicalResult mlir::lowbit::convertLowBitToEmitC(
+    ModuleOp module, StringRef passName,
+    ArrayRef<std::unique_ptr<TargetInfo>> targets) {
+  FailureOr<StringRef> name = lookupTargetName(module);
+  if (failed(name))
+    return failure();
+  for (const std::unique_ptr<TargetInfo> &target : targets)
+    if (target->getName() == *name)
+      return convertLowBitToEmitC(module, *target);
+  InFlightDiagnostic diag = module.emitError();
+  diag << passName << ": the module's target '" << *name << "' (its "
+       << kTargetAttrName << ") is not one it converts for; expected ";
+  llvm::interleave(
+      targets, diag, [&](const auto &target) { diag << target->getName(); },
+      ", ");
+  return failure();
+}

@@ -17,8 +17,9 @@ class ConvertToGenericPass
     : public lowbit::impl::LowBitConvertToGenericBase<ConvertToGenericPass> {
 public:
   void runOnOperation() override {
-    if (failed(
-            convertLowBitToEmitC(getOperation(), *createGenericTargetInfo())))
+    SmallVector<std::unique_ptr<TargetInfo>> targets;
+    targets.push_back(createGenericTargetInfo());
+    if (failed(convertLowBitToEmitC(getOperation(), getArgument(), targets)))
       signalPassFailure();
   }
 };

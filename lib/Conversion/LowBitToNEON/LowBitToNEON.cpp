@@ -16,11 +16,11 @@ namespace {
 class ConvertToNeonPass
     : public lowbit::impl::LowBitConvertToNEONBase<ConvertToNeonPass> {
 public:
-  using LowBitConvertToNEONBase::LowBitConvertToNEONBase;
-
   void runOnOperation() override {
-    if (failed(convertLowBitToEmitC(getOperation(),
-                                    *createNeonTargetInfo(dotprod))))
+    SmallVector<std::unique_ptr<TargetInfo>> targets;
+    for (bool dotprod : {true, false})
+      targets.push_back(createNeonTargetInfo(dotprod));
+    if (failed(convertLowBitToEmitC(getOperation(), getArgument(), targets)))
       signalPassFailure();
   }
 };

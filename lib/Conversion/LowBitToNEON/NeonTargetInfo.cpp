@@ -83,9 +83,7 @@ public:
     return dotprod ? "aarch64-neon-nodot" : "generic";
   }
   void addConversionPasses(OpPassManager &pm) const override {
-    LowBitConvertToNEONOptions options;
-    options.dotprod = dotprod;
-    pm.addPass(createLowBitConvertToNEON(options));
+    pm.addPass(createLowBitConvertToNEON());
   }
   std::vector<std::string> getCompileFlags(bool) const override {
     return {dotprod ? "-march=armv8.2-a+dotprod" : "-march=armv8-a"};

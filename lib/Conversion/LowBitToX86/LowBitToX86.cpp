@@ -16,18 +16,9 @@ namespace {
 class ConvertToX86Pass
     : public lowbit::impl::LowBitConvertToX86Base<ConvertToX86Pass> {
 public:
-  using LowBitConvertToX86Base::LowBitConvertToX86Base;
-
   void runOnOperation() override {
-    std::optional<X86Isa> parsed = parseX86Isa(isa);
-    if (!parsed) {
-      getOperation().emitError()
-          << "lowbit-convert-to-x86: unknown isa '" << isa
-          << "'; expected avx2, avxvnni or avx512vnni";
-      return signalPassFailure();
-    }
-    if (failed(convertLowBitToEmitC(getOperation(),
-                                    *createX86TargetInfo(*parsed))))
+    if (failed(convertLowBitToEmitC(getOperation(), getArgument(),
+                                    createX86TargetInfos())))
       signalPassFailure();
   }
 };

@@ -41,16 +41,6 @@ using namespace mlir;
 using namespace mlir::lowbit;
 using namespace mlir::lowbit::emitc_builder;
 
-std::optional<X86Isa> mlir::lowbit::parseX86Isa(StringRef name) {
-  if (name == "avx2")
-    return X86Isa::Avx2;
-  if (name == "avxvnni")
-    return X86Isa::AvxVnni;
-  if (name == "avx512vnni")
-    return X86Isa::Avx512Vnni;
-  return std::nullopt;
-}
-
 namespace {
 
 /// The digit of activation i (< width) in the table entry e (0..15) of
@@ -80,11 +70,9 @@ public:
   // single stream of weights per thread reaches the read bandwidth; the
   // hardware prefetchers alone stay at ~90%.
   int64_t getPrefetchBytes() const override { return 4096; }
-  /// lowbit-convert-to-x86 with the ISA getName() names (`x86-<isa>`).
+  /// lowbit-convert-to-x86, for the module's lowbit.target.
   void addConversionPasses(OpPassManager &pm) const override {
-    LowBitConvertToX86Options options;
-    options.isa = getName().drop_front(StringRef("x86-").size()).str();
-    pm.addPass(createLowBitConvertToX86(options));
+    pm.addPass(createLowBitConvertToX86());
   }
   std::vector<std::string> getIncludes() const override {
     return {"immintrin.h", "stddef.h", "stdint.h"};
@@ -775,4 +763,11 @@ std::unique_ptr<TargetInfo> mlir::lowbit::createX86TargetInfo(X86Isa isa) {
     return std::make_unique<X86Avx512VnniTargetInfo>();
   }
   llvm_unreachable("unknown x86 ISA");
+}
+
+SmallVector<std::unique_ptr<TargetInfo>> mlir::lowbit::createX86TargetInfos() {
+  SmallVector<std::unique_ptr<TargetInfo>> targets;
+  for (X86Isa isa : {X86Isa::Avx512Vnni, X86Isa::AvxVnni, X86Isa::Avx2})
+    targets.push_back(createX86TargetInfo(isa));
+  return targets;
 }

@@ -36,6 +36,14 @@ void populateLowBitToEmitCPatterns(const TypeConverter &converter,
 /// for the arguments marked `lowbit.readonly`. Leaves no unrealized casts.
 LogicalResult convertLowBitToEmitC(ModuleOp module, const TargetInfo &target);
 
+/// What each CPU conversion pass runs (lowbit-convert-to-x86, -neon,
+/// -generic): convertLowBitToEmitC for the one of `targets`, the TargetInfos
+/// the pass `passName` converts for, that the module's lowbit.target names.
+/// An error when the attribute is missing (lookupTargetName) or names none
+/// of them.
+LogicalResult convertLowBitToEmitC(ModuleOp module, StringRef passName,
+                                   ArrayRef<std::unique_ptr<TargetInfo>> targets);
+
 } // namespace mlir::lowbit
 
 #endif // LOWBIT_CONVERSION_LOWBITTOEMITC_LOWBITTOEMITC_H

@@ -19,10 +19,11 @@ enum class X86Isa {
   Avx512Vnni, // zmm; vpdpbusd (EVEX), opmask stores
 };
 
-/// Parses `avx2`, `avxvnni` or `avx512vnni`.
-std::optional<X86Isa> parseX86Isa(StringRef name);
-
 std::unique_ptr<TargetInfo> createX86TargetInfo(X86Isa isa);
+
+/// The TargetInfo of every X86Isa: the targets lowbit-convert-to-x86
+/// converts for (the module's lowbit.target picks one).
+SmallVector<std::unique_ptr<TargetInfo>> createX86TargetInfos();
 
 } // namespace mlir::lowbit
 
