@@ -43,11 +43,15 @@ struct Case {
   Format format;
   KernelChoice choice;
   bool anyShape = false; // the format's any-shape kernel (--any-shape)
+  std::string config;    // one of --config's attributes, "" for the default
+  std::string configTag; // "#k" for the k-th of several --config attributes
 };
 
-/// The strategy column of a case: `+any` for an any-shape kernel.
+/// The strategy column of a case: `+any` for an any-shape kernel, `#k` for
+/// the k-th of several --config attributes.
 std::string strategyLabel(const Case &c) {
-  return strategy_name(c.choice.strategy) + (c.anyShape ? "+any" : "");
+  return strategy_name(c.choice.strategy) + (c.anyShape ? "+any" : "") +
+         c.configTag;
 }
 
 /// A case as the interleaved ratios name it: format, strategy, target, shape
@@ -187,41 +191,64 @@ static int runBench(const ParsedOptions &options) {
   KernelOptions kernelOptions;
   kernelOptions.threads = threads;
   kernelOptions.schedulePath = options.getOr("schedule", "");
-  kernelOptions.config = options.getOr("config", "");
+  // --config: one case per attribute (';'-separated: attributes hold
+  // commas), compiled per kernel (KernelShape::config).
+  std::vector<std::string> configs = {""};
+  if (auto text = options.get("config")) {
+    configs.clear();
+    for (size_t begin = 0; begin <= text->size();) {
+      const size_t end = std::min(text->find(';', begin), text->size());
+      std::string config = text->substr(begin, end - begin);
+      config.erase(0, config.find_first_not_of(' '));
+      config.erase(config.find_last_not_of(' ') + 1);
+      if (config.empty())
+        throw Error("--config: empty attribute in '" + *text + "'");
+      configs.push_back(config);
+      begin = end + 1;
+    }
+  }
+  for (size_t k = 0; configs.size() > 1 && k < configs.size(); ++k)
+    std::printf("config #%zu: %s\n", k + 1, configs[k].c_str());
 
   // Every case, resolved and validated before anything is measured; `auto`
   // per shape (a --schedule entry's strategy, else by format).
   std::vector<Case> cases;
   for (const std::string &formatName : splitList(*options.get("format")))
-    for (Strategy strategy : strategies) {
-      Format format = Format::parse(formatName);
-      for (const std::string &targetName :
-           splitList(options.getOr("target", "native")))
-        for (const LinearShape &shape : shapes) {
-          format.check_shape(shape.M, shape.K);
-          for (int64_t N : ns) {
-            KernelChoice choice = resolveChoiceFor(
-                format, strategy, parse_target(targetName),
-                {shape.M, shape.K, N}, kernelOptions);
-            requireTimableTarget(choice.target, "lowbit bench");
-            if (choice.strategy == Strategy::Reference)
-              throw Error("lowbit bench measures generated kernels; " +
-                          format.name() + " has none for " +
-                          target_name(choice.target) + " yet");
-            kernelOptions.dtype = parseDtypeFor(options.get("dtype"), choice);
-            cases.push_back({shape, N, format, choice});
-            // --any-shape: the any-shape kernel of the same choice right
-            // after it, timed with it in alternating reps.
-            if (anyShape && !isGpuTarget(choice.target))
-              cases.push_back({shape, N, format, choice, true});
+    for (Strategy strategy : strategies)
+      for (size_t k = 0; k < configs.size(); ++k) {
+        Format format = Format::parse(formatName);
+        for (const std::string &targetName :
+             splitList(options.getOr("target", "native")))
+          for (const LinearShape &shape : shapes) {
+            format.check_shape(shape.M, shape.K);
+            for (int64_t N : ns) {
+              KernelChoice choice =
+                  resolveChoiceFor(format, strategy, parse_target(targetName),
+                                   {shape.M, shape.K, N}, kernelOptions);
+              requireTimableTarget(choice.target, "lowbit bench");
+              if (choice.strategy == Strategy::Reference)
+                throw Error("lowbit bench measures generated kernels; " +
+                            format.name() + " has none for " +
+                            target_name(choice.target) + " yet");
+              kernelOptions.dtype = parseDtypeFor(options.get("dtype"), choice);
+              const std::string tag =
+                  configs.size() > 1 ? "#" + std::to_string(k + 1) : "";
+              cases.push_back(
+                  {shape, N, format, choice, false, configs[k], tag});
+              // --any-shape: the any-shape kernel of the same choice right
+              // after it, timed with it in alternating reps.
+              if (anyShape && !isGpuTarget(choice.target))
+                cases.push_back(
+                    {shape, N, format, choice, true, configs[k], tag});
+            }
           }
-        }
-    }
+      }
 
   std::fprintf(stderr, "compiling %zu kernels...\n", cases.size());
   std::vector<CompiledKernel> kernels(cases.size());
   Progress progress("bench");
-  // One batch per run of cases with the same (format, target, strategy).
+  // One batch per run of cases with the same (format, target, strategy),
+  // each kernel with its case's --config attribute.
   for (size_t i = 0; i < cases.size();) {
     progress.update(i, cases.size(),
                     "compiling " + cases[i].format.name() + " " +
@@ -233,10 +260,12 @@ static int runBench(const ParsedOptions &options) {
            cases[j].format.name() == cases[i].format.name() &&
            cases[j].choice.target == cases[i].choice.target &&
            cases[j].choice.strategy == cases[i].choice.strategy) {
-      batch.push_back(cases[j].anyShape
-                          ? KernelShape::anyShape(cases[j].N)
-                          : KernelShape(cases[j].shape.M, cases[j].shape.K,
-                                        cases[j].N));
+      KernelShape kernelShape =
+          cases[j].anyShape
+              ? KernelShape::anyShape(cases[j].N)
+              : KernelShape(cases[j].shape.M, cases[j].shape.K, cases[j].N);
+      kernelShape.config = cases[j].config;
+      batch.push_back(kernelShape);
       ++j;
     }
     std::vector<CompiledKernel> compiled =
@@ -343,7 +372,8 @@ static int runBench(const ParsedOptions &options) {
              first.shape.K == cases[i].shape.K && first.N == cases[i].N &&
              (!pairs || (first.format.name() == cases[i].format.name() &&
                          first.choice.target == cases[i].choice.target &&
-                         first.choice.strategy == cases[i].choice.strategy));
+                         first.choice.strategy == cases[i].choice.strategy &&
+                         first.config == cases[i].config));
     };
     auto it = interleave ? std::find_if(groups.begin(), groups.end(), same)
                          : groups.end();
@@ -598,10 +628,11 @@ const Command &benchCommand() {
         {"threads", "N", kThreadsHelp},
         {"reps", "R", "timed reps per case (default 5)"},
         {"schedule", "FILE", "tuned schedule to take kernel configs from"},
-        {"config", "ATTR",
+        {"config", "ATTR[;ATTR...]",
          "kernel config to use instead, e.g. "
          "'#lowbit.upconvert<tile_m = 32, tile_k = 64, "
-         "tile_n = 1>'"},
+         "tile_n = 1>'; several (';'-separated) are cases of their own "
+         "('#k' after the strategy), compared with --interleave"},
         {"warm", nullptr, "time N = 1 on one matrix (L3-resident, labelled)"},
         {"read-floor", nullptr,
          "N = 1: also time, in the same rounds, a pure read of each case's "
