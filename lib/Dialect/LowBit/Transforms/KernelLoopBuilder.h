@@ -267,19 +267,30 @@ protected:
   void steppedLoop(int64_t start, int64_t total, int64_t perIteration,
                    SmallVectorImpl<Value> &state,
                    function_ref<void(Value)> body) {
+    chunkedLoop(start, total, perIteration, state,
+                [&](Value first, int64_t count) {
+                  for (int64_t s = 0; s < count; ++s)
+                    body(add(first, s));
+                });
+  }
+  /// steppedLoop with the steps of one iteration handed to `chunk(first,
+  /// count)` together: `perIteration` steps per iteration, then the
+  /// remaining ones (fewer than 2 perIteration) in one chunk.
+  void chunkedLoop(int64_t start, int64_t total, int64_t perIteration,
+                   SmallVectorImpl<Value> &state,
+                   function_ref<void(Value, int64_t)> chunk) {
     int64_t iterations = total / perIteration;
     if (iterations > 1) {
       carriedLoop(iterations, state, [&](Value i) {
-        Value first = add(mul(i, perIteration), start);
-        for (int64_t s = 0; s < perIteration; ++s)
-          body(add(first, s));
+        chunk(add(mul(i, perIteration), start), perIteration);
       });
       start += iterations * perIteration;
       total -= iterations * perIteration;
     }
-    for (int64_t s = 0; s < total; ++s)
-      body(constant(start + s));
+    if (total > 0)
+      chunk(constant(start), total);
   }
+
   /// The block loop of a group format, whose 32-k blocks share a scale per
   /// group of `perGroup` blocks: blocks [start, start + total) (`start` a
   /// group's first block), `perIteration` per loop iteration. Per group,
@@ -348,14 +359,24 @@ protected:
   void dynamicSteppedLoop(Value total, int64_t perIteration,
                           SmallVectorImpl<Value> &state,
                           function_ref<void(Value)> body) {
+    dynamicChunkedLoop(total, perIteration, state,
+                       [&](Value first, int64_t count) {
+                         for (int64_t s = 0; s < count; ++s)
+                           body(add(first, s));
+                       });
+  }
+  /// dynamicSteppedLoop with chunks as chunkedLoop's: the remaining steps
+  /// are chunks of one.
+  void dynamicChunkedLoop(Value total, int64_t perIteration,
+                          SmallVectorImpl<Value> &state,
+                          function_ref<void(Value, int64_t)> chunk) {
     Value iterations = div(total, perIteration);
     carriedRange(constant(0), iterations, 1, state, [&](Value i) {
-      Value first = mul(i, perIteration);
-      for (int64_t s = 0; s < perIteration; ++s)
-        body(add(first, s));
+      chunk(mul(i, perIteration), perIteration);
     });
     if (perIteration > 1)
-      carriedRange(mul(iterations, perIteration), total, 1, state, body);
+      carriedRange(mul(iterations, perIteration), total, 1, state,
+                   [&](Value step) { chunk(step, 1); });
   }
 
   /// groupedLoop for a run-time `total` (blocks [0, total)), a multiple of
@@ -438,17 +459,34 @@ protected:
       dynamicSteppedLoop(total, perIteration, state, step);
     });
   }
+  /// chunkedLoop and dynamicChunkedLoop with lut_dot accumulators.
+  void chunkedLoop(int64_t start, int64_t total, int64_t perIteration,
+                   SmallVectorImpl<LutAcc> &accs,
+                   function_ref<void(Value, int64_t)> chunk) {
+    onLutAccs(accs, chunk, [&](SmallVectorImpl<Value> &state,
+                               function_ref<void(Value, int64_t)> step) {
+      chunkedLoop(start, total, perIteration, state, step);
+    });
+  }
+  void dynamicChunkedLoop(Value total, int64_t perIteration,
+                          SmallVectorImpl<LutAcc> &accs,
+                          function_ref<void(Value, int64_t)> chunk) {
+    onLutAccs(accs, chunk, [&](SmallVectorImpl<Value> &state,
+                               function_ref<void(Value, int64_t)> step) {
+      dynamicChunkedLoop(total, perIteration, state, step);
+    });
+  }
   /// Runs `loop(state, step)`, a loop whose carried values are `state` and
   /// whose steps call `step`, with `accs` packed into the state: `body`
   /// reads and updates `accs` in each step.
-  template <typename Loop>
-  void onLutAccs(SmallVectorImpl<LutAcc> &accs, function_ref<void(Value)> body,
-                 Loop loop) {
+  template <typename... Args, typename Loop>
+  void onLutAccs(SmallVectorImpl<LutAcc> &accs,
+                 function_ref<void(Args...)> body, Loop loop) {
     SmallVector<Value> state;
     packLutAccs(accs, state);
-    loop(state, [&](Value step) {
+    loop(state, [&](Args... args) {
       unpackLutAccs(state, accs);
-      body(step);
+      body(args...);
       packLutAccs(accs, state);
     });
     unpackLutAccs(state, accs);

@@ -103,9 +103,6 @@ struct BitserialPlan {
   /// per row (the last one may be partial).
   bool int8Tables = false;
   int64_t blocksPerActGroup = 1, actGroups = 0;
-  /// int8 tables, fast aggregation: the two nibbles of a plane vector are
-  /// one lut_dot8 {average}.
-  bool fastAggregation = false;
   /// bitserial_abi.h's K panels: `panels` of `panelBlocks` blocks (the last
   /// may have fewer), swept by ranges of `rangeTiles` tiles.
   int64_t panels = 1, panelBlocks = 0, rangeTiles = 1;
@@ -330,12 +327,6 @@ private:
             b.getI64IntegerAttr(4));
       });
     }
-    // Fast aggregation, ternary: each column's sum of a over its blocks,
-    // for the correction after the whole-row sums.
-    rowScales.clear();
-    if (plan.fastAggregation && plan.isTernary())
-      for (int64_t c = 0; c < columns; ++c)
-        rowScales.push_back(rowTableScales(c));
     Value begin = toIndex(tileBegin), end = toIndex(tileEnd);
     if (plan.anyShape)
       return sweepRanges(begin, end, firstColumn, columns);
@@ -603,6 +594,19 @@ private:
                        });
   }
 
+  /// panelBlocksLoop with the blocks of an iteration handed to `chunk`
+  /// together (KernelLoopBuilder::chunkedLoop).
+  void panelChunksLoop(const PanelSweep &sweep, SmallVectorImpl<LutAcc> &accs,
+                       function_ref<void(Value, int64_t)> chunk) {
+    if (!sweep.anyPanel)
+      return chunkedLoop(sweep.firstBlock, sweep.blocks,
+                         plan.blocksPerIteration, accs, chunk);
+    dynamicChunkedLoop(sweep.anyBlocks, plan.blocksPerIteration, accs,
+                       [&](Value first, int64_t count) {
+                         chunk(add(first, sweep.anyFirstBlock), count);
+                       });
+  }
+
   /// The partial sums of (tile t of the group, column c), register `r` of
   /// its partialBytes().
   Value partialOffset(const PanelSweep &sweep, int64_t t, int64_t c,
@@ -673,6 +677,8 @@ private:
   void lookupBlock(ArrayRef<Value> tileBase, int64_t columns, Value block,
                    int64_t firstBlock, int64_t sets, bool oneChain,
                    MutableArrayRef<LutAcc> accs) {
+    if (plan.planePairs)
+      return lookupPlanePairs(tileBase, columns, block, 1, firstBlock, accs);
     Value tableBase = mul(block, plan.blockTableBytes());
     // int8 tables: the multipliers of plane p for column c at c * planes + p.
     SmallVector<Value> multipliers;
@@ -687,19 +693,7 @@ private:
     }
     int64_t set = 0;
     for (auto [t, base] : llvm::enumerate(tileBase)) {
-      Value blockAt =
-          add(base, add(mul(block, plan.planes * kVectorBytes),
-                        -firstBlock * plan.planes * kVectorBytes));
-      if (plan.anyShape)
-        prefetchAhead(codes, blockAt, plan.prefetchBytes, shape.totalBytes,
-                      plan.planes, run);
-      else
-        prefetchAhead(codes, blockAt, plan.prefetchBytes,
-                      plan.numTiles * plan.tileBytes, plan.planes, run);
-      if (plan.planePairs) {
-        lookupBlockPlanePairs(t, columns, blockAt, tableBase, accs);
-        continue;
-      }
+      Value blockAt = blockAddress(base, block, firstBlock);
       if (plan.laneOrder) {
         lookupBlockLanes(t, columns, blockAt, tableBase, accs);
         continue;
@@ -715,15 +709,11 @@ private:
               LutAcc &a =
                   accs[accIndex(t, columns, c, set, h, oneChain ? 0 : nibble)];
               if (plan.int8Tables) {
-                if (plan.fastAggregation && nibble == 1)
-                  continue;
-                auto op = UkLutDot8Op::create(
+                a.low = UkLutDot8Op::create(
                     b, loc, i32Reg, a.low, w, tables,
                     add(tableBase, c * plan.columnTableBytes() + 64 * nibble),
                     multipliers[c * plan.planes + p],
                     b.getBoolAttr(nibble == 1));
-                op.setAverage(plan.fastAggregation);
-                a.low = op;
                 continue;
               }
               auto op = UkLutDotOp::create(
@@ -763,41 +753,73 @@ private:
       widenLanes(ArrayRef(words).slice(2 * c, 2), accs, t * columns + c);
   }
 
-  /// lookupBlock in bitserial_abi.h's lane order: register (half, hs) of
-  /// tile t's block at `blockAt` holds rows 8 half .. + 7 with slots 2 hs,
-  /// 2 hs + 1 (one per 16-byte lane) and both planes of a row side by side,
-  /// so each nibble and table byte is one lut_lookup of the register as it
-  /// is and one dot2 with the bytes 1, 2 (the plane weights) into the int16
-  /// words of its half of the rows (at most 4 x 255 x 3 per lane), widened
-  /// into each column's quarters as lookupBlockLanes's.
-  void lookupBlockPlanePairs(int64_t t, int64_t columns, Value blockAt,
-                             Value tableBase, MutableArrayRef<LutAcc> accs) {
+  /// Where block `block` of the tile whose panel piece starts at `base`
+  /// lies (blocks from `firstBlock`), with the weights ahead of it
+  /// prefetched.
+  Value blockAddress(Value base, Value block, int64_t firstBlock) {
+    Value blockAt = add(base, add(mul(block, plan.planes * kVectorBytes),
+                                  -firstBlock * plan.planes * kVectorBytes));
+    if (plan.anyShape)
+      prefetchAhead(codes, blockAt, plan.prefetchBytes, shape.totalBytes,
+                    plan.planes, run);
+    else
+      prefetchAhead(codes, blockAt, plan.prefetchBytes,
+                    plan.numTiles * plan.tileBytes, plan.planes, run);
+    return blockAt;
+  }
+
+  /// lookupBlock in bitserial_abi.h's lane order for the `count` blocks
+  /// from `first`, tile after tile: register (half, hs) of a block holds
+  /// rows 8 half .. + 7 with slots 2 hs, 2 hs + 1 (one per 16-byte lane) and
+  /// both planes of a row side by side, so each nibble and table byte is
+  /// one lut_lookup of the register as loaded and one dot2 with the bytes
+  /// 1, 2 (the plane weights) into the int16 words of its half of the rows
+  /// (4 x 255 x 3 per lane and block), widened into each column's quarters
+  /// as lookupBlockLanes's every kWordBlocks blocks: T-MAC's int16
+  /// accumulation across blocks (ternary formats, whose blocks share one
+  /// activation scale; the group formats take one block at a time).
+  void lookupPlanePairs(ArrayRef<Value> tileBase, int64_t columns, Value first,
+                        int64_t count, int64_t firstBlock,
+                        MutableArrayRef<LutAcc> accs) {
+    constexpr int64_t kWordBlocks = 8; // 8 x 4 x 765 < 2^15
     auto wordReg = VectorType::get({plan.registerBytes / 2}, b.getI16Type());
-    SmallVector<LutAcc> words;
-    for (int64_t c = 0; c < columns; ++c)
-      words.append(freshWords());
-    for (int64_t half = 0; half < 2; ++half)
-      for (int64_t hs = 0; hs < 2; ++hs) {
-        Value w = UkLoadOp::create(
-            b, loc, byteReg, codes,
-            add(blockAt, 2 * half * plan.registerBytes + hs * plan.registerBytes));
-        for (int64_t c = 0; c < columns; ++c)
-          for (int64_t nibble = 0; nibble < 2; ++nibble)
-            for (int64_t x = 0; x < 2; ++x) {
-              Value looked = UkLutLookupOp::create(
-                  b, loc, byteReg, w, tables,
-                  add(tableBase, c * plan.columnTableBytes() + 128 * nibble +
-                                     64 * x + 32 * hs),
-                  nibble == 1);
-              Value pairs =
-                  UkDot2Op::create(b, loc, wordReg, looked, planeWeights[0]);
-              Value &sum = x == 0 ? words[2 * c + half].low
-                                  : words[2 * c + half].high;
-              sum = sum ? arith::AddIOp::create(b, loc, sum, pairs) : pairs;
-            }
+    for (auto [t, base] : llvm::enumerate(tileBase)) {
+      SmallVector<LutAcc> words;
+      for (int64_t s = 0; s < count; ++s) {
+        if (s % kWordBlocks == 0)
+          for (int64_t c = 0; c < columns; ++c)
+            words.append(freshWords());
+        Value block = add(first, s);
+        Value blockAt = blockAddress(base, block, firstBlock);
+        Value tableBase = mul(block, plan.blockTableBytes());
+        for (int64_t half = 0; half < 2; ++half)
+          for (int64_t hs = 0; hs < 2; ++hs) {
+            Value w = UkLoadOp::create(
+                b, loc, byteReg, codes,
+                add(blockAt, (2 * half + hs) * plan.registerBytes));
+            for (int64_t c = 0; c < columns; ++c)
+              for (int64_t nibble = 0; nibble < 2; ++nibble)
+                for (int64_t x = 0; x < 2; ++x) {
+                  Value looked = UkLutLookupOp::create(
+                      b, loc, byteReg, w, tables,
+                      add(tableBase, c * plan.columnTableBytes() +
+                                         128 * nibble + 64 * x + 32 * hs),
+                      nibble == 1);
+                  Value pairs = UkDot2Op::create(b, loc, wordReg, looked,
+                                                 planeWeights[0]);
+                  LutAcc &word = words[2 * c + half];
+                  Value &sum = x == 0 ? word.low : word.high;
+                  sum = sum ? arith::AddIOp::create(b, loc, sum, pairs) : pairs;
+                }
+          }
+        if (s % kWordBlocks == kWordBlocks - 1 || s == count - 1) {
+          for (int64_t c = 0; c < columns; ++c)
+            widenLanes(ArrayRef(words).slice(2 * c, 2), accs,
+                       t * columns + c);
+          words.clear();
+        }
       }
-    for (int64_t c = 0; c < columns; ++c)
-      widenLanes(ArrayRef(words).slice(2 * c, 2), accs, t * columns + c);
+    }
   }
 
   /// sum_p 2^p A_p of rows [h * lanes, ..) of (tile t, column c): the
@@ -836,62 +858,6 @@ private:
     if (plan.int8Tables)
       return twice;
     return UkShrExactOp::create(b, loc, i32Reg, twice, b.getI64IntegerAttr(1));
-  }
-
-  /// Fast aggregation: the lut_dot8 {average} sums F are about half those
-  /// of separate lookups, each rounding average 1/2 too large on average:
-  /// 2 F - 2 (2^P - 1) * `scales` (the sum of the act_group's a over the
-  /// blocks summed: 4 averages per plane and lane of a block, times the
-  /// multiplier a 2^p, times 1/2) is their unbiased estimate
-  /// (bitserial_abi.h). Otherwise `sum` itself.
-  Value aggregated(Value sum, function_ref<Value()> scales) {
-    if (!plan.fastAggregation)
-      return sum;
-    Value correction = arith::MulIOp::create(
-        b, loc, scales(),
-        arith::ConstantOp::create(
-            b, loc, b.getI32IntegerAttr(-2 * plan.sumWeight())));
-    Value twice = arith::AddIOp::create(b, loc, sum, sum);
-    return arith::AddIOp::create(
-        b, loc, twice, vector::BroadcastOp::create(b, loc, i32Reg, correction));
-  }
-
-  /// The a of act_group `actGroup` of table column c (multiplier byte 0),
-  /// as i32.
-  Value tableScale(int64_t c, Value actGroup) {
-    Value at = add(add(mul(actGroup, kMultiplierBytes),
-                       plan.blocks * kTable8Bytes),
-                   c * plan.columnTableBytes());
-    Value a = memref::LoadOp::create(b, loc, tables, at);
-    return arith::ExtSIOp::create(b, loc, b.getI32Type(), a);
-  }
-
-  /// The sum over the row's blocks of their act_group's a (column c).
-  Value rowTableScales(int64_t c) {
-    int64_t full = plan.blocks / plan.blocksPerActGroup;
-    int64_t tail = plan.blocks - full * plan.blocksPerActGroup;
-    Value zero = arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(0));
-    auto loop = scf::ForOp::create(b, loc, constant(0), constant(full),
-                                   constant(1), ValueRange{zero});
-    {
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPointToStart(loop.getBody());
-      scf::YieldOp::create(
-          b, loc,
-          ValueRange{arith::AddIOp::create(
-              b, loc, loop.getRegionIterArgs()[0],
-              tableScale(c, loop.getInductionVar()))});
-    }
-    Value sum = arith::MulIOp::create(
-        b, loc, loop.getResult(0),
-        arith::ConstantOp::create(
-            b, loc, b.getI32IntegerAttr(plan.blocksPerActGroup)));
-    if (tail == 0)
-      return sum;
-    Value last = arith::MulIOp::create(
-        b, loc, tableScale(c, constant(full)),
-        arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(tail)));
-    return arith::AddIOp::create(b, loc, sum, last);
   }
 
   /// `value` (i32 or f32) times dotUnit(): the row sums and activation
@@ -935,10 +901,16 @@ private:
     };
     resumePartials(sweep, i32Reg, forEachPartial);
     int64_t sets = plan.accSets;
-    panelBlocksLoop(sweep, accs, [&](Value block) {
-      lookupBlock(tileBase, columns, block, sweep.firstBlock, sets,
-                  /*oneChain=*/plan.nibblePairs == 1, accs);
-    });
+    if (plan.planePairs)
+      panelChunksLoop(sweep, accs, [&](Value first, int64_t count) {
+        lookupPlanePairs(tileBase, columns, first, count, sweep.firstBlock,
+                         accs);
+      });
+    else
+      panelBlocksLoop(sweep, accs, [&](Value block) {
+        lookupBlock(tileBase, columns, block, sweep.firstBlock, sets,
+                    /*oneChain=*/plan.nibblePairs == 1, accs);
+      });
     if (!sweep.last) {
       forEachPartial([&](Value &v, Value at) {
         UkSpillOp::create(b, loc, v, partials, at);
@@ -955,9 +927,7 @@ private:
           Value scale = memref::LoadOp::create(b, loc, xScales, column);
           // D - S: ternary_scale subtracts the row's sum from D.
           Value dot = rowDots(
-              aggregated(combine(accs, sets, plan.nibblePairs, t, columns, c, h),
-                         [&] { return rowScales[c]; }),
-              sum);
+              combine(accs, sets, plan.nibblePairs, t, columns, c, h), sum);
           Value out = UkTernaryScaleOp::create(b, loc, f32Reg, dot,
                                                inDotUnits(sum), wScale,
                                                inDotUnits(scale));
@@ -1031,13 +1001,8 @@ private:
         Value inv = arith::DivFOp::create(b, loc, one, inDotUnits(xScale));
         for (int64_t t = 0; t < tiles; ++t)
           for (int64_t h = 0; h < plan.halves; ++h) {
-            Value dot = rowDots(
-                aggregated(combine(accs, 1, 1, t, columns, c, h),
-                           [&] {
-                             return tableScale(
-                                 c, div(block, plan.blocksPerActGroup));
-                           }),
-                sum);
+            Value dot =
+                rowDots(combine(accs, 1, 1, t, columns, c, h), sum);
             Value zeroSum = plan.hasZeros() ? inDotUnits(sum) : Value();
             Value &out = sums[outIndex(t, c, h)];
             out = UkBlockCombineOp::create(b, loc, f32Reg, out, dot, inv,
@@ -1100,8 +1065,6 @@ private:
   PanelRun run;
   /// Splats of 2^p for planes p >= 1 (plane 0 multiplies by 1).
   SmallVector<Value, 3> planeWeights;
-  /// rowTableScales of the columns being built (fast aggregation, ternary).
-  SmallVector<Value> rowScales;
   VectorType byteReg, i32Reg, f32Reg;
 };
 
@@ -1178,7 +1141,6 @@ private:
     plan.blocks = plan.kp / kBlockK;
     plan.group = weight.getGroup();
     plan.int8Tables = int8Tables;
-    plan.fastAggregation = config.getFastAggregation();
     if (int8Tables) {
       plan.blocksPerActGroup = config.getActGroup() / kBlockK;
       plan.actGroups = llvm::divideCeil(plan.blocks, plan.blocksPerActGroup);
