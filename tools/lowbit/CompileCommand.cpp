@@ -268,7 +268,6 @@ TemplateValues bundleValues(const BundleFiles &b,
   for (const BundleGroup &g : b.groups)
     for (const LinearShape &s : g.shapes) {
       v.add("shapes")
-          .set("name", s.name)
           .set("nameC", cString(s.name))
           .set("layer", s.name.empty() ? "-" : s.name)
           .set("format", g.format.name())
