@@ -19,10 +19,6 @@ bool has_bitserial_layout(const Format &format) {
   return format.kind == FormatKind::I2S || format.kind == FormatKind::Group;
 }
 
-bool has_bitserial_lane_order(const Format &format) {
-  return has_bitserial_layout(format) && format.bits == 2;
-}
-
 UpconvertWeights pack_bitserial(const PackedWeights &canonical,
                                 BitplaneOrder order) {
   const Format &f = canonical.format;
@@ -31,10 +27,6 @@ UpconvertWeights pack_bitserial(const PackedWeights &canonical,
                 "' has no lut-bitserial layout (supported: i2s, w1gG, w2gG, "
                 "w3gG, w4gG)");
   const bool lanes = order == BitplaneOrder::Lanes;
-  if (lanes && !has_bitserial_lane_order(f))
-    throw Error("format '" + f.name() +
-                "' has no lut-bitserial lane order (two planes only: i2s, "
-                "w2gG)");
   validate(canonical);
 
   UpconvertWeights U;
@@ -73,11 +65,14 @@ UpconvertWeights pack_bitserial(const PackedWeights &canonical,
       uint8_t *block = U.codes.data() + c * tiles * panel_blocks * block_bytes +
                        t * piece + (j - c * panel_blocks) * block_bytes;
       for (int p = 0; p < planes; ++p) {
-        // Lanes: rows 8 half + k, slot 2 hs + l at 64 half + 32 hs + 16 l +
-        // 2 k + p (bitserial_abi.h, LANE ORDER).
+        // bitserial_abi.h, LANE ORDER: two planes, row 8 half + k and slot
+        // 2 hs + l at 64 half + 32 hs + 16 l + 2 k + p; else byte 16 s + r
+        // of the plane vector.
         const int64_t at =
-            lanes ? 64 * (r / 8) + 32 * (s / 2) + 16 * (s % 2) + 2 * (r % 8) + p
-                  : p * LOWBIT_BITSERIAL_VECTOR_BYTES + 4 * r + s;
+            !lanes ? p * LOWBIT_BITSERIAL_VECTOR_BYTES + 4 * r + s
+            : planes == 2
+                ? 64 * (r / 8) + 32 * (s / 2) + 16 * (s % 2) + 2 * (r % 8) + p
+                : p * LOWBIT_BITSERIAL_VECTOR_BYTES + 16 * s + r;
         block[at] |= uint8_t(((code >> p) & 1) << (4 * h + i));
       }
     }

@@ -91,10 +91,6 @@ std::string layout_error(const lowbit_layout_t &layout, const Format &format) {
     if (!has_bitserial_layout(format))
       return "a bitplanes layout (bitserial_abi.h) for " + format.name() +
              " weights: only i2s and w1gG..w4gG have one";
-    if (layout.lane_order == LOWBIT_LANE_LANES &&
-        !has_bitserial_lane_order(format))
-      return "a bitplanes layout in lane order for " + format.name() +
-             " weights: only the two-plane formats (i2s, w2gG) have one";
     want = bitplanes_layout(layout.lane_order == LOWBIT_LANE_LANES
                                 ? LOWBIT_LANE_LANES
                                 : LOWBIT_LANE_ROWS);

@@ -285,16 +285,7 @@ TEST(PackForKernel, RejectsADescriptorForOtherWeights) {
                            "w1gG..w4gG have one");
   }
   EXPECT_THROW(pack_for_kernel(tl2, vnni4_layout(tl2.format)), Error);
-  // The bitplanes lane order is for two planes only (bitserial_abi.h).
   const PackedWeights w1 = quantize(Format::parse("w1g32"), W.data(), 16, 96);
-  try {
-    pack_for_kernel(w1, bitplanes_layout(LOWBIT_LANE_LANES));
-    FAIL() << "no error";
-  } catch (const Error &e) {
-    EXPECT_STREQ(e.what(), "pack_for_kernel: a bitplanes layout in lane order "
-                           "for w1g32 weights: only the two-plane formats "
-                           "(i2s, w2gG) have one");
-  }
 
   lowbit_layout_t rows = vnni4_layout(w1.format);
   rows.tile_rows = 32;

@@ -51,6 +51,20 @@ func.func @kfactor_partial_block(%x: tensor<?x128xf32>, %w: tensor<1x512xi8>, %s
 
 // -----
 
+// The lane order is what the kernels of x86-avx2/avxvnni with int16 tables
+// read; this module is lowered for x86-avx512vnni (vpermb, row order).
+func.func @lanes_for_another_target(%x: tensor<?x128xf32>, %w: tensor<1x512xi8>, %s: tensor<1xf32>) -> tensor<?x16xf32> {
+  // expected-error@+1 {{'lowbit.mpgemm' op has a bitplanes layout in lane_order lanes, which only the kernels with int16 tables on targets with lut_abi.h's lane order read (bitserial_abi.h); run lowbit-pack-layout for this target}}
+  %y = lowbit.mpgemm %x, %w, %s {
+         weight = #lowbit.weight<bits = 2, encoding = ternary>,
+         layout = #lowbit.layout<bitplanes, tile_m = 16, tile_k = 32, interleave = 16, lane_order = lanes>,
+         config = #lowbit.lut_bitserial<bm = 16, kfactor = 16>}
+       : (tensor<?x128xf32>, tensor<1x512xi8>, tensor<1xf32>) -> tensor<?x16xf32>
+  return %y : tensor<?x16xf32>
+}
+
+// -----
+
 // K = 20480: 640 blocks of 256 bytes of tables per activation row.
 func.func @tables_too_large(%x: tensor<?x20480xf32>, %w: tensor<1x81920xi8>, %s: tensor<1xf32>) -> tensor<?x16xf32> {
   // expected-error@+1 {{'lowbit.mpgemm' op the tables of bn = 16 activation rows take 2621440 bytes for K = 20480, more than the 2097152 a kernel keeps on its stack}}

@@ -107,8 +107,8 @@ func.func @bitserial_from_bitplanes(%x: tensor<?x256xf32>, %w: tensor<64x64xi8>,
 // -----
 
 // lut-bitserial: the bit-plane layout of bitserial_abi.h, in its lane order
-// for two planes with int16 tables on x86-avx2 (pshufb per lane, the planes
-// of a row side by side). M = 33, K = 100: 3 tiles x 4 blocks x 2 x 64.
+// with int16 tables on x86-avx2 (pshufb per lane; two planes of a row side
+// by side). M = 33, K = 100: 3 tiles x 4 blocks x 2 x 64.
 // CHECK-LABEL: func.func @i2s_bitplanes_lanes(
 // CHECK-SAME: tensor<3x512xi8>
 // CHECK: layout = #lowbit.layout<bitplanes, tile_m = 16, tile_k = 32, interleave = 16, lane_order = lanes>
@@ -125,14 +125,15 @@ func.func @i2s_bitplanes_lanes(%x: tensor<?x100xf32>, %w: tensor<33x25xi8>, %s: 
 
 // -----
 
-// Row order for one plane (no pair to multiply together), for int8 tables
-// (looked up per slot) and on targets without lane order (vpermb).
-// CHECK-LABEL: func.func @w1_bitplanes_rows(
-// CHECK: layout = #lowbit.layout<bitplanes, tile_m = 16, tile_k = 32, interleave = 16>,
+// One plane: lane order too (each plane vector in lut_abi.h's); row order
+// for int8 tables (looked up per slot) and on targets without lane order
+// (vpermb).
+// CHECK-LABEL: func.func @w1_bitplanes_lanes(
+// CHECK: layout = #lowbit.layout<bitplanes, tile_m = 16, tile_k = 32, interleave = 16, lane_order = lanes>
 // CHECK-LABEL: func.func @w2_int8_bitplanes_rows(
 // CHECK: layout = #lowbit.layout<bitplanes, tile_m = 16, tile_k = 32, interleave = 16>,
 module attributes {lowbit.target = "x86-avx2"} {
-func.func @w1_bitplanes_rows(%x: tensor<?x256xf32>, %w: tensor<64x32xi8>, %s: tensor<64x2xf16>) -> tensor<?x64xf32> {
+func.func @w1_bitplanes_lanes(%x: tensor<?x256xf32>, %w: tensor<64x32xi8>, %s: tensor<64x2xf16>) -> tensor<?x64xf32> {
   %y = lowbit.mpgemm %x, %w, %s {
          weight = #lowbit.weight<bits = 1, encoding = binary, group = 128, scale = per_group>,
          layout = #lowbit.layout<canonical>,

@@ -20,20 +20,16 @@ namespace lowbit {
 /// Whether `format` has a lut-bitserial layout: i2s, w1gG, w2gG, w3gG, w4gG.
 bool has_bitserial_layout(const Format &format);
 
-/// Whether `format` has bitserial_abi.h's lane order: two planes (i2s,
-/// w2gG).
-bool has_bitserial_lane_order(const Format &format);
-
 /// The byte order of bitserial_abi.h's plane vectors: Rows (byte 4r + s:
-/// row r, slot s) or Lanes (the two planes of a row side by side, one slot
-/// per 16-byte lane: pshufb; two-plane formats only). A kernel's layout
-/// descriptor names it (kernel_abi.h, lane_order; pack_for_kernel).
+/// row r, slot s) or Lanes (one slot per 16-byte lane for pshufb; with two
+/// planes, the planes of a row side by side). A kernel's layout descriptor
+/// names it (kernel_abi.h, lane_order; pack_for_kernel).
 enum class BitplaneOrder { Rows, Lanes };
 
 /// Repacks validated canonical weights into the layout of bitserial_abi.h
 /// in `order` (Mp = ceil(M/16)*16, Kp = ceil(K/32)*32, bits = planes,
 /// scales and zeros as pack_upconvert, w_scale = s_w). Throws Error naming
-/// any other format, or a lane order for a format without one.
+/// any other format.
 UpconvertWeights pack_bitserial(const PackedWeights &canonical,
                                 BitplaneOrder order = BitplaneOrder::Rows);
 

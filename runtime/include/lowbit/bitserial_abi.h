@@ -60,21 +60,24 @@
  *   the low byte of T[e] (unsigned) and 64 + 16s + e its high byte + 128.
  *
  * LANE ORDER (lowbit_layout_t lane_order = LOWBIT_LANE_LANES, #lowbit.layout
- * lane_order = lanes: pack-layout records it for two-plane formats, i2s and
- * w2gG, with int16 tables on the targets whose TargetInfo::hasLutLaneOrder,
- * x86-avx2 and x86-avxvnni; pack_bitserial(W, BitplaneOrder::Lanes)). The
- * same blocks and nibbles, the 2 * 64 bytes of a block's two plane vectors
- * permuted so that pshufb, whose table is per 16-byte lane, looks a whole
- * register up at once, and the two planes of a (row, group) sit in one
- * int16 lane, T-MAC's AVX2 formulation:
- *   byte 64 half + 32 hs + 16 l + 2 k + p of the block holds what the row
- *   order holds at byte 64 p + 4 r + s, with r = 8 half + k (rows 0..7 or
- *   8..15) and s = 2 hs + l (slot s in 16-byte lane l of register hs).
- *   A 32-byte register (half, hs) is looked up in the 32 table bytes of
- *   slots 2 hs, 2 hs + 1 (lut_abi.h's lane order of the tables); vpmaddubsw
- *   of the looked-up bytes with the multipliers 1, 2 (the plane weights)
- *   gives per row the int16 T[index_0] + 2 T[index_1] of a byte of the
- *   table, with no transpose or zip in the kernel.
+ * lane_order = lanes: pack-layout records it for int16 tables on the
+ * targets whose TargetInfo::hasLutLaneOrder, x86-avx2 and x86-avxvnni;
+ * pack_bitserial(W, BitplaneOrder::Lanes)). The same blocks and nibbles,
+ * the bytes of a block permuted so that pshufb, whose table is per 16-byte
+ * lane, looks a whole register up at once (T-MAC's AVX2 formulation):
+ *   two planes (i2s, w2gG): byte 64 half + 32 hs + 16 l + 2 k + p of the
+ *   block holds what the row order holds at byte 64 p + 4 r + s, with
+ *   r = 8 half + k (rows 0..7 or 8..15) and s = 2 hs + l (slot s in
+ *   16-byte lane l of register hs). A 32-byte register (half, hs) is looked
+ *   up in the 32 table bytes of slots 2 hs, 2 hs + 1 (lut_abi.h's lane
+ *   order of the tables), and vpmaddubsw of the looked-up bytes with the
+ *   multipliers 1, 2 (the plane weights) gives per row the int16
+ *   T[index_0] + 2 T[index_1] of a table byte: no transpose, no zip.
+ *   ternary kernels add those int16 sums over up to 8 blocks before they
+ *   widen them (8 x 4 x 3 x 255 < 2^15).
+ *   one, three or four planes: byte 16 s + r of each plane vector holds
+ *   its byte 4 r + s (lut_abi.h's lane order of the tl1/tl2 vectors), looked
+ *   up as the tl1/tl2 kernels of these targets do.
  * MATH (per output row m, column n, plane p; S = x_sums of the block/row)
  *   A_p = sum over the K range of T_g[index of plane p] = 2 * D_p - S, where
  *   D_p = sum_k bit_p(c_k) * xq_k, so D = sum_k c_k * xq_k =

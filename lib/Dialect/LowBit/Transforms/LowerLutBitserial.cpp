@@ -90,11 +90,11 @@ struct BitserialPlan {
   /// there; per (tile, activation row) one accumulator (low + 256 high)
   /// per quarter of the rows.
   bool laneOrder = false;
-  /// laneOrder with the weights in bitserial_abi.h's lane order (two planes,
-  /// #lowbit.layout lane_order = lanes): no transpose, each register looked
-  /// up as it is and its plane pairs multiplied by 1, 2 (T-MAC's AVX2
-  /// formulation).
-  bool planePairs = false;
+  /// laneOrder with the weights in bitserial_abi.h's lane order
+  /// (#lowbit.layout lane_order = lanes): no transpose; with two planes
+  /// (planePairs) each register is looked up as loaded and its plane pairs
+  /// multiplied by 1, 2 (T-MAC's AVX2 formulation).
+  bool weightsInLanes = false, planePairs = false;
   /// Sets of accumulators that consecutive plane vectors take turns on, so
   /// that the dot chains hide the dot latency, and pairs per (set, register
   /// half): one per nibble, or one for both.
@@ -740,10 +740,15 @@ private:
       words.append(freshWords());
     for (int64_t p = 0; p < plan.planes; ++p) {
       Value at = add(blockAt, p * kVectorBytes);
-      auto lanes = UkLaneTransposeOp::create(
-          b, loc, byteReg, byteReg, UkLoadOp::create(b, loc, byteReg, codes, at),
-          UkLoadOp::create(b, loc, byteReg, codes, add(at, plan.registerBytes)));
-      Value w[2] = {lanes.getFirst(), lanes.getSecond()};
+      Value w[2] = {UkLoadOp::create(b, loc, byteReg, codes, at),
+                    UkLoadOp::create(b, loc, byteReg, codes,
+                                     add(at, plan.registerBytes))};
+      if (!plan.weightsInLanes) {
+        auto lanes = UkLaneTransposeOp::create(b, loc, byteReg, byteReg, w[0],
+                                               w[1]);
+        w[0] = lanes.getFirst();
+        w[1] = lanes.getSecond();
+      }
       SmallVector<Value, 4> multipliers(4, planeWeights[p]);
       for (int64_t c = 0; c < columns; ++c)
         lookupLanes(w, tables, add(tableBase, c * plan.columnTableBytes()),
@@ -1157,13 +1162,14 @@ private:
     plan.laneOrder = target.hasLutLaneOrder() && !int8Tables;
     // pack-layout chose the lane order for this target, planes and tables;
     // a layout for another target is an error.
-    plan.planePairs = layout.getLaneOrder() == LaneOrder::Lanes;
-    if (plan.planePairs && !(plan.laneOrder && plan.planes == 2))
+    plan.weightsInLanes = layout.getLaneOrder() == LaneOrder::Lanes;
+    if (plan.weightsInLanes && !plan.laneOrder)
       return op.emitOpError()
              << "has a bitplanes layout in lane_order lanes, which only the "
-                "two-plane kernels with int16 tables on targets with "
-                "lut_abi.h's lane order read (bitserial_abi.h); run "
-                "lowbit-pack-layout for this target";
+                "kernels with int16 tables on targets with lut_abi.h's lane "
+                "order read (bitserial_abi.h); run lowbit-pack-layout for "
+                "this target";
+    plan.planePairs = plan.weightsInLanes && plan.planes == 2;
     LutAccumulators accs =
         planLutAccumulators(target, plan.halves, plan.tilesPerGroup, plan.bn);
     plan.accSets = accs.sets;

@@ -129,8 +129,8 @@ private:
 
   /// i2s / canonical -> the bit-plane layout of bitserial_abi.h: 16-row
   /// tiles of Kp / 32 blocks x `bits` plane vectors of 64 bytes, in its
-  /// lane order for two planes and int16 tables on the targets whose
-  /// TargetInfo::hasLutLaneOrder (each register one pshufb, the planes of a
+  /// lane order for int16 tables on the targets whose
+  /// TargetInfo::hasLutLaneOrder (each register one pshufb; two planes of a
   /// row side by side for vpmaddubsw), else in row order.
   LogicalResult packBitserial(func::FuncOp func, MpGemmOp op) {
     MLIRContext *ctx = op.getContext();
@@ -138,8 +138,8 @@ private:
     if (failed(target))
       return failure();
     auto config = cast<LutBitserialAttr>(op.getConfigAttr());
-    bool lanes = (*target)->hasLutLaneOrder() &&
-                 op.getWeight().getBits() == 2 && config.getTableBits() == 16;
+    bool lanes =
+        (*target)->hasLutLaneOrder() && config.getTableBits() == 16;
     auto layout = LayoutAttr::get(ctx, LayoutKind::BitPlanes,
                                   /*tileM=*/LOWBIT_TILE_ROWS,
                                   /*tileK=*/LOWBIT_BITSERIAL_BLOCK,
