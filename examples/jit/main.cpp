@@ -61,8 +61,7 @@ int run(const std::string &formatName, int64_t M, int64_t K, int64_t N) {
   jit::runKernel(nullptr, canonical, X.data(), N, reference.data(), pool);
 
   const std::string problem = jit::compareWithReference(
-      packed, X.data(), N, Y, reference, GpuDType::F32, kernel.tableActGroup,
-      kernel.fastAggregation);
+      packed, X.data(), N, Y, reference, GpuDType::F32, kernel.tableActGroup);
   std::printf("%s M=%lld K=%lld N=%lld  %s on %s  %s\n  config: %s\n",
               format.name().c_str(), (long long)M, (long long)K, (long long)N,
               strategy_name(choice.strategy).c_str(),

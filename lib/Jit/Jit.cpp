@@ -242,7 +242,6 @@ compileKernels(const Format &format, KernelChoice choice,
     kernels[i].config = source.config;
     kernels[i].layout = source.layoutDescriptor;
     kernels[i].tableActGroup = source.tableActGroup;
-    kernels[i].fastAggregation = source.fastAggregation;
     anyShape[i] = source.anyShape;
     sources.push_back(std::move(source.cpp));
     symbols.push_back(source.functionName);
@@ -307,8 +306,7 @@ static double normDiff(const std::vector<float> &a,
 std::string compareWithReference(const PackedWeights &W, const float *X,
                                  int64_t N, const std::vector<float> &got,
                                  const std::vector<float> &want,
-                                 GpuDType dtype, int64_t tableActGroup,
-                                 bool fastAggregation) {
+                                 GpuDType dtype, int64_t tableActGroup) {
   const double roundoff = dtype == GpuDType::F16    ? 0x1p-11
                           : dtype == GpuDType::BF16 ? 0x1p-8
                                                     : 0.0;
@@ -316,7 +314,7 @@ std::string compareWithReference(const PackedWeights &W, const float *X,
   // bitserial_abi.h, from the formula.
   std::optional<std::vector<double>> bound;
   if (tableActGroup > 0)
-    bound = bitserial_int8_table_bound(W, X, N, tableActGroup, fastAggregation);
+    bound = bitserial_int8_table_bound(W, X, N, tableActGroup);
   if (bound) {
     // A lossy kernel: within its documented bound of the reference (plus
     // float rounding), then the 1e-2 of the fp64 product below.

@@ -406,7 +406,6 @@ mlir::lowbit::generateKernel(const KernelRequest &request) {
       source.tilesPerGroup = bitserialConfig.getBm() / source.tileRows;
       if (bitserialConfig.getTableBits() == 8)
         source.tableActGroup = bitserialConfig.getActGroup();
-      source.fastAggregation = bitserialConfig.getFastAggregation();
     }
     source.bits = op.getWeight().getBits();
   });

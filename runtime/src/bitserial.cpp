@@ -104,8 +104,7 @@ UpconvertWeights pack_bitserial(const PackedWeights &canonical,
 
 std::vector<double> bitserial_int8_table_bound(const PackedWeights &W,
                                                const float *X, int64_t N,
-                                               int64_t act_group,
-                                               bool fast_aggregation) {
+                                               int64_t act_group) {
   const Format &f = W.format;
   if (!has_bitserial_layout(f))
     throw Error("format '" + f.name() + "' has no lut-bitserial layout");
@@ -116,19 +115,12 @@ std::vector<double> bitserial_int8_table_bound(const PackedWeights &W,
   const int64_t block = activation_block(f, K);
   QuantizedActivations xq = quantize_activations(X, N, K, block);
   // (2^P - 1) / 4 per table step, twice that for w1gG (codes 0/1 stand
-  // for -1/+1: Y is 2 D - S); fast aggregation adds half a step per lookup
-  // to the table rounding's half step.
+  // for -1/+1: Y is 2 D - S).
   const int planes = f.bits;
   const int d = 127 / (4 << (planes - 1)); // the table scale's denominator
   const double perStep = double((1 << planes) - 1) / 4 *
-                         (f.encoding() == Encoding::Binary ? 2 : 1) *
-                         (fast_aggregation ? 1.5 : 1.0);
-  // The groups of 4 of K; with fast aggregation those of the padded Kp too:
-  // a padding pair's average is exact, so the correction is 1/2 off there.
-  const int64_t groups = fast_aggregation
-                             ? (K + LOWBIT_BITSERIAL_BLOCK - 1) /
-                                   LOWBIT_BITSERIAL_BLOCK * 8
-                             : (K + 3) / 4;
+                         (f.encoding() == Encoding::Binary ? 2 : 1);
+  const int64_t groups = (K + 3) / 4; // the groups of 4 of K
   std::vector<double> bound(size_t(N * M));
   std::vector<double> step(static_cast<size_t>(groups)); // ts / x_scale
   for (int64_t n = 0; n < N; ++n) {

@@ -206,8 +206,7 @@ TEST(BitserialInt8Bound, HandComputedCases) {
   }
   // w1g32, K = 64: block 0 is x0 = 1, the rest 0 (sx0 = 127, group 0 sums
   // 127: a = 31, ts = 1); block 1 all 2 (sx1 = 63.5, every group 508: a =
-  // 124, ts = 4). lambda = 2, (2^1 - 1) / 4: 1/2 per step; fast
-  // aggregation 3/2 times that.
+  // 124, ts = 4). lambda = 2, (2^1 - 1) / 4: 1/2 per step.
   //   act_group 32: 1/2 * (8 * 1 * s0 / 127 + 8 * 4 * s1 / 63.5)
   //   act_group 64 (a = 124 for both): 1/2 * (8 * 4 * s0 / 127 + 8 * 4 * s1 / 63.5)
   {
@@ -225,8 +224,6 @@ TEST(BitserialInt8Bound, HandComputedCases) {
                 0.5 * (8 * s0 / 127 + 32 * s1 / 63.5), 1e-9);
     EXPECT_NEAR(bitserial_int8_table_bound(W, x.data(), 1, 64)[0],
                 0.5 * (32 * s0 / 127 + 32 * s1 / 63.5), 1e-9);
-    EXPECT_NEAR(bitserial_int8_table_bound(W, x.data(), 1, 32, true)[0],
-                0.75 * (8 * s0 / 127 + 32 * s1 / 63.5), 1e-9);
     EXPECT_THROW(bitserial_int8_table_bound(W, x.data(), 1, 48), Error);
   }
 }

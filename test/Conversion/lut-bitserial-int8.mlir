@@ -84,33 +84,3 @@ func.func @w3g32_int8(%x: tensor<?x64xf32>, %w: tensor<1x384xi8>, %s: tensor<16x
        : (tensor<?x64xf32>, tensor<1x384xi8>, tensor<16x2x2xf16>) -> tensor<?x16xf32>
   return %y : tensor<?x16xf32>
 }
-
-// Fast aggregation (lut_dot8 {average}): both nibbles looked up, the
-// entries + 128 averaged with rounding up (vpavgb / urhadd), - 128, one
-// dot product.
-// AVX512-LABEL: extern "C" void w2g64_fast(
-// AVX512: [[LO:v[0-9]+]] = _mm512_permutexvar_epi8(
-// AVX512: [[HI:v[0-9]+]] = _mm512_permutexvar_epi8(
-// AVX512: [[B:v[0-9]+]] = _mm512_set1_epi8(-128)
-// AVX512: [[LOU:v[0-9]+]] = _mm512_xor_si512([[LO]], [[B]]);
-// AVX512: [[HIU:v[0-9]+]] = _mm512_xor_si512([[HI]], [[B]]);
-// AVX512: [[AVG:v[0-9]+]] = _mm512_avg_epu8([[LOU]], [[HIU]]);
-// AVX512: [[E:v[0-9]+]] = _mm512_xor_si512([[AVG]], [[B]]);
-// AVX512: _mm512_dpbusd_epi32({{.*}}, {{.*}}, [[E]]);
-// AVX2-LABEL: extern "C" void w2g64_fast(
-// AVX2: _mm256_avg_epu8(
-// NEON-LABEL: extern "C" void w2g64_fast(
-// NEON: [[LO:v[0-9]+]] = vqtbl4q_u8(
-// NEON: [[HI:v[0-9]+]] = vqtbl4q_u8(
-// NEON: [[LOU:v[0-9]+]] = veorq_u8([[LO]],
-// NEON: [[HIU:v[0-9]+]] = veorq_u8([[HI]],
-// NEON: [[AVG:v[0-9]+]] = vrhaddq_u8([[LOU]], [[HIU]]);
-// NEON: veorq_u8([[AVG]],
-func.func @w2g64_fast(%x: tensor<?x64xf32>, %w: tensor<1x256xi8>, %s: tensor<16x1x2xf16>) -> tensor<?x16xf32> {
-  %y = lowbit.mpgemm %x, %w, %s {
-         weight = #lowbit.weight<bits = 2, encoding = unsigned, group = 64, scale = per_group>,
-         layout = #lowbit.layout<bitplanes, tile_m = 16, tile_k = 32, interleave = 16>,
-         config = #lowbit.lut_bitserial<bm = 16, kfactor = 8, table_bits = 8, fast_aggregation = true>}
-       : (tensor<?x64xf32>, tensor<1x256xi8>, tensor<16x1x2xf16>) -> tensor<?x16xf32>
-  return %y : tensor<?x16xf32>
-}

@@ -139,31 +139,3 @@ func.func @i2s_int8(%x: tensor<?x300xf32>, %w: tensor<3x1280xi8>, %s: tensor<1xf
        : (tensor<?x300xf32>, tensor<3x1280xi8>, tensor<1xf32>) -> tensor<?x33xf32>
   return %y : tensor<?x33xf32>
 }
-
-// Fast aggregation: one lut_dot8 {average} per plane vector (both nibbles),
-// then 2 F - 2 (2^2 - 1) a (a: byte 0 of the block's multipliers, the
-// act_group's table scale numerator) before the transform.
-// CHECK-LABEL: func.func @w2g64_fast(
-// CHECK: %[[W0:.*]] = lowbit.uk.broadcast4
-// CHECK: %[[W1:.*]] = lowbit.uk.broadcast4
-// CHECK: %[[P0:.*]] = lowbit.uk.load
-// CHECK: %[[F0:.*]] = lowbit.uk.lut_dot8 %{{.*}}, %[[P0]], %{{.*}}[%[[TB:.*]]], %[[W0]] {average, high = false}
-// CHECK: %[[P1:.*]] = lowbit.uk.load
-// CHECK: %[[F1:.*]] = lowbit.uk.lut_dot8 %[[F0]], %[[P1]], %{{.*}}[%[[TB]]], %[[W1]] {average, high = false}
-// CHECK-NOT: lut_dot8
-// CHECK: %[[A8:.*]] = memref.load %{{.*}}[%{{.*}}] : memref<?xi8>
-// CHECK: %[[A:.*]] = arith.extsi %[[A8]] : i8 to i32
-// CHECK: %[[C:.*]] = arith.muli %[[A]], %c-6_i32 : i32
-// CHECK: %[[TWICE:.*]] = arith.addi %[[F1]], %[[F1]] : vector<16xi32>
-// CHECK: %[[CV:.*]] = vector.broadcast %[[C]] : i32 to vector<16xi32>
-// CHECK: %[[SUM:.*]] = arith.addi %[[TWICE]], %[[CV]] : vector<16xi32>
-// CHECK: arith.addi %[[SUM]], %{{.*}} : vector<16xi32>
-// CHECK: lowbit.uk.block_combine
-func.func @w2g64_fast(%x: tensor<?x192xf32>, %w: tensor<2x768xi8>, %s: tensor<20x3x2xf16>) -> tensor<?x20xf32> {
-  %y = lowbit.mpgemm %x, %w, %s {
-         weight = #lowbit.weight<bits = 2, encoding = unsigned, group = 64, scale = per_group>,
-         layout = #lowbit.layout<bitplanes, tile_m = 16, tile_k = 32, interleave = 16>,
-         config = #lowbit.lut_bitserial<bm = 16, kfactor = 8, table_bits = 8, fast_aggregation = true>}
-       : (tensor<?x192xf32>, tensor<2x768xi8>, tensor<20x3x2xf16>) -> tensor<?x20xf32>
-  return %y : tensor<?x20xf32>
-}

@@ -34,7 +34,6 @@ struct BundleKernel {
   std::string config;
   lowbit_layout_t layout = {}; // the packed layout it reads (kernel_abi.h)
   int64_t tableActGroup = 0;    // lut-bitserial int8 tables (lossy)
-  bool fastAggregation = false; // and their fast aggregation
   std::string file; // kernels/<function>.cpp
   std::vector<std::string> flags;
 };

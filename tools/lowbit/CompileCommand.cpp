@@ -415,7 +415,6 @@ BundleKernel generateBundleKernel(const Format &format,
   k.config = source.config;
   k.layout = source.layoutDescriptor;
   k.tableActGroup = source.tableActGroup;
-  k.fastAggregation = source.fastAggregation;
   k.file = "kernels/" + k.function + ".cpp";
   k.flags = source.compileFlags;
   cpp = std::move(source.cpp);

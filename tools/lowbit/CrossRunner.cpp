@@ -166,7 +166,6 @@ compileCrossKernels(const Format &format, KernelChoice choice,
         kernel.config = k.config;
         kernel.layout = k.layout;
         kernel.tableActGroup = k.tableActGroup;
-        kernel.fastAggregation = k.fastAggregation;
       }
     kernel.emulated =
         std::make_shared<CrossKernel>(toolchain, executable, spec.target, minN);

@@ -49,8 +49,7 @@ std::string verifyInChild(const CompiledKernel &kernel, PreparedWeights &W,
         runKernel(&kernel, W, xs[i].data.data(), xs[i].rows, got.data(), pool);
         problem = compareWithReference(*W.canonical, xs[i].data.data(),
                                        xs[i].rows, got, wants[i],
-                                       GpuDType::F32, kernel.tableActGroup,
-                                       kernel.fastAggregation);
+                                       GpuDType::F32, kernel.tableActGroup);
         if (!problem.empty())
           problem = "N=" + std::to_string(xs[i].rows) + ": " + problem;
       }
@@ -119,7 +118,7 @@ std::string verifyOnGpu(VulkanKernel &kernel, const PackedWeights &W,
     kernel.run(xs[i].data.data(), xs[i].rows, got.data());
     std::string problem =
         compareWithReference(W, xs[i].data.data(), xs[i].rows, got, wants[i],
-                             GpuDType::F32, 0, false);
+                             GpuDType::F32, 0);
     if (!problem.empty())
       return "N=" + std::to_string(xs[i].rows) + ": " + problem;
   }

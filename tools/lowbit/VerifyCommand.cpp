@@ -128,8 +128,7 @@ static int runVerify(const ParsedOptions &options) {
               y = round_to_dtype(dtype, y);
           std::string problem = compareWithReference(
               W, X.data.data(), N, got, want, dtype,
-              kernels.empty() ? 0 : kernels[s].tableActGroup,
-              !kernels.empty() && kernels[s].fastAggregation);
+              kernels.empty() ? 0 : kernels[s].tableActGroup);
           if (problem.empty()) {
             ++casePassed;
             continue;

@@ -122,7 +122,6 @@ struct CompiledKernel {
   std::string config; // the config attribute the compiler chose
   lowbit_layout_t layout = {}; // the packed layout it reads (kernel_abi.h)
   int64_t tableActGroup = 0; // lut-bitserial int8 tables: act_group (lossy)
-  bool fastAggregation = false; // and their fast aggregation
   LoadedKernel loaded; // CPU targets: the function
   /// An any-shape kernel (KernelShape::anyShape): its function, which runs
   /// every shape of the format (`loaded.fn` is then null).
@@ -191,7 +190,7 @@ PreparedWeights prepareWeights(const PackedWeights &W,
 /// Compares a kernel's Y [N][M] for weights W and activations X [N][K] with
 /// the reference's `want`: bit-exact for ternary formats, else within 1e-5
 /// (normalized) of the reference; for a lossy kernel (`tableActGroup` > 0:
-/// CompiledKernel::tableActGroup, fastAggregation) instead every output
+/// CompiledKernel::tableActGroup) instead every output
 /// within the bound of bitserial_abi.h of the reference
 /// (bitserial_int8_table_bound); and 1e-2
 /// of the fp64 product of the dequantized weights (or no worse than the
@@ -203,8 +202,7 @@ std::string compareWithReference(const PackedWeights &W, const float *X,
                                  int64_t N, const std::vector<float> &got,
                                  const std::vector<float> &want,
                                  GpuDType dtype = GpuDType::F32,
-                                 int64_t tableActGroup = 0,
-                                 bool fastAggregation = false);
+                                 int64_t tableActGroup = 0);
 
 /// Y [N][M] = X [N][K] * W^T with the chosen kernel (nullptr for reference).
 void runKernel(const CompiledKernel *kernel, PreparedWeights &W,

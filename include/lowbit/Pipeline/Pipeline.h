@@ -61,7 +61,6 @@ struct KernelSource {
   int64_t bits = 0;          // bits per weight code in the layout
   int64_t tableActGroup = 0; // lut-bitserial int8 tables (lossy): the
                              // activations per table scale; 0: exact
-  bool fastAggregation = false; // and their fast aggregation (lossier)
   std::vector<std::string> compileFlags; // e.g. {"-mavx512vnni", ...}
 };
 

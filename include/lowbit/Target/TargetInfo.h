@@ -50,10 +50,10 @@ struct LutDotOperands {
 };
 
 /// Operands of lowbit.uk.lut_dot8 after type conversion: `tables` is an
-/// int8_t * to its 64 bytes (128 with `average`).
+/// int8_t * to its 64 bytes.
 struct LutDot8Operands {
   Value acc, indices, tables, multipliers;
-  bool high = false, average = false;
+  bool high = false;
 };
 
 class TargetInfo {

@@ -379,7 +379,6 @@ struct ConvertLutDot8 : TargetPattern<UkLutDot8Op> {
         rewriter, op.getLoc(), adaptor.getTables(), adaptor.getTableOffset());
     operands.multipliers = adaptor.getMultipliers();
     operands.high = op.getHigh();
-    operands.average = op.getAverage();
     Value sum = target.emitLutDot8(rewriter, op.getLoc(), operands, *type);
     if (!sum)
       return rewriter.notifyMatchFailure(op, [&](Diagnostic &d) {

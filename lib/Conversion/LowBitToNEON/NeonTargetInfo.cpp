@@ -33,7 +33,6 @@
 //   lut_signs       vld1q_dup_u16, vqtbl1q_u8 (byte i / 8), vtstq_u8, vorrq_u8
 //   lut_dot8        the index of lut_dot, one vqtbl4q_u8 (the 4 int8 tables
 //                   of 16 entries), dot4 of the multipliers and entries;
-//                   average: both lookups, veorq_u8 0x80, vrhaddq_u8, veorq_u8
 //   lut_combine     vshlq_n_s32 + vaddq_s32
 //   spill           vst1q_s32, vst1q_f32 (f32)
 //
@@ -395,21 +394,10 @@ public:
 
   /// One tbl of the 64 int8 tables as lut_dot's, then the multipliers
   /// times the entries (both below 128 in magnitude, so signed) by dot4.
-  /// With `average` both nibbles' entries, + 128 (eor), vrhaddq_u8, - 128.
   Value emitLutDot8(OpBuilder &b, Location loc, const LutDot8Operands &o,
                     VectorType type) const override {
     Value entries =
         lookup(b, loc, o.tables, 0, tableIndex(b, loc, o.indices, o.high));
-    if (o.average) {
-      Type reg = bytes(b.getContext());
-      Value high =
-          lookup(b, loc, o.tables, 64, tableIndex(b, loc, o.indices, true));
-      auto flip = [&](Value v) {
-        return call(b, loc, reg, "veorq_u8", {v, splatByte(b, loc, 0x80)});
-      };
-      entries =
-          flip(call(b, loc, reg, "vrhaddq_u8", {flip(entries), flip(high)}));
-    }
     return emitDot4(b, loc, o.acc, o.multipliers, entries,
                     VectorType::get({4}, b.getI32Type()));
   }

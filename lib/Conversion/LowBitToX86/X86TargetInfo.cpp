@@ -24,8 +24,7 @@
 //   lut_signs       _load_mask64 +            broadcastd, shuffle_epi8, and,
 //                   mask_blend_epi8           cmpeq_epi8, or
 //   lut_dot8        as lut_dot with one lookup and one dot4 (multipliers
-//                   unsigned, entries signed); average: both lookups,
-//                   xor 0x80, avg_epu8, xor 0x80, one dot4
+//                   unsigned, entries signed)
 //   lut_combine     slli_epi32 + add_epi32
 //   spill           _mm*_storeu_si512 / si256, _mm*_storeu_ps (f32)
 //
@@ -262,25 +261,13 @@ public:
             emitDot4(b, loc, o.accHigh, high, signs, accType)};
   }
 
-  /// One lookup of the int8 tables (with `average` one per nibble, the
-  /// entries averaged by avg_epu8 with 128 added and removed), then the
-  /// multipliers (unsigned) times the entries (signed) into the sum: dot4
-  /// with the operands of lut_dot swapped, so the entries need no bias.
+  /// One lookup of the int8 tables, then the multipliers (unsigned) times
+  /// the entries (signed) into the sum: dot4 with the operands of lut_dot
+  /// swapped, so the entries need no bias.
   Value emitLutDot8(OpBuilder &b, Location loc, const LutDot8Operands &o,
                     VectorType type) const override {
     Value indices = o.high ? nibbleDown(b, loc, o.indices) : o.indices;
     Value entries = emitLookup(b, loc, indices, o.tables, {0})[0];
-    if (o.average) {
-      Type reg = intType(b.getContext());
-      Value high =
-          emitLookup(b, loc, nibbleDown(b, loc, o.indices), o.tables, {64})[0];
-      Value bias = splatByte(b, loc, -128);
-      auto flip = [&](Value v) {
-        return call(b, loc, reg, name("xor_" + siSuffix()), {v, bias});
-      };
-      entries = flip(call(b, loc, reg, name("avg_epu8"),
-                          {flip(entries), flip(high)}));
-    }
     return emitDot4(b, loc, o.acc, o.multipliers, entries, accTypeOf(type));
   }
 

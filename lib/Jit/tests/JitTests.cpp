@@ -74,8 +74,7 @@ TEST_P(NativeKernel, EqualsTheReference) {
   PreparedWeights canonical = prepareWeights(packed, nullptr);
   runKernel(nullptr, canonical, X.data(), c.N, want.data(), pool);
   EXPECT_EQ(compareWithReference(packed, X.data(), c.N, got, want,
-                                 GpuDType::F32, kernel.tableActGroup,
-                                 kernel.fastAggregation),
+                                 GpuDType::F32, kernel.tableActGroup),
             "")
       << kernel.config;
 }

@@ -37,12 +37,10 @@ UpconvertWeights pack_bitserial(const PackedWeights &canonical,
 /// of a kernel with int8 tables of `act_group` activations per table
 /// scale (a multiple of 32), Y_exact the result with lossless tables (the
 /// reference strategy): computed from the formula, with the activations
-/// X [N][K] quantized as prepare_activations does; 3/2 times that with
-/// fast aggregation. Returns [N][M].
+/// X [N][K] quantized as prepare_activations does. Returns [N][M].
 std::vector<double> bitserial_int8_table_bound(const PackedWeights &W,
                                                const float *X, int64_t N,
-                                               int64_t act_group,
-                                               bool fast_aggregation = false);
+                                               int64_t act_group);
 
 } // namespace lowbit
 

@@ -114,25 +114,16 @@
  *   quantized tables; the dot is that + d (2^P - 1) S = 2 d D' (w1gG:
  *   d A'_0), scaled in float: x_sums and x_scales are multiplied by 2 d (d)
  *   instead of halving 2 D.
- * FAST AGGREGATION (fast_aggregation = true, needs int8 tables; lossier)
- *   The two lookups of a plane vector (groups s and 4 + s of a block) are
- *   averaged before the one dot product (lut_dot8 {average}: vpavgb /
- *   vrhaddq_u8 of the entries + 128): v = floor((E_lo + E_hi + 1) / 2).
- *   2 v = E_lo + E_hi + r with r in {0, 1}, so the sums F give
- *   2 F - 2 (2^P - 1) sum_b a_b (4 averages per plane, lane and block, r
- *   taken as its mean 1/2), unbiased, off by at most 1/2 step per pair.
  * ERROR BOUND (int8 tables, against the exact result of the int16 tables,
  * i.e. the reference strategy up to float rounding)
  *   |ts E[e] - T[e]| <= ts / 2 per lookup (float rounding of d T / a adds
  *   < 2^-20 ts), so per output, with the sums over the groups g of 4 of K:
  *     |D' - D|     <= (2^P - 1) / 4 * sum_g ts_g
- *     |y - y_ref|  <= (2^P - 1) / 4 * lambda * f * sum_g ts_g |s_{m,g}| / sx_g
+ *     |y - y_ref|  <= (2^P - 1) / 4 * lambda * sum_g ts_g |s_{m,g}| / sx_g
  *   where s_{m,g} is the weight scale of the group's weights (s_w for i2s),
  *   sx_g the activation multiplier of its block (x ~= xq / sx, activation.h),
- *   lambda = 2 for w1gG (codes 0/1 stand for -1/+1: y is 2 D - S), else 1,
- *   and f = 1, or 3/2 with fast aggregation (a quarter step per lookup more;
- *   the sum then runs over the groups of the padded Kp: the correction is
- *   1/2 step off for a pair of padding groups too).
+ *   and lambda = 2 for w1gG (codes 0/1 stand for -1/+1: y is 2 D - S),
+ *   else 1.
  *   As ts <= 4 (mx <= 512), in terms of K alone: |D' - D| <= (2^P - 1) K / 4.
  *   `lowbit verify` checks the data-dependent form element by element
  *   (bitserial_int8_table_bound, bitserial.h). The rounding errors are
@@ -142,7 +133,6 @@
  *     int8 tables, act_group 32   0.70-0.86e-2 at K = 4096; i2s up to
  *                                 1.01e-2 (K = 100, M = 257, N = 1)
  *     act_group 64                0.74-0.90e-2; 128: up to 0.94e-2 (i2s)
- *     fast aggregation            1.04-1.22e-2 at K = 4096 (w1g128 < 1e-2)
  *   against the 1e-2 of lossy modes (docs/design.md), which `lowbit verify`
  *   applies on 256 outputs or more: `tune --allow-lossy` searches only the
  *   int8 tables of the group formats with act_group 32 and 64.

@@ -127,11 +127,3 @@ func.func @lut_dot8_lanes(%a: vector<8xi32>, %w: vector<64xi8>, %t: memref<?xi8>
   %r = lowbit.uk.lut_dot8 %a, %w, %t[%off], %w {high = false} : vector<64xi8>, memref<?xi8>, vector<8xi32>
   return %r : vector<8xi32>
 }
-
-// -----
-
-func.func @lut_dot8_average_high(%a: vector<16xi32>, %w: vector<64xi8>, %t: memref<?xi8>, %off: index) -> vector<16xi32> {
-  // expected-error@+1 {{'lowbit.uk.lut_dot8' op with `average` looks up both nibbles: `high` must be false}}
-  %r = lowbit.uk.lut_dot8 %a, %w, %t[%off], %w {average, high = true} : vector<64xi8>, memref<?xi8>, vector<16xi32>
-  return %r : vector<16xi32>
-}

@@ -106,8 +106,7 @@ func.func @microkernel_lut(%codes: memref<?xui8>, %xq: memref<?xi8>,
 }
 
 // The int8-table lookups of lut-bitserial (table_bits = 8) at AVX-512,
-// AVX2 and NEON widths: one nibble, the other, and the fast aggregation's
-// average of both.
+// AVX2 and NEON widths: one nibble and the other.
 // CHECK-LABEL: func.func @microkernel_lut_dot8(
 func.func @microkernel_lut_dot8(%w: vector<64xi8>, %m: vector<64xi8>,
                                 %acc: vector<16xi32>, %w8: vector<32xi8>,
@@ -119,11 +118,9 @@ func.func @microkernel_lut_dot8(%w: vector<64xi8>, %m: vector<64xi8>,
   %l = lowbit.uk.lut_dot8 %acc, %w, %t[%off], %m {high = false} : vector<64xi8>, memref<?xi8>, vector<16xi32>
   // CHECK: %[[H:.*]] = lowbit.uk.lut_dot8 %[[L]], %[[W]], %[[T]][%[[OFF]]], %[[M]] {high = true} : vector<64xi8>, memref<?xi8>, vector<16xi32>
   %h = lowbit.uk.lut_dot8 %l, %w, %t[%off], %m {high = true} : vector<64xi8>, memref<?xi8>, vector<16xi32>
-  // CHECK: lowbit.uk.lut_dot8 %[[H]], %[[W]], %[[T]][%[[OFF]]], %[[M]] {average, high = false} : vector<64xi8>, memref<?xi8>, vector<16xi32>
-  %a = lowbit.uk.lut_dot8 %h, %w, %t[%off], %m {average, high = false} : vector<64xi8>, memref<?xi8>, vector<16xi32>
   // CHECK: lowbit.uk.lut_dot8 {{.*}} {high = true} : vector<32xi8>, memref<?xi8>, vector<8xi32>
   %a8 = lowbit.uk.lut_dot8 %acc8, %w8, %t[%off], %w8 {high = true} : vector<32xi8>, memref<?xi8>, vector<8xi32>
-  // CHECK: lowbit.uk.lut_dot8 {{.*}} {average, high = false} : vector<16xi8>, memref<?xi8>, vector<4xi32>
-  %a4 = lowbit.uk.lut_dot8 %acc4, %w4, %t[%off], %w4 {average, high = false} : vector<16xi8>, memref<?xi8>, vector<4xi32>
-  return %a, %a8, %a4 : vector<16xi32>, vector<8xi32>, vector<4xi32>
+  // CHECK: lowbit.uk.lut_dot8 {{.*}} {high = false} : vector<16xi8>, memref<?xi8>, vector<4xi32>
+  %a4 = lowbit.uk.lut_dot8 %acc4, %w4, %t[%off], %w4 {high = false} : vector<16xi8>, memref<?xi8>, vector<4xi32>
+  return %h, %a8, %a4 : vector<16xi32>, vector<8xi32>, vector<4xi32>
 }

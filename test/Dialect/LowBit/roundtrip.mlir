@@ -116,11 +116,11 @@ func.func private @config_lut_elementwise() attributes {
 // CHECK-LABEL: func.func private @config_lut_bitserial()
 // CHECK-SAME: a = #lowbit.lut_bitserial<bm = 512, kfactor = 16>
 // CHECK-SAME: b = #lowbit.lut_bitserial<bm = 512, kfactor = 16>
-// CHECK-SAME: c = #lowbit.lut_bitserial<bm = 256, bn = 4, kfactor = 8, act_group = 64, fast_aggregation = true, table_bits = 8>
+// CHECK-SAME: c = #lowbit.lut_bitserial<bm = 256, bn = 4, kfactor = 8, act_group = 64, table_bits = 8>
 func.func private @config_lut_bitserial() attributes {
   a = #lowbit.lut_bitserial<bm = 512, kfactor = 16>,
-  b = #lowbit.lut_bitserial<bm = 512, bn = 1, kfactor = 16, act_group = 32, fast_aggregation = false, table_bits = 16>,
-  c = #lowbit.lut_bitserial<bm = 256, bn = 4, kfactor = 8, act_group = 64, fast_aggregation = true, table_bits = 8>}
+  b = #lowbit.lut_bitserial<bm = 512, bn = 1, kfactor = 16, act_group = 32, table_bits = 16>,
+  c = #lowbit.lut_bitserial<bm = 256, bn = 4, kfactor = 8, act_group = 64, table_bits = 8>}
 
 //===----------------------------------------------------------------------===//
 // lowbit.mpgemm
@@ -223,13 +223,13 @@ func.func @mpgemm_binary(%x: tensor<?x256xf32>, %w: tensor<64x32xi8>,
 // Unsigned 3-bit, groups of 64: 256 * 3 / 8 = 96 bytes per row, scales
 // [M][K/G][2] f16 holding (scale, zero point).
 // CHECK-LABEL: func.func @mpgemm_unsigned3(
-// CHECK: lowbit.mpgemm {{.*}} {config = #lowbit.lut_bitserial<bm = 256, bn = 4, kfactor = 8, act_group = 64, fast_aggregation = true, table_bits = 8>, layout = #lowbit.layout<canonical>, weight = #lowbit.weight<bits = 3, encoding = unsigned, group = 64, scale = per_group>} : (tensor<4x256xf32>, tensor<64x96xi8>, tensor<64x4x2xf16>) -> tensor<4x64xf32>
+// CHECK: lowbit.mpgemm {{.*}} {config = #lowbit.lut_bitserial<bm = 256, bn = 4, kfactor = 8, act_group = 64, table_bits = 8>, layout = #lowbit.layout<canonical>, weight = #lowbit.weight<bits = 3, encoding = unsigned, group = 64, scale = per_group>} : (tensor<4x256xf32>, tensor<64x96xi8>, tensor<64x4x2xf16>) -> tensor<4x64xf32>
 func.func @mpgemm_unsigned3(%x: tensor<4x256xf32>, %w: tensor<64x96xi8>,
                             %s: tensor<64x4x2xf16>) -> tensor<4x64xf32> {
   %y = lowbit.mpgemm %x, %w, %s {
          weight = #lowbit.weight<bits = 3, encoding = unsigned, group = 64, scale = per_group>,
          layout = #lowbit.layout<canonical>,
-         config = #lowbit.lut_bitserial<bm = 256, bn = 4, kfactor = 8, act_group = 64, fast_aggregation = true, table_bits = 8>}
+         config = #lowbit.lut_bitserial<bm = 256, bn = 4, kfactor = 8, act_group = 64, table_bits = 8>}
        : (tensor<4x256xf32>, tensor<64x96xi8>, tensor<64x4x2xf16>) -> tensor<4x64xf32>
   return %y : tensor<4x64xf32>
 }

@@ -536,8 +536,7 @@ bool mlir::lowbit::isBitserialTiled(LayoutAttr layout) {
 
 LogicalResult LutBitserialAttr::verify(EmitErrorFn emitError, int64_t bm,
                                        int64_t bn, int64_t kfactor,
-                                       int64_t actGroup, bool fastAggregation,
-                                       int64_t tableBits) {
+                                       int64_t actGroup, int64_t tableBits) {
   if (failed(checkPositive(emitError, "lut_bitserial", "bm", bm)) ||
       failed(checkPositive(emitError, "lut_bitserial", "bn", bn)) ||
       failed(checkPositive(emitError, "lut_bitserial", "kfactor", kfactor)))
@@ -550,9 +549,6 @@ LogicalResult LutBitserialAttr::verify(EmitErrorFn emitError, int64_t bm,
     return emitError() << "lut_bitserial table_bits must be 16 (lossless) or "
                           "8 (int8 tables), got "
                        << tableBits;
-  if (fastAggregation && tableBits != 8)
-    return emitError()
-           << "lut_bitserial fast_aggregation needs table_bits = 8";
   return success();
 }
 
@@ -597,8 +593,7 @@ LutBitserialAttr::getSearchSpace(MLIRContext *context,
   // (verifyFor keeps the act_groups dividing the weight group). Not searched,
   // because they miss the 1e-2 of lossy modes on verify's data
   // (bitserial_abi.h): int8 tables of ternary weights (up to 1.01e-2; the
-  // lossless tables are the point there), act_group 128 and
-  // fast_aggregation (1.0-1.3e-2).
+  // lossless tables are the point there) and act_group 128.
   SearchSpaceBuilder builder(context, query);
   SmallVector<int64_t> bns =
       query.gemv ? SmallVector<int64_t>{1} : SmallVector<int64_t>{1, 2, 4};
@@ -611,7 +606,7 @@ LutBitserialAttr::getSearchSpace(MLIRContext *context,
         for (auto [tableBits, actGroup] : tables)
           builder.add(LutBitserialAttr::getChecked(
               builder.emitError(), context, bm, bn, kfactor, actGroup,
-              /*fastAggregation=*/false, tableBits));
+              tableBits));
   return builder.take();
 }
 

@@ -106,8 +106,5 @@ LogicalResult UkLutDot8Op::verify() {
     return emitOpError() << "accumulator " << getAcc().getType()
                          << " must hold one int32 per 4 bytes of "
                          << getIndices().getType();
-  if (getAverage() && getHigh())
-    return emitOpError() << "with `average` looks up both nibbles: `high` "
-                            "must be false";
   return success();
 }

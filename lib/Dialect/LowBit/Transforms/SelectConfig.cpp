@@ -127,8 +127,7 @@ mlir::lowbit::selectLutBitserialConfig(MLIRContext *ctx,
   // registers (getLutTableRegisters: NEON tbl), as for tl1 above.
   int64_t kfactor = target.getLutTableRegisters() > 0 ? 8 : 16;
   return LutBitserialAttr::get(ctx, /*bm=*/16, bn, kfactor,
-                               /*actGroup=*/32, /*fastAggregation=*/false,
-                               /*tableBits=*/16);
+                               /*actGroup=*/32, /*tableBits=*/16);
 }
 
 GpuAttr mlir::lowbit::selectGpuConfig(MLIRContext *ctx,

@@ -276,10 +276,6 @@ def LowBit_LutBitserialAttr
       multiple of 4 (default 32) dividing the weight group size
       (lowbit-lower-lut-bitserial: 32 for int16 tables, a multiple of 32
       for int8 tables);
-    - `fast_aggregation`: rounding-average aggregation of the two int8
-      lookups of a plane vector before one dot product (lossier: misses
-      the 1e-2 of lossy modes on lowbit verify's data, opt-in, default
-      false; needs table_bits = 8);
     - `table_bits`: 16 (default) for the lossless int16 tables, 8 for int8
       tables with one scale per act_group (T-MAC's table quantization:
       half the lookups and table bytes, lossy within the bound of
@@ -295,7 +291,6 @@ def LowBit_LutBitserialAttr
     DefaultValuedParameter<"int64_t", "1">:$bn,
     "int64_t":$kfactor,
     DefaultValuedParameter<"int64_t", "32">:$act_group,
-    LowBit_FlagParameter:$fast_aggregation,
     DefaultValuedParameter<"int64_t", "16">:$table_bits
   );
   let assemblyFormat = "`<` struct(params) `>`";

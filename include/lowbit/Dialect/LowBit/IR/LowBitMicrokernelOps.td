@@ -440,24 +440,14 @@ def LowBit_UkLutDot8Op
 
     (vpdpbusd with the multipliers as the unsigned operand: no bias).
 
-    With `average` (fast aggregation, lossy; `high` false) byte i looks up
-    both nibbles, the low one in the 64 bytes at `table_offset` and the
-    high one in the 64 bytes after them, and the entry multiplied is their
-    rounding average floor((low + high + 1) / 2) (vpavgb / urhadd of the
-    entries + 128): one dot product for two lookups, twice the entries'
-    sum plus at most 1 per byte.
-
     ```mlir
     %acc1 = lowbit.uk.lut_dot8 %acc, %w, %t[%at], %mult {high = true}
-            : vector<64xi8>, memref<?xi8>, vector<16xi32>
-    %acc2 = lowbit.uk.lut_dot8 %acc, %w, %t[%at], %mult {average, high = false}
             : vector<64xi8>, memref<?xi8>, vector<16xi32>
     ```
   }];
   let arguments = (ins LowBit_I32Register:$acc, LowBit_ByteRegister:$indices,
                    MemRefRankOf<[I8], [1]>:$tables, Index:$table_offset,
-                   LowBit_ByteRegister:$multipliers, BoolAttr:$high,
-                   UnitAttr:$average);
+                   LowBit_ByteRegister:$multipliers, BoolAttr:$high);
   let results = (outs LowBit_I32Register:$result);
   let assemblyFormat = [{
     $acc `,` $indices `,` $tables `[` $table_offset `]` `,` $multipliers

@@ -392,10 +392,7 @@ def LowBitLowerLutBitserial
     a) (64 bytes per nibble and block) and, after the row's tables, the
     multiplier bytes a * 2^p of every plane; the lookups are
     `lowbit.uk.lut_dot8` with those multipliers into sums that start at
-    zero (no bias, no lut_combine). `fast_aggregation` looks both nibbles
-    up in one `lut_dot8 {average}` per plane vector and takes 2 F - 2
-    (2^P - 1) (the blocks' a summed) of its sums F as the estimate of the
-    separate lookups' sums.
+    zero (no bias, no lut_combine).
 
     With dynamic M and K (an any-shape kernel, kernel_abi.h's
     `lowbit_any_kernel_fn`) the same loops run over run-time blocks, tiles
