@@ -366,11 +366,18 @@ def LowBitLowerLutBitserial
       lut-elementwise: enough for `TargetInfo::getDotChains`); `kfactor /
       8` blocks per iteration of an `scf.for` with loop-carried registers;
       on targets with lut_abi.h's lane order (`TargetInfo::hasLutLaneOrder`:
-      AVX2, AVX-VNNI) and int16 tables instead, each plane vector's two
-      registers turned into lane order (`lowbit.uk.lane_transpose`) and
-      looked up as lowbit-lower-lut-elementwise does there (`lut_lookup`,
-      `zip`, `dot2` with the plane weight into int16 sums of the block,
-      `extend` into int32 sums per quarter of the rows, `lane_fold`);
+      AVX2, AVX-VNNI) and int16 tables instead, the weights in
+      bitserial_abi.h's lane order (`#lowbit.layout` `lane_order = lanes`,
+      which lowbit-pack-layout writes there; a row-order layout is turned
+      into it in registers, `lowbit.uk.lane_transpose`): with two planes
+      (T-MAC's AVX2 formulation) each register is looked up as loaded
+      (`lut_lookup` per nibble and table byte) and `dot2` with the bytes 1, 2
+      adds a row's two planes into int16 sums, which ternary kernels keep
+      over the blocks of an iteration (at most 8); with one, three or four
+      planes each plane vector is looked up as
+      lowbit-lower-lut-elementwise does there (`zip`, `dot2` with the plane
+      weight); then `extend` into int32 sums per quarter of the rows and
+      `lane_fold`;
     - ternary: after K, `lowbit.uk.lut_combine` of every set gives sum 2^p
       A_p; the linear transform D = (sum + 3 S) / 2
       (`lowbit.uk.shr_exact`) and `lowbit.uk.ternary_scale`: bit-exact
