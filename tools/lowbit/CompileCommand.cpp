@@ -175,8 +175,8 @@ struct BundleFiles {
   std::string table() const { return name + "_kernels.cpp"; }
 };
 
-/// What the files of `spec` describe, but its kernels (and, for a CPU
-/// bundle, their strategies).
+/// What the files of `spec` describe, before its kernels (and, for a CPU
+/// bundle, their strategies) are added.
 BundleFiles describeBundle(const BundleSpec &spec) {
   const Target target = parse_target(spec.target);
   BundleFiles b;
@@ -283,7 +283,7 @@ TemplateValues bundleValues(const BundleFiles &b,
 
   // One table per target, the kernels of each format together: the
   // target's, and the fallback's unless the target is generic; each group
-  // its range in both (0, 0 in a table of none).
+  // has its range in both (0, 0 when there is no fallback table).
   const bool hasFallback = b.target != b.fallback;
   v.setFlag("hasFallback", hasFallback).setList("tables").setList("groups");
   std::vector<std::vector<std::pair<int64_t, int64_t>>> ranges;
@@ -291,7 +291,7 @@ TemplateValues bundleValues(const BundleFiles &b,
       {b.target, "targetKernels"}};
   if (hasFallback)
     tables.push_back({b.fallback, "fallbackKernels"});
-  int64_t selected = 1; // and a last entry, as no table is empty
+  int64_t selected = 1; // room for every kernel, and never an empty array
   for (const auto &[target, array] : tables) {
     TemplateValues &table = v.add("tables");
     table.set("target", target).set("array", array).setList("kernels");
