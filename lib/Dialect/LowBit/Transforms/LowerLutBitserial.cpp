@@ -235,8 +235,8 @@ private:
   struct PanelSweep {
     int64_t panel, firstBlock, blocks;
     bool last;
-    Value partialTile;
-    Value anyPanel, anyFirstBlock, anyBlocks;
+    Value partialTile = {};
+    Value anyPanel = {}, anyFirstBlock = {}, anyBlocks = {};
   };
 
   /// The run-time sizes (BitserialShape) from the M and K arguments.
