@@ -27,6 +27,23 @@ static std::unique_ptr<mlir::lowbit::TargetInfo> cpuTargetInfo(Target t) {
 
 static bool isCpuCodeTarget(Target t) { return cpuTargetInfo(t) != nullptr; }
 
+/// Throws the one-line error of a LUT strategy for a format without its
+/// layout (`supported`: the formats that have one) or for a target without
+/// a byte table lookup (`lutTarget` false).
+static void requireLutKernel(Strategy strategy, bool hasLayout,
+                             const char *supported, const Format &format,
+                             Target target, bool lutTarget) {
+  std::string name = strategy_name(strategy);
+  if (!hasLayout)
+    throw Error("strategy '" + name + "' has no kernel for " + format.name() +
+                " (it supports " + supported + ")");
+  if (!lutTarget)
+    throw Error("strategy '" + name + "' has no kernel for target '" +
+                target_name(target) +
+                "' (it needs pshufb or tbl: x86-avx2, x86-avxvnni, "
+                "x86-avx512vnni, aarch64-neon, aarch64-neon-nodot)");
+}
+
 bool isEmulatedTarget(Target t) {
   return is_aarch64_target(t) && !host_runs(t);
 }
@@ -100,25 +117,12 @@ KernelChoice resolveChoice(const Format &format, Strategy strategy,
                   " (it supports i2s, w1gG, w2gG, w4gG, q4_0)");
     break;
   case Strategy::LutBitserial:
-    if (!has_bitserial_layout(format))
-      throw Error("strategy 'lut-bitserial' has no kernel for " +
-                  format.name() + " (it supports i2s, w1gG, w2gG, w3gG, w4gG)");
-    if (!lutTarget)
-      throw Error("strategy 'lut-bitserial' has no kernel for target '" +
-                  target_name(target) +
-                  "' (it needs pshufb or tbl: x86-avx2, x86-avxvnni, "
-                  "x86-avx512vnni, aarch64-neon, aarch64-neon-nodot)");
+    requireLutKernel(strategy, has_bitserial_layout(format),
+                     "i2s, w1gG, w2gG, w3gG, w4gG", format, target, lutTarget);
     break;
   case Strategy::LutElementwise:
-    if (!has_lut_layout(format))
-      throw Error("strategy 'lut-elementwise' has no kernel for " +
-                  format.name() + " (it supports tl1, tl2)");
-    if (!lutTarget)
-      throw Error(
-          "strategy 'lut-elementwise' has no kernel for target '" +
-          target_name(target) +
-          "' (it needs pshufb or tbl: x86-avx2, x86-avxvnni, x86-avx512vnni, "
-          "aarch64-neon, aarch64-neon-nodot)");
+    requireLutKernel(strategy, has_lut_layout(format), "tl1, tl2", format,
+                     target, lutTarget);
     break;
   case Strategy::Auto: // resolved above
     break;
