@@ -175,27 +175,6 @@ std::string first_error_line(const std::string &log, const fs::path &dir) {
   return first;
 }
 
-/// A private directory inside the cache (so that rename() stays on one file
-/// system), removed with its contents at scope exit.
-class WorkDir {
-public:
-  explicit WorkDir(const fs::path &parent) {
-    std::string pattern = (parent / "tmp-XXXXXX").string();
-    if (!mkdtemp(pattern.data()))
-      throw Error("cannot create a directory in " + parent.string() + ": " +
-                  std::strerror(errno));
-    path_ = pattern;
-  }
-  ~WorkDir() {
-    std::error_code ignored;
-    fs::remove_all(path_, ignored);
-  }
-  const fs::path &path() const { return path_; }
-
-private:
-  fs::path path_;
-};
-
 const std::vector<std::string> kBaseFlags = {"-O3", "-fPIC", "-std=c++17"};
 
 /// Compiles the sources into `out` (a shared object) inside `dir`.
@@ -259,6 +238,19 @@ void build_shared_object(const std::string &cxx,
 //===----------------------------------------------------------------------===//
 // The cache
 //===----------------------------------------------------------------------===//
+
+ScopedTempDir::ScopedTempDir(const fs::path &parent, const std::string &prefix) {
+  std::string pattern = (parent / (prefix + "XXXXXX")).string();
+  if (!mkdtemp(pattern.data()))
+    throw Error("cannot create a directory in " + parent.string() + ": " +
+                std::strerror(errno));
+  path_ = pattern;
+}
+
+ScopedTempDir::~ScopedTempDir() {
+  std::error_code ignored;
+  fs::remove_all(path_, ignored);
+}
 
 KernelLibrary::KernelLibrary(void *handle, std::string path, bool cached)
     : handle_(handle), path_(std::move(path)), cached_(cached) {}
@@ -336,7 +328,8 @@ compile_and_load(const std::vector<std::string> &cppSources,
   for (int attempt = 0; attempt < 2; ++attempt) {
     bool cached = fs::exists(target);
     if (!cached) {
-      WorkDir work(dir);
+      // Inside the cache, so that rename() stays on one file system.
+      ScopedTempDir work(dir, "tmp-");
       const fs::path built = work.path() / "kernels.so";
       build_shared_object(cxx, cppSources, flags, work.path(), built);
       std::error_code ec;
@@ -445,7 +438,8 @@ std::string build_cached_executable(const CrossToolchain &toolchain,
   if (fs::exists(exe))
     return exe.string();
 
-  WorkDir work(dir);
+  // Inside the cache, so that rename() stays on one file system.
+  ScopedTempDir work(dir, "tmp-");
   const fs::path log = work.path() / "compiler.log";
   auto fail = [&](int status) {
     std::string line = first_error_line(read_file(log), work.path());

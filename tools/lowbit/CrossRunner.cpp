@@ -11,9 +11,7 @@
 #include "lowbit/target.h"
 
 #include <algorithm>
-#include <cerrno>
 #include <cstdlib>
-#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -25,27 +23,6 @@ namespace lowbit::cli {
 using namespace lowbit::jit;
 
 namespace {
-
-/// A private temporary directory, removed with its contents at scope exit.
-class TempDir {
-public:
-  TempDir() {
-    std::string pattern =
-        (fs::temp_directory_path() / "lowbit-XXXXXX").string();
-    if (!mkdtemp(pattern.data()))
-      throw Error("cannot create a temporary directory: " +
-                  std::string(std::strerror(errno)));
-    path_ = pattern;
-  }
-  ~TempDir() {
-    std::error_code ignored;
-    fs::remove_all(path_, ignored);
-  }
-  const fs::path &path() const { return path_; }
-
-private:
-  fs::path path_;
-};
 
 /// The driver's source: beside the runtime sources of this tree.
 fs::path driverSource() {
@@ -122,7 +99,7 @@ compileCrossKernels(const Format &format, KernelChoice choice,
   for (const KernelShape &s : shapes)
     spec.shapes.push_back({"", s.M, s.K});
 
-  TempDir temp;
+  ScopedTempDir temp;
   const fs::path bundle = temp.path() / "bundle";
   std::vector<std::string> runtimeSources;
   std::vector<BundleKernel> bundleKernels =
@@ -176,7 +153,7 @@ compileCrossKernels(const Format &format, KernelChoice choice,
 
 void CrossKernel::run(const PackedWeights &W, const float *X, int64_t N,
                       float *Y, int threads) const {
-  TempDir temp;
+  ScopedTempDir temp;
   const std::string w = (temp.path() / "w.lbw").string();
   const std::string x = (temp.path() / "x.npy").string();
   const std::string y = (temp.path() / "y.npy").string();

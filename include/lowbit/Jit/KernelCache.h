@@ -19,12 +19,31 @@
 
 #include "lowbit/kernel_abi.h"
 
+#include <filesystem>
 #include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
 namespace lowbit::jit {
+
+/// A private directory made with mkdtemp under `parent` (named `prefix`
+/// plus six random characters), removed with its contents at scope exit.
+/// Throws Error naming `parent` when it cannot be made.
+class ScopedTempDir {
+public:
+  explicit ScopedTempDir(
+      const std::filesystem::path &parent =
+          std::filesystem::temp_directory_path(),
+      const std::string &prefix = "lowbit-");
+  ~ScopedTempDir();
+  ScopedTempDir(const ScopedTempDir &) = delete;
+  ScopedTempDir &operator=(const ScopedTempDir &) = delete;
+  const std::filesystem::path &path() const { return path_; }
+
+private:
+  std::filesystem::path path_;
+};
 
 /// A dlopen'ed shared object; dlclose'd when the last reference goes.
 class KernelLibrary {

@@ -16,6 +16,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <random>
 
 namespace lowbit::jit {
@@ -34,6 +35,31 @@ size_t files_in(const fs::path &dir) {
     ++n;
   }
   return n;
+}
+
+// The private directory of a compile (and of the qemu runner): made under
+// its parent with the prefix, gone with its contents at scope exit; a parent
+// that does not exist is one error naming it.
+TEST(ScopedTempDir, MadeUnderItsParentAndRemoved) {
+  ScopedCache cache;
+  const fs::path parent = cache.dir();
+  fs::create_directories(parent);
+  fs::path made;
+  {
+    ScopedTempDir dir(parent, "tmp-");
+    made = dir.path();
+    EXPECT_EQ(made.parent_path(), parent);
+    EXPECT_EQ(made.filename().string().rfind("tmp-", 0), 0u);
+    EXPECT_TRUE(fs::is_directory(made));
+    std::ofstream(made / "file") << "x";
+  }
+  EXPECT_FALSE(fs::exists(made));
+  const fs::path missing = parent / "missing";
+  EXPECT_EQ(error_of([&] { ScopedTempDir dir(missing); })
+                .rfind("cannot create a directory in " + missing.string() +
+                           ": ",
+                       0),
+            0u);
 }
 
 TEST(Sha256, KnownVectors) {
