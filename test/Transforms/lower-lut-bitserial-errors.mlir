@@ -1,5 +1,9 @@
 // RUN: lowbit-opt %s --split-input-file --lowbit-select-config=target=x86-avx512vnni --lowbit-lower-lut-bitserial --verify-diagnostics
 // RUN: not lowbit-opt %S/lower-lut-bitserial.mlir --lowbit-select-config=target=generic --lowbit-lower-lut-bitserial 2>&1 | FileCheck %s --check-prefix=GENERIC
+// The kernels of x86-avx2 read the lane order only (pack-layout writes it
+// there): a row-order layout is the error above the other way round.
+// RUN: not lowbit-opt %S/lower-lut-bitserial.mlir --lowbit-select-config=target=x86-avx2 --lowbit-lower-lut-bitserial 2>&1 | FileCheck %s --check-prefix=ROWS
+// ROWS: error: 'lowbit.mpgemm' op has a bitplanes layout in lane_order rows, but the target's lut-bitserial kernels read lanes (bitserial_abi.h); run lowbit-pack-layout for this target
 
 // GENERIC: error: 'lowbit.mpgemm' op target generic has no byte table lookup (vpermb/pshufb/tbl) on 4-byte registers; lowbit-lower-lut-bitserial needs one
 
@@ -51,10 +55,10 @@ func.func @kfactor_partial_block(%x: tensor<?x128xf32>, %w: tensor<1x512xi8>, %s
 
 // -----
 
-// The lane order is what the kernels of x86-avx2/avxvnni with int16 tables
-// read; this module is lowered for x86-avx512vnni (vpermb, row order).
+// The lane order is what the kernels of x86-avx2/avxvnni read; this module
+// is lowered for x86-avx512vnni (vpermb, row order).
 func.func @lanes_for_another_target(%x: tensor<?x128xf32>, %w: tensor<1x512xi8>, %s: tensor<1xf32>) -> tensor<?x16xf32> {
-  // expected-error@+1 {{'lowbit.mpgemm' op has a bitplanes layout in lane_order lanes, which only the kernels with int16 tables on targets with lut_abi.h's lane order read (bitserial_abi.h); run lowbit-pack-layout for this target}}
+  // expected-error@+1 {{'lowbit.mpgemm' op has a bitplanes layout in lane_order lanes, but the target's lut-bitserial kernels read rows (bitserial_abi.h); run lowbit-pack-layout for this target}}
   %y = lowbit.mpgemm %x, %w, %s {
          weight = #lowbit.weight<bits = 2, encoding = ternary>,
          layout = #lowbit.layout<bitplanes, tile_m = 16, tile_k = 32, interleave = 16, lane_order = lanes>,

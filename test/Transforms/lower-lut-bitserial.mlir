@@ -1,5 +1,7 @@
 // RUN: lowbit-opt %s --lowbit-select-config=target=x86-avx512vnni --lowbit-lower-lut-bitserial --cse | FileCheck %s --check-prefix=AVX512
-// RUN: lowbit-opt %s --lowbit-select-config=target=x86-avx2 --lowbit-lower-lut-bitserial --cse | FileCheck %s --check-prefix=AVX2
+// The kernels of x86-avx2 read bitserial_abi.h's lane order (lane_order =
+// lanes, as pack-layout writes it there).
+// RUN: sed 's/interleave = 16>/interleave = 16, lane_order = lanes>/' %s | lowbit-opt --lowbit-select-config=target=x86-avx2 --lowbit-lower-lut-bitserial --cse | FileCheck %s --check-prefix=AVX2
 
 // i2s GEMV as two bit planes, M = 33 (a partial last tile), K = 300 (Kp =
 // 320: 10 blocks of 32, 2 planes x 64 bytes each, 1280 bytes per 16-row
@@ -45,30 +47,29 @@
 // AVX512: %[[OUT:.*]] = lowbit.uk.ternary_scale %[[DOT]], %[[S]], %[[WS]], %[[SX]] : vector<16xi32> -> vector<16xf32>
 // AVX512: lowbit.uk.store %[[OUT]], %[[Y]][%{{.*}}], %{{.*}} : vector<16xf32>, memref<?xf32>
 
-// On AVX2 (lut_abi.h's lane order, with lut-elementwise's lookups) each
-// plane vector's two registers are turned into lane order
-// (lane_transpose), looked up per register, nibble and table byte, the
-// nibbles zipped and multiplied by the plane weight (dot2: 1, then 2) into
-// int16 sums of the block, which are widened into the 4 int32 sums low +
-// 256 high (one per quarter of the rows; they start at minus the tables'
-// bias, half of it per lane: 16384 x 3 x 80 groups = 3932160); at the end
-// per half of the rows the quarters' lanes are folded.
+// On AVX2 (T-MAC's AVX2 formulation in bitserial_abi.h's lane order) each
+// register is looked up as loaded, per nibble and table byte, and
+// multiplied by the bytes 1, 2 (a row's two planes side by side: dot2 of
+// the zipped splats) into int16 sums over the iteration's 4 blocks, which
+// are then widened into the 4 int32 sums low + 256 high (one per quarter
+// of the rows; they start at minus the tables' bias, half of it per lane:
+// 16384 x 3 x 80 groups = 3932160); at the end per half of the rows the
+// quarters' lanes are folded.
 // AVX2-LABEL: func.func @i2s_gemv(
 // AVX2: lowbit.uk.stack_buffer {bytes = 2560 : i64} : memref<?xi8>
 // AVX2: %[[ONE:.*]] = arith.constant dense<1> : vector<32xi8>
 // AVX2: %[[TWO:.*]] = arith.constant dense<2> : vector<32xi8>
+// AVX2: %[[PAIRS:.*]] = lowbit.uk.zip %[[ONE]], %[[TWO]] {high = false} : vector<32xi8>
 // AVX2: %[[BIAS:.*]] = arith.constant dense<-3932160> : vector<8xi32>
 // AVX2: scf.for %{{.*}} = %c0 to %c2 step %c1 iter_args(%[[A0:[a-z0-9_]+]] = %[[BIAS]], %{{[a-z0-9_]+}} = %[[BIAS]], %{{[a-z0-9_]+}} = %[[BIAS]], %{{[a-z0-9_]+}} = %[[BIAS]]) -> (vector<8xi32>, vector<8xi32>, vector<8xi32>, vector<8xi32>) {
+// AVX2-NOT: lowbit.uk.zip
 // AVX2: %[[W0:.*]] = lowbit.uk.load %{{.*}} : memref<?xui8> -> vector<32xi8>
-// AVX2: %[[W1:.*]] = lowbit.uk.load %{{.*}} : memref<?xui8> -> vector<32xi8>
-// AVX2: %[[F:.*]], %[[S:.*]] = lowbit.uk.lane_transpose %[[W0]], %[[W1]] : vector<32xi8>
-// AVX2: %[[L0:.*]] = lowbit.uk.lut_lookup %[[F]], %{{.*}} {high = false}
-// AVX2: %[[L1:.*]] = lowbit.uk.lut_lookup %[[F]], %{{.*}} {high = true}
-// AVX2: lowbit.uk.lut_lookup %[[S]], %{{.*}} {high = false}
-// AVX2: %[[Z:.*]] = lowbit.uk.zip %[[L0]], %[[L1]] {high = false} : vector<32xi8>
-// AVX2: lowbit.uk.dot2 %[[Z]], %[[ONE]] : vector<32xi8> -> vector<16xi16>
-// AVX2: lowbit.uk.lane_transpose
-// AVX2: lowbit.uk.dot2 %{{.*}}, %[[TWO]] : vector<32xi8> -> vector<16xi16>
+// AVX2: %[[L0:.*]] = lowbit.uk.lut_lookup %[[W0]], %{{.*}} {high = false}
+// AVX2-NEXT: lowbit.uk.dot2 %[[L0]], %[[PAIRS]] : vector<32xi8> -> vector<16xi16>
+// AVX2: lowbit.uk.lut_lookup %[[W0]], %{{.*}} {high = true}
+// 4 blocks x 4 registers x 2 nibbles x 2 table bytes: 62 more.
+// AVX2-COUNT-62: lowbit.uk.dot2 %{{.*}}, %[[PAIRS]]
+// AVX2-NOT: lowbit.uk.dot2
 // AVX2: %[[E:.*]] = lowbit.uk.extend %{{.*}}, %{{.*}} {high_half = false} : vector<16xi16> -> vector<8xi32>
 // AVX2: arith.addi %[[A0]], %[[E]] : vector<8xi32>
 // AVX2: scf.yield

@@ -107,8 +107,7 @@ func.func @bitserial_from_bitplanes(%x: tensor<?x256xf32>, %w: tensor<64x64xi8>,
 // -----
 
 // lut-bitserial: the bit-plane layout of bitserial_abi.h, in its lane order
-// with int16 tables on x86-avx2 (pshufb per lane; two planes of a row side
-// by side). M = 33, K = 100: 3 tiles x 4 blocks x 2 x 64.
+// on x86-avx2 (pshufb per lane; two planes of a row side by side). M = 33, K = 100: 3 tiles x 4 blocks x 2 x 64.
 // CHECK-LABEL: func.func @i2s_bitplanes_lanes(
 // CHECK-SAME: tensor<3x512xi8>
 // CHECK: layout = #lowbit.layout<bitplanes, tile_m = 16, tile_k = 32, interleave = 16, lane_order = lanes>
@@ -125,13 +124,12 @@ func.func @i2s_bitplanes_lanes(%x: tensor<?x100xf32>, %w: tensor<33x25xi8>, %s: 
 
 // -----
 
-// One plane: lane order too (each plane vector in lut_abi.h's); row order
-// for int8 tables (looked up per slot) and on targets without lane order
-// (vpermb).
+// One plane: lane order too (each plane vector in lut_abi.h's), and for
+// int8 tables; row order on targets without lane order (vpermb).
 // CHECK-LABEL: func.func @w1_bitplanes_lanes(
 // CHECK: layout = #lowbit.layout<bitplanes, tile_m = 16, tile_k = 32, interleave = 16, lane_order = lanes>
-// CHECK-LABEL: func.func @w2_int8_bitplanes_rows(
-// CHECK: layout = #lowbit.layout<bitplanes, tile_m = 16, tile_k = 32, interleave = 16>,
+// CHECK-LABEL: func.func @w2_int8_bitplanes_lanes(
+// CHECK: layout = #lowbit.layout<bitplanes, tile_m = 16, tile_k = 32, interleave = 16, lane_order = lanes>
 module attributes {lowbit.target = "x86-avx2"} {
 func.func @w1_bitplanes_lanes(%x: tensor<?x256xf32>, %w: tensor<64x32xi8>, %s: tensor<64x2xf16>) -> tensor<?x64xf32> {
   %y = lowbit.mpgemm %x, %w, %s {
@@ -141,7 +139,7 @@ func.func @w1_bitplanes_lanes(%x: tensor<?x256xf32>, %w: tensor<64x32xi8>, %s: t
        : (tensor<?x256xf32>, tensor<64x32xi8>, tensor<64x2xf16>) -> tensor<?x64xf32>
   return %y : tensor<?x64xf32>
 }
-func.func @w2_int8_bitplanes_rows(%x: tensor<?x256xf32>, %w: tensor<64x64xi8>, %s: tensor<64x4x2xf16>) -> tensor<?x64xf32> {
+func.func @w2_int8_bitplanes_lanes(%x: tensor<?x256xf32>, %w: tensor<64x64xi8>, %s: tensor<64x4x2xf16>) -> tensor<?x64xf32> {
   %y = lowbit.mpgemm %x, %w, %s {
          weight = #lowbit.weight<bits = 2, encoding = unsigned, group = 64, scale = per_group>,
          layout = #lowbit.layout<canonical>,

@@ -223,23 +223,22 @@ public:
                          VectorType type) const {
     return {};
   }
-  /// lowbit.uk.extend (`highHalf`: its `high_half`); null when the target
-  /// has none.
+  /// lowbit.uk.extend (`highHalf`: its `high_half`; `multipliers` null
+  /// for the words 1, 256); null when the target has none.
   virtual Value emitExtend(OpBuilder &b, Location loc, Value low, Value high,
-                           bool highHalf, VectorType type) const {
-    return {};
-  }
-  /// lowbit.uk.lane_transpose: the two lane-order registers, or nulls when
-  /// the target has none.
-  virtual std::pair<Value, Value> emitLaneTranspose(OpBuilder &b,
-                                                    Location loc, Value low,
-                                                    Value high,
-                                                    VectorType type) const {
+                           Value multipliers, bool highHalf,
+                           VectorType type) const {
     return {};
   }
   /// lowbit.uk.lane_fold; null when the target has none.
   virtual Value emitLaneFold(OpBuilder &b, Location loc, Value lhs, Value rhs,
                              VectorType type) const {
+    return {};
+  }
+  /// lowbit.uk.widen; null when the target has none.
+  virtual Value emitWiden(OpBuilder &b, Location loc, Value words,
+                          Value multipliers, int64_t lane,
+                          VectorType type) const {
     return {};
   }
   /// lowbit.uk.lut_signs (`ptr`: uint8_t *); null when the target has

@@ -150,24 +150,21 @@ Value emitDot2(const TargetInfo &target, ConversionPatternRewriter &b,
 Value emitExtend(const TargetInfo &target, ConversionPatternRewriter &b,
                  UkExtendOp op, UkExtendOp::Adaptor a, VectorType type) {
   return target.emitExtend(b, op.getLoc(), a.getLow(), a.getHigh(),
-                           op.getHighHalf(), type);
+                           a.getMultipliers(), op.getHighHalf(), type);
 }
 Value emitLaneFold(const TargetInfo &target, ConversionPatternRewriter &b,
                    UkLaneFoldOp op, UkLaneFoldOp::Adaptor a, VectorType type) {
   return target.emitLaneFold(b, op.getLoc(), a.getLhs(), a.getRhs(), type);
 }
+Value emitWiden(const TargetInfo &target, ConversionPatternRewriter &b,
+                UkWidenOp op, UkWidenOp::Adaptor a, VectorType type) {
+  return target.emitWiden(b, op.getLoc(), a.getWords(), a.getMultipliers(),
+                          op.getLane(), type);
+}
 Value emitLutSigns(const TargetInfo &target, ConversionPatternRewriter &b,
                    UkLutSignsOp op, UkLutSignsOp::Adaptor a, VectorType type) {
   Value ptr = getElementAddress(b, op.getLoc(), a.getBase(), a.getOffset());
   return target.emitLutSigns(b, op.getLoc(), ptr, type, op.getByDword());
-}
-std::pair<Value, Value> emitLaneTranspose(const TargetInfo &target,
-                                          ConversionPatternRewriter &b,
-                                          UkLaneTransposeOp op,
-                                          UkLaneTransposeOp::Adaptor a,
-                                          VectorType type) {
-  return target.emitLaneTranspose(b, op.getLoc(), a.getLow(), a.getHigh(),
-                                  type);
 }
 Value emitLutCombine(const TargetInfo &target, ConversionPatternRewriter &b,
                      UkLutCombineOp op, UkLutCombineOp::Adaptor a,
@@ -570,14 +567,14 @@ void mlir::lowbit::populateLowBitToEmitCPatterns(const TypeConverter &converter,
            ConvertDot4, ConvertLoadHalf, ConvertBlockCombine,
            ConvertTernaryScale, ConvertStore, ConvertPrefetch, ConvertBroadcast,
            ConvertLutTables, ConvertLutDot, ConvertLutDot8, ConvertSpill,
-           HookPattern<UkLaneTransposeOp, emitLaneTranspose>,
            HookPattern<UkLutSignsOp, emitLutSigns>,
            HookPattern<UkLutCombineOp, emitLutCombine>,
            HookPattern<UkLutLookupOp, emitLutLookup>,
            HookPattern<UkGroupCombineOp, emitGroupCombine>,
            HookPattern<UkZipOp, emitZip>, HookPattern<UkDot2Op, emitDot2>,
            HookPattern<UkExtendOp, emitExtend>,
-           HookPattern<UkLaneFoldOp, emitLaneFold>>(converter, ctx, target);
+           HookPattern<UkLaneFoldOp, emitLaneFold>,
+           HookPattern<UkWidenOp, emitWiden>>(converter, ctx, target);
   patterns.add<ConvertStackBuffer>(converter, ctx);
   patterns.add<ConvertSplatConstant, ConvertRegisterAdd>(converter, ctx, target,
                                                          /*benefit=*/2);

@@ -247,30 +247,6 @@ public:
     return true;
   }
 
-  /// The nibbles (shifted down for `high`), the two lookups of the ISA,
-  /// then the low and high bytes times the signs into the two sums.
-  std::pair<Value, Value> emitLutDot(OpBuilder &b, Location loc,
-                                     const LutDotOperands &o,
-                                     VectorType type) const override {
-    Value indices = o.high ? nibbleDown(b, loc, o.indices) : o.indices;
-    SmallVector<Value, 2> bytes = emitLookup(b, loc, indices, o.tables, {0, 64});
-    Value low = bytes[0], high = bytes[1];
-    Value signs = o.signs ? o.signs : splatByte(b, loc, 1);
-    VectorType accType = accTypeOf(type);
-    return {emitDot4(b, loc, o.accLow, low, signs, accType),
-            emitDot4(b, loc, o.accHigh, high, signs, accType)};
-  }
-
-  /// One lookup of the int8 tables, then the multipliers (unsigned) times
-  /// the entries (signed) into the sum: dot4 with the operands of lut_dot
-  /// swapped, so the entries need no bias.
-  Value emitLutDot8(OpBuilder &b, Location loc, const LutDot8Operands &o,
-                    VectorType type) const override {
-    Value indices = o.high ? nibbleDown(b, loc, o.indices) : o.indices;
-    Value entries = emitLookup(b, loc, indices, o.tables, {0})[0];
-    return emitDot4(b, loc, o.acc, o.multipliers, entries, accTypeOf(type));
-  }
-
   Value emitLutCombine(OpBuilder &b, Location loc, Value low, Value high,
                        VectorType type) const override {
     Type reg = intType(b.getContext());
@@ -350,13 +326,6 @@ protected:
       attrs.push_back(b.getI32IntegerAttr(int32_t(value(i))));
     return call(b, loc, intType(b.getContext()), fn, {}, attrs);
   }
-
-  /// Per offset o, byte i of a result: byte 16 (i mod 4) + n of the 64
-  /// bytes at `tables` + o (table i mod 4), n the low nibble of `indices`
-  /// byte i (lut_dot: the low and high bytes at 0 and 64; lut_dot8: 0).
-  virtual SmallVector<Value, 2> emitLookup(OpBuilder &b, Location loc,
-                                           Value indices, Value tables,
-                                           ArrayRef<int64_t> offsets) const = 0;
 
   /// The high nibbles of `indices` moved to the low ones.
   Value nibbleDown(OpBuilder &b, Location loc, Value indices) const {
@@ -477,12 +446,39 @@ public:
                 {mask, splatByte(b, loc, 1), splatByte(b, loc, -1)});
   }
 
-protected:
-  /// vpermb of the 64-byte tables with index nibble | 16 * (i mod 4),
-  /// one ternary-logic op: (indices & 0x0F) | selectors.
+  /// The nibbles (shifted down for `high`), the lookups (emitLookup),
+  /// then the low and high bytes times the signs into the two sums.
+  std::pair<Value, Value> emitLutDot(OpBuilder &b, Location loc,
+                                     const LutDotOperands &o,
+                                     VectorType type) const override {
+    Value indices = o.high ? nibbleDown(b, loc, o.indices) : o.indices;
+    SmallVector<Value, 2> bytes = emitLookup(b, loc, indices, o.tables, {0, 64});
+    Value low = bytes[0], high = bytes[1];
+    Value signs = o.signs ? o.signs : splatByte(b, loc, 1);
+    VectorType accType = accTypeOf(type);
+    return {emitDot4(b, loc, o.accLow, low, signs, accType),
+            emitDot4(b, loc, o.accHigh, high, signs, accType)};
+  }
+
+  /// One lookup of the int8 tables, then the multipliers (unsigned) times
+  /// the entries (signed) into the sum: dot4 with the operands of lut_dot
+  /// swapped, so the entries need no bias.
+  Value emitLutDot8(OpBuilder &b, Location loc, const LutDot8Operands &o,
+                    VectorType type) const override {
+    Value indices = o.high ? nibbleDown(b, loc, o.indices) : o.indices;
+    Value entries = emitLookup(b, loc, indices, o.tables, {0})[0];
+    return emitDot4(b, loc, o.acc, o.multipliers, entries, accTypeOf(type));
+  }
+
+private:
+  /// Per offset o, byte i of a result: byte 16 (i mod 4) + n of the 64
+  /// bytes at `tables` + o (table i mod 4), n the low nibble of `indices`
+  /// byte i (lut_dot: the low and high bytes at 0 and 64; lut_dot8: 0):
+  /// vpermb of the 64-byte tables with index nibble | 16 * (i mod 4), one
+  /// ternary-logic op: (indices & 0x0F) | selectors.
   SmallVector<Value, 2> emitLookup(OpBuilder &b, Location loc, Value indices,
                                    Value tables,
-                                   ArrayRef<int64_t> offsets) const override {
+                                   ArrayRef<int64_t> offsets) const {
     MLIRContext *ctx = b.getContext();
     Type reg = intType(ctx);
     Value selectors = call(b, loc, reg, "_mm512_set1_epi32", {},
@@ -618,45 +614,25 @@ public:
                 {codes, x});
   }
 
-  /// punpck{l,h}wd of the low and high sums, pmaddwd with words 1, 256.
+  /// punpck{l,h}wd of the low and high sums, pmaddwd with the multiplier
+  /// words (1, 256 without them).
   Value emitExtend(OpBuilder &b, Location loc, Value low, Value high,
-                   bool highHalf, VectorType type) const override {
+                   Value multipliers, bool highHalf,
+                   VectorType type) const override {
     Type reg = intType(b.getContext());
     Value pairs = call(
         b, loc, reg,
         highHalf ? "_mm256_unpackhi_epi16" : "_mm256_unpacklo_epi16",
         {low, high});
-    Value weights = call(b, loc, reg, "_mm256_set1_epi32", {},
-                         {b.getI32IntegerAttr((256 << 16) | 1)});
+    Value weights = multipliers
+                        ? multipliers
+                        : call(b, loc, reg, "_mm256_set1_epi32", {},
+                               {b.getI32IntegerAttr((256 << 16) | 1)});
     return call(b, loc, reg, "_mm256_madd_epi16", {pairs, weights});
   }
 
-  /// Per register, pshufb within lanes (byte 4r + j to 4j + r: dword j of
-  /// a lane is slot j of its 4 rows), vpermd (dwords 0 4 2 6 1 5 3 7:
-  /// qwords slot 0, 2 | 1, 3 of its 8 rows); punpck{l,h}qdq of the two
-  /// registers: slots 0 | 1 and 2 | 3 of the 16 rows.
-  std::pair<Value, Value> emitLaneTranspose(OpBuilder &b, Location loc,
-                                            Value low, Value high,
-                                            VectorType type) const override {
-    Type reg = intType(b.getContext());
-    Value bytes = lanes(b, loc, "_mm256_set_epi8", 32, [](int64_t byte) {
-      int64_t i = byte % 16;
-      return 4 * (i % 4) + i / 4;
-    });
-    Value dwords = lanes(b, loc, "_mm256_set_epi32", 8, [](int64_t dword) {
-      return dword % 2 * 4 + dword / 4 + dword / 2 % 2 * 2;
-    });
-    auto slots = [&](Value v) {
-      return call(b, loc, reg, "_mm256_permutevar8x32_epi32",
-                  {call(b, loc, reg, "_mm256_shuffle_epi8", {v, bytes}),
-                   dwords});
-    };
-    Value a = slots(low), c = slots(high);
-    return {call(b, loc, reg, "_mm256_unpacklo_epi64", {a, c}),
-            call(b, loc, reg, "_mm256_unpackhi_epi64", {a, c})};
-  }
-
-  /// [lhs.0 | rhs.0] + [lhs.1 | rhs.1] (vperm2i128).
+  /// [lhs.0 | rhs.0] + [lhs.1 | rhs.1] (vperm2i128), by int32 or int16
+  /// lanes.
   Value emitLaneFold(OpBuilder &b, Location loc, Value lhs, Value rhs,
                      VectorType type) const override {
     Type reg = intType(b.getContext());
@@ -664,45 +640,26 @@ public:
       return call(b, loc, reg, "_mm256_permute2x128_si256", {lhs, rhs},
                   {b.getI32IntegerAttr(selector)});
     };
-    return call(b, loc, reg, "_mm256_add_epi32", {pick(0x20), pick(0x31)});
+    return call(b, loc, reg,
+                type.getElementTypeBitWidth() == 16 ? "_mm256_add_epi16"
+                                                    : "_mm256_add_epi32",
+                {pick(0x20), pick(0x31)});
   }
 
-protected:
-  /// No cross-lane byte permute: per table j, pshufb of the table broadcast
-  /// to both lanes with the indices of the bytes i mod 4 != j set to 0x80
-  /// (which pshufb turns into 0), the four results or-ed.
-  SmallVector<Value, 2> emitLookup(OpBuilder &b, Location loc, Value indices,
-                                   Value tables,
-                                   ArrayRef<int64_t> offsets) const override {
+  /// vpmovsxwd of the lane (vextracti128 for lane 1), vpmulld.
+  Value emitWiden(OpBuilder &b, Location loc, Value words, Value multipliers,
+                  int64_t lane, VectorType type) const override {
     MLIRContext *ctx = b.getContext();
     Type reg = intType(ctx), xmm = opaqueType(ctx, "__m128i");
-    Value nibbles =
-        call(b, loc, reg, "_mm256_and_si256", {indices, splatByte(b, loc, 15)});
-    auto table = [&](int64_t offset) {
-      Value p = castTo(b, loc, constPointerType(ctx, "__m128i"),
-                       elementAddress(b, loc, tables, offset));
-      return call(b, loc, reg, "_mm256_broadcastsi128_si256",
-                  call(b, loc, xmm, "_mm_loadu_si128", p));
-    };
-    SmallVector<Value, 2> results(offsets.size());
-    for (int64_t j = 0; j < 4; ++j) {
-      SmallVector<Attribute> others;
-      for (int64_t i = 0; i < 32; ++i)
-        others.push_back(b.getI32IntegerAttr(i % 4 == j ? 0 : -128));
-      Value index =
-          call(b, loc, reg, "_mm256_or_si256",
-               {nibbles, call(b, loc, reg, "_mm256_setr_epi8", {}, others)});
-      for (auto [result, offset] : llvm::zip_equal(results, offsets)) {
-        Value part = call(b, loc, reg, "_mm256_shuffle_epi8",
-                          {table(offset + 16 * j), index});
-        result = result ? call(b, loc, reg, "_mm256_or_si256", {result, part})
-                        : part;
-      }
-    }
-    return results;
+    Value half = lane == 0
+                     ? call(b, loc, xmm, "_mm256_castsi256_si128", words)
+                     : call(b, loc, xmm, "_mm256_extracti128_si256", words,
+                            {b.getI32IntegerAttr(1)});
+    return call(b, loc, reg, "_mm256_mullo_epi32",
+                {call(b, loc, reg, "_mm256_cvtepi16_epi32", half),
+                 multipliers});
   }
 
-public:
   void emitStore(OpBuilder &b, Location loc, Value value, Value ptr,
                  Value count, VectorType type) const override {
     if (!count) {

@@ -60,9 +60,9 @@
  *   the low byte of T[e] (unsigned) and 64 + 16s + e its high byte + 128.
  *
  * LANE ORDER (lowbit_layout_t lane_order = LOWBIT_LANE_LANES, #lowbit.layout
- * lane_order = lanes: pack-layout records it for int16 tables on the
- * targets whose TargetInfo::hasLutLaneOrder, x86-avx2 and x86-avxvnni;
- * pack_bitserial(W, BitplaneOrder::Lanes)). The same blocks and nibbles,
+ * lane_order = lanes: pack-layout records it on the targets whose
+ * TargetInfo::hasLutLaneOrder, x86-avx2 and x86-avxvnni, whose kernels read
+ * no other; pack_bitserial(W, BitplaneOrder::Lanes)). The same blocks and nibbles,
  * the bytes of a block permuted so that pshufb, whose table is per 16-byte
  * lane, looks a whole register up at once (T-MAC's AVX2 formulation):
  *   two planes (i2s, w2gG): byte 64 half + 32 hs + 16 l + 2 k + p of the
@@ -74,7 +74,8 @@
  *   multipliers 1, 2 (the plane weights) gives per row the int16
  *   T[index_0] + 2 T[index_1] of a table byte: no transpose, no zip.
  *   ternary kernels add those int16 sums over up to 8 blocks before they
- *   widen them (8 x 4 x 3 x 255 < 2^15).
+ *   widen them (8 x 4 x 3 x 255 < 2^15; int8 tables: the blocks of one
+ *   act_group, one lookup per nibble).
  *   one, three or four planes: byte 16 s + r of each plane vector holds
  *   its byte 4 r + s (lut_abi.h's lane order of the tl1/tl2 vectors), looked
  *   up as the tl1/tl2 kernels of these targets do.
@@ -83,9 +84,8 @@
  *   D_p = sum_k bit_p(c_k) * xq_k, so D = sum_k c_k * xq_k =
  *   (sum_p 2^p A_p + (2^P - 1) * S) / 2, exactly (the sum is even).
  *   The kernel looks a plane's index vector up with lut_dot (vpermb or
- *   pshufb, then vpdpbusd; on AVX2 and AVX-VNNI the vector is turned into
- *   lut_abi.h's lane order in registers and looked up as the tl1/tl2
- *   kernels do there, with int16 block sums) against bytes 2^p, so its
+ *   pshufb, then vpdpbusd; on AVX2 and AVX-VNNI, in the LANE ORDER, as the
+ *   tl1/tl2 kernels do there, with int16 block sums) against bytes 2^p, so its
  *   int32 sums are
  *   sum_p 2^p (A_p + 32768 G) over the G groups: the high sums start at
  *   -128 * (2^P - 1) * G, which cancels the bias.
@@ -109,7 +109,11 @@
  *   bytes at 64h, byte 16s + e = E[e] (int8). After a row's tables, 16
  *   bytes per act_group: byte 4p + i = a * 2^p (plane p's multiplier).
  *   The kernel looks plane p up with lowbit.uk.lut_dot8 against those bytes
- *   (multipliers unsigned, entries signed: no bias), so its int32 sums are
+ *   (multipliers unsigned, entries signed: no bias); in the LANE ORDER
+ *   (below) it looks the entries up as the int16 tables' bytes, sums them
+ *   times 2^p in int16 over the blocks of an act_group and multiplies the
+ *   widened sums by a (the act_group's first 4 bytes are then a, 0, 0, 0):
+ *   the same integers. Either way its int32 sums are
  *   sum_p 2^p * d * sum_g ts_g E_g = d * sum_p 2^p A'_p, A'_p the A_p of the
  *   quantized tables; the dot is that + d (2^P - 1) S = 2 d D' (w1gG:
  *   d A'_0), scaled in float: x_sums and x_scales are multiplied by 2 d (d)

@@ -114,10 +114,34 @@ func.func @extend_lanes(%a: vector<16xi16>) -> vector<16xi32> {
 
 // -----
 
+func.func @extend_multipliers(%a: vector<16xi16>, %m: vector<64xi8>) -> vector<8xi32> {
+  // expected-error@+1 {{'lowbit.uk.extend' op needs a word pair per int32 lane of 'vector<8xi32>' in its multipliers, got 'vector<64xi8>'}}
+  %e = lowbit.uk.extend %a, %a, %m {high_half = false} : vector<16xi16>, vector<64xi8> -> vector<8xi32>
+  return %e : vector<8xi32>
+}
+
+// -----
+
 func.func @lane_fold_lanes(%a: vector<16xi32>) -> vector<16xi32> {
-  // expected-error@+1 {{'lowbit.uk.lane_fold' op folds registers of two 16-byte lanes (vector<8xi32>), got 'vector<16xi32>'}}
+  // expected-error@+1 {{'lowbit.uk.lane_fold' op folds registers of two 16-byte lanes (vector<8xi32> or vector<16xi16>), got 'vector<16xi32>'}}
   %f = lowbit.uk.lane_fold %a, %a : vector<16xi32>
   return %f : vector<16xi32>
+}
+
+// -----
+
+func.func @widen_lane(%w: vector<16xi16>, %m: vector<32xi8>) -> vector<8xi32> {
+  // expected-error@+1 {{'lowbit.uk.widen' op lane must be 0 or 1, got 2}}
+  %r = lowbit.uk.widen %w, %m {lane = 2 : i64} : vector<16xi16>, vector<32xi8> -> vector<8xi32>
+  return %r : vector<8xi32>
+}
+
+// -----
+
+func.func @widen_types(%w: vector<32xi16>, %m: vector<32xi8>) -> vector<8xi32> {
+  // expected-error@+1 {{'lowbit.uk.widen' op widens a 16-byte lane of vector<16xi16> into vector<8xi32> with vector<32xi8> multipliers, got 'vector<32xi16>', 'vector<32xi8>' -> 'vector<8xi32>'}}
+  %r = lowbit.uk.widen %w, %m {lane = 0 : i64} : vector<32xi16>, vector<32xi8> -> vector<8xi32>
+  return %r : vector<8xi32>
 }
 
 // -----

@@ -90,18 +90,25 @@ func.func @microkernel_lut(%codes: memref<?xui8>, %xq: memref<?xi8>,
   // The lane order's ops (lut_abi.h).
   // CHECK: %[[SD:.*]] = lowbit.uk.lut_signs %{{.*}}[%{{.*}}] {by_dword} : memref<?xui8> -> vector<32xi8>
   %sd = lowbit.uk.lut_signs %codes[%off] {by_dword} : memref<?xui8> -> vector<32xi8>
-  // CHECK: %[[F:.*]], %{{.*}} = lowbit.uk.lane_transpose %{{.*}}, %{{.*}} : vector<32xi8>
-  %first, %second = lowbit.uk.lane_transpose %w8, %w8 : vector<32xi8>
-  // CHECK: %[[LK:.*]] = lowbit.uk.lut_lookup %[[F]], %[[T]][%{{.*}}] {high = true} : vector<32xi8>, memref<?xi8>
-  %lk = lowbit.uk.lut_lookup %first, %t[%off] {high = true} : vector<32xi8>, memref<?xi8>
+  // CHECK: %[[LK:.*]] = lowbit.uk.lut_lookup %{{.*}}, %[[T]][%{{.*}}] {high = true} : vector<32xi8>, memref<?xi8>
+  %lk = lowbit.uk.lut_lookup %w8, %t[%off] {high = true} : vector<32xi8>, memref<?xi8>
   // CHECK: %[[Z:.*]] = lowbit.uk.zip %[[LK]], %[[LK]] {high = false} : vector<32xi8>
   %z = lowbit.uk.zip %lk, %lk {high = false} : vector<32xi8>
   // CHECK: %[[P:.*]] = lowbit.uk.dot2 %[[Z]], %[[SD]] : vector<32xi8> -> vector<16xi16>
   %p = lowbit.uk.dot2 %z, %sd : vector<32xi8> -> vector<16xi16>
   // CHECK: %[[E:.*]] = lowbit.uk.extend %[[P]], %[[P]] {high_half = true} : vector<16xi16> -> vector<8xi32>
   %e = lowbit.uk.extend %p, %p {high_half = true} : vector<16xi16> -> vector<8xi32>
-  // CHECK: lowbit.uk.lane_fold %[[E]], %{{.*}} : vector<8xi32>
-  %fold = lowbit.uk.lane_fold %e, %r8 : vector<8xi32>
+  // With multiplier words (int8 tables: a, 0).
+  // CHECK: %[[EM:.*]] = lowbit.uk.extend %[[P]], %[[P]], %[[SD]] {high_half = false} : vector<16xi16>, vector<32xi8> -> vector<8xi32>
+  %em = lowbit.uk.extend %p, %p, %sd {high_half = false} : vector<16xi16>, vector<32xi8> -> vector<8xi32>
+  // CHECK: %[[PF:.*]] = lowbit.uk.lane_fold %[[P]], %[[P]] : vector<16xi16>
+  %pf = lowbit.uk.lane_fold %p, %p : vector<16xi16>
+  // CHECK: %[[WR:.*]] = lowbit.uk.widen %[[PF]], %[[SD]] {lane = 1 : i64} : vector<16xi16>, vector<32xi8> -> vector<8xi32>
+  %wr = lowbit.uk.widen %pf, %sd {lane = 1 : i64} : vector<16xi16>, vector<32xi8> -> vector<8xi32>
+  // CHECK: %[[FOLD:.*]] = lowbit.uk.lane_fold %[[E]], %[[EM]] : vector<8xi32>
+  %fold0 = lowbit.uk.lane_fold %e, %em : vector<8xi32>
+  // CHECK: arith.addi %[[FOLD]], %[[WR]] : vector<8xi32>
+  %fold = arith.addi %fold0, %wr : vector<8xi32>
   return %r, %fold : vector<16xi32>, vector<8xi32>
 }
 

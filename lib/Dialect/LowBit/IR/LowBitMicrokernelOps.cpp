@@ -90,14 +90,34 @@ LogicalResult UkExtendOp::verify() {
     return emitOpError() << "widens half the int16 lanes of "
                          << getLow().getType() << ", not to "
                          << getResult().getType();
+  if (getMultipliers() &&
+      getLanes(getMultipliers()) != 4 * getLanes(getResult()))
+    return emitOpError() << "needs a word pair per int32 lane of "
+                         << getResult().getType() << " in its multipliers, got "
+                         << getMultipliers().getType();
   return success();
 }
 
 LogicalResult UkLaneFoldOp::verify() {
-  if (getLanes(getLhs()) != 8)
+  auto type = cast<VectorType>(getLhs().getType());
+  if (type.getNumElements() * type.getElementTypeBitWidth() != 256)
     return emitOpError() << "folds registers of two 16-byte lanes "
-                            "(vector<8xi32>), got "
+                            "(vector<8xi32> or vector<16xi16>), got "
                          << getLhs().getType();
+  return success();
+}
+
+LogicalResult UkWidenOp::verify() {
+  if (getLanes(getWords()) != 16 || getLanes(getResult()) != 8 ||
+      getLanes(getMultipliers()) != 32)
+    return emitOpError() << "widens a 16-byte lane of vector<16xi16> into "
+                            "vector<8xi32> with vector<32xi8> multipliers, "
+                            "got "
+                         << getWords().getType() << ", "
+                         << getMultipliers().getType() << " -> "
+                         << getResult().getType();
+  if (getLane() != 0 && getLane() != 1)
+    return emitOpError() << "lane must be 0 or 1, got " << getLane();
   return success();
 }
 

@@ -628,32 +628,45 @@ protected:
 
   /// Adds to `words` (halves 0 and 1) the lookups of the lane-order
   /// registers `w` in the tables at `tables`[`at`], each row's two nibbles
-  /// times `multipliers[2h + half]` (+1 / -1 signs, or 2^p).
+  /// times `multipliers[2h + half]` (+1 / -1 signs, or 2^p). With
+  /// `int8Entries` the tables are lut-bitserial's signed int8 ones (64
+  /// bytes per nibble, `words` low only) and the multipliers the unsigned
+  /// operand of dot2.
   void lookupLanes(ArrayRef<Value> w, Value tables, Value at,
-                   ArrayRef<Value> multipliers, MutableArrayRef<LutAcc> words) {
+                   ArrayRef<Value> multipliers, MutableArrayRef<LutAcc> words,
+                   bool int8Entries = false) {
     auto byteReg = cast<VectorType>(w[0].getType());
     auto wordReg = VectorType::get({byteReg.getNumElements() / 2},
                                    b.getIntegerType(16));
-    for (int64_t x = 0; x < 2; ++x) {
+    int64_t tableBytes = int8Entries ? 1 : 2;
+    for (int64_t x = 0; x < tableBytes; ++x) {
       Value looked[2][2];
       for (int64_t h = 0; h < 2; ++h)
         for (int64_t p = 0; p < 2; ++p)
           looked[h][p] = UkLutLookupOp::create(
-              b, loc, byteReg, w[h], tables, add(at, 128 * p + 64 * x + 32 * h),
-              p == 1);
+              b, loc, byteReg, w[h], tables,
+              add(at, 64 * tableBytes * p + 64 * x + 32 * h), p == 1);
       for (int64_t half = 0; half < 2; ++half) {
         Value pairs[2];
         for (int64_t h = 0; h < 2; ++h)
-          pairs[h] = UkDot2Op::create(
-              b, loc, wordReg,
-              UkZipOp::create(b, loc, byteReg, looked[h][0], looked[h][1],
-                              half == 1),
-              multipliers[2 * h + half]);
+          pairs[h] = dot2(UkZipOp::create(b, loc, byteReg, looked[h][0],
+                                          looked[h][1], half == 1),
+                          multipliers[2 * h + half], wordReg, int8Entries);
         Value &sum = x == 0 ? words[half].low : words[half].high;
         Value both = arith::AddIOp::create(b, loc, pairs[0], pairs[1]);
         sum = sum ? arith::AddIOp::create(b, loc, sum, both) : both;
       }
     }
+  }
+
+  /// dot2 of looked-up table bytes and their multipliers: the table bytes
+  /// unsigned (int16 tables' low and high bytes), or signed (`int8Entries`,
+  /// the multipliers then unsigned).
+  Value dot2(Value looked, Value multipliers, VectorType wordReg,
+             bool int8Entries) {
+    if (int8Entries)
+      return UkDot2Op::create(b, loc, wordReg, multipliers, looked);
+    return UkDot2Op::create(b, loc, wordReg, looked, multipliers);
   }
 
   /// The words of the two halves of the rows before their first lookup
@@ -663,17 +676,20 @@ protected:
 
   /// `words` widened (low + 256 high) into the int32 sums of the quarters
   /// of the rows of (tile, activation row) `tileColumn` in `accs` (exact
-  /// while the int16 pair sums stay below 2^15).
+  /// while the int16 pair sums stay below 2^15). Words with `low` only
+  /// (int8 tables) are widened times the words (a, 0) of `multipliers`.
   void widenLanes(ArrayRef<LutAcc> words, MutableArrayRef<LutAcc> accs,
-                  int64_t tileColumn) {
+                  int64_t tileColumn, Value multipliers = {}) {
     MutableArrayRef<LutAcc> quarters =
         accs.slice(tileColumn * kLaneQuarters, kLaneQuarters);
     auto i32Reg = cast<VectorType>(quarters[0].low.getType());
     for (int64_t half = 0; half < 2; ++half)
       for (int64_t hi = 0; hi < 2; ++hi) {
         Value &sum = quarters[2 * half + hi].low;
-        Value wide = UkExtendOp::create(b, loc, i32Reg, words[half].low,
-                                        words[half].high, hi == 1);
+        const LutAcc &w = words[half];
+        Value wide = UkExtendOp::create(b, loc, i32Reg, w.low,
+                                        w.high ? w.high : w.low, multipliers,
+                                        hi == 1);
         // Not 0 + wide: folded late, it would leave the zero unused.
         sum = matchPattern(sum, m_Zero())
                   ? wide

@@ -84,17 +84,20 @@ struct BitserialPlan {
   int64_t blocksPerIteration = 1;
   int64_t registerBytes = 0, halves = 1, lanes = 0;
   int64_t prefetchBytes = 0;
-  /// int16 tables on targets with lut_abi.h's lane order
-  /// (TargetInfo::hasLutLaneOrder): each plane vector is turned into lane
-  /// order (lowbit.uk.lane_transpose) and looked up as lut-elementwise does
-  /// there; per (tile, activation row) one accumulator (low + 256 high)
-  /// per quarter of the rows.
-  bool laneOrder = false;
-  /// laneOrder with the weights in bitserial_abi.h's lane order
-  /// (#lowbit.layout lane_order = lanes): no transpose; with two planes
-  /// (planePairs) each register is looked up as loaded and its plane pairs
-  /// multiplied by 1, 2 (T-MAC's AVX2 formulation).
-  bool weightsInLanes = false, planePairs = false;
+  /// Targets with lut_abi.h's lane order (TargetInfo::hasLutLaneOrder),
+  /// whose weights pack-layout writes in bitserial_abi.h's lane order
+  /// (#lowbit.layout lane_order = lanes): each plane vector is looked up as
+  /// loaded, as lut-elementwise does there; per (tile, activation row) one
+  /// int32 accumulator per quarter of the rows. With two planes
+  /// (planePairs) the plane pairs of a row are multiplied by 1, 2 (T-MAC's
+  /// AVX2 formulation).
+  bool laneOrder = false, planePairs = false;
+  /// laneOrder with int8 tables: the int16 sums of a run of blocks are
+  /// widened times the act_group's multiplier a, so a run ends where an
+  /// act_group does: after every `actGroupRun` blocks from the start of a
+  /// loop iteration (act_groups whole iterations, K panels whole
+  /// act_groups), else after every block (1).
+  int64_t actGroupRun = 1;
   /// Sets of accumulators that consecutive plane vectors take turns on, so
   /// that the dot chains hide the dot latency, and pairs per (set, register
   /// half): one per nibble, or one for both.
@@ -140,6 +143,11 @@ struct BitserialPlan {
   /// / 127)) stays below 128 (unsigned for vpdpbusd, signed for sdot).
   int64_t scaleDenominator() const { return 127 / (4 << (planes - 1)); }
   bool hasZeros() const { return encoding == Encoding::Unsigned; }
+  /// int8 tables looked up in lane order (lowbit.uk.lut_lookup).
+  bool int8Lanes() const { return int8Tables && laneOrder; }
+  /// int8Lanes for a group format: a block's int16 sums are folded into
+  /// rows before they are widened (BitserialKernelBuilder::widenRun).
+  bool foldsRows() const { return int8Lanes() && !isTernary(); }
   int64_t blockTableBytes() const {
     return int8Tables ? kTable8Bytes : kTableBytes;
   }
@@ -201,7 +209,7 @@ public:
       planeWeights.push_back(UkZipOp::create(b, loc, byteReg,
                                              splat(byteReg, 1),
                                              splat(byteReg, 2), false));
-    else if (!plan.int8Tables)
+    else if (!plan.int8Tables || plan.laneOrder)
       for (int64_t p = plan.laneOrder ? 0 : 1; p < plan.planes; ++p)
         planeWeights.push_back(splat(byteReg, int64_t(1) << p));
     if (plan.anyShape)
@@ -409,8 +417,10 @@ private:
   /// a = max(1, ceil(d * max / 127)) (d = scaleDenominator()); entry e of a
   /// group is round(d * T[e] / a) (T[e] of bitserial_abi.h, rounded
   /// half away from zero in float, so entry 15 - e = -entry e is stored as
-  /// the negation), and multiplier byte 4p + i is a * 2^p. Scalar code:
-  /// it runs once per activation row and K.
+  /// the negation), and multiplier byte 4p + i is a * 2^p (lane order: the
+  /// multiplier bytes start with the int16 words a, 0 that
+  /// lowbit.uk.extend takes). Scalar code: it runs once per activation row
+  /// and K.
   void buildInt8Tables(Value row, int64_t c) {
     int64_t full = plan.blocks / plan.blocksPerActGroup;
     int64_t tail = plan.blocks - full * plan.blocksPerActGroup;
@@ -475,12 +485,22 @@ private:
     Value multipliers =
         add(base, add(mul(actGroup, kMultiplierBytes),
                       plan.blocks * kTable8Bytes));
-    for (int64_t p = 0; p < 4; ++p) {
-      Value weight = arith::TruncIOp::create(
-          b, loc, i8, arith::ShLIOp::create(b, loc, a, i32Const(p)));
+    if (plan.laneOrder) {
+      // a < 128: the bytes a, 0, 0, 0.
+      Value zeroByte = arith::ConstantOp::create(b, loc, b.getI8IntegerAttr(0));
       for (int64_t i = 0; i < 4; ++i)
-        memref::StoreOp::create(b, loc, weight, tables,
-                                add(multipliers, 4 * p + i));
+        memref::StoreOp::create(
+            b, loc, i == 0 ? Value(arith::TruncIOp::create(b, loc, i8, a))
+                           : zeroByte,
+            tables, add(multipliers, i));
+    } else {
+      for (int64_t p = 0; p < 4; ++p) {
+        Value weight = arith::TruncIOp::create(
+            b, loc, i8, arith::ShLIOp::create(b, loc, a, i32Const(p)));
+        for (int64_t i = 0; i < 4; ++i)
+          memref::StoreOp::create(b, loc, weight, tables,
+                                  add(multipliers, 4 * p + i));
+      }
     }
     Value half = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.5f));
     Value minusHalf =
@@ -682,7 +702,7 @@ private:
     Value tableBase = mul(block, plan.blockTableBytes());
     // int8 tables: the multipliers of plane p for column c at c * planes + p.
     SmallVector<Value> multipliers;
-    if (plan.int8Tables) {
+    if (plan.int8Tables && !plan.laneOrder) {
       Value at = add(mul(div(block, plan.blocksPerActGroup), kMultiplierBytes),
                      plan.blocks * kTable8Bytes);
       for (int64_t c = 0; c < columns; ++c)
@@ -695,7 +715,7 @@ private:
     for (auto [t, base] : llvm::enumerate(tileBase)) {
       Value blockAt = blockAddress(base, block, firstBlock);
       if (plan.laneOrder) {
-        lookupBlockLanes(t, columns, blockAt, tableBase, accs);
+        lookupBlockLanes(t, columns, block, blockAt, tableBase, accs);
         continue;
       }
       for (int64_t p = 0; p < plan.planes; ++p) {
@@ -729,12 +749,13 @@ private:
     }
   }
 
-  /// lookupBlock in lane order: the planes of tile t's block at `blockAt`
-  /// turned into lane order, looked up with the multipliers 2^p into int16
-  /// sums (at most 2 x 2 x 255 x (2^P - 1) < 2^15 per lane), widened into
-  /// each column's quarters.
-  void lookupBlockLanes(int64_t t, int64_t columns, Value blockAt,
-                        Value tableBase, MutableArrayRef<LutAcc> accs) {
+  /// lookupBlock in lane order: the planes of tile t's block `block` at
+  /// `blockAt`, looked up with the multipliers 2^p into int16 sums (at most 2 x 2 x 255 x
+  /// (2^P - 1) < 2^15 per lane; int8 tables 2 x 2 x 127 x (2^P - 1)),
+  /// widened into each column's quarters.
+  void lookupBlockLanes(int64_t t, int64_t columns, Value block,
+                        Value blockAt, Value tableBase,
+                        MutableArrayRef<LutAcc> accs) {
     SmallVector<LutAcc> words;
     for (int64_t c = 0; c < columns; ++c)
       words.append(freshWords());
@@ -743,19 +764,45 @@ private:
       Value w[2] = {UkLoadOp::create(b, loc, byteReg, codes, at),
                     UkLoadOp::create(b, loc, byteReg, codes,
                                      add(at, plan.registerBytes))};
-      if (!plan.weightsInLanes) {
-        auto lanes = UkLaneTransposeOp::create(b, loc, byteReg, byteReg, w[0],
-                                               w[1]);
-        w[0] = lanes.getFirst();
-        w[1] = lanes.getSecond();
-      }
       SmallVector<Value, 4> multipliers(4, planeWeights[p]);
       for (int64_t c = 0; c < columns; ++c)
         lookupLanes(w, tables, add(tableBase, c * plan.columnTableBytes()),
-                    multipliers, MutableArrayRef(words).slice(2 * c, 2));
+                    multipliers, MutableArrayRef(words).slice(2 * c, 2),
+                    plan.int8Tables);
     }
     for (int64_t c = 0; c < columns; ++c)
-      widenLanes(ArrayRef(words).slice(2 * c, 2), accs, t * columns + c);
+      widenRun(ArrayRef(words).slice(2 * c, 2), accs, t * columns + c, block,
+               c);
+  }
+
+  /// The int16 sums `words` of (tile, column) `tileColumn` (column c) after
+  /// a run of blocks ending at `block` into its accumulators: widenLanes,
+  /// with int8 tables times the act_group's multiplier; for the group
+  /// formats' int8 tables (foldsRows: a run is one block) the two lanes
+  /// folded in int16 first (at most 2 x 4 x 127 x 15 < 2^15) and each half
+  /// of the rows widened times the multiplier into quarters 0 and 2, which
+  /// combine takes as the rows.
+  void widenRun(ArrayRef<LutAcc> words, MutableArrayRef<LutAcc> accs,
+                int64_t tileColumn, Value block, int64_t c) {
+    Value multiplier = tableMultiplier(block, c);
+    if (!plan.foldsRows())
+      return widenLanes(words, accs, tileColumn, multiplier);
+    Value rows = UkLaneFoldOp::create(b, loc, words[0].low.getType(),
+                                      words[0].low, words[1].low);
+    for (int64_t h = 0; h < 2; ++h)
+      accs[tileColumn * kLaneQuarters + 2 * h].low = UkWidenOp::create(
+          b, loc, i32Reg, rows, multiplier, b.getI64IntegerAttr(h));
+  }
+
+  /// int8 tables in lane order: the words (a, 0) of the act_group of
+  /// `block` for column c, by which lowbit.uk.extend widens its sums (null
+  /// for int16 tables).
+  Value tableMultiplier(Value block, int64_t c) {
+    if (!plan.int8Tables)
+      return {};
+    Value at = add(mul(div(block, plan.blocksPerActGroup), kMultiplierBytes),
+                   plan.blocks * kTable8Bytes + c * plan.columnTableBytes());
+    return UkBroadcast4Op::create(b, loc, byteReg, tables, at);
   }
 
   /// Where block `block` of the tile whose panel piece starts at `base`
@@ -779,19 +826,27 @@ private:
   /// both planes of a row side by side, so each nibble and table byte is
   /// one lut_lookup of the register as loaded and one dot2 with the bytes
   /// 1, 2 (the plane weights) into the int16 words of its half of the rows
-  /// (4 x 255 x 3 per lane and block), widened into each column's quarters
-  /// as lookupBlockLanes's every kWordBlocks blocks: T-MAC's int16
-  /// accumulation across blocks (ternary formats, whose blocks share one
-  /// activation scale; the group formats take one block at a time).
+  /// (4 x 255 x 3 per lane and block; int8 tables one table byte, 4 x 127 x
+  /// 3), widened into each column's quarters as lookupBlockLanes's after
+  /// runs of at most kWordBlocks blocks (int8 tables: of one act_group,
+  /// times its multiplier): T-MAC's int16 accumulation across blocks
+  /// (ternary formats, whose blocks share one activation scale; the group
+  /// formats take one block at a time).
   void lookupPlanePairs(ArrayRef<Value> tileBase, int64_t columns, Value first,
                         int64_t count, int64_t firstBlock,
                         MutableArrayRef<LutAcc> accs) {
     constexpr int64_t kWordBlocks = 8; // 8 x 4 x 765 < 2^15
     auto wordReg = VectorType::get({plan.registerBytes / 2}, b.getI16Type());
+    int64_t tableBytes = plan.int8Tables ? 1 : 2;
+    auto runEnds = [&](int64_t s, int64_t run) {
+      return run == kWordBlocks || s == count - 1 ||
+             (plan.int8Tables && (s + 1) % plan.actGroupRun == 0);
+    };
     for (auto [t, base] : llvm::enumerate(tileBase)) {
       SmallVector<LutAcc> words;
+      int64_t run = 0;
       for (int64_t s = 0; s < count; ++s) {
-        if (s % kWordBlocks == 0)
+        if (run++ == 0)
           for (int64_t c = 0; c < columns; ++c)
             words.append(freshWords());
         Value block = add(first, s);
@@ -804,24 +859,26 @@ private:
                 add(blockAt, (2 * half + hs) * plan.registerBytes));
             for (int64_t c = 0; c < columns; ++c)
               for (int64_t nibble = 0; nibble < 2; ++nibble)
-                for (int64_t x = 0; x < 2; ++x) {
+                for (int64_t x = 0; x < tableBytes; ++x) {
                   Value looked = UkLutLookupOp::create(
                       b, loc, byteReg, w, tables,
                       add(tableBase, c * plan.columnTableBytes() +
-                                         128 * nibble + 64 * x + 32 * hs),
+                                         64 * tableBytes * nibble + 64 * x +
+                                         32 * hs),
                       nibble == 1);
-                  Value pairs = UkDot2Op::create(b, loc, wordReg, looked,
-                                                 planeWeights[0]);
+                  Value pairs =
+                      dot2(looked, planeWeights[0], wordReg, plan.int8Tables);
                   LutAcc &word = words[2 * c + half];
                   Value &sum = x == 0 ? word.low : word.high;
                   sum = sum ? arith::AddIOp::create(b, loc, sum, pairs) : pairs;
                 }
           }
-        if (s % kWordBlocks == kWordBlocks - 1 || s == count - 1) {
+        if (runEnds(s, run)) {
           for (int64_t c = 0; c < columns; ++c)
-            widenLanes(ArrayRef(words).slice(2 * c, 2), accs,
-                       t * columns + c);
+            widenRun(ArrayRef(words).slice(2 * c, 2), accs, t * columns + c,
+                     block, c);
           words.clear();
+          run = 0;
         }
       }
     }
@@ -832,6 +889,8 @@ private:
   /// tables: the sum of the lut_dot8 sums, scaleDenominator() times it).
   Value combine(ArrayRef<LutAcc> accs, int64_t sets, int64_t nibbles, int64_t t,
                 int64_t columns, int64_t c, int64_t h) {
+    if (plan.foldsRows())
+      return accs[(t * columns + c) * kLaneQuarters + 2 * h].low;
     if (plan.laneOrder)
       return laneRows(accs, t * columns + c, h);
     Value sum;
@@ -1159,17 +1218,17 @@ private:
     plan.halves = kVectorBytes / registerBytes;
     plan.lanes = registerBytes / 4;
     plan.prefetchBytes = target.getPrefetchBytes();
-    plan.laneOrder = target.hasLutLaneOrder() && !int8Tables;
-    // pack-layout chose the lane order for this target, planes and tables;
-    // a layout for another target is an error.
-    plan.weightsInLanes = layout.getLaneOrder() == LaneOrder::Lanes;
-    if (plan.weightsInLanes && !plan.laneOrder)
+    // The kernel reads the lane order the layout records (pack-layout took
+    // it from the same target); a layout for another target is an error.
+    plan.laneOrder = target.hasLutLaneOrder();
+    if ((layout.getLaneOrder() == LaneOrder::Lanes) != plan.laneOrder)
       return op.emitOpError()
-             << "has a bitplanes layout in lane_order lanes, which only the "
-                "kernels with int16 tables on targets with lut_abi.h's lane "
-                "order read (bitserial_abi.h); run lowbit-pack-layout for "
-                "this target";
-    plan.planePairs = plan.weightsInLanes && plan.planes == 2;
+             << "has a bitplanes layout in lane_order "
+             << stringifyLaneOrder(layout.getLaneOrder())
+             << ", but the target's lut-bitserial kernels read "
+             << (plan.laneOrder ? "lanes" : "rows")
+             << " (bitserial_abi.h); run lowbit-pack-layout for this target";
+    plan.planePairs = plan.laneOrder && plan.planes == 2;
     LutAccumulators accs =
         planLutAccumulators(target, plan.halves, plan.tilesPerGroup, plan.bn);
     plan.accSets = accs.sets;
@@ -1178,6 +1237,10 @@ private:
     plan.panelBlocks =
         lowbit_bitserial_panel_blocks(plan.blocks, plan.blocksPerScale());
     plan.panels = lowbit_bitserial_panels(plan.blocks, plan.blocksPerScale());
+    if (plan.int8Lanes() &&
+        plan.blocksPerIteration % plan.blocksPerActGroup == 0 &&
+        (plan.panels == 1 || plan.panelBlocks % plan.blocksPerActGroup == 0))
+      plan.actGroupRun = plan.blocksPerActGroup;
     plan.rangeTiles =
         std::max<int64_t>(16, kPartialBytes / (plan.bn * plan.partialBytes()));
     if (!plan.anyShape)

@@ -129,17 +129,15 @@ private:
 
   /// i2s / canonical -> the bit-plane layout of bitserial_abi.h: 16-row
   /// tiles of Kp / 32 blocks x `bits` plane vectors of 64 bytes, in its
-  /// lane order for int16 tables on the targets whose
-  /// TargetInfo::hasLutLaneOrder (each register one pshufb; two planes of a
-  /// row side by side for vpmaddubsw), else in row order.
+  /// lane order on the targets whose TargetInfo::hasLutLaneOrder (each
+  /// register one pshufb per nibble and table byte; two planes of a row
+  /// side by side for vpmaddubsw), else in row order.
   LogicalResult packBitserial(func::FuncOp func, MpGemmOp op) {
     MLIRContext *ctx = op.getContext();
     FailureOr<std::unique_ptr<TargetInfo>> target = lookupTargetInfo(op);
     if (failed(target))
       return failure();
-    auto config = cast<LutBitserialAttr>(op.getConfigAttr());
-    bool lanes =
-        (*target)->hasLutLaneOrder() && config.getTableBits() == 16;
+    bool lanes = (*target)->hasLutLaneOrder();
     auto layout = LayoutAttr::get(ctx, LayoutKind::BitPlanes,
                                   /*tileM=*/LOWBIT_TILE_ROWS,
                                   /*tileK=*/LOWBIT_BITSERIAL_BLOCK,

@@ -546,63 +546,76 @@ def LowBit_UkExtendOp
   let summary = "Widens int16 low and high byte sums into their int32 sum";
   let description = [{
     Per 16-byte lane and i < 4, with j = i (or 4 + i with `high`) an int16
-    lane of the lane's low (high) half: `result[i] = low[j] + 256 *
-    high[j]` in int32 (exact; x86 `vpunpcklwd` / `vpunpckhwd` of the two,
-    then `vpmaddwd` with words 1, 256): the int16 sums of the low and high
-    table bytes of lut_abi.h's lane order (`lowbit.uk.dot2`) as the int32
-    sums `lowbit.uk.lut_combine` gives for `lowbit.uk.lut_dot`.
+    lane of the lane's low (high) half: `result[i] = low[j] * m0 + high[j]
+    * m1` in int32 (exact; x86 `vpunpcklwd` / `vpunpckhwd` of the two, then
+    `vpmaddwd`), where (m0, m1) are the two int16 words of each 32-bit
+    lane of `multipliers` (all lanes alike), or 1, 256 without it: the
+    int16 sums of the low and high table bytes of lut_abi.h's lane order
+    (`lowbit.uk.dot2`) as the int32 sums `lowbit.uk.lut_combine` gives for
+    `lowbit.uk.lut_dot`. lut-bitserial's int8 tables pass their int16 sums
+    as both halves with the words (a, 0): the sums times the act_group's
+    table multiplier a.
 
     ```mlir
-    %q = lowbit.uk.extend %lo, %hi {high = true} : vector<16xi16> -> vector<8xi32>
+    %q = lowbit.uk.extend %lo, %hi {high_half = true} : vector<16xi16> -> vector<8xi32>
+    %s = lowbit.uk.extend %w, %w, %a {high_half = false}
+         : vector<16xi16>, vector<32xi8> -> vector<8xi32>
     ```
   }];
   let arguments = (ins VectorOfRankAndType<[1], [I16]>:$low,
-                   VectorOfRankAndType<[1], [I16]>:$high, BoolAttr:$high_half);
+                   VectorOfRankAndType<[1], [I16]>:$high,
+                   Optional<LowBit_ByteRegister>:$multipliers,
+                   BoolAttr:$high_half);
   let results = (outs LowBit_I32Register:$result);
   let assemblyFormat = [{
-    $low `,` $high attr-dict `:` type($low) `->` type($result)
+    $low `,` $high (`,` $multipliers^)? attr-dict `:` type($low)
+    (`,` type($multipliers)^)? `->` type($result)
   }];
   let hasVerifier = 1;
 }
 
-def LowBit_UkLaneTransposeOp
-    : LowBit_UkOp<"lane_transpose", [Pure,
-        AllTypesMatch<["low", "high", "first", "second"]>]> {
-  let summary = "Turns a row-order vector's two registers into lane order";
-  let description = [{
-    `low` and `high` are bytes 0..31 and 32..63 of a 64-byte vector in
-    lut_abi.h's row order (byte 4r + j: row r, slot j); `first` and
-    `second` are bytes 0..31 and 32..63 of the same vector in lane order
-    (byte 16j + r): one slot of 16 rows per 16-byte lane (pshufb within
-    lanes, vpermd, punpck{l,h}qdq). lut-bitserial reads its row-order
-    layout this way on lane-order targets.
-
-    ```mlir
-    %a, %b = lowbit.uk.lane_transpose %lo, %hi : vector<32xi8>
-    ```
-  }];
-  let arguments = (ins LowBit_ByteRegister:$low, LowBit_ByteRegister:$high);
-  let results = (outs LowBit_ByteRegister:$first,
-                 LowBit_ByteRegister:$second);
-  let assemblyFormat = "$low `,` $high attr-dict `:` type($low)";
-}
-
 def LowBit_UkLaneFoldOp
     : LowBit_UkOp<"lane_fold", [Pure, AllTypesMatch<["lhs", "rhs", "result"]>]> {
-  let summary = "Sums the two 16-byte lanes of each of two int32 registers";
+  let summary = "Sums the two 16-byte lanes of each of two registers";
   let description = [{
-    For registers of two 16-byte lanes (4 int32 each): lane 0 of the result
-    is lane 0 + lane 1 of `lhs`, lane 1 is lane 0 + lane 1 of `rhs` (int32
-    wrapping): the rows of lut_abi.h's lane order, whose two lanes hold the
-    sums of different tables of the same 4 rows.
+    For registers of two 16-byte lanes (4 int32 or 8 int16 each): lane 0 of
+    the result is lane 0 + lane 1 of `lhs`, lane 1 is lane 0 + lane 1 of
+    `rhs` (wrapping): the rows of lut_abi.h's lane order, whose two lanes
+    hold the sums of different tables of the same rows.
 
     ```mlir
     %rows = lowbit.uk.lane_fold %q0, %q1 : vector<8xi32>
+    %words = lowbit.uk.lane_fold %w0, %w1 : vector<16xi16>
     ```
   }];
-  let arguments = (ins LowBit_I32Register:$lhs, LowBit_I32Register:$rhs);
-  let results = (outs LowBit_I32Register:$result);
+  let arguments = (ins VectorOfRankAndType<[1], [I16, I32]>:$lhs,
+                   VectorOfRankAndType<[1], [I16, I32]>:$rhs);
+  let results = (outs VectorOfRankAndType<[1], [I16, I32]>:$result);
   let assemblyFormat = "$lhs `,` $rhs attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
+def LowBit_UkWidenOp : LowBit_UkOp<"widen", [Pure]> {
+  let summary = "One 16-byte lane of int16 sums as int32, times multipliers";
+  let description = [{
+    For a register of two 16-byte lanes of int16 lanes: `result[i] =
+    words[8 lane + i] * multipliers[i]`, the multipliers read as int32
+    lanes, in int32 (x86 `vpmovsxwd` of the lane, `vpmulld`): lut-bitserial
+    turns the lane-folded int16 sums of a block's rows (int8 tables, lane
+    order) into int32 rows times the act_group's multiplier a.
+
+    ```mlir
+    %rows = lowbit.uk.widen %words, %a {lane = 1 : i64}
+            : vector<16xi16>, vector<32xi8> -> vector<8xi32>
+    ```
+  }];
+  let arguments = (ins VectorOfRankAndType<[1], [I16]>:$words,
+                   LowBit_ByteRegister:$multipliers, I64Attr:$lane);
+  let results = (outs LowBit_I32Register:$result);
+  let assemblyFormat = [{
+    $words `,` $multipliers attr-dict `:` type($words) `,`
+    type($multipliers) `->` type($result)
+  }];
   let hasVerifier = 1;
 }
 

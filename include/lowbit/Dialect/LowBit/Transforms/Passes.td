@@ -366,10 +366,9 @@ def LowBitLowerLutBitserial
       lut-elementwise: enough for `TargetInfo::getDotChains`); `kfactor /
       8` blocks per iteration of an `scf.for` with loop-carried registers;
       on targets with lut_abi.h's lane order (`TargetInfo::hasLutLaneOrder`:
-      AVX2, AVX-VNNI) and int16 tables instead, the weights in
-      bitserial_abi.h's lane order (`#lowbit.layout` `lane_order = lanes`,
-      which lowbit-pack-layout writes there; a row-order layout is turned
-      into it in registers, `lowbit.uk.lane_transpose`): with two planes
+      AVX2, AVX-VNNI) instead, the weights in bitserial_abi.h's lane order
+      (`#lowbit.layout` `lane_order = lanes`, which lowbit-pack-layout
+      writes there; a row-order layout there is an error): with two planes
       (T-MAC's AVX2 formulation) each register is looked up as loaded
       (`lut_lookup` per nibble and table byte) and `dot2` with the bytes 1, 2
       adds a row's two planes into int16 sums, which ternary kernels keep
@@ -399,7 +398,13 @@ def LowBitLowerLutBitserial
     a) (64 bytes per nibble and block) and, after the row's tables, the
     multiplier bytes a * 2^p of every plane; the lookups are
     `lowbit.uk.lut_dot8` with those multipliers into sums that start at
-    zero (no bias, no lut_combine).
+    zero (no bias, no lut_combine). In lane order the int8 entries are
+    looked up as the int16 tables' bytes are (one `lut_lookup` per nibble,
+    `dot2` with the plane weights unsigned and the entries signed), and the
+    int16 sums of a run of blocks of one act_group (ternary: a loop
+    iteration's, when the iteration holds whole act_groups and the K
+    panels whole iterations' worth; else one block) are widened by
+    `extend` times the words (a, 0) the prologue writes there instead.
 
     With dynamic M and K (an any-shape kernel, kernel_abi.h's
     `lowbit_any_kernel_fn`) the same loops run over run-time blocks, tiles
