@@ -161,28 +161,37 @@ Strategy strategyOfConfig(const std::string &config) {
   return name == "gpu" ? Strategy::Upconvert : parse_strategy(name);
 }
 
-KernelChoice resolveChoiceFor(const Format &format, Strategy strategy,
-                              Target target, const KernelShape &shape,
-                              const KernelOptions &options) {
-  KernelChoice choice = resolveChoice(format, strategy, target);
-  // Schedules hold CPU kernels run in this process (GPU and emulated
-  // targets are refused with a --schedule later, with their own message).
-  if (strategy != Strategy::Auto || options.schedulePath.empty() ||
-      choice.strategy == Strategy::Reference || isGpuTarget(choice.target) ||
-      isEmulatedTarget(choice.target))
-    return choice;
+/// The config of the schedule entry for (format, shape, target, threads),
+/// or "" for none (GPU and emulated targets: none here, they are refused
+/// with a --schedule later, with their own message).
+static std::string scheduledConfig(const Format &format, Target target,
+                                   const KernelShape &shape,
+                                   const KernelOptions &options) {
+  if (options.schedulePath.empty() || isGpuTarget(target) ||
+      isEmulatedTarget(target))
+    return "";
   auto schedule = mlir::lowbit::Schedule::load(options.schedulePath);
   if (!schedule)
     throw Error(llvm::toString(schedule.takeError()));
   mlir::lowbit::ScheduleKey key{format.name(), shape.M,
                                 shape.K,       shape.nHint > 1 ? "gemm" : "gemv",
-                                target_name(choice.target), options.threads};
+                                target_name(target), options.threads};
   const mlir::lowbit::ScheduleEntry *entry = schedule->lookup(key);
+  return entry ? entry->config : "";
+}
+
+KernelChoice resolveChoiceFor(const Format &format, Strategy strategy,
+                              Target target, const KernelShape &shape,
+                              const KernelOptions &options) {
+  KernelChoice choice = resolveChoice(format, strategy, target);
+  if (strategy != Strategy::Auto || choice.strategy == Strategy::Reference)
+    return choice;
+  std::string config = scheduledConfig(format, choice.target, shape, options);
   // An entry whose strategy this CPU cannot run on the target (a LUT
   // kernel without AVX512-VBMI) leaves the format's default.
-  if (!entry || !host_runs(choice.target, strategyOfConfig(entry->config)))
+  if (config.empty() || !host_runs(choice.target, strategyOfConfig(config)))
     return choice;
-  return resolveChoice(format, strategyOfConfig(entry->config), choice.target);
+  return resolveChoice(format, strategyOfConfig(config), choice.target);
 }
 
 mlir::lowbit::KernelSource generateKernelSource(const Format &format,
@@ -236,6 +245,13 @@ compileKernels(const Format &format, KernelChoice choice,
     KernelOptions kernelOptions = chosen;
     if (!shapes[i].config.empty())
       kernelOptions.config = shapes[i].config;
+    // A schedule entry of another strategy than the chosen one (an explicit
+    // strategy, where the tuner measured another fastest) is not this
+    // kernel's: it takes its strategy's heuristic.
+    std::string scheduled =
+        scheduledConfig(format, choice.target, shapes[i], kernelOptions);
+    if (!scheduled.empty() && strategyOfConfig(scheduled) != choice.strategy)
+      kernelOptions.schedulePath.clear();
     mlir::lowbit::KernelSource source = generateKernelSource(
         format, target_name(choice.target), shapes[i], kernelOptions,
         "lowbit_kernel_" + std::to_string(i));

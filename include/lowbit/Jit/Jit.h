@@ -68,7 +68,9 @@ Strategy strategyOfConfig(const std::string &config);
 
 struct KernelOptions {
   int threads = 1;
-  std::string schedulePath; // "" for the heuristic
+  /// "" for the heuristic; an entry whose strategy is not the kernel's
+  /// (an explicit strategy) leaves that strategy's heuristic.
+  std::string schedulePath;
   std::string config;       // config attribute override, "" for none
   /// The strategy to generate (compileKernels sets the choice's); only
   /// lut-bitserial changes what the compiler picks for a format.
