@@ -403,8 +403,10 @@ def LowBitLowerLutBitserial
     `dot2` with the plane weights unsigned and the entries signed), and the
     int16 sums of a run of blocks of one act_group (ternary: a loop
     iteration's, when the iteration holds whole act_groups and the K
-    panels whole iterations' worth; else one block) are widened by
-    `extend` times the words (a, 0) the prologue writes there instead.
+    panels whole act_groups; else one block) are widened by `extend`
+    times the words (a, 0) the prologue writes there instead (group
+    formats: a block's two lanes folded in int16 by `lane_fold`, each half
+    of the rows widened times a by `widen`).
 
     With dynamic M and K (an any-shape kernel, kernel_abi.h's
     `lowbit_any_kernel_fn`) the same loops run over run-time blocks, tiles
