@@ -638,14 +638,13 @@ protected:
     auto byteReg = cast<VectorType>(w[0].getType());
     auto wordReg = VectorType::get({byteReg.getNumElements() / 2},
                                    b.getIntegerType(16));
-    int64_t tableBytes = int8Entries ? 1 : 2;
-    for (int64_t x = 0; x < tableBytes; ++x) {
+    for (int64_t x = 0; x < laneTableBytes(int8Entries); ++x) {
       Value looked[2][2];
       for (int64_t h = 0; h < 2; ++h)
         for (int64_t p = 0; p < 2; ++p)
           looked[h][p] = UkLutLookupOp::create(
               b, loc, byteReg, w[h], tables,
-              add(at, 64 * tableBytes * p + 64 * x + 32 * h), p == 1);
+              add(at, laneTableOffset(int8Entries, p, x, h)), p == 1);
       for (int64_t half = 0; half < 2; ++half) {
         Value pairs[2];
         for (int64_t h = 0; h < 2; ++h)
@@ -657,6 +656,19 @@ protected:
         sum = sum ? arith::AddIOp::create(b, loc, sum, both) : both;
       }
     }
+  }
+
+  /// The bytes per table entry in lane order: int16 tables' low and high
+  /// byte, or int8 tables' one.
+  static int64_t laneTableBytes(bool int8Entries) {
+    return int8Entries ? 1 : 2;
+  }
+  /// Where the 32 table bytes of register h, nibble p and entry byte x lie
+  /// from a block's tables in lane order (64 bytes per nibble and entry
+  /// byte, one 16-byte table per lane).
+  static int64_t laneTableOffset(bool int8Entries, int64_t p, int64_t x,
+                                 int64_t h) {
+    return 64 * laneTableBytes(int8Entries) * p + 64 * x + 32 * h;
   }
 
   /// dot2 of looked-up table bytes and their multipliers: the table bytes

@@ -750,9 +750,9 @@ private:
   }
 
   /// lookupBlock in lane order: the planes of tile t's block `block` at
-  /// `blockAt`, looked up with the multipliers 2^p into int16 sums (at most 2 x 2 x 255 x
-  /// (2^P - 1) < 2^15 per lane; int8 tables 2 x 2 x 127 x (2^P - 1)),
-  /// widened into each column's quarters.
+  /// `blockAt`, looked up with the multipliers 2^p into int16 sums (at most
+  /// 2 x 2 x 255 x (2^P - 1) < 2^15 per lane; int8 tables 2 x 2 x 127 x
+  /// (2^P - 1)), widened into each column's quarters.
   void lookupBlockLanes(int64_t t, int64_t columns, Value block,
                         Value blockAt, Value tableBase,
                         MutableArrayRef<LutAcc> accs) {
@@ -837,7 +837,7 @@ private:
                         MutableArrayRef<LutAcc> accs) {
     constexpr int64_t kWordBlocks = 8; // 8 x 4 x 765 < 2^15
     auto wordReg = VectorType::get({plan.registerBytes / 2}, b.getI16Type());
-    int64_t tableBytes = plan.int8Tables ? 1 : 2;
+    int64_t entryBytes = laneTableBytes(plan.int8Tables);
     auto runEnds = [&](int64_t s, int64_t run) {
       return run == kWordBlocks || s == count - 1 ||
              (plan.int8Tables && (s + 1) % plan.actGroupRun == 0);
@@ -859,12 +859,12 @@ private:
                 add(blockAt, (2 * half + hs) * plan.registerBytes));
             for (int64_t c = 0; c < columns; ++c)
               for (int64_t nibble = 0; nibble < 2; ++nibble)
-                for (int64_t x = 0; x < tableBytes; ++x) {
+                for (int64_t x = 0; x < entryBytes; ++x) {
                   Value looked = UkLutLookupOp::create(
                       b, loc, byteReg, w, tables,
-                      add(tableBase, c * plan.columnTableBytes() +
-                                         64 * tableBytes * nibble + 64 * x +
-                                         32 * hs),
+                      add(tableBase,
+                          c * plan.columnTableBytes() +
+                              laneTableOffset(plan.int8Tables, nibble, x, hs)),
                       nibble == 1);
                   Value pairs =
                       dot2(looked, planeWeights[0], wordReg, plan.int8Tables);
