@@ -161,21 +161,31 @@ Strategy strategyOfConfig(const std::string &config) {
   return name == "gpu" ? Strategy::Upconvert : parse_strategy(name);
 }
 
-/// The config of the schedule entry for (format, shape, target, threads),
-/// or "" for none (GPU and emulated targets: none here, they are refused
-/// with a --schedule later, with their own message).
-static std::string scheduledConfig(const Format &format, Target target,
-                                   const KernelShape &shape,
-                                   const KernelOptions &options) {
+/// The schedule file of `options` for kernels of `target` (none without a
+/// path, and for GPU and emulated targets: they are refused with a
+/// --schedule later, with their own message).
+static std::optional<mlir::lowbit::Schedule>
+loadSchedule(Target target, const KernelOptions &options) {
   if (options.schedulePath.empty() || isGpuTarget(target) ||
       isEmulatedTarget(target))
-    return "";
+    return std::nullopt;
   auto schedule = mlir::lowbit::Schedule::load(options.schedulePath);
   if (!schedule)
     throw Error(llvm::toString(schedule.takeError()));
+  return std::move(*schedule);
+}
+
+/// The config of `schedule`'s entry for (format, shape, target, threads),
+/// or "" for none.
+static std::string
+scheduledConfig(const std::optional<mlir::lowbit::Schedule> &schedule,
+                const Format &format, Target target, const KernelShape &shape,
+                int threads) {
+  if (!schedule)
+    return "";
   mlir::lowbit::ScheduleKey key{format.name(), shape.M,
                                 shape.K,       shape.nHint > 1 ? "gemm" : "gemv",
-                                target_name(target), options.threads};
+                                target_name(target), threads};
   const mlir::lowbit::ScheduleEntry *entry = schedule->lookup(key);
   return entry ? entry->config : "";
 }
@@ -186,7 +196,9 @@ KernelChoice resolveChoiceFor(const Format &format, Strategy strategy,
   KernelChoice choice = resolveChoice(format, strategy, target);
   if (strategy != Strategy::Auto || choice.strategy == Strategy::Reference)
     return choice;
-  std::string config = scheduledConfig(format, choice.target, shape, options);
+  std::string config =
+      scheduledConfig(loadSchedule(choice.target, options), format,
+                      choice.target, shape, options.threads);
   // An entry whose strategy this CPU cannot run on the target (a LUT
   // kernel without AVX512-VBMI) leaves the format's default.
   if (config.empty() || !host_runs(choice.target, strategyOfConfig(config)))
@@ -241,6 +253,8 @@ compileKernels(const Format &format, KernelChoice choice,
   std::vector<std::string> flags;
   KernelOptions chosen = options;
   chosen.strategy = choice.strategy;
+  std::optional<mlir::lowbit::Schedule> schedule =
+      loadSchedule(choice.target, options);
   for (size_t i = 0; i < shapes.size(); ++i) {
     KernelOptions kernelOptions = chosen;
     if (!shapes[i].config.empty())
@@ -248,8 +262,8 @@ compileKernels(const Format &format, KernelChoice choice,
     // A schedule entry of another strategy than the chosen one (an explicit
     // strategy, where the tuner measured another fastest) is not this
     // kernel's: it takes its strategy's heuristic.
-    std::string scheduled =
-        scheduledConfig(format, choice.target, shapes[i], kernelOptions);
+    std::string scheduled = scheduledConfig(schedule, format, choice.target,
+                                            shapes[i], options.threads);
     if (!scheduled.empty() && strategyOfConfig(scheduled) != choice.strategy)
       kernelOptions.schedulePath.clear();
     mlir::lowbit::KernelSource source = generateKernelSource(
