@@ -14,7 +14,8 @@ namespace lowbit {
 using namespace detail;
 
 const char *format_names_help() {
-  return "i2s, tl1, tl2, w<b>g<G> with b in 1..4 and G a multiple of 32, q4_0";
+  return "i2s, tl1, tl2, w<b>g<G> with b in 1..4 and G a multiple of 32, "
+         "q4_0, q4_1, q5_0, q5_1, q8_0, q2_k, q3_k, q4_k, q5_k, q6_k, iq4_nl";
 }
 
 // Parses a positive decimal without sign or leading zero that fits in int.
@@ -40,8 +41,11 @@ Format Format::parse(std::string_view name) {
     return {FormatKind::TL1, 2, 0};
   if (name == "tl2")
     return {FormatKind::TL2, 2, 0};
-  if (name == "q4_0")
-    return {FormatKind::Q4_0, 4, int(kQ4_0Block)};
+  int count = 0;
+  const GgmlBlockType *types = ggml_block_types(&count);
+  for (int i = 0; i < count; ++i)
+    if (name == types[i].name)
+      return {types[i].kind, types[i].code_bits, types[i].scale_block};
   int group = 0;
   if (name.size() >= 4 && name[0] == 'w' && name[1] >= '1' && name[1] <= '4' &&
       name[2] == 'g' && parse_positive_int(name.substr(3), group) &&
@@ -61,10 +65,11 @@ std::string Format::name() const {
     return "tl2";
   case FormatKind::Group:
     return "w" + std::to_string(bits) + "g" + std::to_string(group);
-  case FormatKind::Q4_0:
-    return "q4_0";
+  default:
+    break;
   }
-  return "?";
+  const GgmlBlockType *type = ggml_block_type(kind);
+  return type ? type->name : "?";
 }
 
 Encoding Format::encoding() const {
@@ -77,8 +82,9 @@ Encoding Format::encoding() const {
     return bits == 1 ? Encoding::Binary : Encoding::Unsigned;
   case FormatKind::Q4_0:
     return Encoding::GgufQ4_0;
+  default:
+    return Encoding::GgmlBlock;
   }
-  return Encoding::Ternary;
 }
 
 bool Format::is_ternary() const { return encoding() == Encoding::Ternary; }
@@ -93,7 +99,10 @@ double Format::bits_per_weight() const {
   case Encoding::Unsigned:
     return bits + 32.0 / group; // fp16 scale and fp16 zero point per group
   case Encoding::GgufQ4_0:
-    return 8.0 * kQ4_0BlockBytes / kQ4_0Block;
+  case Encoding::GgmlBlock: {
+    const GgmlBlockType *type = ggml_block_type(kind);
+    return type ? 8.0 * type->block_bytes / type->block : 0.0;
+  }
   }
   return 0.0;
 }
@@ -108,10 +117,11 @@ static bool fields_consistent(const Format &f) {
     return f.bits == 2 && f.group == 0;
   case FormatKind::Group:
     return f.bits >= 1 && f.bits <= 4 && f.group > 0 && f.group % 32 == 0;
-  case FormatKind::Q4_0:
-    return f.bits == 4 && f.group == kQ4_0Block;
+  default: {
+    const GgmlBlockType *type = ggml_block_type(f.kind);
+    return type && f.bits == type->code_bits && f.group == type->scale_block;
   }
-  return false;
+  }
 }
 
 std::string Format::shape_error(int64_t M, int64_t K) const {
@@ -132,8 +142,10 @@ std::string Format::shape_error(int64_t M, int64_t K) const {
            " (int32 accumulation limit), got K = " + std::to_string(K);
   if ((kind == FormatKind::TL1 || kind == FormatKind::TL2) && K % 2 != 0)
     return prefix + "K even, got K = " + std::to_string(K);
-  if (group > 0 && K % group != 0)
-    return prefix + "K % " + std::to_string(group) +
+  const GgmlBlockType *type = ggml_block_type(kind);
+  const int64_t multiple = type ? type->block : group;
+  if (multiple > 0 && K % multiple != 0)
+    return prefix + "K % " + std::to_string(multiple) +
            " == 0, got K = " + std::to_string(K);
   return "";
 }
@@ -169,10 +181,11 @@ int64_t code_row_bytes(const Format &format, int64_t K) {
   }
   case FormatKind::Group:
     return stream_bytes(K, format.bits);
-  case FormatKind::Q4_0:
-    return K / kQ4_0Block * kQ4_0BlockBytes;
+  default: {
+    const GgmlBlockType *type = ggml_block_type(format.kind);
+    return type ? K / type->block * type->block_bytes : 0;
   }
-  return 0;
+  }
 }
 
 int64_t scales_per_row(const Format &format, int64_t K) {

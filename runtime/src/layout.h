@@ -14,10 +14,6 @@
 
 namespace lowbit::detail {
 
-/// ggml's QK4_0 and sizeof(block_q4_0): an fp16 d and 16 bytes of nibbles.
-constexpr int64_t kQ4_0Block = 32;
-constexpr int64_t kQ4_0BlockBytes = 18;
-
 /// Block along K of the int8 activations of the non-ternary formats (as
 /// ggml's Q8_0); every group size is a multiple of it.
 constexpr int64_t kActivationBlock = 32;

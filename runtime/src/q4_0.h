@@ -2,7 +2,8 @@
 //
 // A row of K weights is K / 32 ggml block_q4_0 structs, each 18 bytes: the
 // fp16 scale d (little-endian), then 16 bytes whose low nibble is code j and
-// high nibble code j + 16. W ~= d * (q - 8).
+// high nibble code j + 16. W ~= d * (q - 8). The q4_0 row of the block table
+// (ggml_blocks.cpp implements these through it) for the kernels' packers.
 //
 //===----------------------------------------------------------------------===//
 #ifndef LOWBIT_SRC_Q4_0_H

@@ -1,9 +1,9 @@
 //===- quantize.cpp - quantize, unpack and dequantize weights -------------===//
 
 #include "bitstream.h"
+#include "ggml_blocks.h"
 #include "group.h"
 #include "layout.h"
-#include "q4_0.h"
 #include "ternary.h"
 
 #include "lowbit/error.h"
@@ -70,10 +70,11 @@ PackedWeights quantize(const Format &format, const float *W, int64_t M,
     }
     return P;
   }
+  const GgmlBlockType *block_type = ggml_block_type(format.kind);
   for (int64_t m = 0; m < M; ++m) {
     uint8_t *row = P.codes.data() + m * row_bytes;
-    if (format.kind == FormatKind::Q4_0)
-      quantize_q4_0_row(W + m * K, K, m, row);
+    if (block_type)
+      quantize_block_row(*block_type, W + m * K, K, m, row);
     else
       quantize_group_row(P, W + m * K, m, row);
   }
@@ -91,7 +92,8 @@ void unpack_row(const PackedWeights &W, int64_t m, int8_t *q) {
     decode_ternary_row(W.format, row, W.K, m, q);
     return;
   case Encoding::GgufQ4_0:
-    decode_q4_0_row(row, W.K, q);
+  case Encoding::GgmlBlock:
+    decode_block_row_codes(*ggml_block_type(W.format.kind), row, W.K, q);
     return;
   case Encoding::Binary:
   case Encoding::Unsigned: {
@@ -105,8 +107,29 @@ void unpack_row(const PackedWeights &W, int64_t m, int8_t *q) {
   }
 }
 
+// s_j * c_k, plus o_j where the type has a min: GgmlBlockType's formula,
+// bit-identical to ggml's dequantize_row_<type> (without a min, s * c alone:
+// adding o = 0 would turn a -0 into +0).
+static void dequantize_blocks(const PackedWeights &W, const GgmlBlockType &type,
+                              float *out) {
+  const size_t scales = size_t(W.K / type.scale_block);
+  std::vector<int8_t> c(size_t(W.K));
+  std::vector<float> s(scales), o(scales);
+  for (int64_t m = 0; m < W.M; ++m, out += W.K) {
+    row_block_params(W, m, c.data(), s.data(), o.data());
+    for (int64_t k = 0; k < W.K; ++k) {
+      const int64_t j = k / type.scale_block;
+      out[k] = type.has_min ? s[j] * float(c[k]) + o[j] : s[j] * float(c[k]);
+    }
+  }
+}
+
 void dequantize(const PackedWeights &W, float *out) {
   check_layout(W);
+  if (const GgmlBlockType *type = ggml_block_type(W.format.kind)) {
+    dequantize_blocks(W, *type, out);
+    return;
+  }
   std::vector<int8_t> q(W.K);
   std::vector<ScaleZero> blocks(
       W.format.is_ternary() ? 0 : size_t(W.K / kActivationBlock));

@@ -81,6 +81,45 @@ static void block_mpgemm(const PackedWeights &W, const QuantizedActivations &A,
   }
 }
 
+// The ggml block formats (GgmlBlockType): per activation block b of 32 and
+// each scale block j inside it (one of 32, or two of 16, in order), exact
+// int32 sums acc_j = sum Xq * c and xsum_j = sum Xq, then
+//   t_b = sum_j (s_j * (float)acc_j + o_j * (float)xsum_j)
+//   (without a min: sum_j s_j * (float)acc_j), y += t_b / s_x[n][b].
+static void ggml_block_mpgemm(const PackedWeights &W,
+                              const QuantizedActivations &A,
+                              const GgmlBlockType &type, float *Y,
+                              int64_t m_begin, int64_t m_end) {
+  const int64_t blocks = W.K / kActivationBlock;
+  const int64_t sb = type.scale_block;
+  std::vector<int8_t> c(W.K);
+  std::vector<float> s(W.K / sb), o(W.K / sb);
+  for (int64_t m = m_begin; m < m_end; ++m) {
+    row_block_params(W, m, c.data(), s.data(), o.data());
+    for (int64_t n = 0; n < A.N; ++n) {
+      const int8_t *x = A.q.data() + n * A.K;
+      float y = 0.0f;
+      for (int64_t b = 0; b < blocks; ++b) {
+        float t = 0.0f;
+        for (int64_t j = b * kActivationBlock / sb;
+             j < (b + 1) * kActivationBlock / sb; ++j) {
+          int32_t acc = 0, xsum = 0;
+          for (int64_t k = j * sb; k < (j + 1) * sb; ++k) {
+            acc += int32_t(x[k]) * c[k];
+            xsum += x[k];
+          }
+          const float term = type.has_min
+                                 ? s[j] * float(acc) + o[j] * float(xsum)
+                                 : s[j] * float(acc);
+          t = j == b * kActivationBlock / sb ? term : t + term;
+        }
+        y += t / A.scales[n * blocks + b];
+      }
+      Y[n * W.M + m] = y;
+    }
+  }
+}
+
 void reference_mpgemm_rows(const PackedWeights &W,
                            const QuantizedActivations &A, float *Y,
                            int64_t m_begin, int64_t m_end) {
@@ -91,6 +130,8 @@ void reference_mpgemm_rows(const PackedWeights &W,
                 std::to_string(W.M));
   if (W.format.is_ternary())
     ternary_mpgemm(W, A, Y, m_begin, m_end);
+  else if (const GgmlBlockType *type = ggml_block_type(W.format.kind))
+    ggml_block_mpgemm(W, A, *type, Y, m_begin, m_end);
   else
     block_mpgemm(W, A, Y, m_begin, m_end);
 }

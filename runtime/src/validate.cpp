@@ -6,9 +6,9 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "ggml_blocks.h"
 #include "group.h"
 #include "layout.h"
-#include "q4_0.h"
 
 #include "lowbit/error.h"
 #include "lowbit/format.h"
@@ -34,12 +34,8 @@ static void check_tensor_scale(const PackedWeights &W) {
 }
 
 static void check_scales(const PackedWeights &W, int64_t m) {
-  if (W.format.kind == FormatKind::Q4_0) {
-    const uint8_t *row = W.codes.data() + m * W.row_bytes();
-    for (int64_t b = 0; b < W.K / kQ4_0Block; ++b)
-      if ((q4_0_block_scale(row, b) & 0x7C00) == 0x7C00)
-        throw Error("q4_0 row " + std::to_string(m) + " block " +
-                    std::to_string(b) + ": scale d is not finite");
+  if (const GgmlBlockType *type = ggml_block_type(W.format.kind)) {
+    check_block_row(*type, W.codes.data() + m * W.row_bytes(), W.K, m);
     return;
   }
   const int64_t groups = scales_per_row(W.format, W.K);

@@ -5,6 +5,8 @@
 
 #include "test_util.h"
 
+#include <iterator>
+
 namespace lowbit {
 namespace {
 
@@ -25,6 +27,17 @@ TEST(Format, ParsesEveryFamily) {
       {"w3g32", FormatKind::Group, 3, 32, Encoding::Unsigned},
       {"w4g4096", FormatKind::Group, 4, 4096, Encoding::Unsigned},
       {"q4_0", FormatKind::Q4_0, 4, 32, Encoding::GgufQ4_0},
+      // ggml block types: code bits, weights per scale.
+      {"q8_0", FormatKind::Q8_0, 8, 32, Encoding::GgmlBlock},
+      {"q4_1", FormatKind::Q4_1, 4, 32, Encoding::GgmlBlock},
+      {"q5_0", FormatKind::Q5_0, 5, 32, Encoding::GgmlBlock},
+      {"q5_1", FormatKind::Q5_1, 5, 32, Encoding::GgmlBlock},
+      {"q2_k", FormatKind::Q2_K, 2, 16, Encoding::GgmlBlock},
+      {"q3_k", FormatKind::Q3_K, 3, 16, Encoding::GgmlBlock},
+      {"q4_k", FormatKind::Q4_K, 4, 32, Encoding::GgmlBlock},
+      {"q5_k", FormatKind::Q5_K, 5, 32, Encoding::GgmlBlock},
+      {"q6_k", FormatKind::Q6_K, 6, 16, Encoding::GgmlBlock},
+      {"iq4_nl", FormatKind::IQ4_NL, 4, 32, Encoding::GgmlBlock},
   };
   for (const Case &c : cases) {
     Format f = Format::parse(c.name);
@@ -45,6 +58,55 @@ TEST(Format, BitsPerWeight) {
   EXPECT_DOUBLE_EQ(Format::parse("w2g64").bits_per_weight(), 2.5);
   EXPECT_DOUBLE_EQ(Format::parse("w4g32").bits_per_weight(), 5.0);
   EXPECT_DOUBLE_EQ(Format::parse("q4_0").bits_per_weight(), 4.5);
+  // 8 * sizeof(block_<type>) / weights per block, from ggml-common.h.
+  EXPECT_DOUBLE_EQ(Format::parse("q8_0").bits_per_weight(), 8.5);
+  EXPECT_DOUBLE_EQ(Format::parse("q4_1").bits_per_weight(), 5.0);
+  EXPECT_DOUBLE_EQ(Format::parse("q5_0").bits_per_weight(), 5.5);
+  EXPECT_DOUBLE_EQ(Format::parse("q5_1").bits_per_weight(), 6.0);
+  EXPECT_DOUBLE_EQ(Format::parse("q2_k").bits_per_weight(), 2.625);
+  EXPECT_DOUBLE_EQ(Format::parse("q3_k").bits_per_weight(), 3.4375);
+  EXPECT_DOUBLE_EQ(Format::parse("q4_k").bits_per_weight(), 4.5);
+  EXPECT_DOUBLE_EQ(Format::parse("q5_k").bits_per_weight(), 5.5);
+  EXPECT_DOUBLE_EQ(Format::parse("q6_k").bits_per_weight(), 6.5625);
+  EXPECT_DOUBLE_EQ(Format::parse("iq4_nl").bits_per_weight(), 4.5);
+}
+
+// The table against ggml.h's enum ggml_type and ggml-common.h's block
+// structs, written out here by hand.
+TEST(Format, GgmlBlockTable) {
+  struct Case {
+    const char *name;
+    uint32_t id;
+    int block, bytes, scale_block;
+    bool has_min;
+  } cases[] = {
+      {"q4_0", 2, 32, 18, 32, false},     {"q4_1", 3, 32, 20, 32, true},
+      {"q5_0", 6, 32, 22, 32, false},     {"q5_1", 7, 32, 24, 32, true},
+      {"q8_0", 8, 32, 34, 32, false},     {"q2_k", 10, 256, 84, 16, true},
+      {"q3_k", 11, 256, 110, 16, false},  {"q4_k", 12, 256, 144, 32, true},
+      {"q5_k", 13, 256, 176, 32, true},   {"q6_k", 14, 256, 210, 16, false},
+      {"iq4_nl", 20, 32, 18, 32, false},
+  };
+  int count = 0;
+  const GgmlBlockType *types = ggml_block_types(&count);
+  ASSERT_EQ(count, int(std::size(cases)));
+  for (int i = 0; i < count; ++i) {
+    const Case &c = cases[i];
+    EXPECT_STREQ(types[i].name, c.name);
+    EXPECT_EQ(types[i].ggml_type, c.id) << c.name;
+    EXPECT_EQ(types[i].block, c.block) << c.name;
+    EXPECT_EQ(types[i].block_bytes, c.bytes) << c.name;
+    EXPECT_EQ(types[i].scale_block, c.scale_block) << c.name;
+    EXPECT_EQ(types[i].has_min, c.has_min) << c.name;
+    const GgmlBlockType *by_id = ggml_block_type_by_id(c.id);
+    ASSERT_NE(by_id, nullptr) << c.name;
+    EXPECT_STREQ(by_id->name, c.name);
+    EXPECT_EQ(ggml_block_type(Format::parse(c.name).kind), by_id) << c.name;
+  }
+  for (uint32_t id : {0u, 1u, 9u, 15u, 16u, 23u, 30u, 34u, 35u})
+    EXPECT_EQ(ggml_block_type_by_id(id), nullptr) << id;
+  EXPECT_EQ(ggml_block_type(FormatKind::I2S), nullptr);
+  EXPECT_EQ(ggml_block_type(FormatKind::Group), nullptr);
 }
 
 TEST(Format, RejectsUnknownNames) {
@@ -53,14 +115,18 @@ TEST(Format, RejectsUnknownNames) {
                        "w2g064", "w2g",
                        "wg32",   "w2g-32",
                        "w2g 64", "I2S",
-                       "q4_1",   "",
+                       "q4_2",   "",
+                       "q4_K",   "Q8_0",
+                       "q8_k",   "iq4_xs",
                        "i2s ",   "w2g99999999999999999999",
                        "w12g32", "w2g32x"};
   for (const char *name : bad) {
     std::string message = error_of([&] { Format::parse(name); });
     EXPECT_EQ(message, "unknown format '" + std::string(name) +
                            "' (expected i2s, tl1, tl2, w<b>g<G> with b in "
-                           "1..4 and G a multiple of 32, q4_0)");
+                           "1..4 and G a multiple of 32, q4_0, q4_1, q5_0, "
+                           "q5_1, q8_0, q2_k, q3_k, q4_k, q5_k, q6_k, "
+                           "iq4_nl)");
   }
   EXPECT_NE(std::string(format_names_help()).find("q4_0"), std::string::npos);
 }
@@ -86,6 +152,11 @@ TEST(Format, ShapeRules) {
       {"w1g32", 5, 96, ""},
       {"q4_0", 1, 100, "q4_0 needs K % 32 == 0, got K = 100"},
       {"q4_0", 2, 64, ""},
+      {"q8_0", 1, 48, "q8_0 needs K % 32 == 0, got K = 48"},
+      {"iq4_nl", 3, 96, ""},
+      {"q4_k", 1, 128, "q4_k needs K % 256 == 0, got K = 128"},
+      {"q6_k", 1, 300, "q6_k needs K % 256 == 0, got K = 300"},
+      {"q2_k", 7, 512, ""},
       {"i2s", 1, limit, ""},
       {"i2s", 1, limit + 1,
        "i2s needs K <= 16777215 (int32 accumulation limit), got K = "
@@ -122,6 +193,12 @@ TEST(Format, RejectsInconsistentFields) {
   EXPECT_NE(f.shape_error(1, 64), "");
   f.bits = 2;
   EXPECT_EQ(f.shape_error(1, 64), "");
+  Format k = Format::parse("q4_k");
+  k.group = 16; // q4_k has a scale per 32
+  EXPECT_NE(k.shape_error(1, 256), "");
+  k.group = 32;
+  k.bits = 5;
+  EXPECT_NE(k.shape_error(1, 256), "");
 }
 
 } // namespace

@@ -4,10 +4,19 @@
 // computed on quantized activations:
 //   ternary: acc = sum_k Xq[n][k] * q[m][k] as exact int32,
 //            Y = (float)acc * s_w / s_x[n]
-//   others:  per activation block b of 32 (inside weight group g):
+//   w<b>g<G>: per activation block b of 32 (inside weight group g):
 //            acc_b = sum_{k in b} Xq[n][k] * (q[m][k] - z[m][g]) as int32,
 //            Y = sum_b (float)acc_b * s[m][g] / s_x[n][b], summed in block
-//            order in float (q4_0: z = 8, s = d of the block).
+//            order in float.
+//   ggml block formats (q4_0 ... iq4_nl, format.h's GgmlBlockType): per
+//            activation block b of 32 and each scale block j inside it (one
+//            of 32 or two of 16, in order), with c, s_j, o_j of
+//            row_block_params: acc_j = sum_{k in j} Xq[n][k] * c[m][k] and
+//            xsum_j = sum_{k in j} Xq[n][k] as int32,
+//            t_b = sum_j (s_j * (float)acc_j + o_j * (float)xsum_j) (the o
+//            term only where the type has a min), Y = sum_b t_b / s_x[n][b]
+//            in block order in float (q4_0: c = q - 8, s = d: the same
+//            values as before it joined the table).
 //
 //===----------------------------------------------------------------------===//
 #ifndef LOWBIT_REFERENCE_H
