@@ -1,0 +1,240 @@
+//===- weights.cpp - ggml weight tensors packed for lowbit's kernels ------===//
+#include "weights.h"
+
+#include "lowbit/error.h"
+#include "lowbit/format.h"
+#include "lowbit/gguf.h"
+#include "lowbit/run_kernel.h"
+#include "lowbit/target.h"
+
+#include "lowbit_ggml_avx2_kernels.h"
+#include "lowbit_ggml_avx512vnni_kernels.h"
+#include "lowbit_ggml_avxvnni_kernels.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+namespace ggml_lowbit {
+namespace {
+
+/// One ggml type ggml-lowbit takes and the lowbit formats its tensors
+/// become (the first that holds a tensor exactly; see pack_tensor).
+struct TypeRow {
+  lowbit::GgufType type;
+  const char *name;
+  std::vector<const char *> formats;
+};
+
+const std::vector<TypeRow> &type_table() {
+  static const std::vector<TypeRow> rows = {
+      {lowbit::GgufType::Q4_0, "q4_0", {"q4_0"}},
+      {lowbit::GgufType::TQ1_0, "tq1_0", {"i2s", "w2g256"}},
+      {lowbit::GgufType::TQ2_0, "tq2_0", {"i2s", "w2g256"}},
+  };
+  return rows;
+}
+
+const TypeRow *find_type(uint32_t ggml_type) {
+  for (const TypeRow &row : type_table())
+    if (uint32_t(row.type) == ggml_type)
+      return &row;
+  return nullptr;
+}
+
+/// ggml-common.h's block_tq1_0 {qs[48], qh[4], d} and block_tq2_0 {qs[64],
+/// d}: 256 values, the fp16 d in the last two bytes.
+constexpr int64_t kTernaryBlock = 256;
+int64_t ternary_block_bytes(lowbit::GgufType type) {
+  return type == lowbit::GgufType::TQ2_0 ? 66 : 54;
+}
+
+/// A tq1_0 / tq2_0 tensor as w2g256: value x = d * (t - 1) of each block
+/// becomes code t with the block's d as the group scale and zero point 1,
+/// so the kernels' (code - zero) * scale is ggml's value bit for bit.
+lowbit::PackedWeights ternary_blocks_as_w2(lowbit::GgufType type,
+                                           const uint8_t *bytes, size_t size,
+                                           int64_t M, int64_t K,
+                                           const std::string &name) {
+  lowbit::GgufTensor tensor;
+  tensor.name = name;
+  tensor.type = type;
+  tensor.ne = {K, M};
+  tensor.data = bytes;
+  tensor.bytes = size;
+  if (lowbit::gguf_tensor_bytes(type, M, K) != size)
+    throw lowbit::Error(name + ": " + std::to_string(size) +
+                        " bytes do not hold " + std::to_string(M) + " x " +
+                        std::to_string(K) + " " +
+                        lowbit::gguf_type_name(type) + " values");
+
+  lowbit::PackedWeights W;
+  W.format = lowbit::Format::parse("w2g256");
+  W.M = M;
+  W.K = K;
+  const int64_t rowBytes = W.row_bytes();
+  const int64_t blocks = K / kTernaryBlock;
+  const int64_t blockBytes = ternary_block_bytes(type);
+  W.codes.assign(size_t(M * rowBytes), 0);
+  W.scales.assign(size_t(M * blocks), 0);
+  W.zeros.assign(size_t(M * blocks), lowbit::float_to_half(1.0f));
+  std::vector<float> row(static_cast<size_t>(K));
+  for (int64_t m = 0; m < M; ++m) {
+    lowbit::gguf_decode_row(tensor, m, row.data());
+    uint8_t *codes = W.codes.data() + m * rowBytes;
+    for (int64_t b = 0; b < blocks; ++b) {
+      const uint8_t *block = bytes + (m * blocks + b) * blockBytes;
+      const uint16_t dBits =
+          uint16_t(block[blockBytes - 2] | block[blockBytes - 1] << 8);
+      const float d = lowbit::half_to_float(dBits);
+      if (!std::isfinite(d) || d < 0.0f)
+        throw lowbit::Error(name + ": block " + std::to_string(b) +
+                            " of row " + std::to_string(m) + " has scale " +
+                            std::to_string(d) +
+                            "; ggml-lowbit takes finite, non-negative ones");
+      W.scales[size_t(m * blocks + b)] =
+          d == 0.0f ? 0 : dBits; // -0 and +0 alike: every value is 0
+      for (int64_t j = 0; j < kTernaryBlock; ++j) {
+        const int64_t k = b * kTernaryBlock + j;
+        const float x = row[size_t(k)];
+        const int t = d == 0.0f ? 1 : int(x / d) + 1;
+        if (t < 0 || t > 3 || float(t - 1) * d != x)
+          throw lowbit::Error(name + ": value " + std::to_string(x) +
+                              " at [" + std::to_string(m) + ", " +
+                              std::to_string(k) + "] is not a multiple of its "
+                              "block's scale");
+        codes[k / 4] |= uint8_t(t << (2 * (k % 4)));
+      }
+    }
+  }
+  lowbit::validate(W);
+  return W;
+}
+
+void add_any_kernels(const lowbit_kernel_entry_t *entries, size_t count,
+                     const char *target, KernelTable &table) {
+  for (size_t i = 0; i < count; ++i)
+    if (entries[i].M == 0 && entries[i].K == 0 && entries[i].any_fn &&
+        std::strcmp(entries[i].target, target) == 0)
+      table.any.push_back(entries[i]);
+}
+
+} // namespace
+
+std::vector<const lowbit_kernel_entry_t *>
+KernelTable::kernels_of(const std::string &format) const {
+  std::vector<const lowbit_kernel_entry_t *> out;
+  for (const lowbit_kernel_entry_t &e : any)
+    if (format == e.format)
+      out.push_back(&e);
+  std::sort(out.begin(), out.end(),
+            [](const lowbit_kernel_entry_t *a, const lowbit_kernel_entry_t *b) {
+              return a->min_n < b->min_n;
+            });
+  return out;
+}
+
+KernelTable select_kernel_table() {
+  // Best first; each bundle holds one target's kernels (and a generic
+  // fallback this backend never registers: a host without AVX2 is refused).
+  using Lookup = const lowbit_kernel_entry_t *(*)(const char *, size_t *);
+  const struct {
+    lowbit::Target target;
+    Lookup kernels;
+  } bundles[] = {
+      {lowbit::Target::X86Avx512Vnni, lowbit_ggml_avx512vnni_bundle_kernels},
+      {lowbit::Target::X86AvxVnni, lowbit_ggml_avxvnni_bundle_kernels},
+      {lowbit::Target::X86Avx2, lowbit_ggml_avx2_bundle_kernels},
+  };
+  KernelTable table;
+  for (const auto &bundle : bundles) {
+    if (!lowbit::host_runs(bundle.target, lowbit::Strategy::Upconvert))
+      continue;
+    const std::string name = lowbit::target_name(bundle.target);
+    size_t count = 0;
+    const lowbit_kernel_entry_t *entries = bundle.kernels(name.c_str(), &count);
+    add_any_kernels(entries, count, name.c_str(), table);
+    table.target = name;
+    break;
+  }
+  return table;
+}
+
+bool takes_type(uint32_t ggml_type, const KernelTable &table) {
+  const TypeRow *row = find_type(ggml_type);
+  if (!row)
+    return false;
+  for (const char *format : row->formats)
+    if (table.kernels_of(format).empty())
+      return false;
+  return true;
+}
+
+bool takes_shape(uint32_t ggml_type, int64_t K, const KernelTable &table) {
+  const TypeRow *row = find_type(ggml_type);
+  if (!row)
+    return false;
+  for (const char *format : row->formats) {
+    const std::vector<const lowbit_kernel_entry_t *> kernels =
+        table.kernels_of(format);
+    if (kernels.empty() ||
+        !lowbit::any_kernel_shape_error(
+             lowbit::Format::parse(format), K,
+             kernels.front()->layout.family == LOWBIT_LAYOUT_BITPLANES)
+             .empty())
+      return false;
+  }
+  return true;
+}
+
+const char *type_name(uint32_t ggml_type) {
+  const TypeRow *row = find_type(ggml_type);
+  return row ? row->name : "";
+}
+
+const lowbit_kernel_entry_t &PackedTensor::kernel_for(int64_t N) const {
+  const lowbit_kernel_entry_t *best = kernels.front();
+  for (const lowbit_kernel_entry_t *e : kernels)
+    if (e->min_n <= N)
+      best = e;
+  return *best;
+}
+
+PackedTensor pack_tensor(uint32_t ggml_type, const uint8_t *bytes,
+                         size_t size, int64_t M, int64_t K,
+                         const KernelTable &table, const std::string &name) {
+  const TypeRow *row = find_type(ggml_type);
+  if (!row || !takes_type(ggml_type, table))
+    throw lowbit::Error(name + ": ggml type " + std::to_string(ggml_type) +
+                        " has no lowbit kernel here");
+  lowbit::PackedWeights canonical;
+  if (row->type == lowbit::GgufType::Q4_0) {
+    canonical = lowbit::import_weights(row->type, bytes, size, M, K,
+                                       lowbit::Format::parse("q4_0"), name);
+  } else {
+    try {
+      canonical = lowbit::import_weights(row->type, bytes, size, M, K,
+                                         lowbit::Format::parse("i2s"), name);
+    } catch (const lowbit::Error &) {
+      // Blocks of different scales (or tq2_0's code 3): exact in w2g256.
+      canonical = ternary_blocks_as_w2(row->type, bytes, size, M, K, name);
+    }
+  }
+  PackedTensor packed;
+  const std::string format = canonical.format.name();
+  packed.kernels = table.kernels_of(format);
+  packed.conversion = std::string(row->name) + "->" + format;
+  const lowbit_layout_t &layout = packed.kernels.front()->layout;
+  for (const lowbit_kernel_entry_t *e : packed.kernels)
+    if (std::memcmp(&e->layout, &layout, sizeof(layout)) != 0)
+      throw lowbit::Error(name + ": the " + format +
+                          " kernels read different layouts");
+  if (std::string why = lowbit::any_kernel_shape_error(
+          canonical.format, K, layout.family == LOWBIT_LAYOUT_BITPLANES);
+      !why.empty())
+    throw lowbit::Error(name + ": " + why);
+  packed.weights = lowbit::pack_for_kernel(canonical, layout);
+  return packed;
+}
+
+} // namespace ggml_lowbit

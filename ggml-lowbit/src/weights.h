@@ -1,0 +1,76 @@
+//===- weights.h - ggml weight tensors packed for lowbit's kernels -*- C++ -*-//
+//
+// The part of ggml-lowbit that knows nothing of ggml's backend interface:
+// which ggml block types it takes, the kernel table of the host's ISA, and
+// repacking one tensor's bytes (as ggml stores them) into the layout of that
+// table's any-shape kernel.
+//
+//===----------------------------------------------------------------------===//
+#ifndef GGML_LOWBIT_WEIGHTS_H
+#define GGML_LOWBIT_WEIGHTS_H
+
+#include "lowbit/kernel_abi.h"
+#include "lowbit/lowbit.h"
+#include "lowbit/upconvert.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace ggml_lowbit {
+
+/// The any-shape kernels of one x86 target, one or two per lowbit format
+/// (GEMV and GEMM configs, by min_n).
+struct KernelTable {
+  std::string target; // "x86-avx2", "x86-avxvnni", "x86-avx512vnni"
+  std::vector<lowbit_kernel_entry_t> any;
+
+  /// The entries of `format`, by increasing min_n (empty: none).
+  std::vector<const lowbit_kernel_entry_t *>
+  kernels_of(const std::string &format) const;
+};
+
+/// The table of the best x86 target this CPU runs (x86-avx512vnni, then
+/// x86-avxvnni, then x86-avx2, each as lowbit::host_runs decides), or a
+/// table with an empty target when it runs none of them.
+KernelTable select_kernel_table();
+
+/// Whether ggml type `ggml_type` (ggml.h's enum, the GGUF type id) is one
+/// ggml-lowbit takes: a type with an entry in the format table below whose
+/// lowbit formats have any-shape kernels in `table`.
+bool takes_type(uint32_t ggml_type, const KernelTable &table);
+/// Whether every lowbit format of `ggml_type` has a kernel in `table` for
+/// rows of K weights (lowbit::any_kernel_shape_error: the ternary
+/// any-shape kernels stop at LOWBIT_ANY_SHAPE_MAX_TERNARY_K).
+bool takes_shape(uint32_t ggml_type, int64_t K, const KernelTable &table);
+/// Lower-case name of a type takes_type knows ("tq2_0"), else "".
+const char *type_name(uint32_t ggml_type);
+
+/// One weight matrix in the layout of its kernels.
+struct PackedTensor {
+  lowbit::UpconvertWeights weights;
+  std::vector<const lowbit_kernel_entry_t *> kernels; // by increasing min_n
+  std::string conversion; // e.g. "tq2_0->i2s"
+
+  /// The entry for N activation rows: the largest min_n <= N.
+  const lowbit_kernel_entry_t &kernel_for(int64_t N) const;
+};
+
+/// Packs M x K weights of ggml type `ggml_type` (`bytes` as ggml stores
+/// them, rows of K values) for `table`'s kernels:
+///  - q4_0 as it is (lowbit's q4_0 is ggml's block_q4_0);
+///  - tq1_0 and tq2_0 into i2s when every block with a non-zero code has
+///    the same d (a BitNet b1.58 checkpoint: one scale per tensor), else
+///    into w2g256 (one block = one group: codes t in 0..3, fp16 scale d,
+///    zero point 1), which holds every such tensor exactly, tq2_0's code 3
+///    (2d, as ggml decodes it) included.
+/// Throws lowbit::Error naming `name` when the bytes are invalid for the
+/// type (a non-finite or negative scale) or the shape has no kernel.
+PackedTensor pack_tensor(uint32_t ggml_type, const uint8_t *bytes,
+                         size_t size, int64_t M, int64_t K,
+                         const KernelTable &table, const std::string &name);
+
+} // namespace ggml_lowbit
+
+#endif // GGML_LOWBIT_WEIGHTS_H
