@@ -20,6 +20,7 @@
 #include "lowbit/lowbit.h"
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -110,10 +111,13 @@ public:
   /// argmax of its last logits as the first id, feeds each id back to get
   /// the next, and returns the n generated ids (n - 1 fed back). When
   /// `logits` is not null it receives one row per evaluated position
-  /// (prompt.size() + n - 1 rows of n_vocab). Error for an empty prompt,
-  /// n < 1 or prompt.size() + n - 1 > n_ctx().
-  std::vector<int32_t> generate(const std::vector<int32_t> &prompt, int64_t n,
-                                std::vector<float> *logits);
+  /// (prompt.size() + n - 1 rows of n_vocab). `on_id`, when set, is called
+  /// with each id as soon as it is decoded (before the next is evaluated).
+  /// Error for an empty prompt, n < 1 or prompt.size() + n - 1 > n_ctx().
+  std::vector<int32_t>
+  generate(const std::vector<int32_t> &prompt, int64_t n,
+           std::vector<float> *logits,
+           const std::function<void(int32_t)> &on_id = nullptr);
 
 private:
   struct Impl;

@@ -335,8 +335,10 @@ void Model::eval(const int32_t *tokens, int64_t n, float *logits,
   }
 }
 
-std::vector<int32_t> Model::generate(const std::vector<int32_t> &prompt,
-                                     int64_t n, std::vector<float> *logits) {
+std::vector<int32_t>
+Model::generate(const std::vector<int32_t> &prompt, int64_t n,
+                std::vector<float> *logits,
+                const std::function<void(int32_t)> &on_id) {
   Impl &m = *impl_;
   if (prompt.empty())
     throw Error("generate: the prompt is empty");
@@ -361,6 +363,8 @@ std::vector<int32_t> Model::generate(const std::vector<int32_t> &prompt,
   for (int64_t step = 0;; ++step) {
     const int32_t id = int32_t(std::max_element(last, last + V) - last);
     ids.push_back(id);
+    if (on_id)
+      on_id(id);
     if (step + 1 == n)
       break;
     float *row =

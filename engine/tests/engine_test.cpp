@@ -486,6 +486,27 @@ TEST(Engine, ResetAndGenerateRepeat) {
   std::remove(path.c_str());
 }
 
+TEST(Engine, GenerateReportsEachIdAsItIsDecoded) {
+  Spec s;
+  const std::string path = write_model(s, "on_id");
+  auto m = load(path);
+  const int64_t n = 5, P = int64_t(kPrompt.size());
+  std::vector<int32_t> seen;
+  std::vector<int64_t> positions; // the KV cache's length at each call
+  const std::vector<int32_t> ids =
+      m->generate(kPrompt, n, nullptr, [&](int32_t id) {
+        seen.push_back(id);
+        positions.push_back(m->position());
+      });
+  EXPECT_EQ(seen, ids);
+  // Id i comes from the logits of position P - 1 + i, before id i is fed
+  // back: the callback runs before the next evaluation, not at the end.
+  ASSERT_EQ(int64_t(positions.size()), n);
+  for (int64_t i = 0; i < n; ++i)
+    EXPECT_EQ(positions[i], P + i);
+  std::remove(path.c_str());
+}
+
 TEST(Engine, FloatModelsMatchAnFp64Forward) {
   struct Case {
     const char *arch;

@@ -33,6 +33,7 @@
 #include <cstdio>
 #include <deque>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <random>
 
@@ -130,11 +131,17 @@ struct Session {
   std::unique_ptr<engine::Model> model;
 };
 
-/// Opens the model, compiles its kernels and loads it (progress on stderr).
-Session openModel(const ParsedOptions &options, int64_t n_ctx) {
+/// Opens the model, calls `check` on its hyperparameters (when set: the
+/// command's own limits, before any work), compiles its kernels and loads it
+/// (progress on stderr).
+Session openModel(const ParsedOptions &options, int64_t n_ctx,
+                  const std::function<void(const engine::Hparams &)> &check =
+                      nullptr) {
   Session s;
   const std::string path = *options.get("model");
   s.file = GgufFile::open(path);
+  if (check)
+    check(engine::read_hparams(*s.file));
   const std::string format = options.getOr("format", "");
   if (!format.empty())
     Format::parse(format); // the error names the accepted formats
@@ -192,12 +199,32 @@ static int runGenerate(const ParsedOptions &options) {
     if (!probe)
       throw Error("cannot write " + *logitsPath);
   }
-  Session s = openModel(options, int64_t(prompt.size()) + n);
+  const int64_t positions = int64_t(prompt.size()) + n;
+  Session s = openModel(options, positions, [&](const engine::Hparams &hp) {
+    // Refused up front: a run past the context would grow its KV cache for
+    // minutes before failing (or run past what the model was trained on).
+    if (hp.n_ctx_train > 0 && positions > hp.n_ctx_train)
+      throw Error("generate: " + std::to_string(prompt.size()) +
+                  " prompt tokens plus --n " + std::to_string(n) + " = " +
+                  std::to_string(positions) +
+                  " tokens exceed the model's context length of " +
+                  std::to_string(hp.n_ctx_train) + " (" + hp.arch_name +
+                  ".context_length)");
+    for (const int32_t id : prompt)
+      if (id >= hp.n_vocab)
+        throw Error("--tokens: token id " + std::to_string(id) +
+                    " is outside the vocabulary [0, " +
+                    std::to_string(hp.n_vocab) + ")");
+  });
   std::vector<float> logits;
-  const std::vector<int32_t> ids =
-      s.model->generate(prompt, n, logitsPath ? &logits : nullptr);
-  for (size_t i = 0; i < ids.size(); ++i)
-    std::printf("%s%d", i ? " " : "", ids[i]);
+  // Each id as soon as it is decoded: a long run shows its progress.
+  bool first = true;
+  s.model->generate(prompt, n, logitsPath ? &logits : nullptr,
+                    [&](int32_t id) {
+                      std::printf("%s%d", first ? "" : " ", id);
+                      std::fflush(stdout);
+                      first = false;
+                    });
   std::printf("\n");
   if (logitsPath) {
     const int64_t vocab = s.model->hparams().n_vocab;
@@ -342,11 +369,17 @@ static const char *kModelNotes =
     "tq2_0, i2_s -> i2s; q4_0 -> q4_0).\n--strategy applies to the formats "
     "that have it; the others take auto.\n";
 
+static const std::string kGenerateNotes =
+    std::string(kModelNotes) +
+    "The ids go to stdout as they are decoded. A prompt plus --n longer than "
+    "the\nmodel's context length (<arch>.context_length) is refused before "
+    "any work.\n";
+
 const Command &generateCommand() {
   static const Command command{
       {"generate",
        "Greedy decoding of a GGUF model (llama, bitnet) on lowbit kernels.",
-       kModelNotes,
+       kGenerateNotes.c_str(),
        {{"model", "M.gguf", "the model file", true},
         {"tokens", "IDS", "prompt token ids, comma-separated", true},
         {"n", "N", "tokens to generate (default 8)"},
