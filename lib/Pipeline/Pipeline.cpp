@@ -191,6 +191,9 @@ static OwningOpRef<ModuleOp> buildInput(MLIRContext &ctx,
     inputs.push_back(RankedTensorType::get({m, groups, 2}, f16));
     break;
   case Encoding::GgufQ4_0:
+  case Encoding::Offset:
+  case Encoding::Min:
+  case Encoding::Codebook:
     break;
   }
   auto func = func::FuncOp::create(b, loc, request.functionName,

@@ -96,6 +96,20 @@ typedef void (*lowbit_any_kernel_fn)(const uint8_t *codes,
 /* Bytes of one vector of every layout (16 rows x 4 bytes). */
 #define LOWBIT_VECTOR_BYTES 64
 
+/* The planes of a b-bit code in the upconvert layout: codes of 1, 2, 4 or 8
+ * bits are one plane; 3, 5 and 6 bits are a low plane of 2, 4, 4 bits and a
+ * high plane of the rest (1, 1, 2 bits), each laid out as its own codes
+ * above: per 32-k block, low-plane vectors then high-plane vectors (b
+ * vectors in all, Mp * Kp * b / 8 bytes). tile_k of the layout descriptor:
+ * 32 / b for one plane, 32 (the block) for two. */
+static inline int lowbit_vnni4_low_bits(int bits) {
+  return bits == 3 ? 2 : bits == 5 || bits == 6 ? 4 : bits;
+}
+static inline int lowbit_vnni4_tile_k(int bits) {
+  return lowbit_vnni4_low_bits(bits) == bits ? LOWBIT_K_BLOCK / bits
+                                             : LOWBIT_K_BLOCK;
+}
+
 /* Mp and Kp of the layouts above. */
 static inline int64_t lowbit_padded_m(int64_t M) {
   return (M + LOWBIT_TILE_ROWS - 1) / LOWBIT_TILE_ROWS * LOWBIT_TILE_ROWS;

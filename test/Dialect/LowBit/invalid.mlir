@@ -6,7 +6,7 @@
 // #lowbit.weight
 //===----------------------------------------------------------------------===//
 
-// expected-error@+2 {{expected one of [ternary, binary, unsigned, gguf_q4_0] for weight encoding, got: int2}}
+// expected-error@+2 {{expected one of [ternary, binary, unsigned, gguf_q4_0, offset, min, codebook] for weight encoding, got: int2}}
 // expected-error@+1 {{failed to parse LowBit_WeightAttr parameter 'encoding' which is to be a `::mlir::lowbit::Encoding`}}
 func.func private @f() attributes {a = #lowbit.weight<bits = 2, encoding = int2>}
 
@@ -22,8 +22,93 @@ func.func private @f() attributes {a = #lowbit.weight<bits = 2, encoding = terna
 
 // -----
 
-// expected-error@+1 {{bits must be in [1, 4], got 5}}
+// expected-error@+1 {{unsigned encoding requires bits in [2, 4], got bits = 5}}
 func.func private @f() attributes {a = #lowbit.weight<bits = 5, encoding = unsigned, group = 32, scale = per_group>}
+
+// -----
+
+// expected-error@+1 {{bits must be in [1, 8], got 9}}
+func.func private @f() attributes {a = #lowbit.weight<bits = 9, encoding = offset, group = 32, scale = per_block, code_offset = 128>}
+
+// -----
+
+// expected-error@+1 {{unsigned encoding takes no code_offset, super_block, scale_bits or codebook (they describe the block encodings offset, min and codebook)}}
+func.func private @f() attributes {a = #lowbit.weight<bits = 4, encoding = unsigned, group = 32, scale = per_group, code_offset = 8>}
+
+// -----
+
+// expected-error@+1 {{offset encoding requires scale = per_block, got scale = per_group}}
+func.func private @f() attributes {a = #lowbit.weight<bits = 8, encoding = offset, group = 32, scale = per_group, code_offset = 128>}
+
+// -----
+
+// expected-error@+1 {{offset encoding requires code_offset in [1, 31] for 5-bit codes, got 32}}
+func.func private @f() attributes {a = #lowbit.weight<bits = 5, encoding = offset, group = 32, scale = per_block, code_offset = 32>}
+
+// -----
+
+// expected-error@+1 {{offset encoding requires code_offset in [1, 255] for 8-bit codes, got 0}}
+func.func private @f() attributes {a = #lowbit.weight<bits = 8, encoding = offset, group = 32, scale = per_block>}
+
+// -----
+
+// expected-error@+1 {{min encoding stores its minimum; code_offset must be 0, got 8}}
+func.func private @f() attributes {a = #lowbit.weight<bits = 4, encoding = min, group = 32, scale = per_block, code_offset = 8>}
+
+// -----
+
+// expected-error@+1 {{min encoding without a super-block requires group = 32, got group = 16}}
+func.func private @f() attributes {a = #lowbit.weight<bits = 4, encoding = min, group = 16, scale = per_block>}
+
+// -----
+
+// expected-error@+1 {{min encoding without a super-block stores fp16 scales; scale_bits must be 0, got 6}}
+func.func private @f() attributes {a = #lowbit.weight<bits = 4, encoding = min, group = 32, scale = per_block, scale_bits = 6>}
+
+// -----
+
+// expected-error@+1 {{min encoding requires super_block = 0 or 256 (ggml's QK_K), got super_block = 128}}
+func.func private @f() attributes {a = #lowbit.weight<bits = 4, encoding = min, group = 32, scale = per_block, super_block = 128, scale_bits = 6>}
+
+// -----
+
+// expected-error@+1 {{min encoding with a super-block requires group = 16 or 32, got group = 64}}
+func.func private @f() attributes {a = #lowbit.weight<bits = 4, encoding = min, group = 64, scale = per_block, super_block = 256, scale_bits = 6>}
+
+// -----
+
+// expected-error@+1 {{offset encoding with a super-block requires scale_bits in [4, 8], got 3}}
+func.func private @f() attributes {a = #lowbit.weight<bits = 6, encoding = offset, group = 16, scale = per_block, code_offset = 32, super_block = 256, scale_bits = 3>}
+
+// -----
+
+// expected-error@+1 {{codebook encoding requires a codebook of 2^bits = 16 values, got 2}}
+func.func private @f() attributes {a = #lowbit.weight<bits = 4, encoding = codebook, group = 32, scale = per_block, codebook = [-1, 1]>}
+
+// -----
+
+// expected-error@+1 {{codebook encoding requires a codebook of 2^bits = 4 values, got 0}}
+func.func private @f() attributes {a = #lowbit.weight<bits = 2, encoding = codebook, group = 32, scale = per_block>}
+
+// -----
+
+// expected-error@+1 {{codebook encoding requires bits in [1, 4] (a table of 2^bits int8 values), got bits = 5}}
+func.func private @f() attributes {a = #lowbit.weight<bits = 5, encoding = codebook, group = 32, scale = per_block>}
+
+// -----
+
+// expected-error@+1 {{codebook encoding takes no super-block, got super_block = 256}}
+func.func private @f() attributes {a = #lowbit.weight<bits = 2, encoding = codebook, group = 16, scale = per_block, super_block = 256, scale_bits = 4, codebook = [-3, -1, 1, 3]>}
+
+// -----
+
+// expected-error@+1 {{codebook encoding requires code_offset = 0, got 2}}
+func.func private @f() attributes {a = #lowbit.weight<bits = 2, encoding = codebook, group = 32, scale = per_block, code_offset = 2, codebook = [-3, -1, 1, 3]>}
+
+// -----
+
+// expected-error@+1 {{offset encoding takes no codebook}}
+func.func private @f() attributes {a = #lowbit.weight<bits = 2, encoding = offset, group = 32, scale = per_block, code_offset = 2, codebook = [-3, -1, 1, 3]>}
 
 // -----
 
@@ -469,7 +554,7 @@ func.func @tl1_unsigned(%x: tensor<?x256xf32>, %w: tensor<64x64xi8>, %s: tensor<
 // -----
 
 func.func @gguf_unsigned(%x: tensor<?x256xf32>, %w: tensor<64x144xi8>, %s: tensor<64x8x2xf16>) -> tensor<?x64xf32> {
-  // expected-error@+1 {{gguf layout requires gguf_q4_0 weights, got unsigned encoding}}
+  // expected-error@+1 {{gguf layout requires ggml block weights (gguf_q4_0, offset, min or codebook), got unsigned encoding}}
   %y = lowbit.mpgemm %x, %w, %s {
          weight = #lowbit.weight<bits = 4, encoding = unsigned, group = 32, scale = per_group>,
          layout = #lowbit.layout<gguf>,
@@ -870,7 +955,7 @@ func.func @upconvert_tile_k_32(%x: tensor<?x256xf32>, %w: tensor<64x64xi8>, %s: 
 //===----------------------------------------------------------------------===//
 
 func.func @vnni4_tile_k(%x: tensor<?x256xf32>, %w: tensor<4x16x64xi8>, %s: tensor<1xf32>) -> tensor<?x64xf32> {
-  // expected-error@+1 {{vnni4 layout requires tile_k = 32 / bits = 16 for 2-bit weights, got 32}}
+  // expected-error@+1 {{vnni4 layout requires tile_k = 16 for 2-bit weights (32 / bits, or 32 for codes in two planes), got 32}}
   %y = lowbit.mpgemm %x, %w, %s {
          weight = #lowbit.weight<bits = 2, encoding = ternary>,
          layout = #lowbit.layout<vnni4, tile_m = 16, tile_k = 32>}
@@ -903,7 +988,7 @@ func.func @vnni4_interleave(%x: tensor<?x256xf32>, %w: tensor<4x16x64xi8>, %s: t
 // -----
 
 func.func @vnni4_3bit(%x: tensor<?x256xf32>, %w: tensor<4x24x64xi8>, %s: tensor<64x8x2xf16>) -> tensor<?x64xf32> {
-  // expected-error@+1 {{vnni4 layout packs whole codes per byte; bits must be 1, 2 or 4, got 3}}
+  // expected-error@+1 {{vnni4 layout requires tile_k = 32 for 3-bit weights (32 / bits, or 32 for codes in two planes), got 8}}
   %y = lowbit.mpgemm %x, %w, %s {
          weight = #lowbit.weight<bits = 3, encoding = unsigned, group = 32, scale = per_group>,
          layout = #lowbit.layout<vnni4, tile_m = 16, tile_k = 8>}
@@ -1166,4 +1251,118 @@ func.func @lut_bitserial_bm_tiles(%x: tensor<?x100xf32>, %w: tensor<3x512xi8>, %
          config = #lowbit.lut_bitserial<bm = 24, kfactor = 64>}
        : (tensor<?x100xf32>, tensor<3x512xi8>, tensor<1xf32>) -> tensor<?x33xf32>
   return %y : tensor<?x33xf32>
+}
+
+// -----
+
+// ggml's Q6_K rows are 210 bytes per super-block of 256.
+func.func @q6_k_row_bytes(%x: tensor<?x512xf32>, %w: tensor<8x400xi8>) -> tensor<?x8xf32> {
+  // expected-error@+1 {{gguf layout needs 420 bytes per row for K = 512, got 400}}
+  %y = lowbit.mpgemm %x, %w {
+         weight = #lowbit.weight<bits = 6, encoding = offset, group = 16, scale = per_block, code_offset = 32, super_block = 256, scale_bits = 8>,
+         layout = #lowbit.layout<gguf>}
+       : (tensor<?x512xf32>, tensor<8x400xi8>) -> tensor<?x8xf32>
+  return %y : tensor<?x8xf32>
+}
+
+// -----
+
+func.func @q4_k_k(%x: tensor<?x288xf32>, %w: tensor<8x144xi8>) -> tensor<?x8xf32> {
+  // expected-error@+1 {{min weights require K to be a multiple of their block of 256, got K = 288}}
+  %y = lowbit.mpgemm %x, %w {
+         weight = #lowbit.weight<bits = 4, encoding = min, group = 32, scale = per_block, super_block = 256, scale_bits = 6>,
+         layout = #lowbit.layout<gguf>}
+       : (tensor<?x288xf32>, tensor<8x144xi8>) -> tensor<?x8xf32>
+  return %y : tensor<?x8xf32>
+}
+
+// -----
+
+func.func @q8_0_scales(%x: tensor<?x64xf32>, %w: tensor<8x68xi8>, %s: tensor<8x2xf16>) -> tensor<?x8xf32> {
+  // expected-error@+1 {{offset weights carry their scales in the packed blocks; unexpected scales operand of type 'tensor<8x2xf16>'}}
+  %y = lowbit.mpgemm %x, %w, %s {
+         weight = #lowbit.weight<bits = 8, encoding = offset, group = 32, scale = per_block, code_offset = 128>,
+         layout = #lowbit.layout<gguf>}
+       : (tensor<?x64xf32>, tensor<8x68xi8>, tensor<8x2xf16>) -> tensor<?x8xf32>
+  return %y : tensor<?x8xf32>
+}
+
+// -----
+
+func.func @q8_0_canonical(%x: tensor<?x64xf32>, %w: tensor<8x64xi8>) -> tensor<?x8xf32> {
+  // expected-error@+1 {{canonical layout requires binary or unsigned weights, got offset encoding}}
+  %y = lowbit.mpgemm %x, %w {
+         weight = #lowbit.weight<bits = 8, encoding = offset, group = 32, scale = per_block, code_offset = 128>,
+         layout = #lowbit.layout<canonical>}
+       : (tensor<?x64xf32>, tensor<8x64xi8>) -> tensor<?x8xf32>
+  return %y : tensor<?x8xf32>
+}
+
+// -----
+
+func.func @q4_1_bitplanes(%x: tensor<?x64xf32>, %w: tensor<1x512xi8>) -> tensor<?x8xf32> {
+  // expected-error@+1 {{bitplanes layout does not support min weights}}
+  %y = lowbit.mpgemm %x, %w {
+         weight = #lowbit.weight<bits = 4, encoding = min, group = 32, scale = per_block>,
+         layout = #lowbit.layout<bitplanes, tile_m = 16, tile_k = 32, interleave = 16>}
+       : (tensor<?x64xf32>, tensor<1x512xi8>) -> tensor<?x8xf32>
+  return %y : tensor<?x8xf32>
+}
+
+// -----
+
+func.func @vnni4_7bit(%x: tensor<?x64xf32>, %w: tensor<1x14x64xi8>) -> tensor<?x8xf32> {
+  // expected-error@+1 {{vnni4 layout packs codes of 1 to 6 or 8 bits (whole codes, or two planes of 2 + 1, 4 + 1, 4 + 2 bits), got 7}}
+  %y = lowbit.mpgemm %x, %w {
+         weight = #lowbit.weight<bits = 7, encoding = offset, group = 32, scale = per_block, code_offset = 64>,
+         layout = #lowbit.layout<vnni4, tile_m = 16, tile_k = 32>}
+       : (tensor<?x64xf32>, tensor<1x14x64xi8>) -> tensor<?x8xf32>
+  return %y : tensor<?x8xf32>
+}
+
+// -----
+
+func.func @vnni4_5bit_tile_k(%x: tensor<?x64xf32>, %w: tensor<1x10x64xi8>) -> tensor<?x8xf32> {
+  // expected-error@+1 {{vnni4 layout requires tile_k = 32 for 5-bit weights (32 / bits, or 32 for codes in two planes), got 8}}
+  %y = lowbit.mpgemm %x, %w {
+         weight = #lowbit.weight<bits = 5, encoding = offset, group = 32, scale = per_block, code_offset = 16>,
+         layout = #lowbit.layout<vnni4, tile_m = 16, tile_k = 8>}
+       : (tensor<?x64xf32>, tensor<1x10x64xi8>) -> tensor<?x8xf32>
+  return %y : tensor<?x8xf32>
+}
+
+// -----
+
+func.func @upconvert_q4_k(%x: tensor<?x256xf32>, %w: tensor<8x144xi8>) -> tensor<?x8xf32> {
+  // expected-error@+1 {{upconvert strategy does not support min weights with a super-block yet}}
+  %y = lowbit.mpgemm %x, %w {
+         weight = #lowbit.weight<bits = 4, encoding = min, group = 32, scale = per_block, super_block = 256, scale_bits = 6>,
+         layout = #lowbit.layout<gguf>,
+         config = #lowbit.upconvert<tile_m = 16, tile_k = 64, tile_n = 1>}
+       : (tensor<?x256xf32>, tensor<8x144xi8>) -> tensor<?x8xf32>
+  return %y : tensor<?x8xf32>
+}
+
+// -----
+
+func.func @lut_bitserial_q8_0(%x: tensor<?x64xf32>, %w: tensor<8x68xi8>) -> tensor<?x8xf32> {
+  // expected-error@+1 {{lut_bitserial strategy does not support offset weights}}
+  %y = lowbit.mpgemm %x, %w {
+         weight = #lowbit.weight<bits = 8, encoding = offset, group = 32, scale = per_block, code_offset = 128>,
+         layout = #lowbit.layout<gguf>,
+         config = #lowbit.lut_bitserial<bm = 16, kfactor = 64>}
+       : (tensor<?x64xf32>, tensor<8x68xi8>) -> tensor<?x8xf32>
+  return %y : tensor<?x8xf32>
+}
+
+// -----
+
+func.func @gpu_q6_k(%x: tensor<?x256xf32>, %w: tensor<8x210xi8>) -> tensor<?x8xf32> {
+  // expected-error@+1 {{gpu strategy does not support offset weights yet}}
+  %y = lowbit.mpgemm %x, %w {
+         weight = #lowbit.weight<bits = 6, encoding = offset, group = 16, scale = per_block, code_offset = 32, super_block = 256, scale_bits = 8>,
+         layout = #lowbit.layout<gguf>,
+         config = #lowbit.gpu<wg_tile_m = 16, wg_tile_n = 1, sg_tile_m = 4, sg_tile_n = 1, subgroup_size = 16>}
+       : (tensor<?x256xf32>, tensor<8x210xi8>) -> tensor<?x8xf32>
+  return %y : tensor<?x8xf32>
 }

@@ -38,6 +38,32 @@ func.func private @weight_unsigned() attributes {
 func.func private @weight_gguf_q4_0() attributes {
   a = #lowbit.weight<bits = 4, encoding = gguf_q4_0, group = 32, scale = per_block>}
 
+// llama.cpp's block formats, described by what they are (the runtime's
+// names in LowBitFormats.cpp): q8_0, q5_0, q4_1, q5_1, iq4_nl, q2_k, q3_k,
+// q4_k, q5_k, q6_k.
+// CHECK-LABEL: func.func private @weight_ggml_blocks()
+// CHECK-SAME: a = #lowbit.weight<bits = 8, encoding = offset, group = 32, scale = per_block, code_offset = 128>
+// CHECK-SAME: b = #lowbit.weight<bits = 5, encoding = offset, group = 32, scale = per_block, code_offset = 16>
+// CHECK-SAME: c = #lowbit.weight<bits = 4, encoding = min, group = 32, scale = per_block>
+// CHECK-SAME: d = #lowbit.weight<bits = 5, encoding = min, group = 32, scale = per_block>
+// CHECK-SAME: e = #lowbit.weight<bits = 4, encoding = codebook, group = 32, scale = per_block, codebook = [-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113]>
+// CHECK-SAME: f = #lowbit.weight<bits = 2, encoding = min, group = 16, scale = per_block, super_block = 256, scale_bits = 4>
+// CHECK-SAME: g = #lowbit.weight<bits = 3, encoding = offset, group = 16, scale = per_block, code_offset = 4, super_block = 256, scale_bits = 6>
+// CHECK-SAME: h = #lowbit.weight<bits = 4, encoding = min, group = 32, scale = per_block, super_block = 256, scale_bits = 6>
+// CHECK-SAME: i = #lowbit.weight<bits = 5, encoding = min, group = 32, scale = per_block, super_block = 256, scale_bits = 6>
+// CHECK-SAME: j = #lowbit.weight<bits = 6, encoding = offset, group = 16, scale = per_block, code_offset = 32, super_block = 256, scale_bits = 8>
+func.func private @weight_ggml_blocks() attributes {
+  a = #lowbit.weight<bits = 8, encoding = offset, group = 32, scale = per_block, code_offset = 128>,
+  b = #lowbit.weight<bits = 5, encoding = offset, group = 32, scale = per_block, code_offset = 16, super_block = 0, scale_bits = 0>,
+  c = #lowbit.weight<bits = 4, encoding = min, group = 32, scale = per_block>,
+  d = #lowbit.weight<bits = 5, encoding = min, group = 32, scale = per_block>,
+  e = #lowbit.weight<bits = 4, encoding = codebook, group = 32, scale = per_block, codebook = [-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113]>,
+  f = #lowbit.weight<bits = 2, encoding = min, group = 16, scale = per_block, super_block = 256, scale_bits = 4>,
+  g = #lowbit.weight<bits = 3, encoding = offset, group = 16, scale = per_block, code_offset = 4, super_block = 256, scale_bits = 6>,
+  h = #lowbit.weight<scale_bits = 6, super_block = 256, bits = 4, encoding = min, group = 32, scale = per_block>,
+  i = #lowbit.weight<bits = 5, encoding = min, group = 32, scale = per_block, super_block = 256, scale_bits = 6>,
+  j = #lowbit.weight<bits = 6, encoding = offset, group = 16, scale = per_block, code_offset = 32, super_block = 256, scale_bits = 8>}
+
 //===----------------------------------------------------------------------===//
 // #lowbit.layout
 //===----------------------------------------------------------------------===//
@@ -299,6 +325,30 @@ func.func @mpgemm_q4_0_reference(%x: tensor<3x64xf32>, %w: tensor<5x36xi8>) -> t
          config = #lowbit.reference}
        : (tensor<3x64xf32>, tensor<5x36xi8>) -> tensor<3x5xf32>
   return %y : tensor<3x5xf32>
+}
+
+// ggml's row bytes from the description: Q8_0 34, Q5_1 24 per 32; Q2_K 84,
+// Q3_K 110, Q4_K 144, Q5_K 176, Q6_K 210 per 256 (ggml-common.h).
+// CHECK-LABEL: func.func @mpgemm_ggml_blocks(
+// CHECK-COUNT-7: lowbit.mpgemm {{.*}}layout = #lowbit.layout<gguf>
+func.func @mpgemm_ggml_blocks(%x: tensor<?x512xf32>, %q8: tensor<5x544xi8>, %q51: tensor<5x384xi8>,
+                              %q2: tensor<5x168xi8>, %q3: tensor<5x220xi8>, %q4: tensor<5x288xi8>,
+                              %q5: tensor<5x352xi8>, %q6: tensor<5x420xi8>) -> tensor<?x5xf32> {
+  %a = lowbit.mpgemm %x, %q8 {weight = #lowbit.weight<bits = 8, encoding = offset, group = 32, scale = per_block, code_offset = 128>,
+         layout = #lowbit.layout<gguf>, config = #lowbit.reference} : (tensor<?x512xf32>, tensor<5x544xi8>) -> tensor<?x5xf32>
+  %b = lowbit.mpgemm %x, %q51 {weight = #lowbit.weight<bits = 5, encoding = min, group = 32, scale = per_block>,
+         layout = #lowbit.layout<gguf>} : (tensor<?x512xf32>, tensor<5x384xi8>) -> tensor<?x5xf32>
+  %c = lowbit.mpgemm %x, %q2 {weight = #lowbit.weight<bits = 2, encoding = min, group = 16, scale = per_block, super_block = 256, scale_bits = 4>,
+         layout = #lowbit.layout<gguf>} : (tensor<?x512xf32>, tensor<5x168xi8>) -> tensor<?x5xf32>
+  %d = lowbit.mpgemm %x, %q3 {weight = #lowbit.weight<bits = 3, encoding = offset, group = 16, scale = per_block, code_offset = 4, super_block = 256, scale_bits = 6>,
+         layout = #lowbit.layout<gguf>} : (tensor<?x512xf32>, tensor<5x220xi8>) -> tensor<?x5xf32>
+  %e = lowbit.mpgemm %x, %q4 {weight = #lowbit.weight<bits = 4, encoding = min, group = 32, scale = per_block, super_block = 256, scale_bits = 6>,
+         layout = #lowbit.layout<gguf>} : (tensor<?x512xf32>, tensor<5x288xi8>) -> tensor<?x5xf32>
+  %f = lowbit.mpgemm %x, %q5 {weight = #lowbit.weight<bits = 5, encoding = min, group = 32, scale = per_block, super_block = 256, scale_bits = 6>,
+         layout = #lowbit.layout<gguf>} : (tensor<?x512xf32>, tensor<5x352xi8>) -> tensor<?x5xf32>
+  %g = lowbit.mpgemm %x, %q6 {weight = #lowbit.weight<bits = 6, encoding = offset, group = 16, scale = per_block, code_offset = 32, super_block = 256, scale_bits = 8>,
+         layout = #lowbit.layout<gguf>} : (tensor<?x512xf32>, tensor<5x420xi8>) -> tensor<?x5xf32>
+  return %g : tensor<?x5xf32>
 }
 
 // CHECK-LABEL: func.func private @config_gpu()

@@ -83,13 +83,111 @@ static LogicalResult checkEquals(EmitErrorFn emitError, Encoding encoding,
                      << value;
 }
 
+/// Checks the parameters of llama.cpp's block encodings (offset, min,
+/// codebook): ggml's blocks of 32 with an fp16 scale, or super-blocks of 256
+/// whose scale groups of 16 or 32 have quantized sub-scales.
+static LogicalResult verifyBlockEncoding(EmitErrorFn emitError, int64_t bits,
+                                         Encoding encoding, int64_t group,
+                                         ScaleGranularity scale,
+                                         int64_t codeOffset, int64_t superBlock,
+                                         int64_t scaleBits,
+                                         DenseI8ArrayAttr codebook) {
+  StringRef name = stringifyEncoding(encoding);
+  if (failed(checkScale(emitError, encoding, scale,
+                        ScaleGranularity::PerBlock)))
+    return failure();
+  if (superBlock != 0 && superBlock != 256)
+    return emitError() << name
+                       << " encoding requires super_block = 0 or 256 (ggml's "
+                          "QK_K), got super_block = "
+                       << superBlock;
+  if (superBlock == 0) {
+    if (group != 32)
+      return emitError() << name
+                         << " encoding without a super-block requires group "
+                            "= 32, got group = "
+                         << group;
+    if (scaleBits != 0)
+      return emitError() << name
+                         << " encoding without a super-block stores fp16 "
+                            "scales; scale_bits must be 0, got "
+                         << scaleBits;
+  } else {
+    if (group != 16 && group != 32)
+      return emitError() << name
+                         << " encoding with a super-block requires group = "
+                            "16 or 32, got group = "
+                         << group;
+    if (scaleBits < 4 || scaleBits > 8)
+      return emitError() << name
+                         << " encoding with a super-block requires "
+                            "scale_bits in [4, 8], got "
+                         << scaleBits;
+  }
+  int64_t codes = int64_t(1) << bits;
+  switch (encoding) {
+  case Encoding::Offset:
+    if (codeOffset < 1 || codeOffset >= codes)
+      return emitError() << "offset encoding requires code_offset in [1, "
+                         << codes - 1 << "] for " << bits
+                         << "-bit codes, got " << codeOffset;
+    break;
+  case Encoding::Min:
+    if (codeOffset != 0)
+      return emitError() << "min encoding stores its minimum; code_offset "
+                            "must be 0, got "
+                         << codeOffset;
+    break;
+  case Encoding::Codebook:
+    if (codeOffset != 0)
+      return emitError() << "codebook encoding requires code_offset = 0, got "
+                         << codeOffset;
+    if (superBlock != 0)
+      return emitError() << "codebook encoding takes no super-block, got "
+                            "super_block = "
+                         << superBlock;
+    if (bits > 4)
+      return emitError() << "codebook encoding requires bits in [1, 4] (a "
+                            "table of 2^bits int8 values), got bits = "
+                         << bits;
+    if (!codebook || int64_t(codebook.size()) != codes)
+      return emitError() << "codebook encoding requires a codebook of 2^bits "
+                            "= "
+                         << codes << " values, got "
+                         << (codebook ? int64_t(codebook.size()) : 0);
+    return success();
+  default:
+    llvm_unreachable("not a block encoding");
+  }
+  if (codebook)
+    return emitError() << name << " encoding takes no codebook";
+  return success();
+}
+
 LogicalResult WeightAttr::verify(EmitErrorFn emitError, int64_t bits,
                                  Encoding encoding, int64_t group,
-                                 ScaleGranularity scale) {
-  if (bits < 1 || bits > 4)
-    return emitError() << "bits must be in [1, 4], got " << bits;
+                                 ScaleGranularity scale, int64_t codeOffset,
+                                 int64_t superBlock, int64_t scaleBits,
+                                 DenseI8ArrayAttr codebook) {
+  if (bits < 1 || bits > 8)
+    return emitError() << "bits must be in [1, 8], got " << bits;
   if (group < 0)
     return emitError() << "group size must be non-negative, got " << group;
+
+  switch (encoding) {
+  case Encoding::Offset:
+  case Encoding::Min:
+  case Encoding::Codebook:
+    return verifyBlockEncoding(emitError, bits, encoding, group, scale,
+                               codeOffset, superBlock, scaleBits, codebook);
+  default:
+    break;
+  }
+  if (codeOffset != 0 || superBlock != 0 || scaleBits != 0 || codebook)
+    return emitError() << stringifyEncoding(encoding)
+                       << " encoding takes no code_offset, super_block, "
+                          "scale_bits or codebook (they describe the block "
+                          "encodings offset, min and codebook)";
 
   switch (encoding) {
   case Encoding::Ternary:
@@ -103,7 +201,7 @@ LogicalResult WeightAttr::verify(EmitErrorFn emitError, int64_t bits,
       return failure();
     return checkScale(emitError, encoding, scale, ScaleGranularity::PerGroup);
   case Encoding::Unsigned:
-    if (bits < 2)
+    if (bits < 2 || bits > 4)
       return emitError() << "unsigned encoding requires bits in [2, 4], got "
                             "bits = "
                          << bits;
@@ -115,8 +213,34 @@ LogicalResult WeightAttr::verify(EmitErrorFn emitError, int64_t bits,
         failed(checkEquals(emitError, encoding, "group", group, 32)))
       return failure();
     return checkScale(emitError, encoding, scale, ScaleGranularity::PerBlock);
+  default:
+    break;
   }
   llvm_unreachable("unknown encoding");
+}
+
+bool WeightAttr::isBlockEncoding() const {
+  Encoding encoding = getEncoding();
+  return encoding == Encoding::Offset || encoding == Encoding::Min ||
+         encoding == Encoding::Codebook;
+}
+
+int64_t WeightAttr::getGgmlBlockWeights() const {
+  return getSuperBlock() > 0 ? getSuperBlock() : getGroup();
+}
+
+int64_t WeightAttr::getGgmlBlockBytes() const {
+  if (getEncoding() == Encoding::GgufQ4_0)
+    return 18;
+  // ggml's block structs (ggml-common.h): the codes, the sub-scales (and
+  // sub-minimums) of a super-block at scale_bits each, and one fp16 scale
+  // (and one fp16 minimum or minimum scale) per block.
+  int64_t weights = getGgmlBlockWeights();
+  int64_t perScale = getEncoding() == Encoding::Min ? 2 : 1;
+  int64_t subScaleBits =
+      getSuperBlock() > 0 ? weights / getGroup() * perScale * getScaleBits()
+                          : 0;
+  return weights * getBits() / 8 + subScaleBits / 8 + 2 * perScale;
 }
 
 //===----------------------------------------------------------------------===//
@@ -204,7 +328,9 @@ std::optional<int64_t> mlir::lowbit::getRowBytes(WeightAttr weight,
            llvm::divideCeil(k - k3, 4);
   }
   case LayoutKind::Gguf:
-    return k / 32 * 18;
+    if (weight.getEncoding() != Encoding::GgufQ4_0 && !weight.isBlockEncoding())
+      return std::nullopt;
+    return k / weight.getGgmlBlockWeights() * weight.getGgmlBlockBytes();
   case LayoutKind::VNNI4:
   case LayoutKind::BitPlanes:
     return std::nullopt;
@@ -343,6 +469,14 @@ LogicalResult UpconvertAttr::verifyFor(EmitErrorFn emitError,
   if (weight.getEncoding() == Encoding::Unsigned && weight.getBits() == 3)
     return emitError()
            << "upconvert strategy does not support 3-bit unsigned weights";
+  if (weight.isBlockEncoding() &&
+      (weight.getSuperBlock() > 0 || weight.getEncoding() == Encoding::Codebook))
+    return emitError() << "upconvert strategy does not support "
+                       << stringifyEncoding(weight.getEncoding())
+                       << " weights with "
+                       << (weight.getSuperBlock() > 0 ? "a super-block"
+                                                      : "a codebook")
+                       << " yet";
   if (failed(checkLayoutSupported(emitError, "upconvert", layout,
                                   {LayoutKind::Canonical, LayoutKind::I2S,
                                    LayoutKind::Gguf, LayoutKind::VNNI4})))
@@ -558,9 +692,10 @@ LogicalResult LutBitserialAttr::verifyFor(EmitErrorFn emitError,
                                           const WeightAttr &weight,
                                           const LayoutAttr &layout, int64_t,
                                           int64_t) const {
-  if (weight.getEncoding() == Encoding::GgufQ4_0)
-    return emitError()
-           << "lut_bitserial strategy does not support gguf_q4_0 weights";
+  if (weight.getEncoding() == Encoding::GgufQ4_0 || weight.isBlockEncoding())
+    return emitError() << "lut_bitserial strategy does not support "
+                       << stringifyEncoding(weight.getEncoding())
+                       << " weights";
   if (failed(checkLayoutSupported(
           emitError, "lut_bitserial", layout,
           {LayoutKind::Canonical, LayoutKind::I2S, LayoutKind::BitPlanes})))
@@ -695,6 +830,12 @@ LogicalResult GpuAttr::verifyFor(EmitErrorFn emitError,
                                 {LayoutKind::Canonical});
   case Encoding::GgufQ4_0:
     return checkLayoutSupported(emitError, "gpu", layout, {LayoutKind::Gguf});
+  case Encoding::Offset:
+  case Encoding::Min:
+  case Encoding::Codebook:
+    return emitError() << "gpu strategy does not support "
+                       << stringifyEncoding(weight.getEncoding())
+                       << " weights yet";
   }
   llvm_unreachable("unknown encoding");
 }

@@ -7,6 +7,46 @@
 using namespace mlir;
 using namespace mlir::lowbit;
 
+namespace {
+/// One of llama.cpp's block formats as the parameters of #lowbit.weight
+/// (ggml-common.h's block structs, read by what their fields mean).
+struct BlockFormat {
+  const char *name;
+  int64_t bits;
+  Encoding encoding;
+  int64_t group, codeOffset, superBlock, scaleBits;
+  bool codebook;
+};
+} // namespace
+
+static const BlockFormat kBlockFormats[] = {
+    {"q8_0", 8, Encoding::Offset, 32, 128, 0, 0, false},
+    {"q5_0", 5, Encoding::Offset, 32, 16, 0, 0, false},
+    {"q4_1", 4, Encoding::Min, 32, 0, 0, 0, false},
+    {"q5_1", 5, Encoding::Min, 32, 0, 0, 0, false},
+    {"iq4_nl", 4, Encoding::Codebook, 32, 0, 0, 0, true},
+    {"q2_k", 2, Encoding::Min, 16, 0, 256, 4, false},
+    {"q3_k", 3, Encoding::Offset, 16, 4, 256, 6, false},
+    {"q4_k", 4, Encoding::Min, 32, 0, 256, 6, false},
+    {"q5_k", 5, Encoding::Min, 32, 0, 256, 6, false},
+    {"q6_k", 6, Encoding::Offset, 16, 32, 256, 8, false},
+};
+
+/// The 16 values of IQ4_NL's non-linear codebook, in code order (ggml's
+/// kvalues_iq4nl, a property of the format).
+static const int8_t kIq4NlCodebook[16] = {-127, -104, -83, -65, -49, -35,
+                                          -22,  -10,  1,   13,  25,  38,
+                                          53,   69,   89,  113};
+
+static WeightAttr getBlockWeight(MLIRContext *ctx, const BlockFormat &f) {
+  DenseI8ArrayAttr codebook;
+  if (f.codebook)
+    codebook = DenseI8ArrayAttr::get(ctx, kIq4NlCodebook);
+  return WeightAttr::get(ctx, f.bits, f.encoding, f.group,
+                         ScaleGranularity::PerBlock, f.codeOffset,
+                         f.superBlock, f.scaleBits, codebook);
+}
+
 std::optional<WeightFormat> mlir::lowbit::parseFormatName(MLIRContext *ctx,
                                                           StringRef name) {
   auto ternary = [&](LayoutKind kind) {
@@ -24,6 +64,9 @@ std::optional<WeightFormat> mlir::lowbit::parseFormatName(MLIRContext *ctx,
     return WeightFormat{WeightAttr::get(ctx, 4, Encoding::GgufQ4_0, 32,
                                         ScaleGranularity::PerBlock),
                         LayoutKind::Gguf};
+  for (const BlockFormat &f : kBlockFormats)
+    if (name == f.name)
+      return WeightFormat{getBlockWeight(ctx, f), LayoutKind::Gguf};
   // w<b>g<G>: one digit b in 1..4, G without sign or leading zeros.
   if (name.size() < 4 || name[0] != 'w' || name[2] != 'g' || name[1] < '1' ||
       name[1] > '4')
@@ -56,6 +99,14 @@ std::string mlir::lowbit::getFormatName(WeightAttr weight, LayoutKind layout) {
   case Encoding::Unsigned:
     return "w" + std::to_string(weight.getBits()) + "g" +
            std::to_string(weight.getGroup());
+  case Encoding::Offset:
+  case Encoding::Min:
+  case Encoding::Codebook:
+    for (const BlockFormat &f : kBlockFormats)
+      if (getBlockWeight(weight.getContext(), f) == weight)
+        return f.name;
+    // A legal block description that no ggml type has.
+    return "";
   }
   llvm_unreachable("unknown encoding");
 }

@@ -8,6 +8,7 @@
 
 #include "lowbit/Dialect/LowBit/IR/LowBitOps.h"
 #include "lowbit/bitserial_abi.h"
+#include "lowbit/kernel_abi.h"
 #include "lowbit/lut_abi.h"
 
 #include "mlir/IR/Builders.h"
@@ -44,9 +45,10 @@ static LogicalResult verifyLayoutEncoding(MpGemmOp op, WeightAttr weight,
            << kind << " layout requires 2-bit ternary weights, got "
            << stringifyEncoding(encoding) << " encoding";
   case LayoutKind::Gguf:
-    if (encoding == Encoding::GgufQ4_0)
+    if (encoding == Encoding::GgufQ4_0 || weight.isBlockEncoding())
       return success();
-    return op.emitOpError() << "gguf layout requires gguf_q4_0 weights, got "
+    return op.emitOpError() << "gguf layout requires ggml block weights "
+                               "(gguf_q4_0, offset, min or codebook), got "
                             << stringifyEncoding(encoding) << " encoding";
   case LayoutKind::Canonical:
     if (encoding == Encoding::Binary || encoding == Encoding::Unsigned)
@@ -55,10 +57,10 @@ static LogicalResult verifyLayoutEncoding(MpGemmOp op, WeightAttr weight,
            << "canonical layout requires binary or unsigned weights, got "
            << stringifyEncoding(encoding) << " encoding";
   case LayoutKind::BitPlanes:
-    if (encoding != Encoding::GgufQ4_0)
+    if (encoding != Encoding::GgufQ4_0 && !weight.isBlockEncoding())
       return success();
-    return op.emitOpError()
-           << "bitplanes layout does not support gguf_q4_0 weights";
+    return op.emitOpError() << "bitplanes layout does not support "
+                            << stringifyEncoding(encoding) << " weights";
   case LayoutKind::VNNI4:
     return success();
   }
@@ -80,6 +82,11 @@ static LogicalResult verifyReductionDim(MpGemmOp op, WeightAttr weight,
     return op.emitOpError()
            << "gguf_q4_0 weights require K to be a multiple of 32, got K = "
            << k;
+  if (weight.isBlockEncoding() && k % weight.getGgmlBlockWeights() != 0)
+    return op.emitOpError()
+           << stringifyEncoding(weight.getEncoding())
+           << " weights require K to be a multiple of their block of "
+           << weight.getGgmlBlockWeights() << ", got K = " << k;
   int64_t group = weight.getGroup();
   if (group > 0 && k % group != 0)
     return op.emitOpError()
@@ -98,19 +105,20 @@ static LogicalResult verifyVnni4Shape(MpGemmOp op, WeightAttr weight,
                                       RankedTensorType packedType, int64_t m,
                                       int64_t k) {
   int64_t bits = weight.getBits();
-  if (32 % bits != 0)
-    return op.emitOpError() << "vnni4 layout packs whole codes per byte; "
-                               "bits must be 1, 2 or 4, got "
+  if (bits == 7)
+    return op.emitOpError() << "vnni4 layout packs codes of 1 to 6 or 8 "
+                               "bits (whole codes, or two planes of 2 + 1, "
+                               "4 + 1, 4 + 2 bits), got "
                             << bits;
   if (layout.getTileM() <= 0)
     return op.emitOpError()
            << "tiled vnni4 layout requires a positive tile_m, got "
            << layout.getTileM();
-  if (layout.getTileK() != LOWBIT_K_BLOCK / bits)
+  if (layout.getTileK() != lowbit_vnni4_tile_k(int(bits)))
     return op.emitOpError()
-           << "vnni4 layout requires tile_k = 32 / bits = "
-           << LOWBIT_K_BLOCK / bits
-           << " for " << bits << "-bit weights, got " << layout.getTileK();
+           << "vnni4 layout requires tile_k = " << lowbit_vnni4_tile_k(int(bits))
+           << " for " << bits << "-bit weights (32 / bits, or 32 for codes "
+           << "in two planes), got " << layout.getTileK();
   if (layout.getInterleave() != 1)
     return op.emitOpError() << "vnni4 layout keeps the 4 k of a row together; "
                                "interleave must be 1, got "
@@ -199,6 +207,9 @@ static RankedTensorType getExpectedScalesType(MLIRContext *ctx,
   case Encoding::Unsigned:
     return RankedTensorType::get({m, k / weight.getGroup(), 2}, f16);
   case Encoding::GgufQ4_0:
+  case Encoding::Offset:
+  case Encoding::Min:
+  case Encoding::Codebook:
     return {};
   }
   llvm_unreachable("unknown encoding");
@@ -262,6 +273,9 @@ static LogicalResult verifyAnyShape(MpGemmOp op, WeightAttr weight,
     scalesType = RankedTensorType::get({dyn, dyn, 2}, f16);
     break;
   case Encoding::GgufQ4_0:
+  case Encoding::Offset:
+  case Encoding::Min:
+  case Encoding::Codebook:
     break;
   }
   Value scales = op.getScales();

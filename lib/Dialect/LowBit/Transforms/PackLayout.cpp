@@ -55,7 +55,7 @@ private:
     int64_t bits = weight.getBits();
     auto layout =
         LayoutAttr::get(ctx, LayoutKind::VNNI4, /*tileM=*/LOWBIT_TILE_ROWS,
-                        /*tileK=*/LOWBIT_K_BLOCK / bits, /*interleave=*/1,
+                        /*tileK=*/lowbit_vnni4_tile_k(int(bits)), /*interleave=*/1,
                         LaneOrder::Rows);
     if (op.getLayout() == layout)
       return success();

@@ -60,23 +60,53 @@ def LowBit_WeightAttr : LowBit_Attr<"Weight", "weight"> {
     What the integer codes of an M x K weight matrix mean, independent of how
     they are packed into bytes.
 
-    - `bits`: bits per weight code, 1 to 4.
+    - `bits`: bits per weight code q (unsigned, 0..2^bits-1), 1 to 8.
     - `encoding`: `ternary` (codes -1/0/+1, BitNet b1.58), `binary` (codes
-      -1/+1), `unsigned` (codes 0..2^bits-1 with a zero point) or `gguf_q4_0`
-      (GGUF Q4_0 blocks of 32, byte-identical to ggml).
+      -1/+1), `unsigned` (codes 0..2^bits-1 with a zero point stored per
+      group), `gguf_q4_0` (GGUF Q4_0 blocks of 32, byte-identical to ggml),
+      or one of the block encodings of llama.cpp's formats, whose scales are
+      stored inside the blocks (`scale = per_block`):
+      - `offset`: w = s * (q - code_offset), a fixed offset that centres the
+        codes (ggml's Q8_0, Q5_0, Q3_K, Q6_K);
+      - `min`: w = s * q + o, a stored minimum o per scale group (Q4_1,
+        Q5_1, Q2_K, Q4_K, Q5_K; ggml's "dmin");
+      - `codebook`: w = s * codebook[q], a non-linear table of 2^bits int8
+        values (IQ4_NL).
     - `group`: weights along K that share a scale; 0 (the default) when the
-      scale is not per group.
+      scale is not per group. The block encodings' scale group: 32, or 16
+      inside a super-block.
     - `scale`: `per_tensor` (the default), `per_group` or `per_block` (the
       scale is stored inside each block).
+    - `code_offset`: the offset of `offset` weights, in [1, 2^bits); 0 (the
+      default) otherwise.
+    - `super_block`: 0 (the default), or 256 for ggml's K-quants: blocks of
+      256 weights whose per-group scales (and minimums) are themselves
+      quantized to `scale_bits` unsigned bits against one fp16 scale (and
+      one fp16 minimum scale) per super-block: s = d * sc, o = -dmin * m
+      (Q3_K: sc - 32; Q6_K: int8 sc).
+    - `scale_bits`: bits of those sub-scales, 4 to 8, with a super-block;
+      0 (the default) without.
+    - `codebook`: the 2^bits values of a `codebook` encoding, in code order
+      (`codebook = [-127, -104, ...]`).
 
     The legal combinations are the formats of the runtime:
 
-    | format  | bits | encoding    | group                 | scale        |
-    | ------- | ---- | ----------- | --------------------- | ------------ |
-    | ternary | 2    | `ternary`   | 0                     | `per_tensor` |
-    | w1gG    | 1    | `binary`    | G, a multiple of 32   | `per_group`  |
-    | wbgG    | 2..4 | `unsigned`  | G, a multiple of 32   | `per_group`  |
-    | q4_0    | 4    | `gguf_q4_0` | 32                    | `per_block`  |
+    | format  | bits | encoding    | group | scale        | other                         |
+    | ------- | ---- | ----------- | ----- | ------------ | ----------------------------- |
+    | ternary | 2    | `ternary`   | 0     | `per_tensor` |                               |
+    | w1gG    | 1    | `binary`    | G, a multiple of 32 | `per_group` |                |
+    | wbgG    | 2..4 | `unsigned`  | G, a multiple of 32 | `per_group` |                |
+    | q4_0    | 4    | `gguf_q4_0` | 32    | `per_block`  |                               |
+    | q8_0    | 8    | `offset`    | 32    | `per_block`  | code_offset = 128             |
+    | q5_0    | 5    | `offset`    | 32    | `per_block`  | code_offset = 16              |
+    | q4_1    | 4    | `min`       | 32    | `per_block`  |                               |
+    | q5_1    | 5    | `min`       | 32    | `per_block`  |                               |
+    | iq4_nl  | 4    | `codebook`  | 32    | `per_block`  | codebook = ggml's kvalues_iq4nl |
+    | q2_k    | 2    | `min`       | 16    | `per_block`  | super_block = 256, scale_bits = 4 |
+    | q3_k    | 3    | `offset`    | 16    | `per_block`  | code_offset = 4, super_block = 256, scale_bits = 6 |
+    | q4_k    | 4    | `min`       | 32    | `per_block`  | super_block = 256, scale_bits = 6 |
+    | q5_k    | 5    | `min`       | 32    | `per_block`  | super_block = 256, scale_bits = 6 |
+    | q6_k    | 6    | `offset`    | 16    | `per_block`  | code_offset = 32, super_block = 256, scale_bits = 8 |
 
     Parameters equal to their default are omitted when printing.
 
@@ -85,16 +115,40 @@ def LowBit_WeightAttr : LowBit_Attr<"Weight", "weight"> {
     #lowbit.weight<bits = 1, encoding = binary, group = 128, scale = per_group>
     #lowbit.weight<bits = 3, encoding = unsigned, group = 64, scale = per_group>
     #lowbit.weight<bits = 4, encoding = gguf_q4_0, group = 32, scale = per_block>
+    #lowbit.weight<bits = 8, encoding = offset, group = 32, scale = per_block, code_offset = 128>
+    #lowbit.weight<bits = 4, encoding = min, group = 32, scale = per_block, super_block = 256, scale_bits = 6>
     ```
   }];
   let parameters = (ins
     "int64_t":$bits,
     EnumParameter<LowBit_Encoding>:$encoding,
     DefaultValuedParameter<"int64_t", "0">:$group,
-    LowBit_DefaultEnumParameter<LowBit_ScaleGranularity, "PerTensor">:$scale
+    LowBit_DefaultEnumParameter<LowBit_ScaleGranularity, "PerTensor">:$scale,
+    DefaultValuedParameter<"int64_t", "0">:$code_offset,
+    DefaultValuedParameter<"int64_t", "0">:$super_block,
+    DefaultValuedParameter<"int64_t", "0">:$scale_bits,
+    OptionalParameter<"::mlir::DenseI8ArrayAttr">:$codebook
   );
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
+  let builders = [
+    // The formats without a block description (ternary, wbgG, q4_0).
+    AttrBuilder<(ins "int64_t":$bits, "Encoding":$encoding, "int64_t":$group,
+                     "ScaleGranularity":$scale), [{
+      return $_get($_ctxt, bits, encoding, group, scale, 0, 0, 0,
+                   ::mlir::DenseI8ArrayAttr());
+    }]>
+  ];
+  let extraClassDeclaration = [{
+    /// Whether this is one of the block encodings of llama.cpp's formats
+    /// (offset, min, codebook): scales inside ggml blocks.
+    bool isBlockEncoding() const;
+    /// Bytes of ggml's encoding of `blockWeights` weights of a row (32, or
+    /// the 256 of a super-block): codes, sub-scales and fp16 scales.
+    int64_t getGgmlBlockBytes() const;
+    /// Weights per ggml block: the super-block, or the scale group.
+    int64_t getGgmlBlockWeights() const;
+  }];
 }
 
 //===----------------------------------------------------------------------===//
@@ -116,9 +170,13 @@ def LowBit_LayoutAttr : LowBit_Attr<"Layout", "layout"> {
       bytes per row (bitnet.cpp TL1); K must be even.
     - `tl2`: ternary, three weights form a sign bit and a 4-bit index, with
       the K remainder in tl1 form (bitnet.cpp TL2, 1.67 bits per weight).
-    - `gguf`: GGUF Q4_0 blocks of 18 bytes per 32 weights.
+    - `gguf`: ggml's blocks as a GGUF file stores them, row after row: Q4_0
+      (18 bytes per 32 weights) and the block encodings (`offset`, `min`,
+      `codebook`; `WeightAttr::getGgmlBlockBytes` per block).
     - `vnni4`: int8-VNNI interleaved layout for up-convert kernels
-      (`[M/tile_m][K/tile_k][tile_k/4][...][k4][m<interleave>]`).
+      (`[M/tile_m][K/tile_k][tile_k/4][...][k4][m<interleave>]`); codes of
+      3, 5 or 6 bits as two planes (2 + 1, 4 + 1, 4 + 2 bits) and
+      `tile_k = 32`, else `tile_k = 32 / bits`.
     - `bitplanes`: one plane per bit of the code, for bit-serial LUT kernels.
 
     Parameters (0 means "not tiled along that dimension"; all default and are

@@ -15,7 +15,10 @@ def LowBit_Encoding : I32Enum<"Encoding",
   I32EnumCase<"Ternary", 0, "ternary">,
   I32EnumCase<"Binary", 1, "binary">,
   I32EnumCase<"Unsigned", 2, "unsigned">,
-  I32EnumCase<"GgufQ4_0", 3, "gguf_q4_0">
+  I32EnumCase<"GgufQ4_0", 3, "gguf_q4_0">,
+  I32EnumCase<"Offset", 4, "offset">,
+  I32EnumCase<"Min", 5, "min">,
+  I32EnumCase<"Codebook", 6, "codebook">
 ]> {
   let cppNamespace = "::mlir::lowbit";
 }
