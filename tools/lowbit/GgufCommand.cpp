@@ -26,7 +26,7 @@
 namespace lowbit::cli {
 namespace {
 
-const char *const kInfoOptions[] = {"format"};
+const char *const kInfoOptions[] = {"format", "check"};
 const char *const kSynthOptions[] = {
     "arch",    "preset", "type",    "head-type", "tied",  "seed",
     "n-embd",  "n-ff",   "n-layer", "n-head",    "n-head-kv",
@@ -77,6 +77,33 @@ std::string metadataText(const GgufValue &v) {
   }
 }
 
+bool isFloatType(GgufType type) {
+  return type == GgufType::F32 || type == GgufType::F16 ||
+         type == GgufType::BF16;
+}
+
+bool isTernaryType(GgufType type) {
+  return type == GgufType::TQ1_0 || type == GgufType::TQ2_0 ||
+         type == GgufType::I2_S;
+}
+
+/// What the import of `t` into `format` (runtime/README.md, "GGUF import")
+/// makes of it, from its ggml type and shape alone: "" where the import
+/// takes this type (floats into any format, ternary types into ternary
+/// formats, a block type into the lowbit format of the same name), else
+/// the reason it does not.
+std::string importErrorByType(const GgufTensor &t, const Format &format) {
+  const std::string shape = format.shape_error(t.rows(), t.K());
+  if (!shape.empty())
+    return t.name + ": " + shape;
+  if (isFloatType(t.type) || (isTernaryType(t.type) && format.is_ternary()) ||
+      format.name() == gguf_type_name(t.type))
+    return "";
+  return std::string(gguf_type_name(t.type)) + " imports into " +
+         format.name() +
+         " only where re-quantizing changes no value (--check tries it)";
+}
+
 int runInfo(const ParsedOptions &options, const std::string &path) {
   std::unique_ptr<GgufFile> file = GgufFile::open(path);
   std::string formatName = options.getOr("format", "");
@@ -120,10 +147,16 @@ int runInfo(const ParsedOptions &options, const std::string &path) {
     for (const engine::LinearSpec &spec :
          engine::linear_specs(*file, formatName))
       linear[spec.tensor] = spec.format;
-  auto importInto = [](const GgufTensor &t, const std::string &format) {
+  // By default the ggml type and shape decide (no tensor is imported, so a
+  // 700 MB model is described in milliseconds); --check imports each one,
+  // which also finds what only the values can refuse (a tq2_0 tensor whose
+  // blocks carry several scales, a code outside the ternary range).
+  const bool check = options.has("check");
+  auto importInto = [check](const GgufTensor &t, const std::string &format) {
     if (format.empty())
       return std::string("float");
-    std::string why = gguf_import_error(t, Format::parse(format));
+    std::string why = check ? gguf_import_error(t, Format::parse(format))
+                            : importErrorByType(t, Format::parse(format));
     return why.empty() ? format : "- (" + why + ")";
   };
 
@@ -253,7 +286,11 @@ const Command &command() {
        "'lowbit generate [--format F]'\n        makes of it (the layers' "
        "linear weights in F, the output head in its own\n        format), "
        "else its import by default or into F; '-' and the reason where\n"
-       "        it cannot\n"
+       "        it cannot. Only the header and tensor infos are read: the "
+       "ggml type and\n        shape decide (a float matrix is read up to "
+       "its first value that is not\n        {-a, 0, a}); --check imports "
+       "every tensor, which also finds what only the\n        values refuse "
+       "(a tq2_0 tensor with several block scales)\n"
        "synth:  a model of llama.cpp's bitnet or llama architecture with "
        "random weights\n        that llama.cpp loads (no tokenizer): --preset "
        "tiny (n_embd 256, n_ff 512,\n        2 layers, 4/2 heads, vocab 96) "
@@ -272,6 +309,9 @@ const Command &command() {
 const std::vector<OptionSpec> &ggufOptions() {
   static const std::vector<OptionSpec> options = {
       {"format", "F", "info: the lowbit format to import each tensor into"},
+      {"check", nullptr,
+       "info: import every tensor (slow: reads all the data) instead of "
+       "judging by its type and shape"},
       {"arch", "A", "synth: bitnet (default) or llama"},
       {"preset", "P", "synth: tiny (default) or bitnet-2b"},
       {"type", "T", "synth: type of the linear weights"},
