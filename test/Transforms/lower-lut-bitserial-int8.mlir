@@ -21,8 +21,14 @@
 // CHECK: %[[T:.*]] = lowbit.uk.stack_buffer {bytes = 816 : i64} : memref<?xi8>
 // CHECK: scf.for %[[COL:.*]] = %c0 to %{{.*}} step %c1 {
 // CHECK: scf.for %[[AG:.*]] = %c0 to %c3 step %c1 {
+// The largest sum over the blocks of the act_group and the 8 groups of 4
+// of each block (loops, not unrolled).
 // CHECK: %[[MAX:.*]] = scf.for %{{.*}} = %c0 to %c2 step %c1 iter_args(%{{.*}} = %c0_i32) -> (i32) {
-// CHECK-COUNT-32: memref.load %[[XQ]]
+// CHECK: scf.for %[[GMAX:.*]] = %c0 to %c8{{.*}} step %c1 iter_args(
+// CHECK: %[[G4:.*]] = arith.muli %[[GMAX]], %c4{{.*}} : index
+// CHECK-COUNT-4: memref.load %[[XQ]]
+// CHECK-NOT: memref.load
+// CHECK: scf.yield
 // CHECK: scf.yield
 // CHECK: %[[M3:.*]] = arith.muli %[[MAX]], %c15_i32 : i32
 // CHECK: %[[M3R:.*]] = arith.addi %[[M3]], %c126_i32 : i32
@@ -38,9 +44,13 @@
 // CHECK: %[[B1:.*]] = arith.trunci %[[A1]] : i32 to i8
 // CHECK: memref.store %[[B1]], %[[T]][%{{.*}}] : memref<?xi8>
 // CHECK: arith.shli %[[A]], %c3_i32 : i32
-// The entries of group 0 of a block: e = 0 is -x0 - x1 - x2 - x3, scaled
-// by 15 / a and rounded half away from zero, at byte 0; its negation at 15.
+// The entries of group g of a block at 16 g: e = 0 is -x0 - x1 - x2 - x3,
+// scaled by 15 / a and rounded half away from zero, at byte 16 g; its
+// negation at 16 g + 15.
 // CHECK: scf.for %{{.*}} = %c0 to %c2 step %c1 {
+// CHECK: scf.for %[[GT:.*]] = %c0 to %c8{{.*}} step %c1 {
+// CHECK-COUNT-4: memref.load %[[XQ]]
+// CHECK: %[[G16T:.*]] = arith.muli %[[GT]], %c16{{.*}} : index
 // CHECK: %[[NX3:.*]] = arith.subi %c0_i32, %{{.*}} : i32
 // CHECK-NEXT: %[[E0A:.*]] = arith.subi %[[NX3]], %{{.*}} : i32
 // CHECK-NEXT: %[[E0B:.*]] = arith.subi %[[E0A]], %{{.*}} : i32
@@ -57,7 +67,10 @@
 // CHECK: %[[MQ8:.*]] = arith.trunci %[[MQ]] : i32 to i8
 // CHECK: %[[AT15:.*]] = arith.addi %[[AT0]], %c15 : index
 // CHECK: memref.store %[[MQ8]], %[[T]][%[[AT15]]] : memref<?xi8>
-// CHECK-COUNT-126: memref.store
+// The 7 other entries and their negations: 14 stores, then the loops end.
+// CHECK-COUNT-14: memref.store
+// CHECK-NOT: memref.store
+// CHECK: }
 // Per scale group of 2 blocks its zero points, then its blocks, one per
 // iteration of an inner loop (kfactor = 8). The lookups of a block: the
 // multipliers of its act_group (block / 2), both nibbles of both planes

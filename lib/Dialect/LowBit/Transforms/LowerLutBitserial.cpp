@@ -439,8 +439,9 @@ private:
     };
     Value firstBlock = mul(actGroup, plan.blocksPerActGroup);
     // x_i of group g of block j (j relative to the act_group), as i32.
-    auto activation = [&](Value j, int64_t g, int64_t i) {
-      Value at = add(add(row, mul(add(firstBlock, j), kBlockK)), 4 * g + i);
+    auto activation = [&](Value j, Value g, int64_t i) {
+      Value at =
+          add(add(add(row, mul(add(firstBlock, j), kBlockK)), mul(g, 4)), i);
       Value x = memref::LoadOp::create(b, loc, xq, at);
       return arith::ExtSIOp::create(b, loc, i32, x);
     };
@@ -455,19 +456,22 @@ private:
     {
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(loop.getBody());
-      Value largest = loop.getRegionIterArgs()[0];
-      for (int64_t g = 0; g < kGroupsPerBlock; ++g) {
+      Value block = loop.getInductionVar();
+      SmallVector<Value, 1> largest{loop.getRegionIterArgs()[0]};
+      // A loop over the groups, not 8 copies (see the entries below).
+      carriedLoop(kGroupsPerBlock, largest, [&](Value g) {
         Value sum = zero;
         for (int64_t i = 0; i < 4; ++i) {
-          Value x = activation(loop.getInductionVar(), g, i);
+          Value x = activation(block, g, i);
           Value negated = arith::SubIOp::create(b, loc, zero, x);
           Value magnitude =
               select(arith::CmpIPredicate::slt, x, zero, negated, x);
           sum = arith::AddIOp::create(b, loc, sum, magnitude);
         }
-        largest = select(arith::CmpIPredicate::sgt, sum, largest, sum, largest);
-      }
-      scf::YieldOp::create(b, loc, largest);
+        largest[0] = select(arith::CmpIPredicate::sgt, sum, largest[0], sum,
+                            largest[0]);
+      });
+      scf::YieldOp::create(b, loc, largest[0]);
     }
     Value scaled = arith::MulIOp::create(b, loc, loop.getResult(0),
                                          i32Const(plan.scaleDenominator()));
@@ -507,11 +511,13 @@ private:
         arith::ConstantOp::create(b, loc, b.getF32FloatAttr(-0.5f));
     forLoop(constant(0), constant(blocks), 1, [&](Value j) {
       Value blockAt = add(base, mul(add(firstBlock, j), kTable8Bytes));
-      for (int64_t g = 0; g < kGroupsPerBlock; ++g) {
+      // Group g of the block, its 16 entries at 16 g: a loop, not 8 copies
+      // (unrolled, this was most of the kernel's C++).
+      forLoop(constant(0), constant(kGroupsPerBlock), 1, [&](Value g) {
         SmallVector<Value, 4> xs;
         for (int64_t i = 0; i < 4; ++i)
           xs.push_back(activation(j, g, i));
-        Value tableAt = add(blockAt, g / 4 * 64 + g % 4 * 16);
+        Value tableAt = add(blockAt, mul(g, 16));
         // Entries 0..7 (bit 3 clear: -x3), their mirrors 15..8.
         for (int64_t e = 0; e < 8; ++e) {
           Value entry = arith::SubIOp::create(b, loc, zero, xs[3]);
@@ -534,7 +540,7 @@ private:
                                   arith::TruncIOp::create(b, loc, i8, mirror),
                                   tables, add(tableAt, 15 - e));
         }
-      }
+      });
     });
   }
 
