@@ -3,8 +3,9 @@
 // GgufFile::parse must either return a file whose every tensor lies inside
 // the input, or throw lowbit::Error; any other exception, crash, leak or
 // sanitizer report is a finding. Every accepted tensor is then decoded row by
-// row (reading all of its bytes) and imported into i2s and q4_0, each of
-// which may only fail with lowbit::Error.
+// row (reading all of its bytes) and imported into i2s, q4_0 and its
+// default format (a block type's own: the copy and validate() path), each
+// of which may only fail with lowbit::Error.
 //
 //===----------------------------------------------------------------------===//
 
@@ -12,6 +13,7 @@
 #include "lowbit/gguf.h"
 
 #include <cstdlib>
+#include <string>
 #include <vector>
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
@@ -31,13 +33,20 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     std::vector<float> row(size_t(t.K()));
     for (int64_t m = 0; m < t.rows(); ++m)
       lowbit::gguf_decode_row(t, m, row.data());
-    for (const char *format : {"i2s", "q4_0"}) {
+    std::string own;
+    try {
+      own = lowbit::gguf_default_format(t);
+    } catch (const lowbit::Error &) {
+    }
+    for (const std::string &format : {std::string("i2s"), std::string("q4_0"),
+                                      own}) {
+      if (format.empty())
+        continue;
       try {
         lowbit::import_tensor(t, lowbit::Format::parse(format));
       } catch (const lowbit::Error &) {
       }
     }
-    (void)lowbit::gguf_default_format(t);
   }
   for (const auto &kv : file->metadata()) {
     try {

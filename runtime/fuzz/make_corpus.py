@@ -143,8 +143,31 @@ files["gguf_nested_array.gguf"] = gguf(
 files["gguf_huge_count.gguf"] = b"GGUF" + struct.pack("<IQQ", 3, 2 ** 40, 0)
 files["gguf_huge_array.gguf"] = gguf(
     [kv("k", 9, struct.pack("<IQ", 4, 2 ** 62))], [], [])
-files["gguf_bad_tensor_type.gguf"] = gguf([], [("t", [8], 3, 0)],
-                                          [aligned(f32_8)])
+files["gguf_bad_tensor_type.gguf"] = gguf([], [("t", [256], 23, 0)],
+                                          [aligned(f32_8 * 32)])
+# One tensor of each other ggml block type (ggml.h id, bytes per block,
+# weights per block): pseudo-random bytes with finite fp16 d / m / dmin.
+
+
+def block_bytes(n, fp16_at, seed):
+    b = bytearray((seed * 37 + 11 * i) % 251 for i in range(n))
+    for at in fp16_at:
+        b[at:at + 2] = struct.pack("<H", 0x3400 + seed)
+    return bytes(b)
+
+
+blocks = [("q4_1", 3, 20, 32, [0, 2]), ("q5_0", 6, 22, 32, [0]),
+          ("q5_1", 7, 24, 32, [0, 2]), ("q2_k", 10, 84, 256, [80, 82]),
+          ("q3_k", 11, 110, 256, [108]), ("q4_k", 12, 144, 256, [0, 2]),
+          ("q5_k", 13, 176, 256, [0, 2]), ("q6_k", 14, 210, 256, [208]),
+          ("iq4_nl", 20, 18, 32, [0])]
+offset, infos, datas = 0, [], []
+for i, (name, gtype, size, block, fp16_at) in enumerate(blocks):
+    data = aligned(block_bytes(size, fp16_at, i))
+    infos.append((name, [block, 1], gtype, offset))
+    datas.append(data)
+    offset += len(data)
+files["gguf_valid_block_types.gguf"] = gguf([], infos, datas)
 files["gguf_overlap.gguf"] = gguf([], [("a", [16], 0, 0), ("b", [8], 0, 32)],
                                   [aligned(f32_8 * 2)])
 files["gguf_misaligned.gguf"] = gguf([], [("a", [8], 0, 8)],

@@ -891,6 +891,23 @@ void decode_block_row_codes(const GgmlBlockType &type, const uint8_t *row,
     codec.decode(row + b * type.block_bytes, q + b * type.block, s, o);
 }
 
+void dequantize_block_row(const GgmlBlockType &type, const uint8_t *row,
+                          int64_t K, float *out) {
+  const BlockCodec &codec = block_codec(type.kind);
+  int8_t q[256];
+  float s[16], o[16];
+  for (int64_t b = 0; b < K / type.block; ++b, out += type.block) {
+    codec.decode(row + b * type.block_bytes, q, s, o);
+    for (int k = 0; k < type.block; ++k) {
+      const float c = type.codebook ? float(type.codebook[uint8_t(q[k])])
+                                    : float(q[k] - type.code_offset);
+      const int j = k / type.scale_block;
+      // Without a min s * c alone: adding o = 0 would turn a -0 into +0.
+      out[k] = type.has_min ? s[j] * c + o[j] : s[j] * c;
+    }
+  }
+}
+
 void check_block_row(const GgmlBlockType &type, const uint8_t *row, int64_t K,
                      int64_t m) {
   for (int64_t b = 0; b < K / type.block; ++b) {

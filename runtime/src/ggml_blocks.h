@@ -47,6 +47,11 @@ void quantize_block_row(const GgmlBlockType &type, const float *x, int64_t K,
 void decode_block_row_codes(const GgmlBlockType &type, const uint8_t *row,
                             int64_t K, int8_t *q);
 
+/// Dequantizes one row of K values from ggml's block bytes: s_j * c_k (+ o_j
+/// where the type has a min), bit-identical to ggml's dequantize_row_<type>.
+void dequantize_block_row(const GgmlBlockType &type, const uint8_t *row,
+                          int64_t K, float *out);
+
 /// Throws Error naming row m, the block and the field unless every fp16
 /// field (d, and m / dmin where stored) of the row is finite.
 void check_block_row(const GgmlBlockType &type, const uint8_t *row, int64_t K,

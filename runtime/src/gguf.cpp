@@ -341,10 +341,12 @@ std::unique_ptr<GgufFile> GgufFile::parse(const uint8_t *bytes, size_t size,
       count *= n;
     }
     const uint32_t type = r.read<uint32_t>({"the type of tensor", &t.name});
-    if (!is_known_gguf_type(type))
+    if (!is_known_gguf_type(type)) {
+      const std::string name = ggml_type_name_of(type);
       r.fail(what_t + " has ggml type " + std::to_string(type) +
-             ", which lowbit does not read (f32 0, f16 1, q4_0 2, q8_0 8, "
-             "bf16 30, tq1_0 34, tq2_0 35, i2_s 36)");
+             (name.empty() ? "" : " (" + name + ")") +
+             ", which lowbit does not read (" + gguf_known_types() + ")");
+    }
     t.type = GgufType(type);
     t.offset = r.read<uint64_t>({"the data offset of tensor", &t.name});
     try {

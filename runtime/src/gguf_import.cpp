@@ -5,9 +5,8 @@
 // (microsoft/BitNet: src/ggml-bitnet-mad.cpp and its ggml fork); this is an
 // independent implementation, not their code:
 //
-//   q4_0   32 values, 18 bytes: fp16 d, qs[16] (value j in the low nibble of
-//          qs[j], value j + 16 in the high nibble); x = d * (c - 8).
-//   q8_0   32 values, 34 bytes: fp16 d, int8 qs[32]; x = d * qs.
+//   q4_0 ... iq4_nl  ggml's block types: format.h's GgmlBlockType table and
+//          ggml_blocks.cpp (the bytes are lowbit's codes as they are).
 //   tq1_0  256 values, 54 bytes: qs[48], qh[4], fp16 d. Each byte holds base-3
 //          digits (trits t in 0..2, x = d * (t - 1)) as the fixed-point
 //          fraction ceil(n * 256 / 243) of the 5-trit number n (first trit
@@ -31,8 +30,8 @@
 #include "lowbit/error.h"
 
 #include "byte_order.h"
+#include "ggml_blocks.h"
 #include "layout.h"
-#include "q4_0.h"
 #include "ternary.h"
 
 #include <algorithm>
@@ -40,6 +39,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <iterator>
 #include <limits>
 #include <set>
 #include <string>
@@ -58,22 +58,46 @@ struct TypeInfo {
   uint64_t block_size; // bytes per block
 };
 
-constexpr TypeInfo kTypes[] = {
-    {GgufType::F32, "f32", 1, 4},       {GgufType::F16, "f16", 1, 2},
-    {GgufType::BF16, "bf16", 1, 2},     {GgufType::Q4_0, "q4_0", 32, 18},
-    {GgufType::Q8_0, "q8_0", 32, 34},   {GgufType::TQ1_0, "tq1_0", 256, 54},
+// The types outside format.h's block table (floats and ternary blocks).
+constexpr TypeInfo kOtherTypes[] = {
+    {GgufType::F32, "f32", 1, 4},        {GgufType::F16, "f16", 1, 2},
+    {GgufType::BF16, "bf16", 1, 2},      {GgufType::TQ1_0, "tq1_0", 256, 54},
     {GgufType::TQ2_0, "tq2_0", 256, 66}, {GgufType::I2_S, "i2_s", 128, 32},
 };
+
+bool find_info(uint32_t id, TypeInfo &out) {
+  for (const TypeInfo &t : kOtherTypes)
+    if (uint32_t(t.type) == id) {
+      out = t;
+      return true;
+    }
+  if (const GgmlBlockType *b = ggml_block_type_by_id(id)) {
+    out = {GgufType(id), b->name, b->block, uint64_t(b->block_bytes)};
+    return true;
+  }
+  return false;
+}
+
+// Every type lowbit reads: the other types, then the block table.
+std::vector<TypeInfo> all_types() {
+  std::vector<TypeInfo> all(std::begin(kOtherTypes), std::end(kOtherTypes));
+  int count = 0;
+  const GgmlBlockType *blocks = ggml_block_types(&count);
+  for (int i = 0; i < count; ++i)
+    all.push_back({GgufType(blocks[i].ggml_type), blocks[i].name,
+                   blocks[i].block, uint64_t(blocks[i].block_bytes)});
+  return all;
+}
 
 constexpr int64_t kTqBlock = 256;
 constexpr int64_t kI2sBlock = 128;
 constexpr uint64_t kI2sTrailer = 32; // f32 scale + 28 zero bytes
 
-const TypeInfo &info(GgufType type) {
-  for (const TypeInfo &t : kTypes)
-    if (t.type == type)
-      return t;
-  throw Error("unknown GGUF tensor type " + std::to_string(uint32_t(type)));
+TypeInfo info(GgufType type) {
+  TypeInfo t;
+  if (!find_info(uint32_t(type), t))
+    throw Error("unknown GGUF tensor type " + std::to_string(uint32_t(type)));
+  return t;
 }
 
 std::string format_float(double x) {
@@ -328,28 +352,53 @@ template <typename F> auto named(const GgufTensor &t, F f) -> decltype(f()) {
 
 const char *gguf_type_name(GgufType type) { return info(type).name; }
 
+const char *ggml_type_name_of(uint32_t id) {
+  // ggml.h's enum ggml_type (ids 4, 5 and 31..33, 36..38 were removed from
+  // ggml; 36 is bitnet.cpp's i2_s, which lowbit reads).
+  static const char *const kNames[] = {
+      "f32",     "f16",    "q4_0",    "q4_1",   "",       "",
+      "q5_0",    "q5_1",   "q8_0",    "q8_1",   "q2_k",   "q3_k",
+      "q4_k",    "q5_k",   "q6_k",    "q8_k",   "iq2_xxs", "iq2_xs",
+      "iq3_xxs", "iq1_s",  "iq4_nl",  "iq3_s",  "iq2_s",  "iq4_xs",
+      "i8",      "i16",    "i32",     "i64",    "f64",    "iq1_m",
+      "bf16",    "",       "",        "",       "tq1_0",  "tq2_0",
+      "i2_s",    "",       "",        "mxfp4",  "nvfp4",  "q1_0",
+      "q2_0"};
+  return id < std::size(kNames) ? kNames[id] : "";
+}
+
 GgufType parse_gguf_type(std::string_view name) {
   std::string lower(name);
   for (char &c : lower)
     c = char(std::tolower(static_cast<unsigned char>(c)));
-  for (const TypeInfo &t : kTypes)
+  const std::vector<TypeInfo> all = all_types();
+  std::string names;
+  for (const TypeInfo &t : all) {
     if (lower == t.name)
       return t.type;
+    names += std::string(names.empty() ? "" : ", ") + t.name;
+  }
   throw Error("unknown GGUF tensor type '" + std::string(name) +
-              "' (expected f32, f16, bf16, q4_0, q8_0, tq1_0, tq2_0 or i2_s)");
+              "' (expected " + names + ")");
 }
 
 bool is_known_gguf_type(uint32_t id) {
-  for (const TypeInfo &t : kTypes)
-    if (uint32_t(t.type) == id)
-      return true;
-  return false;
+  TypeInfo unused;
+  return find_info(id, unused);
+}
+
+std::string gguf_known_types() {
+  std::string list;
+  for (const TypeInfo &t : all_types())
+    list += std::string(list.empty() ? "" : ", ") + t.name + " " +
+            std::to_string(uint32_t(t.type));
+  return list;
 }
 
 int64_t gguf_block_size(GgufType type) { return info(type).block; }
 
 uint64_t gguf_tensor_bytes(GgufType type, int64_t rows, int64_t K) {
-  const TypeInfo &t = info(type);
+  const TypeInfo t = info(type);
   if (rows < 1 || K < 1)
     throw Error(std::string(t.name) + " needs rows >= 1 and K >= 1, got " +
                 std::to_string(rows) + " x " + std::to_string(K));
@@ -393,30 +442,17 @@ std::vector<uint8_t> gguf_encode(GgufType type, const float *values,
   const int64_t block = info(type).block;
   const uint64_t block_size = info(type).block_size;
   const int64_t row_bytes = K / block * int64_t(block_size);
+  const GgmlBlockType *block_type = ggml_block_type_by_id(uint32_t(type));
   for (int64_t m = 0; m < rows && type != GgufType::I2_S; ++m) {
     const float *x = values + m * K;
     uint8_t *row = p + m * row_bytes;
-    if (type == GgufType::Q4_0) {
-      quantize_q4_0_row(x, K, m, row); // the runtime's one q4_0 quantizer
+    if (block_type) {
+      // The runtime's one quantizer of each block type (= quantize()).
+      quantize_block_row(*block_type, x, K, m, row);
       continue;
     }
-    for (int64_t b = 0; b < K / block; ++b) {
-      const float *xb = x + b * block;
-      uint8_t *out_b = row + b * int64_t(block_size);
-      if (type == GgufType::Q8_0) {
-        // ggml's quantize_row_q8_0_ref: d = amax / 127, q = roundf(x / d).
-        float amax = 0.0f;
-        for (int j = 0; j < 32; ++j)
-          amax = std::max(amax, std::fabs(xb[j]));
-        const float d = amax / 127.0f;
-        const float id = d != 0.0f ? 1.0f / d : 0.0f;
-        store_le(out_b, fp16_of(d, "q8_0", m, b));
-        for (int j = 0; j < 32; ++j)
-          out_b[2 + j] = uint8_t(int8_t(std::roundf(xb[j] * id)));
-      } else {
-        encode_tq_block(type, xb, m, b, out_b);
-      }
-    }
+    for (int64_t b = 0; b < K / block; ++b)
+      encode_tq_block(type, x + b * block, m, b, row + b * int64_t(block_size));
   }
   if (type == GgufType::I2_S) {
     // bitnet.cpp's quantize_i2_s: scale = max |x| (in double), stored as
@@ -447,7 +483,7 @@ void gguf_decode_row(const GgufTensor &t, int64_t row, float *out) {
     }
     return;
   }
-  const TypeInfo &ti = info(t.type);
+  const TypeInfo ti = info(t.type);
   const uint8_t *p = t.data + uint64_t(row) * (uint64_t(K / ti.block) * ti.block_size);
   switch (t.type) {
   case GgufType::F32:
@@ -465,31 +501,23 @@ void gguf_decode_row(const GgufTensor &t, int64_t row, float *out) {
   default:
     break;
   }
+  if (const GgmlBlockType *b = ggml_block_type_by_id(uint32_t(t.type))) {
+    dequantize_block_row(*b, p, K, out);
+    return;
+  }
   for (int64_t b = 0; b < K / ti.block; ++b, p += ti.block_size) {
     float *y = out + b * ti.block;
-    if (t.type == GgufType::Q4_0) {
-      const float d = half_to_float(load_le<uint16_t>(p));
-      for (int j = 0; j < 16; ++j) {
-        y[j] = float((p[2 + j] & 0x0F) - 8) * d;
-        y[j + 16] = float((p[2 + j] >> 4) - 8) * d;
-      }
-    } else if (t.type == GgufType::Q8_0) {
-      const float d = half_to_float(load_le<uint16_t>(p));
-      for (int j = 0; j < 32; ++j)
-        y[j] = float(int8_t(p[2 + j])) * d;
+    int c[kTqBlock];
+    float d;
+    if (t.type == GgufType::TQ1_0) {
+      tq1_decode(p, c);
+      d = half_to_float(load_le<uint16_t>(p + 52));
     } else {
-      int c[kTqBlock];
-      float d;
-      if (t.type == GgufType::TQ1_0) {
-        tq1_decode(p, c);
-        d = half_to_float(load_le<uint16_t>(p + 52));
-      } else {
-        tq2_decode(p, c);
-        d = half_to_float(load_le<uint16_t>(p + 64));
-      }
-      for (int j = 0; j < kTqBlock; ++j)
-        y[j] = float(c[j] - 1) * d;
+      tq2_decode(p, c);
+      d = half_to_float(load_le<uint16_t>(p + 64));
     }
+    for (int j = 0; j < kTqBlock; ++j)
+      y[j] = float(c[j] - 1) * d;
   }
 }
 
@@ -503,8 +531,8 @@ std::string gguf_default_format(const GgufTensor &t) {
   std::string name;
   if (is_ternary_type(t.type))
     name = "i2s";
-  else if (t.type == GgufType::Q4_0)
-    name = "q4_0";
+  else if (const GgmlBlockType *b = ggml_block_type_by_id(uint32_t(t.type)))
+    name = b->name;
   else if (is_float_type(t.type)) {
     // Row by row, stopping at the first value that is not ternary (at once
     // for an embedding), without decoding the whole matrix.
@@ -564,7 +592,9 @@ PackedWeights import_tensor(const GgufTensor &t, const Format &format) {
     named(t, [&] { validate(P); });
     return P;
   }
-  if (t.type == GgufType::Q4_0 && format.kind == FormatKind::Q4_0) {
+  const GgmlBlockType *block_type = ggml_block_type_by_id(uint32_t(t.type));
+  if (block_type && block_type->kind == format.kind) {
+    // ggml's blocks are lowbit's codes: a copy, lossless.
     PackedWeights P;
     P.format = format;
     P.M = M;

@@ -107,27 +107,12 @@ void unpack_row(const PackedWeights &W, int64_t m, int8_t *q) {
   }
 }
 
-// s_j * c_k, plus o_j where the type has a min: GgmlBlockType's formula,
-// bit-identical to ggml's dequantize_row_<type> (without a min, s * c alone:
-// adding o = 0 would turn a -0 into +0).
-static void dequantize_blocks(const PackedWeights &W, const GgmlBlockType &type,
-                              float *out) {
-  const size_t scales = size_t(W.K / type.scale_block);
-  std::vector<int8_t> c(size_t(W.K));
-  std::vector<float> s(scales), o(scales);
-  for (int64_t m = 0; m < W.M; ++m, out += W.K) {
-    row_block_params(W, m, c.data(), s.data(), o.data());
-    for (int64_t k = 0; k < W.K; ++k) {
-      const int64_t j = k / type.scale_block;
-      out[k] = type.has_min ? s[j] * float(c[k]) + o[j] : s[j] * float(c[k]);
-    }
-  }
-}
-
 void dequantize(const PackedWeights &W, float *out) {
   check_layout(W);
   if (const GgmlBlockType *type = ggml_block_type(W.format.kind)) {
-    dequantize_blocks(W, *type, out);
+    for (int64_t m = 0; m < W.M; ++m)
+      dequantize_block_row(*type, W.codes.data() + m * W.row_bytes(), W.K,
+                           out + m * W.K);
     return;
   }
   std::vector<int8_t> q(W.K);

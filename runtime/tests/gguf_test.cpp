@@ -16,6 +16,7 @@
 
 #include <cmath>
 #include <fstream>
+#include <iterator>
 #include <limits>
 
 namespace lowbit {
@@ -461,10 +462,26 @@ TEST(Gguf, RejectsBadTensors) {
   EXPECT_EQ(parse_error(with_tensors({{"a", {16}, f32, ~uint64_t(0) << 6}}, 64)),
             "t.gguf: tensor 'a' (64 bytes at data offset 18446744073709551552) "
             "extends past the end of the file (64 bytes of data)");
-  EXPECT_EQ(parse_error(with_tensors({{"a", {16}, 3, 0}}, 64)),
-            "t.gguf: tensor 'a' has ggml type 3, which lowbit does not read "
-            "(f32 0, f16 1, q4_0 2, q8_0 8, bf16 30, tq1_0 34, tq2_0 35, i2_s "
-            "36)");
+  const std::string known =
+      "(f32 0, f16 1, bf16 30, tq1_0 34, tq2_0 35, i2_s 36, q4_0 2, q4_1 3, "
+      "q5_0 6, q5_1 7, q8_0 8, q2_k 10, q3_k 11, q4_k 12, q5_k 13, q6_k 14, "
+      "iq4_nl 20)";
+  EXPECT_EQ(parse_error(with_tensors({{"a", {256}, 23, 0}}, 256)),
+            "t.gguf: tensor 'a' has ggml type 23 (iq4_xs), which lowbit does "
+            "not read " + known);
+  EXPECT_EQ(parse_error(with_tensors({{"a", {256}, 16, 0}}, 256)),
+            "t.gguf: tensor 'a' has ggml type 16 (iq2_xxs), which lowbit does "
+            "not read " + known);
+  EXPECT_EQ(parse_error(with_tensors({{"a", {16}, 99, 0}}, 64)),
+            "t.gguf: tensor 'a' has ggml type 99, which lowbit does not read " +
+                known);
+  // K-quants: rows of 256 values; a shorter row or missing super-blocks.
+  EXPECT_EQ(parse_error(with_tensors({{"a", {128, 2}, 12, 0}}, 512)),
+            "t.gguf: tensor 'a' [128, 2]: q4_k needs K % 256 == 0, got K = "
+            "128");
+  EXPECT_EQ(parse_error(with_tensors({{"a", {256, 2}, 14, 0}}, 384)),
+            "t.gguf: tensor 'a' (420 bytes at data offset 0) extends past the "
+            "end of the file (384 bytes of data)");
   EXPECT_EQ(parse_error(with_tensors({{"a", {}, f32, 0}}, 64)),
             "t.gguf: tensor 'a' has 0 dimensions (expected 1 to 4)");
   EXPECT_EQ(parse_error(with_tensors({{"a", {1, 1, 1, 1, 1}, f32, 0}}, 64)),
@@ -520,16 +537,36 @@ TEST(GgufCodec, TypeNamesSizesAndIds) {
   EXPECT_EQ(uint32_t(GgufType::TQ1_0), 34u); // ggml.h
   EXPECT_EQ(uint32_t(GgufType::TQ2_0), 35u); // ggml.h
   EXPECT_EQ(uint32_t(GgufType::I2_S), 36u);  // bitnet.cpp's ggml fork
+  // ggml.h's ids of the block types.
+  EXPECT_EQ(uint32_t(GgufType::Q4_1), 3u);
+  EXPECT_EQ(uint32_t(GgufType::Q5_0), 6u);
+  EXPECT_EQ(uint32_t(GgufType::Q5_1), 7u);
+  EXPECT_EQ(uint32_t(GgufType::Q2_K), 10u);
+  EXPECT_EQ(uint32_t(GgufType::Q3_K), 11u);
+  EXPECT_EQ(uint32_t(GgufType::Q4_K), 12u);
+  EXPECT_EQ(uint32_t(GgufType::Q5_K), 13u);
+  EXPECT_EQ(uint32_t(GgufType::Q6_K), 14u);
+  EXPECT_EQ(uint32_t(GgufType::IQ4_NL), 20u);
   for (const char *n :
-       {"f32", "f16", "bf16", "q4_0", "q8_0", "tq1_0", "tq2_0", "i2_s"})
+       {"f32", "f16", "bf16", "q4_0", "q8_0", "tq1_0", "tq2_0", "i2_s", "q4_1",
+        "q5_0", "q5_1", "q2_k", "q3_k", "q4_k", "q5_k", "q6_k", "iq4_nl"})
     EXPECT_STREQ(gguf_type_name(parse_gguf_type(n)), n);
   EXPECT_EQ(parse_gguf_type("TQ2_0"), GgufType::TQ2_0);
-  EXPECT_EQ(error_of([] { parse_gguf_type("q4_1"); }),
-            "unknown GGUF tensor type 'q4_1' (expected f32, f16, bf16, q4_0, "
-            "q8_0, tq1_0, tq2_0 or i2_s)");
+  EXPECT_EQ(parse_gguf_type("Q4_K"), GgufType::Q4_K); // ggml spells q4_K
+  EXPECT_EQ(error_of([] { parse_gguf_type("iq4_xs"); }),
+            "unknown GGUF tensor type 'iq4_xs' (expected f32, f16, bf16, "
+            "tq1_0, tq2_0, i2_s, q4_0, q4_1, q5_0, q5_1, q8_0, q2_k, q3_k, "
+            "q4_k, q5_k, q6_k, iq4_nl)");
   EXPECT_TRUE(is_known_gguf_type(36));
-  EXPECT_FALSE(is_known_gguf_type(3));
+  EXPECT_TRUE(is_known_gguf_type(3));
+  EXPECT_FALSE(is_known_gguf_type(23));
   EXPECT_FALSE(is_known_gguf_type(37));
+  EXPECT_STREQ(ggml_type_name_of(23), "iq4_xs");
+  EXPECT_STREQ(ggml_type_name_of(4), "");
+  EXPECT_STREQ(ggml_type_name_of(1000), "");
+  EXPECT_EQ(gguf_block_size(GgufType::Q6_K), 256);
+  EXPECT_EQ(gguf_tensor_bytes(GgufType::Q3_K, 2, 512), 440u);
+  EXPECT_EQ(gguf_tensor_bytes(GgufType::IQ4_NL, 3, 64), 108u);
   EXPECT_EQ(gguf_block_size(GgufType::BF16), 1);
   EXPECT_EQ(gguf_block_size(GgufType::Q8_0), 32);
   EXPECT_EQ(gguf_block_size(GgufType::TQ1_0), 256);
@@ -922,6 +959,68 @@ TEST(GgufImport, Q4_0AsItIs) {
             "w: q4_0 row 0 block 0: scale d is not finite");
 }
 
+// Every block type: gguf_encode is quantize() (one quantizer), the import
+// into its own format is a copy (lossless), gguf_decode_row is dequantize(),
+// through a written and re-read file; K-quants' data need whole
+// super-blocks.
+TEST(GgufImport, BlockTypesAsTheyAre) {
+  test::TempDir dir;
+  const GgufType types[] = {GgufType::Q4_0, GgufType::Q4_1, GgufType::Q5_0,
+                            GgufType::Q5_1, GgufType::Q8_0, GgufType::Q2_K,
+                            GgufType::Q3_K, GgufType::Q4_K, GgufType::Q5_K,
+                            GgufType::Q6_K, GgufType::IQ4_NL};
+  const int64_t M = 3;
+  GgufWriter w;
+  std::vector<std::vector<float>> values;
+  for (GgufType type : types) {
+    const int64_t K = 2 * gguf_block_size(type);
+    values.push_back(test::random_values(M * K, uint32_t(type) + 40));
+    w.add_tensor(gguf_type_name(type), type, {K, M},
+                 gguf_encode(type, values.back().data(), M, K));
+  }
+  const std::string path = dir.file("blocks.gguf");
+  w.write(path);
+  auto f = GgufFile::open(path);
+  for (size_t i = 0; i < std::size(types); ++i) {
+    const GgufTensor &t = f->tensor(gguf_type_name(types[i]));
+    SCOPED_TRACE(t.name);
+    const Format format = Format::parse(t.name);
+    EXPECT_EQ(gguf_default_format(t), t.name);
+    const PackedWeights P = import_tensor(t, format);
+    const PackedWeights Q = quantize(format, values[i].data(), M, t.K());
+    EXPECT_EQ(P.codes, Q.codes);
+    EXPECT_EQ(P.codes, std::vector<uint8_t>(t.data, t.data + t.bytes));
+    std::vector<float> D(values[i].size());
+    dequantize(P, D.data());
+    const std::vector<float> G = decode(t);
+    for (size_t k = 0; k < D.size(); ++k)
+      ASSERT_EQ(bits(D[k]), bits(G[k])) << k;
+    // Into another format: re-quantization would lose values, refused.
+    // (Not into q8_0: iq4_nl's values d * c with |c| <= 127 can fit it.)
+    EXPECT_NE(gguf_import_error(t, Format::parse(format.kind == FormatKind::Q4_0
+                                                     ? "q4_1"
+                                                     : "q4_0"))
+                  .find("without loss"),
+              std::string::npos);
+  }
+  // A corrupt fp16 scale in the file: one error naming the tensor.
+  std::vector<uint8_t> bytes = gguf_encode(GgufType::Q6_K, values[9].data(),
+                                           M, 512);
+  bytes[210 + 208 + 1] = 0x7c;
+  bytes[210 + 208] = 0x00;
+  EXPECT_EQ(error_of([&] {
+              import_tensor(tensor_of(GgufType::Q6_K, bytes, M, 512),
+                            Format::parse("q6_k"));
+            }),
+            "w: q6_k row 0 block 1: scale d is not finite");
+  // Truncated super-blocks through the C-API path.
+  EXPECT_EQ(error_of([&] {
+              import_weights(GgufType::Q4_K, bytes.data(), 144, 1, 512,
+                             Format::parse("q4_k"), "blk.0.ffn_up.weight");
+            }),
+            "blk.0.ffn_up.weight: q4_k [1 x 512] needs 288 bytes, got 144");
+}
+
 TEST(GgufImport, Q8_0OnlyWhereExact) {
   // q8_0 of ternary values: every block d = fp16(a / 127), values
   // +-127 d: one magnitude, so they import into i2s exactly.
@@ -936,7 +1035,7 @@ TEST(GgufImport, Q8_0OnlyWhereExact) {
   dequantize(P, D.data());
   for (size_t i = 0; i < D.size(); ++i)
     ASSERT_EQ(D[i], values[i]);
-  EXPECT_EQ(gguf_default_format(t), "");
+  EXPECT_EQ(gguf_default_format(t), "q8_0");
   // Random q8_0 values do not survive: an error, never a silent loss.
   const std::vector<float> R = test::random_values(2 * 64, 5);
   const std::vector<uint8_t> r = gguf_encode(GgufType::Q8_0, R.data(), 2, 64);

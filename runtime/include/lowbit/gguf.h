@@ -28,20 +28,38 @@
 
 namespace lowbit {
 
-/// ggml tensor types lowbit reads (the numbers are ggml's on-disk ids).
+/// ggml tensor types lowbit reads (the numbers are ggml's on-disk ids, ggml.h's
+/// enum ggml_type). The block types Q4_0 ... IQ4_NL are format.h's
+/// GgmlBlockType table (ggml_type = the id here).
 enum class GgufType : uint32_t {
   F32 = 0,
   F16 = 1,
   Q4_0 = 2,
+  Q4_1 = 3,
+  Q5_0 = 6,
+  Q5_1 = 7,
   Q8_0 = 8,
+  Q2_K = 10,
+  Q3_K = 11,
+  Q4_K = 12,
+  Q5_K = 13,
+  Q6_K = 14,
+  IQ4_NL = 20,
   BF16 = 30,
   TQ1_0 = 34,
   TQ2_0 = 35,
   I2_S = 36, // bitnet.cpp's ggml fork
 };
 
-/// "f32", "f16", "q4_0", "q8_0", "bf16", "tq1_0", "tq2_0", "i2_s".
+/// "f32", "f16", "bf16", "tq1_0", "tq2_0", "i2_s" and the block types' names
+/// ("q4_0", "q4_k", ...: lowbit's format names).
 const char *gguf_type_name(GgufType type);
+/// ggml's name of any ggml type id, also of those lowbit does not read
+/// ("iq4_xs" for 23), or "" for an id ggml does not define (for errors).
+const char *ggml_type_name_of(uint32_t id);
+/// "f32 0, f16 1, bf16 30, ..., iq4_nl 20": every type lowbit reads with its
+/// id (for errors).
+std::string gguf_known_types();
 /// The inverse of gguf_type_name (case-insensitive); throws Error listing the
 /// accepted names.
 GgufType parse_gguf_type(std::string_view name);
@@ -51,8 +69,8 @@ bool is_known_gguf_type(uint32_t id);
 /// else Error). I2_S: the packed codes and its trailing scale (see
 /// runtime/README.md).
 uint64_t gguf_tensor_bytes(GgufType type, int64_t rows, int64_t K);
-/// Values per block along the row (32 for q4_0/q8_0, 256 for tq1_0/tq2_0,
-/// 1 for floats, the I2_S row multiple for i2_s).
+/// Values per block along the row (32 for q4_0/q8_0/..., 256 for the
+/// K-quants and tq1_0/tq2_0, 1 for floats, the I2_S row multiple for i2_s).
 int64_t gguf_block_size(GgufType type);
 
 /// One metadata value. Arrays hold their elements in `array` (element type
@@ -175,8 +193,9 @@ private:
 };
 
 /// Encodes `rows` x `K` fp32 values (row-major) in `type` as ggml's reference
-/// quantizers do (q4_0: byte-identical to quantize_row_q4_0_ref; tq1_0,
-/// tq2_0: ggml's quantize_row_tq*_0_ref; i2_s: bitnet.cpp's layout with one
+/// quantizers do (the block types: byte-identical to quantize_row_<type>_ref
+/// and quantize_iq4_nl, the same quantizer as quantize(); tq1_0, tq2_0:
+/// ggml's quantize_row_tq*_0_ref; i2_s: bitnet.cpp's layout with one
 /// per-tensor scale). Throws Error when K is not a multiple of the block.
 std::vector<uint8_t> gguf_encode(GgufType type, const float *values,
                                  int64_t rows, int64_t K);
@@ -190,15 +209,17 @@ void gguf_decode_row(const GgufTensor &tensor, int64_t row, float *out);
 std::string gguf_import_error(const GgufTensor &tensor, const Format &format);
 
 /// The lowbit format a tensor imports into by default: i2s for tq1_0, tq2_0,
-/// i2_s and for float tensors whose values are ternary; q4_0 for q4_0; ""
-/// for any other (a float matrix an engine keeps in float).
+/// i2_s and for float tensors whose values are ternary; a block type's own
+/// format (q4_0, q8_0, q4_k, ...); "" for any other (a float matrix an
+/// engine keeps in float).
 std::string gguf_default_format(const GgufTensor &tensor);
 
 /// The canonical packed weights of a 2-D tensor (M = rows(), K = K()) in
 /// `format`:
 ///  - tq1_0, tq2_0, i2_s -> i2s, tl1, tl2: exact (q copied, s_w = the
 ///    tensor's one scale); Error when the blocks carry different scales.
-///  - q4_0 -> q4_0: the bytes as they are.
+///  - a block type (q4_0 ... iq4_nl) -> its own format: the bytes as they
+///    are (lossless), then validate().
 ///  - f32, f16, bf16 -> any format: quantize(); a tensor whose values are
 ///    {-a, 0, a} imports into a ternary format with s_w = a exactly.
 ///  - anything else: Error naming the tensor, its type and the format.
