@@ -2,6 +2,7 @@
 
 #include "lowbit/lowbit.h"
 #include "lowbit/format.h"
+#include "lowbit/gguf.h"
 #include "lowbit/lut.h"
 #include "lowbit/run_kernel.h"
 
@@ -205,9 +206,49 @@ TEST(CApi, QuantizedActivationsWithoutKernels) {
   checkQuantizedPaths("tl2", 21, 64, 2);
   checkQuantizedPaths("w2g64", 33, 128, 4);
   checkQuantizedPaths("q4_0", 50, 96, 1);
+  // ggml block formats: scale blocks of 32 and of 16, with and without min.
+  checkQuantizedPaths("q4_k", 20, 512, 2);
+  checkQuantizedPaths("q3_k", 9, 256, 3);
+  checkQuantizedPaths("q5_1", 13, 64, 2);
+  checkQuantizedPaths("iq4_nl", 5, 32, 1);
   // Enough rows that the quantization itself is split over the threads.
   checkQuantizedPaths("i2s", 20, 130, 300);
   checkQuantizedPaths("w2g64", 20, 128, 300);
+}
+
+// GGUF bytes of a block type into its own format: a copy, and the product
+// equals the one of the weights quantize() made from the same values.
+TEST(CApi, PackGgufBlockTypes) {
+  ASSERT_EQ(lowbit_register_kernels(nullptr, 0), LOWBIT_OK);
+  const int64_t M = 6, K = 256, N = 2;
+  const std::vector<float> W = test::random_values(M * K, 31);
+  const std::vector<float> X = test::random_values(N * K, 32);
+  for (const char *name : {"q6_k", "q2_k", "q8_0"}) {
+    SCOPED_TRACE(name);
+    const std::vector<uint8_t> bytes =
+        gguf_encode(parse_gguf_type(name), W.data(), M, K);
+    lowbit_weights_t *from_gguf = nullptr, *packed = nullptr;
+    ASSERT_EQ(lowbit_pack_gguf(name, name, bytes.data(), bytes.size(), M, K,
+                               &from_gguf),
+              LOWBIT_OK)
+        << lowbit_last_error();
+    ASSERT_EQ(lowbit_pack(name, W.data(), M, K, &packed), LOWBIT_OK);
+    std::vector<float> a(size_t(N * M)), b(size_t(N * M));
+    ASSERT_EQ(lowbit_mpgemm(from_gguf, X.data(), N, a.data(), nullptr),
+              LOWBIT_OK);
+    ASSERT_EQ(lowbit_mpgemm(packed, X.data(), N, b.data(), nullptr),
+              LOWBIT_OK);
+    EXPECT_EQ(std::memcmp(a.data(), b.data(), a.size() * sizeof(float)), 0);
+    EXPECT_EQ(lowbit_weights_bytes(from_gguf), int64_t(bytes.size()));
+    lowbit_free_weights(from_gguf);
+    lowbit_free_weights(packed);
+  }
+  lowbit_weights_t *w = nullptr;
+  EXPECT_EQ(lowbit_pack_gguf("q4_k", "iq4_xs", W.data(), 10, 1, 256, &w),
+            LOWBIT_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::strstr(lowbit_last_error(), "unknown GGUF tensor type "
+                                              "'iq4_xs'"),
+            nullptr);
 }
 
 TEST(CApi, QuantizedActivationsWithAKernel) {

@@ -35,9 +35,12 @@ uint64_t u64_at(const std::vector<uint8_t> &b, size_t offset) {
 TEST(PackedFile, RoundTripsEveryFormat) {
   test::TempDir dir;
   for (const char *name :
-       {"i2s", "tl1", "tl2", "w1g64", "w2g32", "w3g128", "w4g32", "q4_0"}) {
+       {"i2s", "tl1", "tl2", "w1g64", "w2g32", "w3g128", "w4g32", "q4_0",
+        "q8_0", "q5_1", "q3_k", "q6_k", "iq4_nl"}) {
     const Format f = Format::parse(name);
-    const int64_t M = 3, K = f.group ? 2 * f.group : 10;
+    const GgmlBlockType *block = ggml_block_type(f.kind);
+    const int64_t M = 3, K = block ? 2 * block->block : f.group ? 2 * f.group
+                                                                : 10;
     const std::vector<float> W = test::random_values(M * K, 3);
     const PackedWeights P = quantize(f, W.data(), M, K);
     const std::string path = dir.file(std::string(name) + ".lbw");

@@ -83,8 +83,10 @@ lowbit_status_t lowbit_register_kernels(const lowbit_kernel_entry_t *entries,
                                         size_t count);
 
 /* Quantizes the fp32 matrix W [M][K] (row-major) into `format` ("i2s",
- * "tl1", "tl2", "w<b>g<G>", "q4_0") and packs it for the registered kernel
- * of (format, M, K), or for the reference when there is none. */
+ * "tl1", "tl2", "w<b>g<G>", or a ggml block type: "q4_0", "q4_1",
+ * "q5_0", "q5_1", "q8_0", "q2_k" ... "q6_k", "iq4_nl") and packs it for
+ * the registered kernel of (format, M, K), or for the reference when there
+ * is none. */
 lowbit_status_t lowbit_pack(const char *format, const float *W, int64_t M,
                             int64_t K, lowbit_weights_t **out);
 void lowbit_free_weights(lowbit_weights_t *weights);
@@ -108,10 +110,11 @@ lowbit_status_t lowbit_mpgemm(const lowbit_weights_t *weights, const float *X,
  * engine's own threads. ---- */
 
 /* Packs an M x K matrix given in the bytes of a GGUF tensor type ("f32",
- * "f16", "bf16", "q4_0", "q8_0", "tq1_0", "tq2_0", "i2_s"; `bytes` long,
- * rows of K values as ggml stores them) into `format`, without loss where
- * the values allow it (lowbit/gguf.h, import_weights): ternary types into
- * i2s/tl1/tl2 with their one scale, q4_0 as it is, floats quantized (a
+ * "f16", "bf16", "tq1_0", "tq2_0", "i2_s" or a block type "q4_0" ...
+ * "iq4_nl"; `bytes` long, rows of K values as ggml stores them) into
+ * `format`, without loss where the values allow it (lowbit/gguf.h,
+ * import_weights): ternary types into i2s/tl1/tl2 with their one scale, a
+ * block type into its own format as it is, floats quantized (a
  * float matrix of values {-a, 0, a} keeps scale a). Anything lossy or
  * impossible is an error. */
 lowbit_status_t lowbit_pack_gguf(const char *format, const char *gguf_type,
