@@ -31,6 +31,10 @@ count() {
   failed=$((failed + $3))
 }
 
+# The pinned llama.cpp that test/interop compares with (built once per
+# machine; where it cannot be had, one line and those tests are UNSUPPORTED).
+bash scripts/llama-cpp.sh || true
+
 # lit: dialect round trips and diagnostics, passes, emitted C++, CLI
 # behaviour, and every generated kernel against the reference (test/e2e).
 # -v without -s: one "PASS: ... (i of N)" line per test as it finishes (a

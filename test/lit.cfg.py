@@ -66,3 +66,9 @@ if spirv_as:
         capture_output=True, text=True)
     if probe.returncode == 0:
         config.available_features.add("spirv-val-coopmat")
+
+# llama-cpp: the pinned llama.cpp and our driver programs that
+# scripts/llama-cpp.sh links as build/llama.cpp (test/interop).
+if os.path.exists(os.path.join(config.lowbit_obj_root, "llama.cpp", "tools",
+                               "ggml-quantize")):
+    config.available_features.add("llama-cpp")
