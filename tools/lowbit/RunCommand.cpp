@@ -14,6 +14,7 @@
 
 #include "lowbit/error.h"
 #include "lowbit/format.h"
+#include "lowbit/gguf.h"
 #include "lowbit/packed_file.h"
 #include "lowbit/scheduler.h"
 #include "lowbit/target.h"
@@ -22,6 +23,7 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <memory>
 
 namespace lowbit::cli {
 
@@ -36,9 +38,72 @@ static bool isPackedFile(const std::string &path) {
          std::string(magic, sizeof(magic)) == std::string("LOWBITW\0", 8);
 }
 
+static bool isGgufFile(const std::string &path) {
+  std::ifstream in(path, std::ios::binary);
+  char magic[4] = {};
+  return in.read(magic, sizeof(magic)) &&
+         std::string(magic, sizeof(magic)) == "GGUF";
+}
+
+/// `--weights M.gguf --tensor NAME`: the tensor of a model file, which must
+/// be a matrix (ggml's ne = [K, M], trailing 1s ignored).
+struct ModelTensor {
+  std::unique_ptr<GgufFile> file;
+  const GgufTensor *tensor = nullptr;
+};
+
+static ModelTensor openModelTensor(const ParsedOptions &options) {
+  const std::string name = *options.get("tensor");
+  const auto path = options.get("weights");
+  if (!path)
+    throw Error("--tensor needs --weights M.gguf (the model file)");
+  if (options.has("shape"))
+    throw Error("--shape cannot be combined with --weights");
+  if (!isGgufFile(*path))
+    throw Error(*path + ": --tensor needs a GGUF model file");
+  ModelTensor m;
+  m.file = GgufFile::open(*path);
+  m.tensor = &m.file->tensor(name); // "M.gguf: no tensor 'NAME'"
+  std::vector<int64_t> ne = m.tensor->ne;
+  while (ne.size() > 2 && ne.back() == 1)
+    ne.pop_back();
+  if (ne.size() != 2 || ne[1] == 1)
+    throw Error(*path + ": tensor '" + name + "' of shape [" +
+                [&] {
+                  std::string s;
+                  for (size_t i = 0; i < m.tensor->ne.size(); ++i)
+                    s += (i ? ", " : "") + std::to_string(m.tensor->ne[i]);
+                  return s;
+                }() +
+                "] is not a matrix (a weight of M rows of K values)");
+  return m;
+}
+
+/// The tensor's lowbit format: --format, else the one it imports into by
+/// default (as the engine imports it: gguf_default_format).
+static Format modelTensorFormat(const ParsedOptions &options,
+                                const ModelTensor &m) {
+  if (auto name = options.get("format"))
+    return Format::parse(*name);
+  const std::string name = gguf_default_format(*m.tensor);
+  if (name.empty())
+    throw Error(m.file->path() + ": tensor '" + m.tensor->name + "' (" +
+                gguf_type_name(m.tensor->type) +
+                ") has no lowbit format of its own; give --format to "
+                "quantize it");
+  return Format::parse(name);
+}
+
 static PackedWeights loadWeights(const ParsedOptions &options,
-                                 const Format &format) {
+                                 const Format &format,
+                                 const ModelTensor &model) {
+  if (model.tensor)
+    return import_tensor(*model.tensor, format);
   auto path = options.get("weights");
+  if (path && isGgufFile(*path))
+    throw Error(*path + ": a GGUF model file; name the tensor to run with "
+                        "--tensor (see 'lowbit gguf info " +
+                *path + "')");
   if (path && isPackedFile(*path)) {
     if (options.has("shape"))
       throw Error("--shape cannot be combined with --weights");
@@ -104,7 +169,13 @@ static double normalizedError(const PackedWeights &W, const Matrix &X,
 }
 
 static int runRun(const ParsedOptions &options) {
-  Format format = Format::parse(*options.get("format"));
+  ModelTensor model;
+  if (options.has("tensor"))
+    model = openModelTensor(options);
+  else if (!options.has("format"))
+    throw Error("lowbit run: missing --format F");
+  Format format = model.tensor ? modelTensorFormat(options, model)
+                               : Format::parse(*options.get("format"));
   const Strategy strategy =
       parse_strategy(options.getOr("strategy", "auto"));
   KernelChoice choice = resolveKernelChoice(
@@ -119,7 +190,7 @@ static int runRun(const ParsedOptions &options) {
       parse_schedule_policy(options.getOr("schedule-policy", "dynamic"));
 
   kernelOptions.dtype = parseDtypeFor(options.get("dtype"), choice);
-  PackedWeights W = loadWeights(options, format);
+  PackedWeights W = loadWeights(options, format, model);
   Matrix X = loadActivations(options, W.K);
   Matrix Y;
   Y.rows = X.rows;
@@ -165,6 +236,10 @@ static int runRun(const ParsedOptions &options) {
                 "the pipeline and uploads W and X)\n",
                 vulkan_device_name().c_str(),
                 prepared.gpu->last_dispatch_seconds() * 1e6);
+  if (model.tensor)
+    std::printf("tensor %s: %s [%lld x %lld] imported as %s\n",
+                model.tensor->name.c_str(), gguf_type_name(model.tensor->type),
+                (long long)W.M, (long long)W.K, format.name().c_str());
   if (options.has("check"))
     std::printf("normalized error vs fp64 product of the dequantized "
                 "weights: %.3g\n",
@@ -178,10 +253,13 @@ const Command &runCommand() {
        "Quantize and pack the weights W [M, K] in --format, run Y = X * W^T "
        "with the chosen strategy and write Y [N, M].",
        "Arrays are little-endian float32 .npy files in C order. --weights may "
-       "also be a .lbw file\nwritten by 'lowbit pack'; --weights needs --act. "
-       "Without both, a built-in deterministic\nproblem is used (--shape, "
-       "default 2560x2560, and --n, default 1). Generated kernels are\n"
-       "cached under $XDG_CACHE_HOME/lowbit (default ~/.cache/lowbit).\n\n"
+       "also be a .lbw file\nwritten by 'lowbit pack', or a GGUF model with "
+       "--tensor NAME: that tensor, imported\nlosslessly into its own lowbit "
+       "format (or quantized into --format where it is float),\nso a kernel "
+       "can be checked on a model's own weights. --weights needs --act.\n"
+       "Without both, a built-in deterministic problem is used (--shape, "
+       "default 2560x2560,\nand --n, default 1). Generated kernels are "
+       "cached under $XDG_CACHE_HOME/lowbit\n(default ~/.cache/lowbit).\n\n"
        "formats:    i2s, tl1, tl2, w<b>g<G> (b in 1..4, G a multiple of 32), "
        "q4_0\nstrategies: auto (default: the --schedule entry's strategy, else "
        "upconvert, tl1/tl2\n            lut-elementwise, w3gG lut-bitserial; "
@@ -192,10 +270,18 @@ const Command &runCommand() {
        "x86-avx512vnni,\n            aarch64-neon, aarch64-neon-nodot (on x86: "
        "cross-built, run under qemu),\n            spirv-vulkan, spirv-xe2 "
        "(Vulkan) (see 'lowbit targets')\n",
-       {{"format", "F", "weight format", true},
+       {{"format", "F",
+         "weight format (required, except with --tensor: the tensor's own "
+         "by default)"},
         {"strategy", "S", "kernel strategy (default auto)"},
         {"target", "T", "target ISA (default native)"},
-        {"weights", "W.npy", "weights [M, K], .npy or a packed .lbw file"},
+        {"weights", "W.npy",
+         "weights [M, K], .npy, a packed .lbw file or a GGUF model (with "
+         "--tensor)"},
+        {"tensor", "NAME",
+         "the tensor of a GGUF --weights file to run, imported as the "
+         "engine imports it (e.g. blk.0.attn_q.weight; 'lowbit gguf info' "
+         "lists them)"},
         {"act", "X.npy", "activations [N, K] (or [K])"},
         {"out", "Y.npy", "where to write Y [N, M]"},
         {"shape", "MxK", "shape of the built-in weights (no --weights)"},
