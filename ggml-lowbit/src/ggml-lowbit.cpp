@@ -21,10 +21,15 @@
 #include "lowbit/error.h"
 #include "lowbit/format.h"
 #include "lowbit/run_kernel.h"
+#include "lowbit/scheduler.h"
 #include "lowbit/thread_pool.h"
 #include "lowbit/upconvert.h"
 
+#include <dlfcn.h>
+
+#include <atomic>
 #include <cstdio>
+#include <exception>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -279,6 +284,43 @@ ggml_backend_buffer_t buft_alloc_buffer(ggml_backend_buffer_type_t buft,
 
 size_t buft_get_alignment(ggml_backend_buffer_type_t) { return kAlignment; }
 
+// ---- Threads.
+//
+// llama.cpp builds ggml-cpu with OpenMP by default: its MUL_MATs, norms and
+// attention run on libgomp's team, whose threads spin for a while after each
+// parallel region before they sleep. A second pool of our own would spin
+// beside them on the same cores at every split boundary. So where the
+// process has libgomp (GOMP_parallel, the entry point `#pragma omp
+// parallel` compiles to, resolved in the process rather than linked), our
+// work runs on that same team; otherwise (ggml-cpu without OpenMP, which
+// then uses its own threadpool) on a lowbit::ThreadPool. GGML_LOWBIT_THREADS
+// =pool forces the pool (to compare the two).
+
+struct OpenMp {
+  void (*parallel)(void (*)(void *), void *, unsigned, unsigned) = nullptr;
+  int (*thread_num)() = nullptr;
+  int (*num_threads)() = nullptr;
+};
+
+const OpenMp &process_openmp() {
+  static const OpenMp omp = [] {
+    OpenMp o;
+    const char *env = std::getenv("GGML_LOWBIT_THREADS");
+    if (env && std::strcmp(env, "pool") == 0)
+      return o;
+    o.parallel = reinterpret_cast<decltype(o.parallel)>(
+        dlsym(RTLD_DEFAULT, "GOMP_parallel"));
+    o.thread_num = reinterpret_cast<decltype(o.thread_num)>(
+        dlsym(RTLD_DEFAULT, "omp_get_thread_num"));
+    o.num_threads = reinterpret_cast<decltype(o.num_threads)>(
+        dlsym(RTLD_DEFAULT, "omp_get_num_threads"));
+    if (!o.parallel || !o.thread_num || !o.num_threads)
+      o = OpenMp();
+    return o;
+  }();
+  return omp;
+}
+
 // ---- Backend: runs the MUL_MATs of the splits ggml's scheduler gives it.
 
 struct BackendContext {
@@ -297,15 +339,52 @@ lowbit::ThreadPool &pool_of(BackendContext &ctx) {
   if (!ctx.pool || ctx.pool->size() != ctx.threads) {
     lowbit::ThreadPool::Options options;
     options.threads = ctx.threads;
-    // llama.cpp's threads are not pinned and neither are ours: the
-    // scheduler runs ggml-cpu's splits and ours one after another on the
-    // same cores.
+    // llama.cpp's threads are not pinned, and neither are ours.
     options.pin = false;
     options.pin_caller = false;
+    options.policy = lowbit::SchedulePolicy::Static;
     ctx.pool.reset();
     ctx.pool = std::make_unique<lowbit::ThreadPool>(options);
   }
   return *ctx.pool;
+}
+
+/// fn(begin, end) over contiguous, equal chunks of [0, n), one per thread
+/// (lowbit::split_tiles), on the OpenMP team or the pool; the first
+/// exception of any chunk is rethrown here.
+template <typename F>
+void parallel_for(BackendContext &ctx, int64_t n, const F &fn) {
+  const OpenMp &omp = process_openmp();
+  if (!omp.parallel) {
+    pool_of(ctx).run(n, [&](int64_t begin, int64_t end, int) {
+      fn(begin, end);
+    });
+    return;
+  }
+  struct Job {
+    const F *fn;
+    const OpenMp *omp;
+    int64_t n;
+    std::atomic<bool> failed{false};
+    std::exception_ptr error;
+  } job{&fn, &omp, n};
+  omp.parallel(
+      [](void *data) {
+        Job &j = *static_cast<Job *>(data);
+        const lowbit::TileRange r = lowbit::split_tiles(
+            j.n, j.omp->num_threads(), j.omp->thread_num());
+        if (r.empty())
+          return;
+        try {
+          (*j.fn)(r.begin, r.end);
+        } catch (...) {
+          if (!j.failed.exchange(true))
+            j.error = std::current_exception();
+        }
+      },
+      &job, unsigned(ctx.threads), 0);
+  if (job.error)
+    std::rethrow_exception(job.error);
 }
 
 void run_mul_mat(BackendContext &ctx, ggml_tensor *node) {
@@ -320,7 +399,6 @@ void run_mul_mat(BackendContext &ctx, ggml_tensor *node) {
   const PackedTensor &packed = *slot->packed;
   const lowbit::UpconvertWeights &W = packed.weights;
   const int64_t N = ggml_nrows(x);
-  lowbit::ThreadPool &pool = pool_of(ctx);
 
   const int cls = W.format.is_ternary() ? 1 : 0;
   lowbit::PreparedActivations &A = ctx.activations[cls];
@@ -332,13 +410,18 @@ void run_mul_mat(BackendContext &ctx, ggml_tensor *node) {
     if (N < 2 || N * W.K < kParallelValues)
       lowbit::quantize_activation_rows(X, A, 0, N);
     else
-      pool.run(N, [&](int64_t begin, int64_t end, int) {
+      parallel_for(ctx, N, [&](int64_t begin, int64_t end) {
         lowbit::quantize_activation_rows(X, A, begin, end);
       });
     ctx.activations_of[cls] = x;
   }
-  lowbit::run_any_kernel(packed.kernel_for(N).any_fn, W, A,
-                         static_cast<float *>(node->data), pool);
+  const lowbit_any_kernel_fn kernel = packed.kernel_for(N).any_fn;
+  float *y = static_cast<float *>(node->data);
+  parallel_for(ctx, W.num_tiles(), [&](int64_t begin, int64_t end) {
+    kernel(W.codes.data(), W.scales_or_null(), W.zeros_or_null(), A.xq.data(),
+           A.x_scales.data(), A.x_sums.data(), y, A.N, begin, end, W.w_scale,
+           W.M, W.K);
+  });
   ++ctx.mul_mats;
   ++ctx.by_conversion[packed.conversion];
 }
