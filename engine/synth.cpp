@@ -19,13 +19,23 @@ namespace lowbit::engine {
 namespace {
 
 /// llama.cpp's enum llama_ftype of a file whose linear weights are `type`
-/// (bitnet.cpp's LLAMA_FTYPE_MOSTLY_I2_S for i2_s).
+/// (bitnet.cpp's LLAMA_FTYPE_MOSTLY_I2_S for i2_s; the K-quants' _S variant,
+/// whose linear weights are all of the one type).
 uint32_t file_type_of(GgufType type) {
   switch (type) {
   case GgufType::F32: return 0;
   case GgufType::F16: return 1;
   case GgufType::Q4_0: return 2;
+  case GgufType::Q4_1: return 3;
   case GgufType::Q8_0: return 7;
+  case GgufType::Q5_0: return 8;
+  case GgufType::Q5_1: return 9;
+  case GgufType::Q2_K: return 10;
+  case GgufType::Q3_K: return 11;
+  case GgufType::Q4_K: return 14;
+  case GgufType::Q5_K: return 16;
+  case GgufType::Q6_K: return 18;
+  case GgufType::IQ4_NL: return 25;
   case GgufType::BF16: return 32;
   case GgufType::TQ1_0: return 36;
   case GgufType::TQ2_0: return 37;
@@ -261,14 +271,15 @@ void check_synth_spec(const SynthSpec &s) {
   if (s.n_head % s.n_head_kv != 0)
     throw Error("n_head_kv = " + std::to_string(s.n_head_kv) +
                 " does not divide n_head = " + std::to_string(s.n_head));
-  if (s.linear_type == GgufType::Q8_0 || s.linear_type == GgufType::BF16)
+  if (s.linear_type == GgufType::BF16)
     throw Error(std::string("linear type ") + gguf_type_name(s.linear_type) +
-                " is not made here (expected tq2_0, tq1_0, i2_s, q4_0, f16 "
-                "or f32)");
-  if (s.head_type != GgufType::Q4_0 && s.head_type != GgufType::F16 &&
-      s.head_type != GgufType::F32)
+                " is not made here (expected tq2_0, tq1_0, i2_s, a block "
+                "type q4_0 ... iq4_nl, f16 or f32)");
+  if (ggml_block_type_by_id(uint32_t(s.head_type)) == nullptr &&
+      s.head_type != GgufType::F16 && s.head_type != GgufType::F32)
     throw Error(std::string("head type ") + gguf_type_name(s.head_type) +
-                " is not made here (expected q4_0, f16 or f32)");
+                " is not made here (expected a block type q4_0 ... iq4_nl, "
+                "f16 or f32)");
   if (s.arch == "bitnet" && !s.tied)
     throw Error("llama.cpp's bitnet graph has no output.weight (its head is "
                 "token_embd): a bitnet model must be tied");

@@ -56,9 +56,11 @@ struct SynthSpec {
   int64_t n_embd = 256, n_ff = 512, n_layer = 2, n_head = 4, n_head_kv = 2;
   int64_t n_vocab = 96, n_ctx = 256;
   float rope_base = 10000.0f, rms_eps = 1e-5f;
-  /// The linear weights (attn_q/k/v/output, ffn_gate/up/down).
+  /// The linear weights (attn_q/k/v/output, ffn_gate/up/down): any type
+  /// lowbit writes but bf16.
   GgufType linear_type = GgufType::TQ2_0;
-  /// token_embd and, when not tied, output.weight: q4_0, f16 or f32.
+  /// token_embd and, when not tied, output.weight: a block type (q4_0 ...
+  /// iq4_nl, format.h's GgmlBlockType), f16 or f32.
   GgufType head_type = GgufType::F16;
   bool tied = true; // no output.weight: the head is token_embd
   uint64_t seed = 1;

@@ -381,8 +381,8 @@ float make_q3_quants(int n, int nmax, const float *x, int8_t *L) {
       if (!(slx > 0))
         continue;
       float sl2 = suml2 - w * float(L[i]) * float(L[i]);
-      const int l = std::max(-nmax,
-                             std::min(nmax - 1, nearest_int(x[i] * sl2 / slx)));
+      const int l =
+          std::max(-nmax, std::min(nmax - 1, nearest_int(x[i] * sl2 / slx)));
       if (l == L[i])
         continue;
       slx += w * x[i] * float(l);
@@ -428,7 +428,9 @@ float make_qkx2_quants(int n, int nmax, const float *x, const float *weights,
     *the_min = -min;
     return 0.0f;
   }
-  auto error = [&](float diff) { return use_mad ? std::fabs(diff) : diff * diff; };
+  auto error = [&](float diff) {
+    return use_mad ? std::fabs(diff) : diff * diff;
+  };
   float iscale = float(nmax) / (max - min);
   float scale = 1 / iscale;
   float best_error = 0.0f;
@@ -662,7 +664,8 @@ void decode_q4_k(const uint8_t *b, int8_t *q, float *s, float *o) {
 void decode_q5_k(const uint8_t *b, int8_t *q, float *s, float *o) {
   decode_k4_scales(b, s, o);
   for (int v = 0; v < kSuper; ++v)
-    q[v] = int8_t(nibble_of(b + 48, v) | ((b[16 + v % 32] >> (v / 32)) & 1) << 4);
+    q[v] =
+        int8_t(nibble_of(b + 48, v) | ((b[16 + v % 32] >> (v / 32)) & 1) << 4);
 }
 
 // The common part of quantize_row_q4_K_ref and quantize_row_q5_K_ref:
@@ -810,8 +813,7 @@ const Row kRows[] = {
      {decode_q4_0, quantize_q4_0}},
     {{FormatKind::Q4_1, "q4_1", 3, 32, 20, 4, 32, true, 0, 0, nullptr, 0, 2},
      {decode_q4_1, quantize_q4_1}},
-    {{FormatKind::Q5_0, "q5_0", 6, 32, 22, 5, 32, false, 0, 16, nullptr, 0,
-      -1},
+    {{FormatKind::Q5_0, "q5_0", 6, 32, 22, 5, 32, false, 0, 16, nullptr, 0, -1},
      {decode_q5_0, quantize_q5_0}},
     {{FormatKind::Q5_1, "q5_1", 7, 32, 24, 5, 32, true, 0, 0, nullptr, 0, 2},
      {decode_q5_1, quantize_q5_1}},
@@ -820,17 +822,15 @@ const Row kRows[] = {
     {{FormatKind::Q2_K, "q2_k", 10, 256, 84, 2, 16, true, 4, 0, nullptr, 80,
       82},
      {decode_q2_k, quantize_q2_k}},
-    {{FormatKind::Q3_K, "q3_k", 11, 256, 110, 3, 16, false, 6, 4, nullptr,
-      108, -1},
+    {{FormatKind::Q3_K, "q3_k", 11, 256, 110, 3, 16, false, 6, 4, nullptr, 108,
+      -1},
      {decode_q3_k, quantize_q3_k}},
-    {{FormatKind::Q4_K, "q4_k", 12, 256, 144, 4, 32, true, 6, 0, nullptr, 0,
-      2},
+    {{FormatKind::Q4_K, "q4_k", 12, 256, 144, 4, 32, true, 6, 0, nullptr, 0, 2},
      {decode_q4_k, quantize_q4_k}},
-    {{FormatKind::Q5_K, "q5_k", 13, 256, 176, 5, 32, true, 6, 0, nullptr, 0,
-      2},
+    {{FormatKind::Q5_K, "q5_k", 13, 256, 176, 5, 32, true, 6, 0, nullptr, 0, 2},
      {decode_q5_k, quantize_q5_k}},
-    {{FormatKind::Q6_K, "q6_k", 14, 256, 210, 6, 16, false, 8, 32, nullptr,
-      208, -1},
+    {{FormatKind::Q6_K, "q6_k", 14, 256, 210, 6, 16, false, 8, 32, nullptr, 208,
+      -1},
      {decode_q6_k, quantize_q6_k}},
     {{FormatKind::IQ4_NL, "iq4_nl", 20, 32, 18, 4, 32, false, 0, 0,
       kIq4nlValues, 0, -1},
@@ -874,8 +874,9 @@ void quantize_block_row(const GgmlBlockType &type, const float *x, int64_t K,
     try {
       codec.quantize(x + b * type.block, row + b * type.block_bytes);
     } catch (const Fp16Overflow &e) {
-      const std::string scale =
-          std::string(e.field) == "m" ? "min m" : "scale " + std::string(e.field);
+      const std::string scale = std::string(e.field) == "m"
+                                    ? "min m"
+                                    : "scale " + std::string(e.field);
       throw Error(where(type, m, b) + ": " + scale + " = " +
                   format_float(e.value) +
                   " overflows fp16 (weights too large for " + type.name + ")");

@@ -25,14 +25,13 @@ using test::bits;
 using test::error_of;
 using test::ref_float;
 
-const char *const kBlockFormats[] = {"q4_0", "q4_1", "q5_0", "q5_1",
-                                     "q8_0", "q2_k", "q3_k", "q4_k",
+const char *const kBlockFormats[] = {"q4_0", "q4_1", "q5_0",  "q5_1",
+                                     "q8_0", "q2_k", "q3_k",  "q4_k",
                                      "q5_k", "q6_k", "iq4_nl"};
 
 std::vector<uint8_t> quantize_row(const char *format,
                                   const std::vector<float> &x) {
-  return quantize(Format::parse(format), x.data(), 1, int64_t(x.size()))
-      .codes;
+  return quantize(Format::parse(format), x.data(), 1, int64_t(x.size())).codes;
 }
 
 std::vector<uint8_t> hex_bytes(const std::string &hex) {
@@ -49,7 +48,9 @@ std::string repeat(const std::string &hex, int n) {
   return out;
 }
 
-float half_at(const uint8_t *p) { return ref_float(uint16_t(p[0] | p[1] << 8)); }
+float half_at(const uint8_t *p) {
+  return ref_float(uint16_t(p[0] | p[1] << 8));
+}
 
 // One row decoded as ggml's dequantize_row_<type> writes it, with the c, s,
 // o of the formula (s * c, plus o where the type has a min).
@@ -71,10 +72,10 @@ Decoded decode(const std::string &type, const uint8_t *row, int64_t K) {
   if (type == "q4_0" || type == "q4_1" || type == "q5_0" || type == "q5_1" ||
       type == "q8_0" || type == "iq4_nl") {
     const int bytes = type == "q4_0" || type == "iq4_nl" ? 18
-                      : type == "q4_1"                  ? 20
-                      : type == "q5_0"                  ? 22
-                      : type == "q5_1"                  ? 24
-                                                        : 34;
+                      : type == "q4_1"                   ? 20
+                      : type == "q5_0"                   ? 22
+                      : type == "q5_1"                   ? 24
+                                                         : 34;
     for (int64_t b = 0; b < K / 32; ++b, row += bytes) {
       const float d = half_at(row);
       const bool min = type == "q4_1" || type == "q5_1";
@@ -121,15 +122,15 @@ Decoded decode(const std::string &type, const uint8_t *row, int64_t K) {
         const int high = (sc[8 + j % 4] >> (2 * (j / 4))) & 3;
         const float dl = half_at(row + 108) * float((low | high << 4) - 32);
         const int hbit = (row[l] >> (v / 32)) & 1;
-        put(((row[32 + 32 * half + l] >> shift) & 3) - (hbit ? 0 : 4), dl,
-            0.0f, false);
+        put(((row[32 + 32 * half + l] >> shift) & 3) - (hbit ? 0 : 4), dl, 0.0f,
+            false);
       } else if (type == "q4_k" || type == "q5_k") {
         const int j = v / 32;
         const uint8_t *sc = row + 4;
-        const int scale = j < 4 ? sc[j] & 63
-                                : (sc[j + 4] & 15) | (sc[j - 4] >> 6) << 4;
-        const int mn = j < 4 ? sc[j + 4] & 63
-                             : (sc[j + 4] >> 4) | (sc[j] >> 6) << 4;
+        const int scale =
+            j < 4 ? sc[j] & 63 : (sc[j + 4] & 15) | (sc[j - 4] >> 6) << 4;
+        const int mn =
+            j < 4 ? sc[j + 4] & 63 : (sc[j + 4] >> 4) | (sc[j] >> 6) << 4;
         const float d1 = half_at(row) * float(scale);
         const float m1 = half_at(row + 2) * float(mn);
         const uint8_t *qs = row + (type == "q4_k" ? 16 : 48);
@@ -274,20 +275,25 @@ TEST(GgmlBlocks, ConstantSuperBlock) {
       // scale 1/3: iscale 15 / (1/3) = 45 -> sub-scales 15, d =
       // fp16(0.022222223) = 0x25b0 (0.022216797), dmin 0; requantized with
       // 15 d = 0.33325195: 1 / that = 3.0007 -> 3; y = 3 * 0.33325195.
-      {"q2_k", repeat("0f", 16) + repeat("ff", 64) + "b0250000",
-       0.99975586f},
+      {"q2_k", repeat("0f", 16) + repeat("ff", 64) + "b0250000", 0.99975586f},
       // scale 1/15: 63 / scale * scale = 63 -> sub-scales 63, mins 0: bytes
       // 0..3 = 63 | 3 << 6, 4..7 = 0, 8..11 = 63 & 15; d = fp16(1/15/63) =
       // 0x1456 (0.0010585785), dmin 0; 63 d = 0.066690445 -> 1 / it =
       // 14.99 -> 15.
-      {"q4_k", "5614" "0000" + repeat("ff", 4) + repeat("00", 4) +
-                   repeat("0f", 4) + repeat("ff", 128),
+      {"q4_k",
+       "5614"
+       "0000" +
+           repeat("ff", 4) + repeat("00", 4) + repeat("0f", 4) +
+           repeat("ff", 128),
        1.0003567f},
       // scale 1/31: sub-scales 63, d = fp16(1/31/63) = 0x1032
       // (0.0005121231); 63 d = 0.032263756 -> 30.99 -> 31: nibbles 15 and
       // every qh bit.
-      {"q5_k", "3210" "0000" + repeat("ff", 4) + repeat("00", 4) +
-                   repeat("0f", 4) + repeat("ff", 32) + repeat("ff", 128),
+      {"q5_k",
+       "3210"
+       "0000" +
+           repeat("ff", 4) + repeat("00", 4) + repeat("0f", 4) +
+           repeat("ff", 32) + repeat("ff", 128),
        1.0001764f},
   };
   for (const auto &c : cases) {
@@ -338,8 +344,7 @@ TEST(GgmlBlocks, RoundTripAndDecode) {
     std::vector<int8_t> cc(static_cast<size_t>(K)), q(cc.size());
     std::vector<float> s(static_cast<size_t>(scales)), o(s.size());
     for (int64_t m = 0; m < M; ++m) {
-      const Decoded d =
-          decode(c.format, P.codes.data() + m * P.row_bytes(), K);
+      const Decoded d = decode(c.format, P.codes.data() + m * P.row_bytes(), K);
       row_block_params(P, m, cc.data(), s.data(), o.data());
       unpack_row(P, m, q.data());
       for (int64_t k = 0; k < K; ++k) {
@@ -349,9 +354,8 @@ TEST(GgmlBlocks, RoundTripAndDecode) {
         ASSERT_EQ(bits(o[size_t(k / type.scale_block)]),
                   bits(type.has_min ? d.o[size_t(k)] : 0.0f));
         // unpack_row's stored code maps to c as the table says.
-        const int expected_c = type.codebook
-                                   ? type.codebook[q[size_t(k)]]
-                                   : q[size_t(k)] - type.code_offset;
+        const int expected_c = type.codebook ? type.codebook[q[size_t(k)]]
+                                             : q[size_t(k)] - type.code_offset;
         ASSERT_EQ(cc[size_t(k)], expected_c);
       }
     }
@@ -400,8 +404,9 @@ TEST(GgmlBlocks, QuantizeRejectsFp16Overflow) {
             "q4_1 row 0 block 0: min m = -70000 overflows fp16 (weights too "
             "large for q4_1)");
   x[3] = 1e9f;
-  EXPECT_NE(error_of([&] { quantize(Format::parse("q4_k"), x.data(), 1, 256); })
-                .find("q4_k row 0 block 0: scale d = "),
+  EXPECT_NE(error_of([&] {
+              quantize(Format::parse("q4_k"), x.data(), 1, 256);
+            }).find("q4_k row 0 block 0: scale d = "),
             std::string::npos);
 }
 
@@ -455,10 +460,9 @@ TEST(GgmlBlocks, ReferenceMatchesFormulaAndFp64) {
                   acc += int64_t(x[k]) * d.c[size_t(k)];
                   xsum += x[k];
                 }
-                const float term =
-                    has_min ? d.s[size_t(j)] * float(acc) +
-                                  d.o[size_t(j)] * float(xsum)
-                            : d.s[size_t(j)] * float(acc);
+                const float term = has_min ? d.s[size_t(j)] * float(acc) +
+                                                 d.o[size_t(j)] * float(xsum)
+                                           : d.s[size_t(j)] * float(acc);
                 t = j == b * 32 ? term : t + term;
               }
               y += t / A.s[size_t(n * (K / 32) + b)];

@@ -2,8 +2,9 @@
 //
 // Quantizes fp32 weights into a format and writes them either as a .lbw file
 // (header + canonical arrays, readable by `lowbit run --weights`) or, for
-// q4_0 with --layout gguf, as a GGUF v3 file holding one Q4_0 tensor whose
-// blocks are byte-identical to ggml's quantizer.
+// a ggml block format (q4_0 ... iq4_nl) with --layout gguf, as a GGUF v3
+// file holding one tensor of that type whose blocks are byte-identical to
+// ggml's quantizer.
 //
 //===----------------------------------------------------------------------===//
 
@@ -24,8 +25,10 @@ static int runPack(const ParsedOptions &options) {
   std::string layout = options.getOr("layout", "lowbit");
   if (layout != "lowbit" && layout != "gguf")
     throw Error("unknown layout '" + layout + "' (expected lowbit or gguf)");
-  if (layout == "gguf" && format.kind != FormatKind::Q4_0)
-    throw Error("--layout gguf is only defined for q4_0, not " +
+  const GgmlBlockType *block_type = ggml_block_type(format.kind);
+  if (layout == "gguf" && !block_type)
+    throw Error("--layout gguf is only defined for the ggml block formats "
+                "(q4_0, q4_1, q5_0, q5_1, q8_0, q2_k ... q6_k, iq4_nl), not " +
                 format.name());
 
   std::string in = *options.get("weights");
@@ -39,8 +42,9 @@ static int runPack(const ParsedOptions &options) {
   if (layout == "gguf") {
     GgufWriter gguf;
     gguf.add_string("general.name", options.getOr("name", "weight"));
-    gguf.add_tensor(options.getOr("name", "weight"), GgufType::Q4_0,
-                    {W.cols, W.rows}, packed.codes);
+    gguf.add_tensor(options.getOr("name", "weight"),
+                    GgufType(block_type->ggml_type), {W.cols, W.rows},
+                    packed.codes);
     gguf.write(out);
   } else
     save_packed(out, packed);
@@ -55,8 +59,9 @@ const Command &packCommand() {
       {"pack",
        "Quantize fp32 weights W [M, K] into a format and write them packed.",
        "layouts: lowbit  header + canonical arrays (runtime/README.md), "
-       "readable by 'lowbit run --weights'\n         gguf    q4_0 only: a "
-       "GGUF v3 file with one Q4_0 tensor [M, K] (ggml's ne = {K, M})\n"
+       "readable by 'lowbit run --weights'\n         gguf    ggml block "
+       "formats (q4_0 ... iq4_nl): a GGUF v3 file with one tensor [M, K] of "
+       "that type (ggml's ne = {K, M})\n"
        "                 named by --name, blocks byte-identical to ggml's "
        "quantizer\n",
        {{"format", "F", "weight format", true},
