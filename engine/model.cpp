@@ -486,7 +486,10 @@ std::vector<std::string> Model::kernel_report(int64_t N) const {
     } else {
       const std::string target = lowbit_weights_target(L->packed.get(), N);
       const std::string config = lowbit_weights_config(L->packed.get(), N);
-      line += target == "reference" ? target : target + " " + config;
+      line += target == "reference"
+                  ? "reference (no kernel registered for this format and "
+                    "shape: the scalar C++)"
+                  : target + " " + config;
     }
     lines.push_back(line);
   }

@@ -671,12 +671,16 @@ TEST(Engine, Tq2MatchesTernaryFloats) {
       type = GgufType::TQ2_0;
   const std::string tq2 = write_model(s, tq, "ternary_tq2");
   auto a = load(f32), b = load(tq2);
-  EXPECT_EQ(a->kernel_report(1).front(), "i2s 256x256: reference");
+  EXPECT_EQ(a->kernel_report(1).front(),
+            "i2s 256x256: reference (no kernel registered for this format "
+            "and shape: the scalar C++)");
   EXPECT_EQ(a->weight_bytes(), b->weight_bytes());
   EXPECT_EQ(batch_logits(*a, kPrompt), batch_logits(*b, kPrompt));
   // q4_0 head through the C API, tl1 layers: still batch == stepwise.
   auto c = load(tq2, 1, 64, "tl1");
-  EXPECT_EQ(c->kernel_report(1).back(), "q4_0 50x256: reference");
+  EXPECT_EQ(c->kernel_report(1).back(),
+            "q4_0 50x256: reference (no kernel registered for this format "
+            "and shape: the scalar C++)");
   EXPECT_LT(max_rel(batch_logits(*c, kPrompt), stepwise_logits(*c, kPrompt)),
             1e-5);
   EXPECT_EQ(batch_logits(*c, kPrompt), batch_logits(*a, kPrompt));

@@ -655,7 +655,29 @@ std::vector<BundleGroup> ggufGroups(const std::string &path,
   }
   if (groups.empty())
     throw Error(path + ": no linear weight that lowbit packs");
-  return groups;
+  // A format with no kernel of any strategy yet: the bundle's runtime runs
+  // its weights with the scalar reference (as the C API does for any
+  // unregistered shape); said here, not silently.
+  std::vector<BundleGroup> kept;
+  std::string without;
+  for (BundleGroup &g : groups) {
+    if (has_upconvert_layout(g.format) || has_lut_layout(g.format) ||
+        has_bitserial_layout(g.format)) {
+      kept.push_back(std::move(g));
+      continue;
+    }
+    without += (without.empty() ? "" : ", ") + g.format.name();
+  }
+  if (kept.empty())
+    throw Error(path + ": no format of its linear weights (" + without +
+                ") has generated kernels yet; the engine runs them with the "
+                "scalar reference (lowbit generate)");
+  if (!without.empty())
+    std::fprintf(stderr,
+                 "lowbit: %s: no generated kernels for %s yet: the bundle's "
+                 "runtime runs those weights with the scalar reference\n",
+                 path.c_str(), without.c_str());
+  return kept;
 }
 
 int runCompile(const ParsedOptions &options) {

@@ -85,8 +85,20 @@ ModelKernels compileModelKernels(const GgufFile &file,
   for (const auto &[name, list] : shapes) {
     const Format f = Format::parse(name);
     const KernelChoice choice = choiceFor(f, strategy, target);
-    if (choice.strategy == Strategy::Reference)
-      continue; // no kernel: the C API runs the reference
+    if (choice.strategy == Strategy::Reference) {
+      // No kernel: the C API runs the scalar reference, and the report says
+      // so for every shape (never silently: it is far slower).
+      const std::string why =
+          strategy == Strategy::Reference
+              ? "--strategy reference"
+              : "no generated kernel for " + f.name() + " on " +
+                    target_name(choice.target);
+      for (const auto &[M, K] : list)
+        kernels.report.push_back(f.name() + " " + std::to_string(M) + "x" +
+                                 std::to_string(K) +
+                                 ": reference, the scalar C++ (" + why + ")");
+      continue;
+    }
     if (isGpuTarget(choice.target) || !host_runs(choice.target))
       throw Error("target '" + target_name(choice.target) +
                   "' does not run in this process; the engine runs on host "
@@ -158,8 +170,8 @@ Session openModel(const ParsedOptions &options, int64_t n_ctx,
   const double seconds = std::chrono::duration<double>(
                              std::chrono::steady_clock::now() - start)
                              .count();
-  std::fprintf(stderr, "lowbit: %zu kernels ready in %.1f s\n",
-               s.kernels.entries.size(), seconds);
+  std::fprintf(stderr, "lowbit: %zu kernels ready in %.1f s; per weight "
+               "shape:\n", s.kernels.entries.size(), seconds);
   for (const std::string &line : s.kernels.report)
     std::fprintf(stderr, "  %s\n", line.c_str());
   engine::Options engineOptions;

@@ -21,18 +21,20 @@ P = len(tokens) + n - 1) is the engine's logits after position r, and the
 oracle recomputes every row from the same sequence.
 
 What each linear weight becomes follows engine.h's linear_specs: a layer's
-weight takes --format when given and its type is not q4_0, else its
-default (tq1_0, tq2_0, i2_s and ternary-valued floats: i2s; q4_0: q4_0;
+weight takes --format when given and its type is ternary or float, else its
+default (tq1_0, tq2_0, i2_s and ternary-valued floats: i2s; ggml's block
+types q4_0, q4_1, q5_0, q5_1, q8_0, q2_k .. q6_k, iq4_nl: their own format;
 other floats: float); the output head (output.weight, else token_embd)
 always keeps its default. Before every lowbit linear the activations are
 quantized as the engine does: per token for i2s, tl1, tl2 (one block of K),
-per block of 32 along K for q4_0 and w<b>g<G>,
+per block of 32 along K for the block types and w<b>g<G>,
 
     s = 127 / max(max|x|, 1e-5),  q = clip(rint(x * s), -128, 127)
 
 (rint rounds half to even), and the product is exact: ternary
 y = (q . W_q) * s_w / s with integer sums; the others
-y = sum over blocks of (q / s_b) . W_deq (q4_0: d * (c - 8); w<b>g<G>:
+y = sum over blocks of (q / s_b) . W_deq (q4_0: d * (c - 8), the other
+block types dequantized as ggml's dequantize_row_*; w<b>g<G>:
 s_g * (c - z_g), the float weights quantized exactly as runtime/README.md
 says, in float32 as the runtime does). Float linears and the embedding
 lookup are plain products of the dequantized values.
@@ -105,13 +107,27 @@ TYPES = {
     0: ("f32", 1, 4),
     1: ("f16", 1, 2),
     2: ("q4_0", 32, 18),
+    3: ("q4_1", 32, 20),
+    6: ("q5_0", 32, 22),
+    7: ("q5_1", 32, 24),
     8: ("q8_0", 32, 34),
+    10: ("q2_k", 256, 84),
+    11: ("q3_k", 256, 110),
+    12: ("q4_k", 256, 144),
+    13: ("q5_k", 256, 176),
+    14: ("q6_k", 256, 210),
+    20: ("iq4_nl", 32, 18),
     30: ("bf16", 1, 2),
     34: ("tq1_0", 256, 54),
     35: ("tq2_0", 256, 66),
     36: ("i2_s", 128, 32),
 }
 FLOAT_TYPES = ("f32", "f16", "bf16")
+# ggml's block types that import into the lowbit format of the same name
+# (a copy of the bytes); the engine quantizes their activations per block
+# of 32.
+BLOCK_TYPES = ("q4_0", "q4_1", "q5_0", "q5_1", "q8_0", "q2_k", "q3_k",
+               "q4_k", "q5_k", "q6_k", "iq4_nl")
 
 
 def tensor_nbytes(type_name, n):
@@ -242,6 +258,175 @@ def dequant_q8_0(raw, n):
     return (q * d[:, None]).reshape(n)
 
 
+def blocks(raw, n, per_block, size):
+    return np.frombuffer(raw, dtype=np.uint8).reshape(n // per_block, size)
+
+
+def nibbles(qs):
+    """Value j < 16 of a 32-block is the low nibble of qs[j], value j + 16
+    its high nibble (ggml's q4_0 .. q5_1 and iq4_nl)."""
+    return np.concatenate([qs & 0x0F, qs >> 4], axis=1).astype(np.int64)
+
+
+def high_bits(qh_bytes):
+    """q5_0 / q5_1: bit j of the little-endian uint32 qh is bit 4 of value
+    j (j < 32)."""
+    qh = np.frombuffer(qh_bytes.tobytes(), dtype="<u4").astype(np.int64)
+    return (qh[:, None] >> np.arange(32)) & 1
+
+
+def dequant_q4_1(raw, n):
+    # block_q4_1 { fp16 d, m; uint8 qs[16]; }: x = d * c + m
+    b = blocks(raw, n, 32, 20)
+    d, m = f16_of(b[:, 0:2].tobytes()), f16_of(b[:, 2:4].tobytes())
+    return (nibbles(b[:, 4:]) * d[:, None] + m[:, None]).reshape(n)
+
+
+def dequant_q5_0(raw, n):
+    # block_q5_0 { fp16 d; uint8 qh[4]; uint8 qs[16]; }: x = d * (c - 16)
+    b = blocks(raw, n, 32, 22)
+    d = f16_of(b[:, 0:2].tobytes())
+    c = nibbles(b[:, 6:]) | (high_bits(b[:, 2:6]) << 4)
+    return ((c - 16) * d[:, None]).reshape(n)
+
+
+def dequant_q5_1(raw, n):
+    # block_q5_1 { fp16 d, m; uint8 qh[4]; uint8 qs[16]; }: x = d * c + m
+    b = blocks(raw, n, 32, 24)
+    d, m = f16_of(b[:, 0:2].tobytes()), f16_of(b[:, 2:4].tobytes())
+    c = nibbles(b[:, 8:]) | (high_bits(b[:, 4:8]) << 4)
+    return (c * d[:, None] + m[:, None]).reshape(n)
+
+
+IQ4NL_VALUES = np.array([-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25,
+                         38, 53, 69, 89, 113], dtype=np.float64)
+
+
+def dequant_iq4_nl(raw, n):
+    # block_iq4_nl { fp16 d; uint8 qs[16]; }: x = d * kvalues_iq4nl[c]
+    b = blocks(raw, n, 32, 18)
+    d = f16_of(b[:, 0:2].tobytes())
+    return (IQ4NL_VALUES[nibbles(b[:, 2:])] * d[:, None]).reshape(n)
+
+
+def dequant_q2_k(raw, n):
+    # block_q2_K { uint8 scales[16]; uint8 qs[64]; fp16 d, dmin; }: 16
+    # sub-blocks of 16; sub-block i has scale d * (scales[i] & 15) and min
+    # dmin * (scales[i] >> 4). Value 128 h + 32 j + 16 u + l (h < 2, j < 4,
+    # u < 2, l < 16) is bits 2j..2j+1 of qs[32 h + 16 u + l]; its sub-block
+    # is 8 h + 2 j + u.
+    b = blocks(raw, n, 256, 84)
+    sc = b[:, 0:16].astype(np.int64)
+    qs = b[:, 16:80].reshape(-1, 2, 1, 32).astype(np.int64)
+    d, dmin = f16_of(b[:, 80:82].tobytes()), f16_of(b[:, 82:84].tobytes())
+    shifts = (2 * np.arange(4)).reshape(1, 1, 4, 1)
+    c = ((qs >> shifts) & 3).reshape(-1, 16, 16)  # [block, sub-block, l]
+    scale = d[:, None] * (sc & 15)
+    mins = dmin[:, None] * (sc >> 4)
+    return (scale[..., None] * c - mins[..., None]).reshape(n)
+
+
+def unpack_q3_k_scales(s12):
+    """16 6-bit scales from 12 bytes (ggml's kmask1/kmask2 unpacking):
+    scale i has its low 4 bits in the low nibble of byte i (i < 8) or the
+    high nibble of byte i - 8 (i >= 8), its high 2 bits at bits
+    2 (i // 4) .. 2 (i // 4) + 1 of byte 8 + i % 4; minus 32."""
+    s = s12.astype(np.int64)
+    i = np.arange(16)
+    low = np.where(i < 8, s[:, i % 8] & 15, s[:, i % 8] >> 4)
+    high = (s[:, 8 + i % 4] >> (2 * (i // 4))) & 3
+    return (low | (high << 4)) - 32
+
+
+def dequant_q3_k(raw, n):
+    # block_q3_K { uint8 hmask[32]; uint8 qs[64]; uint8 scales[12]; fp16 d; }
+    # Value 128 h + 32 j + 16 u + l: low 2 bits as q2_K's, minus 4 unless
+    # bit (4 h + j) of hmask[16 u + l] is set; sub-block 8 h + 2 j + u has
+    # scale d * (its 6-bit scale - 32).
+    b = blocks(raw, n, 256, 110)
+    hm = b[:, 0:32].astype(np.int64)
+    qs = b[:, 32:96].reshape(-1, 2, 1, 32).astype(np.int64)
+    sc = unpack_q3_k_scales(b[:, 96:108])
+    d = f16_of(b[:, 108:110].tobytes())
+    shifts = (2 * np.arange(4)).reshape(1, 1, 4, 1)
+    low = (qs >> shifts) & 3  # [block, h, j, 32]
+    bit = (np.arange(2).reshape(1, 2, 1, 1) * 4 +
+           np.arange(4).reshape(1, 1, 4, 1))
+    high = (hm.reshape(-1, 1, 1, 32) >> bit) & 1
+    c = (low - np.where(high == 1, 0, 4)).reshape(-1, 16, 16)
+    return ((d[:, None] * sc)[..., None] * c).reshape(n)
+
+
+def k4_scales_mins(s12):
+    """q4_K / q5_K: 8 6-bit scales and mins from 12 bytes (ggml's
+    get_scale_min_k4): j < 4: scale = s[j] & 63, min = s[j + 4] & 63;
+    j >= 4: scale = (s[j + 4] & 15) | (s[j - 4] >> 6) << 4,
+    min = (s[j + 4] >> 4) | (s[j] >> 6) << 4."""
+    s = s12.astype(np.int64)
+    sc = np.empty((s.shape[0], 8), dtype=np.int64)
+    mn = np.empty_like(sc)
+    for j in range(8):
+        if j < 4:
+            sc[:, j], mn[:, j] = s[:, j] & 63, s[:, j + 4] & 63
+        else:
+            sc[:, j] = (s[:, j + 4] & 15) | ((s[:, j - 4] >> 6) << 4)
+            mn[:, j] = (s[:, j + 4] >> 4) | ((s[:, j] >> 6) << 4)
+    return sc, mn
+
+
+def dequant_q4_k(raw, n):
+    # block_q4_K { fp16 d, dmin; uint8 scales[12]; uint8 qs[128]; }: value
+    # 64 p + 32 u + l (p < 4, u < 2, l < 32) is nibble u of qs[32 p + l];
+    # sub-block 2 p + u: x = d * sc * c - dmin * m
+    b = blocks(raw, n, 256, 144)
+    d, dmin = f16_of(b[:, 0:2].tobytes()), f16_of(b[:, 2:4].tobytes())
+    sc, mn = k4_scales_mins(b[:, 4:16])
+    qs = b[:, 16:144].reshape(-1, 4, 1, 32).astype(np.int64)
+    c = ((qs >> (4 * np.arange(2)).reshape(1, 1, 2, 1)) & 15).reshape(-1, 8, 32)
+    return ((d[:, None] * sc)[..., None] * c -
+            (dmin[:, None] * mn)[..., None]).reshape(n)
+
+
+def dequant_q5_k(raw, n):
+    # block_q5_K { fp16 d, dmin; uint8 scales[12]; uint8 qh[32];
+    # uint8 qs[128]; }: as q4_K, plus bit 4 of value 64 p + 32 u + l from
+    # bit (2 p + u) of qh[l]
+    b = blocks(raw, n, 256, 176)
+    d, dmin = f16_of(b[:, 0:2].tobytes()), f16_of(b[:, 2:4].tobytes())
+    sc, mn = k4_scales_mins(b[:, 4:16])
+    qh = b[:, 16:48].astype(np.int64).reshape(-1, 1, 32)
+    qs = b[:, 48:176].reshape(-1, 4, 1, 32).astype(np.int64)
+    low = ((qs >> (4 * np.arange(2)).reshape(1, 1, 2, 1)) & 15).reshape(-1, 8, 32)
+    high = (qh >> np.arange(8).reshape(1, 8, 1)) & 1
+    c = low | (high << 4)
+    return ((d[:, None] * sc)[..., None] * c -
+            (dmin[:, None] * mn)[..., None]).reshape(n)
+
+
+def dequant_q6_k(raw, n):
+    # block_q6_K { uint8 ql[128]; uint8 qh[64]; int8 scales[16]; fp16 d; }:
+    # value 128 h + 32 j + l (h < 2, j < 4, l < 32) has low 4 bits from
+    # nibble j // 2 of ql[64 h + 32 (j % 2) + l], high 2 bits from bits
+    # 2j..2j+1 of qh[32 h + l]; c - 32, scale d * scales[8 h + 2 j + l // 16]
+    b = blocks(raw, n, 256, 210)
+    ql = b[:, 0:128].reshape(-1, 2, 2, 32).astype(np.int64)  # [h, j%2, l]
+    qh = b[:, 128:192].reshape(-1, 2, 1, 32).astype(np.int64)
+    sc = b[:, 192:208].view(np.int8).astype(np.int64)
+    d = f16_of(b[:, 208:210].tobytes())
+    j = np.arange(4)
+    low = (ql[:, :, j % 2, :] >> (4 * (j // 2)).reshape(1, 1, 4, 1)) & 15
+    high = (qh >> (2 * j).reshape(1, 1, 4, 1)) & 3
+    c = ((low | (high << 4)) - 32).reshape(-1, 16, 16)
+    return ((d[:, None] * sc)[..., None] * c).reshape(n)
+
+
+BLOCK_DEQUANT = {"q4_1": dequant_q4_1, "q5_0": dequant_q5_0,
+                 "q5_1": dequant_q5_1, "iq4_nl": dequant_iq4_nl,
+                 "q2_k": dequant_q2_k, "q3_k": dequant_q3_k,
+                 "q4_k": dequant_q4_k, "q5_k": dequant_q5_k,
+                 "q6_k": dequant_q6_k}
+
+
 def dequant_tq2_0(raw, n):
     # block_tq2_0 { uint8 qs[64]; fp16 d; }: for each half j (32 bytes),
     # for shift l = 0..3, the 32 values (qs[j + m] >> 2l) & 3, minus 1
@@ -310,6 +495,8 @@ def decode_values(t):
         v = dequant_q4_0(raw, n)[2]
     elif kind == "q8_0":
         v = dequant_q8_0(raw, n)
+    elif kind in BLOCK_DEQUANT:
+        v = BLOCK_DEQUANT[kind](raw, n)
     elif kind in ("tq1_0", "tq2_0"):
         q, d = (dequant_tq1_0 if kind == "tq1_0" else dequant_tq2_0)(raw, n)
         v = (q * d[:, None]).reshape(n)
@@ -337,8 +524,8 @@ def exact_ternary_scale(W):
 def default_format(t):
     if t["type"] in ("tq1_0", "tq2_0", "i2_s"):
         return "i2s"
-    if t["type"] == "q4_0":
-        return "q4_0"
+    if t["type"] in BLOCK_TYPES:
+        return t["type"]
     if t["type"] in FLOAT_TYPES and exact_ternary_scale(tensor_values(t)):
         return "i2s"
     return None
@@ -441,6 +628,8 @@ def make_linear(t, fmt):
         return Linear(name, "float", None, tensor_values(t))
     if fmt in ("i2s", "tl1", "tl2"):
         return ternary_linear(t)
+    if fmt != "q4_0" and fmt == t["type"] and fmt in BLOCK_TYPES:
+        return Linear(name, "group", 32, tensor_values(t))
     if fmt == "q4_0":
         if t["type"] == "q4_0":
             return Linear(name, "group", 32, tensor_values(t))
@@ -498,7 +687,9 @@ class Model:
         def linear(name, M, K):
             t = tensor(name, (M, K))
             own = default_format(t)
-            return make_linear(t, fmt if fmt and t["type"] != "q4_0" else own)
+            takes = t["type"] in FLOAT_TYPES or t["type"] in (
+                "tq1_0", "tq2_0", "i2_s")
+            return make_linear(t, fmt if fmt and takes else own)
 
         emb = g.by_name.get("token_embd.weight")
         if emb is None:
