@@ -168,6 +168,9 @@ for i, (name, gtype, size, block, fp16_at) in enumerate(blocks):
     datas.append(data)
     offset += len(data)
 files["gguf_valid_block_types.gguf"] = gguf([], infos, datas)
+files["valid_q6_k.lbw"] = lbw("q6_k", 1, 256, 0.0, block_bytes(210, [208], 3))
+files["bad_q4_k_inf_d.lbw"] = lbw(
+    "q4_k", 1, 256, 0.0, b"\x00\x7c" + block_bytes(144, [0, 2], 4)[2:])
 files["gguf_overlap.gguf"] = gguf([], [("a", [16], 0, 0), ("b", [8], 0, 32)],
                                   [aligned(f32_8 * 2)])
 files["gguf_misaligned.gguf"] = gguf([], [("a", [8], 0, 8)],
