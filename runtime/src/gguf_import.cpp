@@ -135,16 +135,16 @@ int tq1_trit(uint8_t byte, int i) {
 }
 
 // Trits (0..2) of one block, in value order.
-void tq1_decode(const uint8_t *b, int *t) {
+void tq1_decode(const uint8_t *b, uint8_t *t) {
   for (int i = 0; i < 5; ++i)
     for (int m = 0; m < 32; ++m)
-      t[32 * i + m] = tq1_trit(b[m], i);
+      t[32 * i + m] = uint8_t(tq1_trit(b[m], i));
   for (int i = 0; i < 5; ++i)
     for (int m = 0; m < 16; ++m)
-      t[160 + 16 * i + m] = tq1_trit(b[32 + m], i);
+      t[160 + 16 * i + m] = uint8_t(tq1_trit(b[32 + m], i));
   for (int i = 0; i < 4; ++i)
     for (int j = 0; j < 4; ++j)
-      t[240 + 4 * i + j] = tq1_trit(b[48 + j], i);
+      t[240 + 4 * i + j] = uint8_t(tq1_trit(b[48 + j], i));
 }
 
 void tq1_encode(const int *t, uint8_t *b) {
@@ -168,9 +168,11 @@ void tq1_encode(const int *t, uint8_t *b) {
 
 // --- tq2_0 ---------------------------------------------------------------
 
-void tq2_decode(const uint8_t *b, int *c) {
-  for (int v = 0; v < 256; ++v)
-    c[v] = (b[32 * (v / 128) + v % 32] >> (2 * (v % 128 / 32))) & 3;
+void tq2_decode(const uint8_t *b, uint8_t *c) {
+  for (int h = 0; h < 2; ++h)
+    for (int i = 0; i < 4; ++i)
+      for (int m = 0; m < 32; ++m)
+        c[128 * h + 32 * i + m] = uint8_t((b[32 * h + m] >> (2 * i)) & 3);
 }
 
 void tq2_encode(const int *c, uint8_t *b) {
@@ -244,20 +246,20 @@ public:
   // q[0..K) of row m, in -1..1; remembers the scales of non-zero blocks.
   void row(int64_t m, int8_t *q) {
     if (t_.type == GgufType::I2_S) {
-      const uint64_t first = uint64_t(m * K_);
-      for (int64_t k = 0; k < K_; ++k) {
-        const uint64_t e = first + uint64_t(k);
-        const int c = (t_.data[i2s_byte(e)] >> i2s_shift(e)) & 3;
-        if (c == 3)
-          bad_code(m, k, c);
-        q[k] = int8_t(c - 1);
-        any_ |= c != 1;
-      }
+      // A row starts at a block of 128 (K is a multiple of 128): element
+      // 32 i + l of a block is bits 6 - 2 i of its byte l.
+      const uint8_t *blk = t_.data + uint64_t(m * K_) / 4;
+      for (int64_t b = 0; b < K_ / kI2sBlock; ++b, blk += 32)
+        for (int i = 0; i < 4; ++i)
+          for (int l = 0; l < 32; ++l)
+            q[b * kI2sBlock + 32 * i + l] =
+                int8_t(((blk[l] >> (6 - 2 * i)) & 3) - 1);
+      any_ |= check_codes(m, q, K_);
       return;
     }
     const uint64_t block_bytes = info(t_.type).block_size;
     const int64_t blocks = K_ / kTqBlock;
-    int codes[kTqBlock];
+    uint8_t codes[kTqBlock];
     for (int64_t b = 0; b < blocks; ++b) {
       const uint8_t *blk = t_.data + uint64_t(m * blocks + b) * block_bytes;
       uint16_t d;
@@ -268,16 +270,11 @@ public:
         tq2_decode(blk, codes);
         d = load_le<uint16_t>(blk + 64);
       }
-      bool nonzero = false;
       int8_t *qb = q + b * kTqBlock;
-      for (int j = 0; j < kTqBlock; ++j) {
-        if (codes[j] == 3)
-          bad_code(m, b * kTqBlock + j, codes[j]);
+      for (int j = 0; j < kTqBlock; ++j)
         qb[j] = int8_t(codes[j] - 1);
-        nonzero |= codes[j] != 1;
-      }
       // A block of zeros carries no scale (ggml writes d = 0 there).
-      if (nonzero)
+      if (check_codes(m, qb, kTqBlock, b * kTqBlock))
         scales_.insert(d);
     }
   }
@@ -308,10 +305,22 @@ public:
   }
 
 private:
-  [[noreturn]] void bad_code(int64_t m, int64_t k, int code) const {
-    fail(t_, std::string(type_) + " code " + std::to_string(code) +
-                 " at row " + std::to_string(m) + ", k = " +
-                 std::to_string(k) + " is outside the ternary range");
+  // Whether any of q[0, n) (code - 1, read from row m from k0 on) is not 0;
+  // an Error naming the first code 3 (q = 2). Loops without exits, which
+  // the compiler vectorizes; the position is searched only on error.
+  bool check_codes(int64_t m, const int8_t *q, int64_t n, int64_t k0 = 0) {
+    int8_t largest = 0;
+    bool nonzero = false;
+    for (int64_t k = 0; k < n; ++k) {
+      largest = std::max(largest, q[k]);
+      nonzero |= q[k] != 0;
+    }
+    for (int64_t k = 0; largest > 1 && k < n; ++k)
+      if (q[k] > 1)
+        fail(t_, std::string(type_) + " code " + std::to_string(q[k] + 1) +
+                     " at row " + std::to_string(m) + ", k = " +
+                     std::to_string(k0 + k) + " is outside the ternary range");
+    return nonzero;
   }
 
   const GgufTensor &t_;
@@ -507,7 +516,7 @@ void gguf_decode_row(const GgufTensor &t, int64_t row, float *out) {
   }
   for (int64_t b = 0; b < K / ti.block; ++b, p += ti.block_size) {
     float *y = out + b * ti.block;
-    int c[kTqBlock];
+    uint8_t c[kTqBlock];
     float d;
     if (t.type == GgufType::TQ1_0) {
       tq1_decode(p, c);

@@ -106,7 +106,12 @@ public:
                             const char *what) const {
     std::vector<uint8_t> codes(n);
     unpack_codes(in, n, bits, codes.data());
+    // The largest code first (a loop without exits, vectorized); the first
+    // bad one is searched only when there is one.
+    unsigned largest = 0;
     for (int64_t j = 0; j < n; ++j)
+      largest = std::max<unsigned>(largest, codes[j]);
+    for (int64_t j = 0; largest > max_code && j < n; ++j)
       if (codes[j] > max_code)
         fail(std::string(what) + " " + std::to_string(codes[j]) + " at " +
              range(k0 + j * width, width) + " is out of range 0.." +
