@@ -14,6 +14,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <map>
+#include <utility>
 
 namespace ggml_lowbit {
 namespace {
@@ -155,36 +157,41 @@ KernelTable select_kernel_table() {
     const lowbit_kernel_entry_t *entries = bundle.kernels(name.c_str(), &count);
     add_any_kernels(entries, count, name.c_str(), table);
     table.target = name;
+    for (const TypeRow &row : type_table()) {
+      bool all = true;
+      for (const char *format : row.formats)
+        all = all && !table.kernels_of(format).empty();
+      if (all)
+        table.types.push_back(uint32_t(row.type));
+    }
     break;
   }
   return table;
 }
 
 bool takes_type(uint32_t ggml_type, const KernelTable &table) {
-  const TypeRow *row = find_type(ggml_type);
-  if (!row)
-    return false;
-  for (const char *format : row->formats)
-    if (table.kernels_of(format).empty())
-      return false;
-  return true;
+  return std::find(table.types.begin(), table.types.end(), ggml_type) !=
+         table.types.end();
 }
 
 bool takes_shape(uint32_t ggml_type, int64_t K, const KernelTable &table) {
+  thread_local std::map<std::pair<uint32_t, int64_t>, bool> known;
+  const auto key = std::make_pair(ggml_type, K);
+  if (auto it = known.find(key); it != known.end())
+    return it->second;
   const TypeRow *row = find_type(ggml_type);
-  if (!row)
-    return false;
-  for (const char *format : row->formats) {
+  bool ok = row != nullptr;
+  for (size_t i = 0; ok && i < row->formats.size(); ++i) {
     const std::vector<const lowbit_kernel_entry_t *> kernels =
-        table.kernels_of(format);
-    if (kernels.empty() ||
-        !lowbit::any_kernel_shape_error(
-             lowbit::Format::parse(format), K,
+        table.kernels_of(row->formats[i]);
+    ok = !kernels.empty() &&
+         lowbit::any_kernel_shape_error(
+             lowbit::Format::parse(row->formats[i]), K,
              kernels.front()->layout.family == LOWBIT_LAYOUT_BITPLANES)
-             .empty())
-      return false;
+             .empty();
   }
-  return true;
+  known.emplace(key, ok);
+  return ok;
 }
 
 const char *type_name(uint32_t ggml_type) {

@@ -25,6 +25,7 @@ namespace ggml_lowbit {
 struct KernelTable {
   std::string target; // "x86-avx2", "x86-avxvnni", "x86-avx512vnni"
   std::vector<lowbit_kernel_entry_t> any;
+  std::vector<uint32_t> types; // the ggml types whose formats all have one
 
   /// The entries of `format`, by increasing min_n (empty: none).
   std::vector<const lowbit_kernel_entry_t *>
@@ -37,12 +38,13 @@ struct KernelTable {
 KernelTable select_kernel_table();
 
 /// Whether ggml type `ggml_type` (ggml.h's enum, the GGUF type id) is one
-/// ggml-lowbit takes: a type with an entry in the format table below whose
-/// lowbit formats have any-shape kernels in `table`.
+/// ggml-lowbit takes: a type of weights.cpp's table whose lowbit formats
+/// all have any-shape kernels in `table` (table.types).
 bool takes_type(uint32_t ggml_type, const KernelTable &table);
 /// Whether every lowbit format of `ggml_type` has a kernel in `table` for
 /// rows of K weights (lowbit::any_kernel_shape_error: the ternary
-/// any-shape kernels stop at LOWBIT_ANY_SHAPE_MAX_TERNARY_K).
+/// any-shape kernels stop at LOWBIT_ANY_SHAPE_MAX_TERNARY_K). Remembered
+/// per thread: the scheduler asks for every MUL_MAT of every graph.
 bool takes_shape(uint32_t ggml_type, int64_t K, const KernelTable &table);
 /// Lower-case name of a type takes_type knows ("tq2_0"), else "".
 const char *type_name(uint32_t ggml_type);
