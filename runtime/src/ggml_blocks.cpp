@@ -924,10 +924,6 @@ void check_block_row(const GgmlBlockType &type, const uint8_t *row, int64_t K,
 }
 
 // q4_0.h: the q4_0 helpers of the kernels' packers, through the table.
-void quantize_q4_0_row(const float *x, int64_t K, int64_t m, uint8_t *row) {
-  quantize_block_row(*ggml_block_type(FormatKind::Q4_0), x, K, m, row);
-}
-
 void decode_q4_0_row(const uint8_t *row, int64_t K, int8_t *q) {
   decode_block_row_codes(*ggml_block_type(FormatKind::Q4_0), row, K, q);
 }

@@ -13,10 +13,6 @@
 
 namespace lowbit::detail {
 
-/// Writes the K / 32 blocks of row m (for error messages), byte-identical to
-/// ggml's quantize_row_q4_0_ref. Throws Error when a block's d overflows fp16.
-void quantize_q4_0_row(const float *x, int64_t K, int64_t m, uint8_t *row);
-
 /// The 4-bit codes (0..15) of a row.
 void decode_q4_0_row(const uint8_t *row, int64_t K, int8_t *q);
 
