@@ -35,6 +35,15 @@ if os.path.exists(clangxx):
     config.substitutions.append(("%clangxx", clangxx))
 
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
+
+# Generated kernels that tests compile (test/e2e, test/model, test/interop)
+# are cached once per machine, as ccache caches the build: lib/Jit's kernel
+# cache keys each object by the SHA-256 of its source, the compiler's
+# identity and its flags, so a fresh clone (CI) reuses what an earlier run on
+# this machine compiled and recompiles exactly the kernels whose code
+# changed. LOWBIT_TEST_KERNEL_CACHE names another directory.
+config.lowbit_kernel_cache = os.environ.get("LOWBIT_TEST_KERNEL_CACHE") or \
+    os.path.join(os.path.expanduser("~"), ".cache", "lowbit-test-kernels")
 llvm_config.with_environment("PATH", config.lowbit_tools_dir, append_path=True)
 
 # The project's binaries from build/bin. The CLI may not be built (yet).
