@@ -28,6 +28,7 @@
 #include <dlfcn.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <exception>
 #include <cstdlib>
@@ -332,6 +333,7 @@ struct BackendContext {
   lowbit::PreparedActivations activations[2];
   const ggml_tensor *activations_of[2] = {nullptr, nullptr};
   int64_t splits = 0, mul_mats = 0;
+  double seconds = 0; // inside graph_compute
   std::map<std::string, int64_t> by_conversion;
 };
 
@@ -434,7 +436,8 @@ void backend_free(ggml_backend_t backend) {
   // backend ran on a kernel (graph_compute fails otherwise).
   std::string text = "ggml-lowbit: ran " + std::to_string(ctx->mul_mats) +
                      " MUL_MAT on " + kernel_table().target + " kernels in " +
-                     std::to_string(ctx->splits) + " splits";
+                     std::to_string(ctx->splits) + " splits, " +
+                     std::to_string(int64_t(ctx->seconds * 1e3)) + " ms";
   std::string detail;
   for (const auto &[conversion, count] : ctx->by_conversion)
     detail += (detail.empty() ? "" : ", ") + conversion + ": " +
@@ -450,6 +453,16 @@ ggml_status backend_graph_compute(ggml_backend_t backend, ggml_cgraph *graph) {
   auto *ctx = static_cast<BackendContext *>(backend->context);
   ++ctx->splits;
   ctx->activations_of[0] = ctx->activations_of[1] = nullptr;
+  const auto start = std::chrono::steady_clock::now();
+  struct AddTime {
+    BackendContext &ctx;
+    std::chrono::steady_clock::time_point start;
+    ~AddTime() {
+      ctx.seconds += std::chrono::duration<double>(
+                         std::chrono::steady_clock::now() - start)
+                         .count();
+    }
+  } add_time{*ctx, start};
   for (int i = 0; i < ggml_graph_n_nodes(graph); ++i) {
     ggml_tensor *node = ggml_graph_node(graph, i);
     switch (node->op) {
