@@ -91,6 +91,9 @@ public:
   /// head and the token's embedding row (the KV cache is added by
   /// kv_bytes()).
   int64_t weight_bytes() const;
+  /// Bytes the linear weights (layers and output head) take as loaded:
+  /// packed for their kernels, or the float bytes the engine's GEMV reads.
+  int64_t linear_bytes() const;
   /// KV cache bytes read by one token at position `pos` (all layers).
   int64_t kv_bytes(int64_t pos) const;
   /// Which kernel each distinct (format, M, K) runs for N rows ("target

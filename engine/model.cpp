@@ -12,11 +12,19 @@
 #include "lowbit/error.h"
 #include "lowbit/format.h"
 
+#include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstring>
 #include <map>
 #include <new>
+#include <numeric>
 #include <tuple>
+
+#if __has_include(<sys/mman.h>)
+#include <sys/mman.h>
+#include <unistd.h>
+#endif
 
 namespace lowbit::engine {
 namespace {
@@ -144,8 +152,25 @@ std::vector<float> decode_vector(const GgufTensor &t) {
   return out;
 }
 
+/// Drops the file pages of a tensor that is packed from this process's
+/// memory (GgufFile::open maps the file private and read-only: a later read,
+/// such as an embedding row of a tied head, faults them back in from the
+/// page cache). Without it every packed tensor would be resident twice.
+void release_pages(const GgufTensor &t) {
+#if defined(MADV_DONTNEED)
+  const uintptr_t page = uintptr_t(sysconf(_SC_PAGESIZE));
+  const uintptr_t begin = (uintptr_t(t.data) + page - 1) / page * page;
+  const uintptr_t end = (uintptr_t(t.data) + t.bytes) / page * page;
+  if (end > begin)
+    madvise(reinterpret_cast<void *>(begin), end - begin, MADV_DONTNEED);
+#else
+  (void)t;
+#endif
+}
+
 /// Packs (or keeps in float) one linear weight with its optional bias and
-/// scale.
+/// scale. A packed weight keeps only its kernel's layout
+/// (lowbit_weights_compact) and its file pages are released.
 Linear load_linear(const GgufFile &file, const LinearSpec &spec) {
   const GgufTensor &t = file.tensor(spec.tensor);
   Linear L;
@@ -160,6 +185,9 @@ Linear load_linear(const GgufFile &file, const LinearSpec &spec) {
       fail(file, "tensor '" + spec.tensor + "' (" + gguf_type_name(t.type) +
                      " -> " + spec.format + "): " + lowbit_last_error());
     L.packed.reset(w);
+    if (lowbit_weights_compact(w) != LOWBIT_OK)
+      fail(file, "tensor '" + spec.tensor + "': " + lowbit_last_error());
+    release_pages(t);
     L.ternary = Format::parse(spec.format).is_ternary();
   } else if (t.type == GgufType::F32 || t.type == GgufType::F16 ||
              t.type == GgufType::BF16) {
@@ -356,8 +384,10 @@ std::unique_ptr<Model> Model::load(const std::string &path,
     a.reset(acts);
   }
 
-  // Every linear weight packed on the context's threads, one weight per
-  // task (lowbit_pack_gguf uses no context).
+  // Every linear weight imported once and packed on the context's threads
+  // (lowbit_pack_gguf uses no context), largest first, each thread taking
+  // the next one not taken: the largest (a vocabulary-sized head) is packed
+  // while little else is resident, and no thread is left with a long tail.
   const std::vector<LinearSpec> specs = linear_specs(file, options.format);
   m->layers.resize(hp.n_layer);
   std::vector<Linear *> targets;
@@ -366,17 +396,24 @@ std::unique_ptr<Model> Model::load(const std::string &path,
                       &layer.up, &layer.down})
       targets.push_back(L);
   targets.push_back(&m->head);
+  std::vector<size_t> order(targets.size());
+  std::iota(order.begin(), order.end(), size_t(0));
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return file.tensor(specs[a].tensor).bytes >
+           file.tensor(specs[b].tensor).bytes;
+  });
   std::vector<std::string> errors(targets.size());
-  parallel_for(ctx, int64_t(targets.size()), true,
-               [&](int64_t begin, int64_t end, int) {
-                 for (int64_t i = begin; i < end; ++i) {
-                   try {
-                     *targets[i] = load_linear(file, specs[i]);
-                   } catch (const std::exception &e) {
-                     errors[i] = e.what();
-                   }
-                 }
-               });
+  std::atomic<size_t> next{0};
+  parallel_for(ctx, m->threads, true, [&](int64_t, int64_t, int) {
+    for (size_t n = next++; n < order.size(); n = next++) {
+      const size_t i = order[n];
+      try {
+        *targets[i] = load_linear(file, specs[i]);
+      } catch (const std::exception &e) {
+        errors[i] = e.what();
+      }
+    }
+  });
   for (const std::string &e : errors)
     if (!e.empty())
       throw Error(e);
@@ -445,14 +482,19 @@ int64_t linear_bytes(const Linear &L) {
 }
 } // namespace
 
-int64_t Model::weight_bytes() const {
+int64_t Model::linear_bytes() const {
   const Impl &m = *impl_;
-  int64_t bytes = linear_bytes(m.head);
+  int64_t bytes = engine::linear_bytes(m.head);
   for (const Layer &layer : m.layers)
     for (const Linear *L : {&layer.wq, &layer.wk, &layer.wv, &layer.wo,
                             &layer.gate, &layer.up, &layer.down})
-      bytes += linear_bytes(*L);
-  return bytes + int64_t(m.tok_embd->bytes) / m.tok_embd->rows();
+      bytes += engine::linear_bytes(*L);
+  return bytes;
+}
+
+int64_t Model::weight_bytes() const {
+  const Impl &m = *impl_;
+  return linear_bytes() + int64_t(m.tok_embd->bytes) / m.tok_embd->rows();
 }
 
 int64_t Model::kv_bytes(int64_t pos) const {

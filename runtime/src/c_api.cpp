@@ -98,6 +98,7 @@ struct lowbit_weights_t {
   lowbit::PackedWeights canonical;
   std::optional<lowbit::UpconvertWeights> prepared; // with a kernel only
   std::vector<Entry> kernels; // of this shape, by increasing minN
+  bool compacted = false; // lowbit_weights_compact freed canonical's data
 
   /// The kernel for N rows, or nullptr for the reference.
   const Entry *kernelFor(int64_t N) const {
@@ -244,6 +245,20 @@ int64_t lowbit_weights_bytes(const lowbit_weights_t *weights) {
     return weights->prepared->packed_bytes();
   const lowbit::PackedWeights &W = weights->canonical;
   return int64_t(W.codes.size() + 2 * (W.scales.size() + W.zeros.size()));
+}
+
+lowbit_status_t lowbit_weights_compact(lowbit_weights_t *weights) {
+  return guarded([&] {
+    require(weights != nullptr, "lowbit_weights_compact: weights is NULL");
+    if (!weights->prepared)
+      return; // the reference reads the canonical copy
+    // Format, M and K stay: activations are shaped and checked against them.
+    lowbit::PackedWeights &W = weights->canonical;
+    std::vector<uint8_t>().swap(W.codes); // clear() would keep the memory
+    std::vector<uint16_t>().swap(W.scales);
+    std::vector<uint16_t>().swap(W.zeros);
+    weights->compacted = true;
+  });
 }
 
 void lowbit_free_weights(lowbit_weights_t *weights) { delete weights; }
@@ -449,6 +464,9 @@ lowbit_status_t lowbit_reference_mpgemm(const lowbit_weights_t *weights,
   return guarded([&] {
     require(weights && X && Y, "lowbit_reference_mpgemm: NULL argument");
     require(N >= 1, "lowbit_reference_mpgemm: N must be >= 1");
+    require(!weights->compacted,
+            "lowbit_reference_mpgemm: these weights were compacted "
+            "(lowbit_weights_compact): only their kernel's layout is left");
     lowbit::reference_mpgemm(weights->canonical, X, N, Y);
   });
 }

@@ -73,6 +73,42 @@ TEST(CApi, RegisteredKernelIsBitExactWithAndWithoutContext) {
   ASSERT_EQ(lowbit_register_kernels(nullptr, 0), LOWBIT_OK);
 }
 
+TEST(CApi, CompactFreesTheCanonicalCopyOfKernelWeights) {
+  const int64_t M = 40, K = 96, N = 3;
+  const Format f = Format::parse("i2s");
+  const lowbit_kernel_entry_t entry = {"i2s", M, K, 1, "scalar", "test",
+                                       vnni4_layout(f),
+                                       test::scalar_kernel(f, M, K)};
+  ASSERT_EQ(lowbit_register_kernels(&entry, 1), LOWBIT_OK);
+  const std::vector<float> W = test::random_values(M * K, 5);
+  const std::vector<float> X = test::random_values(N * K, 6, 2.0f);
+  lowbit_weights_t *w = nullptr;
+  ASSERT_EQ(lowbit_pack("i2s", W.data(), M, K, &w), LOWBIT_OK);
+  std::vector<float> R(size_t(N * M)), Y(R.size(), NAN);
+  ASSERT_EQ(lowbit_reference_mpgemm(w, X.data(), N, R.data()), LOWBIT_OK);
+  const int64_t bytes = lowbit_weights_bytes(w);
+  ASSERT_EQ(lowbit_weights_compact(w), LOWBIT_OK);
+  // The kernel's product and layout are unchanged; the reference, which
+  // reads the canonical copy, is refused.
+  EXPECT_EQ(lowbit_weights_bytes(w), bytes);
+  ASSERT_EQ(lowbit_mpgemm(w, X.data(), N, Y.data(), nullptr), LOWBIT_OK);
+  EXPECT_EQ(std::memcmp(Y.data(), R.data(), R.size() * sizeof(float)), 0);
+  EXPECT_NE(lowbit_reference_mpgemm(w, X.data(), N, R.data()), LOWBIT_OK);
+  EXPECT_NE(std::string(lowbit_last_error()).find("compacted"),
+            std::string::npos);
+  lowbit_free_weights(w);
+
+  // Without a kernel the one copy stays and the reference still runs.
+  ASSERT_EQ(lowbit_register_kernels(nullptr, 0), LOWBIT_OK);
+  ASSERT_EQ(lowbit_pack("i2s", W.data(), M, K, &w), LOWBIT_OK);
+  ASSERT_EQ(lowbit_weights_compact(w), LOWBIT_OK);
+  ASSERT_EQ(lowbit_mpgemm(w, X.data(), N, Y.data(), nullptr), LOWBIT_OK);
+  EXPECT_EQ(std::memcmp(Y.data(), R.data(), R.size() * sizeof(float)), 0);
+  EXPECT_EQ(lowbit_reference_mpgemm(w, X.data(), N, Y.data()), LOWBIT_OK);
+  lowbit_free_weights(w);
+  EXPECT_NE(lowbit_weights_compact(nullptr), LOWBIT_OK);
+}
+
 // The codes a kernel was called with (the layout lowbit_pack chose).
 const uint8_t *recordedCodes = nullptr;
 void recordingKernel(const uint8_t *codes, const uint16_t *, const uint16_t *,

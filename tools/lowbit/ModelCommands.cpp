@@ -179,7 +179,21 @@ Session openModel(const ParsedOptions &options, int64_t n_ctx,
   engineOptions.threads = options.threads();
   engineOptions.n_ctx = n_ctx;
   std::fprintf(stderr, "lowbit: loading %s...\n", path.c_str());
+  const auto loadStart = std::chrono::steady_clock::now();
   s.model = engine::Model::load(path, engineOptions);
+  const double loadSeconds = std::chrono::duration<double>(
+                                 std::chrono::steady_clock::now() - loadStart)
+                                 .count();
+  // What loading made of the linear weights against what the file holds.
+  uint64_t fileBytes = 0;
+  for (const engine::LinearSpec &spec : engine::linear_specs(*s.file, format))
+    fileBytes += s.file->tensor(spec.tensor).bytes;
+  const double packed = double(s.model->linear_bytes());
+  std::fprintf(stderr,
+               "lowbit: loaded in %.2f s; linear weights %.1f MiB as loaded, "
+               "%.1f MiB in the file (%.3fx)\n",
+               loadSeconds, packed / 1048576.0, fileBytes / 1048576.0,
+               packed / double(fileBytes));
   return s;
 }
 

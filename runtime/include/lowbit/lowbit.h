@@ -125,6 +125,13 @@ lowbit_status_t lowbit_pack_gguf(const char *format, const char *gguf_type,
  * step reads). */
 int64_t lowbit_weights_bytes(const lowbit_weights_t *weights);
 
+/* Frees the canonical copy that weights packed for a kernel keep beside
+ * the kernel's layout (about as large): an engine that holds many weights
+ * calls it once each is packed. The products are unchanged;
+ * lowbit_reference_mpgemm on these weights is an error afterwards. Weights
+ * that the reference runs (no kernel) keep their one copy. */
+lowbit_status_t lowbit_weights_compact(lowbit_weights_t *weights);
+
 /* Quantized activations (opaque), reusable across calls: quantize a batch
  * once, multiply it with every weight of the same format class and K
  * (Q/K/V, gate/up). */
