@@ -331,7 +331,8 @@ mlir::lowbit::generateKernel(const KernelRequest &request) {
   if (bitserial && (lut || format->layout == LayoutKind::Gguf))
     return fail("the lut-bitserial strategy has no kernel for " +
                 request.format + " (it supports i2s, w1gG, w2gG, w3gG, w4gG)");
-  if (format->weight.getBits() == 3 && !lut && !bitserial &&
+  if (format->weight.getEncoding() == Encoding::Unsigned &&
+      format->weight.getBits() == 3 && !lut && !bitserial &&
       !isGpuTarget(request.target))
     return fail("the upconvert strategy has no kernel for " + request.format +
                 " (it supports i2s, w1gG, w2gG, w4gG, q4_0)");

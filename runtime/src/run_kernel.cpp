@@ -16,7 +16,7 @@ lowbit_layout_t vnni4_layout(const Format &format) {
   layout.family = LOWBIT_LAYOUT_VNNI4;
   layout.lane_order = LOWBIT_LANE_ROWS;
   layout.tile_rows = LOWBIT_TILE_ROWS;
-  layout.tile_k = uint16_t(LOWBIT_K_BLOCK / std::max(1, format.bits));
+  layout.tile_k = uint16_t(lowbit_vnni4_tile_k(std::max(1, format.bits)));
   layout.panel_blocks = 0;
   return layout;
 }

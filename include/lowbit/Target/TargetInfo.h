@@ -149,6 +149,14 @@ public:
   /// lowbit.uk.dot4.
   virtual Value emitDot4(OpBuilder &b, Location loc, Value acc, Value codes,
                          Value x, VectorType accType) const = 0;
+  /// lowbit.uk.load_i8: `ptr` is the address of the first byte (uint16_t *
+  /// of the scales array).
+  virtual Value emitLoadI8(OpBuilder &b, Location loc, Value ptr,
+                           VectorType type) const = 0;
+  /// lowbit.uk.dot4 {centred}: codes u stand for u - 128.
+  virtual Value emitCentredDot4(OpBuilder &b, Location loc, Value acc,
+                                Value codes, Value x,
+                                VectorType accType) const = 0;
   /// arith.addi of two int32 registers (lane-wise, wrapping); of int16
   /// registers (lowbit.uk.dot2 sums) on targets with hasLutLaneOrder.
   virtual Value emitAddI(OpBuilder &b, Location loc, Value lhs, Value rhs,

@@ -242,9 +242,13 @@ struct ConvertDot4 : TargetPattern<UkDot4Op> {
     FailureOr<VectorType> type = getRegisterType(rewriter, op, op.getType());
     if (failed(type))
       return failure();
-    rewriter.replaceOp(op, target.emitDot4(rewriter, op.getLoc(),
-                                           adaptor.getAcc(), adaptor.getCodes(),
-                                           adaptor.getX(), *type));
+    rewriter.replaceOp(
+        op, op.getCentred()
+                ? target.emitCentredDot4(rewriter, op.getLoc(),
+                                         adaptor.getAcc(), adaptor.getCodes(),
+                                         adaptor.getX(), *type)
+                : target.emitDot4(rewriter, op.getLoc(), adaptor.getAcc(),
+                                  adaptor.getCodes(), adaptor.getX(), *type));
     return success();
   }
 };
@@ -261,6 +265,28 @@ struct ConvertLoadHalf : TargetPattern<UkLoadHalfOp> {
                                   adaptor.getOffset());
     rewriter.replaceOp(op,
                        target.emitLoadHalf(rewriter, op.getLoc(), ptr, *type));
+    return success();
+  }
+};
+
+struct ConvertLoadI8 : TargetPattern<UkLoadI8Op> {
+  using TargetPattern::TargetPattern;
+  LogicalResult
+  matchAndRewrite(UkLoadI8Op op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    FailureOr<VectorType> type = getRegisterType(rewriter, op, op.getType());
+    if (failed(type))
+      return failure();
+    // The offset counts bytes of the 16-bit array.
+    Value bytes = emitc::CastOp::create(
+        rewriter, op.getLoc(),
+        emitc::PointerType::get(
+            emitc::OpaqueType::get(rewriter.getContext(), "const int8_t")),
+        adaptor.getBase());
+    Value ptr =
+        getElementAddress(rewriter, op.getLoc(), bytes, adaptor.getOffset());
+    rewriter.replaceOp(op,
+                       target.emitLoadI8(rewriter, op.getLoc(), ptr, *type));
     return success();
   }
 };
@@ -564,7 +590,7 @@ void mlir::lowbit::populateLowBitToEmitCPatterns(const TypeConverter &converter,
   MLIRContext *ctx = patterns.getContext();
   patterns
       .add<ConvertLoad, ConvertBroadcast4, ConvertUnpack, ConvertShrExact,
-           ConvertDot4, ConvertLoadHalf, ConvertBlockCombine,
+           ConvertDot4, ConvertLoadHalf, ConvertLoadI8, ConvertBlockCombine,
            ConvertTernaryScale, ConvertStore, ConvertPrefetch, ConvertBroadcast,
            ConvertLutTables, ConvertLutDot, ConvertLutDot8, ConvertSpill,
            HookPattern<UkLutSignsOp, emitLutSigns>,

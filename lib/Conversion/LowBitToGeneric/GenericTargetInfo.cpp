@@ -93,6 +93,24 @@ public:
     return sum;
   }
 
+  Value emitCentredDot4(OpBuilder &b, Location loc, Value acc, Value codes,
+                        Value x, VectorType accType) const override {
+    Type i32 = b.getI32Type();
+    Value sum = acc;
+    Value bias = intConstant(b, loc, i32, 0x80);
+    for (int64_t r = 0; r < 4; ++r) {
+      Value c = emitc::SubOp::create(
+          b, loc, i32, castTo(b, loc, i32, byteOf(b, loc, codes, r)), bias);
+      Value xs = castTo(b, loc, i32, byteOf(b, loc, x, r));
+      xs = emitc::SubOp::create(
+          b, loc, i32, emitc::BitwiseXorOp::create(b, loc, i32, xs, bias),
+          bias);
+      sum = emitc::AddOp::create(b, loc, i32, sum,
+                                 emitc::MulOp::create(b, loc, i32, c, xs));
+    }
+    return sum;
+  }
+
   /// An exact division (well defined for negative values, unlike >>).
   Value emitShrExact(OpBuilder &b, Location loc, Value value, int64_t shift,
                      VectorType type) const override {
@@ -117,6 +135,12 @@ public:
   }
 
   /// Exact fp16 -> f32 for finite values: ldexpf(mantissa, exponent - 25).
+  Value emitLoadI8(OpBuilder &b, Location loc, Value ptr,
+                   VectorType type) const override {
+    Value p = castTo(b, loc, constPointerType(b.getContext(), "int8_t"), ptr);
+    return castTo(b, loc, b.getF32Type(), loadElement(b, loc, p, 0));
+  }
+
   Value emitLoadHalf(OpBuilder &b, Location loc, Value ptr,
                      VectorType type) const override {
     Type t = u32(b.getContext()), i32 = b.getI32Type(), f32 = b.getF32Type();

@@ -14,8 +14,10 @@
 //                   shift alone clears the other bits)
 //   dot4            vdotq_s32 (sdot)          vmull_s8 + vmull_high_s8 +
 //                                             vpaddq_s16 + vpadalq_s16
+//   dot4 {centred}  veorq_u8 0x80, then dot4 (the codes as signed bytes)
 //   shr_exact       vshrq_n_s32
 //   load_half       vcvt_f32_f16(vld1_u16)
+//   load_i8         vld1_dup_s32, vmovl_s8, vmovl_s16, vcvtq_f32_s32
 //   block_combine   vcvtq_f32_s32, vfmsq_f32, vmulq_f32, vfmaq_f32
 //   ternary_scale   vsubq_s32, vcvtq_f32_s32, vmulq_f32, vdivq_f32 (no FMA)
 //   store (partial) vst1q_f32 / vst1q_lane_f32 per lane below the count
@@ -172,6 +174,15 @@ public:
     return call(b, loc, i32x4(ctx), "vpadalq_s16", {acc, pairs});
   }
 
+  /// u - 128 is u ^ 0x80 read as a signed byte: sdot (or its nodot
+  /// sequence) of the flipped codes.
+  Value emitCentredDot4(OpBuilder &b, Location loc, Value acc, Value codes,
+                        Value x, VectorType accType) const override {
+    Value flipped = call(b, loc, opaqueType(b.getContext(), "uint8x16_t"),
+                         "veorq_u8", {codes, splatByte(b, loc, 0x80)});
+    return emitDot4(b, loc, acc, flipped, x, accType);
+  }
+
   Value emitAddI(OpBuilder &b, Location loc, Value lhs, Value rhs,
                    VectorType type) const override {
     return call(b, loc, i32x4(b.getContext()), "vaddq_s32", {lhs, rhs});
@@ -202,6 +213,21 @@ public:
     Value half = call(b, loc, opaqueType(ctx, "float16x4_t"),
                       "vreinterpret_f16_u16", raw);
     return call(b, loc, f32x4(ctx), "vcvt_f32_f16", half);
+  }
+
+  /// 4 bytes as one int32 lane, sign-extended twice (vmovl) and converted.
+  Value emitLoadI8(OpBuilder &b, Location loc, Value ptr,
+                   VectorType type) const override {
+    MLIRContext *ctx = b.getContext();
+    Value word = call(b, loc, opaqueType(ctx, "int32x2_t"), "vld1_dup_s32",
+                      castTo(b, loc, constPointerType(ctx, "int32_t"), ptr));
+    Value bytes =
+        call(b, loc, opaqueType(ctx, "int8x8_t"), "vreinterpret_s8_s32", word);
+    Value shorts = call(b, loc, opaqueType(ctx, "int16x8_t"), "vmovl_s8", bytes);
+    Value low = call(b, loc, opaqueType(ctx, "int16x4_t"), "vget_low_s16",
+                     shorts);
+    Value ints = call(b, loc, i32x4(ctx), "vmovl_s16", low);
+    return call(b, loc, f32x4(ctx), "vcvtq_f32_s32", ints);
   }
 
   Value emitBlockCombine(OpBuilder &b, Location loc,

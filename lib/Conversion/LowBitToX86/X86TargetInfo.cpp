@@ -10,7 +10,11 @@
 //   unpack          _mm*_srli_epi16 + _mm*_and_si*  (one shift per plane > 0)
 //   dot4            _mm512_dpbusd_epi32       _mm256_dpbusd_avx_epi32 /
 //                                             maddubs + madd(ones) + add
+//   dot4 {centred}  2 x dpbusd (0x80 bytes)   VNNI: as AVX-512; AVX2: xor
+//                   + sub_epi32               0x80, 2 x sign_epi8, then dot4
 //   load_half       _mm512_cvtph_ps           _mm256_cvtph_ps (F16C)
+//   load_i8         _mm_loadu_si128 /         _mm_loadl_epi64 +
+//                   cvtepi8_epi32, cvtepi32_ps  cvtepi8_epi32, cvtepi32_ps
 //   block_combine   cvtepi32_ps, fnmadd, mul, fmadd
 //   ternary_scale   sub_epi32, cvtepi32_ps, mul_ps, div_ps (no FMA: exact)
 //   store (partial) _mm512_mask_storeu_ps     _mm256_maskstore_ps
@@ -339,6 +343,18 @@ protected:
                            IntegerType::get(bytes.getContext(), 32));
   }
 
+  /// lowbit.uk.dot4 {centred} with an unsigned x signed dot product
+  /// (vpdpbusd): dot4(u) - dot4(0x80 bytes).
+  Value centredByVnni(OpBuilder &b, Location loc, Value acc, Value codes,
+                      Value x, VectorType accType) const {
+    Type reg = intType(b.getContext());
+    Value zero =
+        call(b, loc, reg, name("setzero_si" + Twine(registerBytes * 8)), {});
+    Value bias = emitDot4(b, loc, zero, splatByte(b, loc, -128), x, accType);
+    return call(b, loc, reg, name("sub_epi32"),
+                {emitDot4(b, loc, acc, codes, x, accType), bias});
+  }
+
   Value splatByte(OpBuilder &b, Location loc, int8_t value) const {
     return call(b, loc, intType(b.getContext()), name("set1_epi8"), {},
                 {b.getI32IntegerAttr(value)});
@@ -357,6 +373,21 @@ protected:
   Type floatType(MLIRContext *ctx) const {
     return opaqueType(ctx, registerBytes == 64 ? "__m512" : "__m256");
   }
+  /// lowbit.uk.load_i8: 16 or 8 bytes sign-extended to int32 lanes
+  /// (vpmovsxbd), converted to f32.
+  Value emitLoadI8(OpBuilder &b, Location loc, Value ptr,
+                   VectorType type) const override {
+    MLIRContext *ctx = b.getContext();
+    Type xmm = opaqueType(ctx, "__m128i");
+    Value p = castTo(b, loc, constPointerType(ctx, "__m128i"), ptr);
+    Value bytes = call(b, loc, xmm,
+                       registerBytes == 64 ? "_mm_loadu_si128"
+                                           : "_mm_loadl_epi64",
+                       p);
+    Value ints = call(b, loc, intType(ctx), name("cvtepi8_epi32"), bytes);
+    return call(b, loc, floatType(ctx), name("cvtepi32_ps"), ints);
+  }
+
   /// lowbit.uk.load of f32 lanes (a spilled partial sum).
   Value loadFloats(OpBuilder &b, Location loc, Value ptr) const {
     MLIRContext *ctx = b.getContext();
@@ -396,6 +427,13 @@ public:
                  VectorType accType) const override {
     return call(b, loc, intType(b.getContext()), "_mm512_dpbusd_epi32",
                 {acc, codes, x});
+  }
+
+  /// vpdpbusd of the codes, less 128 x the activations' sum (vpdpbusd of
+  /// 0x80 bytes).
+  Value emitCentredDot4(OpBuilder &b, Location loc, Value acc, Value codes,
+                        Value x, VectorType accType) const override {
+    return centredByVnni(b, loc, acc, codes, x, accType);
   }
 
   Value emitLoadHalf(OpBuilder &b, Location loc, Value ptr,
@@ -549,6 +587,20 @@ public:
     return call(b, loc, reg, "_mm256_add_epi32", {acc, quads});
   }
 
+  /// The signed codes c = u ^ 0x80 as |c| (unsigned) times x with c's sign
+  /// (vpsignb), ggml's AVX2 int8 dot product: |c x| <= 128 * 127, so a
+  /// pair fits vpmaddubsw's int16 (x is never -128).
+  Value emitCentredDot4(OpBuilder &b, Location loc, Value acc, Value codes,
+                        Value x, VectorType accType) const override {
+    Type reg = intType(b.getContext());
+    Value c = call(b, loc, reg, "_mm256_xor_si256",
+                   {codes, splatByte(b, loc, -128)});
+    Value magnitude = call(b, loc, reg, "_mm256_sign_epi8", {c, c});
+    Value signedX = call(b, loc, reg, "_mm256_sign_epi8", {x, c});
+    return X86Avx2TargetInfo::emitDot4(b, loc, acc, magnitude, signedX,
+                                       accType);
+  }
+
   Value emitLoadHalf(OpBuilder &b, Location loc, Value ptr,
                      VectorType type) const override {
     MLIRContext *ctx = b.getContext();
@@ -692,6 +744,11 @@ public:
                  VectorType accType) const override {
     return call(b, loc, intType(b.getContext()), "_mm256_dpbusd_avx_epi32",
                 {acc, codes, x});
+  }
+
+  Value emitCentredDot4(OpBuilder &b, Location loc, Value acc, Value codes,
+                        Value x, VectorType accType) const override {
+    return centredByVnni(b, loc, acc, codes, x, accType);
   }
 };
 

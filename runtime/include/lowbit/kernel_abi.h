@@ -6,10 +6,14 @@
 |*                                                                          *|
 \*===----------------------------------------------------------------------===*/
 /*
- * UPCONVERT LAYOUT ("vnni4", bits b in {1, 2, 4})
+ * UPCONVERT LAYOUT ("vnni4", bits b in {1, 2, 4}; ggml block formats also
+ * 5 and 8, see lowbit_vnni4_low_bits for codes in two planes)
  *
  * Codes are unsigned: i2s c = q + 1 (0..2), w1gG c = 1 for +1 and 0 for -1,
- * w2gG/w4gG c = q (0..2^b-1), q4_0 c = the 0..15 nibble. Padding codes are 0.
+ * w2gG/w4gG c = q (0..2^b-1), q4_0 c = the 0..15 nibble; ggml's q8_0,
+ * q5_0, q3_k, q6_k c = the signed code + 2^(b-1) (q8_0 0..255, q5_0 0..31,
+ * q3_k 0..7, q6_k 0..63), q4_1, q5_1, q2_k, q4_k, q5_k c = the stored code.
+ * Padding codes are 0.
  *   Mp = ceil(M / 16) * 16        rows, in tiles of 16
  *   Kp = ceil(K / 32) * 32        K, padded with zero codes
  *   kv = 32 / b                   k values per 64-byte vector
@@ -19,15 +23,33 @@
  *   So (vector >> b*j) & (2^b - 1) per byte is a VNNI "16 rows x 4 k" int8
  *   block (bytes 0..31 are rows 0..7, bytes 32..63 rows 8..15, so AVX2 uses
  *   two 32-byte halves). Total Mp * Kp * b / 8 bytes.
- * scales: w1/w2/w4 gG and q4_0 (G = 32): fp16 [Mp/16][Kp/G][16]; else null.
- * zeros:  w2gG/w4gG only: fp16 [Mp/16][Kp/G][16], integer zero points z.
+ * scales: w1/w2/w4 gG, q4_0, q8_0, q5_0, q4_1, q5_1 (G = 32): fp16
+ *         [Mp/16][Kp/G][16] (the blocks' d); K-quants: K-QUANT SCALES;
+ *         else null.
+ * zeros:  w2gG/w4gG: fp16 [Mp/16][Kp/G][16], integer zero points z;
+ *         q4_1/q5_1: fp16 [Mp/16][Kp/32][16], the blocks' minimums m;
+ *         else null.
+ *
+ * K-QUANT SCALES (super-blocks of 256; sub-blocks j of 32: q4_k, q5_k, or of
+ * 16: q2_k, q3_k, q6_k)
+ *   per tile, per super-block of the row (Kp / 256): 16 fp16 d, then (q2_k,
+ *   q4_k, q5_k, which have minimums) 16 fp16 -dmin (rows 0..15), then per
+ *   sub-block j 16 int8 sub-scales sc_j, then (minimums) per sub-block 16
+ *   int8 sub-minimums m_j: s_j = d * sc_j, o_j = -dmin * m_j exactly as
+ *   ggml dequantizes (q3_k: sc_j = its 6-bit scale - 32; q6_k: its int8
+ *   scale). Bytes: q4_k 320, q5_k 320, q2_k 576, q3_k 288, q6_k 288 per
+ *   tile and super-block; against the GGUF tensor +2.8% (q4_k), +2.3%
+ *   (q5_k), +19% (q2_k), +3.6% (q3_k), 0 (q6_k): the sub-scales are whole
+ *   bytes here (4 or 6 bits in ggml), which the kernel widens with one
+ *   instruction per 16 rows.
  * Padding rows have code 0, scale 0 and zero 0.
  *
  * ACTIVATIONS (prepared by the runtime)
- *   block = Kp for ternary formats, 32 otherwise.
- *   xq       int8  [N][Kp]       quantized as in activation.h, zero padded
- *   x_scales float [N][Kp/block] the multiplier s (x ~= q / s)
- *   x_sums   int32 [N][Kp/block] sum of xq over the block
+ *   block = Kp for ternary formats, 32 otherwise; sum_block = block, or 16
+ *   for q2_k, q3_k, q6_k (sub-blocks of 16).
+ *   xq       int8  [N][Kp]           quantized as in activation.h, zero padded
+ *   x_scales float [N][Kp/block]     the multiplier s (x ~= q / s)
+ *   x_sums   int32 [N][Kp/sum_block] sum of xq over the sum block
  *
  * MATH (per output row m, column n; D = sum over a block of c * xq, int32)
  *   ternary:  acc = D - S (whole row, S = x_sums[n][0]);
@@ -36,6 +58,12 @@
  *   w1gG:     per 32-block b: acc_b = 2*D_b - S_b;      y += acc_b * s_g / s_b
  *   w2/w4gG:  per 32-block b: acc_b = D_b - z_g * S_b;  y += acc_b * s_g / s_b
  *   q4_0:     per 32-block b: acc_b = D_b - 8 * S_b;    y += acc_b * d_b / s_b
+ *   q8_0, q5_0: as q4_0 with 2^(b-1) for 8
+ *   q4_1, q5_1: per 32-block b: y += (d_b * D_b + m_b * S_b) / s_b
+ *   K-quants: per super-block: y += d * sum_j sc_j * (D_j - off * S_j) / s_b
+ *                                 - dmin * sum_j m_j * S_j / s_b
+ *             over its sub-blocks j (in 32-block b), off = 2^(b-1) for
+ *             q3_k, q6_k, 0 with minimums (q2_k, q4_k, q5_k)
  *   (group formats: float combination order is the kernel's; they are checked
  *   within the documented error bound, not bit-exactly.)
  *

@@ -26,13 +26,14 @@ struct UpconvertWeights {
   Format format;
   int64_t M = 0, K = 0;
   int64_t Mp = 0, Kp = 0; // M rounded up to 16, K rounded up to 32
-  int bits = 0;           // 1, 2 or 4
+  int bits = 0;           // 1..6 (3, 5, 6: two planes) or 8
   int64_t group = 0;      // G of the scales (32 for q4_0), 0 without scales
   float w_scale = 0.0f;   // ternary s_w; 0 for the other formats
   bool bit_planes = false; // bitserial_abi.h's layout (pack_bitserial)
   AlignedArray<uint8_t> codes;   // Mp * Kp * bits / 8 bytes
   AlignedArray<uint16_t> scales; // fp16 [Mp/16][Kp/G][16], or empty
-  AlignedArray<uint16_t> zeros;  // fp16 [Mp/16][Kp/G][16], w2/w4 only
+  AlignedArray<uint16_t> zeros;  // fp16 [Mp/16][Kp/G][16]: w2/w4 zero
+                                 // points, q4_1/q5_1 minimums; or empty
 
   int64_t num_tiles() const { return Mp / kUpconvertTileRows; }
   /// Bytes a kernel streams per call: codes + scales + zeros.
@@ -44,7 +45,8 @@ struct UpconvertWeights {
   const uint16_t *zeros_or_null() const { return zeros.data(); }
 };
 
-/// Whether `format` has an upconvert layout: i2s, w1gG, w2gG, w4gG, q4_0.
+/// Whether `format` has an upconvert layout: i2s, w1gG, w2gG, w4gG, q4_0,
+/// and ggml's block formats but iq4_nl.
 bool has_upconvert_layout(const Format &format);
 
 /// Repacks validated canonical weights into the upconvert layout. Throws
@@ -56,9 +58,10 @@ UpconvertWeights pack_upconvert(const PackedWeights &canonical);
 struct PreparedActivations {
   int64_t N = 0, K = 0, Kp = 0;
   int64_t block = 0;            // Kp for ternary formats, 32 otherwise
+  int64_t sum_block = 0;        // block, or 16 for q2_k, q3_k, q6_k
   AlignedArray<int8_t> xq;      // [N][Kp], zero padded
   AlignedArray<float> x_scales; // [N][Kp/block], the multiplier s
-  AlignedArray<int32_t> x_sums; // [N][Kp/block], sum of xq over a block
+  AlignedArray<int32_t> x_sums; // [N][Kp/sum_block], sum of xq over one
 };
 
 /// Sizes P for N rows of K values of `format` (kernel_abi.h's arrays),

@@ -21,6 +21,10 @@ func.func @microkernel_zmm(%codes: memref<?xui8>, %xq: memref<?xi8>,
   %e = lowbit.uk.shr_exact %acc {shift = 6} : vector<16xi32>
   // CHECK: %[[D:.*]] = lowbit.uk.dot4 %{{.*}}, %[[C]], %[[X]] : vector<64xi8> -> vector<16xi32>
   %d = lowbit.uk.dot4 %acc, %c, %x : vector<64xi8> -> vector<16xi32>
+  // CHECK: lowbit.uk.dot4 %{{.*}}, %[[W]], %[[X]] {centred} : vector<64xi8> -> vector<16xi32>
+  %dc = lowbit.uk.dot4 %acc, %w, %x {centred} : vector<64xi8> -> vector<16xi32>
+  // CHECK: lowbit.uk.load_i8 %{{.*}}[%{{.*}}] : memref<?xui16> -> vector<16xf32>
+  %sc = lowbit.uk.load_i8 %scales[%off] : memref<?xui16> -> vector<16xf32>
   // CHECK: %[[S:.*]] = lowbit.uk.load_half %{{.*}}[%{{.*}}] : memref<?xui16> -> vector<16xf32>
   %s = lowbit.uk.load_half %scales[%off] : memref<?xui16> -> vector<16xf32>
   // CHECK: %[[G1:.*]] = lowbit.uk.block_combine %{{.*}}, %[[D]], %{{.*}} zero(%[[S]], %{{.*}} : vector<16xf32>) : vector<16xi32> -> vector<16xf32>

@@ -63,8 +63,37 @@ struct KernelPlan {
   int64_t prefetchBytes = 0; // distance of lowbit.uk.prefetch, 0: none
   int64_t registerBytes = 0, lanes = 0, slices = 0;
 
+  /// The code offset every row shares (q4_0 8, offset encodings' code
+  /// offset), subtracted through the activations' block sums; 0 otherwise.
+  int64_t codeOffset = 0;
+  /// Bits of the low plane of a code (kernel_abi.h lowbit_vnni4_low_bits):
+  /// codes of 3, 5, 6 bits have a high plane of bits - lowBits more.
+  int64_t lowBits = 0;
+  /// 8-bit codes on a target whose dot product takes codes below 128: dot4
+  /// {centred} reads code u as u - 128.
+  bool centred = false;
+
   bool isTernary() const { return encoding == Encoding::Ternary; }
   bool hasZeros() const { return encoding == Encoding::Unsigned; }
+  /// A minimum per 32-k block (min encodings): y += o * S / s_b.
+  bool hasMin() const { return encoding == Encoding::Min; }
+  /// K-quants (kernel_abi.h, K-QUANT SCALES): `group` is the super-block,
+  /// whose fp16 d (and -dmin) scale the int8 sub-scales (and sub-minimums)
+  /// of its 32-k blocks.
+  bool subScales = false;
+  /// Scale groups per 32-k block: 2 for K-quants with sub-blocks of 16
+  /// (q2_k, q3_k, q6_k), whose activation sums are per 16 (kernel_abi.h);
+  /// their dot products are two accumulators per output, one per half.
+  int64_t halves = 1;
+  /// Sums per output of a scale group: g, and h for the minimums.
+  int64_t sumsPerOutput() const { return subScales && hasMin() ? 2 : 1; }
+  /// Bytes per tile and super-block of the K-quant scales: 16 fp16 d (and
+  /// 16 fp16 -dmin), then per 32-k block 16 int8 sub-scales (then as many
+  /// sub-minimums).
+  int64_t superBytes() const {
+    int64_t parts = hasMin() ? 2 : 1;
+    return parts * (kTileRows * 2 + group / kBlockK * halves * kTileRows);
+  }
   int64_t groupsPerRow() const { return kp / group; }
   int64_t totalCodeBytes() const {
     return numTiles * vectorsPerTile * kVectorBytes;
@@ -232,7 +261,7 @@ private:
     } else if (shape.blocks) {
       dynamicGroupedLoop(
           shape.blocks, plan.blocksPerStep, plan.group / kBlockK, zeroOut(),
-          int64_t(state.size()), state,
+          int64_t(state.size()) * plan.sumsPerOutput(), state,
           [&](Value first) { loadGroupZeros(tile, first); }, accumulate,
           [&](Value first, ArrayRef<Value> sums) {
             foldGroup(tile, first, sums, state);
@@ -240,7 +269,7 @@ private:
     } else {
       groupedLoop(
           0, plan.blocks, plan.blocksPerStep, plan.group / kBlockK, zeroOut(),
-          int64_t(state.size()), state,
+          int64_t(state.size()) * plan.sumsPerOutput(), state,
           [&](Value first) { loadGroupZeros(tile, first); }, accumulate,
           [&](Value first, ArrayRef<Value> sums) {
             foldGroup(tile, first, sums, state);
@@ -262,10 +291,15 @@ private:
       dots = initialDots(tile, sums);
     }
 
-    int64_t planes = 8 / plan.bits;
     Value kBase = mul(block, kBlockK);
     for (int64_t u = 0; u < plan.bits; ++u) {
       Value vector = add(mul(block, plan.bits), u);
+      // The low plane's vectors, then the high plane's (codes of 3, 5 or
+      // 6 bits), whose codes count 2^lowBits each.
+      bool high = u >= plan.lowBits;
+      int64_t width = high ? plan.bits - plan.lowBits : plan.lowBits;
+      int64_t inPlane = high ? u - plan.lowBits : u;
+      int64_t planes = 8 / width;
       // One register per (tile, slice), loaded once and unpacked per plane.
       SmallVector<Value> packed;
       for (int64_t t = 0; t < tile.tiles; ++t)
@@ -276,7 +310,7 @@ private:
             prefetch(offset);
         }
       for (int64_t j = 0; j < planes; ++j) {
-        Value k = add(kBase, 4 * (u * planes + j));
+        Value k = add(kBase, 4 * (inPlane * planes + j));
         SmallVector<Value> x;
         for (int64_t c = 0; c < tile.columns; ++c)
           x.push_back(UkBroadcast4Op::create(
@@ -285,25 +319,36 @@ private:
         for (int64_t t = 0; t < tile.tiles; ++t)
           for (int64_t s = 0; s < tile.slices; ++s) {
             // Binary codes are doubled: q = 2c - 1 (the -1 is in the
-            // accumulator's start).
+            // accumulator's start). 8-bit codes are the bytes themselves.
             int64_t scale = tile.scaledPlanes ? tile.planeScale[j]
                             : plan.encoding == Encoding::Binary ? 1
-                                                                : 0;
-            Value w = UkUnpackOp::create(
-                b, loc, byteReg, packed[t * tile.slices + s],
-                b.getI64IntegerAttr(plan.bits), b.getI64IntegerAttr(j),
-                b.getI64IntegerAttr(scale));
+                            : high                             ? plan.lowBits
+                                                               : 0;
+            Value w = packed[t * tile.slices + s];
+            if (width < 8)
+              w = UkUnpackOp::create(b, loc, byteReg, w,
+                                     b.getI64IntegerAttr(width),
+                                     b.getI64IntegerAttr(j),
+                                     b.getI64IntegerAttr(scale));
             int64_t chain =
                 tile.scaledPlanes ? j : (u * planes + j) % tile.chains;
+            // Sub-blocks of 16: k 0..15 and 16..31 of the block apart.
+            int64_t half = 4 * (inPlane * planes + j) * plan.halves / kBlockK;
             for (int64_t c = 0; c < tile.columns; ++c) {
-              Value &acc = dots[tile.accIndex(t, s, c) * tile.chains + chain];
-              acc = UkDot4Op::create(b, loc, accReg, acc, w, x[c]);
+              Value &acc =
+                  dots[(tile.accIndex(t, s, c) * tile.chains + chain) *
+                           plan.halves +
+                       half];
+              acc = UkDot4Op::create(b, loc, accReg, acc, w, x[c],
+                                     plan.centred);
             }
           }
       }
     }
     if (plan.isTernary())
       return dots;
+    if (plan.subScales)
+      return combineSubScales(tile, block, state, dots, invs);
     return combineBlock(tile, state, dots, sums, invs);
   }
 
@@ -315,33 +360,51 @@ private:
       Value at = add(scaled(add(tile.firstColumn, c), plan.xBlocksPerRow(),
                             plan.isTernary() ? Value() : shape.blocks),
                      block);
-      sums.push_back(memref::LoadOp::create(b, loc, xSums, at));
+      // Sub-blocks of 16: one activation sum per half (kernel_abi.h).
+      for (int64_t h = 0; h < plan.halves; ++h)
+        sums.push_back(memref::LoadOp::create(
+            b, loc, xSums, add(mul(at, plan.halves), h)));
       Value scale = memref::LoadOp::create(b, loc, xScales, at);
       Value one = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(1.0f));
       invs.push_back(arith::DivFOp::create(b, loc, one, scale));
     }
+    // Min encodings: S / s_b per column (and half), for foldGroup or
+    // combineSubScales.
+    blockMinTerms.clear();
+    if (plan.hasMin())
+      for (int64_t c = 0; c < tile.columns; ++c)
+        for (int64_t h = 0; h < plan.halves; ++h) {
+          Value sum = arith::SIToFPOp::create(b, loc, b.getF32Type(),
+                                              sums[c * plan.halves + h]);
+          blockMinTerms.push_back(vector::BroadcastOp::create(
+              b, loc, outReg, arith::MulFOp::create(b, loc, sum, invs[c])));
+        }
   }
 
   /// The accumulators a block starts from: the zero point's share of the
   /// dot product when it is the same for every row (sum q x = sum c x - z S:
-  /// q4_0 z = 8; w1gG q = 2c - 1 with doubled codes, so -S), else 0.
+  /// q4_0 z = 8, offset encodings their code offset, less the 128 that dot4
+  /// {centred} subtracts itself; w1gG q = 2c - 1 with doubled codes, so
+  /// -S), else 0.
   SmallVector<Value> initialDots(const Tile &tile, ArrayRef<Value> sums) {
-    int64_t zeroPoint = plan.encoding == Encoding::Binary     ? 1
-                        : plan.encoding == Encoding::GgufQ4_0 ? 8
-                                                              : 0;
-    SmallVector<Value> dots(tile.numAccumulators());
-    for (int64_t c = 0; c < tile.columns; ++c) {
-      Value start = zeroAcc();
-      if (zeroPoint != 0) {
-        Value z = arith::ConstantOp::create(
-            b, loc, b.getI32IntegerAttr(int32_t(-zeroPoint)));
-        Value offset = arith::MulIOp::create(b, loc, sums[c], z);
-        start = vector::BroadcastOp::create(b, loc, accReg, offset);
+    int64_t zeroPoint = plan.encoding == Encoding::Binary
+                            ? 1
+                            : plan.codeOffset - (plan.centred ? 128 : 0);
+    SmallVector<Value> dots(tile.numAccumulators() * plan.halves);
+    for (int64_t c = 0; c < tile.columns; ++c)
+      for (int64_t h = 0; h < plan.halves; ++h) {
+        Value start = zeroAcc();
+        if (zeroPoint != 0) {
+          Value z = arith::ConstantOp::create(
+              b, loc, b.getI32IntegerAttr(int32_t(-zeroPoint)));
+          Value offset =
+              arith::MulIOp::create(b, loc, sums[c * plan.halves + h], z);
+          start = vector::BroadcastOp::create(b, loc, accReg, offset);
+        }
+        for (int64_t t = 0; t < tile.tiles; ++t)
+          for (int64_t s = 0; s < tile.slices; ++s)
+            dots[tile.accIndex(t, s, c) * plan.halves + h] = start;
       }
-      for (int64_t t = 0; t < tile.tiles; ++t)
-        for (int64_t s = 0; s < tile.slices; ++s)
-          dots[tile.accIndex(t, s, c)] = start;
-    }
     return dots;
   }
 
@@ -349,7 +412,7 @@ private:
   /// (formats with per-row zero points), for combineBlock.
   void loadGroupZeros(const Tile &tile, Value first) {
     groupZeros.clear();
-    if (!plan.hasZeros())
+    if (!plan.hasZeros() && !(plan.hasMin() && !plan.subScales))
       return;
     Value group = div(first, plan.group / kBlockK);
     for (int64_t t = 0; t < tile.tiles; ++t)
@@ -377,11 +440,79 @@ private:
     return result;
   }
 
+  /// K-quants: g += sc_j * (D_j / s_b) and (minimums) h += m_j * (S_j /
+  /// s_b) with the rows' int8 sub-scales sc_j and sub-minimums m_j of the
+  /// sub-blocks j of `block` (one, or two halves of 16).
+  SmallVector<Value> combineSubScales(const Tile &tile, Value block,
+                                      ArrayRef<Value> groupSums,
+                                      ArrayRef<Value> dots,
+                                      ArrayRef<Value> invs) {
+    SmallVector<Value> result(groupSums);
+    int64_t outputs = tile.numAccumulators();
+    int64_t blocksPer = plan.group / kBlockK;
+    Value super = div(block, blocksPer);
+    Value within = sub(block, mul(super, blocksPer));
+    for (int64_t t = 0; t < tile.tiles; ++t)
+      for (int64_t s = 0; s < tile.slices; ++s) {
+        // Bytes: after the fp16 d (and -dmin) rows, the block's row of
+        // int8 sub-scales, then (minimums) the sub-minimums' rows.
+        int64_t scalesAt = kTileRows * 2 * plan.sumsPerOutput();
+        int64_t subBlocks = blocksPer * plan.halves;
+        for (int64_t h = 0; h < plan.halves; ++h) {
+          Value at = add(add(superScalesOffset(tile, t, s, super, 1),
+                             mul(add(mul(within, plan.halves), h), kTileRows)),
+                         scalesAt);
+          Value sc = UkLoadI8Op::create(b, loc, outReg, scales, at);
+          Value mins;
+          if (plan.hasMin())
+            mins = UkLoadI8Op::create(b, loc, outReg, scales,
+                                      add(at, subBlocks * kTileRows));
+          for (int64_t c = 0; c < tile.columns; ++c) {
+            int64_t i = tile.accIndex(t, s, c);
+            Value scaled = UkBlockCombineOp::create(
+                b, loc, outReg, zeroOut(), dots[i * plan.halves + h], invs[c],
+                Value(), Value());
+            result[i] = UkGroupCombineOp::create(b, loc, outReg, result[i],
+                                                 scaled, sc);
+            if (mins)
+              result[outputs + i] = UkGroupCombineOp::create(
+                  b, loc, outReg, result[outputs + i],
+                  blockMinTerms[c * plan.halves + h], mins);
+          }
+        }
+      }
+    return result;
+  }
+
   /// y += g * s_g for every output: the group's sums `groupSums` times the
-  /// rows' scales of the group whose first block is `first`.
+  /// rows' scales of the group whose first block is `first`; for min
+  /// encodings (group = block) also y += o * S / s_b, the rows' minimums;
+  /// for K-quants y += g * d (and y += h * -dmin) of the super-block.
   void foldGroup(const Tile &tile, Value first, ArrayRef<Value> groupSums,
                  SmallVectorImpl<Value> &outputs) {
     Value group = div(first, plan.group / kBlockK);
+    if (plan.subScales) {
+      int64_t count = tile.numAccumulators();
+      for (int64_t t = 0; t < tile.tiles; ++t)
+        for (int64_t s = 0; s < tile.slices; ++s) {
+          // fp16 elements: d of the slice's rows, then -dmin 16 later.
+          Value at = superScalesOffset(tile, t, s, group, 2);
+          Value d = UkLoadHalfOp::create(b, loc, outReg, scales, div(at, 2));
+          Value mn;
+          if (plan.hasMin())
+            mn = UkLoadHalfOp::create(b, loc, outReg, scales,
+                                      add(div(at, 2), kTileRows));
+          for (int64_t c = 0; c < tile.columns; ++c) {
+            int64_t i = tile.accIndex(t, s, c);
+            outputs[i] = UkGroupCombineOp::create(b, loc, outReg, outputs[i],
+                                                  groupSums[i], d);
+            if (mn)
+              outputs[i] = UkGroupCombineOp::create(
+                  b, loc, outReg, outputs[i], groupSums[count + i], mn);
+          }
+        }
+      return;
+    }
     for (int64_t t = 0; t < tile.tiles; ++t)
       for (int64_t s = 0; s < tile.slices; ++s) {
         Value scale = UkLoadHalfOp::create(b, loc, outReg, scales,
@@ -390,6 +521,10 @@ private:
           int64_t i = tile.accIndex(t, s, c);
           outputs[i] = UkGroupCombineOp::create(b, loc, outReg, outputs[i],
                                                 groupSums[i], scale);
+          if (plan.hasMin())
+            outputs[i] = UkGroupCombineOp::create(
+                b, loc, outReg, outputs[i], blockMinTerms[c],
+                groupZeros[t * tile.slices + s]);
         }
       }
   }
@@ -478,6 +613,21 @@ private:
     return add(first, mul(add(tile.firstSlice, s), plan.registerBytes));
   }
 
+  /// Byte offset of K-quant super-block `super` of a slice's rows in the
+  /// scales array ([tile][super-block][superBytes]), plus the slice's first
+  /// row at `rowBytes` bytes per row (2 for its fp16 d, 1 for its int8
+  /// sub-scales).
+  Value superScalesOffset(const Tile &tile, int64_t t, int64_t s, Value super,
+                          int64_t rowBytes) {
+    Value tileIndex = add(tile.firstTile, t);
+    Value first = mul(
+        add(scaled(tileIndex, plan.anyShape ? 0 : plan.groupsPerRow(),
+                   shape.groupsPerRow),
+            super),
+        plan.superBytes());
+    return add(first, mul(add(tile.firstSlice, s), plan.lanes * rowBytes));
+  }
+
   /// Element offset of the fp16 scales (and zeros) of a slice for `group`:
   /// [tile][group][16 rows].
   Value scalesOffset(const Tile &tile, int64_t t, int64_t s, Value group) {
@@ -535,6 +685,7 @@ private:
   Shape shape;
   VectorType byteReg, accReg, outReg;
   SmallVector<Value> groupZeros; // the current group's, see loadGroupZeros
+  SmallVector<Value> blockMinTerms; // min encodings: the last block's S / s_b
 };
 
 class LowerUpconvertPass
@@ -575,6 +726,23 @@ private:
     plan.anyShape = isAnyShape(op);
     plan.encoding = weight.getEncoding();
     plan.bits = weight.getBits();
+    plan.codeOffset = plan.encoding == Encoding::GgufQ4_0 ? 8
+                                                          : weight.getCodeOffset();
+    plan.lowBits = lowbit_vnni4_low_bits(int(plan.bits));
+    plan.subScales = weight.getSuperBlock() > 0;
+    plan.centred = plan.bits == 8 && target.getMaxDotCode() < 255;
+    if (plan.hasMin() && !plan.subScales && weight.getGroup() != kBlockK)
+      return op.emitOpError() << "lowbit-lower-upconvert takes minimums per "
+                                 "32-k block (group = 32) without a "
+                                 "super-block, got group = "
+                              << weight.getGroup();
+    if (plan.subScales && weight.getGroup() != kBlockK &&
+        weight.getGroup() != kBlockK / 2)
+      return op.emitOpError() << "lowbit-lower-upconvert takes sub-blocks "
+                                 "of 32 or 16, got group = "
+                              << weight.getGroup();
+    if (plan.subScales)
+      plan.halves = kBlockK / weight.getGroup();
     if (!plan.anyShape) {
       plan.m = op.getM();
       plan.kp = llvm::alignTo(op.getK(), kBlockK);
@@ -582,7 +750,7 @@ private:
       plan.vectorsPerTile = plan.kp * plan.bits / kBlockK;
       plan.blocks = plan.kp / kBlockK;
     }
-    plan.group = weight.getGroup();
+    plan.group = plan.subScales ? weight.getSuperBlock() : weight.getGroup();
     plan.tilesPerGroup = config.getTileM() / kTileRows;
     plan.tileN = config.getTileN();
     plan.blocksPerStep = config.getTileK() / kBlockK * config.getUnroll();

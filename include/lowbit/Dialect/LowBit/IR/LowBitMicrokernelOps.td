@@ -102,12 +102,22 @@ def LowBit_UkDot4Op
     sum wrapping modulo 2^32 (the semantics of x86 `vpdpbusd`; no
     intermediate saturation can occur for codes below 16).
 
+    With `centred`, a code byte u stands for u - 128 (8-bit codes with
+    offset 128, ggml's Q8_0): `result[i] = acc[i] + sum_r (codes[4i + r] -
+    128) * x[4i + r]`, for targets whose dot product takes codes below 128
+    only (TargetInfo::getMaxDotCode: AVX2's vpmaddubsw saturates int16
+    pairs, NEON's sdot is signed x signed), which compute it as a signed
+    dot product (AVX2: the vpsignb form of ggml's AVX2 int8 dot, so `x`
+    must not be -128, which the activation quantizer never writes: |xq| <=
+    127).
+
     ```mlir
     %a1 = lowbit.uk.dot4 %a0, %c, %x : vector<64xi8> -> vector<16xi32>
+    %a2 = lowbit.uk.dot4 %a0, %c, %x {centred} : vector<32xi8> -> vector<8xi32>
     ```
   }];
   let arguments = (ins LowBit_I32Register:$acc, LowBit_ByteRegister:$codes,
-                   LowBit_ByteRegister:$x);
+                   LowBit_ByteRegister:$x, UnitAttr:$centred);
   let results = (outs LowBit_I32Register:$result);
   let assemblyFormat = [{
     $acc `,` $codes `,` $x attr-dict `:` type($codes) `->` type($result)
@@ -144,6 +154,26 @@ def LowBit_UkLoadHalfOp
 
     ```mlir
     %s = lowbit.uk.load_half %scales[%i] : memref<?xui16> -> vector<16xf32>
+    ```
+  }];
+  let arguments = (ins MemRefRankOf<[UI16], [1]>:$base, Index:$offset);
+  let results = (outs LowBit_F32Register:$result);
+  let assemblyFormat = [{
+    $base `[` $offset `]` attr-dict `:` type($base) `->` type($result)
+  }];
+}
+
+def LowBit_UkLoadI8Op
+    : LowBit_UkOp<"load_i8", [MemoryEffects<[MemRead]>]> {
+  let summary = "Loads int8 values and widens them to f32";
+  let description = [{
+    Loads as many signed bytes as the result has lanes, from byte `offset`
+    of the 16-bit array on (the scales array of kernel_abi.h, whose K-quant
+    super-blocks keep their integer sub-scales as int8 rows; the offset
+    counts bytes), and converts them exactly to f32.
+
+    ```mlir
+    %sc = lowbit.uk.load_i8 %scales[%i] : memref<?xui16> -> vector<16xf32>
     ```
   }];
   let arguments = (ins MemRefRankOf<[UI16], [1]>:$base, Index:$offset);

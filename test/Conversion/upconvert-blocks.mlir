@@ -1,0 +1,47 @@
+// RUN: lowbit-opt %S/Inputs/blocks.mlir --lowbit-upconvert-pipeline="target=x86-avx2" | mlir-translate --mlir-to-cpp | FileCheck %s --check-prefix=AVX2 --implicit-check-not=dpbusd
+// RUN: lowbit-opt %S/Inputs/blocks.mlir --lowbit-upconvert-pipeline="target=x86-avx512vnni" | mlir-translate --mlir-to-cpp | FileCheck %s --check-prefix=AVX512 --implicit-check-not=sign_epi8
+// RUN: lowbit-opt %S/Inputs/blocks.mlir --lowbit-upconvert-pipeline="target=aarch64-neon" | mlir-translate --mlir-to-cpp | FileCheck %s --check-prefix=NEON --implicit-check-not=_mm
+// RUN: lowbit-opt %S/Inputs/blocks.mlir --lowbit-upconvert-pipeline="target=generic" | mlir-translate --mlir-to-cpp | FileCheck %s --check-prefix=GENERIC --implicit-check-not=_mm
+
+// The target forms of what llama.cpp's block formats add to the up-convert
+// kernels: dot4 {centred} (q8_0's 8-bit codes where the dot product takes
+// codes below 128) and load_i8 (q4_k's int8 sub-scales).
+
+// For q8_0 with AVX2 the codes are flipped to signed (xor 0x80), then their
+// magnitude times the activations with their sign (ggml's AVX2 int8 dot).
+// AVX2-LABEL: extern "C" void q8_0(
+// AVX2: [[C:v[0-9]+]] = _mm256_xor_si256(
+// AVX2-NEXT: [[A:v[0-9]+]] = _mm256_sign_epi8([[C]], [[C]]);
+// AVX2-NEXT: [[X:v[0-9]+]] = _mm256_sign_epi8({{v[0-9]+}}, [[C]]);
+// AVX2-NEXT: _mm256_maddubs_epi16([[A]], [[X]]);
+// On AVX-512 VNNI the unsigned codes go to vpdpbusd as they are.
+// AVX512-LABEL: extern "C" void q8_0(
+// AVX512: _mm512_dpbusd_epi32(
+// With NEON, sdot of the flipped codes.
+// NEON-LABEL: extern "C" void q8_0(
+// NEON: [[F:v[0-9]+]] = veorq_u8(
+// NEON: [[S:v[0-9]+]] = vreinterpretq_s8_u8([[F]]);
+// NEON: vdotq_s32({{v[0-9]+}}, [[S]],
+// GENERIC-LABEL: extern "C" void q8_0(
+
+// q4_k's sub-scales: 8 (AVX2), 16 (AVX-512) or 4 (NEON) bytes widened to
+// int32 and converted to float; one byte on generic.
+// AVX2-LABEL: extern "C" void q4_k(
+// AVX2: [[B:v[0-9]+]] = _mm_loadl_epi64(
+// AVX2-NEXT: [[I:v[0-9]+]] = _mm256_cvtepi8_epi32([[B]]);
+// AVX2-NEXT: _mm256_cvtepi32_ps([[I]]);
+// AVX512-LABEL: extern "C" void q4_k(
+// AVX512: [[B:v[0-9]+]] = _mm_loadu_si128(
+// AVX512-NEXT: [[I:v[0-9]+]] = _mm512_cvtepi8_epi32([[B]]);
+// AVX512-NEXT: _mm512_cvtepi32_ps([[I]]);
+// NEON-LABEL: extern "C" void q4_k(
+// NEON: vld1_dup_s32(
+// NEON-NEXT: vreinterpret_s8_s32(
+// NEON-NEXT: vmovl_s8(
+// NEON-NEXT: vget_low_s16(
+// NEON-NEXT: vmovl_s16(
+// NEON-NEXT: vcvtq_f32_s32(
+// GENERIC-LABEL: extern "C" void q4_k(
+// GENERIC: [[P:v[0-9]+]] = (const int8_t*) {{v[0-9]+}};
+// GENERIC: int8_t* [[Q:v[0-9]+]] = &[[P]][{{v[0-9]+}}];
+// GENERIC: (float) {{v[0-9]+}};
