@@ -66,14 +66,13 @@ KernelChoice choiceFor(const Format &format, Strategy strategy,
   }
 }
 
-/// Compiles and registers the kernels of every lowbit linear weight of the
-/// model in `file` (engine::linear_specs) for `format` ("" follows the
-/// file).
-ModelKernels compileModelKernels(const GgufFile &file,
-                                 const std::string &format, Strategy strategy,
-                                 Target target, const KernelOptions &options) {
+/// Compiles and registers the kernels of every lowbit linear weight of a
+/// model (`specs`: engine::linear_specs of its file and format).
+ModelKernels compileModelKernels(const std::vector<engine::LinearSpec> &specs,
+                                 Strategy strategy, Target target,
+                                 const KernelOptions &options) {
   std::map<std::string, std::vector<std::pair<int64_t, int64_t>>> shapes;
-  for (const engine::LinearSpec &spec : engine::linear_specs(file, format)) {
+  for (const engine::LinearSpec &spec : specs) {
     if (spec.format.empty())
       continue;
     auto &list = shapes[spec.format];
@@ -161,12 +160,14 @@ Session openModel(const ParsedOptions &options, int64_t n_ctx,
   const Target target = parse_target(options.getOr("target", "native"));
   KernelOptions kernelOptions;
   kernelOptions.schedulePath = options.getOr("schedule", "");
-  engine::linear_specs(*s.file, format); // a bad model fails before the work
+  // Once (a float tensor is read to see whether it is ternary); a bad model
+  // fails here, before the work.
+  const std::vector<engine::LinearSpec> specs =
+      engine::linear_specs(*s.file, format);
   std::fprintf(stderr, "lowbit: compiling the kernels of %s...\n",
                path.c_str());
   const auto start = std::chrono::steady_clock::now();
-  s.kernels =
-      compileModelKernels(*s.file, format, strategy, target, kernelOptions);
+  s.kernels = compileModelKernels(specs, strategy, target, kernelOptions);
   const double seconds = std::chrono::duration<double>(
                              std::chrono::steady_clock::now() - start)
                              .count();
@@ -186,7 +187,7 @@ Session openModel(const ParsedOptions &options, int64_t n_ctx,
                                  .count();
   // What loading made of the linear weights against what the file holds.
   uint64_t fileBytes = 0;
-  for (const engine::LinearSpec &spec : engine::linear_specs(*s.file, format))
+  for (const engine::LinearSpec &spec : specs)
     fileBytes += s.file->tensor(spec.tensor).bytes;
   const double packed = double(s.model->linear_bytes());
   std::fprintf(stderr,
