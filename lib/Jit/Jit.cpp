@@ -67,8 +67,9 @@ double gpuWeightBytes(const PackedWeights &W) {
 }
 
 bool hasGpuKernel(const Format &format) {
-  return format.kind == FormatKind::I2S || format.kind == FormatKind::Group ||
-         format.kind == FormatKind::Q4_0;
+  if (const GgmlBlockType *type = ggml_block_type(format.kind))
+    return type->codebook == nullptr;
+  return format.kind == FormatKind::I2S || format.kind == FormatKind::Group;
 }
 
 KernelChoice resolveChoice(const Format &format, Strategy strategy,
@@ -83,14 +84,17 @@ KernelChoice resolveChoice(const Format &format, Strategy strategy,
                 " (see 'lowbit targets')");
   if (isGpuTarget(target)) {
     // The GPU kernel (#lowbit.gpu) unpacks codes to int8 products: the
-    // upconvert strategy, for i2s, w1gG..w4gG and q4_0.
+    // upconvert strategy, for i2s, w1gG..w4gG and the ggml block formats
+    // but iq4_nl.
     const bool gpuFormat = hasGpuKernel(format);
     if (strategy == Strategy::Auto)
       strategy = gpuFormat ? Strategy::Upconvert : Strategy::Reference;
     if (strategy != Strategy::Reference &&
         (strategy != Strategy::Upconvert || !gpuFormat))
-      throw Error("target '" + target_name(target) + "' has only the "
-                  "upconvert strategy for i2s, w1gG..w4gG and q4_0 (got " +
+      throw Error("target '" + target_name(target) +
+                  "' has only the "
+                  "upconvert strategy for i2s, w1gG..w4gG and the ggml block "
+                  "formats but iq4_nl (got " +
                   strategy_name(strategy) + " for " + format.name() + ")");
     return {strategy, target};
   }

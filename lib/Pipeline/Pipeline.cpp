@@ -231,16 +231,22 @@ static llvm::Error generateGpuKernel(MLIRContext &ctx, ModuleOp module,
   options.nHint = request.nHint;
   options.dtype = request.dtype;
   // Bits per code of the kernel's weight words: 2 for i2s, else the
-  // format's (wbgG: b; q4_0: 4, repacked by the runtime); the weights word
-  // of the kernel info (runtime/include/lowbit/vulkan.h).
+  // format's (wbgG: b; q4_0: 4 and the other ggml block formats their code
+  // bits, repacked by the runtime); the weights word of the kernel info
+  // (runtime/include/lowbit/vulkan.h: 6..9 describe the other ggml block
+  // formats by their encoding and scale group).
   int64_t bits = 2, weights = 0;
   module.walk([&](MpGemmOp op) {
-    Encoding encoding = op.getWeight().getEncoding();
+    WeightAttr weight = op.getWeight();
+    Encoding encoding = weight.getEncoding();
     if (encoding != Encoding::Ternary)
-      bits = op.getWeight().getBits();
+      bits = weight.getBits();
     weights = encoding == Encoding::Ternary    ? 0
               : encoding == Encoding::GgufQ4_0 ? 5
-                                               : bits;
+              : weight.isBlockEncoding()
+                  ? 6 + (encoding == Encoding::Min ? 1 : 0) +
+                        (weight.getGroup() == 16 ? 2 : 0)
+                  : bits;
   });
   PassManager pm(&ctx);
   buildGpuPipeline(pm, options);
@@ -260,7 +266,7 @@ static llvm::Error generateGpuKernel(MLIRContext &ctx, ModuleOp module,
     return fail("");
   source.config = printAttr(config);
   source.layout = weights == 0   ? "#lowbit.layout<i2s>"
-                  : weights == 5 ? "#lowbit.layout<gguf>"
+                  : weights >= 5 ? "#lowbit.layout<gguf>"
                                  : "#lowbit.layout<canonical>";
   source.bits = bits;
   source.Mp = request.M;

@@ -469,22 +469,50 @@ VulkanKernel::VulkanKernel(const SpirvKernel &kernel, const PackedWeights &W)
   if (info[0] != 2)
     throw Error("vulkan: kernel ABI version " + std::to_string(info[0]) +
                 ", this runtime knows 2");
-  // Weights: 0 i2s, 1..4 w<b>gG, 5 q4_0 (lowbit/vulkan.h).
+  // Weights: 0 i2s, 1..4 w<b>gG, 5 q4_0, 6..9 the other ggml block formats
+  // by encoding and scale group (lowbit/vulkan.h).
   const int64_t weights = info[10];
   const bool group = weights != 0, q4_0 = weights == 5;
+  const bool block = weights >= 6 && weights <= 9;
+  const bool blockMin = block && (weights - 6) % 2 == 1;
+  const int blockScale = block && weights >= 8 ? 16 : 32;
+  // The other block formats: bits per code from the words per row (K is a
+  // multiple of 32).
+  const int64_t blockBits = info[2] > 0 ? info[3] * 32 / info[2] : 0;
+  const GgmlBlockType *type = ggml_block_type(W.format.kind);
   const bool formatOk =
-      q4_0    ? W.format.kind == FormatKind::Q4_0
+      q4_0 ? W.format.kind == FormatKind::Q4_0
+      : block
+          ? type && W.format.kind != FormatKind::Q4_0 && !type->codebook &&
+                type->has_min == blockMin && type->scale_block == blockScale &&
+                type->code_bits == blockBits
       : group ? W.format.kind == FormatKind::Group && W.format.bits == weights
               : W.format.kind == FormatKind::I2S;
-  if (!formatOk || info[1] != W.M || info[2] != W.K)
-    throw Error("vulkan: the kernel is for " +
-                (q4_0    ? std::string("q4_0")
-                 : group ? "w" + std::to_string(weights) + "gG"
-                         : std::string("i2s")) +
-                " " +
+  if (!formatOk || info[1] != W.M || info[2] != W.K) {
+    std::string kernelFormat;
+    if (block) {
+      // Every format with this repacked form (q4_1 and q4_k share one).
+      int count = 0;
+      const GgmlBlockType *types = ggml_block_types(&count);
+      for (int t = 0; t < count; ++t)
+        if (types[t].kind != FormatKind::Q4_0 && !types[t].codebook &&
+            types[t].has_min == blockMin &&
+            types[t].scale_block == blockScale &&
+            types[t].code_bits == blockBits)
+          kernelFormat +=
+              (kernelFormat.empty() ? "" : " or ") + std::string(types[t].name);
+      if (kernelFormat.empty())
+        kernelFormat = "unknown block format";
+    } else {
+      kernelFormat = q4_0    ? std::string("q4_0")
+                     : group ? "w" + std::to_string(weights) + "gG"
+                             : std::string("i2s");
+    }
+    throw Error("vulkan: the kernel is for " + kernelFormat + " " +
                 std::to_string(info[1]) + " x " + std::to_string(info[2]) +
-                " weights, got " + W.format.name() + " " +
-                std::to_string(W.M) + " x " + std::to_string(W.K));
+                " weights, got " + W.format.name() + " " + std::to_string(W.M) +
+                " x " + std::to_string(W.K));
+  }
   if (info[9] && !k.d.intDot)
     throw Error("vulkan: the kernel uses the integer dot product "
                 "(#lowbit.gpu int_dot) but '" +
@@ -520,7 +548,7 @@ VulkanKernel::VulkanKernel(const SpirvKernel &kernel, const PackedWeights &W)
   std::memset(bytes, 0, size_t(k.M * k.words * 4));
   const int64_t rowBytes = W.row_bytes();
   std::vector<int8_t> codes4(q4_0 ? size_t(k.K) : 0);
-  for (int64_t m = 0; m < k.M; ++m) {
+  for (int64_t m = 0; m < k.M && !block; ++m) {
     uint8_t *out = bytes + m * k.words * 4;
     if (!q4_0) {
       std::memcpy(out, W.codes.data() + m * rowBytes, size_t(rowBytes));
@@ -534,8 +562,36 @@ VulkanKernel::VulkanKernel(const SpirvKernel &kernel, const PackedWeights &W)
                        4, out);
   }
   Buffer &blocks = k.buffers[5];
-  blocks.reserve(k.d, group ? size_t(k.M * (k.K / 32) * 2 * 4) : 4);
-  if (group) {
+  if (block) {
+    // The other ggml block formats: row_block_params' codes c as unsigned
+    // codes q = c + z of blockBits bits (z = 2^(bits - 1), the dialect's
+    // code_offset, for formats without a min; 0 with one), and per scale
+    // block s (no min) or (s, o) as floats.
+    const int64_t scaleBlocks = k.K / blockScale;
+    const int perScale = blockMin ? 2 : 1;
+    const int zero = blockMin ? 0 : 1 << (blockBits - 1);
+    blocks.reserve(k.d, size_t(k.M * scaleBlocks * perScale * 4));
+    auto *params = static_cast<float *>(blocks.data);
+    std::vector<int8_t> c(size_t(k.K));
+    std::vector<uint8_t> q(size_t(k.K));
+    std::vector<float> s(static_cast<size_t>(scaleBlocks)),
+        o(static_cast<size_t>(scaleBlocks));
+    for (int64_t m = 0; m < k.M; ++m) {
+      row_block_params(W, m, c.data(), s.data(), o.data());
+      for (int64_t i = 0; i < k.K; ++i)
+        q[size_t(i)] = uint8_t(c[size_t(i)] + zero);
+      detail::pack_codes(q.data(), k.K, int(blockBits),
+                         bytes + m * k.words * 4);
+      for (int64_t j = 0; j < scaleBlocks; ++j) {
+        *params++ = s[size_t(j)];
+        if (blockMin)
+          *params++ = o[size_t(j)];
+      }
+    }
+  } else {
+    blocks.reserve(k.d, group ? size_t(k.M * (k.K / 32) * 2 * 4) : 4);
+  }
+  if (group && !block) {
     std::vector<detail::ScaleZero> row(size_t(k.K / 32));
     auto *out = static_cast<float *>(blocks.data);
     for (int64_t m = 0; m < k.M; ++m) {

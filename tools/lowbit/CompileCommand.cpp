@@ -428,7 +428,8 @@ writeGpuBundle(const fs::path &out, const BundleSpec &spec,
   const Format &format = spec.format;
   if (!hasGpuKernel(format))
     throw Error("lowbit compile: target '" + spec.target +
-                "' has kernels for i2s, w1gG..w4gG and q4_0 only, not " +
+                "' has kernels for i2s, w1gG..w4gG and the ggml block "
+                "formats but iq4_nl, not " +
                 format.name());
   if (spec.strategy != Strategy::Auto)
     throw Error("lowbit compile: target '" + spec.target +

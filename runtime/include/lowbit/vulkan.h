@@ -9,13 +9,21 @@
 //                            when the scales are not fused, "act_scales"
 //   int64_t  <name>_info[14] {abi version (2), M, K, Kw = 32-bit words per
 //                            row (ceil(K / 16) for i2s, K b / 32 for
-//                            w<b>gG, K / 8 for q4_0),
+//                            w<b>gG and the ggml block formats with b-bit
+//                            codes, K / 8 for q4_0),
 //                            invocations per workgroup, wg_tile_m,
 //                            wg_tile_n, has the act_scales pre-kernel
 //                            (1 / 0), SPIR-V word count, integer dot
 //                            product (1 / 0: the device needs
 //                            shaderIntegerDotProduct), weights (0: i2s,
-//                            1..4: w1gG..w4gG, 5: q4_0), X / Y element
+//                            1..4: w1gG..w4gG, 5: q4_0, 6..9: the other
+//                            ggml block formats but iq4_nl, 6 + (1 with a
+//                            min) + (2 with scale blocks of 16): 6 q8_0,
+//                            q5_0; 7 q4_1, q5_1, q4_k, q5_k; 8 q3_k, q6_k;
+//                            9 q2_k; the code bits b = 32 Kw / K tell them
+//                            apart, and formats equal in all three, such
+//                            as q4_1 and q4_k, are one repacked form that
+//                            one kernel runs), X / Y element
 //                            type (0: f32,
 //                            1: f16, 2: bf16), native 16-bit storage
 //                            buffers (1 / 0: the device needs
@@ -39,11 +47,21 @@
 //   5  float    blocks [M][K / 32][2]  group formats and q4_0: per 32-block
 //                            (s, z) of the weights (row_block_scales), z an
 //                            integer
+//                 blocks [M][K / G][P]   the other ggml block formats, per
+//                            scale block of G = 16 or 32 weights
+//                            (row_block_params): P = 2, (s, o) with a min;
+//                            P = 1, s alone without (1 float = 4 bytes)
 //
 // w<b>gG codes are the canonical rows (b bits, K a multiple of 32, so no
 // padding; a 32-block is b words, 3-bit codes straddle words); w1gG codes c
 // stand for 2c - 1 (no zero point); q4_0 rows are repacked by the host into
-// the canonical 4-bit row of their codes (0..15, zero point 8). Activations
+// the canonical 4-bit row of their codes (0..15, zero point 8). The other
+// ggml block formats are repacked the same way from row_block_params: code
+// q = c (with a min: W = s c + o) or q = c + 2^(b - 1) (without: the
+// dialect's code_offset z, W = s (q - z), q8_0 0..255, q6_k 0..63), b bits
+// each. Bytes per 256 weights against ggml's: q8_0 288 (272), q4_k 192
+// (144), q6_k 256 (210), q4_1 / q5_1 192 / 224 (160 / 192), q5_0 192 (176),
+// q5_k 224 (176), q3_k 160 (110), q2_k 192 (84). Activations
 // are quantized per 32-block in the kernel, and Y agrees with the reference
 // within float summation order.
 //

@@ -1357,12 +1357,12 @@ func.func @lut_bitserial_q8_0(%x: tensor<?x64xf32>, %w: tensor<8x68xi8>) -> tens
 
 // -----
 
-func.func @gpu_q6_k(%x: tensor<?x256xf32>, %w: tensor<8x210xi8>) -> tensor<?x8xf32> {
-  // expected-error@+1 {{gpu strategy does not support offset weights yet}}
+func.func @gpu_iq4_nl(%x: tensor<?x64xf32>, %w: tensor<8x36xi8>) -> tensor<?x8xf32> {
+  // expected-error@+1 {{gpu strategy does not support codebook weights yet}}
   %y = lowbit.mpgemm %x, %w {
-         weight = #lowbit.weight<bits = 6, encoding = offset, group = 16, scale = per_block, code_offset = 32, super_block = 256, scale_bits = 8>,
+         weight = #lowbit.weight<bits = 4, encoding = codebook, group = 32, scale = per_block, codebook = [-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113]>,
          layout = #lowbit.layout<gguf>,
          config = #lowbit.gpu<wg_tile_m = 16, wg_tile_n = 1, sg_tile_m = 4, sg_tile_n = 1, subgroup_size = 16>}
-       : (tensor<?x256xf32>, tensor<8x210xi8>) -> tensor<?x8xf32>
+       : (tensor<?x64xf32>, tensor<8x36xi8>) -> tensor<?x8xf32>
   return %y : tensor<?x8xf32>
 }

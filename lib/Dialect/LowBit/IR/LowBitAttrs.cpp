@@ -824,9 +824,9 @@ LogicalResult GpuAttr::verifyFor(EmitErrorFn emitError,
     return checkLayoutSupported(emitError, "gpu", layout,
                                 {LayoutKind::Canonical});
   case Encoding::GgufQ4_0:
-    return checkLayoutSupported(emitError, "gpu", layout, {LayoutKind::Gguf});
   case Encoding::Offset:
   case Encoding::Min:
+    return checkLayoutSupported(emitError, "gpu", layout, {LayoutKind::Gguf});
   case Encoding::Codebook:
     return emitError() << "gpu strategy does not support "
                        << stringifyEncoding(weight.getEncoding())

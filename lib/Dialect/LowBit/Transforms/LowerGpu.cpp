@@ -51,6 +51,12 @@ namespace {
 /// The element type of X and Y.
 enum class IoType { F32, F16, BF16 };
 
+/// What the blocks buffer holds per scale block (runtime/include/lowbit/
+/// vulkan.h): ScaleZero (s, z) for wbgG and q4_0; ScaleOffset (s, o) for the
+/// ggml formats with a min, W = s c + o; Scale s alone for those with a code
+/// offset, W = s (q - z) with z the format's constant code_offset.
+enum class BlockParams { ScaleZero, ScaleOffset, Scale };
+
 /// Everything the kernel body depends on.
 struct GpuPlan {
   int64_t m = 0, k = 0, words = 0; // words: 32-bit code words per row
@@ -58,10 +64,15 @@ struct GpuPlan {
   int64_t invocations = 0;
   bool fused = true;
   bool intDot = false;
-  bool blockScales = false; // group formats, q4_0: per-32-block (s, z), no
-                            // row scale
+  bool blockScales = false; // every format but i2s: per-block scales from
+                            // the blocks buffer, no row scale
   bool binary = false;      // w1gG: code c stands for 2c - 1, no zero point
-  int64_t bits = 2;         // bits per weight code (i2s: 2; wbgG: b; q4_0: 4)
+  int64_t bits = 2;         // bits per weight code (i2s: 2; wbgG: b; q4_0: 4;
+                            // the ggml block formats their code bits)
+  BlockParams params = BlockParams::ScaleZero;
+  int64_t codeOffset = 0;   // BlockParams::Scale: the constant zero point
+  int64_t scaleGroup = 32;  // weights per scale block: 32, or 16 (q2_k,
+                            // q3_k, q6_k: two per 32-block)
   bool matrix = false;      // cooperative-matrix tiles (buildMatrixTile)
   IoType io = IoType::F32;
 };
@@ -474,21 +485,27 @@ private:
                                  /*unsignedRhs=*/!bothSigned);
   }
 
-  /// Group formats: acc[i * sgN + j] += (float)(D - z S) * s_w / s_x for
-  /// 32-block `block` (its `bits` words from bits * block), where the
-  /// activations of row j are quantized with their own block scale s_x (in
-  /// registers), D = sum of codes times them, S their sum and (s_w, z) the
-  /// weights' block scale and zero point: the reference's per-block
-  /// expression (w1gG: (2D - S), codes c standing for 2c - 1; q4_0: the
-  /// runtime's 4-bit codes q + 8 with z = 8).
+  /// Every format but i2s: acc[i * sgN + j] += t / s_x for 32-block `block`
+  /// (its `bits` words from bits * block), where the activations of row j
+  /// are quantized with their own block scale s_x (in registers) and t sums
+  /// the block's one or two scale blocks h (scaleGroup 32 or 16) in order,
+  /// with D_h the sum of codes times activations and S_h the activations'
+  /// sum over h: the reference's per-block expression. Per h, from the
+  /// blocks buffer: (s, z) gives (float)(D - z S) * s (w1gG: (2D - S) * s,
+  /// codes c standing for 2c - 1; q4_0: the runtime's 4-bit codes q + 8 with
+  /// z = 8); (s, o) gives s (float)D + o (float)S (W = s c + o); s alone
+  /// gives (float)(D - z S) * s with the format's constant code offset z
+  /// (the runtime stores q = c + z).
   void accumulateBlock(Value block, ArrayRef<Value> rows,
                        ArrayRef<Value> xRows, SmallVectorImpl<Value> &acc) {
     constexpr int64_t kBlock = 32;
-    const int64_t perWord = 32 / plan.bits; // codes per word (1, 2, 4 bits)
+    const int64_t perWord = 32 / plan.bits; // codes per word (1, 2, 4, 8 bits)
+    const int64_t halves = kBlock / plan.scaleGroup;
+    const int64_t perScale = plan.params == BlockParams::Scale ? 1 : 2;
     Value k0 = mul(block, cst(kBlock));
-    int64_t blocks = plan.k / kBlock;
-    SmallVector<SmallVector<Value>> xq(plan.sgN);
-    SmallVector<Value> xScale, xSum;
+    int64_t scaleBlocks = plan.k / plan.scaleGroup;
+    SmallVector<SmallVector<Value>> xq(plan.sgN), xSum(plan.sgN);
+    SmallVector<Value> xScale;
     for (int64_t j = 0; j < plan.sgN; ++j) {
       SmallVector<Value> values;
       Value amax = cstF32(0.0f);
@@ -498,17 +515,18 @@ private:
       }
       Value s = arith::DivFOp::create(b, loc, cstF32(127.0f),
                                       fmax(amax, cstF32(1e-5f)));
-      Value sum = cstI32(0);
-      for (Value v : values) {
-        xq[j].push_back(quantize(v, s));
+      xSum[j].assign(halves, cstI32(0));
+      for (int64_t e = 0; e < kBlock; ++e) {
+        xq[j].push_back(quantize(values[e], s));
+        Value &sum = xSum[j][e / plan.scaleGroup];
         sum = arith::AddIOp::create(b, loc, sum, xq[j].back());
       }
       xScale.push_back(s);
-      xSum.push_back(sum);
     }
     // int_dot: the activations packed once, reused by every row: per word
-    // in the byte planes of dotCodes where codes tile bytes (1, 2, 4
-    // bits), else per 4 consecutive k.
+    // in the byte planes of dotCodes where codes tile bytes (1, 2, 4, 8
+    // bits), else per 4 consecutive k. Either way a pack lies inside one
+    // scale block (a word of codes holds at most 16).
     bool planes = 8 % plan.bits == 0;
     SmallVector<SmallVector<Value>> packed(plan.sgN);
     if (plan.intDot)
@@ -526,16 +544,17 @@ private:
     for (int64_t i = 0; i < plan.sgM; ++i) {
       Value wordBase =
           add(mul(rows[i], cst(plan.words)), mul(block, cst(plan.bits)));
-      Value at = mul(add(mul(rows[i], cst(blocks)), block), cst(2));
-      Value wScale = memref::LoadOp::create(b, loc, blockScales, at);
-      Value zeroPoint =
-          plan.binary
-              ? Value()
-              : arith::FPToSIOp::create(
-                    b, loc, b.getI32Type(),
-                    memref::LoadOp::create(b, loc, blockScales,
-                                           add(at, cst(1)))
-                        .getResult());
+      Value firstScale =
+          add(mul(rows[i], cst(scaleBlocks)), mul(block, cst(halves)));
+      // Per scale block h: s, and z (ScaleZero, ScaleOffset's o: second).
+      SmallVector<Value> wScale, second;
+      for (int64_t h = 0; h < halves; ++h) {
+        Value at = mul(add(firstScale, cst(h)), cst(perScale));
+        wScale.push_back(memref::LoadOp::create(b, loc, blockScales, at));
+        if (perScale == 2 && !plan.binary)
+          second.push_back(
+              memref::LoadOp::create(b, loc, blockScales, add(at, cst(1))));
+      }
       // The block's `bits` words, each loaded where first needed.
       SmallVector<Value> words(plan.bits);
       auto word = [&](int64_t index) {
@@ -544,48 +563,79 @@ private:
                                                 add(wordBase, cst(index)));
         return words[index];
       };
-      SmallVector<Value> dots(plan.sgN, cstI32(0));
+      // dots[h][j]: D of scale block h and activation row j.
+      SmallVector<SmallVector<Value>> dots(
+          halves, SmallVector<Value>(plan.sgN, cstI32(0)));
       if (plan.intDot && planes) {
         int64_t perPack = 8 / plan.bits;
         for (int64_t part = 0; part < plan.bits; ++part)
-          for (int64_t j = 0; j < plan.sgN; ++j)
-            dots[j] = dotCodes(
-                dots[j], word(part),
+          for (int64_t j = 0; j < plan.sgN; ++j) {
+            Value &d = dots[part * perWord / plan.scaleGroup][j];
+            d = dotCodes(
+                d, word(part),
                 ArrayRef<Value>(packed[j]).slice(part * perPack, perPack),
                 plan.bits);
+          }
       } else if (plan.intDot) {
         for (int64_t g = 0; g < kBlock / 4; ++g) {
           Value codes = blockCode(word, 4 * g);
           for (int64_t r = 1; r < 4; ++r)
             codes = arith::OrIOp::create(
                 b, loc, codes, shl(blockCode(word, 4 * g + r), 8 * r));
-          for (int64_t j = 0; j < plan.sgN; ++j)
-            dots[j] = arith::AddIOp::create(
-                b, loc, dots[j], dot(packed[j][g], codes, false));
+          for (int64_t j = 0; j < plan.sgN; ++j) {
+            Value &d = dots[4 * g / plan.scaleGroup][j];
+            d = arith::AddIOp::create(b, loc, d,
+                                      dot(packed[j][g], codes, false));
+          }
         }
       } else {
         for (int64_t kk = 0; kk < kBlock; ++kk) {
           Value c = blockCode(word, kk);
-          for (int64_t j = 0; j < plan.sgN; ++j)
-            dots[j] = arith::AddIOp::create(
-                b, loc, dots[j], arith::MulIOp::create(b, loc, c, xq[j][kk]));
+          for (int64_t j = 0; j < plan.sgN; ++j) {
+            Value &d = dots[kk / plan.scaleGroup][j];
+            d = arith::AddIOp::create(
+                b, loc, d, arith::MulIOp::create(b, loc, c, xq[j][kk]));
+          }
         }
       }
       for (int64_t j = 0; j < plan.sgN; ++j) {
-        // w1gG: sum (2c - 1) x = 2D - S; else sum (c - z) x = D - z S.
-        Value blockAcc =
-            plan.binary
-                ? arith::SubIOp::create(b, loc, shl(dots[j], 1), xSum[j])
-                : arith::SubIOp::create(
-                      b, loc, dots[j],
-                      arith::MulIOp::create(b, loc, zeroPoint, xSum[j]));
-        Value f = arith::SIToFPOp::create(b, loc, b.getF32Type(), blockAcc);
-        Value term = arith::DivFOp::create(
-            b, loc, arith::MulFOp::create(b, loc, f, wScale), xScale[j]);
+        Value t;
+        for (int64_t h = 0; h < halves; ++h) {
+          Value term = scaleBlockTerm(dots[h][j], xSum[j][h], wScale[h],
+                                      second.empty() ? Value() : second[h]);
+          t = t ? arith::AddFOp::create(b, loc, t, term).getResult() : term;
+        }
         Value &a = acc[i * plan.sgN + j];
-        a = arith::AddFOp::create(b, loc, a, term);
+        a = arith::AddFOp::create(b, loc, a,
+                                  arith::DivFOp::create(b, loc, t, xScale[j]));
       }
     }
+  }
+
+  /// The float term of one scale block with code-activation sum D,
+  /// activation sum S, scale s and `second` (z as a float for ScaleZero, o
+  /// for ScaleOffset, null otherwise); see accumulateBlock.
+  Value scaleBlockTerm(Value dots, Value xSum, Value s, Value second) {
+    auto toFloat = [&](Value v) {
+      return arith::SIToFPOp::create(b, loc, b.getF32Type(), v).getResult();
+    };
+    if (plan.params == BlockParams::ScaleOffset)
+      return arith::AddFOp::create(
+          b, loc, arith::MulFOp::create(b, loc, s, toFloat(dots)),
+          arith::MulFOp::create(b, loc, second, toFloat(xSum)));
+    // w1gG: sum (2c - 1) x = 2D - S; else sum (c - z) x = D - z S.
+    Value blockAcc;
+    if (plan.binary) {
+      blockAcc = arith::SubIOp::create(b, loc, shl(dots, 1), xSum);
+    } else {
+      Value zeroPoint =
+          second ? arith::FPToSIOp::create(b, loc, b.getI32Type(), second)
+                       .getResult()
+                 : cstI32(int32_t(plan.codeOffset));
+      blockAcc = arith::SubIOp::create(
+          b, loc, dots, arith::MulIOp::create(b, loc, zeroPoint, xSum));
+    }
+    return arith::MulFOp::create(b, loc, toFloat(blockAcc), s);
   }
 
   /// Code kk (0..31) of a 32-block: bits [bits kk, +bits) of its bit
@@ -851,6 +901,14 @@ private:
     plan.matrix = gpuConfig.getMatrix();
     plan.blockScales = encoding != Encoding::Ternary;
     plan.binary = encoding == Encoding::Binary;
+    if (encoding == Encoding::Min) {
+      plan.params = BlockParams::ScaleOffset;
+    } else if (encoding == Encoding::Offset) {
+      plan.params = BlockParams::Scale;
+      plan.codeOffset = op.getWeight().getCodeOffset();
+    }
+    if (op.getWeight().isBlockEncoding())
+      plan.scaleGroup = op.getWeight().getGroup();
     if (dtype == "f16")
       plan.io = IoType::F16;
     else if (dtype == "bf16")
