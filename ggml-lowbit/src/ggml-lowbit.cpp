@@ -38,6 +38,7 @@
 #include <mutex>
 #include <new>
 #include <set>
+#include <unordered_map>
 #include <string>
 #include <vector>
 
@@ -133,7 +134,8 @@ void log_load_report() {
 }
 
 // ---- Buffer: the tensors' bytes as ggml stores them, plus the weights
-// repacked for the kernels (each weight tensor's `extra`).
+// repacked for the kernels, by tensor (not in tensor->extra: a reset buffer
+// forgets its slots, and no tensor is left pointing at one).
 
 struct WeightSlot {
   size_t written = 0; // bytes set since the last repack
@@ -143,7 +145,7 @@ struct WeightSlot {
 
 struct BufferContext {
   void *base = nullptr;
-  std::vector<std::unique_ptr<WeightSlot>> slots;
+  std::unordered_map<const ggml_tensor *, std::unique_ptr<WeightSlot>> slots;
 };
 
 ggml_backend_buffer_type *lowbit_buffer_type();
@@ -172,17 +174,19 @@ void *buffer_get_base(ggml_backend_buffer_t buffer) {
 
 ggml_status buffer_init_tensor(ggml_backend_buffer_t buffer,
                                ggml_tensor *tensor) {
-  if (is_weight(tensor)) {
-    auto *ctx = static_cast<BufferContext *>(buffer->context);
-    ctx->slots.push_back(std::make_unique<WeightSlot>());
-    tensor->extra = ctx->slots.back().get();
-  }
+  auto *ctx = static_cast<BufferContext *>(buffer->context);
+  if (is_weight(tensor))
+    ctx->slots[tensor] = std::make_unique<WeightSlot>();
+  else
+    ctx->slots.erase(tensor);
   return GGML_STATUS_SUCCESS;
 }
 
-WeightSlot *slot_of(const ggml_tensor *tensor) {
-  return is_weight(tensor) ? static_cast<WeightSlot *>(tensor->extra)
-                           : nullptr;
+/// The slot of a weight in a buffer of ours, else null.
+WeightSlot *slot_of(ggml_backend_buffer_t buffer, const ggml_tensor *tensor) {
+  auto *ctx = static_cast<BufferContext *>(buffer->context);
+  auto it = ctx->slots.find(tensor);
+  return it == ctx->slots.end() ? nullptr : it->second.get();
 }
 
 /// Repacks a weight whose bytes are all set.
@@ -205,10 +209,10 @@ void repack(WeightSlot &slot, const ggml_tensor *tensor) {
     log_line(GGML_LOG_LEVEL_ERROR, "ggml-lowbit: " + slot.error);
 }
 
-void buffer_set_tensor(ggml_backend_buffer_t, ggml_tensor *tensor,
+void buffer_set_tensor(ggml_backend_buffer_t buffer, ggml_tensor *tensor,
                        const void *data, size_t offset, size_t size) {
   std::memcpy(static_cast<char *>(tensor->data) + offset, data, size);
-  WeightSlot *slot = slot_of(tensor);
+  WeightSlot *slot = slot_of(buffer, tensor);
   if (!slot)
     return;
   // Loaders may set a tensor in pieces; repack once every byte is there.
@@ -227,10 +231,10 @@ void buffer_get_tensor(ggml_backend_buffer_t, const ggml_tensor *tensor,
   std::memcpy(data, static_cast<const char *>(tensor->data) + offset, size);
 }
 
-void buffer_memset_tensor(ggml_backend_buffer_t, ggml_tensor *tensor,
+void buffer_memset_tensor(ggml_backend_buffer_t buffer, ggml_tensor *tensor,
                           uint8_t value, size_t offset, size_t size) {
   std::memset(static_cast<char *>(tensor->data) + offset, value, size);
-  if (WeightSlot *slot = slot_of(tensor)) {
+  if (WeightSlot *slot = slot_of(buffer, tensor)) {
     slot->packed.reset();
     slot->written = 0;
     slot->error = std::string(tensor->name) + ": cleared with memset";
@@ -240,7 +244,7 @@ void buffer_memset_tensor(ggml_backend_buffer_t, ggml_tensor *tensor,
 void buffer_clear(ggml_backend_buffer_t buffer, uint8_t value) {
   auto *ctx = static_cast<BufferContext *>(buffer->context);
   std::memset(ctx->base, value, buffer->size);
-  for (auto &slot : ctx->slots) {
+  for (auto &[tensor, slot] : ctx->slots) {
     slot->packed.reset();
     slot->written = 0;
     slot->error = "the buffer was cleared";
@@ -392,7 +396,8 @@ void parallel_for(BackendContext &ctx, int64_t n, const F &fn) {
 void run_mul_mat(BackendContext &ctx, ggml_tensor *node) {
   const ggml_tensor *w = node->src[0];
   const ggml_tensor *x = node->src[1];
-  const WeightSlot *slot = in_lowbit_buffer(w) ? slot_of(w) : nullptr;
+  const WeightSlot *slot =
+      in_lowbit_buffer(w) && !w->view_src ? slot_of(w->buffer, w) : nullptr;
   if (!slot || !slot->packed)
     throw lowbit::Error(std::string(w->name) + ": " +
                         (slot && !slot->error.empty()
