@@ -2,9 +2,11 @@
 // the bytes lowbit writes.
 //
 //   ggml-quantize --type T --weights W.npy --out F.bin
-//       quantizes each row of W [M, K] with ggml's reference quantizer for
-//       T (the type traits' from_float_ref, what llama-quantize writes when
-//       it has no importance matrix) and writes the M rows' bytes.
+//       quantizes the rows of W [M, K] to T with ggml_quantize_chunk and no
+//       importance matrix, as llama-quantize does, and writes the M rows'
+//       bytes. (Not the type traits' from_float_ref: for IQ4_NL that skips
+//       the 7-step scale search quantize_iq4_nl does, so its bytes differ
+//       from llama-quantize's.)
 //   ggml-quantize --extract F.gguf --name NAME [--type T] --out F.bin
 //       writes the data bytes of tensor NAME as ggml's GGUF reader finds
 //       them (and checks its type is T).
@@ -33,13 +35,15 @@ const char *usage =
     "       ggml-quantize --tensors F.gguf\n"
     "       ggml-quantize --types\n";
 
-// The types whose rows ggml quantizes from float32 with no importance
-// matrix: a reference quantizer in the type traits and a name (ggml keeps
-// removed types' slots, named "DEPRECATED").
+// The types ggml_quantize_chunk writes from float32 with no importance
+// matrix: a quantizer in the type traits and a name (ggml keeps removed
+// types' slots, named "DEPRECATED"), less Q8_1 and Q8_K, ggml's formats for
+// activations, which ggml_quantize_chunk has no case for.
 bool quantizable(ggml_type t) {
   const ggml_type_traits *traits = ggml_get_type_traits(t);
   return traits->from_float_ref && traits->blck_size > 0 &&
          traits->type_name && std::string(traits->type_name) != "DEPRECATED" &&
+         t != GGML_TYPE_Q8_1 && t != GGML_TYPE_Q8_K &&
          !ggml_quantize_requires_imatrix(t);
 }
 
@@ -70,13 +74,10 @@ void quantize(const std::string &type_name, const std::string &weights,
     throw std::runtime_error(weights + ": K = " + std::to_string(w.cols) +
                              " is not a multiple of " + ggml_type_name(type) +
                              "'s block of " + std::to_string(block));
-  ggml_quantize_init(type); // the lattice tables of the IQ types
-  const size_t row_bytes = ggml_row_size(type, w.cols);
-  std::vector<unsigned char> bytes(row_bytes * size_t(w.rows));
-  const auto from_float = ggml_get_type_traits(type)->from_float_ref;
-  for (int64_t r = 0; r < w.rows; ++r)
-    from_float(w.data.data() + r * w.cols, bytes.data() + r * row_bytes,
-               w.cols);
+  std::vector<unsigned char> bytes(ggml_row_size(type, w.cols) *
+                                   size_t(w.rows));
+  ggml_quantize_chunk(type, w.data.data(), bytes.data(), 0, w.rows, w.cols,
+                      /*imatrix=*/nullptr);
   write_bytes(out, bytes.data(), bytes.size());
 }
 
