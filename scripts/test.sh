@@ -34,6 +34,8 @@ count() {
 # The pinned llama.cpp that test/interop compares with (built once per
 # machine; where it cannot be had, one line and those tests are UNSUPPORTED).
 bash scripts/llama-cpp.sh || true
+# libggml-lowbit.so against it (test/interop/backend-*.test).
+bash scripts/ggml-lowbit.sh || true
 
 # lit: dialect round trips and diagnostics, passes, emitted C++, CLI
 # behaviour, and every generated kernel against the reference (test/e2e).
