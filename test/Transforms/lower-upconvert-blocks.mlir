@@ -36,13 +36,19 @@ func.func @q8_0(%x: tensor<?x64xf32>, %w: tensor<33x68xi8>) -> tensor<?x33xf32> 
 }
 
 // Q5_0: per 32-k block 4 vectors of the low nibbles (two 4-k planes each)
-// and one of the high bits (eight planes, shifted to 16), summed into one
-// accumulator that starts at -16 S.
+// and one of the high bits (eight planes), each high plane ORed into its
+// low nibbles as 16 (unpack ... into) before one dot4 per 4 k; the
+// accumulator starts at -16 S.
 // VNNI-LABEL: func.func @q5_0(
 // VNNI: arith.muli %{{.*}}, %c-16_i32 : i32
-// VNNI-COUNT-8: lowbit.uk.unpack %{{.*}} {bits = 4 : i64, plane = {{[01]}} : i64}
-// VNNI: lowbit.uk.unpack %{{.*}} {bits = 1 : i64, plane = 0 : i64, scale = 4 : i64}
-// VNNI: lowbit.uk.unpack %{{.*}} {bits = 1 : i64, plane = 7 : i64, scale = 4 : i64}
+// VNNI: %[[LOW:.*]] = lowbit.uk.load
+// VNNI: %[[HIGH:.*]] = lowbit.uk.load
+// VNNI: %[[L0:.*]] = lowbit.uk.unpack %[[LOW]] {bits = 4 : i64, plane = 0 : i64} : vector<64xi8>
+// VNNI-NEXT: %[[C0:.*]] = lowbit.uk.unpack %[[HIGH]] into %[[L0]] : vector<64xi8> {bits = 1 : i64, plane = 0 : i64, scale = 4 : i64} : vector<64xi8>
+// VNNI-NEXT: lowbit.uk.dot4 %{{.*}}, %[[C0]], %{{.*}} : vector<64xi8> -> vector<16xi32>
+// VNNI: lowbit.uk.unpack %[[HIGH]] into %{{.*}} {bits = 1 : i64, plane = 7 : i64, scale = 4 : i64}
+// VNNI-COUNT-1: lowbit.uk.dot4
+// VNNI-NOT: lowbit.uk.dot4
 // VNNI-NOT: centred
 // VNNI: lowbit.uk.block_combine
 func.func @q5_0(%x: tensor<?x64xf32>, %w: tensor<33x44xi8>) -> tensor<?x33xf32> {

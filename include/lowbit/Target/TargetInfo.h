@@ -143,6 +143,9 @@ public:
   virtual Value emitUnpack(OpBuilder &b, Location loc, Value packed,
                            VectorType type, int64_t bits, int64_t plane,
                            int64_t scale) const = 0;
+  /// The bitwise OR of two byte registers (lowbit.uk.unpack's `into`).
+  virtual Value emitOrBytes(OpBuilder &b, Location loc, Value lhs, Value rhs,
+                            VectorType type) const = 0;
   /// lowbit.uk.shr_exact.
   virtual Value emitShrExact(OpBuilder &b, Location loc, Value value,
                              int64_t shift, VectorType type) const = 0;

@@ -211,10 +211,14 @@ struct ConvertUnpack : TargetPattern<UkUnpackOp> {
     FailureOr<VectorType> type = getRegisterType(rewriter, op, op.getType());
     if (failed(type))
       return failure();
-    rewriter.replaceOp(
-        op, target.emitUnpack(rewriter, op.getLoc(), adaptor.getPacked(), *type,
-                              int64_t(op.getBits()), int64_t(op.getPlane()),
-                              int64_t(op.getScale())));
+    Value codes =
+        target.emitUnpack(rewriter, op.getLoc(), adaptor.getPacked(), *type,
+                          int64_t(op.getBits()), int64_t(op.getPlane()),
+                          int64_t(op.getScale()));
+    if (adaptor.getLow())
+      codes = target.emitOrBytes(rewriter, op.getLoc(), adaptor.getLow(),
+                                 codes, *type);
+    rewriter.replaceOp(op, codes);
     return success();
   }
 };

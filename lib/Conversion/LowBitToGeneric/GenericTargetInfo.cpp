@@ -135,6 +135,11 @@ public:
   }
 
   /// Exact fp16 -> f32 for finite values: ldexpf(mantissa, exponent - 25).
+  Value emitOrBytes(OpBuilder &b, Location loc, Value lhs, Value rhs,
+                    VectorType type) const override {
+    return emitc::BitwiseOrOp::create(b, loc, u32(b.getContext()), lhs, rhs);
+  }
+
   Value emitLoadI8(OpBuilder &b, Location loc, Value ptr,
                    VectorType type) const override {
     Value p = castTo(b, loc, constPointerType(b.getContext(), "int8_t"), ptr);

@@ -11,7 +11,7 @@
 //   load            vld1q_u8 (vld1q_s32 for int32 lanes)
 //   broadcast4      vld1q_dup_s32 (ld1r)
 //   unpack          vshrq_n_u8 / vshlq_n_u8 + vandq_u8 (no AND when the
-//                   shift alone clears the other bits)
+//                   shift alone clears the other bits; into: + vorrq_u8)
 //   dot4            vdotq_s32 (sdot)          vmull_s8 + vmull_high_s8 +
 //                                             vpaddq_s16 + vpadalq_s16
 //   dot4 {centred}  veorq_u8 0x80, then dot4 (the codes as signed bytes)
@@ -147,6 +147,11 @@ public:
     Value masks = call(b, loc, reg, "vdupq_n_u8", {},
                        {b.getI32IntegerAttr(int32_t(mask))});
     return call(b, loc, reg, "vandq_u8", {shifted, masks});
+  }
+
+  Value emitOrBytes(OpBuilder &b, Location loc, Value lhs, Value rhs,
+                    VectorType type) const override {
+    return call(b, loc, bytes(b.getContext()), "vorrq_u8", {lhs, rhs});
   }
 
   Value emitShrExact(OpBuilder &b, Location loc, Value value, int64_t shift,

@@ -8,6 +8,7 @@
 //   load            _mm512_loadu_si512        _mm256_loadu_si256
 //   broadcast4      vpbroadcastd of _mm_loadu_si32
 //   unpack          _mm*_srli_epi16 + _mm*_and_si*  (one shift per plane > 0)
+//                   (into: + _mm*_or_si*)
 //   dot4            _mm512_dpbusd_epi32       _mm256_dpbusd_avx_epi32 /
 //                                             maddubs + madd(ones) + add
 //   dot4 {centred}  2 x dpbusd (0x80 bytes)   VNNI: as AVX-512; AVX2: xor
@@ -114,6 +115,12 @@ public:
     Value masks = call(b, loc, reg, name("set1_epi8"), {},
                        {b.getI32IntegerAttr(int32_t(int8_t(mask)))});
     return call(b, loc, reg, name("and_" + siSuffix()), {shifted, masks});
+  }
+
+  Value emitOrBytes(OpBuilder &b, Location loc, Value lhs, Value rhs,
+                    VectorType type) const override {
+    return call(b, loc, intType(b.getContext()), name("or_" + siSuffix()),
+                {lhs, rhs});
   }
 
   Value emitShrExact(OpBuilder &b, Location loc, Value value, int64_t shift,

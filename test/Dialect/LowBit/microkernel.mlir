@@ -17,6 +17,8 @@ func.func @microkernel_zmm(%codes: memref<?xui8>, %xq: memref<?xi8>,
   %c = lowbit.uk.unpack %w {bits = 2, plane = 3} : vector<64xi8>
   // CHECK: lowbit.uk.unpack %[[W]] {bits = 1 : i64, plane = 0 : i64, scale = 1 : i64} : vector<64xi8>
   %c2 = lowbit.uk.unpack %w {bits = 1, plane = 0, scale = 1} : vector<64xi8>
+  // CHECK: lowbit.uk.unpack %[[W]] into %[[C]] : vector<64xi8> {bits = 1 : i64, plane = 5 : i64, scale = 4 : i64} : vector<64xi8>
+  %c3 = lowbit.uk.unpack %w into %c : vector<64xi8> {bits = 1, plane = 5, scale = 4} : vector<64xi8>
   // CHECK: lowbit.uk.shr_exact %{{.*}} {shift = 6 : i64} : vector<16xi32>
   %e = lowbit.uk.shr_exact %acc {shift = 6} : vector<16xi32>
   // CHECK: %[[D:.*]] = lowbit.uk.dot4 %{{.*}}, %[[C]], %[[X]] : vector<64xi8> -> vector<16xi32>

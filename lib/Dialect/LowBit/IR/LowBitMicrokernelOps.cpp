@@ -25,6 +25,9 @@ static LogicalResult verifyBytesPerLane(Operation *op, Value bytes,
 }
 
 LogicalResult UkUnpackOp::verify() {
+  if (getLow() && getLow().getType() != getType())
+    return emitOpError() << "into " << getLow().getType()
+                         << " must have the type of the result " << getType();
   int64_t bits = int64_t(getBits());
   if (bits != 1 && bits != 2 && bits != 4)
     return emitOpError() << "bits must be 1, 2 or 4, got " << bits;

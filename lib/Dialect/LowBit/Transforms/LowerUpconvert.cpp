@@ -292,16 +292,11 @@ private:
     }
 
     Value kBase = mul(block, kBlockK);
-    for (int64_t u = 0; u < plan.bits; ++u) {
-      Value vector = add(mul(block, plan.bits), u);
-      // The low plane's vectors, then the high plane's (codes of 3, 5 or
-      // 6 bits), whose codes count 2^lowBits each.
-      bool high = u >= plan.lowBits;
-      int64_t width = high ? plan.bits - plan.lowBits : plan.lowBits;
-      int64_t inPlane = high ? u - plan.lowBits : u;
-      int64_t planes = 8 / width;
-      // One register per (tile, slice), loaded once and unpacked per plane.
+    // One register per (tile, slice) of 64-byte vector `v` of the block,
+    // loaded once and unpacked per plane.
+    auto loadVector = [&](int64_t v) {
       SmallVector<Value> packed;
+      Value vector = add(mul(block, plan.bits), v);
       for (int64_t t = 0; t < tile.tiles; ++t)
         for (int64_t s = 0; s < tile.slices; ++s) {
           Value offset = codesOffset(tile, t, s, vector);
@@ -309,8 +304,24 @@ private:
           if (plan.prefetchBytes > 0 && s == 0)
             prefetch(offset);
         }
+      return packed;
+    };
+    // Codes of 3, 5 or 6 bits: the low plane's vectors, each 4-k plane of
+    // them joined by its high bits (the high plane's vectors, loaded when
+    // first needed, whose codes count 2^lowBits each) before one dot4.
+    int64_t highBits = plan.bits - plan.lowBits;
+    SmallVector<SmallVector<Value>> highPacked(highBits);
+    for (int64_t u = 0; u < plan.lowBits; ++u) {
+      int64_t width = plan.lowBits, inPlane = u;
+      int64_t planes = 8 / width;
+      SmallVector<Value> packed = loadVector(u);
       for (int64_t j = 0; j < planes; ++j) {
-        Value k = add(kBase, 4 * (inPlane * planes + j));
+        int64_t group = inPlane * planes + j; // 4-k group of the block
+        Value k = add(kBase, 4 * group);
+        int64_t highPlanes = highBits > 0 ? 8 / highBits : 1;
+        int64_t highVector = group / highPlanes;
+        if (highBits > 0 && highPacked[highVector].empty())
+          highPacked[highVector] = loadVector(plan.lowBits + highVector);
         SmallVector<Value> x;
         for (int64_t c = 0; c < tile.columns; ++c)
           x.push_back(UkBroadcast4Op::create(
@@ -322,18 +333,23 @@ private:
             // accumulator's start). 8-bit codes are the bytes themselves.
             int64_t scale = tile.scaledPlanes ? tile.planeScale[j]
                             : plan.encoding == Encoding::Binary ? 1
-                            : high                             ? plan.lowBits
-                                                               : 0;
+                                                                : 0;
             Value w = packed[t * tile.slices + s];
             if (width < 8)
-              w = UkUnpackOp::create(b, loc, byteReg, w,
+              w = UkUnpackOp::create(b, loc, byteReg, w, Value(),
                                      b.getI64IntegerAttr(width),
                                      b.getI64IntegerAttr(j),
                                      b.getI64IntegerAttr(scale));
+            if (highBits > 0)
+              w = UkUnpackOp::create(
+                  b, loc, byteReg, highPacked[highVector][t * tile.slices + s],
+                  w, b.getI64IntegerAttr(highBits),
+                  b.getI64IntegerAttr(group % highPlanes),
+                  b.getI64IntegerAttr(plan.lowBits));
             int64_t chain =
                 tile.scaledPlanes ? j : (u * planes + j) % tile.chains;
             // Sub-blocks of 16: k 0..15 and 16..31 of the block apart.
-            int64_t half = 4 * (inPlane * planes + j) * plan.halves / kBlockK;
+            int64_t half = 4 * group * plan.halves / kBlockK;
             for (int64_t c = 0; c < tile.columns; ++c) {
               Value &acc =
                   dots[(tile.accIndex(t, s, c) * tile.chains + chain) *

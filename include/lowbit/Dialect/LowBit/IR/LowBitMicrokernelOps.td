@@ -77,18 +77,26 @@ def LowBit_UkUnpackOp
     of scaled codes is divided back with `lowbit.uk.shr_exact`, or the scale
     is part of the math (w1gG doubles its codes: q = 2c - 1).
 
+    With `into`, the result is ORed into the bytes of `%low` (whose bits
+    below 2^scale it then sits on): the high plane of a code of 3, 5 or 6
+    bits joins its low plane (kernel_abi.h lowbit_vnni4_low_bits), so that
+    one dot product takes the whole code.
+
     ```mlir
     %c = lowbit.uk.unpack %w {bits = 2, plane = 3} : vector<64xi8>
     %d = lowbit.uk.unpack %w {bits = 2, plane = 3, scale = 6} : vector<64xi8>
+    %e = lowbit.uk.unpack %h into %c : vector<64xi8> {bits = 1, plane = 0, scale = 4} : vector<64xi8>
     ```
   }];
   let arguments = (ins LowBit_ByteRegister:$packed,
+                   Optional<LowBit_ByteRegister>:$low,
                    ConfinedAttr<I64Attr, [IntMinValue<1>]>:$bits,
                    ConfinedAttr<I64Attr, [IntNonNegative]>:$plane,
                    DefaultValuedAttr<ConfinedAttr<I64Attr, [IntNonNegative]>,
                                      "0">:$scale);
   let results = (outs LowBit_ByteRegister:$result);
-  let assemblyFormat = "$packed attr-dict `:` type($result)";
+  let assemblyFormat =
+      "$packed (`into` $low^ `:` type($low))? attr-dict `:` type($result)";
   let hasVerifier = 1;
 }
 
