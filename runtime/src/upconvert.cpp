@@ -196,7 +196,7 @@ UpconvertWeights pack_upconvert(const PackedWeights &canonical) {
   if (!has_upconvert_layout(f))
     throw Error("format '" + f.name() +
                 "' has no upconvert layout (supported: i2s, w1gG, w2gG, "
-                "w4gG, q4_0)");
+                "w4gG, the ggml block formats but iq4_nl)");
   validate(canonical);
 
   UpconvertWeights U;

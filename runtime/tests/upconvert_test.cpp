@@ -178,7 +178,7 @@ TEST(Upconvert, RejectsOtherFormats) {
     EXPECT_EQ(error_of([&] { pack_upconvert(P); }),
               std::string("format '") + name +
                   "' has no upconvert layout (supported: i2s, w1gG, w2gG, "
-                  "w4gG, q4_0)");
+                  "w4gG, the ggml block formats but iq4_nl)");
     EXPECT_FALSE(has_upconvert_layout(f));
   }
   for (const char *name : {"i2s", "w1g32", "w2g64", "w4g128", "q4_0"})
