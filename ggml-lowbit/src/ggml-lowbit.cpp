@@ -27,10 +27,12 @@
 
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <exception>
+#include <iterator>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -331,11 +333,11 @@ const OpenMp &process_openmp() {
 struct BackendContext {
   int threads = GGML_DEFAULT_N_THREADS;
   std::unique_ptr<lowbit::ThreadPool> pool;
-  // Activations quantized for the weights of one class (ternary: per row;
-  // the others: per 32-block) and the tensor they came from, reused by the
+  // Activations quantized for the weights of one class (run_mul_mat's cls)
+  // and the tensor they came from, reused by the
   // MUL_MATs of one split that read the same input (Q/K/V, gate/up).
-  lowbit::PreparedActivations activations[2];
-  const ggml_tensor *activations_of[2] = {nullptr, nullptr};
+  lowbit::PreparedActivations activations[3];
+  const ggml_tensor *activations_of[3] = {nullptr, nullptr, nullptr};
   int64_t splits = 0, mul_mats = 0;
   double seconds = 0; // inside graph_compute
   std::map<std::string, int64_t> by_conversion;
@@ -407,7 +409,14 @@ void run_mul_mat(BackendContext &ctx, ggml_tensor *node) {
   const lowbit::UpconvertWeights &W = packed.weights;
   const int64_t N = ggml_nrows(x);
 
-  const int cls = W.format.is_ternary() ? 1 : 0;
+  // Ternary formats' activations (one scale per row), per-32 blocks with
+  // sums per 32, or with sums per 16 (q2_k, q3_k, q6_k): a q6_k attn_v
+  // beside q4_k attn_q/attn_k (llama.cpp's Q4_K_M) reads the input of
+  // another class.
+  const lowbit::GgmlBlockType *block = lowbit::ggml_block_type(W.format.kind);
+  const int cls = W.format.is_ternary()              ? 1
+                  : block && block->scale_block == 16 ? 2
+                                                      : 0;
   lowbit::PreparedActivations &A = ctx.activations[cls];
   if (ctx.activations_of[cls] != x) {
     lowbit::shape_activations(W.format, N, W.K, A);
@@ -457,7 +466,8 @@ void backend_free(ggml_backend_t backend) {
 ggml_status backend_graph_compute(ggml_backend_t backend, ggml_cgraph *graph) {
   auto *ctx = static_cast<BackendContext *>(backend->context);
   ++ctx->splits;
-  ctx->activations_of[0] = ctx->activations_of[1] = nullptr;
+  std::fill(std::begin(ctx->activations_of), std::end(ctx->activations_of),
+            nullptr);
   const auto start = std::chrono::steady_clock::now();
   struct AddTime {
     BackendContext &ctx;
@@ -585,8 +595,13 @@ ggml_backend_buffer_type_t dev_get_buffer_type(ggml_backend_dev_t) {
 std::string mul_mat_refusal(const ggml_tensor *op) {
   const ggml_tensor *w = op->src[0];
   const ggml_tensor *x = op->src[1];
-  if (!ggml_lowbit::takes_type(uint32_t(w->type), kernel_table()))
+  if (!ggml_lowbit::takes_type(uint32_t(w->type), kernel_table())) {
+    // A block type lowbit reads (iq4_nl) but has no any-shape kernel for.
+    if (lowbit::ggml_block_type_by_id(uint32_t(w->type)))
+      return std::string("type ") + ggml_type_name(w->type) +
+             ": no lowbit kernel";
     return std::string("type ") + ggml_type_name(w->type);
+  }
   if (w->view_src || w->ne[2] != 1 || w->ne[3] != 1 ||
       !ggml_is_contiguous(w))
     return "not a whole 2-D matrix";

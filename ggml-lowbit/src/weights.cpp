@@ -30,7 +30,19 @@ struct TypeRow {
 
 const std::vector<TypeRow> &type_table() {
   static const std::vector<TypeRow> rows = {
+      // ggml's blocks are lowbit's formats of the same names: a copy.
       {lowbit::GgufType::Q4_0, "q4_0", {"q4_0"}},
+      {lowbit::GgufType::Q4_1, "q4_1", {"q4_1"}},
+      {lowbit::GgufType::Q5_0, "q5_0", {"q5_0"}},
+      {lowbit::GgufType::Q5_1, "q5_1", {"q5_1"}},
+      {lowbit::GgufType::Q8_0, "q8_0", {"q8_0"}},
+      {lowbit::GgufType::Q2_K, "q2_k", {"q2_k"}},
+      {lowbit::GgufType::Q3_K, "q3_k", {"q3_k"}},
+      {lowbit::GgufType::Q4_K, "q4_k", {"q4_k"}},
+      {lowbit::GgufType::Q5_K, "q5_k", {"q5_k"}},
+      {lowbit::GgufType::Q6_K, "q6_k", {"q6_k"}},
+      // No any-shape kernel reads iq4_nl (a codebook, not c * s + o): its
+      // tensors stay on ggml's CPU backend (ggml-lowbit.cpp names why).
       {lowbit::GgufType::TQ1_0, "tq1_0", {"i2s", "w2g256"}},
       {lowbit::GgufType::TQ2_0, "tq2_0", {"i2s", "w2g256"}},
   };
@@ -215,9 +227,10 @@ PackedTensor pack_tensor(uint32_t ggml_type, const uint8_t *bytes,
     throw lowbit::Error(name + ": ggml type " + std::to_string(ggml_type) +
                         " has no lowbit kernel here");
   lowbit::PackedWeights canonical;
-  if (row->type == lowbit::GgufType::Q4_0) {
-    canonical = lowbit::import_weights(row->type, bytes, size, M, K,
-                                       lowbit::Format::parse("q4_0"), name);
+  if (row->formats.size() == 1) {
+    canonical = lowbit::import_weights(
+        row->type, bytes, size, M, K, lowbit::Format::parse(row->formats[0]),
+        name);
   } else {
     try {
       canonical = lowbit::import_weights(row->type, bytes, size, M, K,
