@@ -69,15 +69,15 @@ void Model::Impl::reserve(int64_t n) {
 void Model::Impl::project(std::initializer_list<Product> products,
                           const float *X, int64_t n,
                           lowbit_activations_t *acts) {
-  // Packed weights, per activation class (in practice one: Q/K/V or
-  // gate/up share a format): X quantized once, then one region over the
-  // union of their tiles.
-  for (const bool ternary : {true, false}) {
+  // Packed weights, per activation class (usually one: Q/K/V or gate/up
+  // share a format; a Q4_K_M layer has Q4_K and Q6_K): X quantized once
+  // per class, then one region over the union of their tiles.
+  for (const int act_class : {0, 1, 2}) {
     spans.clear();
     int64_t total = 0;
     for (const Product &p : products) {
       const Linear &L = *p.L;
-      if (!L.packed || L.ternary != ternary)
+      if (!L.packed || L.act_class != act_class)
         continue;
       if (spans.empty())
         check(lowbit_quantize_activations(L.packed.get(), X, n, acts,

@@ -11,6 +11,7 @@
 
 #include "lowbit/error.h"
 #include "lowbit/format.h"
+#include "lowbit/upconvert.h"
 
 #include <algorithm>
 #include <atomic>
@@ -188,7 +189,7 @@ Linear load_linear(const GgufFile &file, const LinearSpec &spec) {
     if (lowbit_weights_compact(w) != LOWBIT_OK)
       fail(file, "tensor '" + spec.tensor + "': " + lowbit_last_error());
     release_pages(t);
-    L.ternary = Format::parse(spec.format).is_ternary();
+    L.act_class = lowbit::activation_class(Format::parse(spec.format));
   } else if (t.type == GgufType::F32 || t.type == GgufType::F16 ||
              t.type == GgufType::BF16) {
     L.fdata = t.data; // read in place from the mapping

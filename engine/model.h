@@ -37,7 +37,7 @@ struct Linear {
   std::string format; // lowbit format; "" = fp32 GEMV in the engine
   int64_t M = 0, K = 0;
   std::unique_ptr<lowbit_weights_t, WeightsFree> packed; // format != ""
-  bool ternary = false; // activation class of `packed` (per-row int8 scale)
+  int act_class = 0; // lowbit::activation_class of `packed`'s format
   // format "": M x K row-major, the file's f32/f16/bf16 bytes in place, or
   // decoded into f32_storage for any other type.
   const void *fdata = nullptr;
@@ -103,10 +103,9 @@ struct Model::Impl {
   void forward(const int32_t *tokens, int64_t n, float *logits,
                bool all_logits);
   /// The products of one input X [n][K] with several weights: X is
-  /// quantized once per activation class (ternary: per-row scale; others:
-  /// per block) into `acts`, and the packed weights of that class run as
-  /// one parallel region (run_tiles); weights kept in float run the
-  /// engine's GEMV.
+  /// quantized once per activation class (lowbit::activation_class) into
+  /// `acts`, and the packed weights of that class run as one parallel
+  /// region (run_tiles); weights kept in float run the engine's GEMV.
   void project(std::initializer_list<Product> products, const float *X,
                int64_t n, lowbit_activations_t *acts);
   /// The tiles [0, total) of `spans` (the weights' tiles one after the

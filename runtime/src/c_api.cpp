@@ -116,6 +116,7 @@ struct lowbit_context_t {
 
 struct lowbit_activations_t {
   bool ternary = false; // quantized per row (ternary) or per 32-block
+  int act_class = 0;     // lowbit::activation_class of the weights it fits
   lowbit::PreparedActivations prepared; // kernel_abi.h's arrays
 
   /// The same values as the reference reads them (rows without padding).
@@ -337,6 +338,7 @@ lowbit_status_t lowbit_quantize_activations(const lowbit_weights_t *like,
             "lowbit_quantize_activations: NULL argument");
     const lowbit::Format &f = like->canonical.format;
     activations->ternary = f.is_ternary();
+    activations->act_class = lowbit::activation_class(f);
     lowbit::PreparedActivations &P = activations->prepared;
     lowbit::shape_activations(f, N, like->canonical.K, P);
     // A decode step's one row is quicker alone than a handoff; prefill rows
@@ -357,12 +359,13 @@ static void requireMatching(const lowbit_weights_t &weights,
                             const lowbit_activations_t &A, const char *what) {
   const lowbit::PackedWeights &W = weights.canonical;
   if (A.prepared.N < 1 || A.prepared.K != W.K ||
-      A.ternary != W.format.is_ternary())
+      A.act_class != lowbit::activation_class(W.format))
     throw lowbit::Error(
         std::string(what) + ": activations of K = " +
-        std::to_string(A.prepared.K) + (A.ternary ? " (ternary)" : "") +
-        " do not fit " + W.format.name() + " weights of K = " +
-        std::to_string(W.K) +
+        std::to_string(A.prepared.K) + " (activation class " +
+        std::to_string(A.act_class) + ") do not fit " + W.format.name() +
+        " weights of K = " + std::to_string(W.K) + " (class " +
+        std::to_string(lowbit::activation_class(W.format)) + ")" +
         (A.prepared.N < 1 ? " (not quantized yet)" : ""));
 }
 

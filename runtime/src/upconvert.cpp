@@ -259,6 +259,13 @@ void detail::pack_tile_scales(const PackedWeights &canonical,
   }
 }
 
+int activation_class(const Format &format) {
+  if (format.is_ternary())
+    return 0;
+  const GgmlBlockType *type = ggml_block_type(format.kind);
+  return type && type->scale_block == 16 ? 2 : 1;
+}
+
 void shape_activations(const Format &format, int64_t N, int64_t K,
                        PreparedActivations &P) {
   format.check_shape(1, K);
@@ -272,8 +279,7 @@ void shape_activations(const Format &format, int64_t N, int64_t K,
   // Ternary: one scale per row; the others: K == Kp, one per 32. Sums
   // per block, or per 16 for the K-quants with sub-blocks of 16.
   P.block = format.is_ternary() ? P.Kp : kActivationBlock;
-  const GgmlBlockType *type = ggml_block_type(format.kind);
-  P.sum_block = type && type->scale_block == 16 ? 16 : P.block;
+  P.sum_block = activation_class(format) == 2 ? 16 : P.block;
   const size_t blocks = size_t(N * (P.Kp / P.block));
   const size_t sums = size_t(N * (P.Kp / P.sum_block));
   if (P.xq.size() < size_t(N * P.Kp))

@@ -368,6 +368,24 @@ TEST(CApi, QuantizedActivationsMustFitTheWeights) {
   EXPECT_EQ(lowbit_mpgemm_tiles(ternary, acts, Y.data(), 0, 3),
             LOWBIT_ERROR_INVALID_ARGUMENT);
   EXPECT_NE(std::strstr(lowbit_last_error(), "outside [0, 2)"), nullptr);
+  // q4_k (sums per 32) and q6_k (sums per 16) activations are not
+  // interchangeable, though both are int8 per 32-block.
+  const std::vector<float> W256 = test::random_values(16 * 256, 3);
+  const std::vector<float> X256 = test::random_values(256, 4);
+  lowbit_weights_t *q4k = nullptr, *q6k = nullptr;
+  ASSERT_EQ(lowbit_pack("q4_k", W256.data(), 16, 256, &q4k), LOWBIT_OK);
+  ASSERT_EQ(lowbit_pack("q6_k", W256.data(), 16, 256, &q6k), LOWBIT_OK);
+  ASSERT_EQ(lowbit_quantize_activations(q4k, X256.data(), 1, acts, nullptr),
+            LOWBIT_OK);
+  EXPECT_EQ(lowbit_mpgemm_quantized(q4k, acts, Y.data(), nullptr), LOWBIT_OK);
+  EXPECT_EQ(lowbit_mpgemm_quantized(q6k, acts, Y.data(), nullptr),
+            LOWBIT_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::strstr(lowbit_last_error(), "(activation class 1) do not "
+                                             "fit q6_k weights of K = 256 "
+                                             "(class 2)"),
+            nullptr);
+  lowbit_free_weights(q4k);
+  lowbit_free_weights(q6k);
   const float bad[64] = {NAN};
   EXPECT_EQ(lowbit_quantize_activations(ternary, bad, 1, acts, nullptr),
             LOWBIT_ERROR_INVALID_ARGUMENT);

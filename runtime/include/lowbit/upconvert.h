@@ -64,6 +64,13 @@ struct PreparedActivations {
   AlignedArray<int32_t> x_sums; // [N][Kp/sum_block], sum of xq over one
 };
 
+/// Formats whose prepared activations are the same arrays share a class:
+/// 0 ternary formats (one scale per row), 1 the others (a scale and a sum
+/// per 32-block), 2 the K-quants with sub-blocks of 16 (q2_k, q3_k, q6_k:
+/// sums per 16). X quantized for one weight serves every weight of its
+/// class, and only those (a Q4_K_M layer mixes classes 1 and 2).
+int activation_class(const Format &format);
+
 /// Sizes P for N rows of K values of `format` (kernel_abi.h's arrays),
 /// reusing its buffers when they are large enough. Throws Error when K is
 /// illegal for the format or N x K too large.
