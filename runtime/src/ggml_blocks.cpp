@@ -140,13 +140,21 @@ void decode_q4_1(const uint8_t *b, int8_t *q, float *s, float *o) {
   nibbles(b + 4, q);
 }
 
-void quantize_q4_1(const float *x, uint8_t *b) {
-  float min, max;
+// The header of Q4_1 and Q5_1 (codes 0..levels over the block's range):
+// writes d and m, returns m and 1 / d.
+void put_range_header(const float *x, int levels, uint8_t *b, float &min,
+                      float &id) {
+  float max;
   min_max(x, min, max);
-  const float d = (max - min) / 15;
-  const float id = d != 0.0f ? 1.0f / d : 0.0f;
+  const float d = (max - min) / float(levels);
+  id = d != 0.0f ? 1.0f / d : 0.0f;
   put_half(b, d, "d");
   put_half(b + 2, min, "m");
+}
+
+void quantize_q4_1(const float *x, uint8_t *b) {
+  float min, id;
+  put_range_header(x, 15, b, min, id);
   for (int j = 0; j < 16; ++j) {
     const int lo = std::min(15, as_int8((x[j] - min) * id + 0.5f));
     const int hi = std::min(15, as_int8((x[j + 16] - min) * id + 0.5f));
@@ -189,12 +197,8 @@ void decode_q5_1(const uint8_t *b, int8_t *q, float *s, float *o) {
 }
 
 void quantize_q5_1(const float *x, uint8_t *b) {
-  float min, max;
-  min_max(x, min, max);
-  const float d = (max - min) / 31;
-  const float id = d != 0.0f ? 1.0f / d : 0.0f;
-  put_half(b, d, "d");
-  put_half(b + 2, min, "m");
+  float min, id;
+  put_range_header(x, 31, b, min, id);
   int code[32];
   for (int j = 0; j < 32; ++j)
     code[j] = as_uint8((x[j] - min) * id + 0.5f);
