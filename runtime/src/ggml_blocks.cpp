@@ -95,11 +95,12 @@ void high_bits(const uint8_t *qh, int8_t *q) {
     q[j] = int8_t(q[j] | (((h >> j) & 1) << 4));
 }
 
-// The signed-maximum scale of q4_0 / q5_0: the first element of largest |x|
-// and its sign.
-float signed_max(const float *x) {
+// The signed maximum of n values (the scale of q4_0 / q5_0 blocks, and of
+// the K-quants' make_qx_quants / make_q3_quants): the first element of
+// largest |x|, with its sign.
+float signed_max(const float *x, int n = 32) {
   float amax = 0.0f, max = 0.0f;
-  for (int j = 0; j < 32; ++j)
+  for (int j = 0; j < n; ++j)
     if (amax < std::fabs(x[j])) {
       amax = std::fabs(x[j]);
       max = x[j];
@@ -306,13 +307,8 @@ void quantize_iq4_nl(const float *x, uint8_t *b) {
 // for is = -9..9 and keeping the least-squares one with the largest
 // sumlx^2 / suml2. L gets code + nmax; returns the scale.
 float make_qx_quants(int n, int nmax, const float *x, int8_t *L) {
-  float max = 0.0f, amax = 0.0f;
-  for (int i = 0; i < n; ++i)
-    if (std::fabs(x[i]) > amax) {
-      amax = std::fabs(x[i]);
-      max = x[i];
-    }
-  if (amax < kGroupMaxEps) {
+  const float max = signed_max(x, n);
+  if (std::fabs(max) < kGroupMaxEps) {
     std::fill(L, L + n, int8_t(0));
     return 0.0f;
   }
@@ -357,13 +353,8 @@ float make_qx_quants(int n, int nmax, const float *x, int8_t *L) {
 // other codes' least-squares fit suggests while sumlx^2 / suml2 grows. L
 // gets code + nmax (0 for an all-zero block); returns the scale.
 float make_q3_quants(int n, int nmax, const float *x, int8_t *L) {
-  float max = 0.0f, amax = 0.0f;
-  for (int i = 0; i < n; ++i)
-    if (std::fabs(x[i]) > amax) {
-      amax = std::fabs(x[i]);
-      max = x[i];
-    }
-  if (amax < kGroupMaxEps) {
+  const float max = signed_max(x, n);
+  if (std::fabs(max) < kGroupMaxEps) {
     std::fill(L, L + n, int8_t(0));
     return 0.0f;
   }
