@@ -78,30 +78,27 @@ public:
 
   Value emitDot4(OpBuilder &b, Location loc, Value acc, Value codes, Value x,
                  VectorType accType) const override {
-    Type i32 = b.getI32Type();
-    Value sum = acc;
-    for (int64_t r = 0; r < 4; ++r) {
-      Value c = castTo(b, loc, i32, byteOf(b, loc, codes, r));
-      Value xs = castTo(b, loc, i32, byteOf(b, loc, x, r));
-      Value bias = intConstant(b, loc, i32, 0x80);
-      xs = emitc::SubOp::create(
-          b, loc, i32, emitc::BitwiseXorOp::create(b, loc, i32, xs, bias),
-          bias);
-      sum = emitc::AddOp::create(b, loc, i32, sum,
-                                 emitc::MulOp::create(b, loc, i32, c, xs));
-    }
-    return sum;
+    return dot4(b, loc, acc, codes, x, /*centred=*/false);
   }
 
   Value emitCentredDot4(OpBuilder &b, Location loc, Value acc, Value codes,
                         Value x, VectorType accType) const override {
+    return dot4(b, loc, acc, codes, x, /*centred=*/true);
+  }
+
+  /// acc + sum_r c_r * x_r over the 4 bytes: x_r signed (its byte with
+  /// 0x80 flipped, less 0x80), c_r unsigned, or less 0x80 when `centred`.
+  static Value dot4(OpBuilder &b, Location loc, Value acc, Value codes,
+                    Value x, bool centred) {
     Type i32 = b.getI32Type();
     Value sum = acc;
-    Value bias = intConstant(b, loc, i32, 0x80);
+    Value centre = centred ? intConstant(b, loc, i32, 0x80) : Value();
     for (int64_t r = 0; r < 4; ++r) {
-      Value c = emitc::SubOp::create(
-          b, loc, i32, castTo(b, loc, i32, byteOf(b, loc, codes, r)), bias);
+      Value c = castTo(b, loc, i32, byteOf(b, loc, codes, r));
+      if (centred)
+        c = emitc::SubOp::create(b, loc, i32, c, centre);
       Value xs = castTo(b, loc, i32, byteOf(b, loc, x, r));
+      Value bias = centred ? centre : intConstant(b, loc, i32, 0x80);
       xs = emitc::SubOp::create(
           b, loc, i32, emitc::BitwiseXorOp::create(b, loc, i32, xs, bias),
           bias);
