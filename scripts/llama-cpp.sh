@@ -2,15 +2,17 @@
 # Provides a pinned llama.cpp (CPU only) as the test oracle and the peer for
 # lowbit's GGUF work: llama-quantize, llama-bench, llama-perplexity,
 # test-backend-ops, libllama and libggml (shared, so GGML_BACKEND_PATH can
-# load an out-of-tree backend), and our own two programs built against them
-# (tools/llama-driver: the greedy driver and the ggml quantizer).
+# load an out-of-tree backend), and our own programs built against them
+# (tools/llama-driver: the greedy driver, the ggml quantizer and the MUL_MAT
+# benchmark).
 #
 # The source is the one node-llama-cpp ships in its npm tarball
 # (llama/gitRelease.bundle, a git bundle of llama.cpp): the npm registry is
 # reachable where GitHub is not. `npm pack` fetches the tarball only (no
 # install, no install script). It is built once per machine and CPU into a
 # cache and linked as build/llama.cpp/{bin,lib,include,src}; the driver
-# programs are rebuilt into build/llama.cpp/tools when their source changes.
+# programs are rebuilt into build/llama.cpp/tools when their source or a
+# header beside it changes.
 # Nothing is installed system-wide.
 #
 # On any failure it says so on one line and exits 0: the lit tests that need
@@ -103,12 +105,15 @@ ln -sfn "$cache/src/include/llama.h" "$link/include/llama.h"
 for h in "$cache"/src/ggml/include/*.h; do ln -sfn "$h" "$link/include/"; done
 
 cxx=$(command -v clang++-22 || command -v c++)
-for prog in llama-driver ggml-quantize; do
+fresh() { # $1 is newer than its source, the shared headers and the build
+  for dep in "$2" tools/llama-driver/*.h "$cache/done"; do [ "$1" -nt "$dep" ] || return 1; done
+}
+for prog in llama-driver ggml-quantize ggml-matmul-bench; do
   src=tools/llama-driver/$prog.cpp
   out=$link/tools/$prog
-  [ -x "$out" ] && [ "$out" -nt "$src" ] && [ "$out" -nt "$cache/done" ] && continue
+  [ -x "$out" ] && fresh "$out" "$src" && continue
   "$cxx" -std=c++17 -O2 -Wall -Wextra -Werror "$src" -I"$link/include" -L"$cache/build/bin" \
-    -Wl,-rpath,"$cache/build/bin" -lllama -lggml -lggml-base -o "$out" 2>"$link/tools/$prog.log" ||
+    -Wl,-rpath,"$cache/build/bin" -lllama -lggml -lggml-base -lggml-cpu -o "$out" 2>"$link/tools/$prog.log" ||
     fail "$prog did not compile (see $root/$link/tools/$prog.log)"
   rm -f "$link/tools/$prog.log"
 done

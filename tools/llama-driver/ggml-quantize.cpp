@@ -15,6 +15,7 @@
 //       type, one per line.
 //   ggml-quantize --types
 //       lists the types ggml can quantize to without an importance matrix.
+#include "ggml_types.h"
 #include "npy.h"
 
 #include "ggml.h"
@@ -24,7 +25,6 @@
 #include <cstdlib>
 #include <stdexcept>
 #include <string>
-#include <strings.h>
 #include <vector>
 
 namespace {
@@ -34,27 +34,6 @@ const char *usage =
     "       ggml-quantize --extract F.gguf --name NAME [--type T] --out F.bin\n"
     "       ggml-quantize --tensors F.gguf\n"
     "       ggml-quantize --types\n";
-
-// The types ggml_quantize_chunk writes from float32 with no importance
-// matrix: a quantizer in the type traits and a name (ggml keeps removed
-// types' slots, named "DEPRECATED"), less Q8_1 and Q8_K, ggml's formats for
-// activations, which ggml_quantize_chunk has no case for.
-bool quantizable(ggml_type t) {
-  const ggml_type_traits *traits = ggml_get_type_traits(t);
-  return traits->from_float_ref && traits->blck_size > 0 &&
-         traits->type_name && std::string(traits->type_name) != "DEPRECATED" &&
-         t != GGML_TYPE_Q8_1 && t != GGML_TYPE_Q8_K &&
-         !ggml_quantize_requires_imatrix(t);
-}
-
-ggml_type type_named(const std::string &name) {
-  for (int t = 0; t < GGML_TYPE_COUNT; ++t)
-    if (quantizable(ggml_type(t)) &&
-        strcasecmp(ggml_type_name(ggml_type(t)), name.c_str()) == 0)
-      return ggml_type(t);
-  throw std::runtime_error("--type: '" + name +
-                           "' is not a type ggml quantizes to (see --types)");
-}
 
 void write_bytes(const std::string &path, const void *data, size_t n) {
   FILE *f = std::fopen(path.c_str(), "wb");
@@ -67,7 +46,7 @@ void write_bytes(const std::string &path, const void *data, size_t n) {
 
 void quantize(const std::string &type_name, const std::string &weights,
               const std::string &out) {
-  const ggml_type type = type_named(type_name);
+  const ggml_type type = ggml_types::named(type_name);
   const npy::Matrix w = npy::read(weights);
   const int64_t block = ggml_blck_size(type);
   if (w.cols % block != 0)
@@ -106,7 +85,7 @@ void extract(const std::string &path, const std::string &name,
     throw std::runtime_error(path + " has no tensor '" + name + "'");
   }
   const ggml_type type = gguf_get_tensor_type(ctx, id);
-  if (!type_name.empty() && type != type_named(type_name)) {
+  if (!type_name.empty() && type != ggml_types::named(type_name)) {
     gguf_free(ctx);
     throw std::runtime_error("tensor '" + name + "' is " +
                              ggml_type_name(type) + ", not " + type_name);
@@ -159,7 +138,7 @@ int run(int argc, char **argv) {
   }
   if (list) {
     for (int t = 0; t < GGML_TYPE_COUNT; ++t)
-      if (quantizable(ggml_type(t)))
+      if (ggml_types::quantizable(ggml_type(t)))
         std::printf("%s\n", ggml_type_name(ggml_type(t)));
     return 0;
   }
