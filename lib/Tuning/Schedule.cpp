@@ -39,12 +39,17 @@ static Error scheduleError(StringRef name, const Twine &message) {
                            "schedule '" + name + "': " + message);
 }
 
+std::string ShardInfo::str() const {
+  return std::to_string(index) + "/" + std::to_string(count);
+}
+
 namespace {
-/// Reads the fields of entries[index], failing on the first bad one.
+/// Reads the fields of one object of the file (`where`: "entries[3]"),
+/// failing on the first bad one.
 class EntryReader {
 public:
-  EntryReader(StringRef name, size_t index, const json::Object &object)
-      : name(name), index(index), object(object) {}
+  EntryReader(StringRef name, std::string where, const json::Object &object)
+      : name(name), where(std::move(where)), object(object) {}
 
   Error getString(StringRef field, std::string &out) {
     const json::Value *value = object.get(field);
@@ -80,15 +85,74 @@ public:
   }
 
   Error fieldError(StringRef field, const Twine &problem) {
-    return scheduleError(name, formatv("entries[{0}]: \"{1}\" ", index, field) +
-                                   problem);
+    return scheduleError(name,
+                         formatv("{0}: \"{1}\" ", where, field) + problem);
+  }
+
+  /// The key's fields (format, M, K, n_class, target, threads).
+  Error getKey(ScheduleKey &key) {
+    if (Error error = getString("format", key.format))
+      return error;
+    if (Error error = getPositive("M", key.m))
+      return error;
+    if (Error error = getPositive("K", key.k))
+      return error;
+    if (Error error = getString("n_class", key.nClass))
+      return error;
+    if (key.nClass != "gemv" && key.nClass != "gemm")
+      return fieldError("n_class", "must be \"gemv\" or \"gemm\", got \"" +
+                                       key.nClass + "\"");
+    if (Error error = getString("target", key.target))
+      return error;
+    return getPositive("threads", key.threads);
   }
 
 private:
   StringRef name;
-  size_t index;
+  std::string where;
   const json::Object &object;
 };
+
+/// The "shard" object of a shard file.
+Expected<ShardInfo> parseShard(StringRef name, const json::Value &value) {
+  const json::Object *object = value.getAsObject();
+  if (!object)
+    return scheduleError(name, "\"shard\" must be an object");
+  EntryReader reader(name, "shard", *object);
+  ShardInfo shard;
+  if (Error error = reader.getPositive("count", shard.count))
+    return std::move(error);
+  std::optional<int64_t> index = object->getInteger("index");
+  if (!index || *index < 0 || *index >= shard.count)
+    return reader.fieldError("index", formatv("must be an integer from 0 to "
+                                              "{0} (count - 1)",
+                                              shard.count - 1));
+  shard.index = *index;
+  if (Error error = reader.getString("sweep", shard.sweep))
+    return std::move(error);
+  if (Error error = reader.getPositive("sweep_problems", shard.sweepProblems))
+    return std::move(error);
+  std::optional<bool> complete = object->getBoolean("complete");
+  if (!complete)
+    return reader.fieldError("complete", "must be true or false");
+  shard.complete = *complete;
+  const json::Array *problems = object->getArray("problems");
+  if (!problems)
+    return reader.fieldError("problems", "must be an array");
+  for (auto [i, problem] : llvm::enumerate(*problems)) {
+    const json::Object *fields = problem.getAsObject();
+    if (!fields)
+      return scheduleError(
+          name, formatv("shard: problems[{0}] must be an object", i));
+    EntryReader keyReader(name, formatv("shard: problems[{0}]", i).str(),
+                          *fields);
+    ScheduleKey key;
+    if (Error error = keyReader.getKey(key))
+      return std::move(error);
+    shard.problems.push_back(std::move(key));
+  }
+  return shard;
+}
 } // namespace
 
 Expected<Schedule> Schedule::parse(StringRef text, StringRef name) {
@@ -112,6 +176,7 @@ Expected<Schedule> Schedule::parse(StringRef text, StringRef name) {
 
   Schedule schedule;
   schedule.name = name.str();
+  schedule.version = *versionNumber;
   bool measured = *versionNumber >= 2;
   if (measured) {
     std::optional<StringRef> tool = object->getString("tool_version");
@@ -132,31 +197,23 @@ Expected<Schedule> Schedule::parse(StringRef text, StringRef name) {
         return scheduleError(name, "\"cpu\": \"features\" must hold strings");
       schedule.cpuFeatures.push_back(text->str());
     }
+    if (const json::Value *shard = object->get("shard")) {
+      Expected<ShardInfo> info = parseShard(name, *shard);
+      if (!info)
+        return info.takeError();
+      schedule.shard = std::move(*info);
+    }
   }
   for (auto [index, value] : llvm::enumerate(*array)) {
     const json::Object *fields = value.getAsObject();
     if (!fields)
       return scheduleError(name,
                            formatv("entries[{0}] must be an object", index));
-    EntryReader reader(name, index, *fields);
+    EntryReader reader(name, formatv("entries[{0}]", index).str(), *fields);
     ScheduleEntry entry;
     entry.index = index;
     ScheduleKey &key = entry.key;
-    if (Error error = reader.getString("format", key.format))
-      return std::move(error);
-    if (Error error = reader.getPositive("M", key.m))
-      return std::move(error);
-    if (Error error = reader.getPositive("K", key.k))
-      return std::move(error);
-    if (Error error = reader.getString("n_class", key.nClass))
-      return std::move(error);
-    if (key.nClass != "gemv" && key.nClass != "gemm")
-      return reader.fieldError("n_class",
-                               "must be \"gemv\" or \"gemm\", got \"" +
-                                   key.nClass + "\"");
-    if (Error error = reader.getString("target", key.target))
-      return std::move(error);
-    if (Error error = reader.getPositive("threads", key.threads))
+    if (Error error = reader.getKey(key))
       return std::move(error);
     if (Error error = reader.getString("config", entry.config))
       return std::move(error);
@@ -225,16 +282,30 @@ std::string Schedule::str() const {
           out.value(feature);
       });
     });
+    auto keyFields = [&](const ScheduleKey &key) {
+      out.attribute("format", key.format);
+      out.attribute("M", key.m);
+      out.attribute("K", key.k);
+      out.attribute("n_class", key.nClass);
+      out.attribute("target", key.target);
+      out.attribute("threads", key.threads);
+    };
+    if (shard)
+      out.attributeObject("shard", [&] {
+        out.attribute("index", shard->index);
+        out.attribute("count", shard->count);
+        out.attribute("sweep", shard->sweep);
+        out.attribute("sweep_problems", shard->sweepProblems);
+        out.attribute("complete", shard->complete);
+        out.attributeArray("problems", [&] {
+          for (const ScheduleKey &key : shard->problems)
+            out.object([&] { keyFields(key); });
+        });
+      });
     out.attributeArray("entries", [&] {
       for (const ScheduleEntry *entry : sorted)
         out.object([&] {
-          const ScheduleKey &key = entry->key;
-          out.attribute("format", key.format);
-          out.attribute("M", key.m);
-          out.attribute("K", key.k);
-          out.attribute("n_class", key.nClass);
-          out.attribute("target", key.target);
-          out.attribute("threads", key.threads);
+          keyFields(entry->key);
           out.attribute("config", entry->config);
           // Measurements with 4 significant digits (more is noise).
           auto measurement = [&](StringRef field, double value) {

@@ -151,7 +151,7 @@ Tuner::run(const std::vector<TuningProblem> &problems, double start) {
       double now = measurer.now();
       double share = (budget->end() - now) / double(problems.size() - i);
       double deadline = std::min(budget->end(), now + std::max(share, least));
-      outcome = tune(problem, i, deadline);
+      outcome = tune(problem, problem.index, deadline);
     }
     outcome.key = problem.key;
     outcome.label = problem.label();

@@ -21,6 +21,7 @@ const Command &verifyCommand();
 const Command &benchCommand();
 const Command &compileCommand();
 const Command &tuneCommand();
+const Command &scheduleCommand();
 const Command &ggufCommand();
 const Command &generateCommand();
 const Command &benchModelCommand();

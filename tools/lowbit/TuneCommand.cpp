@@ -15,15 +15,19 @@
 #include "lowbit/Tuning/Journal.h"
 #include "lowbit/Tuning/Schedule.h"
 #include "lowbit/Tuning/Search.h"
+#include "lowbit/Tuning/Sweep.h"
 #include "lowbit/Tuning/Tuner.h"
 
 #include "lowbit/error.h"
 
 #include "mlir/IR/MLIRContext.h"
 
+#include <algorithm>
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
+#include <numeric>
+#include <optional>
 
 #include <unistd.h>
 
@@ -205,13 +209,63 @@ std::vector<TuningProblem> problemsOf(const ParsedOptions &options,
             &context, problem.key, strategies, search.allowLossy);
         if (!space)
           throw Error(llvm::toString(space.takeError()));
-        problem.queue = orderCandidates(std::move(heuristic), std::move(*space),
-                                        search, problems.size());
+        problem.queue.push_back(std::move(heuristic));
+        problem.queue.insert(problem.queue.end(), space->begin(), space->end());
         problems.push_back(std::move(problem));
       }
     }
   }
+  // A problem's index is its rank among the sweep's keys: its candidate
+  // order (--seed) and its data then do not depend on the order the options
+  // list shapes and formats in, and a shard sees what the whole sweep does.
+  std::vector<size_t> byKey(problems.size());
+  std::iota(byKey.begin(), byKey.end(), 0);
+  std::sort(byKey.begin(), byKey.end(), [&](size_t a, size_t b) {
+    return problems[a].key < problems[b].key;
+  });
+  for (size_t rank = 0; rank < byKey.size(); ++rank)
+    problems[byKey[rank]].index = rank;
+  for (TuningProblem &problem : problems) {
+    Candidate heuristic = std::move(problem.queue.front());
+    std::vector<Candidate> space(problem.queue.begin() + 1,
+                                 problem.queue.end());
+    problem.queue = orderCandidates(std::move(heuristic), std::move(space),
+                                    search, problem.index);
+  }
   return problems;
+}
+
+/// With --shard I/N, the shard's problems of the sweep `problems` (in
+/// their order, so each keeps the candidate order drawn for its index in
+/// the sweep) and what the shard file records about them.
+std::optional<ShardInfo> takeShard(const ParsedOptions &options,
+                                   std::vector<TuningProblem> &problems) {
+  std::optional<std::string> text = options.get("shard");
+  if (!text)
+    return std::nullopt;
+  llvm::Expected<ShardInfo> shard = parseShardSpec(*text);
+  if (!shard)
+    throw Error("--shard: " + llvm::toString(shard.takeError()));
+  if (!options.has("out"))
+    throw Error("--shard needs --out: every shard writes its own file "
+                "(merged by 'lowbit schedule merge')");
+  std::vector<ScheduleKey> keys;
+  std::vector<size_t> weights;
+  for (const TuningProblem &p : problems) {
+    keys.push_back(p.key);
+    weights.push_back(p.queue.size());
+  }
+  std::vector<int64_t> assigned = assignShards(keys, weights, shard->count);
+  shard->sweep = sweepId(keys);
+  shard->sweepProblems = int64_t(problems.size());
+  std::vector<TuningProblem> mine;
+  for (size_t i = 0; i < problems.size(); ++i)
+    if (assigned[i] == shard->index) {
+      shard->problems.push_back(problems[i].key);
+      mine.push_back(std::move(problems[i]));
+    }
+  problems = std::move(mine);
+  return std::move(*shard);
 }
 
 /// --out, or ./schedules/<cpu>.json in the current directory (created).
@@ -255,8 +309,13 @@ static int runTune(const ParsedOptions &options) {
   requireTimableTarget(target, "lowbit tune");
   std::vector<TuningProblem> problems =
       problemsOf(options, threads, target, search);
+  std::optional<ShardInfo> shard = takeShard(options, problems);
 
   if (options.has("list")) {
+    if (shard)
+      std::printf("shard %s of sweep %s: %zu of the sweep's %lld problems\n",
+                  shard->str().c_str(), shard->sweep.c_str(), problems.size(),
+                  (long long)shard->sweepProblems);
     for (const TuningProblem &p : problems) {
       std::printf("%s: %zu candidates\n", p.label().c_str(), p.queue.size());
       for (const Candidate &c : p.queue)
@@ -277,12 +336,30 @@ static int runTune(const ParsedOptions &options) {
       throw Error(llvm::toString(existing.takeError()) +
                   " (fix or remove it; tune merges into it)");
     schedule = std::move(*existing);
+    // A shard file holds its shard alone: resuming one must find the same
+    // shard of the same sweep there.
+    const std::optional<ShardInfo> &held = schedule.shard;
+    if (shard && (!held || held->sweep != shard->sweep ||
+                  held->index != shard->index || held->count != shard->count))
+      throw Error(
+          "--out: " + out + " holds " +
+          (held ? "shard " + held->str() + " of sweep " + held->sweep
+                : std::string("a schedule that is no shard")) +
+          ", not shard " + shard->str() + " of sweep " + shard->sweep +
+          " (a shard writes its own file: name another --out)");
+    if (!shard && held)
+      throw Error("--out: " + out + " is shard " + held->str() + " of sweep " +
+                  held->sweep + " (tune it with the same options and --shard " +
+                  held->str() + ", or name another --out)");
   }
   schedule.toolVersion = "lowbit " LOWBIT_VERSION;
   schedule.cpuModel = cpu.model;
   schedule.cpuFeatures = hostFeatureNames();
+  if (shard) {
+    schedule.shard = shard;
+    schedule.shard->complete = false;
+  }
   TuneJournal journal(out + ".journal");
-  Printer printer(schedule, out, journal, problems.size());
   if (journal.exists()) {
     std::vector<ScheduleEntry> recovered = journal.recover();
     for (ScheduleEntry &entry : recovered)
@@ -296,7 +373,30 @@ static int runTune(const ParsedOptions &options) {
                  "from %s\n",
                  recovered.size(), journal.path().c_str());
   }
+  if (shard) {
+    // Resuming: the problems decided by an earlier run of this shard (its
+    // file, and the decisions its journal kept) are not tuned again.
+    size_t all = problems.size();
+    problems.erase(std::remove_if(problems.begin(), problems.end(),
+                                  [&](const TuningProblem &p) {
+                                    return schedule.lookup(p.key) != nullptr;
+                                  }),
+                   problems.end());
+    std::fprintf(stderr,
+                 "tune: shard %s of sweep %s: %zu of the sweep's %lld "
+                 "problems, %zu already decided in %s, %zu to tune\n",
+                 shard->str().c_str(), shard->sweep.c_str(), all,
+                 (long long)shard->sweepProblems, all - problems.size(),
+                 out.c_str(), problems.size());
+    if (problems.empty())
+      schedule.shard->complete = true;
+    if (llvm::Error error = schedule.write(out))
+      throw Error(llvm::toString(std::move(error)));
+    if (problems.empty())
+      return 0;
+  }
 
+  Printer printer(schedule, out, journal, problems.size());
   ThreadPool pool(threads);
   std::fprintf(stderr, "tune: measuring the read bandwidth (1 GiB, %d "
                "threads)...\n", threads);
@@ -319,6 +419,14 @@ static int runTune(const ParsedOptions &options) {
     throw Error(printer.saveError);
   // Every decision is in OUT now; the measurements are in the output.
   journal.clear();
+  // A shard that went through all its problems is complete (undecided ones
+  // included: the merge names them); one stopped midway is not.
+  if (shard && !interrupted && outcomes.size() == problems.size()) {
+    schedule.shard->complete = true;
+    if (llvm::Error error = schedule.write(out))
+      throw Error(llvm::toString(std::move(error)));
+    printer.written = true;
+  }
 
   std::printf("\n%-32s %6s %10s %10s %8s  %-14s %s\n", "problem", "tried",
               "heur. us", "tuned us", "speedup", "decision", "config");
@@ -386,7 +494,14 @@ const Command &tuneCommand() {
        "decided problem (merged with its existing entries; the decisions "
        "in\na journal left by a crash are merged first). Prints heuristic vs "
        "tuned time per problem\nat the end. Use the file with 'lowbit "
-       "run/bench/compile --schedule OUT'.\n",
+       "run/bench/compile --schedule OUT'.\n\n"
+       "--shard I/N splits the sweep (every problem of the options) into N "
+       "shards by their\ncandidate counts, the same split in every job, and "
+       "tunes shard I into OUT, which\nrecords the shard (its problems, the "
+       "sweep's name, whether the run finished). A re-run\nof a killed shard "
+       "skips the problems it decided. 'lowbit schedule merge' joins the "
+       "N\nfiles and names a shard that is missing or did not finish "
+       "(docs/tuning-sweeps.md).\n",
        {{"model", "NAME", "every linear shape of schedules/models/NAME.json"},
         {"with-output", nullptr,
          "--model: also the output head and embedding shapes (vocab x hidden)"},
@@ -419,6 +534,11 @@ const Command &tuneCommand() {
          "also search lossy options (lut-bitserial int8 tables, table_bits "
          "= 8, act_group 32 and 64; verified against their documented "
          "bound)"},
+        {"shard", "I/N",
+         "tune shard I (0 to N-1) of the sweep the other options name: "
+         "every job of a sweep computes the same split, each problem in "
+         "one shard; needs --out, a file of this shard alone, and a re-run "
+         "resumes it"},
         {"out", "FILE",
          "schedule file (default schedules/<cpu-model>.json under the "
          "current directory, which is created if missing)"}}},

@@ -24,8 +24,8 @@ using namespace lowbit::cli;
 static const std::vector<const Command *> &commands() {
   static const std::vector<const Command *> all = {
       &targetsCommand(), &runCommand(), &packCommand(), &verifyCommand(),
-      &benchCommand(), &compileCommand(), &tuneCommand(), &ggufCommand(),
-      &generateCommand(), &benchModelCommand()};
+      &benchCommand(), &compileCommand(), &tuneCommand(), &scheduleCommand(),
+      &ggufCommand(), &generateCommand(), &benchModelCommand()};
   return all;
 }
 

@@ -18,6 +18,19 @@
 // both are read, anything else is rejected. Entries are unique per key and
 // written sorted by key.
 //
+// A file that `lowbit tune --shard I/N` writes also has, after "cpu", the
+// shard it holds (Sweep.h): its index and count, the sweep's name (a hash
+// of all the sweep's problem keys) and problem count, this shard's
+// problems (decided or not) and whether its run went through all of them:
+//
+//   "shard": {"index": 1, "count": 3, "sweep": "5f0e2c1a9b3d4e77",
+//             "sweep_problems": 8, "complete": true,
+//             "problems": [{"format": "i2s", "M": 640, "K": 2560,
+//                           "n_class": "gemv", "target": "x86-avx2",
+//                           "threads": 2}, ...]}
+//
+// Readers that only look up entries ignore it.
+//
 // This header reads, indexes, merges and writes the file;
 // lowbit-select-config parses and verifies the config strings against the
 // op they are for.
@@ -31,6 +44,7 @@
 #include "llvm/Support/Error.h"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -48,6 +62,18 @@ struct ScheduleKey {
   /// The file's order: format, M, K, n_class, target, threads.
   bool operator<(const ScheduleKey &other) const;
   /// `format=i2s M=2560 K=2560 n_class=gemv target=... threads=2`.
+  std::string str() const;
+};
+
+/// The part of a sweep a shard file holds (`lowbit tune --shard I/N`).
+struct ShardInfo {
+  int64_t index = 0, count = 1; // shard `index` of `count`, 0-based
+  std::string sweep;            // sweepId() of all the sweep's problems
+  int64_t sweepProblems = 0;    // how many problems the sweep has
+  bool complete = false;        // the run went through all its problems
+  std::vector<ScheduleKey> problems; // this shard's, decided or not
+
+  /// `1/3`.
   std::string str() const;
 };
 
@@ -80,10 +106,16 @@ public:
 
   /// Adds `entry`, replacing the entry of the same key.
   void set(ScheduleEntry entry);
+  /// The entries in file order (set() appends new keys).
+  const std::vector<ScheduleEntry> &getEntries() const { return entries; }
 
+  /// The version the file was read in (kVersion for a new schedule).
+  int64_t version = kVersion;
   /// Who wrote the file and for which CPU (version 2).
   std::string toolVersion, cpuModel;
   std::vector<std::string> cpuFeatures;
+  /// The shard of a sweep this file holds, if it is a shard file.
+  std::optional<ShardInfo> shard;
 
   /// The version-2 text: entries sorted by key, pretty-printed.
   std::string str() const;

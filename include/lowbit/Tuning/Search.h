@@ -48,6 +48,10 @@ struct TuningProblem {
   ScheduleKey key;
   int64_t n = 1;
   std::vector<Candidate> queue;
+  /// Its place in the whole sweep (`lowbit tune` ranks the keys), which
+  /// seeds its data (Measurer::prepare) and its candidate order, so that a
+  /// shard or a resumed run sees what the whole run would.
+  size_t index = 0;
 
   /// `i2s 2560x2560 gemv x86-avx2`.
   std::string label() const;

@@ -55,7 +55,8 @@ class Measurer {
 public:
   virtual ~Measurer();
   /// Makes `problem`'s data (weights, activations, the reference's answers)
-  /// for the calls that follow; "" or what went wrong.
+  /// for the calls that follow, seeded by `index` (its TuningProblem::index
+  /// in the sweep); "" or what went wrong.
   virtual std::string prepare(const TuningProblem &problem, size_t index) = 0;
   /// Compiles `batch` (candidates of the prepared problem); per candidate,
   /// "" or why it did not compile.
