@@ -20,6 +20,7 @@ packages=(
   python3 python3-numpy
   libvulkan-dev mesa-vulkan-drivers spirv-tools vulkan-tools
   qemu-user gcc-aarch64-linux-gnu g++-aarch64-linux-gnu libc6-dev-arm64-cross
+  slurm-wlm munge
 )
 
 missing=()

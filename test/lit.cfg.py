@@ -81,3 +81,15 @@ if spirv_as:
 if os.path.exists(os.path.join(config.lowbit_obj_root, "llama.cpp", "tools",
                                "ggml-quantize")):
     config.available_features.add("llama-cpp")
+
+# slurm: Debian's slurm-wlm and munge, which test/slurm starts as a private
+# one-node cluster (its lit.local.cfg drops the feature, saying why, where
+# the daemons cannot start).
+slurm_path = os.environ.get("PATH", "") + ":/usr/sbin:/sbin"
+slurm_missing = [tool for tool in ["slurmctld", "slurmd", "munged", "sbatch"]
+                 if not shutil.which(tool, path=slurm_path)]
+if not slurm_missing:
+    config.available_features.add("slurm")
+else:
+    lit_config.note("test/slurm is UNSUPPORTED: " + ", ".join(slurm_missing) +
+                    " not found (apt-get install slurm-wlm munge)")
