@@ -5,7 +5,8 @@
 
 // The target forms of what llama.cpp's block formats add to the up-convert
 // kernels: dot4 {centred} (q8_0's 8-bit codes where the dot product takes
-// codes below 128) and load_i8 (q4_k's int8 sub-scales).
+// codes below 128), load_i8 (q4_k's int8 sub-scales) and codebook (iq4_nl's
+// table lookup).
 
 // For q8_0 with AVX2 the codes are flipped to signed (xor 0x80), then their
 // magnitude times the activations with their sign (ggml's AVX2 int8 dot).
@@ -45,3 +46,26 @@
 // GENERIC: [[P:v[0-9]+]] = (const int8_t*) {{v[0-9]+}};
 // GENERIC: int8_t* [[Q:v[0-9]+]] = &[[P]][{{v[0-9]+}}];
 // GENERIC: (float) {{v[0-9]+}};
+
+// iq4_nl's codes, unpacked nibbles, looked up in the 16 bytes codebook[q] +
+// 128: one byte shuffle of the table in every 16-byte lane (x86), tbl of the
+// table made of two 64-bit halves (NEON), a byte of one of two uint64_t
+// words per code (generic).
+// AVX2-LABEL: extern "C" void iq4_nl(
+// AVX2: [[T:v[0-9]+]] = _mm256_set_epi8(-15, -39, -59, -75, -90, -103, -115, -127, 118, 106, 93, 79, 63, 45, 24, 1, -15, -39, -59, -75, -90, -103, -115, -127, 118, 106, 93, 79, 63, 45, 24, 1);
+// AVX2-NEXT: [[U:v[0-9]+]] = _mm256_shuffle_epi8([[T]], {{v[0-9]+}});
+// AVX2: _mm256_xor_si256([[U]],
+// AVX512-LABEL: extern "C" void iq4_nl(
+// AVX512: [[T:v[0-9]+]] = _mm512_set_epi8(-15, -39,
+// AVX512-NEXT: [[U:v[0-9]+]] = _mm512_shuffle_epi8([[T]], {{v[0-9]+}});
+// AVX512-NEXT: _mm512_dpbusd_epi32({{v[0-9]+}}, [[U]],
+// NEON-LABEL: extern "C" void iq4_nl(
+// NEON: [[L:v[0-9]+]] = vcreate_u8(8532735038950545409);
+// NEON-NEXT: [[H:v[0-9]+]] = vcreate_u8(-1019566456647873151);
+// NEON-NEXT: [[T:v[0-9]+]] = vcombine_u8([[L]], [[H]]);
+// NEON-NEXT: [[U:v[0-9]+]] = vqtbl1q_u8([[T]], {{v[0-9]+}});
+// NEON: veorq_u8([[U]],
+// GENERIC-LABEL: extern "C" void iq4_nl(
+// GENERIC: (uint64_t) {{v[0-9]+}};
+// GENERIC: bool [[HI:v[0-9]+]] = {{v[0-9]+}} >= {{v[0-9]+}};
+// GENERIC: uint64_t {{v[0-9]+}} = [[HI]] ? {{v[0-9]+}} : {{v[0-9]+}};

@@ -59,6 +59,33 @@ func.func @q5_0(%x: tensor<?x64xf32>, %w: tensor<33x44xi8>) -> tensor<?x33xf32> 
   return %y : tensor<?x33xf32>
 }
 
+// IQ4_NL: per 32-k block 4 vectors of 4-bit codebook indices (two 4-k
+// planes each), each plane looked up (lowbit.uk.codebook) into
+// codebook[q] + 128, then read as q8_0's codes: the block starts at -128 S
+// with vpdpbusd, at 0 with dot4 {centred} elsewhere.
+// VNNI-LABEL: func.func @iq4_nl(
+// VNNI: arith.muli %{{.*}}, %c-128_i32 : i32
+// VNNI: %[[W:.*]] = lowbit.uk.load
+// VNNI: %[[Q:.*]] = lowbit.uk.unpack %[[W]] {bits = 4 : i64, plane = 0 : i64} : vector<64xi8>
+// VNNI-NEXT: %[[U:.*]] = lowbit.uk.codebook %[[Q]] {table = array<i8: 1, 24, 45, 63, 79, 93, 106, 118, -127, -115, -103, -90, -75, -59, -39, -15>} : vector<64xi8>
+// VNNI-NEXT: lowbit.uk.dot4 %{{.*}}, %[[U]], %{{.*}} : vector<64xi8> -> vector<16xi32>
+// VNNI-COUNT-7: lowbit.uk.codebook
+// VNNI-NOT: lowbit.uk.codebook
+// VNNI-NOT: centred
+// VNNI: lowbit.uk.block_combine
+// AVX2-LABEL: func.func @iq4_nl(
+// AVX2-NOT: arith.muli %{{.*}}, %c-128_i32
+// AVX2: %[[U:.*]] = lowbit.uk.codebook
+// AVX2-NEXT: lowbit.uk.dot4 %{{.*}}, %[[U]], %{{.*}} {centred}
+// AVX2: lowbit.uk.block_combine
+func.func @iq4_nl(%x: tensor<?x64xf32>, %w: tensor<33x36xi8>) -> tensor<?x33xf32> {
+  %y = lowbit.mpgemm %x, %w {
+         weight = #lowbit.weight<bits = 4, encoding = codebook, group = 32, scale = per_block, codebook = [-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113]>,
+         layout = #lowbit.layout<gguf>}
+       : (tensor<?x64xf32>, tensor<33x36xi8>) -> tensor<?x33xf32>
+  return %y : tensor<?x33xf32>
+}
+
 // Q4_1: a stored minimum o per block (the zeros array of kernel_abi.h):
 // y += s (D / s_b) + o (S / s_b), two group_combine per block, no offset.
 // VNNI-LABEL: func.func @q4_1(

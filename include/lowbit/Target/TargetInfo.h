@@ -143,6 +143,11 @@ public:
   virtual Value emitUnpack(OpBuilder &b, Location loc, Value packed,
                            VectorType type, int64_t bits, int64_t plane,
                            int64_t scale) const = 0;
+  /// lowbit.uk.codebook: each byte (below 16) of `codes` mapped through
+  /// the 16 bytes of `table` (unsigned).
+  virtual Value emitCodebook(OpBuilder &b, Location loc, Value codes,
+                             ArrayRef<int8_t> table,
+                             VectorType type) const = 0;
   /// The bitwise OR of two byte registers (lowbit.uk.unpack's `into`).
   virtual Value emitOrBytes(OpBuilder &b, Location loc, Value lhs, Value rhs,
                             VectorType type) const = 0;

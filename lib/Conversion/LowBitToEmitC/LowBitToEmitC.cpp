@@ -132,6 +132,11 @@ Value emitLutLookup(const TargetInfo &target, ConversionPatternRewriter &b,
   return target.emitLutLookup(b, op.getLoc(), a.getIndices(), tables,
                               op.getHigh(), type);
 }
+Value emitCodebook(const TargetInfo &target, ConversionPatternRewriter &b,
+                   UkCodebookOp op, UkCodebookOp::Adaptor a, VectorType type) {
+  return target.emitCodebook(b, op.getLoc(), a.getCodes(), op.getTable(),
+                             type);
+}
 Value emitGroupCombine(const TargetInfo &target, ConversionPatternRewriter &b,
                        UkGroupCombineOp op, UkGroupCombineOp::Adaptor a,
                        VectorType type) {
@@ -600,6 +605,7 @@ void mlir::lowbit::populateLowBitToEmitCPatterns(const TypeConverter &converter,
            HookPattern<UkLutSignsOp, emitLutSigns>,
            HookPattern<UkLutCombineOp, emitLutCombine>,
            HookPattern<UkLutLookupOp, emitLutLookup>,
+           HookPattern<UkCodebookOp, emitCodebook>,
            HookPattern<UkGroupCombineOp, emitGroupCombine>,
            HookPattern<UkZipOp, emitZip>, HookPattern<UkDot2Op, emitDot2>,
            HookPattern<UkExtendOp, emitExtend>,

@@ -76,6 +76,51 @@ public:
                                        intConstant(b, loc, t, mask));
   }
 
+  /// Per byte i (< 16) of the word: byte i % 8 of the table's first or
+  /// second 8 bytes, held as two uint64_t (a table in two words: no array
+  /// to declare).
+  Value emitCodebook(OpBuilder &b, Location loc, Value codes,
+                     ArrayRef<int8_t> table, VectorType type) const override {
+    MLIRContext *ctx = b.getContext();
+    Type t = u32(ctx), u64 = IntegerType::get(ctx, 64, IntegerType::Unsigned);
+    Value words[2];
+    for (int64_t h = 0; h < 2; ++h) {
+      uint64_t word = 0;
+      for (int64_t i = 0; i < 8; ++i)
+        word |= uint64_t(uint8_t(table[8 * h + i])) << (8 * i);
+      // An int64_t literal converted: a uint64_t one above 2^63 would need
+      // a suffix.
+      words[h] = castTo(b, loc, u64,
+                        intConstant(b, loc, b.getI64Type(), int64_t(word)));
+    }
+    Value result;
+    for (int64_t r = 0; r < 4; ++r) {
+      Value code = byteOf(b, loc, codes, r);
+      Value high = emitc::CmpOp::create(b, loc, b.getI1Type(),
+                                        emitc::CmpPredicate::ge, code,
+                                        intConstant(b, loc, t, 8));
+      Value word = emitc::ConditionalOp::create(b, loc, u64, high, words[1],
+                                                words[0]);
+      Value shift = emitc::MulOp::create(
+          b, loc, t,
+          emitc::BitwiseAndOp::create(b, loc, t, code,
+                                      intConstant(b, loc, t, 7)),
+          intConstant(b, loc, t, 8));
+      Value entry = emitc::BitwiseAndOp::create(
+          b, loc, t,
+          castTo(b, loc, t,
+                 emitc::BitwiseRightShiftOp::create(b, loc, u64, word,
+                                                    castTo(b, loc, u64, shift))),
+          intConstant(b, loc, t, 0xff));
+      if (r > 0)
+        entry = emitc::BitwiseLeftShiftOp::create(
+            b, loc, t, entry, intConstant(b, loc, t, 8 * r));
+      result = result ? emitc::BitwiseOrOp::create(b, loc, t, result, entry)
+                      : entry;
+    }
+    return result;
+  }
+
   Value emitDot4(OpBuilder &b, Location loc, Value acc, Value codes, Value x,
                  VectorType accType) const override {
     return dot4(b, loc, acc, codes, x, /*centred=*/false);

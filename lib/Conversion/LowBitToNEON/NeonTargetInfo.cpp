@@ -12,6 +12,7 @@
 //   broadcast4      vld1q_dup_s32 (ld1r)
 //   unpack          vshrq_n_u8 / vshlq_n_u8 + vandq_u8 (no AND when the
 //                   shift alone clears the other bits; into: + vorrq_u8)
+//   codebook        vqtbl1q_u8 (tbl) of vcombine_u8 of two vcreate_u8
 //   dot4            vdotq_s32 (sdot)          vmull_s8 + vmull_high_s8 +
 //                                             vpaddq_s16 + vpadalq_s16
 //   dot4 {centred}  veorq_u8 0x80, then dot4 (the codes as signed bytes)
@@ -147,6 +148,25 @@ public:
     Value masks = call(b, loc, reg, "vdupq_n_u8", {},
                        {b.getI32IntegerAttr(int32_t(mask))});
     return call(b, loc, reg, "vandq_u8", {shifted, masks});
+  }
+
+  /// One tbl (vqtbl1q_u8) of the table, built from two 64-bit halves
+  /// (vcreate_u8, little-endian: byte i in bits 8i..8i+7; written as int64
+  /// literals, which convert to uint64_t modulo 2^64).
+  Value emitCodebook(OpBuilder &b, Location loc, Value codes,
+                     ArrayRef<int8_t> table, VectorType type) const override {
+    MLIRContext *ctx = b.getContext();
+    Type half = opaqueType(ctx, "uint8x8_t");
+    SmallVector<Value, 2> halves;
+    for (int64_t h = 0; h < 2; ++h) {
+      uint64_t word = 0;
+      for (int64_t i = 0; i < 8; ++i)
+        word |= uint64_t(uint8_t(table[8 * h + i])) << (8 * i);
+      halves.push_back(call(b, loc, half, "vcreate_u8", {},
+                            {b.getI64IntegerAttr(int64_t(word))}));
+    }
+    Value lookup = call(b, loc, bytes(ctx), "vcombine_u8", halves);
+    return call(b, loc, bytes(ctx), "vqtbl1q_u8", {lookup, codes});
   }
 
   Value emitOrBytes(OpBuilder &b, Location loc, Value lhs, Value rhs,

@@ -9,6 +9,7 @@
 //   broadcast4      vpbroadcastd of _mm_loadu_si32
 //   unpack          _mm*_srli_epi16 + _mm*_and_si*  (one shift per plane > 0)
 //                   (into: + _mm*_or_si*)
+//   codebook        _mm*_shuffle_epi8 (vpshufb) of the table in every lane
 //   dot4            _mm512_dpbusd_epi32       _mm256_dpbusd_avx_epi32 /
 //                                             maddubs + madd(ones) + add
 //   dot4 {centred}  2 x dpbusd (0x80 bytes)   VNNI: as AVX-512; AVX2: xor
@@ -115,6 +116,17 @@ public:
     Value masks = call(b, loc, reg, name("set1_epi8"), {},
                        {b.getI32IntegerAttr(int32_t(int8_t(mask)))});
     return call(b, loc, reg, name("and_" + siSuffix()), {shifted, masks});
+  }
+
+  /// The table in every 16-byte lane, one vpshufb (AVX2 and AVX512-BW
+  /// alike: the codes are below 16, so the lane's table is the whole
+  /// table).
+  Value emitCodebook(OpBuilder &b, Location loc, Value codes,
+                     ArrayRef<int8_t> table, VectorType type) const override {
+    Value lookup = lanes(b, loc, name("set_epi8"), registerBytes,
+                         [&](int64_t byte) { return table[byte % 16]; });
+    return call(b, loc, intType(b.getContext()), name("shuffle_epi8"),
+                {lookup, codes});
   }
 
   Value emitOrBytes(OpBuilder &b, Location loc, Value lhs, Value rhs,

@@ -1333,18 +1333,6 @@ func.func @vnni4_5bit_tile_k(%x: tensor<?x64xf32>, %w: tensor<1x10x64xi8>) -> te
 
 // -----
 
-func.func @upconvert_iq4_nl(%x: tensor<?x64xf32>, %w: tensor<8x36xi8>) -> tensor<?x8xf32> {
-  // expected-error@+1 {{upconvert strategy does not support codebook weights yet}}
-  %y = lowbit.mpgemm %x, %w {
-         weight = #lowbit.weight<bits = 4, encoding = codebook, group = 32, scale = per_block, codebook = [-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113]>,
-         layout = #lowbit.layout<gguf>,
-         config = #lowbit.upconvert<tile_m = 16, tile_k = 64, tile_n = 1>}
-       : (tensor<?x64xf32>, tensor<8x36xi8>) -> tensor<?x8xf32>
-  return %y : tensor<?x8xf32>
-}
-
-// -----
-
 func.func @lut_bitserial_q8_0(%x: tensor<?x64xf32>, %w: tensor<8x68xi8>) -> tensor<?x8xf32> {
   // expected-error@+1 {{lut_bitserial strategy does not support offset weights}}
   %y = lowbit.mpgemm %x, %w {

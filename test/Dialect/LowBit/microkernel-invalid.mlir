@@ -18,6 +18,14 @@ func.func @unpack_plane(%w: vector<64xi8>) -> vector<64xi8> {
 
 // -----
 
+func.func @codebook_table(%c: vector<64xi8>) -> vector<64xi8> {
+  // expected-error@+1 {{'lowbit.uk.codebook' op table must have 16 entries, got 4}}
+  %u = lowbit.uk.codebook %c {table = array<i8: 1, 2, 3, 4>} : vector<64xi8>
+  return %u : vector<64xi8>
+}
+
+// -----
+
 func.func @dot4_lanes(%acc: vector<8xi32>, %w: vector<64xi8>) -> vector<8xi32> {
   // expected-error@+1 {{'lowbit.uk.dot4' op byte register 'vector<64xi8>' must hold 4 bytes per lane of 'vector<8xi32>'}}
   %d = lowbit.uk.dot4 %acc, %w, %w : vector<64xi8> -> vector<8xi32>

@@ -469,9 +469,6 @@ LogicalResult UpconvertAttr::verifyFor(EmitErrorFn emitError,
   if (weight.getEncoding() == Encoding::Unsigned && weight.getBits() == 3)
     return emitError()
            << "upconvert strategy does not support 3-bit unsigned weights";
-  if (weight.getEncoding() == Encoding::Codebook)
-    return emitError()
-           << "upconvert strategy does not support codebook weights yet";
   if (failed(checkLayoutSupported(emitError, "upconvert", layout,
                                   {LayoutKind::Canonical, LayoutKind::I2S,
                                    LayoutKind::Gguf, LayoutKind::VNNI4})))

@@ -41,6 +41,13 @@ LogicalResult UkUnpackOp::verify() {
   return success();
 }
 
+LogicalResult UkCodebookOp::verify() {
+  if (getTable().size() != 16)
+    return emitOpError() << "table must have 16 entries, got "
+                         << getTable().size();
+  return success();
+}
+
 LogicalResult UkDot4Op::verify() {
   return verifyBytesPerLane(*this, getCodes(), getAcc());
 }

@@ -72,6 +72,10 @@ struct KernelPlan {
   /// 8-bit codes on a target whose dot product takes codes below 128: dot4
   /// {centred} reads code u as u - 128.
   bool centred = false;
+  /// Codebook encodings (IQ4_NL): the 16 bytes that lowbit.uk.codebook
+  /// maps each unpacked code q to, codebook[q] + 128 (8-bit codes with
+  /// offset 128, read as q8_0's); empty otherwise.
+  SmallVector<int8_t, 16> lookup;
 
   bool isTernary() const { return encoding == Encoding::Ternary; }
   bool hasZeros() const { return encoding == Encoding::Unsigned; }
@@ -340,6 +344,8 @@ private:
                                      b.getI64IntegerAttr(width),
                                      b.getI64IntegerAttr(j),
                                      b.getI64IntegerAttr(scale));
+            if (!plan.lookup.empty())
+              w = UkCodebookOp::create(b, loc, byteReg, w, plan.lookup);
             if (highBits > 0)
               w = UkUnpackOp::create(
                   b, loc, byteReg, highPacked[highVector][t * tile.slices + s],
@@ -746,7 +752,18 @@ private:
                                                           : weight.getCodeOffset();
     plan.lowBits = lowbit_vnni4_low_bits(int(plan.bits));
     plan.subScales = weight.getSuperBlock() > 0;
-    plan.centred = plan.bits == 8 && target.getMaxDotCode() < 255;
+    // A codebook's values are int8: looked up as c + 128, they are the
+    // 8-bit codes of offset 128 that the rest of the kernel reads as q8_0's
+    // (the offset through the activation sums, or dot4 {centred}).
+    int64_t dotBits = plan.bits;
+    if (plan.encoding == Encoding::Codebook) {
+      for (int8_t c : weight.getCodebook().asArrayRef())
+        plan.lookup.push_back(int8_t(uint8_t(c + 128)));
+      plan.lookup.resize(16, 0);
+      plan.codeOffset = 128;
+      dotBits = 8;
+    }
+    plan.centred = dotBits == 8 && target.getMaxDotCode() < 255;
     if (plan.hasMin() && !plan.subScales && weight.getGroup() != kBlockK)
       return op.emitOpError() << "lowbit-lower-upconvert takes minimums per "
                                  "32-k block (group = 32) without a "

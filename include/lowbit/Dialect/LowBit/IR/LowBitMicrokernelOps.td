@@ -100,6 +100,29 @@ def LowBit_UkUnpackOp
   let hasVerifier = 1;
 }
 
+def LowBit_UkCodebookOp
+    : LowBit_UkOp<"codebook", [Pure, AllTypesMatch<["codes", "result"]>]> {
+  let summary = "Maps 4-bit codes through a 16-entry byte table";
+  let description = [{
+    Every byte of the result is `table[byte]` of the same byte of `codes`,
+    which must be below 16 (a `lowbit.uk.unpack` of 4 bits or fewer); the
+    16 entries of `table` are read as unsigned bytes. The up-convert kernels
+    of a `codebook` encoding (ggml's IQ4_NL) look their codes up into
+    `codebook[q] + 128`, 8-bit codes with code offset 128 that the dot
+    product then takes like Q8_0's (`lowbit.uk.dot4`, `centred` where the
+    target needs it). One in-register byte shuffle per register: `pshufb`
+    (x86, per 16-byte lane), `tbl` (NEON); a table in the generic C++.
+
+    ```mlir
+    %u = lowbit.uk.codebook %c {table = array<i8: 1, 24, 45, 63, 79, 93, 106, 118, -127, -115, -103, -90, -75, -59, -39, -15>} : vector<64xi8>
+    ```
+  }];
+  let arguments = (ins LowBit_ByteRegister:$codes, DenseI8ArrayAttr:$table);
+  let results = (outs LowBit_ByteRegister:$result);
+  let assemblyFormat = "$codes attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
 def LowBit_UkDot4Op
     : LowBit_UkOp<"dot4", [Pure, AllTypesMatch<["acc", "result"]>,
                            AllTypesMatch<["codes", "x"]>]> {
