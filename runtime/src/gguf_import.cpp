@@ -181,6 +181,36 @@ void tq2_encode(const int *c, uint8_t *b) {
     b[32 * (v / 128) + v % 32] |= uint8_t(c[v] << (2 * (v % 128 / 32)));
 }
 
+// The 128 values of a 32-byte group of 2-bit fields, value 32 i + m (i < 4,
+// m < 32) in bits shift(i) of byte m (tq2_0: 2i; i2_s: 6 - 2i), as i2s
+// codes: value v in bits 2 (v % 4) of out[v / 4], out[0, 32). The codes are
+// the same (0, 1, 2 = -1, 0, +1), only their places move: per 8-byte word
+// and i, each byte's field is masked down, then two SWAR merges (byte pairs
+// into 4 bits, those pairs into a byte) put 4 values in one byte; no value
+// is decoded on its own. Returns the OR of the words' code-3 bits (both
+// bits of a field set) and sets `nonzero` when a code is not 1.
+uint64_t group_to_i2s(const uint8_t *in, bool descending, uint8_t *out,
+                      bool &nonzero) {
+  constexpr uint64_t kLow = 0x5555555555555555ull;
+  uint64_t w[4], threes = 0, other = 0;
+  for (int k = 0; k < 4; ++k) {
+    w[k] = load_le<uint64_t>(in + 8 * k);
+    threes |= w[k] & (w[k] >> 1) & kLow;
+    other |= w[k] ^ kLow;
+  }
+  nonzero |= other != 0;
+  for (int i = 0; i < 4; ++i) {
+    const int shift = descending ? 6 - 2 * i : 2 * i;
+    for (int k = 0; k < 4; ++k) {
+      uint64_t y = (w[k] >> shift) & 0x0303030303030303ull;
+      y = (y | y >> 6) & 0x000F000F000F000Full;
+      y = (y | y >> 12) & 0x000000FF000000FFull;
+      store_le(out + 8 * i + 2 * k, uint16_t(y | y >> 24));
+    }
+  }
+  return threes;
+}
+
 // --- i2_s ----------------------------------------------------------------
 
 // Byte and shift of flat element e of an i2_s tensor.
@@ -235,16 +265,46 @@ void check_row(const GgufTensor &t, int64_t row) {
   throw Error(t.name + ": " + problem);
 }
 
-// Reads the ternary values of a tq1_0 / tq2_0 / i2_s tensor row by row and
-// finds its one scale (runtime/README.md, "GGUF import"): a row at a time,
-// so that importing a large tensor needs no copy of all its values.
+// Reads the ternary codes c = q + 1 (0, 1, 2) of a tq1_0 / tq2_0 / i2_s
+// tensor row by row, each value decoded once, and finds its one scale
+// (runtime/README.md, "GGUF import"): a row at a time, so that importing a
+// large tensor needs no copy of all its values.
 class TernaryReader {
 public:
   explicit TernaryReader(const GgufTensor &t)
       : t_(t), K_(t.K()), type_(gguf_type_name(t.type)) {}
 
-  // q[0..K) of row m, in -1..1; remembers the scales of non-zero blocks.
-  void row(int64_t m, int8_t *q) {
+  // Row m as i2s codes (code_row_bytes(i2s, K) = K / 4 bytes) straight
+  // from a tq2_0 or i2_s row, whose codes are i2s's in other places
+  // (group_to_i2s); a code 3 is row()'s Error.
+  void i2s_row(int64_t m, uint8_t *out) {
+    uint64_t threes = 0;
+    if (t_.type == GgufType::I2_S) {
+      const uint8_t *in = t_.data + uint64_t(m * K_) / 4;
+      bool nonzero = false;
+      for (int64_t g = 0; g < K_ / kI2sBlock; ++g)
+        threes |= group_to_i2s(in + 32 * g, true, out + 32 * g, nonzero);
+      any_ |= nonzero;
+    } else {
+      const uint64_t block_bytes = info(t_.type).block_size;
+      const int64_t blocks = K_ / kTqBlock;
+      for (int64_t b = 0; b < blocks; ++b) {
+        const uint8_t *blk = t_.data + uint64_t(m * blocks + b) * block_bytes;
+        bool nonzero = false;
+        threes |= group_to_i2s(blk, false, out + 64 * b, nonzero);
+        threes |= group_to_i2s(blk + 32, false, out + 64 * b + 32, nonzero);
+        if (nonzero) // a block of zeros carries no scale
+          note_scale(load_le<uint16_t>(blk + 64));
+      }
+    }
+    if (threes) {
+      std::vector<uint8_t> c(static_cast<size_t>(K_));
+      row(m, c.data()); // throws, naming the first code 3
+    }
+  }
+
+  // c[0..K) of row m; remembers the scales of non-zero blocks.
+  void row(int64_t m, uint8_t *c) {
     if (t_.type == GgufType::I2_S) {
       // A row starts at a block of 128 (K is a multiple of 128): element
       // 32 i + l of a block is bits 6 - 2 i of its byte l.
@@ -252,30 +312,26 @@ public:
       for (int64_t b = 0; b < K_ / kI2sBlock; ++b, blk += 32)
         for (int i = 0; i < 4; ++i)
           for (int l = 0; l < 32; ++l)
-            q[b * kI2sBlock + 32 * i + l] =
-                int8_t(((blk[l] >> (6 - 2 * i)) & 3) - 1);
-      any_ |= check_codes(m, q, K_);
+            c[b * kI2sBlock + 32 * i + l] = uint8_t((blk[l] >> (6 - 2 * i)) & 3);
+      any_ |= check_codes(m, c, K_);
       return;
     }
     const uint64_t block_bytes = info(t_.type).block_size;
     const int64_t blocks = K_ / kTqBlock;
-    uint8_t codes[kTqBlock];
     for (int64_t b = 0; b < blocks; ++b) {
       const uint8_t *blk = t_.data + uint64_t(m * blocks + b) * block_bytes;
+      uint8_t *cb = c + b * kTqBlock;
       uint16_t d;
       if (t_.type == GgufType::TQ1_0) {
-        tq1_decode(blk, codes);
+        tq1_decode(blk, cb);
         d = load_le<uint16_t>(blk + 52);
       } else {
-        tq2_decode(blk, codes);
+        tq2_decode(blk, cb);
         d = load_le<uint16_t>(blk + 64);
       }
-      int8_t *qb = q + b * kTqBlock;
-      for (int j = 0; j < kTqBlock; ++j)
-        qb[j] = int8_t(codes[j] - 1);
       // A block of zeros carries no scale (ggml writes d = 0 there).
-      if (check_codes(m, qb, kTqBlock, b * kTqBlock))
-        scales_.insert(d);
+      if (check_codes(m, cb, kTqBlock, b * kTqBlock))
+        note_scale(d);
     }
   }
 
@@ -289,14 +345,14 @@ public:
         return 0.0f;
       s = load_f32_le(t_.data + t_.rows() * K_ / 4);
     } else {
-      if (scales_.size() > 1)
+      if (!others_.empty())
         fail(t_, std::string(type_) + " blocks carry " +
-                     std::to_string(scales_.size()) +
+                     std::to_string(1 + others_.size()) +
                      " different scales; lowbit's ternary formats have one "
                      "scale per tensor");
-      if (scales_.empty())
+      if (!any_)
         return 0.0f;
-      s = half_to_float(*scales_.begin());
+      s = half_to_float(first_);
     }
     if (!std::isfinite(s) || !(s > 0.0f))
       fail(t_, std::string(type_) + " scale " + format_float(s) +
@@ -305,19 +361,30 @@ public:
   }
 
 private:
-  // Whether any of q[0, n) (code - 1, read from row m from k0 on) is not 0;
-  // an Error naming the first code 3 (q = 2). Loops without exits, which
+  // The first block scale seen, and the others that differ from it (a set
+  // only when the blocks disagree, which is an error).
+  void note_scale(uint16_t d) {
+    if (!any_) {
+      first_ = d;
+      any_ = true;
+    } else if (d != first_) {
+      others_.insert(d);
+    }
+  }
+
+  // Whether any of c[0, n) (read from row m from k0 on) is not the zero
+  // code 1; an Error naming the first code 3. Loops without exits, which
   // the compiler vectorizes; the position is searched only on error.
-  bool check_codes(int64_t m, const int8_t *q, int64_t n, int64_t k0 = 0) {
-    int8_t largest = 0;
+  bool check_codes(int64_t m, const uint8_t *c, int64_t n, int64_t k0 = 0) {
+    uint8_t largest = 0;
     bool nonzero = false;
     for (int64_t k = 0; k < n; ++k) {
-      largest = std::max(largest, q[k]);
-      nonzero |= q[k] != 0;
+      largest = std::max(largest, c[k]);
+      nonzero |= c[k] != 1;
     }
-    for (int64_t k = 0; largest > 1 && k < n; ++k)
-      if (q[k] > 1)
-        fail(t_, std::string(type_) + " code " + std::to_string(q[k] + 1) +
+    for (int64_t k = 0; largest > 2 && k < n; ++k)
+      if (c[k] > 2)
+        fail(t_, std::string(type_) + " code " + std::to_string(c[k]) +
                      " at row " + std::to_string(m) + ", k = " +
                      std::to_string(k0 + k) + " is outside the ternary range");
     return nonzero;
@@ -326,8 +393,9 @@ private:
   const GgufTensor &t_;
   const int64_t K_;
   const char *type_;
-  std::set<uint16_t> scales_;
-  bool any_ = false;
+  bool any_ = false; // a non-zero value (i2_s) or block scale (tq*) seen
+  uint16_t first_ = 0;
+  std::set<uint16_t> others_;
 };
 
 bool is_float_type(GgufType type) {
@@ -590,15 +658,25 @@ PackedWeights import_tensor(const GgufTensor &t, const Format &format) {
     P.K = K;
     const int64_t row_bytes = P.row_bytes();
     P.codes.resize(size_t(M * row_bytes));
-    std::vector<int8_t> q(static_cast<size_t>(K));
+    // tq2_0 and i2_s into i2s move bits; the others decode each value.
+    const bool moves = format.kind == FormatKind::I2S &&
+                       t.type != GgufType::TQ1_0;
+    std::vector<uint8_t> c(static_cast<size_t>(moves ? 0 : K));
     for (int64_t m = 0; m < M; ++m) {
-      reader.row(m, q.data());
-      encode_ternary_row(format, q.data(), K, P.codes.data() + m * row_bytes);
+      uint8_t *row = P.codes.data() + m * row_bytes;
+      if (moves) {
+        reader.i2s_row(m, row);
+        continue;
+      }
+      reader.row(m, c.data());
+      encode_ternary_codes(format, c.data(), K, row);
     }
     // An all-zero tensor carries no scale: it gets quantize()'s floor.
     const float scale = reader.scale();
     P.tensor_scale = scale > 0.0f ? scale : 1e-5f;
-    named(t, [&] { validate(P); });
+    // Valid as built (every code was checked, the encoders zero the
+    // padding): only the sizes are checked, not the codes again.
+    named(t, [&] { check_layout(P); });
     return P;
   }
   const GgmlBlockType *block_type = ggml_block_type_by_id(uint32_t(t.type));

@@ -4,11 +4,14 @@
 #include "lowbit/activation.h"
 #include "lowbit/error.h"
 
+#include "byte_order.h"
+#include "ggml_blocks.h"
 #include "layout.h"
 #include "q4_0.h"
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <vector>
 
 namespace lowbit {
@@ -57,23 +60,107 @@ uint8_t detail::kernel_code(Encoding encoding, int8_t q) {
   return 0;
 }
 
-/// ORs the kernel code `code` of W[16t + i][k] into `tile` (the first byte
-/// of tile t), in kernel_abi.h's UPCONVERT LAYOUT: the low plane of
-/// lowbit_vnni4_low_bits(b) bits, then (codes of 3, 5, 6 bits) the high
-/// plane, each `width` vectors of the 32-k block with 32 / width k each.
-static void put_code(uint8_t *tile, int b, int64_t i, int64_t k,
-                     uint8_t code) {
-  const int low = lowbit_vnni4_low_bits(b);
-  const int64_t block = k / 32, kk = k % 32, r = k % 4;
-  auto put = [&](int width, int first, unsigned value) {
-    const int64_t kv = 32 / width; // k values per 64-byte vector
-    const int64_t v = block * b + first + kk / kv, j = (kk % kv) / 4;
-    tile[v * 64 + i * 4 + r] |=
-        uint8_t((value & ((1u << width) - 1)) << (width * j));
+/// The plane of `Width` bits (1, 2, 4 or 8) that starts at vector `first`
+/// of every 32-k block of row i of `tile`, in kernel_abi.h's UPCONVERT
+/// LAYOUT, from the row's kernel codes c[0, 32 * blocks), one per byte: the
+/// 4 bytes (r = 0..3) of row i in a 64-byte vector are the OR over j of the
+/// 4 codes c[kv v + 4j + r], each byte masked to the plane's bits and
+/// shifted into field j; one 4-byte load per j (no carry crosses a byte, so
+/// the bytes never mix), not one bit field per code. `shift` drops the low
+/// plane's bits for the high one.
+template <int Width>
+static void put_plane(uint8_t *tile, int b, int first, int64_t i,
+                      const uint8_t *c, int64_t blocks, int shift) {
+  constexpr int per = 8 / Width; // codes per byte
+  constexpr uint32_t mask = 0x01010101u * ((1u << Width) - 1);
+  for (int64_t block = 0; block < blocks; ++block, c += 32) {
+    uint8_t *out = tile + (block * b + first) * 64 + i * 4;
+    for (int v = 0; v < Width; ++v) { // 32 / (32 / Width) vectors
+      uint32_t word = 0;
+      for (int j = 0; j < per; ++j)
+        word |= ((load_le<uint32_t>(c + 4 * (per * v + j)) >> shift) & mask)
+                << (Width * j);
+      store_le(out + 64 * v, word);
+    }
+  }
+}
+
+/// Row i of `tile` from its kernel codes c[0, Kp) (0 past K), one per byte:
+/// the low plane of lowbit_vnni4_low_bits(b) bits, then (codes of 3, 5, 6
+/// bits) the high plane.
+static void put_row(uint8_t *tile, int b, int64_t i, const uint8_t *c,
+                    int64_t Kp) {
+  const int64_t blocks = Kp / 32;
+  auto plane = [&](int width, int first, int shift) {
+    switch (width) {
+    case 1:
+      return put_plane<1>(tile, b, first, i, c, blocks, shift);
+    case 2:
+      return put_plane<2>(tile, b, first, i, c, blocks, shift);
+    case 4:
+      return put_plane<4>(tile, b, first, i, c, blocks, shift);
+    default:
+      return put_plane<8>(tile, b, first, i, c, blocks, shift);
+    }
   };
-  put(low, 0, code);
+  const int low = lowbit_vnni4_low_bits(b);
+  plane(low, 0, 0);
   if (low < b)
-    put(b - low, low, unsigned(code) >> low);
+    plane(b - low, low, low);
+}
+
+/// i2s without decoding: a canonical row is pack_codes' 2-bit stream (the
+/// code q + 1 of k in bits 2 (k % 4) of byte k / 4), which is the kernel
+/// code. Row i's 4 bytes of vector v hold codes 16v + 4j + r in byte r,
+/// bits 2j: canonical bytes 4v..4v+3 (byte j, field r) with the 4 x 4
+/// matrix of 2-bit fields transposed, in two masked swaps (the recursive
+/// bit-matrix transpose of Hacker's Delight, 7-3).
+static uint32_t transpose_fields(uint32_t w) {
+  uint32_t t = (w ^ (w >> 12)) & 0x0000F0F0u; // 2x2 blocks of fields
+  w ^= t ^ (t << 12);
+  t = (w ^ (w >> 6)) & 0x00CC00CCu; // fields within each block
+  return w ^ t ^ (t << 6);
+}
+
+/// Whether validate() accepts i2s weights, without decoding them: no code 3
+/// (both bits of a field set), zero padding bits after each row's K codes,
+/// and a finite positive tensor scale (validate() gives the error otherwise).
+static bool i2s_valid(const PackedWeights &W) {
+  check_layout(W);
+  if (!std::isfinite(W.tensor_scale) || !(W.tensor_scale > 0.0f))
+    return false;
+  const uint8_t *p = W.codes.data();
+  const size_t n = W.codes.size();
+  uint32_t threes = 0;
+  size_t at = 0;
+  for (; at + 4 <= n; at += 4) {
+    const uint32_t w = load_le<uint32_t>(p + at);
+    threes |= w & (w >> 1) & 0x55555555u;
+  }
+  for (; at < n; ++at)
+    threes |= p[at] & (p[at] >> 1) & 0x55u;
+  if (threes)
+    return false;
+  const int64_t row_bytes = W.row_bytes(), tail = W.K % 4;
+  for (int64_t m = 0; tail && m < W.M; ++m)
+    if (p[(m + 1) * row_bytes - 1] >> (2 * tail))
+      return false;
+  return true;
+}
+
+static void pack_i2s(const PackedWeights &canonical, UpconvertWeights &U) {
+  const int64_t row_bytes = canonical.row_bytes(), vectors = U.Kp / 16;
+  std::vector<uint8_t> row(size_t(U.Kp / 4), 0); // zero past the row
+  for (int64_t m = 0; m < U.M; ++m) {
+    std::memcpy(row.data(), canonical.codes.data() + m * row_bytes,
+                size_t(row_bytes));
+    const int64_t t = m / kUpconvertTileRows, i = m % kUpconvertTileRows;
+    uint8_t *out = U.codes.data() + t * vectors * 64 + i * 4;
+    for (int64_t v = 0; v < vectors; ++v) {
+      store_le(out + v * 64,
+               transpose_fields(load_le<uint32_t>(row.data() + 4 * v)));
+    }
+  }
 }
 
 /// ggml block formats: the unsigned codes u = c + 2^(b-1) (min types: c)
@@ -81,7 +168,7 @@ static void put_code(uint8_t *tile, int b, int64_t i, int64_t k,
 /// q5_0 16; format.h keeps q8_0's codes signed, code_offset 0), its s_j into U.scales and (types
 /// with a minimum) its o_j into U.zeros, fp16 [Mp/16][Kp/32][16]. Each s_j
 /// and o_j is the block's fp16 field for the formats with one scale per 32
-/// (q8_0, q5_0, q4_1, q5_1), so the fp16 copy is exact; checked.
+/// (q8_0, q5_0, q4_1, q5_1), copied as it is.
 static void pack_block_weights(const PackedWeights &canonical,
                                UpconvertWeights &U);
 
@@ -122,12 +209,13 @@ static void pack_k_quant(const PackedWeights &canonical, UpconvertWeights &U) {
                   "times an integer");
     return int8_t(n);
   };
+  std::vector<uint8_t> codes(static_cast<size_t>(U.Kp));
   for (int64_t m = 0; m < U.M; ++m) {
     row_block_params(canonical, m, c.data(), s.data(), o.data());
     const int64_t t = m / kUpconvertTileRows, i = m % kUpconvertTileRows;
-    uint8_t *tile = U.codes.data() + t * vectors * 64;
     for (int64_t k = 0; k < U.K; ++k)
-      put_code(tile, U.bits, i, k, uint8_t(int(c[size_t(k)]) + offset));
+      codes[size_t(k)] = uint8_t(int(c[size_t(k)]) + offset);
+    put_row(U.codes.data() + t * vectors * 64, U.bits, i, codes.data(), U.Kp);
     const uint8_t *row = canonical.codes.data() + m * row_bytes;
     for (int64_t sb = 0; sb < supers; ++sb) {
       const uint8_t *block = row + sb * type.block_bytes;
@@ -158,35 +246,33 @@ static void pack_block_weights(const PackedWeights &canonical,
   const GgmlBlockType &type = *ggml_block_type(canonical.format.kind);
   if (type.sub_scale_bits > 0)
     return pack_k_quant(canonical, U);
+  // The stored code less the type's code_offset is c: the kernel code
+  // c + offset is the stored code plus `shift` (mod 256).
   const int offset = type.has_min ? 0 : 1 << (type.code_bits - 1);
+  const uint8_t shift = uint8_t(offset - type.code_offset);
   const int64_t blocks = U.Kp / 32, vectors = U.Kp * U.bits / 32;
+  const int64_t row_bytes = canonical.row_bytes();
   const size_t count = size_t(U.num_tiles() * blocks * kUpconvertTileRows);
   U.scales = AlignedArray<uint16_t>(count);
   if (type.has_min)
     U.zeros = AlignedArray<uint16_t>(count);
-  std::vector<int8_t> c(size_t(U.K));
-  std::vector<float> s(static_cast<size_t>(blocks)),
-      o(static_cast<size_t>(blocks));
-  auto half = [&](float value, int64_t m) {
-    const uint16_t h = float_to_half(value);
-    if (half_to_float(h) != value)
-      throw Error("pack_upconvert: row " + std::to_string(m) + " of " +
-                  canonical.format.name() +
-                  " has a block scale that fp16 does not hold exactly");
-    return h;
-  };
+  std::vector<int8_t> q(size_t(U.K));
+  std::vector<uint8_t> codes(size_t(U.Kp));
   for (int64_t m = 0; m < U.M; ++m) {
-    row_block_params(canonical, m, c.data(), s.data(), o.data());
+    const uint8_t *row = canonical.codes.data() + m * row_bytes;
+    decode_block_row_codes(type, row, U.K, q.data());
     const int64_t t = m / kUpconvertTileRows, i = m % kUpconvertTileRows;
-    uint8_t *tile = U.codes.data() + t * vectors * 64;
     for (int64_t k = 0; k < U.K; ++k)
-      put_code(tile, U.bits, i, k,
-               uint8_t(int(c[size_t(k)]) + offset));
+      codes[size_t(k)] = uint8_t(uint8_t(q[size_t(k)]) + shift);
+    put_row(U.codes.data() + t * vectors * 64, U.bits, i, codes.data(), U.Kp);
+    // s_j and o_j are the block's fp16 d and m (finite: validated), copied
+    // as they are.
     for (int64_t j = 0; j < blocks; ++j) {
       const size_t at = size_t((t * blocks + j) * kUpconvertTileRows + i);
-      U.scales[at] = half(s[size_t(j)], m);
+      const uint8_t *block = row + j * type.block_bytes;
+      U.scales[at] = block_half(block, type.d_offset);
       if (type.has_min)
-        U.zeros[at] = half(o[size_t(j)], m);
+        U.zeros[at] = block_half(block, type.min_offset);
     }
   }
 }
@@ -197,7 +283,9 @@ UpconvertWeights pack_upconvert(const PackedWeights &canonical) {
     throw Error("format '" + f.name() +
                 "' has no upconvert layout (supported: i2s, w1gG, w2gG, "
                 "w4gG, the ggml block formats but iq4_nl)");
-  validate(canonical);
+  // i2s is checked without decoding (validate() reports what is wrong).
+  if (f.kind != FormatKind::I2S || !i2s_valid(canonical))
+    validate(canonical);
 
   UpconvertWeights U;
   U.format = f;
@@ -219,13 +307,18 @@ UpconvertWeights pack_upconvert(const PackedWeights &canonical) {
     pack_block_weights(canonical, U);
     return U;
   }
+  if (f.kind == FormatKind::I2S) {
+    pack_i2s(canonical, U);
+    return U;
+  }
   std::vector<int8_t> q(size_t(U.K));
+  std::vector<uint8_t> codes(size_t(U.Kp), 0); // zero past K
   for (int64_t m = 0; m < U.M; ++m) {
     unpack_row(canonical, m, q.data());
     const int64_t t = m / kUpconvertTileRows, i = m % kUpconvertTileRows;
-    uint8_t *tile = U.codes.data() + t * vectors * 64;
     for (int64_t k = 0; k < U.K; ++k)
-      put_code(tile, b, i, k, kernel_code(encoding, q[size_t(k)]));
+      codes[size_t(k)] = kernel_code(encoding, q[size_t(k)]);
+    put_row(U.codes.data() + t * vectors * 64, b, i, codes.data(), U.Kp);
   }
 
   pack_tile_scales(canonical, U);

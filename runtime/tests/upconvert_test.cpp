@@ -15,6 +15,7 @@
 #include "test_util.h"
 
 #include <cmath>
+#include <random>
 
 namespace lowbit {
 namespace {
@@ -169,6 +170,96 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{"w2g32", {32, 96}}, Case{"w4g32", {32, 96}},
                       Case{"w4g128", {128}}, Case{"q4_0", {32, 96}}),
     [](const auto &info) { return std::string(info.param.format); });
+
+// FNV-1a (64-bit) of n bytes.
+uint64_t fnv1a(const void *data, size_t n) {
+  const uint8_t *p = static_cast<const uint8_t *>(data);
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (size_t i = 0; i < n; ++i)
+    h = (h ^ p[i]) * 0x100000001b3ull;
+  return h;
+}
+
+// Canonical weights that do not depend on quantize(): ggml blocks of random
+// bytes whose fp16 d (and m / dmin) are random finite values in [0.5, 1);
+// ternary codes from values in {-1, 0, 1}; the group formats quantize
+// normal values.
+PackedWeights random_canonical(const Format &f, int64_t M, int64_t K,
+                               uint32_t seed) {
+  std::mt19937 rng(seed);
+  if (const GgmlBlockType *type = ggml_block_type(f.kind)) {
+    PackedWeights P;
+    P.format = f;
+    P.M = M;
+    P.K = K;
+    P.codes.resize(size_t(M * P.row_bytes()));
+    for (uint8_t &b : P.codes)
+      b = uint8_t(rng());
+    auto put = [&](uint8_t *at) {
+      const uint16_t h = uint16_t(0x3800 | (rng() & 0x3FF));
+      at[0] = uint8_t(h);
+      at[1] = uint8_t(h >> 8);
+    };
+    for (size_t b = 0; b < P.codes.size(); b += size_t(type->block_bytes)) {
+      put(&P.codes[b + size_t(type->d_offset)]);
+      if (type->min_offset >= 0)
+        put(&P.codes[b + size_t(type->min_offset)]);
+    }
+    return P;
+  }
+  std::vector<float> W(size_t(M * K));
+  if (f.is_ternary())
+    for (float &w : W)
+      w = float(int(rng() % 3) - 1);
+  else
+    W = test::random_values(M * K, seed);
+  return quantize(f, W.data(), M, K);
+}
+
+// The bytes pack_upconvert wrote before it packed 4 bytes at a time (the
+// checksums were computed with the packer of commit 468a077, which put one
+// code at a time): codes, then scales and zeros. The K-quants' scale layout
+// is not pinned here (kernel_abi.h's K-QUANT SCALES may change); their codes
+// are.
+TEST(Upconvert, BytesAsBefore) {
+  struct Expected {
+    const char *format;
+    int64_t M, K;
+    uint64_t codes, scales; // scales of the K-quants: not checked (0)
+  };
+  const Expected cases[] = {
+      {"i2s", 37, 100, 18237991388014333317ull, 6635954191001347439ull},
+      {"i2s", 16, 2560, 5395300337637462304ull, 6635954191001347439ull},
+      {"w1g32", 33, 96, 881268895380712666ull, 111375732214449286ull},
+      {"w2g64", 33, 192, 2538371052117974175ull, 4031856427371052518ull},
+      {"w4g128", 17, 256, 7806428700290361505ull, 12096961348191582163ull},
+      {"q4_0", 35, 320, 1741078545109534175ull, 10539994558171785846ull},
+      {"q8_0", 35, 320, 17210143227063003680ull, 16093541818609672567ull},
+      {"q5_0", 35, 320, 891533390099507544ull, 17771019288843834849ull},
+      {"q4_1", 35, 320, 14336999367240339491ull, 1916459083238309973ull},
+      {"q5_1", 35, 320, 7133309265876868002ull, 17236384157752494066ull},
+      {"q2_k", 19, 512, 1297292992287150771ull, 0ull},
+      {"q3_k", 19, 512, 7700447667273808070ull, 0ull},
+      {"q4_k", 19, 512, 9238740051994217894ull, 0ull},
+      {"q5_k", 19, 512, 9035291237896529265ull, 0ull},
+      {"q6_k", 19, 512, 2192363499556194762ull, 0ull},
+  };
+  uint32_t seed = 11;
+  for (const Expected &e : cases) {
+    SCOPED_TRACE(std::string(e.format) + " " + std::to_string(e.M) + "x" +
+                 std::to_string(e.K));
+    const Format f = Format::parse(e.format);
+    const UpconvertWeights U =
+        pack_upconvert(random_canonical(f, e.M, e.K, seed++));
+    EXPECT_EQ(fnv1a(U.codes.data(), U.codes.bytes()), e.codes);
+    const GgmlBlockType *type = ggml_block_type(f.kind);
+    if (type && type->sub_scale_bits > 0)
+      continue;
+    const uint64_t scales = fnv1a(U.scales.data(), U.scales.bytes()) ^
+                            (fnv1a(U.zeros.data(), U.zeros.bytes()) << 1);
+    EXPECT_EQ(scales, e.scales);
+  }
+}
 
 TEST(Upconvert, RejectsOtherFormats) {
   for (const char *name : {"tl1", "tl2", "w3g32"}) {
