@@ -7,10 +7,12 @@
 // type's set_tensor): a registry with one ACCEL device, whose buffer type is
 // not host memory. llama.cpp's make_cpu_buft_list (src/llama-model.cpp)
 // offers every weight to an ACCEL device's buffer type first, and keeps it
-// there when the device's supports_op accepts the MUL_MAT that reads it. Such
+// there when the device's supports_op accepts the op that reads it. Such
 // weights are repacked in set_tensor into the layout of the lowbit any-shape
-// kernel of the host's best x86 ISA (weights.h); graph_compute runs exactly
-// those MUL_MATs; everything else stays on ggml's CPU backend.
+// kernel of the host's best x86 ISA (weights.h). The device accepts every op
+// ggml's CPU device accepts, so the scheduler gives it whole graphs;
+// graph_compute runs them on a ggml-cpu backend of its own, with the
+// products of our weights on lowbit's kernels inside that one computation.
 //
 //===----------------------------------------------------------------------===//
 #include "weights.h"
@@ -22,17 +24,16 @@
 #include "lowbit/format.h"
 #include "lowbit/run_kernel.h"
 #include "lowbit/scheduler.h"
-#include "lowbit/thread_pool.h"
 #include "lowbit/upconvert.h"
 
-#include <dlfcn.h>
+#include <immintrin.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
-#include <exception>
-#include <iterator>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -77,6 +78,10 @@ struct LoadReport {
   std::vector<std::pair<std::string, std::string>> taken; // name, conversion
   std::vector<std::pair<std::string, std::string>> left;  // name, why
   std::set<std::string> left_names;
+  int64_t packed_bytes = 0; // the packed weights of `taken`
+  int reencoded = 0;        // weights whose ggml bytes are re-encoded
+  int kept = 0;             // and those whose ggml bytes stay beside them
+  int64_t kept_bytes = 0;
 };
 
 LoadReport &load_report() {
@@ -114,6 +119,13 @@ std::string summarize(const std::vector<std::pair<std::string, std::string>> &it
   return text;
 }
 
+/// "12.3 MiB".
+std::string mib(int64_t bytes) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.1f MiB", double(bytes) / (1 << 20));
+  return text;
+}
+
 /// One line: the weights taken since the last line and the MUL_MAT weights
 /// left to the CPU backend. Printed when a backend is created, i.e. after
 /// llama.cpp has loaded the model and before it computes anything.
@@ -130,32 +142,57 @@ void log_load_report() {
           " to the CPU backend";
   if (!r.left.empty())
     text += ": " + summarize(r.left);
+  if (!r.taken.empty())
+    text += "; holds " + mib(r.packed_bytes) + " packed, ggml's bytes of " +
+            std::to_string(r.reencoded) + " re-encoded from them, of " +
+            std::to_string(r.kept) + " kept (" + mib(r.kept_bytes) + ")";
   log_line(GGML_LOG_LEVEL_INFO, text);
   r.taken.clear();
   r.left.clear();
+  r.packed_bytes = r.kept_bytes = 0;
+  r.reencoded = r.kept = 0;
 }
 
-// ---- Buffer: the tensors' bytes as ggml stores them, plus the weights
-// repacked for the kernels, by tensor (not in tensor->extra: a reset buffer
-// forgets its slots, and no tensor is left pointing at one).
+// ---- Buffer: the weights repacked for the kernels, by tensor (not in
+// tensor->extra: a reset buffer forgets its slots, and no tensor is left
+// pointing at one), over memory that holds ggml's bytes only until a
+// weight is repacked. Where the packed form gives ggml's bytes back
+// exactly (encode_ggml_rows, checked against every byte once), the pages
+// under the weight are returned to the system (MADV_DONTNEED) and
+// get_tensor re-encodes: each such weight is held once, packed.
 
 struct WeightSlot {
   size_t written = 0; // bytes set since the last repack
   std::unique_ptr<PackedTensor> packed;
-  std::string error; // why the last repack failed
+  std::string error;     // why the last repack failed
+  bool released = false; // ggml's bytes are given back by re-encoding
 };
 
 struct BufferContext {
   void *base = nullptr;
+  size_t mapped = 0;
   std::unordered_map<const ggml_tensor *, std::unique_ptr<WeightSlot>> slots;
 };
 
 ggml_backend_buffer_type *lowbit_buffer_type();
 
+/// The tensor that owns t's memory.
+const ggml_tensor *base_of(const ggml_tensor *t) {
+  return t->view_src ? t->view_src : t;
+}
+
 bool in_lowbit_buffer(const ggml_tensor *t) {
-  const ggml_backend_buffer_t buffer =
-      t->view_src ? t->view_src->buffer : t->buffer;
+  const ggml_backend_buffer_t buffer = base_of(t)->buffer;
   return buffer && buffer->buft == lowbit_buffer_type();
+}
+
+/// A tensor in a buffer of ours that no graph computes: a model's weight,
+/// or one in the empty buffer llama.cpp's weight_buft_supported probes
+/// with (usage "any"). Compute buffers are marked COMPUTE by ggml-alloc.
+bool is_our_weight(const ggml_tensor *t) {
+  return in_lowbit_buffer(t) &&
+         ggml_backend_buffer_get_usage(base_of(t)->buffer) !=
+             GGML_BACKEND_BUFFER_USAGE_COMPUTE;
 }
 
 /// A 2-D weight of a type we take: the tensors a slot is made for.
@@ -166,7 +203,7 @@ bool is_weight(const ggml_tensor *t) {
 
 void buffer_free(ggml_backend_buffer_t buffer) {
   auto *ctx = static_cast<BufferContext *>(buffer->context);
-  std::free(ctx->base);
+  munmap(ctx->base, ctx->mapped);
   delete ctx;
 }
 
@@ -179,7 +216,7 @@ ggml_status buffer_init_tensor(ggml_backend_buffer_t buffer,
   auto *ctx = static_cast<BufferContext *>(buffer->context);
   if (is_weight(tensor))
     ctx->slots[tensor] = std::make_unique<WeightSlot>();
-  else
+  else if (!ctx->slots.empty())
     ctx->slots.erase(tensor);
   return GGML_STATUS_SUCCESS;
 }
@@ -191,17 +228,43 @@ WeightSlot *slot_of(ggml_backend_buffer_t buffer, const ggml_tensor *tensor) {
   return it == ctx->slots.end() ? nullptr : it->second.get();
 }
 
+/// Returns the whole pages under `tensor`'s bytes to the system (reading
+/// them gives zeros from then on); the pages it shares with a neighbour
+/// stay.
+void release_pages(const ggml_tensor *tensor) {
+  const uintptr_t page = uintptr_t(sysconf(_SC_PAGESIZE));
+  const uintptr_t begin = (uintptr_t(tensor->data) + page - 1) / page * page;
+  const uintptr_t end =
+      (uintptr_t(tensor->data) + ggml_nbytes(tensor)) / page * page;
+  if (end > begin)
+    madvise(reinterpret_cast<void *>(begin), end - begin, MADV_DONTNEED);
+}
+
+/// Writes ggml's bytes of a released weight back under it.
+void restore_bytes(WeightSlot &slot, ggml_tensor *tensor) {
+  ggml_lowbit::encode_ggml_rows(*slot.packed, 0, tensor->ne[1],
+                                static_cast<uint8_t *>(tensor->data));
+  slot.released = false;
+}
+
 /// Repacks a weight whose bytes are all set.
 void repack(WeightSlot &slot, const ggml_tensor *tensor) {
   const std::string name = tensor->name;
   try {
+    const auto *bytes = static_cast<const uint8_t *>(tensor->data);
     slot.packed = std::make_unique<PackedTensor>(ggml_lowbit::pack_tensor(
-        uint32_t(tensor->type), static_cast<const uint8_t *>(tensor->data),
-        ggml_nbytes(tensor), tensor->ne[1], tensor->ne[0], kernel_table(),
-        name));
+        uint32_t(tensor->type), bytes, ggml_nbytes(tensor), tensor->ne[1],
+        tensor->ne[0], kernel_table(), name));
+    slot.released = ggml_lowbit::holds_ggml_bytes(*slot.packed, bytes);
+    if (slot.released)
+      release_pages(tensor);
     LoadReport &r = load_report();
     std::lock_guard<std::mutex> lock(r.mutex);
     r.taken.emplace_back(name, slot.packed->conversion);
+    r.packed_bytes += slot.packed->weights.packed_bytes();
+    (slot.released ? r.reencoded : r.kept) += 1;
+    if (!slot.released)
+      r.kept_bytes += ggml_nbytes(tensor);
   } catch (const std::bad_alloc &) {
     slot.error = name + ": out of memory repacking it";
   } catch (const std::exception &e) {
@@ -213,8 +276,10 @@ void repack(WeightSlot &slot, const ggml_tensor *tensor) {
 
 void buffer_set_tensor(ggml_backend_buffer_t buffer, ggml_tensor *tensor,
                        const void *data, size_t offset, size_t size) {
-  std::memcpy(static_cast<char *>(tensor->data) + offset, data, size);
   WeightSlot *slot = slot_of(buffer, tensor);
+  if (slot && slot->released)
+    restore_bytes(*slot, tensor); // a piece of it is set again
+  std::memcpy(static_cast<char *>(tensor->data) + offset, data, size);
   if (!slot)
     return;
   // Loaders may set a tensor in pieces; repack once every byte is there.
@@ -227,10 +292,20 @@ void buffer_set_tensor(ggml_backend_buffer_t buffer, ggml_tensor *tensor,
   repack(*slot, tensor);
 }
 
-void buffer_get_tensor(ggml_backend_buffer_t, const ggml_tensor *tensor,
+void buffer_get_tensor(ggml_backend_buffer_t buffer, const ggml_tensor *tensor,
                        void *data, size_t offset, size_t size) {
-  // The bytes as they were set: the repacked copy is the slot's.
-  std::memcpy(data, static_cast<const char *>(tensor->data) + offset, size);
+  const WeightSlot *slot = slot_of(buffer, tensor);
+  if (!slot || !slot->released) {
+    std::memcpy(data, static_cast<const char *>(tensor->data) + offset, size);
+    return;
+  }
+  // ggml's bytes of the rows that hold [offset, offset + size).
+  const size_t rowBytes = ggml_lowbit::ggml_row_bytes(*slot->packed);
+  const int64_t r0 = int64_t(offset / rowBytes);
+  const int64_t r1 = int64_t((offset + size + rowBytes - 1) / rowBytes);
+  std::vector<uint8_t> rows(size_t(r1 - r0) * rowBytes);
+  ggml_lowbit::encode_ggml_rows(*slot->packed, r0, r1, rows.data());
+  std::memcpy(data, rows.data() + (offset - size_t(r0) * rowBytes), size);
 }
 
 void buffer_memset_tensor(ggml_backend_buffer_t buffer, ggml_tensor *tensor,
@@ -238,6 +313,7 @@ void buffer_memset_tensor(ggml_backend_buffer_t buffer, ggml_tensor *tensor,
   std::memset(static_cast<char *>(tensor->data) + offset, value, size);
   if (WeightSlot *slot = slot_of(buffer, tensor)) {
     slot->packed.reset();
+    slot->released = false;
     slot->written = 0;
     slot->error = std::string(tensor->name) + ": cleared with memset";
   }
@@ -248,6 +324,7 @@ void buffer_clear(ggml_backend_buffer_t buffer, uint8_t value) {
   std::memset(ctx->base, value, buffer->size);
   for (auto &[tensor, slot] : ctx->slots) {
     slot->packed.reset();
+    slot->released = false;
     slot->written = 0;
     slot->error = "the buffer was cleared";
   }
@@ -277,169 +354,191 @@ const char *buft_get_name(ggml_backend_buffer_type_t) { return "LOWBIT"; }
 
 ggml_backend_buffer_t buft_alloc_buffer(ggml_backend_buffer_type_t buft,
                                         size_t size) {
-  const size_t rounded = (size + kAlignment - 1) / kAlignment * kAlignment;
-  void *base = std::aligned_alloc(kAlignment, rounded);
-  if (!base) {
+  // Anonymous pages, committed as they are written (and returned when a
+  // weight is released); at least one page (llama.cpp asks for 0 bytes).
+  const size_t page = size_t(sysconf(_SC_PAGESIZE));
+  const size_t mapped = std::max(page, (size + page - 1) / page * page);
+  void *base = mmap(nullptr, mapped, PROT_READ | PROT_WRITE,
+                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (base == MAP_FAILED) {
     log_line(GGML_LOG_LEVEL_ERROR, "ggml-lowbit: cannot allocate " +
                                        std::to_string(size) + " bytes");
     return nullptr;
   }
   auto *ctx = new BufferContext();
   ctx->base = base;
+  ctx->mapped = mapped;
   return ggml_backend_buffer_init(buft, kBufferInterface, ctx, size);
 }
 
 size_t buft_get_alignment(ggml_backend_buffer_type_t) { return kAlignment; }
 
-// ---- Threads.
+// ---- Backend: one graph_compute per split, the whole split on ggml-cpu.
 //
-// llama.cpp builds ggml-cpu with OpenMP by default: its MUL_MATs, norms and
-// attention run on libgomp's team, whose threads spin for a while after each
-// parallel region before they sleep. A second pool of our own would spin
-// beside them on the same cores at every split boundary. So where the
-// process has libgomp (GOMP_parallel, the entry point `#pragma omp
-// parallel` compiles to, resolved in the process rather than linked), our
-// work runs on that same team; otherwise (ggml-cpu without OpenMP, which
-// then uses its own threadpool) on a lowbit::ThreadPool. GGML_LOWBIT_THREADS
-// =pool forces the pool (to compare the two).
+// supports_op takes every op ggml's CPU device takes (below), so ggml's
+// scheduler gives this backend whole graphs (the layers, not only the
+// MUL_MATs) and there are no split changes, copies or extra launches
+// between our products and the ops around them. graph_compute hands the
+// split to a ggml-cpu backend of its own in one ggml_backend_graph_compute
+// (one parallel region of ggml-cpu's threads for the whole split), with
+// each MUL_MAT and GET_ROWS of our weights turned into a GGML_OP_CUSTOM
+// node (ggml_custom_op_params: ggml-cpu calls fun(dst, ith, nth) on every
+// thread) for the duration of the call, then restored. A product's threads
+// quantize its activations, meet at a barrier of its own, and run their
+// share of the kernel's tiles (lowbit::split_tiles); the products that read
+// one input of one activation class (Q/K/V, gate/up) quantize it once.
 
-struct OpenMp {
-  void (*parallel)(void (*)(void *), void *, unsigned, unsigned) = nullptr;
-  int (*thread_num)() = nullptr;
-  int (*num_threads)() = nullptr;
-};
-
-const OpenMp &process_openmp() {
-  static const OpenMp omp = [] {
-    OpenMp o;
-    const char *env = std::getenv("GGML_LOWBIT_THREADS");
-    if (env && std::strcmp(env, "pool") == 0)
-      return o;
-    o.parallel = reinterpret_cast<decltype(o.parallel)>(
-        dlsym(RTLD_DEFAULT, "GOMP_parallel"));
-    o.thread_num = reinterpret_cast<decltype(o.thread_num)>(
-        dlsym(RTLD_DEFAULT, "omp_get_thread_num"));
-    o.num_threads = reinterpret_cast<decltype(o.num_threads)>(
-        dlsym(RTLD_DEFAULT, "omp_get_num_threads"));
-    if (!o.parallel || !o.thread_num || !o.num_threads)
-      o = OpenMp();
-    return o;
-  }();
-  return omp;
+/// The CPU device ggml registered (ggml-cpu), or null.
+ggml_backend_dev_t cpu_device() {
+  static std::atomic<ggml_backend_dev_t> device{nullptr};
+  if (!device.load())
+    device = ggml_backend_dev_by_type(GGML_BACKEND_DEVICE_TYPE_CPU);
+  return device.load();
 }
 
-// ---- Backend: runs the MUL_MATs of the splits ggml's scheduler gives it.
+/// Activations of one class (lowbit::activation_class) of the rows of one
+/// input tensor, shared by the products that read them.
+struct ActivationKey {
+  const ggml_tensor *x;
+  int cls;
+  bool operator==(const ActivationKey &o) const {
+    return x == o.x && cls == o.cls;
+  }
+};
+struct ActivationKeyHash {
+  size_t operator()(const ActivationKey &k) const {
+    return std::hash<const void *>()(k.x) * 31 + size_t(k.cls);
+  }
+};
+
+/// One node of a split that runs on our weights, as a custom node.
+struct Job {
+  enum Kind { MulMat, GetRows } kind = MulMat;
+  ggml_tensor *node = nullptr;
+  const WeightSlot *slot = nullptr;
+  // MulMat: the activations it reads, and whether it quantizes them (the
+  // first product of the split that reads them).
+  lowbit::PreparedActivations *activations = nullptr;
+  bool quantize = false;
+  // Its threads meet after shaping and after quantizing the activations.
+  std::atomic<int> shaped{0}, quantized{0};
+  std::atomic<bool> failed{false};
+  std::string error;
+  // The node as the graph had it.
+  ggml_op op = GGML_OP_NONE;
+  int32_t op_params[GGML_MAX_OP_PARAMS / sizeof(int32_t)] = {};
+};
 
 struct BackendContext {
   int threads = GGML_DEFAULT_N_THREADS;
-  std::unique_ptr<lowbit::ThreadPool> pool;
-  // Activations quantized for the weights of one class (run_mul_mat's cls)
-  // and the tensor they came from, reused by the
-  // MUL_MATs of one split that read the same input (Q/K/V, gate/up).
-  lowbit::PreparedActivations activations[3];
-  const ggml_tensor *activations_of[3] = {nullptr, nullptr, nullptr};
-  int64_t splits = 0, mul_mats = 0;
+  ggml_backend_t cpu = nullptr;
+  void (*cpu_set_threads)(ggml_backend_t, int) = nullptr;
+  std::vector<std::unique_ptr<Job>> jobs; // reused; the first n_jobs count
+  size_t n_jobs = 0;
+  // Activation buffers, reused from graph to graph; a split holds as many
+  // as it has inputs alive at once.
+  std::vector<std::unique_ptr<lowbit::PreparedActivations>> activations;
+  int64_t splits = 0, mul_mats = 0, get_rows = 0, cpu_nodes = 0;
   double seconds = 0; // inside graph_compute
   std::map<std::string, int64_t> by_conversion;
 };
 
-lowbit::ThreadPool &pool_of(BackendContext &ctx) {
-  if (!ctx.pool || ctx.pool->size() != ctx.threads) {
-    lowbit::ThreadPool::Options options;
-    options.threads = ctx.threads;
-    // llama.cpp's threads are not pinned, and neither are ours.
-    options.pin = false;
-    options.pin_caller = false;
-    options.policy = lowbit::SchedulePolicy::Static;
-    ctx.pool.reset();
-    ctx.pool = std::make_unique<lowbit::ThreadPool>(options);
-  }
-  return *ctx.pool;
+/// Waits until all nth threads of a job have arrived at `counter` (a
+/// one-shot barrier: each job runs once per graph_compute).
+void arrive_and_wait(std::atomic<int> &counter, int nth) {
+  counter.fetch_add(1, std::memory_order_acq_rel);
+  while (counter.load(std::memory_order_acquire) < nth)
+    _mm_pause();
 }
 
-/// fn(begin, end) over contiguous, equal chunks of [0, n), one per thread
-/// (lowbit::split_tiles), on the OpenMP team or the pool; the first
-/// exception of any chunk is rethrown here.
-template <typename F>
-void parallel_for(BackendContext &ctx, int64_t n, const F &fn) {
-  const OpenMp &omp = process_openmp();
-  if (!omp.parallel) {
-    pool_of(ctx).run(n, [&](int64_t begin, int64_t end, int) {
-      fn(begin, end);
-    });
-    return;
+/// Runs f, recording its exception in the job (the first one).
+template <typename F> void guarded(Job &job, const F &f) {
+  try {
+    f();
+  } catch (const std::exception &e) {
+    if (!job.failed.exchange(true))
+      job.error = e.what();
+  } catch (...) {
+    if (!job.failed.exchange(true))
+      job.error = "unknown error";
   }
-  struct Job {
-    const F *fn;
-    const OpenMp *omp;
-    int64_t n;
-    std::atomic<bool> failed{false};
-    std::exception_ptr error;
-  } job{&fn, &omp, n};
-  omp.parallel(
-      [](void *data) {
-        Job &j = *static_cast<Job *>(data);
-        const lowbit::TileRange r = lowbit::split_tiles(
-            j.n, j.omp->num_threads(), j.omp->thread_num());
-        if (r.empty())
-          return;
-        try {
-          (*j.fn)(r.begin, r.end);
-        } catch (...) {
-          if (!j.failed.exchange(true))
-            j.error = std::current_exception();
-        }
-      },
-      &job, unsigned(ctx.threads), 0);
-  if (job.error)
-    std::rethrow_exception(job.error);
 }
 
-void run_mul_mat(BackendContext &ctx, ggml_tensor *node) {
-  const ggml_tensor *w = node->src[0];
-  const ggml_tensor *x = node->src[1];
-  const WeightSlot *slot =
-      in_lowbit_buffer(w) && !w->view_src ? slot_of(w->buffer, w) : nullptr;
-  if (!slot || !slot->packed)
-    throw lowbit::Error(std::string(w->name) + ": " +
-                        (slot && !slot->error.empty()
-                             ? slot->error
-                             : "not repacked (its bytes were never set)"));
-  const PackedTensor &packed = *slot->packed;
+void run_mul_mat(Job &job, ggml_tensor *node, int ith, int nth) {
+  const PackedTensor &packed = *job.slot->packed;
   const lowbit::UpconvertWeights &W = packed.weights;
+  const ggml_tensor *x = node->src[1];
   const int64_t N = ggml_nrows(x);
-
-  // Ternary formats' activations (one scale per row), per-32 blocks with
-  // sums per 32, or with sums per 16 (q2_k, q3_k, q6_k): a q6_k attn_v
-  // beside q4_k attn_q/attn_k (llama.cpp's Q4_K_M) reads the input of
-  // another class.
-  const lowbit::GgmlBlockType *block = lowbit::ggml_block_type(W.format.kind);
-  const int cls = W.format.is_ternary()              ? 1
-                  : block && block->scale_block == 16 ? 2
-                                                      : 0;
-  lowbit::PreparedActivations &A = ctx.activations[cls];
-  if (ctx.activations_of[cls] != x) {
-    lowbit::shape_activations(W.format, N, W.K, A);
+  lowbit::PreparedActivations &A = *job.activations;
+  if (job.quantize) {
     const float *X = static_cast<const float *>(x->data);
-    // A decode step's one row is quicker alone than a handoff.
+    // A decode step's one row is quicker on one thread than split.
     constexpr int64_t kParallelValues = int64_t(1) << 15;
-    if (N < 2 || N * W.K < kParallelValues)
-      lowbit::quantize_activation_rows(X, A, 0, N);
-    else
-      parallel_for(ctx, N, [&](int64_t begin, int64_t end) {
-        lowbit::quantize_activation_rows(X, A, begin, end);
+    const bool split = nth > 1 && N >= 2 && N * W.K >= kParallelValues;
+    if (ith == 0)
+      guarded(job, [&] {
+        lowbit::shape_activations(W.format, N, W.K, A);
+        if (!split)
+          lowbit::quantize_activation_rows(X, A, 0, N);
       });
-    ctx.activations_of[cls] = x;
+    if (split) {
+      arrive_and_wait(job.shaped, nth);
+      const lowbit::TileRange r = lowbit::split_tiles(N, nth, ith);
+      if (!job.failed && !r.empty())
+        guarded(job, [&] {
+          lowbit::quantize_activation_rows(X, A, r.begin, r.end);
+        });
+    }
+    arrive_and_wait(job.quantized, nth);
   }
+  if (job.failed)
+    return;
+  const lowbit::TileRange r = lowbit::split_tiles(W.num_tiles(), nth, ith);
+  if (r.empty())
+    return;
   const lowbit_any_kernel_fn kernel = packed.kernel_for(N).any_fn;
-  float *y = static_cast<float *>(node->data);
-  parallel_for(ctx, W.num_tiles(), [&](int64_t begin, int64_t end) {
-    kernel(W.codes.data(), W.scales_or_null(), W.zeros_or_null(), A.xq.data(),
-           A.x_scales.data(), A.x_sums.data(), y, A.N, begin, end, W.w_scale,
-           W.M, W.K);
-  });
-  ++ctx.mul_mats;
-  ++ctx.by_conversion[packed.conversion];
+  kernel(W.codes.data(), W.scales_or_null(), W.zeros_or_null(), A.xq.data(),
+         A.x_scales.data(), A.x_sums.data(), static_cast<float *>(node->data),
+         A.N, r.begin, r.end, W.w_scale, W.M, W.K);
+}
+
+/// GET_ROWS of a weight of ours (the token embedding of a model whose
+/// output head is tied to it): ggml's bytes of each row (re-encoded where
+/// they were released) through ggml's own to_float.
+void run_get_rows(Job &job, ggml_tensor *node, int ith, int nth) {
+  const ggml_tensor *w = node->src[0];
+  const ggml_tensor *ids = node->src[1];
+  const lowbit::TileRange r = lowbit::split_tiles(ids->ne[0], nth, ith);
+  const ggml_to_float_t to_float = ggml_get_type_traits(w->type)->to_float;
+  const PackedTensor &packed = *job.slot->packed;
+  thread_local std::vector<uint8_t> bytes;
+  bytes.resize(ggml_lowbit::ggml_row_bytes(packed));
+  for (int64_t i = r.begin; i < r.end; ++i) {
+    const int32_t id = *reinterpret_cast<const int32_t *>(
+        static_cast<const char *>(ids->data) + i * ids->nb[0]);
+    if (id < 0 || id >= w->ne[1]) {
+      if (!job.failed.exchange(true))
+        job.error = "row " + std::to_string(id) + " of " +
+                    std::to_string(w->ne[1]);
+      return;
+    }
+    const uint8_t *row = static_cast<const uint8_t *>(w->data) + id * w->nb[1];
+    if (job.slot->released) {
+      ggml_lowbit::encode_ggml_rows(packed, id, id + 1, bytes.data());
+      row = bytes.data();
+    }
+    to_float(row, reinterpret_cast<float *>(static_cast<char *>(node->data) +
+                                            i * node->nb[1]),
+             w->ne[0]);
+  }
+}
+
+void run_job(ggml_tensor *node, int ith, int nth, void *userdata) {
+  Job &job = *static_cast<Job *>(userdata);
+  if (job.kind == Job::MulMat)
+    run_mul_mat(job, node, ith, nth);
+  else
+    guarded(job, [&] { run_get_rows(job, node, ith, nth); });
 }
 
 const char *backend_get_name(ggml_backend_t) { return "LOWBIT"; }
@@ -447,7 +546,8 @@ const char *backend_get_name(ggml_backend_t) { return "LOWBIT"; }
 void backend_free(ggml_backend_t backend) {
   auto *ctx = static_cast<BackendContext *>(backend->context);
   // The counter the tests read: every MUL_MAT the scheduler gave this
-  // backend ran on a kernel (graph_compute fails otherwise).
+  // backend with a weight of ours ran on a kernel (graph_compute fails
+  // otherwise); the other nodes ran on ggml-cpu.
   std::string text = "ggml-lowbit: ran " + std::to_string(ctx->mul_mats) +
                      " MUL_MAT on " + kernel_table().target + " kernels in " +
                      std::to_string(ctx->splits) + " splits, " +
@@ -458,16 +558,91 @@ void backend_free(ggml_backend_t backend) {
               std::to_string(count);
   if (!detail.empty())
     text += " (" + detail + ")";
+  text += "; " + std::to_string(ctx->get_rows) + " GET_ROWS of its weights, " +
+          std::to_string(ctx->cpu_nodes) + " other nodes on ggml-cpu";
   log_line(GGML_LOG_LEVEL_INFO, text);
+  if (ctx->cpu)
+    ggml_backend_free(ctx->cpu);
   delete ctx;
   delete backend;
+}
+
+/// The jobs of `graph` (its MUL_MATs and GET_ROWS of our weights) with
+/// their activation buffers; throws lowbit::Error for a weight of ours
+/// that was not repacked.
+void plan_jobs(BackendContext &ctx, ggml_cgraph *graph) {
+  ctx.n_jobs = 0;
+  std::vector<ActivationKey> keys; // per job (MulMat)
+  for (int i = 0; i < ggml_graph_n_nodes(graph); ++i) {
+    ggml_tensor *node = ggml_graph_node(graph, i);
+    const bool ours = (node->op == GGML_OP_MUL_MAT ||
+                       node->op == GGML_OP_GET_ROWS) &&
+                      is_our_weight(node->src[0]);
+    if (!ours) {
+      if (!ggml_op_is_empty(node->op) && !ggml_is_empty(node))
+        ++ctx.cpu_nodes;
+      continue;
+    }
+    if (ggml_is_empty(node))
+      continue;
+    const ggml_tensor *w = node->src[0];
+    const WeightSlot *slot = w->view_src ? nullptr : slot_of(w->buffer, w);
+    if (!slot || !slot->packed)
+      throw lowbit::Error(std::string(w->name) + ": " +
+                          (slot && !slot->error.empty()
+                               ? slot->error
+                               : "not repacked (its bytes were never set)"));
+    if (ctx.n_jobs == ctx.jobs.size())
+      ctx.jobs.push_back(std::make_unique<Job>());
+    Job &job = *ctx.jobs[ctx.n_jobs++];
+    job.kind = node->op == GGML_OP_MUL_MAT ? Job::MulMat : Job::GetRows;
+    job.node = node;
+    job.slot = slot;
+    job.activations = nullptr;
+    job.quantize = false;
+    job.shaped = 0;
+    job.quantized = 0;
+    job.failed = false;
+    job.error.clear();
+    keys.push_back({node->src[1], lowbit::activation_class(
+                                      slot->packed->weights.format)});
+  }
+  // Each input's activations live from its first product to its last.
+  std::unordered_map<ActivationKey, size_t, ActivationKeyHash> last, live;
+  for (size_t j = 0; j < ctx.n_jobs; ++j)
+    if (ctx.jobs[j]->kind == Job::MulMat)
+      last[keys[j]] = j;
+  std::vector<lowbit::PreparedActivations *> idle;
+  for (auto &a : ctx.activations)
+    idle.push_back(a.get());
+  for (size_t j = 0; j < ctx.n_jobs; ++j) {
+    Job &job = *ctx.jobs[j];
+    if (job.kind != Job::MulMat)
+      continue;
+    auto it = live.find(keys[j]);
+    if (it == live.end()) {
+      if (idle.empty()) {
+        ctx.activations.push_back(
+            std::make_unique<lowbit::PreparedActivations>());
+        idle.push_back(ctx.activations.back().get());
+      }
+      job.quantize = true;
+      job.activations = idle.back();
+      idle.pop_back();
+      it = live.emplace(keys[j], j).first;
+    } else {
+      job.activations = ctx.jobs[it->second]->activations;
+    }
+    if (last[keys[j]] == j) {
+      idle.push_back(job.activations);
+      live.erase(it);
+    }
+  }
 }
 
 ggml_status backend_graph_compute(ggml_backend_t backend, ggml_cgraph *graph) {
   auto *ctx = static_cast<BackendContext *>(backend->context);
   ++ctx->splits;
-  std::fill(std::begin(ctx->activations_of), std::end(ctx->activations_of),
-            nullptr);
   const auto start = std::chrono::steady_clock::now();
   struct AddTime {
     BackendContext &ctx;
@@ -478,37 +653,43 @@ ggml_status backend_graph_compute(ggml_backend_t backend, ggml_cgraph *graph) {
                          .count();
     }
   } add_time{*ctx, start};
-  for (int i = 0; i < ggml_graph_n_nodes(graph); ++i) {
-    ggml_tensor *node = ggml_graph_node(graph, i);
-    switch (node->op) {
-    case GGML_OP_NONE:
-    case GGML_OP_RESHAPE:
-    case GGML_OP_VIEW:
-    case GGML_OP_PERMUTE:
-    case GGML_OP_TRANSPOSE:
-      continue;
-    case GGML_OP_MUL_MAT:
-      break;
-    default:
-      log_line(GGML_LOG_LEVEL_ERROR,
-               std::string("ggml-lowbit: was given ") + ggml_op_name(node->op) +
-                   " (" + node->name + "), which it does not compute");
-      return GGML_STATUS_FAILED;
-    }
-    if (ggml_is_empty(node))
-      continue;
-    try {
-      run_mul_mat(*ctx, node);
-    } catch (const std::bad_alloc &) {
-      log_line(GGML_LOG_LEVEL_ERROR, "ggml-lowbit: out of memory");
-      return GGML_STATUS_ALLOC_FAILED;
-    } catch (const std::exception &e) {
+  try {
+    plan_jobs(*ctx, graph);
+  } catch (const std::bad_alloc &) {
+    log_line(GGML_LOG_LEVEL_ERROR, "ggml-lowbit: out of memory");
+    return GGML_STATUS_ALLOC_FAILED;
+  } catch (const std::exception &e) {
+    log_line(GGML_LOG_LEVEL_ERROR, std::string("ggml-lowbit: ") + e.what());
+    return GGML_STATUS_FAILED;
+  }
+  for (size_t j = 0; j < ctx->n_jobs; ++j) {
+    Job &job = *ctx->jobs[j];
+    job.op = job.node->op;
+    std::memcpy(job.op_params, job.node->op_params, sizeof(job.op_params));
+    const ggml_custom_op_params params = {run_job, GGML_N_TASKS_MAX, &job};
+    job.node->op = GGML_OP_CUSTOM;
+    std::memcpy(job.node->op_params, &params, sizeof(params));
+  }
+  if (ctx->cpu_set_threads)
+    ctx->cpu_set_threads(ctx->cpu, ctx->threads);
+  ggml_status result = ggml_backend_graph_compute(ctx->cpu, graph);
+  for (size_t j = 0; j < ctx->n_jobs; ++j) {
+    Job &job = *ctx->jobs[j];
+    job.node->op = job.op;
+    std::memcpy(job.node->op_params, job.op_params, sizeof(job.op_params));
+    if (job.failed && result == GGML_STATUS_SUCCESS) {
       log_line(GGML_LOG_LEVEL_ERROR, std::string("ggml-lowbit: ") +
-                                         node->name + ": " + e.what());
-      return GGML_STATUS_FAILED;
+                                         job.node->name + ": " + job.error);
+      result = GGML_STATUS_FAILED;
+    }
+    if (job.kind == Job::MulMat) {
+      ++ctx->mul_mats;
+      ++ctx->by_conversion[job.slot->packed->conversion];
+    } else {
+      ++ctx->get_rows;
     }
   }
-  return GGML_STATUS_SUCCESS;
+  return result;
 }
 
 const ggml_backend_i kBackendInterface = {
@@ -581,10 +762,33 @@ void dev_get_props(ggml_backend_dev_t dev, ggml_backend_dev_props *props) {
   };
 }
 
+ggml_backend_dev_t compute_device(ggml_backend_reg_t reg);
+
+/// GGML_LOWBIT_OWN_BUFFERS set and not "0": backends report the registry's
+/// device, whose buffer type (ours) is then their default (see
+/// compute_device).
+bool own_buffers() {
+  const char *env = std::getenv("GGML_LOWBIT_OWN_BUFFERS");
+  return env && std::strcmp(env, "0") != 0;
+}
+
 ggml_backend_t dev_init_backend(ggml_backend_dev_t dev, const char *) {
   log_load_report();
-  return new ggml_backend{backend_guid(), kBackendInterface, dev,
-                          new BackendContext()};
+  ggml_backend_dev_t cpu = cpu_device();
+  ggml_backend_t cpu_backend = cpu ? ggml_backend_dev_init(cpu, nullptr) : nullptr;
+  if (!cpu_backend) {
+    log_line(GGML_LOG_LEVEL_ERROR,
+             "ggml-lowbit: this process has no ggml CPU backend, which runs "
+             "the ops around lowbit's products");
+    return nullptr;
+  }
+  auto *ctx = new BackendContext();
+  ctx->cpu = cpu_backend;
+  ctx->cpu_set_threads = reinterpret_cast<void (*)(ggml_backend_t, int)>(
+      ggml_backend_reg_get_proc_address(ggml_backend_dev_backend_reg(cpu),
+                                        "ggml_backend_set_n_threads"));
+  return new ggml_backend{backend_guid(), kBackendInterface,
+                          own_buffers() ? dev : compute_device(dev->reg), ctx};
 }
 
 ggml_backend_buffer_type_t dev_get_buffer_type(ggml_backend_dev_t) {
@@ -614,42 +818,63 @@ std::string mul_mat_refusal(const ggml_tensor *op) {
   return "";
 }
 
-bool dev_supports_op(ggml_backend_dev_t, const ggml_tensor *op) {
-  switch (op->op) {
-  case GGML_OP_NONE:
-  case GGML_OP_RESHAPE:
-  case GGML_OP_VIEW:
-  case GGML_OP_PERMUTE:
-  case GGML_OP_TRANSPOSE:
-    return true;
-  case GGML_OP_MUL_MAT:
-    break;
-  default:
-    return false;
-  }
+/// Whether a GET_ROWS reads rows of a weight we would take (llama.cpp's
+/// token embedding, which a tied output head multiplies): its rows come
+/// from ggml's bytes, re-encoded where they were released.
+bool get_rows_takes(const ggml_tensor *op) {
   const ggml_tensor *w = op->src[0];
-  // A weight already placed elsewhere (the CPU buffer) is not ours; one not
-  // placed yet (test-backend-ops asks before it allocates) is judged by its
-  // type and shape.
-  const ggml_backend_buffer_t buffer =
-      w->view_src ? w->view_src->buffer : w->buffer;
-  if (buffer && buffer->buft != lowbit_buffer_type())
-    return false;
-  const std::string refusal = mul_mat_refusal(op);
-  if (!refusal.empty() && buffer && w->name[0] != '\0') {
-    // llama.cpp's weight_buft_supported asks with the weight in a dummy
-    // buffer of ours: a weight we leave to the CPU backend.
-    LoadReport &r = load_report();
-    std::lock_guard<std::mutex> lock(r.mutex);
-    if (r.left_names.insert(w->name).second)
-      r.left.emplace_back(w->name, refusal);
+  const ggml_tensor *ids = op->src[1];
+  return !w->view_src && w->ne[2] == 1 && w->ne[3] == 1 &&
+         ggml_lowbit::takes_type(uint32_t(w->type), kernel_table()) &&
+         ggml_lowbit::takes_shape(uint32_t(w->type), w->ne[0],
+                                  kernel_table()) &&
+         ids->type == GGML_TYPE_I32 && ids->ne[1] == 1 && ids->ne[2] == 1 &&
+         ids->ne[3] == 1 && op->type == GGML_TYPE_F32;
+}
+
+bool dev_supports_op(ggml_backend_dev_t, const ggml_tensor *op) {
+  if (ggml_op_is_empty(op->op))
+    return true;
+  if (op->op == GGML_OP_MUL_MAT) {
+    // A weight in a buffer of ours (or in llama.cpp's probe of it), or a
+    // leaf not placed yet (test-backend-ops asks before it allocates): a
+    // product on our kernels or none. A weight elsewhere (a type we leave
+    // to the CPU buffer) or a computed matrix (attention): ggml-cpu's.
+    const ggml_tensor *w = base_of(op->src[0]);
+    if (w->op == GGML_OP_NONE &&
+        (!w->buffer || w->buffer->buft == lowbit_buffer_type())) {
+      const std::string refusal = mul_mat_refusal(op);
+      if (!refusal.empty() && w->buffer && w->name[0] != '\0') {
+        // llama.cpp's weight_buft_supported: a weight we leave to the CPU
+        // backend.
+        LoadReport &r = load_report();
+        std::lock_guard<std::mutex> lock(r.mutex);
+        if (r.left_names.insert(w->name).second)
+          r.left.emplace_back(w->name, refusal);
+      }
+      return refusal.empty();
+    }
+  } else {
+    // Weights in our buffers are packed: only our MUL_MATs and GET_ROWS
+    // read them, so llama.cpp's probe keeps every other weight (norms,
+    // biases) in CPU buffers.
+    for (int i = 0; i < GGML_MAX_SRC; ++i)
+      if (op->src[i] && is_our_weight(op->src[i]))
+        return op->op == GGML_OP_GET_ROWS && i == 0 && get_rows_takes(op);
   }
-  return refusal.empty();
+  ggml_backend_dev_t cpu = cpu_device();
+  return cpu && ggml_backend_dev_supports_op(cpu, op);
 }
 
 bool dev_supports_buft(ggml_backend_dev_t, ggml_backend_buffer_type_t buft) {
-  // Activations in host memory are read where they are, with no copy.
-  return buft == lowbit_buffer_type() || ggml_backend_buft_is_host(buft);
+  // Our buffers, and every buffer ggml-cpu reads (host memory, and its
+  // extra buffer types such as CPU_REPACK, where llama.cpp puts weights we
+  // leave to it): what the CPU backend holds is read where it is.
+  if (buft == lowbit_buffer_type())
+    return true;
+  ggml_backend_dev_t cpu = cpu_device();
+  return cpu ? ggml_backend_dev_supports_buft(cpu, buft)
+             : ggml_backend_buft_is_host(buft);
 }
 
 const ggml_backend_device_i kDeviceInterface = {
@@ -678,6 +903,33 @@ size_t reg_get_device_count(ggml_backend_reg_t) { return 1; }
 
 ggml_backend_dev_t lowbit_device(ggml_backend_reg_t reg) {
   static ggml_backend_device device = {kDeviceInterface, reg, nullptr};
+  return &device;
+}
+
+ggml_backend_buffer_type_t compute_dev_get_buffer_type(ggml_backend_dev_t) {
+  return ggml_backend_dev_buffer_type(cpu_device());
+}
+
+/// The device a backend of ours reports: the registry's device but for its
+/// buffer type, the CPU's. llama.cpp places weights through the registry's
+/// device (make_cpu_buft_list: our buffer type, packed) and the
+/// scheduler's compute buffers through the backend's
+/// (ggml_backend_get_default_buffer_type): so the activations are host
+/// memory the CPU backend reads without copies, and ggml's scheduler moves
+/// the nodes llama.cpp pins to the CPU backend (llama-context.cpp's
+/// graph_get_cb: each layer's "norm" and "l_last" while a batch has fewer
+/// than 32 tokens) to this backend, which has the same buffer type and a
+/// higher priority (ggml_backend_sched_split_graph's pass 3, the path
+/// ggml-blas takes): one split per graph. test-backend-ops allocates a
+/// case's weights in the backend's default buffer type, so it needs
+/// GGML_LOWBIT_OWN_BUFFERS=1 (own_buffers) to run them on our kernels.
+ggml_backend_dev_t compute_device(ggml_backend_reg_t reg) {
+  static const ggml_backend_device_i iface = [] {
+    ggml_backend_device_i i = kDeviceInterface;
+    i.get_buffer_type = compute_dev_get_buffer_type;
+    return i;
+  }();
+  static ggml_backend_device device = {iface, reg, nullptr};
   return &device;
 }
 

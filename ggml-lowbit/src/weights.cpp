@@ -149,8 +149,8 @@ KernelTable::kernels_of(const std::string &format) const {
 }
 
 KernelTable select_kernel_table() {
-  // Best first; each bundle holds one target's kernels (and a generic
-  // fallback this backend never registers: a host without AVX2 is refused).
+  // Best first; each bundle holds one target's any-shape kernels (no
+  // generic fallback: a host without AVX2 is refused).
   using Lookup = const lowbit_kernel_entry_t *(*)(const char *, size_t *);
   const struct {
     lowbit::Target target;
@@ -241,6 +241,7 @@ PackedTensor pack_tensor(uint32_t ggml_type, const uint8_t *bytes,
     }
   }
   PackedTensor packed;
+  packed.ggml_type = ggml_type;
   const std::string format = canonical.format.name();
   packed.kernels = table.kernels_of(format);
   packed.conversion = std::string(row->name) + "->" + format;
@@ -255,6 +256,207 @@ PackedTensor pack_tensor(uint32_t ggml_type, const uint8_t *bytes,
     throw lowbit::Error(name + ": " + why);
   packed.weights = lowbit::pack_for_kernel(canonical, layout);
   return packed;
+}
+
+// ---- ggml's bytes from the packed form.
+
+namespace {
+
+/// The codes of row m (Kp of them) of one-plane upconvert weights
+/// (kernel_abi.h, UPCONVERT LAYOUT): per tile of 16 rows, per 64-byte
+/// vector of 32 / b k values, byte 4 i + r holds in bits [b j, b j + b) the
+/// code of row 16 t + i at k = v (32 / b) + 4 j + r.
+template <int B>
+void row_codes_of(const uint8_t *p, int64_t vectors, uint8_t *c) {
+  constexpr int kPerVector = 32 / B;
+  constexpr unsigned kMask = (1u << B) - 1;
+  for (int64_t v = 0; v < vectors; ++v, p += 64, c += kPerVector)
+    for (int r = 0; r < 4; ++r)
+      for (int j = 0; j < 8 / B; ++j)
+        c[4 * j + r] = uint8_t((p[r] >> (B * j)) & kMask);
+}
+
+void row_codes(const lowbit::UpconvertWeights &W, int64_t m, uint8_t *c) {
+  const int64_t vectors = W.Kp * W.bits / 32;
+  const uint8_t *p = W.codes.data() +
+                     (m / lowbit::kUpconvertTileRows) * vectors * 64 +
+                     (m % lowbit::kUpconvertTileRows) * 4;
+  switch (W.bits) {
+  case 2:
+    return row_codes_of<2>(p, vectors, c);
+  case 4:
+    return row_codes_of<4>(p, vectors, c);
+  case 8:
+    return row_codes_of<8>(p, vectors, c);
+  default:
+    throw lowbit::Error("no one-plane codes of " + std::to_string(W.bits) +
+                        " bits");
+  }
+}
+
+/// The fp16 scale (or zero) of row m and group g of the upconvert layout:
+/// [Mp/16][Kp/G][16].
+uint16_t group_half(const lowbit::AlignedArray<uint16_t> &a,
+                    const lowbit::UpconvertWeights &W, int64_t m, int64_t g) {
+  const int64_t groups = W.Kp / W.group;
+  return a.data()[((m / lowbit::kUpconvertTileRows) * groups + g) *
+                      lowbit::kUpconvertTileRows +
+                  m % lowbit::kUpconvertTileRows];
+}
+
+void store_half(uint8_t *p, uint16_t h) {
+  p[0] = uint8_t(h & 0xff);
+  p[1] = uint8_t(h >> 8);
+}
+
+/// One tq1_0 byte: the 5-trit base-3 number of `t` (n trits, first most
+/// significant, shifted to 5) as the fixed-point fraction ceil(x 256 / 243).
+uint8_t tq1_byte(const uint8_t *t, int stride, int n) {
+  unsigned x = 0;
+  for (int i = 0; i < 5; ++i)
+    x = x * 3 + (i < n ? t[i * stride] : 0u);
+  return uint8_t((x * 256 + 242) / 243);
+}
+
+/// A tq1_0 block (54 bytes) of 256 trits: qs[m] the trits m + 32 i,
+/// qs[32 + m] the trits 160 + m + 16 i, qh[j] the trits 240 + j + 4 i.
+void tq1_block(const uint8_t *t, uint16_t d, uint8_t *out) {
+  for (int m = 0; m < 32; ++m)
+    out[m] = tq1_byte(t + m, 32, 5);
+  for (int m = 0; m < 16; ++m)
+    out[32 + m] = tq1_byte(t + 160 + m, 16, 5);
+  for (int j = 0; j < 4; ++j)
+    out[48 + j] = tq1_byte(t + 240 + j, 4, 4);
+  store_half(out + 52, d);
+}
+
+/// A tq2_0 block (66 bytes): value 128 h + 32 i + m is bits 2 i of
+/// qs[32 h + m].
+void tq2_block(const uint8_t *c, uint16_t d, uint8_t *out) {
+  for (int h = 0; h < 2; ++h)
+    for (int m = 0; m < 32; ++m) {
+      const uint8_t *v = c + 128 * h + m;
+      out[32 * h + m] =
+          uint8_t(v[0] | v[32] << 2 | v[64] << 4 | v[96] << 6);
+    }
+  store_half(out + 64, d);
+}
+
+/// Where a block keeps its fp16 d, and its size.
+size_t d_offset(lowbit::GgufType type) {
+  return type == lowbit::GgufType::TQ1_0   ? 52
+         : type == lowbit::GgufType::TQ2_0 ? 64
+                                           : 0;
+}
+
+} // namespace
+
+size_t ggml_row_bytes(const PackedTensor &packed) {
+  return size_t(lowbit::gguf_tensor_bytes(
+      lowbit::GgufType(packed.ggml_type), 1, packed.weights.K));
+}
+
+bool encodes_ggml_bytes(const PackedTensor &packed) {
+  const int bits = packed.weights.bits;
+  switch (lowbit::GgufType(packed.ggml_type)) {
+  case lowbit::GgufType::TQ1_0:
+  case lowbit::GgufType::TQ2_0:
+    return bits == 2;
+  case lowbit::GgufType::Q4_0:
+  case lowbit::GgufType::Q4_1:
+    return bits == 4 && packed.weights.group == 32;
+  case lowbit::GgufType::Q8_0:
+    return bits == 8 && packed.weights.group == 32;
+  default:
+    return false;
+  }
+}
+
+void encode_ggml_rows(const PackedTensor &packed, int64_t m0, int64_t m1,
+                      uint8_t *out) {
+  const lowbit::UpconvertWeights &W = packed.weights;
+  const lowbit::GgufType type = lowbit::GgufType(packed.ggml_type);
+  const int64_t blockValues = lowbit::gguf_block_size(type);
+  const size_t blockBytes = lowbit::gguf_tensor_bytes(type, 1, blockValues);
+  const int64_t blocks = W.K / blockValues;
+  const bool ternary =
+      type == lowbit::GgufType::TQ1_0 || type == lowbit::GgufType::TQ2_0;
+  // i2s: one scale, the d of every block with a non-zero code.
+  const uint16_t oneD = W.format.is_ternary() ? lowbit::float_to_half(W.w_scale)
+                                              : uint16_t(0);
+  thread_local std::vector<uint8_t> codes;
+  codes.resize(size_t(W.Kp));
+  auto patch = std::lower_bound(
+      packed.d_patches.begin(), packed.d_patches.end(),
+      std::make_pair(m0 * blocks, uint16_t(0)));
+  for (int64_t m = m0; m < m1; ++m) {
+    row_codes(W, m, codes.data());
+    for (int64_t b = 0; b < blocks; ++b, out += blockBytes) {
+      const uint8_t *c = codes.data() + b * blockValues;
+      if (ternary) {
+        uint16_t d = W.format.is_ternary()
+                         ? oneD
+                         : group_half(W.scales, W, m, b * blockValues / W.group);
+        if (patch != packed.d_patches.end() && patch->first == m * blocks + b)
+          d = (patch++)->second;
+        if (type == lowbit::GgufType::TQ1_0)
+          tq1_block(c, d, out);
+        else
+          tq2_block(c, d, out);
+        continue;
+      }
+      store_half(out, group_half(W.scales, W, m, b));
+      if (type == lowbit::GgufType::Q8_0) {
+        for (int j = 0; j < 32; ++j)
+          out[2 + j] = uint8_t(c[j] - 128); // int8 code + 128 (kernel_abi.h)
+        continue;
+      }
+      uint8_t *qs = out + 2;
+      if (type == lowbit::GgufType::Q4_1) {
+        store_half(out + 2, group_half(W.zeros, W, m, b));
+        qs = out + 4;
+      }
+      for (int j = 0; j < 16; ++j)
+        qs[j] = uint8_t(c[j] | c[j + 16] << 4);
+    }
+  }
+}
+
+bool holds_ggml_bytes(PackedTensor &packed, const uint8_t *bytes) {
+  packed.d_patches.clear();
+  if (!encodes_ggml_bytes(packed))
+    return false;
+  const lowbit::GgufType type = lowbit::GgufType(packed.ggml_type);
+  const int64_t blockValues = lowbit::gguf_block_size(type);
+  const size_t blockBytes = lowbit::gguf_tensor_bytes(type, 1, blockValues);
+  const int64_t blocks = packed.weights.K / blockValues;
+  const size_t rowBytes = ggml_row_bytes(packed);
+  const size_t dAt = d_offset(type);
+  std::vector<uint8_t> row(rowBytes);
+  for (int64_t m = 0; m < packed.weights.M; ++m) {
+    encode_ggml_rows(packed, m, m + 1, row.data());
+    const uint8_t *want = bytes + m * rowBytes;
+    if (std::memcmp(row.data(), want, rowBytes) == 0)
+      continue;
+    for (int64_t b = 0; b < blocks; ++b) {
+      const uint8_t *got = row.data() + b * blockBytes;
+      const uint8_t *ref = want + b * blockBytes;
+      if (std::memcmp(got, ref, blockBytes) == 0)
+        continue;
+      // Only a ternary block's d may differ, and only where the packed
+      // form has no d of its own for it.
+      const bool dAlone =
+          (type == lowbit::GgufType::TQ1_0 || type == lowbit::GgufType::TQ2_0) &&
+          std::memcmp(got, ref, dAt) == 0;
+      if (!dAlone) {
+        packed.d_patches.clear();
+        return false;
+      }
+      packed.d_patches.emplace_back(m * blocks + b,
+                                    uint16_t(ref[dAt] | ref[dAt + 1] << 8));
+    }
+  }
+  return true;
 }
 
 } // namespace ggml_lowbit

@@ -16,6 +16,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace ggml_lowbit {
@@ -54,10 +55,41 @@ struct PackedTensor {
   lowbit::UpconvertWeights weights;
   std::vector<const lowbit_kernel_entry_t *> kernels; // by increasing min_n
   std::string conversion; // e.g. "tq2_0->i2s"
+  uint32_t ggml_type = 0; // the type ggml stored it in
+  /// The fp16 d of ternary blocks that the packed form does not carry (an
+  /// i2s tensor keeps one scale, so a block whose codes are all zero loses
+  /// its own d), by block index in the tensor, sorted: set by
+  /// holds_ggml_bytes, read by encode_ggml_rows.
+  std::vector<std::pair<int64_t, uint16_t>> d_patches;
 
   /// The entry for N activation rows: the largest min_n <= N.
   const lowbit_kernel_entry_t &kernel_for(int64_t N) const;
 };
+
+/// Bytes of one row of `packed`'s tensor as ggml stores it.
+size_t ggml_row_bytes(const PackedTensor &packed);
+
+/// Whether encode_ggml_rows can write ggml's bytes of this tensor's type
+/// back from its packed form: tq1_0 and tq2_0 (from i2s or w2g256), q4_0,
+/// q4_1 and q8_0 (one plane of codes, one fp16 d per 32 and q4_1's
+/// minimum). The other block types (two planes of codes, the K-quants'
+/// packed 6-bit scales) are not re-encoded: ggml's bytes stay beside them.
+bool encodes_ggml_bytes(const PackedTensor &packed);
+
+/// Writes ggml's bytes of rows [m0, m1) of `packed`'s tensor to `out`
+/// (ggml_row_bytes each), from the packed form alone: the codes of the
+/// upconvert layout (kernel_abi.h) and the scales, in ggml's blocks
+/// (ggml-common.h's block_tq1_0, block_tq2_0, block_q4_0, block_q4_1,
+/// block_q8_0, as lowbit's gguf_import.cpp documents them).
+/// encodes_ggml_bytes must hold.
+void encode_ggml_rows(const PackedTensor &packed, int64_t m0, int64_t m1,
+                      uint8_t *out);
+
+/// Whether encode_ggml_rows gives back `bytes` (the whole tensor as ggml
+/// stored it) exactly, after recording in packed.d_patches the d of blocks
+/// whose d alone the packed form lost. False (and no patches) when any
+/// other byte differs or the type is not re-encoded.
+bool holds_ggml_bytes(PackedTensor &packed, const uint8_t *bytes);
 
 /// Packs M x K weights of ggml type `ggml_type` (`bytes` as ggml stores
 /// them, rows of K values) for `table`'s kernels:

@@ -60,6 +60,8 @@ struct BundleSpec {
   std::string config;   // "" or one kernel config for every target kernel
                         // (lowbit run/verify --config on emulated targets)
   bool fallback = true; // also the generic kernels (when target is not)
+  bool any_shape_only = false; // only the target's any-shape kernels: no
+                               // kernel per shape of `shapes`, no fallback
   std::string command;  // the command line the README quotes
   GpuDType dtype = GpuDType::F32; // GPU targets: X / Y on the device
 };

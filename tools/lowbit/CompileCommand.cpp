@@ -561,8 +561,9 @@ writeBundle(const fs::path &out, const BundleSpec &spec,
         continue;
       // The shapes, then the any-shape kernels (M = K = 0) that run every
       // other shape of the format.
-      std::vector<std::pair<int64_t, int64_t>> shapes =
-          distinctShapes(g.shapes);
+      std::vector<std::pair<int64_t, int64_t>> shapes;
+      if (!spec.any_shape_only)
+        shapes = distinctShapes(g.shapes);
       shapes.push_back({0, 0});
       for (const auto &[M, K] : shapes)
         for (int64_t nHint : {int64_t(1), int64_t(16)}) {
@@ -747,6 +748,9 @@ int runCompile(const ParsedOptions &options) {
   spec.target = target_name(target);
   spec.threads = options.threads();
   spec.schedule = options.getOr("schedule", "");
+  spec.any_shape_only = options.has("any-shape-only");
+  if (spec.any_shape_only)
+    spec.fallback = false;
   spec.command = "lowbit compile " + source;
   if (options.has("gguf")) {
     if (options.has("format")) // the engine's format, not the bundle's list
@@ -757,6 +761,8 @@ int runCompile(const ParsedOptions &options) {
   spec.command += " --target " + spec.target;
   if (spec.name != "lowbit")
     spec.command += " --name " + spec.name;
+  if (spec.any_shape_only)
+    spec.command += " --any-shape-only";
   if (spec.strategy == Strategy::LutBitserial)
     spec.command += " --strategy lut-bitserial";
   if (!spec.schedule.empty())
@@ -836,6 +842,9 @@ const Command &compileCommand() {
          "lut-bitserial (x86 and aarch64 kernels of the formats that have "
          "it; a generic fallback stays upconvert)"},
         {"schedule", "FILE", "JSON schedule to take configs from"},
+        {"any-shape-only", nullptr,
+         "only the target's any-shape kernels of each format (its shapes "
+         "are checked, not compiled; no generic fallback)"},
         {"threads", "N", kThreadsHelp},
         {"dtype", "T",
          "GPU targets: element type of X and Y on the device, f32 "
