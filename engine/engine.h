@@ -82,6 +82,13 @@ public:
   /// Loads, imports and packs every weight (Error on any problem).
   static std::unique_ptr<Model> load(const std::string &path,
                                      const Options &options);
+  /// The same from a file the caller opened, with its
+  /// linear_specs(*file, options.format) (a caller that needed them before
+  /// the load, to compile kernels, so reads a float file's values once, and
+  /// maps the file once); the model keeps the file.
+  static std::unique_ptr<Model> load(std::shared_ptr<const GgufFile> file,
+                                     const std::vector<LinearSpec> &specs,
+                                     const Options &options);
   ~Model();
 
   const Hparams &hparams() const;

@@ -360,6 +360,14 @@ Model::~Model() = default;
 
 std::unique_ptr<Model> Model::load(const std::string &path,
                                    const Options &options) {
+  std::shared_ptr<const GgufFile> file = GgufFile::open(path);
+  const std::vector<LinearSpec> specs = linear_specs(*file, options.format);
+  return load(std::move(file), specs, options);
+}
+
+std::unique_ptr<Model> Model::load(std::shared_ptr<const GgufFile> opened,
+                                   const std::vector<LinearSpec> &specs,
+                                   const Options &options) {
   if (options.threads < 1)
     throw Error("engine: threads must be >= 1, got " +
                 std::to_string(options.threads));
@@ -368,7 +376,7 @@ std::unique_ptr<Model> Model::load(const std::string &path,
                 std::to_string(options.n_ctx));
   auto m = std::make_unique<Impl>();
   m->options = options;
-  m->file = GgufFile::open(path);
+  m->file = std::move(opened);
   const GgufFile &file = *m->file;
   m->hp = read_hparams(file);
   const Hparams &hp = m->hp;
@@ -385,11 +393,23 @@ std::unique_ptr<Model> Model::load(const std::string &path,
     a.reset(acts);
   }
 
-  // Every linear weight imported once and packed on the context's threads
-  // (lowbit_pack_gguf uses no context), largest first, each thread taking
-  // the next one not taken: the largest (a vocabulary-sized head) is packed
-  // while little else is resident, and no thread is left with a long tail.
-  const std::vector<LinearSpec> specs = linear_specs(file, options.format);
+  // The caller's specs are linear_specs' of this file: a weight each, in
+  // the order of `targets` below.
+  const std::vector<LinearShape> shapes = layer_linears(hp);
+  bool same = specs.size() == shapes.size() + 1 &&
+              specs.back().tensor ==
+                  (hp.tied_output ? "token_embd.weight" : "output.weight");
+  for (size_t i = 0; same && i < shapes.size(); ++i)
+    same = specs[i].tensor == shapes[i].tensor && specs[i].M == shapes[i].M &&
+           specs[i].K == shapes[i].K;
+  if (!same)
+    fail(file, "the linear specs given are not linear_specs' of this file");
+
+  // Every linear weight imported once and packed (lowbit_pack_gguf uses no
+  // context), largest first: the largest (a vocabulary-sized head) alone,
+  // while nothing else is resident, then the others on the context's
+  // threads, each taking the next one not taken, so that no thread is left
+  // with a long tail.
   m->layers.resize(hp.n_layer);
   std::vector<Linear *> targets;
   for (Layer &layer : m->layers)
@@ -404,16 +424,22 @@ std::unique_ptr<Model> Model::load(const std::string &path,
            file.tensor(specs[b].tensor).bytes;
   });
   std::vector<std::string> errors(targets.size());
-  std::atomic<size_t> next{0};
-  parallel_for(ctx, m->threads, true, [&](int64_t, int64_t, int) {
-    for (size_t n = next++; n < order.size(); n = next++) {
-      const size_t i = order[n];
-      try {
-        *targets[i] = load_linear(file, specs[i]);
-      } catch (const std::exception &e) {
-        errors[i] = e.what();
-      }
+  auto load_one = [&](size_t n) {
+    const size_t i = order[n];
+    try {
+      *targets[i] = load_linear(file, specs[i]);
+    } catch (const std::exception &e) {
+      errors[i] = e.what();
     }
+  };
+  // The largest alone: until it is packed its file pages, its import and
+  // its packed copy are all resident, so the others are not yet (packed in
+  // parallel, they would all be resident at its peak).
+  load_one(0);
+  std::atomic<size_t> next{1};
+  parallel_for(ctx, m->threads, true, [&](int64_t, int64_t, int) {
+    for (size_t n = next++; n < order.size(); n = next++)
+      load_one(n);
   });
   for (const std::string &e : errors)
     if (!e.empty())

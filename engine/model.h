@@ -70,7 +70,7 @@ struct TileSpan {
 struct Model::Impl {
   Options options;
   Hparams hp;
-  std::unique_ptr<GgufFile> file; // kept open: embeddings are read from it
+  std::shared_ptr<const GgufFile> file; // kept: embeddings are read from it
   const GgufTensor *tok_embd = nullptr;
   std::vector<float> output_norm;
   std::vector<float> rope_freqs; // llama3's per-dimension factors, or empty

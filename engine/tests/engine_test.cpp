@@ -711,6 +711,32 @@ template <class F> std::string error_of(F &&f) {
   return "(no error)";
 }
 
+// A caller's open file and specs (lowbit generate's: it needs the specs
+// before the load) give the model load(path) gives; specs of another file
+// are refused.
+TEST(Engine, LoadFromAnOpenFile) {
+  Spec s;
+  const std::string path = write_model(s, "open_file");
+  std::shared_ptr<const GgufFile> file = GgufFile::open(path);
+  std::vector<LinearSpec> specs = linear_specs(*file, "");
+  Options o;
+  o.n_ctx = 64;
+  auto shared = Model::load(file, specs, o);
+  auto own = load(path);
+  std::vector<int32_t> ids(kPrompt.begin(), kPrompt.end());
+  const std::vector<float> a = batch_logits(*shared, ids),
+                           b = batch_logits(*own, ids);
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t i = 0; i < a.size(); ++i)
+    ASSERT_EQ(a[i], b[i]) << i;
+  specs.pop_back();
+  EXPECT_NE(error_of([&] { Model::load(file, specs, o); })
+                .find("the linear specs given are not linear_specs' of this "
+                      "file"),
+            std::string::npos);
+  std::remove(path.c_str());
+}
+
 TEST(Engine, Errors) {
   Spec s;
   const std::string path = write_model(s, "errors");

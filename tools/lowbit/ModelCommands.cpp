@@ -137,7 +137,7 @@ ModelKernels compileModelKernels(const std::vector<engine::LinearSpec> &specs,
 }
 
 struct Session {
-  std::unique_ptr<GgufFile> file;
+  std::shared_ptr<const GgufFile> file; // shared with the model
   ModelKernels kernels;
   std::unique_ptr<engine::Model> model;
 };
@@ -160,8 +160,8 @@ Session openModel(const ParsedOptions &options, int64_t n_ctx,
   const Target target = parse_target(options.getOr("target", "native"));
   KernelOptions kernelOptions;
   kernelOptions.schedulePath = options.getOr("schedule", "");
-  // Once (a float tensor is read to see whether it is ternary); a bad model
-  // fails here, before the work.
+  // Once, for the kernels and the load (a float tensor is read to see
+  // whether it is ternary); a bad model fails here, before the work.
   const std::vector<engine::LinearSpec> specs =
       engine::linear_specs(*s.file, format);
   std::fprintf(stderr, "lowbit: compiling the kernels of %s...\n",
@@ -181,7 +181,8 @@ Session openModel(const ParsedOptions &options, int64_t n_ctx,
   engineOptions.n_ctx = n_ctx;
   std::fprintf(stderr, "lowbit: loading %s...\n", path.c_str());
   const auto loadStart = std::chrono::steady_clock::now();
-  s.model = engine::Model::load(path, engineOptions);
+  // The same mapping and specs: a float file's values are read once.
+  s.model = engine::Model::load(s.file, specs, engineOptions);
   const double loadSeconds = std::chrono::duration<double>(
                                  std::chrono::steady_clock::now() - loadStart)
                                  .count();
