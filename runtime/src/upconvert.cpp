@@ -114,11 +114,12 @@ static void put_row(uint8_t *tile, int b, int64_t i, const uint8_t *c,
 /// code. Row i's 4 bytes of vector v hold codes 16v + 4j + r in byte r,
 /// bits 2j: canonical bytes 4v..4v+3 (byte j, field r) with the 4 x 4
 /// matrix of 2-bit fields transposed, in two masked swaps (the recursive
-/// bit-matrix transpose of Hacker's Delight, 7-3).
-static uint32_t transpose_fields(uint32_t w) {
-  uint32_t t = (w ^ (w >> 12)) & 0x0000F0F0u; // 2x2 blocks of fields
+/// bit-matrix transpose of Hacker's Delight, 7-3), two vectors' words at
+/// once (no bit moves across the 32-bit halves).
+static uint64_t transpose_fields(uint64_t w) {
+  uint64_t t = (w ^ (w >> 12)) & 0x0000F0F00000F0F0ull; // 2x2 blocks
   w ^= t ^ (t << 12);
-  t = (w ^ (w >> 6)) & 0x00CC00CCu; // fields within each block
+  t = (w ^ (w >> 6)) & 0x00CC00CC00CC00CCull; // fields within each block
   return w ^ t ^ (t << 6);
 }
 
@@ -131,11 +132,11 @@ static bool i2s_valid(const PackedWeights &W) {
     return false;
   const uint8_t *p = W.codes.data();
   const size_t n = W.codes.size();
-  uint32_t threes = 0;
+  uint64_t threes = 0;
   size_t at = 0;
-  for (; at + 4 <= n; at += 4) {
-    const uint32_t w = load_le<uint32_t>(p + at);
-    threes |= w & (w >> 1) & 0x55555555u;
+  for (; at + 8 <= n; at += 8) {
+    const uint64_t w = load_le<uint64_t>(p + at);
+    threes |= w & (w >> 1) & 0x5555555555555555ull;
   }
   for (; at < n; ++at)
     threes |= p[at] & (p[at] >> 1) & 0x55u;
@@ -149,16 +150,17 @@ static bool i2s_valid(const PackedWeights &W) {
 }
 
 static void pack_i2s(const PackedWeights &canonical, UpconvertWeights &U) {
-  const int64_t row_bytes = canonical.row_bytes(), vectors = U.Kp / 16;
+  const int64_t row_bytes = canonical.row_bytes(), vectors = U.Kp / 16; // even
   std::vector<uint8_t> row(size_t(U.Kp / 4), 0); // zero past the row
   for (int64_t m = 0; m < U.M; ++m) {
     std::memcpy(row.data(), canonical.codes.data() + m * row_bytes,
                 size_t(row_bytes));
     const int64_t t = m / kUpconvertTileRows, i = m % kUpconvertTileRows;
     uint8_t *out = U.codes.data() + t * vectors * 64 + i * 4;
-    for (int64_t v = 0; v < vectors; ++v) {
-      store_le(out + v * 64,
-               transpose_fields(load_le<uint32_t>(row.data() + 4 * v)));
+    for (int64_t v = 0; v < vectors; v += 2) {
+      const uint64_t w = transpose_fields(load_le<uint64_t>(row.data() + 4 * v));
+      store_le(out + v * 64, uint32_t(w));
+      store_le(out + (v + 1) * 64, uint32_t(w >> 32));
     }
   }
 }
