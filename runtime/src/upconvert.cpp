@@ -165,6 +165,29 @@ static void pack_i2s(const PackedWeights &canonical, UpconvertWeights &U) {
   }
 }
 
+/// q4_0 without decoding: a block's 16 bytes after d hold code k (< 16) in
+/// the low nibble of byte k and code 16 + k in the high one, and the kernel
+/// code is the nibble. Row i's 4 bytes of vector v (codes 8v + 4j + r in
+/// byte r, bits 4j) are the nibbles of bytes 8 (v % 2) + 4j + r, the low
+/// ones for v < 2: two 4-byte loads, masked and shifted.
+static void pack_q4_0(const PackedWeights &canonical, UpconvertWeights &U) {
+  const int64_t row_bytes = canonical.row_bytes(), blocks = U.Kp / 32;
+  const int64_t vectors = U.Kp * 4 / 32;
+  for (int64_t m = 0; m < U.M; ++m) {
+    const int64_t t = m / kUpconvertTileRows, i = m % kUpconvertTileRows;
+    const uint8_t *qs = canonical.codes.data() + m * row_bytes + 2;
+    uint8_t *out = U.codes.data() + t * vectors * 64 + i * 4;
+    for (int64_t j = 0; j < blocks; ++j, qs += 18, out += 4 * 64)
+      for (int h = 0; h < 2; ++h) {
+        const uint32_t a = load_le<uint32_t>(qs + 8 * h),
+                       b = load_le<uint32_t>(qs + 8 * h + 4);
+        store_le(out + 64 * h, (a & 0x0F0F0F0Fu) | (b & 0x0F0F0F0Fu) << 4);
+        store_le(out + 64 * (2 + h),
+                 ((a >> 4) & 0x0F0F0F0Fu) | (b & 0xF0F0F0F0u));
+      }
+  }
+}
+
 /// ggml block formats: the unsigned codes u = c + 2^(b-1) (min types: c)
 /// of row_block_params into U.codes (the dialect's code_offset: q8_0 128,
 /// q5_0 16; format.h keeps q8_0's codes signed, code_offset 0), its s_j into U.scales and (types
@@ -311,6 +334,11 @@ UpconvertWeights pack_upconvert(const PackedWeights &canonical) {
   }
   if (f.kind == FormatKind::I2S) {
     pack_i2s(canonical, U);
+    return U;
+  }
+  if (f.kind == FormatKind::Q4_0) {
+    pack_q4_0(canonical, U);
+    pack_tile_scales(canonical, U);
     return U;
   }
   std::vector<int8_t> q(size_t(U.K));
