@@ -65,18 +65,26 @@ std::string deviceSlug(const std::string &model) {
   return slug.empty() ? "unknown-cpu" : slug;
 }
 
+/// A problem's label, with its thread count when the sweep has several
+/// (`i2s 2560x2560 gemv x86-avx2 4t`).
+std::string labelOf(const ScheduleKey &key, const std::string &label,
+                    bool threads) {
+  return threads ? label + " " + std::to_string(key.threads) + "t" : label;
+}
+
 /// Prints the search as it goes (with a progress line on a terminal) and
 /// merges every decided problem into the schedule file.
 class Printer : public TuneObserver {
 public:
   Printer(Schedule &schedule, std::string out, TuneJournal &journal,
-          size_t problems)
+          size_t problems, bool threads)
       : schedule(schedule), out(std::move(out)), journal(journal),
-        problems(problems), line("tune") {}
+        problems(problems), threads(threads), line("tune") {}
 
   void problemStarted(const TuningProblem &problem) override {
     line.clear();
-    std::printf("%s: %zu candidates (heuristic %s)\n", problem.label().c_str(),
+    std::printf("%s: %zu candidates (heuristic %s)\n",
+                labelOf(problem.key, problem.label(), threads).c_str(),
                 problem.queue.size(), problem.queue.front().config.c_str());
     std::fflush(stdout);
   }
@@ -95,7 +103,8 @@ public:
   void progress(const TuningProblem &problem, size_t done, size_t total,
                 double eta) override {
     line.update(finished, problems,
-                problem.label() + ": " + std::to_string(done) + "/" +
+                labelOf(problem.key, problem.label(), threads) + ": " +
+                    std::to_string(done) + "/" +
                     std::to_string(total) + " candidates, ETA " +
                     Progress::duration(eta));
   }
@@ -131,13 +140,15 @@ private:
   std::string out;
   TuneJournal &journal;
   size_t problems, finished = 0;
+  bool threads;
   Progress line;
 };
 
 /// The problems of the options, each with its candidate queue, resolved and
 /// validated before anything is measured.
 std::vector<TuningProblem> problemsOf(const ParsedOptions &options,
-                                      int threads, Target target,
+                                      const std::vector<int> &threadCounts,
+                                      Target target,
                                       const SearchOptions &search) {
   std::vector<LinearShape> shapes = optionShapes(options);
   std::vector<int64_t> ns = options.getPositiveList("n", "1");
@@ -185,34 +196,36 @@ std::vector<TuningProblem> problemsOf(const ParsedOptions &options,
     // The heuristic is the first allowed strategy's (auto's choice where
     // it is allowed: the strategies are tried in that order).
     KernelOptions heuristicOptions;
-    heuristicOptions.threads = threads;
     heuristicOptions.strategy = choices.front().strategy;
     std::string targetName = target_name(choices.front().target);
     for (const LinearShape &shape : shapes) {
       format.check_shape(shape.M, shape.K);
-      for (int64_t N : ns) {
-        TuningProblem problem;
-        problem.key = {format.name(), shape.M, shape.K,
-                       N == 1 ? "gemv" : "gemm", targetName, threads};
-        problem.n = N;
-        bool seen = false;
-        for (const TuningProblem &p : problems)
-          seen |= p.key == problem.key;
-        if (seen)
-          continue;
-        Candidate heuristic{
-            generateKernelSource(format, targetName, {shape.M, shape.K, N, ""},
-                                 heuristicOptions, "lowbit_tune_heuristic")
-                .config,
-            strategies.front(), true};
-        llvm::Expected<std::vector<Candidate>> space = getSearchSpace(
-            &context, problem.key, strategies, search.allowLossy);
-        if (!space)
-          throw Error(llvm::toString(space.takeError()));
-        problem.queue.push_back(std::move(heuristic));
-        problem.queue.insert(problem.queue.end(), space->begin(), space->end());
-        problems.push_back(std::move(problem));
-      }
+      for (int64_t N : ns)
+        for (int threads : threadCounts) {
+          heuristicOptions.threads = threads;
+          TuningProblem problem;
+          problem.key = {format.name(), shape.M, shape.K,
+                         N == 1 ? "gemv" : "gemm", targetName, threads};
+          problem.n = N;
+          bool seen = false;
+          for (const TuningProblem &p : problems)
+            seen |= p.key == problem.key;
+          if (seen)
+            continue;
+          Candidate heuristic{generateKernelSource(
+                                  format, targetName, {shape.M, shape.K, N, ""},
+                                  heuristicOptions, "lowbit_tune_heuristic")
+                                  .config,
+                              strategies.front(), true};
+          llvm::Expected<std::vector<Candidate>> space = getSearchSpace(
+              &context, problem.key, strategies, search.allowLossy);
+          if (!space)
+            throw Error(llvm::toString(space.takeError()));
+          problem.queue.push_back(std::move(heuristic));
+          problem.queue.insert(problem.queue.end(), space->begin(),
+                               space->end());
+          problems.push_back(std::move(problem));
+        }
     }
   }
   // A problem's index is its rank among the sweep's keys: its candidate
@@ -233,6 +246,21 @@ std::vector<TuningProblem> problemsOf(const ParsedOptions &options,
                                     search, problem.index);
   }
   return problems;
+}
+
+/// --threads: one count or a list ("1,2,4"), each a dimension of the sweep
+/// (default: the CPUs this process may use).
+std::vector<int> threadCountsOf(const ParsedOptions &options) {
+  if (!options.has("threads"))
+    return {options.threads()};
+  std::vector<int> counts;
+  for (int64_t threads : options.getPositiveList("threads", "1")) {
+    if (threads > 256)
+      throw Error("--threads: at most 256, got " + std::to_string(threads));
+    if (std::find(counts.begin(), counts.end(), threads) == counts.end())
+      counts.push_back(int(threads));
+  }
+  return counts;
 }
 
 /// With --shard I/N, the shard's problems of the sweep `problems` (in
@@ -286,7 +314,8 @@ static int runTune(const ParsedOptions &options) {
   double start = monotonicSeconds();
   if (options.has("model") == options.has("shapes"))
     throw Error("lowbit tune needs exactly one of --model and --shapes");
-  const int threads = options.threads();
+  const std::vector<int> threadCounts = threadCountsOf(options);
+  const bool severalThreads = threadCounts.size() > 1;
   int reps = int(options.getPositive("reps", kMinReps));
   if (reps < kMinReps)
     throw Error("--reps: at least " + std::to_string(kMinReps) +
@@ -308,7 +337,7 @@ static int runTune(const ParsedOptions &options) {
   Target target = parse_target(options.getOr("target", "native"));
   requireTimableTarget(target, "lowbit tune");
   std::vector<TuningProblem> problems =
-      problemsOf(options, threads, target, search);
+      problemsOf(options, threadCounts, target, search);
   std::optional<ShardInfo> shard = takeShard(options, problems);
 
   if (options.has("list")) {
@@ -317,7 +346,9 @@ static int runTune(const ParsedOptions &options) {
                   shard->str().c_str(), shard->sweep.c_str(), problems.size(),
                   (long long)shard->sweepProblems);
     for (const TuningProblem &p : problems) {
-      std::printf("%s: %zu candidates\n", p.label().c_str(), p.queue.size());
+      std::printf("%s: %zu candidates\n",
+                  labelOf(p.key, p.label(), severalThreads).c_str(),
+                  p.queue.size());
       for (const Candidate &c : p.queue)
         std::printf("  %s %s\n", c.heuristic ? "H" : " ", c.config.c_str());
     }
@@ -396,24 +427,48 @@ static int runTune(const ParsedOptions &options) {
       return 0;
   }
 
-  Printer printer(schedule, out, journal, problems.size());
-  ThreadPool pool(threads);
-  std::fprintf(stderr, "tune: measuring the read bandwidth (1 GiB, %d "
-               "threads)...\n", threads);
-  ReadProbe probe(pool);
-  std::unique_ptr<Int8Peak> peak;
-  std::string peakIsa = peak_isa_for(target);
-  bool gemm = false;
-  for (const TuningProblem &p : problems)
-    gemm |= p.n > 1;
-  if (gemm && !peakIsa.empty())
-    peak = std::make_unique<Int8Peak>(pool, peakIsa);
-
+  Printer printer(schedule, out, journal, problems.size(), severalThreads);
+  // One thread pool (and read probe) per thread count, one after another;
+  // the problems of a count get the share of what is left of the budget
+  // that their number is of the problems left.
   std::signal(SIGINT, onInterrupt);
-  KernelMeasurer measurer(pool, probe, peak.get(), reps, options.has("warm"),
-                          interrupted);
-  Tuner tuner(measurer, tunerOptions, &printer, &journal);
-  std::vector<TuneOutcome> outcomes = tuner.run(problems, start);
+  std::vector<TuneOutcome> outcomes;
+  std::vector<std::pair<int, Budget>> costs; // per thread count
+  size_t left = problems.size();
+  for (int threads : threadCounts) {
+    std::vector<TuningProblem> group;
+    for (const TuningProblem &p : problems)
+      if (p.key.threads == threads)
+        group.push_back(p);
+    if (group.empty())
+      continue;
+    if (interrupted || !printer.saveError.empty())
+      break;
+    double now = monotonicSeconds();
+    TunerOptions groupOptions = tunerOptions;
+    groupOptions.budgetSeconds = (tunerOptions.budgetSeconds - (now - start)) *
+                                 double(group.size()) / double(left);
+    left -= group.size();
+    ThreadPool pool(threads);
+    std::fprintf(stderr,
+                 "tune: measuring the read bandwidth (1 GiB, %d "
+                 "threads)...\n",
+                 threads);
+    ReadProbe probe(pool);
+    std::unique_ptr<Int8Peak> peak;
+    std::string peakIsa = peak_isa_for(target);
+    bool gemm = false;
+    for (const TuningProblem &p : group)
+      gemm |= p.n > 1;
+    if (gemm && !peakIsa.empty())
+      peak = std::make_unique<Int8Peak>(pool, peakIsa);
+    KernelMeasurer measurer(pool, probe, peak.get(), reps, options.has("warm"),
+                            interrupted);
+    Tuner tuner(measurer, groupOptions, &printer, &journal);
+    std::vector<TuneOutcome> done = tuner.run(group, now);
+    outcomes.insert(outcomes.end(), done.begin(), done.end());
+    costs.push_back({threads, tuner.getBudget()});
+  }
   std::signal(SIGINT, SIG_DFL);
   if (!printer.saveError.empty())
     throw Error(printer.saveError);
@@ -436,13 +491,14 @@ static int runTune(const ParsedOptions &options) {
     failed += o.failed;
     decided += o.entry.has_value();
     std::string decision = toString(o.status);
+    std::string label = labelOf(o.key, o.label, severalThreads);
     if (!o.entry) {
-      std::printf("%-32s %6zu %10s %10s %8s  %-14s %s\n", o.label.c_str(),
+      std::printf("%-32s %6zu %10s %10s %8s  %-14s %s\n", label.c_str(),
                   o.tried, "-", "-", "-", decision.c_str(),
                   o.note.empty() ? "(no entry)" : o.note.c_str());
       continue;
     }
-    std::printf("%-32s %6zu %10.1f %10.1f %7.2fx  %-14s %s\n", o.label.c_str(),
+    std::printf("%-32s %6zu %10.1f %10.1f %7.2fx  %-14s %s\n", label.c_str(),
                 o.tried, o.entry->heuristicUs, o.entry->us,
                 o.entry->heuristicUs / o.entry->us, decision.c_str(),
                 o.entry->config.c_str());
@@ -452,12 +508,14 @@ static int runTune(const ParsedOptions &options) {
               tried, failed, decided, problems.size(), monotonicSeconds() - start,
               tunerOptions.budgetSeconds, interrupted ? " (interrupted)" : "",
               printer.written ? "wrote" : "nothing written to", out.c_str());
-  const Budget &costs = tuner.getBudget();
-  std::printf("tune: a candidate took %.1f s (compiling, verifying, one "
-              "timing), a confirmation %.1f s (%d rounds)\n",
-              costs.candidateCost(),
-              costs.confirmationCost(tunerOptions.confirmationTimings),
-              tunerOptions.confirmRounds);
+  for (const auto &[threads, budget] : costs)
+    std::printf("tune: %sa candidate took %.1f s (compiling, verifying, one "
+                "timing), a confirmation %.1f s (%d rounds)\n",
+                severalThreads ? ("threads " + std::to_string(threads) + ": ").c_str()
+                               : "",
+                budget.candidateCost(),
+                budget.confirmationCost(tunerOptions.confirmationTimings),
+                tunerOptions.confirmRounds);
   return interrupted ? 130 : 0;
 }
 
@@ -512,7 +570,10 @@ const Command &tuneCommand() {
          "format on the target)"},
         {"target", "T", "target (default native)"},
         {"n", "LIST", "N classes: 1 (GEMV, default) and/or one N > 1 (GEMM)"},
-        {"threads", "N", kThreadsHelp},
+        {"threads", "N[,N...]",
+         "threads, or several counts: each is a dimension of the sweep, "
+         "tuned with its own thread pool (default: the CPUs this process "
+         "may use)"},
         {"budget", "SECONDS",
          "wall-time budget of the whole run (default 240: a whole "
          "bitnet-b1.58-2b for one format in 4 minutes)"},

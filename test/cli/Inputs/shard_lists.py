@@ -47,11 +47,13 @@ assert sorted(seen) == sorted(whole), (sorted(seen), sorted(whole))
 
 
 def key(label):
-    # "i2s 64x256 gemv x86-avx2" -> the schedule key's order (format, M, K,
-    # n_class, target).
-    fmt, shape, n_class, target = label.split()
+    # "i2s 64x256 gemv x86-avx2 [2t]" -> the schedule key's order (format, M,
+    # K, n_class, target, threads; the label names the threads when the sweep
+    # has several counts).
+    fmt, shape, n_class, target, *threads = label.split()
     m, k = shape.split("x")
-    return (fmt, int(m), int(k), n_class, target)
+    return (fmt, int(m), int(k), n_class, target,
+            int(threads[0][:-1]) if threads else 0)
 
 
 load = [0] * len(counts)
