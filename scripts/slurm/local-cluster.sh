@@ -2,8 +2,8 @@
 # A private one-node Slurm on this machine, for the tests (test/slurm) and
 # for trying a sweep without a cluster: munged with its own key, socket, pid
 # and log files, slurmctld and slurmd with a generated slurm.conf (loopback
-# ports picked free, one node with this machine's CPUs, one partition
-# "local"), all under DIR. It contacts nothing but 127.0.0.1; nothing outside
+# ports picked free, one node with this machine's CPUs and the feature
+# "local", one partition "local"), all under DIR. It contacts nothing but 127.0.0.1; nothing outside
 # DIR is written, no system service is touched.
 #
 #   local-cluster.sh start DIR   # start; prints "export SLURM_CONF=...", also in DIR/env
@@ -119,7 +119,7 @@ SchedulerType=sched/backfill
 ReturnToService=2
 MpiDefault=none
 KillWait=5
-NodeName=$node NodeHostname=$host NodeAddr=127.0.0.1 CPUs=$cpus State=UNKNOWN
+NodeName=$node NodeHostname=$host NodeAddr=127.0.0.1 CPUs=$cpus Features=local State=UNKNOWN
 PartitionName=local Nodes=$node Default=YES MaxTime=INFINITE State=UP
 EOF
   export SLURM_CONF=$dir/slurm.conf

@@ -274,7 +274,7 @@ std::optional<ShardInfo> takeShard(const ParsedOptions &options,
   llvm::Expected<ShardInfo> shard = parseShardSpec(*text);
   if (!shard)
     throw Error("--shard: " + llvm::toString(shard.takeError()));
-  if (!options.has("out"))
+  if (!options.has("out") && !options.has("list"))
     throw Error("--shard needs --out: every shard writes its own file "
                 "(merged by 'lowbit schedule merge')");
   std::vector<ScheduleKey> keys;
@@ -598,8 +598,8 @@ const Command &tuneCommand() {
         {"shard", "I/N",
          "tune shard I (0 to N-1) of the sweep the other options name: "
          "every job of a sweep computes the same split, each problem in "
-         "one shard; needs --out, a file of this shard alone, and a re-run "
-         "resumes it"},
+         "one shard; needs --out (but with --list), a file of this shard "
+         "alone, and a re-run resumes it"},
         {"out", "FILE",
          "schedule file (default schedules/<cpu-model>.json under the "
          "current directory, which is created if missing)"}}},

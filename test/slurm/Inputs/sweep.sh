@@ -40,7 +40,7 @@ source "$cluster/env"
 tune=(--shapes 64x256,96x256,128x256,160x256,192x256 --format i2s,tl2
   --threads 2 --max-candidates 0 --warm)
 
-"$slurm/sweep.sh" --kind local:partition=local --shards 3 --lowbit "$lowbit" \
+"$slurm/sweep.sh" --kind local:constraint=local --shards 3 --lowbit "$lowbit" \
   --dir "$work/sweeps" --schedules "$work/schedules" --retries 1 \
   -- "${tune[@]}" >"$work/submit.out" || exit 1
 sed 's/job [0-9]*/job N/g' "$work/submit.out"
