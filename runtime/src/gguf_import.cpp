@@ -35,6 +35,7 @@
 #include "ternary.h"
 
 #include <algorithm>
+#include <array>
 #include <cctype>
 #include <cmath>
 #include <cstdio>
@@ -166,6 +167,52 @@ void tq1_encode(const int *t, uint8_t *b) {
   }
 }
 
+// The trits of a tq1_0 byte b spread one per byte: trit i in byte i (5
+// bytes), for tq1_to_i2s.
+const uint64_t *tq1_spread() {
+  static const auto table = [] {
+    std::array<uint64_t, 256> t{};
+    for (int b = 0; b < 256; ++b)
+      for (int i = 0; i < 5; ++i)
+        t[size_t(b)] |= uint64_t(tq1_trit(uint8_t(b), i)) << (8 * i);
+    return t;
+  }();
+  return table.data();
+}
+
+// A tq1_0 block's 256 values as i2s codes out[0, 64) (value v in bits
+// 2 (v % 4) of out[v / 4]; the trit is the code). Four bytes of qs that
+// hold values x + f (f < 4) per trit i give, with their spread trits
+// shifted into field f and ORed, the i2s bytes of those values for every i
+// at once: one table load per byte, no trit decoded on its own. Returns
+// whether a code is not 1 (the block is not all zeros); a trit is never 3.
+bool tq1_to_i2s(const uint8_t *b, uint8_t *out) {
+  const uint64_t *spread = tq1_spread();
+  auto quad = [&](const uint8_t *q) {
+    return spread[q[0]] | spread[q[1]] << 2 | spread[q[2]] << 4 |
+           spread[q[3]] << 6;
+  };
+  constexpr uint64_t kZeros = 0x5555555555ull; // five bytes of code 1
+  uint64_t other = 0;
+  for (int g = 0; g < 8; ++g) { // qs[4g + f]: values 32 i + 4g + f
+    const uint64_t u = quad(b + 4 * g);
+    other |= u ^ kZeros;
+    for (int i = 0; i < 5; ++i)
+      out[8 * i + g] = uint8_t(u >> (8 * i));
+  }
+  for (int g = 0; g < 4; ++g) { // qs[32 + 4g + f]: 160 + 16 i + 4g + f
+    const uint64_t u = quad(b + 32 + 4 * g);
+    other |= u ^ kZeros;
+    for (int i = 0; i < 5; ++i)
+      out[40 + 4 * i + g] = uint8_t(u >> (8 * i));
+  }
+  const uint64_t u = quad(b + 48); // qh[f]: 240 + 4 i + f, four trits
+  other |= (u ^ kZeros) & 0xFFFFFFFFull;
+  for (int i = 0; i < 4; ++i)
+    out[60 + i] = uint8_t(u >> (8 * i));
+  return other != 0;
+}
+
 // --- tq2_0 ---------------------------------------------------------------
 
 void tq2_decode(const uint8_t *b, uint8_t *c) {
@@ -275,11 +322,20 @@ public:
       : t_(t), K_(t.K()), type_(gguf_type_name(t.type)) {}
 
   // Row m as i2s codes (code_row_bytes(i2s, K) = K / 4 bytes) straight
-  // from a tq2_0 or i2_s row, whose codes are i2s's in other places
-  // (group_to_i2s); a code 3 is row()'s Error.
+  // from the row's bytes: tq2_0 and i2_s hold i2s's codes in other places
+  // (group_to_i2s), tq1_0 its trits five to a byte (tq1_to_i2s); a code 3
+  // is row()'s Error.
   void i2s_row(int64_t m, uint8_t *out) {
     uint64_t threes = 0;
-    if (t_.type == GgufType::I2_S) {
+    if (t_.type == GgufType::TQ1_0) {
+      const uint64_t block_bytes = info(t_.type).block_size;
+      const int64_t blocks = K_ / kTqBlock;
+      for (int64_t b = 0; b < blocks; ++b) {
+        const uint8_t *blk = t_.data + uint64_t(m * blocks + b) * block_bytes;
+        if (tq1_to_i2s(blk, out + 64 * b)) // a zero block carries no scale
+          note_scale(load_le<uint16_t>(blk + 52));
+      }
+    } else if (t_.type == GgufType::I2_S) {
       const uint8_t *in = t_.data + uint64_t(m * K_) / 4;
       bool nonzero = false;
       for (int64_t g = 0; g < K_ / kI2sBlock; ++g)
@@ -658,9 +714,9 @@ PackedWeights import_tensor(const GgufTensor &t, const Format &format) {
     P.K = K;
     const int64_t row_bytes = P.row_bytes();
     P.codes.resize(size_t(M * row_bytes));
-    // tq2_0 and i2_s into i2s move bits; the others decode each value.
-    const bool moves = format.kind == FormatKind::I2S &&
-                       t.type != GgufType::TQ1_0;
+    // Into i2s the codes move (each byte's place computed, not each
+    // value's); tl1 and tl2 decode each value.
+    const bool moves = format.kind == FormatKind::I2S;
     std::vector<uint8_t> c(static_cast<size_t>(moves ? 0 : K));
     for (int64_t m = 0; m < M; ++m) {
       uint8_t *row = P.codes.data() + m * row_bytes;
