@@ -204,6 +204,44 @@ std::vector<uint8_t> make_tensor(const TensorPlan &t, uint64_t seed) {
   return bytes;
 }
 
+/// llama.h's enum llama_token_type, as tokenizer.ggml.token_type stores it.
+enum TokenType : int32_t {
+  kNormal = 1,
+  kUnknown = 2,
+  kControl = 3,
+  kUnused = 5,
+  kByte = 6
+};
+
+/// The "llama" vocabulary (synth.h): tokens, scores and types of n_vocab
+/// ids, and the special ids and flags llama.cpp's SPM loader reads.
+void add_llama_vocab(GgufWriter &w, int64_t n_vocab) {
+  std::vector<std::string> tokens = {"<unk>", "<s>", "</s>"};
+  std::vector<int32_t> types = {kUnknown, kControl, kControl};
+  static const char hex[] = "0123456789ABCDEF";
+  for (int b = 0; b < 256; ++b) {
+    tokens.push_back(std::string("<0x") + hex[b >> 4] + hex[b & 15] + ">");
+    types.push_back(kByte);
+  }
+  tokens.push_back("\xE2\x96\x81"); // U+2581, sentencepiece's space
+  types.push_back(kNormal);
+  std::vector<float> scores(tokens.size(), 0.0f);
+  for (int64_t id = int64_t(tokens.size()); id < n_vocab; ++id) {
+    tokens.push_back("[PAD" + std::to_string(id) + "]");
+    types.push_back(kUnused);
+    scores.push_back(-1000.0f);
+  }
+  w.add_string("tokenizer.ggml.model", "llama");
+  w.add_string_array("tokenizer.ggml.tokens", tokens);
+  w.add_float32_array("tokenizer.ggml.scores", scores);
+  w.add_int32_array("tokenizer.ggml.token_type", types);
+  w.add_uint32("tokenizer.ggml.bos_token_id", 1);
+  w.add_uint32("tokenizer.ggml.eos_token_id", 2);
+  w.add_uint32("tokenizer.ggml.unknown_token_id", 0);
+  w.add_bool("tokenizer.ggml.add_bos_token", true);
+  w.add_bool("tokenizer.ggml.add_eos_token", false);
+}
+
 void check_k(const char *what, int64_t K, GgufType type) {
   int64_t block = gguf_block_size(type);
   if (K % block != 0)
@@ -213,7 +251,50 @@ void check_k(const char *what, int64_t K, GgufType type) {
                 " (K of the weights that read it)");
 }
 
+bool contains(const std::vector<GgufType> &types, GgufType type) {
+  return std::find(types.begin(), types.end(), type) != types.end();
+}
+
+std::string type_names(const std::vector<GgufType> &types) {
+  std::string names;
+  for (GgufType t : types)
+    names += std::string(names.empty() ? "" : ", ") + gguf_type_name(t);
+  return names;
+}
+
+std::vector<GgufType> block_types() {
+  int count = 0;
+  const GgmlBlockType *rows = ggml_block_types(&count);
+  std::vector<GgufType> types;
+  for (int i = 0; i < count; ++i)
+    types.push_back(GgufType(rows[i].ggml_type));
+  return types;
+}
+
 } // namespace
+
+const std::vector<GgufType> &synth_linear_types() {
+  static const std::vector<GgufType> types = [] {
+    std::vector<GgufType> t = {GgufType::TQ2_0, GgufType::TQ1_0,
+                               GgufType::I2_S};
+    for (GgufType b : block_types())
+      t.push_back(b);
+    t.push_back(GgufType::F16);
+    t.push_back(GgufType::F32);
+    return t;
+  }();
+  return types;
+}
+
+const std::vector<GgufType> &synth_head_types() {
+  static const std::vector<GgufType> types = [] {
+    std::vector<GgufType> t = block_types();
+    t.push_back(GgufType::F16);
+    t.push_back(GgufType::F32);
+    return t;
+  }();
+  return types;
+}
 
 SynthSpec synth_preset(const std::string &preset, const std::string &arch) {
   SynthSpec s;
@@ -226,7 +307,7 @@ SynthSpec synth_preset(const std::string &preset, const std::string &arch) {
     s.n_layer = 2;
     s.n_head = 4;
     s.n_head_kv = 2;
-    s.n_vocab = 96;
+    s.n_vocab = 288;
     s.n_ctx = 256;
     s.head_type = GgufType::F16;
   } else if (preset == "bitnet-2b") {
@@ -271,15 +352,22 @@ void check_synth_spec(const SynthSpec &s) {
   if (s.n_head % s.n_head_kv != 0)
     throw Error("n_head_kv = " + std::to_string(s.n_head_kv) +
                 " does not divide n_head = " + std::to_string(s.n_head));
-  if (s.linear_type == GgufType::BF16)
+  if (!contains(synth_linear_types(), s.linear_type))
     throw Error(std::string("linear type ") + gguf_type_name(s.linear_type) +
-                " is not made here (expected tq2_0, tq1_0, i2_s, a block "
-                "type q4_0 ... iq4_nl, f16 or f32)");
-  if (ggml_block_type_by_id(uint32_t(s.head_type)) == nullptr &&
-      s.head_type != GgufType::F16 && s.head_type != GgufType::F32)
+                " is not made here (expected " +
+                type_names(synth_linear_types()) + ")");
+  if (!contains(synth_head_types(), s.head_type))
     throw Error(std::string("head type ") + gguf_type_name(s.head_type) +
-                " is not made here (expected a block type q4_0 ... iq4_nl, "
-                "f16 or f32)");
+                " is not made here (expected " +
+                type_names(synth_head_types()) + ")");
+  if (s.vocab != "llama" && s.vocab != "none")
+    throw Error("unknown vocabulary '" + s.vocab +
+                "' (expected llama or none)");
+  if (s.vocab == "llama" && s.n_vocab < kSynthLlamaVocabTokens)
+    throw Error("n_vocab = " + std::to_string(s.n_vocab) + " is below the " +
+                std::to_string(kSynthLlamaVocabTokens) +
+                " tokens of the llama vocabulary (<unk>, <s>, </s>, 256 "
+                "bytes, U+2581); with --vocab none any size");
   if (s.arch == "bitnet" && !s.tied)
     throw Error("llama.cpp's bitnet graph has no output.weight (its head is "
                 "token_embd): a bitnet model must be tied");
@@ -310,7 +398,10 @@ uint64_t write_synthetic_model(const SynthSpec &s, const std::string &path,
   w.add_uint32(a + ".rope.dimension_count", uint32_t(s.n_embd / s.n_head));
   w.add_float32(a + ".rope.freq_base", s.rope_base);
   w.add_uint32(a + ".vocab_size", uint32_t(s.n_vocab));
-  w.add_string("tokenizer.ggml.model", "no_vocab");
+  if (s.vocab == "llama")
+    add_llama_vocab(w, s.n_vocab);
+  else
+    w.add_string("tokenizer.ggml.model", "no_vocab");
 
   // The tensors are made on every CPU (each from its own stream, so the
   // file does not depend on the thread count), then added in order.

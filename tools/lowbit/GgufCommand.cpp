@@ -30,7 +30,7 @@ const char *const kInfoOptions[] = {"format", "check"};
 const char *const kSynthOptions[] = {
     "arch",    "preset", "type",    "head-type", "tied",  "seed",
     "n-embd",  "n-ff",   "n-layer", "n-head",    "n-head-kv",
-    "n-vocab", "n-ctx",  "out"};
+    "n-vocab", "n-ctx",  "vocab",   "out"};
 
 /// Options of the other subcommand are an error, not silently ignored.
 template <size_t N>
@@ -214,6 +214,8 @@ int runSynth(const ParsedOptions &options) {
   spec.n_head_kv = options.getPositive("n-head-kv", spec.n_head_kv);
   spec.n_vocab = options.getPositive("n-vocab", spec.n_vocab);
   spec.n_ctx = options.getPositive("n-ctx", spec.n_ctx);
+  if (auto vocab = options.get("vocab"))
+    spec.vocab = *vocab;
   auto out = options.get("out");
   if (!out)
     throw Error("lowbit gguf synth: missing --out M.gguf");
@@ -239,11 +241,12 @@ int runSynth(const ParsedOptions &options) {
   if (big && tty)
     std::fprintf(stderr, "\n");
   std::printf("%s: %s, n_embd %lld, n_ff %lld, %lld layers, %lld/%lld heads, "
-              "vocab %lld; linears %s, %s %s, seed %llu; %.2f MiB\n",
+              "vocab %lld (%s); linears %s, %s %s, seed %llu; %.2f MiB\n",
               out->c_str(), arch.c_str(), (long long)spec.n_embd,
               (long long)spec.n_ff, (long long)spec.n_layer,
               (long long)spec.n_head, (long long)spec.n_head_kv,
-              (long long)spec.n_vocab, gguf_type_name(spec.linear_type),
+              (long long)spec.n_vocab, spec.vocab.c_str(),
+              gguf_type_name(spec.linear_type),
               spec.tied ? "tied embedding/head" : "embedding and head",
               gguf_type_name(spec.head_type), (unsigned long long)spec.seed,
               bytes / 1048576.0);
@@ -278,30 +281,48 @@ int runGguf(const ParsedOptions &options) {
               "' (expected info or synth)");
 }
 
+/// The help after the options; its "types:" line lists what synth takes
+/// (engine::synth_linear_types / synth_head_types, the lists
+/// check_synth_spec accepts).
+std::string ggufNotes() {
+  auto names = [](const std::vector<GgufType> &types) {
+    std::string text;
+    for (GgufType t : types)
+      text += std::string(text.empty() ? "" : ", ") + gguf_type_name(t);
+    return text;
+  };
+  return "info:   the metadata summary and every tensor: name, type, shape, "
+         "bytes and what\n        it becomes: for a model the engine runs "
+         "what 'lowbit generate [--format F]'\n        makes of it (the "
+         "layers' linear weights in F, the output head in its own\n        "
+         "format), else its import by default or into F; '-' and the reason "
+         "where\n        it cannot. Only the header and tensor infos are "
+         "read: the ggml type and\n        shape decide (a float matrix is "
+         "read up to its first value that is not\n        {-a, 0, a}); "
+         "--check imports every tensor, which also finds what only the\n"
+         "        values refuse (a tq2_0 tensor with several block scales)\n"
+         "synth:  a model of llama.cpp's bitnet or llama architecture with "
+         "random weights\n        that llama.cpp loads: --preset tiny "
+         "(n_embd 256, n_ff 512, 2 layers, 4/2\n        heads, vocab 288) or "
+         "bitnet-2b (BitNet b1.58 2B's shapes), --n-* to change\n        a "
+         "size. bitnet: ternary linears (tq2_0 by default), head tied to the\n"
+         "        embedding; llama: gaussian linears (q4_0 by default), a "
+         "separate output\n        head unless --tied. --vocab llama (the "
+         "default): a sentencepiece\n        vocabulary (<unk>, <s>, </s>, "
+         "the 256 byte tokens, U+2581, padding to\n        --n-vocab >= 260) "
+         "that llama.cpp's text tools (llama-perplexity,\n        llama-cli) "
+         "tokenize with; --vocab none: no tokenizer (no_vocab), token\n"
+         "        ids only, any --n-vocab\n"
+         "types:  linears " +
+         names(engine::synth_linear_types()) + "; head " +
+         names(engine::synth_head_types()) + "\n";
+}
+
 const Command &command() {
+  static const std::string notes = ggufNotes();
   static const Command command{
       {"gguf", "GGUF model files: inspect one, make a synthetic one.",
-       "info:   the metadata summary and every tensor: name, type, shape, "
-       "bytes and what\n        it becomes: for a model the engine runs what "
-       "'lowbit generate [--format F]'\n        makes of it (the layers' "
-       "linear weights in F, the output head in its own\n        format), "
-       "else its import by default or into F; '-' and the reason where\n"
-       "        it cannot. Only the header and tensor infos are read: the "
-       "ggml type and\n        shape decide (a float matrix is read up to "
-       "its first value that is not\n        {-a, 0, a}); --check imports "
-       "every tensor, which also finds what only the\n        values refuse "
-       "(a tq2_0 tensor with several block scales)\n"
-       "synth:  a model of llama.cpp's bitnet or llama architecture with "
-       "random weights\n        that llama.cpp loads (no tokenizer): --preset "
-       "tiny (n_embd 256, n_ff 512,\n        2 layers, 4/2 heads, vocab 96) "
-       "or bitnet-2b (BitNet b1.58 2B's shapes),\n        --n-* to change a "
-       "size. bitnet: ternary linears (tq2_0 by default), head\n        tied "
-       "to the embedding; llama: gaussian linears (q4_0 by default), a\n"
-       "        separate output head unless --tied\n"
-       "types:  linears tq2_0, tq1_0, i2_s, q4_0, f16, f32; head q4_0, f16, "
-       "f32\n",
-       ggufOptions(),
-       "info FILE | synth"},
+       notes.c_str(), ggufOptions(), "info FILE | synth"},
       runGguf};
   return command;
 }
@@ -325,6 +346,8 @@ const std::vector<OptionSpec> &ggufOptions() {
       {"n-head-kv", "N", "synth: key/value heads"},
       {"n-vocab", "N", "synth: vocabulary size"},
       {"n-ctx", "N", "synth: training context length (metadata)"},
+      {"vocab", "V", "synth: llama (default: a sentencepiece vocabulary) or "
+                     "none (no tokenizer)"},
       {"out", "M.gguf", "synth: the file to write"}};
   return options;
 }

@@ -2,9 +2,11 @@
 
 The types come from lowbit's own help (its "types:" line: the linears' and
 the head's), so a type added to synth is tested without editing this file.
-For both architectures, every linear type and every head type (and, for
-llama, the tied head), the tiny model is written and llama-driver decodes 2
-tokens from it. A type llama.cpp has no ggml type for is listed in
+For both architectures, every linear type (with an f16 head) and every
+head type (with the architecture's default linears: llama q4_0, bitnet
+tq2_0; and, for llama, the tied head), the tiny model is written and
+llama-driver decodes 2 tokens from it: each type once per architecture and
+place, not every pair (16 linear by 13 head types would be 400 files). A type llama.cpp has no ggml type for is listed in
 NOT_GGML: its files must be refused with an error, never crash or run.
 
 usage: synth_load.py --lowbit L --driver D --dir DIR
@@ -41,9 +43,11 @@ def main():
     linears, heads = synth_types(a.lowbit)
     print("linears " + " ".join(linears) + "; heads " + " ".join(heads))
     failed = 0
-    cases = [(arch, t, h, []) for arch in ("llama", "bitnet")
-             for t in linears for h in heads]
-    cases += [("llama", t, h, ["--tied"]) for t in ("q4_0",) for h in heads]
+    cases = []
+    for arch, default in (("llama", "q4_0"), ("bitnet", "tq2_0")):
+        cases += [(arch, t, "f16", []) for t in linears]
+        cases += [(arch, default, h, []) for h in heads if h != "f16"]
+    cases += [("llama", "q4_0", h, ["--tied"]) for h in heads]
     for arch, t, h, extra in cases:
         label = f"{arch} {t} head {h}" + (" tied" if extra else "")
         path = os.path.join(a.dir, f"{arch}.{t}.{h}{'.tied' if extra else ''}.gguf")
