@@ -118,7 +118,7 @@ KernelChoice resolveChoice(const Format &format, Strategy strategy,
   case Strategy::Upconvert:
     if (!has_upconvert_layout(format))
       throw Error("strategy 'upconvert' has no kernel for " + format.name() +
-                  " (it supports i2s, w1gG, w2gG, w4gG and the ggml block formats but iq4_nl)");
+                  " (it supports i2s, w1gG, w2gG, w4gG and the ggml block formats)");
     break;
   case Strategy::LutBitserial:
     requireLutKernel(strategy, has_bitserial_layout(format),

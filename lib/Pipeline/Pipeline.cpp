@@ -326,7 +326,7 @@ mlir::lowbit::generateKernel(const KernelRequest &request) {
   if (!format)
     return fail("unknown format '" + request.format +
                 "' (kernels exist for i2s, w1gG, w2gG, w4gG, the ggml block "
-                "formats but iq4_nl (upconvert) and tl1, tl2 "
+                "formats (upconvert) and tl1, tl2 "
                 "(lut-elementwise))");
   bool lut =
       format->layout == LayoutKind::TL1 || format->layout == LayoutKind::TL2;
@@ -342,7 +342,7 @@ mlir::lowbit::generateKernel(const KernelRequest &request) {
       format->weight.getBits() == 3 && !lut && !bitserial &&
       !isGpuTarget(request.target))
     return fail("the upconvert strategy has no kernel for " + request.format +
-                " (it supports i2s, w1gG, w2gG, w4gG and the ggml block formats but iq4_nl)");
+                " (it supports i2s, w1gG, w2gG, w4gG and the ggml block formats)");
   std::unique_ptr<TargetInfo> target = createTargetInfo(request.target);
   if (!target && !isGpuTarget(request.target))
     return fail("unknown target; expected one of " +

@@ -35,12 +35,12 @@ bool has_upconvert_layout(const Format &format) {
   case FormatKind::Q2_K:
   case FormatKind::Q3_K:
   case FormatKind::Q6_K:
+  case FormatKind::IQ4_NL:
     return true;
   case FormatKind::Group:
     return format.bits != 3;
   case FormatKind::TL1:
   case FormatKind::TL2:
-  case FormatKind::IQ4_NL:
     return false;
   }
   return false;
@@ -188,12 +188,13 @@ static void pack_q4_0(const PackedWeights &canonical, UpconvertWeights &U) {
   }
 }
 
-/// ggml block formats: the unsigned codes u = c + 2^(b-1) (min types: c)
-/// of row_block_params into U.codes (the dialect's code_offset: q8_0 128,
-/// q5_0 16; format.h keeps q8_0's codes signed, code_offset 0), its s_j into U.scales and (types
-/// with a minimum) its o_j into U.zeros, fp16 [Mp/16][Kp/32][16]. Each s_j
-/// and o_j is the block's fp16 field for the formats with one scale per 32
-/// (q8_0, q5_0, q4_1, q5_1), copied as it is.
+/// ggml block formats: the unsigned codes u = c + 2^(b-1) (min types: c;
+/// iq4_nl: its codebook index) of row_block_params into U.codes (the
+/// dialect's code_offset: q8_0 128, q5_0 16; format.h keeps q8_0's codes
+/// signed, code_offset 0), its s_j into U.scales and (types with a minimum)
+/// its o_j into U.zeros, fp16 [Mp/16][Kp/32][16]. Each s_j and o_j is the
+/// block's fp16 field for the formats with one scale per 32 (q8_0, q5_0,
+/// q4_1, q5_1, iq4_nl), copied as it is.
 static void pack_block_weights(const PackedWeights &canonical,
                                UpconvertWeights &U);
 
@@ -203,18 +204,23 @@ static uint16_t block_half(const uint8_t *block, int at) {
 }
 
 /// K-quants: codes as pack_block_weights (offset types c + 2^(b-1)),
-/// scales in kernel_abi.h's K-QUANT SCALES: per tile and super-block 16 fp16
-/// d (and 16 fp16 -dmin), then per sub-block j (of 32, or 16) 16 int8
-/// sub-scales sc_j (then as many sub-minimums m_j), with s_j = d * sc_j and
-/// o_j = -dmin * m_j exactly as row_block_params gives them (checked).
+/// scales in kernel_abi.h's K-QUANT SCALES: per tile and super-block, per
+/// sub-block j (of 32, or 16) the 16 rows' sub-scales sc_j at the type's
+/// sub_scale_bits b each (a bit string, row i at bits [b i, b i + b); two's
+/// complement for the types without minimums), then as many sub-minimums
+/// m_j, then 16 fp16 d (and 16 fp16 -dmin), with s_j = d * sc_j and o_j =
+/// -dmin * m_j exactly as row_block_params gives them (checked).
 static void pack_k_quant(const PackedWeights &canonical, UpconvertWeights &U) {
   const GgmlBlockType &type = *ggml_block_type(canonical.format.kind);
   const int parts = type.has_min ? 2 : 1;
   const int offset = type.has_min ? 0 : 1 << (type.code_bits - 1);
+  const int bits = type.sub_scale_bits;
   const int64_t per_super = type.block / type.scale_block;
   const int64_t supers = U.Kp / type.block;
-  const int64_t head = parts * 16 * 2; // d (and -dmin) rows, bytes
-  const int64_t super_bytes = head + parts * per_super * 16;
+  const int64_t sub_bytes = kUpconvertTileRows * bits / 8; // one sub-block
+  const int64_t head = parts * per_super * sub_bytes; // then the fp16 rows
+  const int64_t super_bytes =
+      lowbit_k_quant_super_bytes(int(per_super), bits, type.has_min);
   const int64_t vectors = U.Kp * U.bits / 32, row_bytes = canonical.row_bytes();
   U.group = type.block;
   U.scales = AlignedArray<uint16_t>(
@@ -223,16 +229,29 @@ static void pack_k_quant(const PackedWeights &canonical, UpconvertWeights &U) {
   std::vector<int8_t> c(size_t(U.K));
   std::vector<float> s(static_cast<size_t>(U.Kp / type.scale_block)),
       o(static_cast<size_t>(U.Kp / type.scale_block));
-  // The int8 n with scale * n == value exactly (q6_k's scales reach -128).
+  // The n of b bits (two's complement without minimums: q3_k's scales are
+  // its 6-bit value - 32, q6_k's int8) with scale * n == value exactly.
+  const int lowest = type.has_min ? 0 : -(1 << (bits - 1));
+  const int highest = type.has_min ? (1 << bits) - 1 : (1 << (bits - 1)) - 1;
   auto integer = [&](float value, float scale, int64_t m) {
     const float n = scale == 0.0f ? 0.0f : value / scale;
-    if (n != std::nearbyint(n) || n < -128.0f || n > 127.0f ||
+    if (n != std::nearbyint(n) || n < float(lowest) || n > float(highest) ||
         scale * n != value)
       throw Error("pack_upconvert: row " + std::to_string(m) + " of " +
                   canonical.format.name() +
                   " has a block scale that is not its super-block's scale "
-                  "times an integer");
-    return int8_t(n);
+                  "times an integer of " +
+                  std::to_string(bits) + " bits");
+    return int(n);
+  };
+  // Row i's b bits of n in the bit string of the sub-block at `sub`.
+  auto put_scale = [&](uint8_t *sub, int64_t i, int n) {
+    const unsigned v = unsigned(n) & ((1u << bits) - 1);
+    for (int k = 0; k < bits; ++k)
+      if ((v >> k) & 1u) {
+        const int64_t bit = i * bits + k;
+        sub[bit / 8] |= uint8_t(1u << (bit % 8));
+      }
   };
   std::vector<uint8_t> codes(static_cast<size_t>(U.Kp));
   for (int64_t m = 0; m < U.M; ++m) {
@@ -250,17 +269,17 @@ static void pack_k_quant(const PackedWeights &canonical, UpconvertWeights &U) {
           type.has_min ? uint16_t(block_half(block, type.min_offset) ^ 0x8000)
                        : 0;
       uint8_t *super = bytes + (t * supers + sb) * super_bytes;
-      uint16_t *halves = reinterpret_cast<uint16_t *>(super);
+      uint16_t *halves = reinterpret_cast<uint16_t *>(super + head);
       halves[i] = d;
       if (type.has_min)
         halves[16 + i] = mn;
       for (int64_t j = 0; j < per_super; ++j) {
         const size_t at = size_t(sb * per_super + j);
-        super[head + j * 16 + i] =
-            uint8_t(integer(s[at], half_to_float(d), m));
+        put_scale(super + j * sub_bytes, i,
+                  integer(s[at], half_to_float(d), m));
         if (type.has_min)
-          super[head + (per_super + j) * 16 + i] =
-              uint8_t(integer(o[at], half_to_float(mn), m));
+          put_scale(super + (per_super + j) * sub_bytes, i,
+                    integer(o[at], half_to_float(mn), m));
       }
     }
   }
@@ -272,8 +291,10 @@ static void pack_block_weights(const PackedWeights &canonical,
   if (type.sub_scale_bits > 0)
     return pack_k_quant(canonical, U);
   // The stored code less the type's code_offset is c: the kernel code
-  // c + offset is the stored code plus `shift` (mod 256).
-  const int offset = type.has_min ? 0 : 1 << (type.code_bits - 1);
+  // c + offset is the stored code plus `shift` (mod 256). A codebook's
+  // kernel code is its stored index (the kernel looks it up).
+  const int offset =
+      type.has_min || type.codebook ? 0 : 1 << (type.code_bits - 1);
   const uint8_t shift = uint8_t(offset - type.code_offset);
   const int64_t blocks = U.Kp / 32, vectors = U.Kp * U.bits / 32;
   const int64_t row_bytes = canonical.row_bytes();
@@ -307,7 +328,7 @@ UpconvertWeights pack_upconvert(const PackedWeights &canonical) {
   if (!has_upconvert_layout(f))
     throw Error("format '" + f.name() +
                 "' has no upconvert layout (supported: i2s, w1gG, w2gG, "
-                "w4gG, the ggml block formats but iq4_nl)");
+                "w4gG and the ggml block formats)");
   // i2s is checked without decoding (validate() reports what is wrong).
   if (f.kind != FormatKind::I2S || !i2s_valid(canonical))
     validate(canonical);

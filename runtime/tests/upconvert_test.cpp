@@ -261,6 +261,22 @@ TEST(Upconvert, BytesAsBefore) {
   }
 }
 
+// The ggml block formats pack into no more bytes than their GGUF blocks
+// (rows padded to 16): the K-quants' sub-scales at the bits ggml stores
+// them (kernel_abi.h, K-QUANT SCALES), the others' fp16 fields as they are.
+TEST(Upconvert, BlockFormatsAsSmallAsGguf) {
+  int count = 0;
+  const GgmlBlockType *types = ggml_block_types(&count);
+  for (int t = 0; t < count; ++t) {
+    const Format f = Format::parse(types[t].name);
+    const int64_t M = 19, K = 512;
+    const UpconvertWeights U = pack_upconvert(random_canonical(f, M, K, 5));
+    EXPECT_EQ(U.packed_bytes(),
+              U.Mp * (K / types[t].block) * types[t].block_bytes)
+        << types[t].name;
+  }
+}
+
 TEST(Upconvert, RejectsOtherFormats) {
   for (const char *name : {"tl1", "tl2", "w3g32"}) {
     const Format f = Format::parse(name);
@@ -269,7 +285,7 @@ TEST(Upconvert, RejectsOtherFormats) {
     EXPECT_EQ(error_of([&] { pack_upconvert(P); }),
               std::string("format '") + name +
                   "' has no upconvert layout (supported: i2s, w1gG, w2gG, "
-                  "w4gG, the ggml block formats but iq4_nl)");
+                  "w4gG and the ggml block formats)");
     EXPECT_FALSE(has_upconvert_layout(f));
   }
   for (const char *name : {"i2s", "w1g32", "w2g64", "w4g128", "q4_0"})

@@ -110,21 +110,24 @@ func.func @q4_1(%x: tensor<?x32xf32>, %w: tensor<33x20xi8>) -> tensor<?x33xf32> 
 }
 
 // Q4_K: super-blocks of 256 (kernel_abi.h, K-QUANT SCALES). Per 32-k block
-// g += sc (D / s_b) and h += m (S / s_b) with the rows' int8 sub-scales
-// (lowbit.uk.load_i8); per super-block y += d g and y += -dmin h.
+// g += sc (D / s_b) and h += m (S / s_b) with the rows' 6-bit sub-scales
+// and sub-minimums (lowbit.uk.load_scales; the minimums 8 sub-blocks of 12
+// bytes later); per super-block y += d g and y += -dmin h, d after the
+// 192 bytes of sub-scales and sub-minimums.
 // VNNI-LABEL: func.func @q4_k(
 // VNNI: %[[SUMS:.*]]:2 = scf.for {{.*}} iter_args(%[[G0:.*]] = %{{.*}}, %[[H0:.*]] = %{{.*}}) -> (vector<16xf32>, vector<16xf32>)
 // VNNI: %[[INV:.*]] = arith.divf
 // VNNI: %[[ST:.*]] = vector.broadcast %{{.*}} : f32 to vector<16xf32>
 // VNNI-NOT: arith.muli %{{.*}}, %c-{{[0-9]+}}_i32
-// VNNI: %[[SC:.*]] = lowbit.uk.load_i8 %arg1[%[[AT:.*]]] : memref<?xui16> -> vector<16xf32>
-// VNNI: %[[MAT:.*]] = arith.addi %[[AT]], %c128 : index
-// VNNI: %[[M:.*]] = lowbit.uk.load_i8 %arg1[%[[MAT]]] : memref<?xui16> -> vector<16xf32>
+// VNNI: %[[SC:.*]] = lowbit.uk.load_scales %arg1[%[[AT:.*]], %c0] {bits = 6 : i64} : memref<?xui16> -> vector<16xf32>
+// VNNI: %[[MAT:.*]] = arith.addi %[[AT]], %c96{{.*}} : index
+// VNNI: %[[M:.*]] = lowbit.uk.load_scales %arg1[%[[MAT]], %c0] {bits = 6 : i64} : memref<?xui16> -> vector<16xf32>
 // VNNI: %[[T:.*]] = lowbit.uk.block_combine %{{.*}}, %{{.*}}, %[[INV]] : vector<16xi32> -> vector<16xf32>
 // VNNI: %[[G1:.*]] = lowbit.uk.group_combine %[[G0]], %[[T]], %[[SC]] : vector<16xf32>
 // VNNI: %[[H1:.*]] = lowbit.uk.group_combine %[[H0]], %[[ST]], %[[M]] : vector<16xf32>
 // VNNI: scf.yield
-// VNNI: %[[D:.*]] = lowbit.uk.load_half %arg1[%[[DAT:.*]]] : memref<?xui16> -> vector<16xf32>
+// VNNI: %[[DAT:.*]] = arith.addi %{{.*}}, %c96 : index
+// VNNI: %[[D:.*]] = lowbit.uk.load_half %arg1[%[[DAT]]] : memref<?xui16> -> vector<16xf32>
 // VNNI: %[[NAT:.*]] = arith.addi %[[DAT]], %c16{{.*}} : index
 // VNNI: %[[MN:.*]] = lowbit.uk.load_half %arg1[%[[NAT]]] : memref<?xui16> -> vector<16xf32>
 // VNNI: %[[Y1:.*]] = lowbit.uk.group_combine %{{.*}}, %[[SUMS]]#0, %[[D]] : vector<16xf32>
@@ -139,7 +142,8 @@ func.func @q4_k(%x: tensor<?x512xf32>, %w: tensor<33x288xi8>) -> tensor<?x33xf32
 
 // Q6_K: sub-blocks of 16. Activation sums per 16 (two per block), two
 // accumulators per output (one per half of the block, starting at -32 S_h),
-// each with its int8 sub-scale; d alone per super-block (no minimum).
+// each with its int8 sub-scale (8 bits, two's complement); d alone per
+// super-block (no minimum).
 // VNNI-LABEL: func.func @q6_k(
 // VNNI: %[[S0:.*]] = memref.load %arg5[%{{.*}}] : memref<?xi32>
 // VNNI: %[[S1:.*]] = memref.load %arg5[%{{.*}}] : memref<?xi32>
@@ -150,10 +154,10 @@ func.func @q4_k(%x: tensor<?x512xf32>, %w: tensor<33x288xi8>) -> tensor<?x33xf32
 // VNNI: lowbit.uk.dot4 %[[A0]],
 // VNNI: lowbit.uk.dot4 %[[A1]],
 // VNNI: lowbit.uk.unpack %{{.*}} {bits = 2 : i64, plane = 3 : i64, scale = 4 : i64}
-// VNNI: %[[SC0:.*]] = lowbit.uk.load_i8
+// VNNI: %[[SC0:.*]] = lowbit.uk.load_scales %arg1[%{{.*}}, %c0] {bits = 8 : i64, sign_extend}
 // VNNI: %[[T0:.*]] = lowbit.uk.block_combine
 // VNNI: %[[G0:.*]] = lowbit.uk.group_combine %{{.*}}, %[[T0]], %[[SC0]]
-// VNNI: %[[SC1:.*]] = lowbit.uk.load_i8
+// VNNI: %[[SC1:.*]] = lowbit.uk.load_scales %arg1[%{{.*}}, %c0] {bits = 8 : i64, sign_extend}
 // VNNI: %[[T1:.*]] = lowbit.uk.block_combine
 // VNNI: lowbit.uk.group_combine %[[G0]], %[[T1]], %[[SC1]]
 // VNNI: scf.yield

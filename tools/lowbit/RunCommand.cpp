@@ -265,7 +265,7 @@ const Command &runCommand() {
        "iq4_nl\nstrategies: auto (default: the --schedule entry's strategy, else "
        "upconvert, tl1/tl2\n            lut-elementwise, w3gG lut-bitserial; "
        "an error where the target has none),\n            upconvert (i2s, "
-       "w1gG, w2gG, w4gG, ggml's but iq4_nl), lut-elementwise (tl1, tl2),\n"
+       "w1gG, w2gG, w4gG, ggml's block formats), lut-elementwise (tl1, tl2),\n"
        "            "
        "lut-bitserial (i2s, w1gG..w4gG), reference (every format, scalar, on "
        "the CPU)\ntargets:    native (default), generic, x86-avx2, x86-avxvnni, "

@@ -157,10 +157,13 @@ public:
   /// lowbit.uk.dot4.
   virtual Value emitDot4(OpBuilder &b, Location loc, Value acc, Value codes,
                          Value x, VectorType accType) const = 0;
-  /// lowbit.uk.load_i8: `ptr` is the address of the first byte (uint16_t *
-  /// of the scales array).
-  virtual Value emitLoadI8(OpBuilder &b, Location loc, Value ptr,
-                           VectorType type) const = 0;
+  /// lowbit.uk.load_scales: `ptr` (const uint8_t *) is the byte that
+  /// holds the first bit of the register's first row, `shift` (size_t,
+  /// registers of one lane only; null otherwise) that bit's place in it;
+  /// null when the target cannot read `bits`-bit values.
+  virtual Value emitLoadScales(OpBuilder &b, Location loc, Value ptr,
+                               Value shift, int64_t bits, bool signExtend,
+                               VectorType type) const = 0;
   /// lowbit.uk.dot4 {centred}: codes u stand for u - 128.
   virtual Value emitCentredDot4(OpBuilder &b, Location loc, Value acc,
                                 Value codes, Value x,

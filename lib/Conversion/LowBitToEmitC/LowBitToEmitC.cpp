@@ -278,24 +278,47 @@ struct ConvertLoadHalf : TargetPattern<UkLoadHalfOp> {
   }
 };
 
-struct ConvertLoadI8 : TargetPattern<UkLoadI8Op> {
+struct ConvertLoadScales : TargetPattern<UkLoadScalesOp> {
   using TargetPattern::TargetPattern;
   LogicalResult
-  matchAndRewrite(UkLoadI8Op op, OpAdaptor adaptor,
+  matchAndRewrite(UkLoadScalesOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     FailureOr<VectorType> type = getRegisterType(rewriter, op, op.getType());
     if (failed(type))
       return failure();
-    // The offset counts bytes of the 16-bit array.
+    // The offset counts bytes of the 16-bit array; the register's first
+    // row starts at bit row * bits from there.
+    Location loc = op.getLoc();
+    Type size = emitc::SizeTType::get(rewriter.getContext());
+    auto sizeConstant = [&](int64_t v) {
+      return emitc::ConstantOp::create(rewriter, loc, size,
+                                       rewriter.getIndexAttr(v));
+    };
+    int64_t bits = int64_t(op.getBits());
+    Value bit = emitc::MulOp::create(rewriter, loc, size, adaptor.getRow(),
+                                     sizeConstant(bits));
+    Value byte = emitc::AddOp::create(
+        rewriter, loc, size, adaptor.getOffset(),
+        emitc::DivOp::create(rewriter, loc, size, bit, sizeConstant(8)));
+    // Registers of several lanes start on a byte (the op's verifier).
+    Value shift = type->getNumElements() == 1
+                      ? emitc::RemOp::create(rewriter, loc, size, bit,
+                                             sizeConstant(8))
+                      : Value();
     Value bytes = emitc::CastOp::create(
-        rewriter, op.getLoc(),
+        rewriter, loc,
         emitc::PointerType::get(
-            emitc::OpaqueType::get(rewriter.getContext(), "const int8_t")),
+            emitc::OpaqueType::get(rewriter.getContext(), "const uint8_t")),
         adaptor.getBase());
-    Value ptr =
-        getElementAddress(rewriter, op.getLoc(), bytes, adaptor.getOffset());
-    rewriter.replaceOp(op,
-                       target.emitLoadI8(rewriter, op.getLoc(), ptr, *type));
+    Value ptr = getElementAddress(rewriter, loc, bytes, byte);
+    Value result = target.emitLoadScales(rewriter, loc, ptr, shift, bits,
+                                         op.getSignExtend(), *type);
+    if (!result)
+      return rewriter.notifyMatchFailure(op, [&](Diagnostic &d) {
+        d << "target " << target.getName() << " cannot load " << bits
+          << "-bit sub-scales into " << *type;
+      });
+    rewriter.replaceOp(op, result);
     return success();
   }
 };
@@ -599,7 +622,7 @@ void mlir::lowbit::populateLowBitToEmitCPatterns(const TypeConverter &converter,
   MLIRContext *ctx = patterns.getContext();
   patterns
       .add<ConvertLoad, ConvertBroadcast4, ConvertUnpack, ConvertShrExact,
-           ConvertDot4, ConvertLoadHalf, ConvertLoadI8, ConvertBlockCombine,
+           ConvertDot4, ConvertLoadHalf, ConvertLoadScales, ConvertBlockCombine,
            ConvertTernaryScale, ConvertStore, ConvertPrefetch, ConvertBroadcast,
            ConvertLutTables, ConvertLutDot, ConvertLutDot8, ConvertSpill,
            HookPattern<UkLutSignsOp, emitLutSigns>,

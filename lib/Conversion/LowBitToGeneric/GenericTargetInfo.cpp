@@ -182,10 +182,31 @@ public:
     return emitc::BitwiseOrOp::create(b, loc, u32(b.getContext()), lhs, rhs);
   }
 
-  Value emitLoadI8(OpBuilder &b, Location loc, Value ptr,
-                   VectorType type) const override {
-    Value p = castTo(b, loc, constPointerType(b.getContext(), "int8_t"), ptr);
-    return castTo(b, loc, b.getF32Type(), loadElement(b, loc, p, 0));
+  /// The two bytes from `ptr`, shifted down by `shift`, the low `bits`
+  /// kept; two's complement with sign_extend ((v ^ h) - h, h = 2^(bits-1)).
+  Value emitLoadScales(OpBuilder &b, Location loc, Value ptr, Value shift,
+                       int64_t bits, bool signExtend,
+                       VectorType type) const override {
+    MLIRContext *ctx = b.getContext();
+    Type t = u32(ctx), i32 = b.getI32Type();
+    Type u8 = IntegerType::get(ctx, 8, IntegerType::Unsigned);
+    Value low = castTo(b, loc, t, castTo(b, loc, u8, loadElement(b, loc, ptr, 0)));
+    Value high = emitc::BitwiseLeftShiftOp::create(
+        b, loc, t,
+        castTo(b, loc, t, castTo(b, loc, u8, loadElement(b, loc, ptr, 1))),
+        intConstant(b, loc, t, 8));
+    Value v = emitc::BitwiseRightShiftOp::create(
+        b, loc, t, emitc::BitwiseOrOp::create(b, loc, t, low, high),
+        castTo(b, loc, t, shift));
+    v = emitc::BitwiseAndOp::create(b, loc, t, v,
+                                    intConstant(b, loc, t, (1 << bits) - 1));
+    Value n = castTo(b, loc, i32, v);
+    if (signExtend) {
+      Value half = intConstant(b, loc, i32, int64_t(1) << (bits - 1));
+      n = emitc::SubOp::create(
+          b, loc, i32, emitc::BitwiseXorOp::create(b, loc, i32, n, half), half);
+    }
+    return castTo(b, loc, b.getF32Type(), n);
   }
 
   Value emitLoadHalf(OpBuilder &b, Location loc, Value ptr,

@@ -18,7 +18,9 @@
 //   dot4 {centred}  veorq_u8 0x80, then dot4 (the codes as signed bytes)
 //   shr_exact       vshrq_n_s32
 //   load_half       vcvt_f32_f16(vld1_u16)
-//   load_i8         vld1_dup_s32, vmovl_s8, vmovl_s16, vcvtq_f32_s32
+//   load_scales     vld1q_dup_u32; 8 bits: vmovl_s8 (u8), vmovl_s16 (u16);
+//                   else vqtbl1q_u8, vshlq_u32, vshrq_n_s32 (u32); then
+//                   vcvtq_f32_s32
 //   block_combine   vcvtq_f32_s32, vfmsq_f32, vmulq_f32, vfmaq_f32
 //   ternary_scale   vsubq_s32, vcvtq_f32_s32, vmulq_f32, vdivq_f32 (no FMA)
 //   store (partial) vst1q_f32 / vst1q_lane_f32 per lane below the count
@@ -150,23 +152,14 @@ public:
     return call(b, loc, reg, "vandq_u8", {shifted, masks});
   }
 
-  /// One tbl (vqtbl1q_u8) of the table, built from two 64-bit halves
-  /// (vcreate_u8, little-endian: byte i in bits 8i..8i+7; written as int64
-  /// literals, which convert to uint64_t modulo 2^64).
+  /// One tbl (vqtbl1q_u8) of the table (byteConstant).
   Value emitCodebook(OpBuilder &b, Location loc, Value codes,
                      ArrayRef<int8_t> table, VectorType type) const override {
-    MLIRContext *ctx = b.getContext();
-    Type half = opaqueType(ctx, "uint8x8_t");
-    SmallVector<Value, 2> halves;
-    for (int64_t h = 0; h < 2; ++h) {
-      uint64_t word = 0;
-      for (int64_t i = 0; i < 8; ++i)
-        word |= uint64_t(uint8_t(table[8 * h + i])) << (8 * i);
-      halves.push_back(call(b, loc, half, "vcreate_u8", {},
-                            {b.getI64IntegerAttr(int64_t(word))}));
-    }
-    Value lookup = call(b, loc, bytes(ctx), "vcombine_u8", halves);
-    return call(b, loc, bytes(ctx), "vqtbl1q_u8", {lookup, codes});
+    uint8_t entries[16];
+    for (int64_t i = 0; i < 16; ++i)
+      entries[i] = uint8_t(table[i]);
+    return call(b, loc, bytes(b.getContext()), "vqtbl1q_u8",
+                {byteConstant(b, loc, entries), codes});
   }
 
   Value emitOrBytes(OpBuilder &b, Location loc, Value lhs, Value rhs,
@@ -240,18 +233,64 @@ public:
     return call(b, loc, f32x4(ctx), "vcvt_f32_f16", half);
   }
 
-  /// 4 bytes as one int32 lane, sign-extended twice (vmovl) and converted.
-  Value emitLoadI8(OpBuilder &b, Location loc, Value ptr,
-                   VectorType type) const override {
+  /// lowbit.uk.load_scales: the 32-bit word at `ptr` in every lane
+  /// (ld1r). 8-bit values: its bytes widened twice (sxtl / uxtl).
+  /// Narrower ones: tbl puts the two bytes that hold lane l's value (bits *
+  /// l / 8 and the next) in its top 16 bits, ushl moves the value's top bit
+  /// to bit 31 and a shift right by 32 - bits (arithmetic for sign_extend)
+  /// leaves the value. Then scvtf.
+  Value emitLoadScales(OpBuilder &b, Location loc, Value ptr, Value shift,
+                       int64_t bits, bool signExtend,
+                       VectorType type) const override {
     MLIRContext *ctx = b.getContext();
-    Value word = call(b, loc, opaqueType(ctx, "int32x2_t"), "vld1_dup_s32",
-                      castTo(b, loc, constPointerType(ctx, "int32_t"), ptr));
-    Value bytes =
-        call(b, loc, opaqueType(ctx, "int8x8_t"), "vreinterpret_s8_s32", word);
-    Value shorts = call(b, loc, opaqueType(ctx, "int16x8_t"), "vmovl_s8", bytes);
-    Value low = call(b, loc, opaqueType(ctx, "int16x4_t"), "vget_low_s16",
-                     shorts);
-    Value ints = call(b, loc, i32x4(ctx), "vmovl_s16", low);
+    Type u32x4 = opaqueType(ctx, "uint32x4_t");
+    Value word = call(b, loc, u32x4, "vld1q_dup_u32",
+                      castTo(b, loc, constPointerType(ctx, "uint32_t"), ptr));
+    Value four = call(b, loc, bytes(ctx), "vreinterpretq_u8_u32", word);
+    Value ints;
+    if (bits == 8) {
+      Value low = call(b, loc, opaqueType(ctx, "uint8x8_t"), "vget_low_u8",
+                       four);
+      if (signExtend) {
+        Value shorts = call(
+            b, loc, opaqueType(ctx, "int16x8_t"), "vmovl_s8",
+            call(b, loc, opaqueType(ctx, "int8x8_t"), "vreinterpret_s8_u8",
+                 low));
+        ints = call(b, loc, i32x4(ctx), "vmovl_s16",
+                    call(b, loc, opaqueType(ctx, "int16x4_t"), "vget_low_s16",
+                         shorts));
+      } else {
+        Value shorts =
+            call(b, loc, opaqueType(ctx, "uint16x8_t"), "vmovl_u8", low);
+        ints = call(b, loc, i32x4(ctx), "vreinterpretq_s32_u32",
+                    call(b, loc, u32x4, "vmovl_u16",
+                         call(b, loc, opaqueType(ctx, "uint16x4_t"),
+                              "vget_low_u16", shorts)));
+      }
+    } else {
+      // tbl index bytes from 16 on write 0.
+      uint8_t pick[16], counts[16];
+      for (int64_t q = 0; q < 16; ++q) {
+        int64_t lane = q / 4, part = q % 4;
+        pick[q] = part < 2 ? 0xFF : uint8_t(bits * lane / 8 + part - 2);
+        // Lane l's count, a little-endian int32 (below 16).
+        counts[q] = part == 0 ? uint8_t(16 - bits * lane % 8 - bits) : 0;
+      }
+      Value gathered = call(b, loc, bytes(ctx), "vqtbl1q_u8",
+                            {four, byteConstant(b, loc, pick)});
+      Value top = call(
+          b, loc, u32x4, "vshlq_u32",
+          {call(b, loc, u32x4, "vreinterpretq_u32_u8", gathered),
+           call(b, loc, i32x4(ctx), "vreinterpretq_s32_u8",
+                byteConstant(b, loc, counts))});
+      IntegerAttr right = b.getI32IntegerAttr(int32_t(32 - bits));
+      ints = signExtend
+                 ? call(b, loc, i32x4(ctx), "vshrq_n_s32",
+                        call(b, loc, i32x4(ctx), "vreinterpretq_s32_u32", top),
+                        {right})
+                 : call(b, loc, i32x4(ctx), "vreinterpretq_s32_u32",
+                        call(b, loc, u32x4, "vshrq_n_u32", top, {right}));
+    }
     return call(b, loc, f32x4(ctx), "vcvtq_f32_s32", ints);
   }
 
@@ -566,6 +605,23 @@ private:
                 {call(b, loc, opaqueType(ctx, "uint8x16x4_t"), "vld1q_u8_x4",
                       p),
                  index});
+  }
+
+  /// A register of 16 constant bytes: two 64-bit halves (vcreate_u8,
+  /// little-endian: byte i in bits 8i..8i+7, written as int64 literals,
+  /// which convert to uint64_t modulo 2^64) joined by vcombine_u8.
+  static Value byteConstant(OpBuilder &b, Location loc,
+                            const uint8_t (&values)[16]) {
+    MLIRContext *ctx = b.getContext();
+    SmallVector<Value, 2> halves;
+    for (int64_t h = 0; h < 2; ++h) {
+      uint64_t word = 0;
+      for (int64_t i = 0; i < 8; ++i)
+        word |= uint64_t(values[8 * h + i]) << (8 * i);
+      halves.push_back(call(b, loc, opaqueType(ctx, "uint8x8_t"), "vcreate_u8",
+                            {}, {b.getI64IntegerAttr(int64_t(word))}));
+    }
+    return call(b, loc, bytes(ctx), "vcombine_u8", halves);
   }
 
   /// vdupq_n_u8(value).

@@ -15,8 +15,10 @@
 //   dot4 {centred}  2 x dpbusd (0x80 bytes)   VNNI: as AVX-512; AVX2: xor
 //                   + sub_epi32               0x80, 2 x sign_epi8, then dot4
 //   load_half       _mm512_cvtph_ps           _mm256_cvtph_ps (F16C)
-//   load_i8         _mm_loadu_si128 /         _mm_loadl_epi64 +
-//                   cvtepi8_epi32, cvtepi32_ps  cvtepi8_epi32, cvtepi32_ps
+//   load_scales     8 bits: _mm_loadu_si128 / _mm_loadl_epi64, cvtepi8_epi32
+//                   (cvtepu8_epi32); else _mm_loadu_si128, broadcast to every
+//                   128-bit lane, shuffle_epi8, sllv_epi32, srai (srli)_epi32;
+//                   then cvtepi32_ps
 //   block_combine   cvtepi32_ps, fnmadd, mul, fmadd
 //   ternary_scale   sub_epi32, cvtepi32_ps, mul_ps, div_ps (no FMA: exact)
 //   store (partial) _mm512_mask_storeu_ps     _mm256_maskstore_ps
@@ -392,18 +394,49 @@ protected:
   Type floatType(MLIRContext *ctx) const {
     return opaqueType(ctx, registerBytes == 64 ? "__m512" : "__m256");
   }
-  /// lowbit.uk.load_i8: 16 or 8 bytes sign-extended to int32 lanes
-  /// (vpmovsxbd), converted to f32.
-  Value emitLoadI8(OpBuilder &b, Location loc, Value ptr,
-                   VectorType type) const override {
+  /// lowbit.uk.load_scales. 8-bit values: 16 or 8 bytes widened to int32
+  /// lanes (vpmovsxbd, vpmovzxbd). Narrower ones: the 16 bytes from `ptr`
+  /// in every 128-bit lane (vbroadcasti32x4 / vbroadcasti128); vpshufb puts
+  /// the two bytes that hold lane l's value (bits * l / 8 and the next) in
+  /// its top 16 bits, vpsllvd moves the value's top bit to bit 31, and a
+  /// shift right by 32 - bits (vpsrad for sign_extend, else vpsrld) leaves
+  /// the value. Then vcvtdq2ps.
+  Value emitLoadScales(OpBuilder &b, Location loc, Value ptr, Value shift,
+                       int64_t bits, bool signExtend,
+                       VectorType type) const override {
     MLIRContext *ctx = b.getContext();
-    Type xmm = opaqueType(ctx, "__m128i");
+    Type xmm = opaqueType(ctx, "__m128i"), reg = intType(ctx);
     Value p = castTo(b, loc, constPointerType(ctx, "__m128i"), ptr);
-    Value bytes = call(b, loc, xmm,
-                       registerBytes == 64 ? "_mm_loadu_si128"
-                                           : "_mm_loadl_epi64",
-                       p);
-    Value ints = call(b, loc, intType(ctx), name("cvtepi8_epi32"), bytes);
+    Value ints;
+    if (bits == 8) {
+      Value bytes = call(b, loc, xmm,
+                         registerBytes == 64 ? "_mm_loadu_si128"
+                                             : "_mm_loadl_epi64",
+                         p);
+      ints = call(b, loc, reg,
+                  name(signExtend ? "cvtepi8_epi32" : "cvtepu8_epi32"), bytes);
+    } else {
+      Value bytes = call(b, loc, xmm, "_mm_loadu_si128", p);
+      Value wide = call(b, loc, reg,
+                        registerBytes == 64 ? "_mm512_broadcast_i32x4"
+                                            : "_mm256_broadcastsi128_si256",
+                        bytes);
+      // pshufb index bytes with the top bit set write 0.
+      Value pick = lanes(b, loc, name("set_epi8"), registerBytes,
+                         [&](int64_t byte) -> int64_t {
+                           int64_t lane = byte / 4, part = byte % 4;
+                           return part < 2 ? -1 : bits * lane / 8 + part - 2;
+                         });
+      Value counts = lanes(b, loc, name("set_epi32"), registerBytes / 4,
+                           [&](int64_t lane) {
+                             return 16 - bits * lane % 8 - bits;
+                           });
+      Value top = call(b, loc, reg, name("sllv_epi32"),
+                       {call(b, loc, reg, name("shuffle_epi8"), {wide, pick}),
+                        counts});
+      ints = call(b, loc, reg, name(signExtend ? "srai_epi32" : "srli_epi32"),
+                  top, {b.getI32IntegerAttr(int32_t(32 - bits))});
+    }
     return call(b, loc, floatType(ctx), name("cvtepi32_ps"), ints);
   }
 

@@ -12,7 +12,8 @@
  * Codes are unsigned: i2s c = q + 1 (0..2), w1gG c = 1 for +1 and 0 for -1,
  * w2gG/w4gG c = q (0..2^b-1), q4_0 c = the 0..15 nibble; ggml's q8_0,
  * q5_0, q3_k, q6_k c = the signed code + 2^(b-1) (q8_0 0..255, q5_0 0..31,
- * q3_k 0..7, q6_k 0..63), q4_1, q5_1, q2_k, q4_k, q5_k c = the stored code.
+ * q3_k 0..7, q6_k 0..63), q4_1, q5_1, q2_k, q4_k, q5_k c = the stored code,
+ * iq4_nl c = the stored codebook index q (0..15).
  * Padding codes are 0.
  *   Mp = ceil(M / 16) * 16        rows, in tiles of 16
  *   Kp = ceil(K / 32) * 32        K, padded with zero codes
@@ -23,7 +24,7 @@
  *   So (vector >> b*j) & (2^b - 1) per byte is a VNNI "16 rows x 4 k" int8
  *   block (bytes 0..31 are rows 0..7, bytes 32..63 rows 8..15, so AVX2 uses
  *   two 32-byte halves). Total Mp * Kp * b / 8 bytes.
- * scales: w1/w2/w4 gG, q4_0, q8_0, q5_0, q4_1, q5_1 (G = 32): fp16
+ * scales: w1/w2/w4 gG, q4_0, q8_0, q5_0, q4_1, q5_1, iq4_nl (G = 32): fp16
  *         [Mp/16][Kp/G][16] (the blocks' d); K-quants: K-QUANT SCALES;
  *         else null.
  * zeros:  w2gG/w4gG: fp16 [Mp/16][Kp/G][16], integer zero points z;
@@ -31,17 +32,22 @@
  *         else null.
  *
  * K-QUANT SCALES (super-blocks of 256; sub-blocks j of 32: q4_k, q5_k, or of
- * 16: q2_k, q3_k, q6_k)
- *   per tile, per super-block of the row (Kp / 256): 16 fp16 d, then (q2_k,
- *   q4_k, q5_k, which have minimums) 16 fp16 -dmin (rows 0..15), then per
- *   sub-block j 16 int8 sub-scales sc_j, then (minimums) per sub-block 16
- *   int8 sub-minimums m_j: s_j = d * sc_j, o_j = -dmin * m_j exactly as
- *   ggml dequantizes (q3_k: sc_j = its 6-bit scale - 32; q6_k: its int8
- *   scale). Bytes: q4_k 320, q5_k 320, q2_k 576, q3_k 288, q6_k 288 per
- *   tile and super-block; against the GGUF tensor +2.8% (q4_k), +2.3%
- *   (q5_k), +19% (q2_k), +3.6% (q3_k), 0 (q6_k): the sub-scales are whole
- *   bytes here (4 or 6 bits in ggml), which the kernel widens with one
- *   instruction per 16 rows.
+ * 16: q2_k, q3_k, q6_k; their sub-scales of b = 4, 6, 6, 6, 8 bits, the
+ * dialect's scale_bits, as ggml stores them)
+ *   per tile, per super-block of the row (Kp / 256), in
+ *   lowbit_k_quant_super_bytes(sub-blocks, b, minimums) bytes:
+ *     per sub-block j, 2b bytes: the 16 rows' sub-scales sc_j as one
+ *       little-endian bit string, row i at bits [b*i, b*i + b): two's
+ *       complement for q3_k (its 6-bit scale - 32) and q6_k (its int8
+ *       scale), unsigned for the types with minimums (q2_k, q4_k, q5_k);
+ *     then (minimums) per sub-block j the sub-minimums m_j, likewise
+ *       (unsigned);
+ *     then 16 fp16 d (rows 0..15), then (minimums) 16 fp16 -dmin;
+ *   s_j = d * sc_j, o_j = -dmin * m_j exactly as ggml dequantizes. Bytes
+ *   per row and super-block: q2_k 20, q3_k 14, q4_k 16, q5_k 16, q6_k 18,
+ *   ggml's own (with the codes: 84, 110, 144, 176, 210). A kernel may read
+ *   up to 16 bytes from the first byte of a register's rows, which the
+ *   fp16 scales after the sub-scales keep inside the array.
  * Padding rows have code 0, scale 0 and zero 0.
  *
  * ACTIVATIONS (prepared by the runtime)
@@ -59,6 +65,8 @@
  *   w2/w4gG:  per 32-block b: acc_b = D_b - z_g * S_b;  y += acc_b * s_g / s_b
  *   q4_0:     per 32-block b: acc_b = D_b - 8 * S_b;    y += acc_b * d_b / s_b
  *   q8_0, q5_0: as q4_0 with 2^(b-1) for 8
+ *   iq4_nl:   as q8_0 with the codes kvalues_iq4nl[q] + 128 (the kernel
+ *             looks each index up in a 16-byte table)
  *   q4_1, q5_1: per 32-block b: y += (d_b * D_b + m_b * S_b) / s_b
  *   K-quants: per super-block: y += d * sum_j sc_j * (D_j - off * S_j) / s_b
  *                                 - dmin * sum_j m_j * S_j / s_b
@@ -136,6 +144,17 @@ static inline int lowbit_vnni4_low_bits(int bits) {
 static inline int lowbit_vnni4_tile_k(int bits) {
   return lowbit_vnni4_low_bits(bits) == bits ? LOWBIT_K_BLOCK / bits
                                              : LOWBIT_K_BLOCK;
+}
+
+/* Bytes per tile and super-block of K-QUANT SCALES: per part (sub-scales,
+ * and sub-minimums with minimums) 16 rows of `scale_bits`-bit values per
+ * sub-block and 16 fp16 scales. */
+static inline int64_t lowbit_k_quant_super_bytes(int sub_blocks,
+                                                 int scale_bits,
+                                                 int has_min) {
+  return (has_min ? 2 : 1) *
+         ((int64_t)sub_blocks * LOWBIT_TILE_ROWS * scale_bits / 8 +
+          LOWBIT_TILE_ROWS * 2);
 }
 
 /* Mp and Kp of the layouts above. */

@@ -46,7 +46,7 @@ struct UpconvertWeights {
 };
 
 /// Whether `format` has an upconvert layout: i2s, w1gG, w2gG, w4gG, q4_0,
-/// and ggml's block formats but iq4_nl.
+/// and ggml's block formats.
 bool has_upconvert_layout(const Format &format);
 
 /// Repacks validated canonical weights into the upconvert layout. Throws

@@ -1,5 +1,5 @@
 // llama.cpp's block formats that the up-convert kernels read (q8_0: 8-bit
-// codes; q4_k: int8 sub-scales of a super-block; iq4_nl: 4-bit codes looked
+// codes; q4_k: 6-bit sub-scales of a super-block; iq4_nl: 4-bit codes looked
 // up in a codebook), the input of the upconvert pipeline as generateKernel
 // builds it.
 

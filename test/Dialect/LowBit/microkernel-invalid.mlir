@@ -26,6 +26,14 @@ func.func @codebook_table(%c: vector<64xi8>) -> vector<64xi8> {
 
 // -----
 
+func.func @load_scales_bytes(%s: memref<?xui16>, %i: index) -> vector<4xf32> {
+  // expected-error@+1 {{'lowbit.uk.load_scales' op 4 lanes of 5-bit values are not a whole number of bytes}}
+  %v = lowbit.uk.load_scales %s[%i, %i] {bits = 5} : memref<?xui16> -> vector<4xf32>
+  return %v : vector<4xf32>
+}
+
+// -----
+
 func.func @dot4_lanes(%acc: vector<8xi32>, %w: vector<64xi8>) -> vector<8xi32> {
   // expected-error@+1 {{'lowbit.uk.dot4' op byte register 'vector<64xi8>' must hold 4 bytes per lane of 'vector<8xi32>'}}
   %d = lowbit.uk.dot4 %acc, %w, %w : vector<64xi8> -> vector<8xi32>

@@ -27,8 +27,10 @@ func.func @microkernel_zmm(%codes: memref<?xui8>, %xq: memref<?xi8>,
   %dc = lowbit.uk.dot4 %acc, %w, %x {centred} : vector<64xi8> -> vector<16xi32>
   // CHECK: lowbit.uk.codebook %[[C]] {table = array<i8: 1, 24, 45, 63, 79, 93, 106, 118, -127, -115, -103, -90, -75, -59, -39, -15>} : vector<64xi8>
   %cb = lowbit.uk.codebook %c {table = array<i8: 1, 24, 45, 63, 79, 93, 106, 118, -127, -115, -103, -90, -75, -59, -39, -15>} : vector<64xi8>
-  // CHECK: lowbit.uk.load_i8 %{{.*}}[%{{.*}}] : memref<?xui16> -> vector<16xf32>
-  %sc = lowbit.uk.load_i8 %scales[%off] : memref<?xui16> -> vector<16xf32>
+  // CHECK: lowbit.uk.load_scales %{{.*}}[%{{.*}}, %{{.*}}] {bits = 6 : i64} : memref<?xui16> -> vector<16xf32>
+  %sc = lowbit.uk.load_scales %scales[%off, %off] {bits = 6} : memref<?xui16> -> vector<16xf32>
+  // CHECK: lowbit.uk.load_scales %{{.*}}[%{{.*}}, %{{.*}}] {bits = 8 : i64, sign_extend} : memref<?xui16> -> vector<16xf32>
+  %sc8 = lowbit.uk.load_scales %scales[%off, %off] {bits = 8, sign_extend} : memref<?xui16> -> vector<16xf32>
   // CHECK: %[[S:.*]] = lowbit.uk.load_half %{{.*}}[%{{.*}}] : memref<?xui16> -> vector<16xf32>
   %s = lowbit.uk.load_half %scales[%off] : memref<?xui16> -> vector<16xf32>
   // CHECK: %[[G1:.*]] = lowbit.uk.block_combine %{{.*}}, %[[D]], %{{.*}} zero(%[[S]], %{{.*}} : vector<16xf32>) : vector<16xi32> -> vector<16xf32>

@@ -48,6 +48,14 @@ LogicalResult UkCodebookOp::verify() {
   return success();
 }
 
+LogicalResult UkLoadScalesOp::verify() {
+  int64_t lanes = getLanes(getResult()), bits = int64_t(getBits());
+  if (lanes > 1 && lanes * bits % 8 != 0)
+    return emitOpError() << lanes << " lanes of " << bits
+                         << "-bit values are not a whole number of bytes";
+  return success();
+}
+
 LogicalResult UkDot4Op::verify() {
   return verifyBytesPerLane(*this, getCodes(), getAcc());
 }

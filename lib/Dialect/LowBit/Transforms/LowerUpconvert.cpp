@@ -82,21 +82,24 @@ struct KernelPlan {
   /// A minimum per 32-k block (min encodings): y += o * S / s_b.
   bool hasMin() const { return encoding == Encoding::Min; }
   /// K-quants (kernel_abi.h, K-QUANT SCALES): `group` is the super-block,
-  /// whose fp16 d (and -dmin) scale the int8 sub-scales (and sub-minimums)
-  /// of its 32-k blocks.
+  /// whose fp16 d (and -dmin) scale the sub-scales (and sub-minimums) of
+  /// its 32-k blocks, `scaleBits` bits each (two's complement without
+  /// minimums: Q3_K's and Q6_K's signed scales).
   bool subScales = false;
+  int64_t scaleBits = 0;
   /// Scale groups per 32-k block: 2 for K-quants with sub-blocks of 16
   /// (q2_k, q3_k, q6_k), whose activation sums are per 16 (kernel_abi.h);
   /// their dot products are two accumulators per output, one per half.
   int64_t halves = 1;
   /// Sums per output of a scale group: g, and h for the minimums.
   int64_t sumsPerOutput() const { return subScales && hasMin() ? 2 : 1; }
-  /// Bytes per tile and super-block of the K-quant scales: 16 fp16 d (and
-  /// 16 fp16 -dmin), then per 32-k block 16 int8 sub-scales (then as many
-  /// sub-minimums).
+  /// Sub-blocks per super-block.
+  int64_t subBlocks() const { return group / kBlockK * halves; }
+  /// Bytes per tile and super-block of the K-quant scales (kernel_abi.h
+  /// lowbit_k_quant_super_bytes).
   int64_t superBytes() const {
-    int64_t parts = hasMin() ? 2 : 1;
-    return parts * (kTileRows * 2 + group / kBlockK * halves * kTileRows);
+    return lowbit_k_quant_super_bytes(int(subBlocks()), int(scaleBits),
+                                      hasMin());
   }
   int64_t groupsPerRow() const { return kp / group; }
   int64_t totalCodeBytes() const {
@@ -463,7 +466,7 @@ private:
   }
 
   /// K-quants: g += sc_j * (D_j / s_b) and (minimums) h += m_j * (S_j /
-  /// s_b) with the rows' int8 sub-scales sc_j and sub-minimums m_j of the
+  /// s_b) with the rows' sub-scales sc_j and sub-minimums m_j of the
   /// sub-blocks j of `block` (one, or two halves of 16).
   SmallVector<Value> combineSubScales(const Tile &tile, Value block,
                                       ArrayRef<Value> groupSums,
@@ -476,19 +479,22 @@ private:
     Value within = sub(block, mul(super, blocksPer));
     for (int64_t t = 0; t < tile.tiles; ++t)
       for (int64_t s = 0; s < tile.slices; ++s) {
-        // Bytes: after the fp16 d (and -dmin) rows, the block's row of
-        // int8 sub-scales, then (minimums) the sub-minimums' rows.
-        int64_t scalesAt = kTileRows * 2 * plan.sumsPerOutput();
-        int64_t subBlocks = blocksPer * plan.halves;
+        // Bytes: the sub-block's packed sub-scales of 16 rows, then
+        // (minimums) the sub-minimums, subBlocks sub-blocks later.
+        int64_t subBytes = kTileRows * plan.scaleBits / 8;
+        Value row = sliceRow(tile, s);
         for (int64_t h = 0; h < plan.halves; ++h) {
-          Value at = add(add(superScalesOffset(tile, t, s, super, 1),
-                             mul(add(mul(within, plan.halves), h), kTileRows)),
-                         scalesAt);
-          Value sc = UkLoadI8Op::create(b, loc, outReg, scales, at);
+          Value at = add(superScalesOffset(tile, t, super),
+                         mul(add(mul(within, plan.halves), h), subBytes));
+          auto load = [&](Value offset) {
+            return UkLoadScalesOp::create(
+                b, loc, outReg, scales, offset, row,
+                uint64_t(plan.scaleBits), !plan.hasMin());
+          };
+          Value sc = load(at);
           Value mins;
           if (plan.hasMin())
-            mins = UkLoadI8Op::create(b, loc, outReg, scales,
-                                      add(at, subBlocks * kTileRows));
+            mins = load(add(at, plan.subBlocks() * subBytes));
           for (int64_t c = 0; c < tile.columns; ++c) {
             int64_t i = tile.accIndex(t, s, c);
             Value scaled = UkBlockCombineOp::create(
@@ -517,13 +523,18 @@ private:
       int64_t count = tile.numAccumulators();
       for (int64_t t = 0; t < tile.tiles; ++t)
         for (int64_t s = 0; s < tile.slices; ++s) {
-          // fp16 elements: d of the slice's rows, then -dmin 16 later.
-          Value at = superScalesOffset(tile, t, s, group, 2);
-          Value d = UkLoadHalfOp::create(b, loc, outReg, scales, div(at, 2));
+          // fp16 elements after the packed sub-scales (and sub-minimums):
+          // d of the slice's rows, then -dmin 16 later.
+          int64_t halvesAt =
+              plan.sumsPerOutput() * plan.subBlocks() * plan.scaleBits;
+          Value at = add(add(div(superScalesOffset(tile, t, group), 2),
+                             halvesAt),
+                         sliceRow(tile, s));
+          Value d = UkLoadHalfOp::create(b, loc, outReg, scales, at);
           Value mn;
           if (plan.hasMin())
             mn = UkLoadHalfOp::create(b, loc, outReg, scales,
-                                      add(div(at, 2), kTileRows));
+                                      add(at, kTileRows));
           for (int64_t c = 0; c < tile.columns; ++c) {
             int64_t i = tile.accIndex(t, s, c);
             outputs[i] = UkGroupCombineOp::create(b, loc, outReg, outputs[i],
@@ -635,19 +646,19 @@ private:
     return add(first, mul(add(tile.firstSlice, s), plan.registerBytes));
   }
 
-  /// Byte offset of K-quant super-block `super` of a slice's rows in the
-  /// scales array ([tile][super-block][superBytes]), plus the slice's first
-  /// row at `rowBytes` bytes per row (2 for its fp16 d, 1 for its int8
-  /// sub-scales).
-  Value superScalesOffset(const Tile &tile, int64_t t, int64_t s, Value super,
-                          int64_t rowBytes) {
+  /// Byte offset of K-quant super-block `super` of tile `t` of the group
+  /// in the scales array ([tile][super-block][superBytes]).
+  Value superScalesOffset(const Tile &tile, int64_t t, Value super) {
     Value tileIndex = add(tile.firstTile, t);
-    Value first = mul(
-        add(scaled(tileIndex, plan.anyShape ? 0 : plan.groupsPerRow(),
-                   shape.groupsPerRow),
-            super),
-        plan.superBytes());
-    return add(first, mul(add(tile.firstSlice, s), plan.lanes * rowBytes));
+    return mul(add(scaled(tileIndex, plan.anyShape ? 0 : plan.groupsPerRow(),
+                          shape.groupsPerRow),
+                   super),
+               plan.superBytes());
+  }
+
+  /// The first row (in its tile) of register slice `s`.
+  Value sliceRow(const Tile &tile, int64_t s) {
+    return mul(add(tile.firstSlice, s), plan.lanes);
   }
 
   /// Element offset of the fp16 scales (and zeros) of a slice for `group`:
@@ -774,8 +785,17 @@ private:
       return op.emitOpError() << "lowbit-lower-upconvert takes sub-blocks "
                                  "of 32 or 16, got group = "
                               << weight.getGroup();
-    if (plan.subScales)
+    if (plan.subScales) {
       plan.halves = kBlockK / weight.getGroup();
+      plan.scaleBits = weight.getScaleBits();
+      // lowbit.uk.load_scales: a register of several rows starts on a byte.
+      int64_t lanes = registerBytes / 4;
+      if (lanes > 1 && lanes * plan.scaleBits % 8 != 0)
+        return op.emitOpError()
+               << "lowbit-lower-upconvert reads " << lanes << " rows of "
+               << plan.scaleBits << "-bit sub-scales per register on target "
+               << target.getName() << ", not a whole number of bytes";
+    }
     if (!plan.anyShape) {
       plan.m = op.getM();
       plan.kp = llvm::alignTo(op.getK(), kBlockK);

@@ -194,24 +194,35 @@ def LowBit_UkLoadHalfOp
   }];
 }
 
-def LowBit_UkLoadI8Op
-    : LowBit_UkOp<"load_i8", [MemoryEffects<[MemRead]>]> {
-  let summary = "Loads int8 values and widens them to f32";
+def LowBit_UkLoadScalesOp
+    : LowBit_UkOp<"load_scales", [MemoryEffects<[MemRead]>]> {
+  let summary = "Loads packed sub-scales of `bits` bits and widens them to f32";
   let description = [{
-    Loads as many signed bytes as the result has lanes, from byte `offset`
-    of the 16-bit array on (the scales array of kernel_abi.h, whose K-quant
-    super-blocks keep their integer sub-scales as int8 rows; the offset
-    counts bytes), and converts them exactly to f32.
+    The quantized sub-scales (or sub-minimums) of one sub-block of a tile's
+    16 rows (kernel_abi.h, K-QUANT SCALES): a little-endian bit string of
+    16 values of `bits` bits from byte `offset` of the 16-bit array on (the
+    offset counts bytes), row i at bits [bits * i, bits * i + bits). Loads
+    the values of rows `row` to `row` + L - 1 (L, the result's lanes, times
+    `bits` a whole number of bytes, and `row` a multiple of L, unless L is
+    1), unsigned or, with `sign_extend`, two's complement, and converts
+    them exactly to f32. A target may read up to 16 bytes from the first
+    byte of its rows (the layout keeps the super-block's fp16 scales after
+    its sub-scales, so that stays inside the array).
 
     ```mlir
-    %sc = lowbit.uk.load_i8 %scales[%i] : memref<?xui16> -> vector<16xf32>
+    %sc = lowbit.uk.load_scales %scales[%at, %row] {bits = 6 : i64} : memref<?xui16> -> vector<16xf32>
+    %s6 = lowbit.uk.load_scales %scales[%at, %row] {bits = 8 : i64, sign_extend} : memref<?xui16> -> vector<16xf32>
     ```
   }];
-  let arguments = (ins MemRefRankOf<[UI16], [1]>:$base, Index:$offset);
+  let arguments = (ins MemRefRankOf<[UI16], [1]>:$base, Index:$offset,
+                   Index:$row,
+                   ConfinedAttr<I64Attr, [IntMinValue<1>, IntMaxValue<8>]>:$bits,
+                   UnitAttr:$sign_extend);
   let results = (outs LowBit_F32Register:$result);
   let assemblyFormat = [{
-    $base `[` $offset `]` attr-dict `:` type($base) `->` type($result)
+    $base `[` $offset `,` $row `]` attr-dict `:` type($base) `->` type($result)
   }];
+  let hasVerifier = 1;
 }
 
 def LowBit_UkBlockCombineOp
