@@ -356,6 +356,19 @@ size_t ggml_row_bytes(const PackedTensor &packed) {
       lowbit::GgufType(packed.ggml_type), 1, packed.weights.K));
 }
 
+bool encodes_ggml_type(uint32_t ggml_type) {
+  switch (lowbit::GgufType(ggml_type)) {
+  case lowbit::GgufType::TQ1_0:
+  case lowbit::GgufType::TQ2_0:
+  case lowbit::GgufType::Q4_0:
+  case lowbit::GgufType::Q4_1:
+  case lowbit::GgufType::Q8_0:
+    return true;
+  default:
+    return false;
+  }
+}
+
 bool encodes_ggml_bytes(const PackedTensor &packed) {
   const int bits = packed.weights.bits;
   switch (lowbit::GgufType(packed.ggml_type)) {

@@ -69,6 +69,11 @@ struct PackedTensor {
 /// Bytes of one row of `packed`'s tensor as ggml stores it.
 size_t ggml_row_bytes(const PackedTensor &packed);
 
+/// Whether tensors of ggml type `ggml_type` are held once: tq1_0, tq2_0,
+/// q4_0, q4_1 and q8_0, whose bytes encode_ggml_rows writes back from the
+/// packed form (encodes_ggml_bytes).
+bool encodes_ggml_type(uint32_t ggml_type);
+
 /// Whether encode_ggml_rows can write ggml's bytes of this tensor's type
 /// back from its packed form: tq1_0 and tq2_0 (from i2s or w2g256), q4_0,
 /// q4_1 and q8_0 (one plane of codes, one fp16 d per 32 and q4_1's
