@@ -718,6 +718,7 @@ PackedWeights import_tensor(const GgufTensor &t, const Format &format) {
     // value's); tl1 and tl2 decode each value.
     const bool moves = format.kind == FormatKind::I2S;
     std::vector<uint8_t> c(static_cast<size_t>(moves ? 0 : K));
+    std::vector<int8_t> q(c.size());
     for (int64_t m = 0; m < M; ++m) {
       uint8_t *row = P.codes.data() + m * row_bytes;
       if (moves) {
@@ -725,7 +726,9 @@ PackedWeights import_tensor(const GgufTensor &t, const Format &format) {
         continue;
       }
       reader.row(m, c.data());
-      encode_ternary_codes(format, c.data(), K, row);
+      for (int64_t k = 0; k < K; ++k)
+        q[size_t(k)] = int8_t(c[size_t(k)] - 1);
+      encode_ternary_row(format, q.data(), K, row);
     }
     // An all-zero tensor carries no scale: it gets quantize()'s floor.
     const float scale = reader.scale();

@@ -2,7 +2,6 @@
 
 #include "ternary.h"
 #include "bitstream.h"
-#include "byte_order.h"
 #include "layout.h"
 
 #include "lowbit/error.h"
@@ -83,27 +82,6 @@ void encode_ternary_row(const Format &format, const int8_t *q, int64_t K,
   pack_codes(sign.data(), split.triples, 1, row);
   row += stream_bytes(split.triples, 1);
   encode_tl1(q + 3 * split.triples, split.tail, row);
-}
-
-void encode_ternary_codes(const Format &format, const uint8_t *c, int64_t K,
-                          uint8_t *row) {
-  if (format.kind == FormatKind::I2S) {
-    // pack_codes(c, K, 2, row), 8 codes (< 4) per 64-bit word: two SWAR
-    // merges (byte pairs into 4 bits, those pairs into a byte) give 2 bytes.
-    int64_t k = 0;
-    for (; k + 8 <= K; k += 8) {
-      uint64_t y = load_le<uint64_t>(c + k);
-      y = (y | y >> 6) & 0x000F000F000F000Full;
-      y = (y | y >> 12) & 0x000000FF000000FFull;
-      store_le(row + k / 4, uint16_t(y | y >> 24));
-    }
-    pack_codes(c + k, K - k, 2, row + k / 4);
-    return;
-  }
-  std::vector<int8_t> q(static_cast<size_t>(K));
-  for (int64_t k = 0; k < K; ++k)
-    q[size_t(k)] = int8_t(c[k] - 1);
-  encode_ternary_row(format, q.data(), K, row);
 }
 
 namespace {

@@ -29,11 +29,6 @@ int8_t ternary_value(float w, float s);
 void encode_ternary_row(const Format &format, const int8_t *q, int64_t K,
                         uint8_t *row);
 
-/// The same from the codes c = q + 1 (0..2) of a row, as GGUF's ternary
-/// types store them: i2s keeps them as they are.
-void encode_ternary_codes(const Format &format, const uint8_t *c, int64_t K,
-                          uint8_t *row);
-
 /// Decodes one row; throws Error naming row m on a code outside the format's
 /// range or non-zero padding bits.
 void decode_ternary_row(const Format &format, const uint8_t *row, int64_t K,
