@@ -481,22 +481,34 @@ void pack_2bit(const uint8_t *L, uint8_t *qs) {
     }
 }
 
-int low_2bit(const uint8_t *qs, int v) {
-  return (qs[32 * (v / 128) + v % 32] >> (2 * (v % 128 / 32))) & 3;
-}
-
 // --- q2_k: scales[16], qs[64], d, dmin (84 bytes) ------------------------
 // Sub-block j (16 values): sc = scales[j]; s = d * (sc & 15),
 // o = -(dmin * (sc >> 4)); x = s * q + o with q the 2-bit code.
 
+void sub_scales_q2_k(const uint8_t *b, int *sc, int *m) {
+  for (int j = 0; j < 16; ++j) {
+    sc[j] = b[j] & 0x0F;
+    m[j] = b[j] >> 4;
+  }
+}
+
+// The 2-bit codes of pack_2bit's order, a run of 32 at a time.
+void unpack_2bit(const uint8_t *qs, int8_t *q) {
+  for (int h = 0; h < 2; ++h)
+    for (int i = 0; i < 4; ++i)
+      for (int l = 0; l < 32; ++l)
+        q[128 * h + 32 * i + l] = int8_t((qs[32 * h + l] >> (2 * i)) & 3);
+}
+
 void decode_q2_k(const uint8_t *b, int8_t *q, float *s, float *o) {
   const float d = get_half(b + 80), dmin = get_half(b + 82);
+  int sc[16], m[16];
+  sub_scales_q2_k(b, sc, m);
   for (int j = 0; j < 16; ++j) {
-    s[j] = d * float(b[j] & 0x0F);
-    o[j] = -(dmin * float(b[j] >> 4));
+    s[j] = d * float(sc[j]);
+    o[j] = -(dmin * float(m[j]));
   }
-  for (int v = 0; v < kSuper; ++v)
-    q[v] = int8_t(low_2bit(b + 16, v));
+  unpack_2bit(b + 16, q);
 }
 
 void quantize_q2_k(const float *x, uint8_t *b) {
@@ -558,12 +570,20 @@ int q3_k_scale(const uint8_t *scales, int j) {
   return (low | high << 4) - 32;
 }
 
+void sub_scales_q3_k(const uint8_t *b, int *sc, int *) {
+  for (int j = 0; j < 16; ++j)
+    sc[j] = q3_k_scale(b + 96, j);
+}
+
 void decode_q3_k(const uint8_t *b, int8_t *q, float *s, float *) {
   const float d = get_half(b + 108);
+  int sc[16];
+  sub_scales_q3_k(b, sc, nullptr);
   for (int j = 0; j < 16; ++j)
-    s[j] = d * float(q3_k_scale(b + 96, j));
+    s[j] = d * float(sc[j]);
+  unpack_2bit(b + 32, q);
   for (int v = 0; v < kSuper; ++v)
-    q[v] = int8_t(low_2bit(b + 32, v) | ((b[v % 32] >> (v / 32)) & 1) << 2);
+    q[v] = int8_t(q[v] | ((b[v % 32] >> (v / 32)) & 1) << 2);
 }
 
 void quantize_q3_k(const float *x, uint8_t *b) {
@@ -635,32 +655,40 @@ void k4_scale_min(const uint8_t *scales, int j, int &sc, int &m) {
   }
 }
 
+void sub_scales_k4(const uint8_t *b, int *sc, int *m) {
+  for (int j = 0; j < 8; ++j)
+    k4_scale_min(b + 4, j, sc[j], m[j]);
+}
+
 void decode_k4_scales(const uint8_t *b, float *s, float *o) {
   const float d = get_half(b), dmin = get_half(b + 2);
+  int sc[8], m[8];
+  sub_scales_k4(b, sc, m);
   for (int j = 0; j < 8; ++j) {
-    int sc, m;
-    k4_scale_min(b + 4, j, sc, m);
-    s[j] = d * float(sc);
-    o[j] = -(dmin * float(m));
+    s[j] = d * float(sc[j]);
+    o[j] = -(dmin * float(m[j]));
   }
 }
 
-int nibble_of(const uint8_t *qs, int v) {
-  const uint8_t byte = qs[32 * (v / 64) + v % 32];
-  return v % 64 < 32 ? byte & 0x0F : byte >> 4;
+// The 256 nibbles of q4_k / q5_k's qs, in value order.
+void k4_nibbles(const uint8_t *qs, int8_t *q) {
+  for (int i = 0; i < 4; ++i)
+    for (int l = 0; l < 32; ++l) {
+      q[64 * i + l] = int8_t(qs[32 * i + l] & 0x0F);
+      q[64 * i + 32 + l] = int8_t(qs[32 * i + l] >> 4);
+    }
 }
 
 void decode_q4_k(const uint8_t *b, int8_t *q, float *s, float *o) {
   decode_k4_scales(b, s, o);
-  for (int v = 0; v < kSuper; ++v)
-    q[v] = int8_t(nibble_of(b + 16, v));
+  k4_nibbles(b + 16, q);
 }
 
 void decode_q5_k(const uint8_t *b, int8_t *q, float *s, float *o) {
   decode_k4_scales(b, s, o);
+  k4_nibbles(b + 48, q);
   for (int v = 0; v < kSuper; ++v)
-    q[v] =
-        int8_t(nibble_of(b + 48, v) | ((b[16 + v % 32] >> (v / 32)) & 1) << 4);
+    q[v] = int8_t(q[v] | ((b[16 + v % 32] >> (v / 32)) & 1) << 4);
 }
 
 // The common part of quantize_row_q4_K_ref and quantize_row_q5_K_ref:
@@ -744,16 +772,25 @@ void quantize_q5_k(const float *x, uint8_t *b) {
 // l + 32 (i & 1)] (i < 2: low nibble, else high), bits 2i..2i+1 of qh[32 h
 // + l] as bits 4..5; c = q - 32. Sub-block j: s = d * scales[j].
 
+void sub_scales_q6_k(const uint8_t *b, int *sc, int *) {
+  for (int j = 0; j < 16; ++j)
+    sc[j] = int8_t(b[192 + j]);
+}
+
 void decode_q6_k(const uint8_t *b, int8_t *q, float *s, float *) {
   const float d = get_half(b + 208);
+  int sc[16];
+  sub_scales_q6_k(b, sc, nullptr);
   for (int j = 0; j < 16; ++j)
-    s[j] = d * float(int8_t(b[192 + j]));
-  for (int v = 0; v < kSuper; ++v) {
-    const int h = v / 128, i = v % 128 / 32, l = v % 32;
-    const uint8_t low = b[64 * h + l + 32 * (i & 1)];
-    const int nib = i < 2 ? low & 0x0F : low >> 4;
-    q[v] = int8_t(nib | ((b[128 + 32 * h + l] >> (2 * i)) & 3) << 4);
-  }
+    s[j] = d * float(sc[j]);
+  for (int h = 0; h < 2; ++h)
+    for (int i = 0; i < 4; ++i)
+      for (int l = 0; l < 32; ++l) {
+        const uint8_t low = b[64 * h + l + 32 * (i & 1)];
+        const int nib = i < 2 ? low & 0x0F : low >> 4;
+        q[128 * h + 32 * i + l] =
+            int8_t(nib | ((b[128 + 32 * h + l] >> (2 * i)) & 3) << 4);
+      }
 }
 
 void quantize_q6_k(const float *x, uint8_t *b) {
@@ -816,17 +853,17 @@ const Row kRows[] = {
      {decode_q8_0, quantize_q8_0}},
     {{FormatKind::Q2_K, "q2_k", 10, 256, 84, 2, 16, true, 4, 0, nullptr, 80,
       82},
-     {decode_q2_k, quantize_q2_k}},
+     {decode_q2_k, quantize_q2_k, sub_scales_q2_k}},
     {{FormatKind::Q3_K, "q3_k", 11, 256, 110, 3, 16, false, 6, 4, nullptr, 108,
       -1},
-     {decode_q3_k, quantize_q3_k}},
+     {decode_q3_k, quantize_q3_k, sub_scales_q3_k}},
     {{FormatKind::Q4_K, "q4_k", 12, 256, 144, 4, 32, true, 6, 0, nullptr, 0, 2},
-     {decode_q4_k, quantize_q4_k}},
+     {decode_q4_k, quantize_q4_k, sub_scales_k4}},
     {{FormatKind::Q5_K, "q5_k", 13, 256, 176, 5, 32, true, 6, 0, nullptr, 0, 2},
-     {decode_q5_k, quantize_q5_k}},
+     {decode_q5_k, quantize_q5_k, sub_scales_k4}},
     {{FormatKind::Q6_K, "q6_k", 14, 256, 210, 6, 16, false, 8, 32, nullptr, 208,
       -1},
-     {decode_q6_k, quantize_q6_k}},
+     {decode_q6_k, quantize_q6_k, sub_scales_q6_k}},
     {{FormatKind::IQ4_NL, "iq4_nl", 20, 32, 18, 4, 32, false, 0, 0,
       kIq4nlValues, 0, -1},
      {decode_iq4_nl, quantize_iq4_nl}},

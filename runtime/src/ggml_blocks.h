@@ -25,6 +25,11 @@ struct BlockCodec {
   /// ggml's reference quantizer of one block (x[0, block) finite). Throws
   /// Fp16Overflow when one of the block's fp16 fields would be infinite.
   void (*quantize)(const float *x, uint8_t *block);
+  /// K-quants: the integer sub-scales sc[0, block / scale_block) and (types
+  /// with a min) sub-minimums m[...] as the block stores them (q3_k's 6-bit
+  /// scale less 32, q6_k's int8), so that s_j = d * sc_j and o_j = -dmin *
+  /// m_j; null for the types with one fp16 scale per block.
+  void (*sub_scales)(const uint8_t *block, int *sc, int *m) = nullptr;
 };
 
 /// Thrown by a BlockCodec::quantize: `field` ("d", "dmin", "m") would be

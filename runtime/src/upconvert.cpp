@@ -212,12 +212,12 @@ static uint16_t block_half(const uint8_t *block, int at) {
 /// -dmin * m_j exactly as row_block_params gives them (checked).
 static void pack_k_quant(const PackedWeights &canonical, UpconvertWeights &U) {
   const GgmlBlockType &type = *ggml_block_type(canonical.format.kind);
-  const int parts = type.has_min ? 2 : 1;
-  const int offset = type.has_min ? 0 : 1 << (type.code_bits - 1);
+  const BlockCodec &codec = block_codec(type.kind);
   const int bits = type.sub_scale_bits;
   const int64_t per_super = type.block / type.scale_block;
   const int64_t supers = U.Kp / type.block;
   const int64_t sub_bytes = kUpconvertTileRows * bits / 8; // one sub-block
+  const int parts = type.has_min ? 2 : 1;
   const int64_t head = parts * per_super * sub_bytes; // then the fp16 rows
   const int64_t super_bytes =
       lowbit_k_quant_super_bytes(int(per_super), bits, type.has_min);
@@ -226,60 +226,41 @@ static void pack_k_quant(const PackedWeights &canonical, UpconvertWeights &U) {
   U.scales = AlignedArray<uint16_t>(
       size_t(U.num_tiles() * supers * super_bytes / 2));
   uint8_t *bytes = reinterpret_cast<uint8_t *>(U.scales.data());
-  std::vector<int8_t> c(size_t(U.K));
-  std::vector<float> s(static_cast<size_t>(U.Kp / type.scale_block)),
-      o(static_cast<size_t>(U.Kp / type.scale_block));
-  // The n of b bits (two's complement without minimums: q3_k's scales are
-  // its 6-bit value - 32, q6_k's int8) with scale * n == value exactly.
-  const int lowest = type.has_min ? 0 : -(1 << (bits - 1));
-  const int highest = type.has_min ? (1 << bits) - 1 : (1 << (bits - 1)) - 1;
-  auto integer = [&](float value, float scale, int64_t m) {
-    const float n = scale == 0.0f ? 0.0f : value / scale;
-    if (n != std::nearbyint(n) || n < float(lowest) || n > float(highest) ||
-        scale * n != value)
-      throw Error("pack_upconvert: row " + std::to_string(m) + " of " +
-                  canonical.format.name() +
-                  " has a block scale that is not its super-block's scale "
-                  "times an integer of " +
-                  std::to_string(bits) + " bits");
-    return int(n);
-  };
-  // Row i's b bits of n in the bit string of the sub-block at `sub`.
+  // Row i's b bits of n (two's complement where negative) in the bit string
+  // of the sub-block at `sub`: at most two bytes, as b <= 8.
+  const unsigned mask = (1u << bits) - 1;
   auto put_scale = [&](uint8_t *sub, int64_t i, int n) {
-    const unsigned v = unsigned(n) & ((1u << bits) - 1);
-    for (int k = 0; k < bits; ++k)
-      if ((v >> k) & 1u) {
-        const int64_t bit = i * bits + k;
-        sub[bit / 8] |= uint8_t(1u << (bit % 8));
-      }
+    const int64_t bit = i * bits;
+    const unsigned v = (unsigned(n) & mask) << (bit % 8);
+    sub[bit / 8] |= uint8_t(v);
+    if (v >> 8)
+      sub[bit / 8 + 1] |= uint8_t(v >> 8);
   };
-  std::vector<uint8_t> codes(static_cast<size_t>(U.Kp));
+  // The kernel code c + 2^(b-1) (min types: c) is the stored code: the
+  // types without a min store c + 2^(b-1) (code_offset).
+  std::vector<int8_t> q(size_t(U.K));
+  std::vector<uint8_t> codes(size_t(U.Kp));
+  int sc[16], mn[16];
   for (int64_t m = 0; m < U.M; ++m) {
-    row_block_params(canonical, m, c.data(), s.data(), o.data());
-    const int64_t t = m / kUpconvertTileRows, i = m % kUpconvertTileRows;
-    for (int64_t k = 0; k < U.K; ++k)
-      codes[size_t(k)] = uint8_t(int(c[size_t(k)]) + offset);
-    put_row(U.codes.data() + t * vectors * 64, U.bits, i, codes.data(), U.Kp);
     const uint8_t *row = canonical.codes.data() + m * row_bytes;
+    decode_block_row_codes(type, row, U.K, q.data());
+    const int64_t t = m / kUpconvertTileRows, i = m % kUpconvertTileRows;
+    std::memcpy(codes.data(), q.data(), size_t(U.K));
+    put_row(U.codes.data() + t * vectors * 64, U.bits, i, codes.data(), U.Kp);
     for (int64_t sb = 0; sb < supers; ++sb) {
       const uint8_t *block = row + sb * type.block_bytes;
-      const uint16_t d = block_half(block, type.d_offset);
-      // -dmin, exactly (the sign bit).
-      const uint16_t mn =
-          type.has_min ? uint16_t(block_half(block, type.min_offset) ^ 0x8000)
-                       : 0;
       uint8_t *super = bytes + (t * supers + sb) * super_bytes;
       uint16_t *halves = reinterpret_cast<uint16_t *>(super + head);
-      halves[i] = d;
+      halves[i] = block_half(block, type.d_offset);
+      // -dmin, exactly (the sign bit).
       if (type.has_min)
-        halves[16 + i] = mn;
+        halves[16 + i] =
+            uint16_t(block_half(block, type.min_offset) ^ 0x8000);
+      codec.sub_scales(block, sc, mn);
       for (int64_t j = 0; j < per_super; ++j) {
-        const size_t at = size_t(sb * per_super + j);
-        put_scale(super + j * sub_bytes, i,
-                  integer(s[at], half_to_float(d), m));
+        put_scale(super + j * sub_bytes, i, sc[j]);
         if (type.has_min)
-          put_scale(super + (per_super + j) * sub_bytes, i,
-                    integer(o[at], half_to_float(mn), m));
+          put_scale(super + (per_super + j) * sub_bytes, i, mn[j]);
       }
     }
   }
