@@ -102,6 +102,22 @@ struct KernelPlan {
                                       hasMin());
   }
   int64_t groupsPerRow() const { return kp / group; }
+  /// GEMM kernels (tile_n > 1) of one shape on SIMD targets widen each
+  /// tile group's K-quant sub-scales (and sub-minimums) to f32 once, into a
+  /// stack buffer the K loops of all its activation column blocks read
+  /// (lowbit.uk.load): unpacking 4- or 6-bit values takes several
+  /// instructions per register. Bytes of the buffer, 0 for none: [32-k
+  /// block][half][tile][sub-scales, sub-minimums][slice] registers.
+  int64_t subScaleBufferBytes() const {
+    if (!subScales || anyShape || tileN == 1 || lanes == 1)
+      return 0;
+    int64_t bytes = blocks * halves * tilesPerGroup * sumsPerOutput() *
+                    kTileRows * 4;
+    return bytes <= kMaxSubScaleBufferBytes ? bytes : 0;
+  }
+  /// The largest sub-scale buffer: q2_k's for 4 tiles of K = 4096 (128 KiB,
+  /// within the 512 KiB stack of a macOS secondary thread).
+  static constexpr int64_t kMaxSubScaleBufferBytes = 128 * 1024;
   int64_t totalCodeBytes() const {
     return numTiles * vectorsPerTile * kVectorBytes;
   }
@@ -163,6 +179,13 @@ public:
   void build() {
     if (plan.anyShape)
       computeShape();
+    if (int64_t bytes = plan.subScaleBufferBytes())
+      subScaleBuffer = UkStackBufferOp::create(
+          b, loc,
+          TypeRange{MemRefType::get({ShapedType::kDynamic}, b.getI8Type())},
+          ValueRange{},
+          ArrayRef<NamedAttribute>{
+              b.getNamedAttr("bytes", b.getI64IntegerAttr(bytes))});
     Value begin = toIndex(tileBegin), end = toIndex(tileEnd);
     int64_t group = plan.tilesPerGroup;
     if (group == 1) {
@@ -183,6 +206,8 @@ private:
   //===--- Loops over tiles, columns and register slices ------------------===//
 
   void buildTiles(Value firstTile, int64_t tiles) {
+    if (subScaleBuffer)
+      widenSubScales(firstTile, tiles);
     Value rows = toIndex(n);
     int64_t tileN = plan.tileN;
     if (tileN == 1) {
@@ -217,6 +242,48 @@ private:
       tile.firstSlice = s;
       buildSlices(tile);
     });
+  }
+
+  /// Fills subScaleBuffer with the f32 sub-scales (and sub-minimums) of
+  /// the tiles [firstTile, firstTile + tiles), every 32-k block.
+  void widenSubScales(Value firstTile, int64_t tiles) {
+    Tile tile;
+    tile.firstTile = firstTile;
+    tile.tiles = tiles;
+    tile.firstSlice = constant(0);
+    int64_t blocksPer = plan.group / kBlockK;
+    int64_t subBytes = kTileRows * plan.scaleBits / 8;
+    forLoop(constant(0), constant(plan.groupsPerRow()), 1, [&](Value super) {
+      for (int64_t within = 0; within < blocksPer; ++within)
+        for (int64_t h = 0; h < plan.halves; ++h)
+          for (int64_t t = 0; t < tiles; ++t)
+            for (int64_t part = 0; part < plan.sumsPerOutput(); ++part) {
+              Value at =
+                  add(superScalesOffset(tile, t, super),
+                      (part * plan.subBlocks() + within * plan.halves + h) *
+                          subBytes);
+              Value block = add(mul(super, blocksPer), within);
+              for (int64_t s = 0; s < plan.slices; ++s) {
+                Value v = UkLoadScalesOp::create(
+                    b, loc, outReg, scales, at, sliceRow(tile, s),
+                    uint64_t(plan.scaleBits), !plan.hasMin());
+                UkSpillOp::create(
+                    b, loc, v, subScaleBuffer,
+                    subScaleBufferOffset(block, h, t, part, constant(s)));
+              }
+            }
+    });
+  }
+
+  /// Byte offset in subScaleBuffer of slice `slice` of tile `t` (in its
+  /// group) of half `h` of `block`: its sub-scales (part 0) or
+  /// sub-minimums (part 1).
+  Value subScaleBufferOffset(Value block, int64_t h, int64_t t, int64_t part,
+                             Value slice) {
+    Value index = add(mul(add(mul(block, plan.halves), h),
+                          plan.tilesPerGroup * plan.sumsPerOutput()),
+                      t * plan.sumsPerOutput() + part);
+    return mul(add(mul(index, plan.slices), slice), plan.registerBytes);
   }
 
   /// Picks the accumulator chains of a ternary tile: scaled planes when
@@ -486,15 +553,20 @@ private:
         for (int64_t h = 0; h < plan.halves; ++h) {
           Value at = add(superScalesOffset(tile, t, super),
                          mul(add(mul(within, plan.halves), h), subBytes));
-          auto load = [&](Value offset) {
+          auto load = [&](Value offset, int64_t part) -> Value {
+            if (subScaleBuffer)
+              return UkLoadOp::create(
+                  b, loc, outReg, subScaleBuffer,
+                  subScaleBufferOffset(block, h, t, part,
+                                       add(tile.firstSlice, s)));
             return UkLoadScalesOp::create(
                 b, loc, outReg, scales, offset, row,
                 uint64_t(plan.scaleBits), !plan.hasMin());
           };
-          Value sc = load(at);
+          Value sc = load(at, 0);
           Value mins;
           if (plan.hasMin())
-            mins = load(add(at, plan.subBlocks() * subBytes));
+            mins = load(add(at, plan.subBlocks() * subBytes), 1);
           for (int64_t c = 0; c < tile.columns; ++c) {
             int64_t i = tile.accIndex(t, s, c);
             Value scaled = UkBlockCombineOp::create(
@@ -715,6 +787,9 @@ private:
   Value codes, scales, zeros, xq, xScales, xSums, y, n, tileBegin, tileEnd,
       wScale;
   Value mArg, kArg; // any-shape kernels: M and K (i64)
+  /// The f32 sub-scales of the tile group (KernelPlan::subScaleBufferBytes),
+  /// null without.
+  Value subScaleBuffer;
   Shape shape;
   VectorType byteReg, accReg, outReg;
   SmallVector<Value> groupZeros; // the current group's, see loadGroupZeros

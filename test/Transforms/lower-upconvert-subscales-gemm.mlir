@@ -1,0 +1,51 @@
+// RUN: lowbit-opt %s --lowbit-select-config=target=x86-avx512vnni --lowbit-pack-layout --lowbit-lower-upconvert --cse | FileCheck %s --check-prefix=VNNI
+// RUN: lowbit-opt %s --lowbit-select-config=target=generic --lowbit-pack-layout --lowbit-lower-upconvert --cse | FileCheck %s --check-prefix=GENERIC
+
+// K-quant GEMM (tile_n > 1): each tile group widens its packed sub-scales
+// and sub-minimums to f32 once, into a stack buffer of [32-k block][half]
+// [tile][sub-scales, sub-minimums][slice] registers (16 blocks x 2 tiles x
+// 2 x 64 bytes for K = 512), before its column loops; their K loops read
+// the buffer (lowbit.uk.load) instead of unpacking the 6-bit values for
+// every block of activation columns.
+// VNNI-LABEL: func.func @q4_k_gemm(
+// VNNI: %[[BUF:.*]] = lowbit.uk.stack_buffer {bytes = 4096 : i64} : memref<?xi8>
+// VNNI: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %c2 {
+// VNNI: scf.for %{{.*}} = %c0 to %c2 step %c1{{.*}} {
+// VNNI: %[[SC:.*]] = lowbit.uk.load_scales %arg1[%{{.*}}, %c0] {bits = 6 : i64} : memref<?xui16> -> vector<16xf32>
+// VNNI: lowbit.uk.spill %[[SC]], %[[BUF]][%{{.*}}] : vector<16xf32>, memref<?xi8>
+// VNNI: %[[M:.*]] = lowbit.uk.load_scales %arg1[%{{.*}}, %c0] {bits = 6 : i64} : memref<?xui16> -> vector<16xf32>
+// VNNI: lowbit.uk.spill %[[M]], %[[BUF]][%{{.*}}] : vector<16xf32>, memref<?xi8>
+// VNNI: scf.for %{{.*}} = %c0 to %{{.*}} step %c2 {
+// VNNI-NOT: lowbit.uk.load_scales
+// VNNI: %[[BSC:.*]] = lowbit.uk.load %[[BUF]][%{{.*}}] : memref<?xi8> -> vector<16xf32>
+// VNNI: %[[BM:.*]] = lowbit.uk.load %[[BUF]][%{{.*}}] : memref<?xi8> -> vector<16xf32>
+// VNNI: lowbit.uk.group_combine %{{.*}}, %{{.*}}, %[[BSC]] : vector<16xf32>
+// VNNI: lowbit.uk.group_combine %{{.*}}, %{{.*}}, %[[BM]] : vector<16xf32>
+// VNNI-LABEL: func.func @q4_k_gemv(
+// Generic C has one row per register: its sub-scales take two bytes,
+// shifted and masked, in the K loop.
+// GENERIC-LABEL: func.func @q4_k_gemm(
+// GENERIC-NOT: lowbit.uk.stack_buffer
+// GENERIC: lowbit.uk.load_scales
+func.func @q4_k_gemm(%x: tensor<?x512xf32>, %w: tensor<33x288xi8>) -> tensor<?x33xf32> {
+  %y = lowbit.mpgemm %x, %w {
+         weight = #lowbit.weight<bits = 4, encoding = min, group = 32, scale = per_block, super_block = 256, scale_bits = 6>,
+         layout = #lowbit.layout<gguf>,
+         config = #lowbit.upconvert<tile_m = 32, tile_k = 64, tile_n = 2>}
+       : (tensor<?x512xf32>, tensor<33x288xi8>) -> tensor<?x33xf32>
+  return %y : tensor<?x33xf32>
+}
+
+// GEMV (tile_n = 1): one block of columns, no buffer; the K loop unpacks
+// the sub-scales itself.
+// VNNI-NOT: lowbit.uk.stack_buffer
+// VNNI: lowbit.uk.load_scales %arg1[%{{.*}}, %c0] {bits = 6 : i64}
+// VNNI-NOT: lowbit.uk.spill
+func.func @q4_k_gemv(%x: tensor<?x512xf32>, %w: tensor<33x288xi8>) -> tensor<?x33xf32> {
+  %y = lowbit.mpgemm %x, %w {
+         weight = #lowbit.weight<bits = 4, encoding = min, group = 32, scale = per_block, super_block = 256, scale_bits = 6>,
+         layout = #lowbit.layout<gguf>,
+         config = #lowbit.upconvert<tile_m = 16, tile_k = 64, tile_n = 1>}
+       : (tensor<?x512xf32>, tensor<33x288xi8>) -> tensor<?x33xf32>
+  return %y : tensor<?x33xf32>
+}
