@@ -49,3 +49,19 @@ func.func @q4_k_gemv(%x: tensor<?x512xf32>, %w: tensor<33x288xi8>) -> tensor<?x3
        : (tensor<?x512xf32>, tensor<33x288xi8>) -> tensor<?x33xf32>
   return %y : tensor<?x33xf32>
 }
+
+// Q6_K's 8-bit sub-scales cost a byte widening and a conversion in the K
+// loop, no more than reading f32 back: no buffer.
+// VNNI-LABEL: func.func @q6_k_gemm(
+// VNNI-NOT: lowbit.uk.stack_buffer
+// VNNI: scf.for %{{.*}} = %c0 to %{{.*}} step %c2 {
+// VNNI: lowbit.uk.load_scales %arg1[%{{.*}}, %c0] {bits = 8 : i64, sign_extend}
+// VNNI-NOT: lowbit.uk.spill
+func.func @q6_k_gemm(%x: tensor<?x256xf32>, %w: tensor<33x210xi8>) -> tensor<?x33xf32> {
+  %y = lowbit.mpgemm %x, %w {
+         weight = #lowbit.weight<bits = 6, encoding = offset, group = 16, scale = per_block, code_offset = 32, super_block = 256, scale_bits = 8>,
+         layout = #lowbit.layout<gguf>,
+         config = #lowbit.upconvert<tile_m = 32, tile_k = 64, tile_n = 2>}
+       : (tensor<?x256xf32>, tensor<33x210xi8>) -> tensor<?x33xf32>
+  return %y : tensor<?x33xf32>
+}

@@ -103,13 +103,16 @@ struct KernelPlan {
   }
   int64_t groupsPerRow() const { return kp / group; }
   /// GEMM kernels (tile_n > 1) of one shape on SIMD targets widen each
-  /// tile group's K-quant sub-scales (and sub-minimums) to f32 once, into a
-  /// stack buffer the K loops of all its activation column blocks read
-  /// (lowbit.uk.load): unpacking 4- or 6-bit values takes several
-  /// instructions per register. Bytes of the buffer, 0 for none: [32-k
-  /// block][half][tile][sub-scales, sub-minimums][slice] registers.
+  /// tile group's K-quant sub-scales (and sub-minimums) of 4 or 6 bits to
+  /// f32 once, into a stack buffer the K loops of all its activation column
+  /// blocks read (lowbit.uk.load): unpacking them takes several
+  /// instructions per register. 8-bit ones (q6_k) stay in the K loop: a
+  /// byte widening and a conversion, no slower than reading 4x the bytes
+  /// back (measured, docs/perf/kquants.md). Bytes of the buffer, 0 for
+  /// none: [32-k block][half][tile][sub-scales, sub-minimums][slice]
+  /// registers.
   int64_t subScaleBufferBytes() const {
-    if (!subScales || anyShape || tileN == 1 || lanes == 1)
+    if (!subScales || scaleBits == 8 || anyShape || tileN == 1 || lanes == 1)
       return 0;
     int64_t bytes = blocks * halves * tilesPerGroup * sumsPerOutput() *
                     kTileRows * 4;
