@@ -800,7 +800,7 @@ std::string mul_mat_refusal(const ggml_tensor *op) {
   const ggml_tensor *w = op->src[0];
   const ggml_tensor *x = op->src[1];
   if (!ggml_lowbit::takes_type(uint32_t(w->type), kernel_table())) {
-    // A block type lowbit reads (iq4_nl) but has no any-shape kernel for.
+    // A block type lowbit reads but the bundle has no kernel for.
     if (lowbit::ggml_block_type_by_id(uint32_t(w->type)))
       return std::string("type ") + ggml_type_name(w->type) +
              ": no lowbit kernel";

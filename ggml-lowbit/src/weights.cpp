@@ -41,8 +41,7 @@ const std::vector<TypeRow> &type_table() {
       {lowbit::GgufType::Q4_K, "q4_k", {"q4_k"}},
       {lowbit::GgufType::Q5_K, "q5_k", {"q5_k"}},
       {lowbit::GgufType::Q6_K, "q6_k", {"q6_k"}},
-      // No any-shape kernel reads iq4_nl (a codebook, not c * s + o): its
-      // tensors stay on ggml's CPU backend (ggml-lowbit.cpp names why).
+      {lowbit::GgufType::IQ4_NL, "iq4_nl", {"iq4_nl"}},
       {lowbit::GgufType::TQ1_0, "tq1_0", {"i2s", "w2g256"}},
       {lowbit::GgufType::TQ2_0, "tq2_0", {"i2s", "w2g256"}},
   };
