@@ -203,13 +203,45 @@ static uint16_t block_half(const uint8_t *block, int at) {
   return uint16_t(block[at] | (block[at + 1] << 8));
 }
 
-/// K-quants: codes as pack_block_weights (offset types c + 2^(b-1)),
-/// scales in kernel_abi.h's K-QUANT SCALES: per tile and super-block, per
-/// sub-block j (of 32, or 16) the 16 rows' sub-scales sc_j at the type's
+/// Writes the kernel codes of ggml block rows into U's tiles, a row at a
+/// time. The stored code less the type's code_offset is c: the kernel code
+/// c + offset (offset 2^(b-1), 0 for the types with a minimum) is the
+/// stored code plus `shift` (mod 256); a codebook's kernel code is its
+/// stored index (the kernel looks it up).
+class BlockRowCodes {
+public:
+  BlockRowCodes(const GgmlBlockType &type, UpconvertWeights &U)
+      : type_(type), U_(U), q_(size_t(U.K)), codes_(size_t(U.Kp)) {
+    const int offset =
+        type.has_min || type.codebook ? 0 : 1 << (type.code_bits - 1);
+    shift_ = uint8_t(offset - type.code_offset);
+  }
+  /// Row m, whose ggml blocks are at `row`.
+  void put(const uint8_t *row, int64_t m) {
+    decode_block_row_codes(type_, row, U_.K, q_.data());
+    for (int64_t k = 0; k < U_.K; ++k)
+      codes_[size_t(k)] = uint8_t(uint8_t(q_[size_t(k)]) + shift_);
+    const int64_t vectors = U_.Kp * U_.bits / 32;
+    put_row(U_.codes.data() + m / kUpconvertTileRows * vectors * 64, U_.bits,
+            m % kUpconvertTileRows, codes_.data(), U_.Kp);
+  }
+
+private:
+  const GgmlBlockType &type_;
+  UpconvertWeights &U_;
+  uint8_t shift_;
+  std::vector<int8_t> q_;
+  std::vector<uint8_t> codes_;
+};
+
+/// K-quants: codes as pack_block_weights (BlockRowCodes), scales in
+/// kernel_abi.h's K-QUANT SCALES: per tile and super-block, per sub-block j
+/// (of 32, or 16) the 16 rows' sub-scales sc_j at the type's
 /// sub_scale_bits b each (a bit string, row i at bits [b i, b i + b); two's
 /// complement for the types without minimums), then as many sub-minimums
-/// m_j, then 16 fp16 d (and 16 fp16 -dmin), with s_j = d * sc_j and o_j =
-/// -dmin * m_j exactly as row_block_params gives them (checked).
+/// m_j, then 16 fp16 d (and 16 fp16 -dmin): the integers the blocks store
+/// (BlockCodec::sub_scales, which row_block_params' decoders use too), so
+/// s_j = d * sc_j and o_j = -dmin * m_j exactly as ggml dequantizes.
 static void pack_k_quant(const PackedWeights &canonical, UpconvertWeights &U) {
   const GgmlBlockType &type = *ggml_block_type(canonical.format.kind);
   const BlockCodec &codec = block_codec(type.kind);
@@ -221,7 +253,7 @@ static void pack_k_quant(const PackedWeights &canonical, UpconvertWeights &U) {
   const int64_t head = parts * per_super * sub_bytes; // then the fp16 rows
   const int64_t super_bytes =
       lowbit_k_quant_super_bytes(int(per_super), bits, type.has_min);
-  const int64_t vectors = U.Kp * U.bits / 32, row_bytes = canonical.row_bytes();
+  const int64_t row_bytes = canonical.row_bytes();
   U.group = type.block;
   U.scales = AlignedArray<uint16_t>(
       size_t(U.num_tiles() * supers * super_bytes / 2));
@@ -236,17 +268,12 @@ static void pack_k_quant(const PackedWeights &canonical, UpconvertWeights &U) {
     if (v >> 8)
       sub[bit / 8 + 1] |= uint8_t(v >> 8);
   };
-  // The kernel code c + 2^(b-1) (min types: c) is the stored code: the
-  // types without a min store c + 2^(b-1) (code_offset).
-  std::vector<int8_t> q(size_t(U.K));
-  std::vector<uint8_t> codes(size_t(U.Kp));
+  BlockRowCodes codes(type, U);
   int sc[16], mn[16];
   for (int64_t m = 0; m < U.M; ++m) {
     const uint8_t *row = canonical.codes.data() + m * row_bytes;
-    decode_block_row_codes(type, row, U.K, q.data());
+    codes.put(row, m);
     const int64_t t = m / kUpconvertTileRows, i = m % kUpconvertTileRows;
-    std::memcpy(codes.data(), q.data(), size_t(U.K));
-    put_row(U.codes.data() + t * vectors * 64, U.bits, i, codes.data(), U.Kp);
     for (int64_t sb = 0; sb < supers; ++sb) {
       const uint8_t *block = row + sb * type.block_bytes;
       uint8_t *super = bytes + (t * supers + sb) * super_bytes;
@@ -271,27 +298,17 @@ static void pack_block_weights(const PackedWeights &canonical,
   const GgmlBlockType &type = *ggml_block_type(canonical.format.kind);
   if (type.sub_scale_bits > 0)
     return pack_k_quant(canonical, U);
-  // The stored code less the type's code_offset is c: the kernel code
-  // c + offset is the stored code plus `shift` (mod 256). A codebook's
-  // kernel code is its stored index (the kernel looks it up).
-  const int offset =
-      type.has_min || type.codebook ? 0 : 1 << (type.code_bits - 1);
-  const uint8_t shift = uint8_t(offset - type.code_offset);
-  const int64_t blocks = U.Kp / 32, vectors = U.Kp * U.bits / 32;
+  const int64_t blocks = U.Kp / 32;
   const int64_t row_bytes = canonical.row_bytes();
   const size_t count = size_t(U.num_tiles() * blocks * kUpconvertTileRows);
   U.scales = AlignedArray<uint16_t>(count);
   if (type.has_min)
     U.zeros = AlignedArray<uint16_t>(count);
-  std::vector<int8_t> q(size_t(U.K));
-  std::vector<uint8_t> codes(size_t(U.Kp));
+  BlockRowCodes codes(type, U);
   for (int64_t m = 0; m < U.M; ++m) {
     const uint8_t *row = canonical.codes.data() + m * row_bytes;
-    decode_block_row_codes(type, row, U.K, q.data());
+    codes.put(row, m);
     const int64_t t = m / kUpconvertTileRows, i = m % kUpconvertTileRows;
-    for (int64_t k = 0; k < U.K; ++k)
-      codes[size_t(k)] = uint8_t(uint8_t(q[size_t(k)]) + shift);
-    put_row(U.codes.data() + t * vectors * 64, U.bits, i, codes.data(), U.Kp);
     // s_j and o_j are the block's fp16 d and m (finite: validated), copied
     // as they are.
     for (int64_t j = 0; j < blocks; ++j) {
