@@ -16,6 +16,7 @@
 //===----------------------------------------------------------------------===//
 #include "engine.h"
 #include "kernels.h"
+#include "test_util.h"
 
 #include "lowbit/error.h"
 #include "lowbit/format.h"
@@ -36,6 +37,8 @@
 
 namespace lowbit::engine {
 namespace {
+
+using test::error_of;
 
 struct Spec {
   std::string arch = "bitnet";
@@ -700,15 +703,6 @@ TEST(Engine, BytesRead) {
   EXPECT_GT(m->weight_bytes(), 50 * 64 * 2 + 64 * 2);
   EXPECT_LT(m->weight_bytes(), 50 * 64 * 2 + 64 * 2 + 2 * 20000);
   std::remove(path.c_str());
-}
-
-template <class F> std::string error_of(F &&f) {
-  try {
-    f();
-  } catch (const Error &e) {
-    return e.what();
-  }
-  return "(no error)";
 }
 
 // A caller's open file and specs (lowbit generate's: it needs the specs

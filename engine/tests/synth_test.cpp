@@ -14,6 +14,7 @@
 //===----------------------------------------------------------------------===//
 #include "engine.h"
 #include "synth.h"
+#include "test_util.h"
 
 #include "lowbit/error.h"
 #include "lowbit/gguf.h"
@@ -29,18 +30,11 @@
 namespace lowbit::engine {
 namespace {
 
+using test::error_of;
+
 std::string temp_path(const std::string &name) {
   return ::testing::TempDir() + "lowbit_synth_" + std::to_string(getpid()) +
          "_" + name + ".gguf";
-}
-
-template <class F> std::string error_of(F &&f) {
-  try {
-    f();
-  } catch (const Error &e) {
-    return e.what();
-  }
-  return "(no error)";
 }
 
 const GgufValue &array_of(const GgufFile &file, const std::string &key,
