@@ -308,39 +308,6 @@ void store_half(uint8_t *p, uint16_t h) {
   p[1] = uint8_t(h >> 8);
 }
 
-/// One tq1_0 byte: the 5-trit base-3 number of `t` (n trits, first most
-/// significant, shifted to 5) as the fixed-point fraction ceil(x 256 / 243).
-uint8_t tq1_byte(const uint8_t *t, int stride, int n) {
-  unsigned x = 0;
-  for (int i = 0; i < 5; ++i)
-    x = x * 3 + (i < n ? t[i * stride] : 0u);
-  return uint8_t((x * 256 + 242) / 243);
-}
-
-/// A tq1_0 block (54 bytes) of 256 trits: qs[m] the trits m + 32 i,
-/// qs[32 + m] the trits 160 + m + 16 i, qh[j] the trits 240 + j + 4 i.
-void tq1_block(const uint8_t *t, uint16_t d, uint8_t *out) {
-  for (int m = 0; m < 32; ++m)
-    out[m] = tq1_byte(t + m, 32, 5);
-  for (int m = 0; m < 16; ++m)
-    out[32 + m] = tq1_byte(t + 160 + m, 16, 5);
-  for (int j = 0; j < 4; ++j)
-    out[48 + j] = tq1_byte(t + 240 + j, 4, 4);
-  store_half(out + 52, d);
-}
-
-/// A tq2_0 block (66 bytes): value 128 h + 32 i + m is bits 2 i of
-/// qs[32 h + m].
-void tq2_block(const uint8_t *c, uint16_t d, uint8_t *out) {
-  for (int h = 0; h < 2; ++h)
-    for (int m = 0; m < 32; ++m) {
-      const uint8_t *v = c + 128 * h + m;
-      out[32 * h + m] =
-          uint8_t(v[0] | v[32] << 2 | v[64] << 4 | v[96] << 6);
-    }
-  store_half(out + 64, d);
-}
-
 /// Where a block keeps its fp16 d, and its size.
 size_t d_offset(lowbit::GgufType type) {
   return type == lowbit::GgufType::TQ1_0   ? 52
@@ -411,10 +378,7 @@ void encode_ggml_rows(const PackedTensor &packed, int64_t m0, int64_t m1,
                          : group_half(W.scales, W, m, b * blockValues / W.group);
         if (patch != packed.d_patches.end() && patch->first == m * blocks + b)
           d = (patch++)->second;
-        if (type == lowbit::GgufType::TQ1_0)
-          tq1_block(c, d, out);
-        else
-          tq2_block(c, d, out);
+        lowbit::encode_tq_block(type, c, d, out);
         continue;
       }
       store_half(out, group_half(W.scales, W, m, b));

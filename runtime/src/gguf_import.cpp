@@ -118,14 +118,13 @@ uint16_t fp16_of(float d, const char *type, int64_t row, int64_t block) {
 
 // --- tq1_0 ---------------------------------------------------------------
 
-// The byte holding the base-3 number of `n` trits (first most significant),
-// shifted to 5 trits, as the fixed-point fraction ceil(x * 256 / 243).
-uint8_t tq1_pack(const int *trits, int n) {
+// The byte holding the base-3 number of the `n` trits t[0], t[stride], ...
+// (first most significant), shifted to 5 trits, as the fixed-point fraction
+// ceil(x * 256 / 243).
+uint8_t tq1_pack(const uint8_t *t, int stride, int n) {
   unsigned x = 0;
-  for (int i = 0; i < n; ++i)
-    x = x * 3 + unsigned(trits[i]);
-  for (int i = n; i < 5; ++i)
-    x *= 3;
+  for (int i = 0; i < 5; ++i)
+    x = x * 3 + (i < n ? unsigned(t[i * stride]) : 0u);
   return uint8_t((x * 256 + 242) / 243);
 }
 
@@ -146,25 +145,6 @@ void tq1_decode(const uint8_t *b, uint8_t *t) {
   for (int i = 0; i < 4; ++i)
     for (int j = 0; j < 4; ++j)
       t[240 + 4 * i + j] = uint8_t(tq1_trit(b[48 + j], i));
-}
-
-void tq1_encode(const int *t, uint8_t *b) {
-  int digits[5];
-  for (int m = 0; m < 32; ++m) {
-    for (int i = 0; i < 5; ++i)
-      digits[i] = t[m + 32 * i];
-    b[m] = tq1_pack(digits, 5);
-  }
-  for (int m = 0; m < 16; ++m) {
-    for (int i = 0; i < 5; ++i)
-      digits[i] = t[160 + m + 16 * i];
-    b[32 + m] = tq1_pack(digits, 5);
-  }
-  for (int j = 0; j < 4; ++j) {
-    for (int i = 0; i < 4; ++i)
-      digits[i] = t[240 + j + 4 * i];
-    b[48 + j] = tq1_pack(digits, 4);
-  }
 }
 
 // The trits of a tq1_0 byte b spread one per byte: trit i in byte i (5
@@ -222,12 +202,6 @@ void tq2_decode(const uint8_t *b, uint8_t *c) {
         c[128 * h + 32 * i + m] = uint8_t((b[32 * h + m] >> (2 * i)) & 3);
 }
 
-void tq2_encode(const int *c, uint8_t *b) {
-  std::memset(b, 0, 64);
-  for (int v = 0; v < 256; ++v)
-    b[32 * (v / 128) + v % 32] |= uint8_t(c[v] << (2 * (v % 128 / 32)));
-}
-
 // The 128 values of a 32-byte group of 2-bit fields, value 32 i + m (i < 4,
 // m < 32) in bits shift(i) of byte m (tq2_0: 2i; i2_s: 6 - 2i), as i2s
 // codes: value v in bits 2 (v % 4) of out[v / 4], out[0, 32). The codes are
@@ -266,24 +240,17 @@ inline int i2s_shift(uint64_t e) { return 6 - 2 * int(e % kI2sBlock / 32); }
 
 // ggml's ternary-block encoders: d = max |x| of the block, trit = lroundf(x
 // / d) + 1 (rounding half away from zero, as lroundf does).
-void encode_tq_block(GgufType type, const float *x, int64_t row, int64_t blk,
-                     uint8_t *out) {
+void quantize_tq_block(GgufType type, const float *x, int64_t row,
+                       int64_t blk, uint8_t *out) {
   float amax = 0.0f;
   for (int j = 0; j < kTqBlock; ++j)
     amax = std::max(amax, std::fabs(x[j]));
   const float d = amax;
   const float id = d != 0.0f ? 1.0f / d : 0.0f;
-  int t[kTqBlock];
+  uint8_t t[kTqBlock];
   for (int j = 0; j < kTqBlock; ++j)
-    t[j] = int(std::lround(x[j] * id)) + 1;
-  const uint16_t h = fp16_of(d, gguf_type_name(type), row, blk);
-  if (type == GgufType::TQ1_0) {
-    tq1_encode(t, out);
-    store_le(out + 52, h);
-  } else {
-    tq2_encode(t, out);
-    store_le(out + 64, h);
-  }
+    t[j] = uint8_t(std::lround(x[j] * id) + 1);
+  encode_tq_block(type, t, fp16_of(d, gguf_type_name(type), row, blk), out);
 }
 
 void check_finite(const float *x, int64_t count, int64_t K) {
@@ -530,6 +497,32 @@ std::string gguf_known_types() {
 
 int64_t gguf_block_size(GgufType type) { return info(type).block; }
 
+void encode_tq_block(GgufType type, const uint8_t *t, uint16_t d,
+                     uint8_t *out) {
+  if (type == GgufType::TQ1_0) {
+    // qs[m]: the trits m + 32 i; qs[32 + m]: 160 + m + 16 i; qh[j]: 240 + j
+    // + 4 i (four of them).
+    for (int m = 0; m < 32; ++m)
+      out[m] = tq1_pack(t + m, 32, 5);
+    for (int m = 0; m < 16; ++m)
+      out[32 + m] = tq1_pack(t + 160 + m, 16, 5);
+    for (int j = 0; j < 4; ++j)
+      out[48 + j] = tq1_pack(t + 240 + j, 4, 4);
+    store_le(out + 52, d);
+    return;
+  }
+  if (type != GgufType::TQ2_0)
+    throw Error(std::string("encode_tq_block: ") + gguf_type_name(type) +
+                " is not a ternary block type");
+  // Value 128 h + 32 i + m in bits 2 i of qs[32 h + m].
+  for (int h = 0; h < 2; ++h)
+    for (int m = 0; m < 32; ++m) {
+      const uint8_t *v = t + 128 * h + m;
+      out[32 * h + m] = uint8_t(v[0] | v[32] << 2 | v[64] << 4 | v[96] << 6);
+    }
+  store_le(out + 64, d);
+}
+
 uint64_t gguf_tensor_bytes(GgufType type, int64_t rows, int64_t K) {
   const TypeInfo t = info(type);
   if (rows < 1 || K < 1)
@@ -585,7 +578,7 @@ std::vector<uint8_t> gguf_encode(GgufType type, const float *values,
       continue;
     }
     for (int64_t b = 0; b < K / block; ++b)
-      encode_tq_block(type, x + b * block, m, b, row + b * int64_t(block_size));
+      quantize_tq_block(type, x + b * block, m, b, row + b * int64_t(block_size));
   }
   if (type == GgufType::I2_S) {
     // bitnet.cpp's quantize_i2_s: scale = max |x| (in double), stored as

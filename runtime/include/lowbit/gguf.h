@@ -69,6 +69,11 @@ bool is_known_gguf_type(uint32_t id);
 /// else Error). I2_S: the packed codes and its trailing scale (see
 /// runtime/README.md).
 uint64_t gguf_tensor_bytes(GgufType type, int64_t rows, int64_t K);
+/// One TQ1_0 (54 bytes) or TQ2_0 (66 bytes) block as ggml-common.h lays out
+/// block_tq1_0 / block_tq2_0: the 256 trits t (0, 1, 2 for -1, 0, +1) and
+/// the fp16 scale d (its bits). Error for another type.
+void encode_tq_block(GgufType type, const uint8_t *t, uint16_t d,
+                     uint8_t *out);
 /// Values per block along the row (32 for q4_0/q8_0/..., 256 for the
 /// K-quants and tq1_0/tq2_0, 1 for floats, the I2_S row multiple for i2_s).
 int64_t gguf_block_size(GgufType type);
