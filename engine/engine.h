@@ -75,6 +75,29 @@ struct Options {
   std::string format; // "" follows the file's types
   int threads = 1;
   int64_t n_ctx = 512; // KV cache length (tokens)
+  bool verbose = false; // Model::load logs its phases and their times on stderr
+};
+
+/// Where one-token forward passes spend their time (Model::set_profile):
+/// per step of the pass, how often it ran, its wall time and the weight
+/// bytes its products read.
+struct StepProfile {
+  int64_t calls = 0;
+  double seconds = 0;
+  int64_t bytes = 0; // packed or float weight bytes its products read
+};
+
+struct DecodeProfile {
+  int64_t tokens = 0;
+  double seconds = 0; // the whole passes
+  /// Parallel regions run: each activation class of a product's packed
+  /// weights, each float GEMV, and each norm, RoPE, attention or gate step
+  /// large enough to run on the context's threads.
+  int64_t regions = 0;
+  StepProfile qkv, wo, gate_up, down, head; // the products (with their
+                                            // activation quantization)
+  StepProfile attention; // scores, softmax and the sum over V
+  StepProfile other;     // norms, RoPE, the cache copy, the gate, residuals
 };
 
 class Model {
@@ -116,6 +139,9 @@ public:
   int64_t position() const;
   /// Empties the KV cache.
   void reset();
+  /// Adds the time of every later one-token eval to `profile` (nullptr
+  /// stops); batches of several tokens are not profiled.
+  void set_profile(DecodeProfile *profile);
 
   /// Greedy decoding from an empty cache: evaluates the prompt, takes the
   /// argmax of its last logits as the first id, feeds each id back to get

@@ -31,6 +31,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cmath>
 #include <cstring>
 
@@ -45,6 +46,41 @@ void check(lowbit_status_t status, const Linear &L) {
   if (status != LOWBIT_OK)
     throw Error("engine: " + L.tensor + ": " + lowbit_last_error());
 }
+
+using Clock = std::chrono::steady_clock;
+
+/// Times the steps of one forward pass into a DecodeProfile (no-op when
+/// `profile` is null): lap(step, bytes) charges the time since the last lap
+/// to `step`.
+class Laps {
+public:
+  explicit Laps(DecodeProfile *profile)
+      : profile_(profile), start_(profile ? Clock::now() : Clock::time_point()),
+        mark_(start_) {}
+  void lap(StepProfile DecodeProfile::*step, int64_t bytes = 0) {
+    if (!profile_)
+      return;
+    const Clock::time_point now = Clock::now();
+    StepProfile &s = profile_->*step;
+    ++s.calls;
+    s.seconds += std::chrono::duration<double>(now - mark_).count();
+    s.bytes += bytes;
+    mark_ = now;
+  }
+  void finish(int64_t regions) {
+    if (!profile_)
+      return;
+    lap(&DecodeProfile::other);
+    ++profile_->tokens;
+    profile_->regions += regions;
+    profile_->seconds +=
+        std::chrono::duration<double>(Clock::now() - start_).count();
+  }
+
+private:
+  DecodeProfile *profile_;
+  Clock::time_point start_, mark_;
+};
 
 } // namespace
 
@@ -93,6 +129,7 @@ void Model::Impl::project(std::initializer_list<Product> products,
     const Linear &L = *p.L;
     if (!L.packed) {
       constexpr int64_t kRows = 16;
+      ++regions;
       const Kernels &kn = *kernels;
       parallel_for(ctx.get(), (L.M + kRows - 1) / kRows, true,
                    [&](int64_t begin, int64_t end, int) {
@@ -132,6 +169,7 @@ void Model::Impl::run_tiles(int64_t total, const lowbit_activations_t *acts) {
   };
   const int64_t chunks =
       threads > 1 ? std::min(total, kChunksPerThread * threads) : 1;
+  ++regions;
   if (chunks <= 1) {
     if (!run(0, total))
       throw Error(std::string("engine: ") + lowbit_last_error());
@@ -159,6 +197,7 @@ void Model::Impl::run_tiles(int64_t total, const lowbit_activations_t *acts) {
 
 void Model::Impl::norm_rows(const float *X, const std::vector<float> &w,
                             int64_t n, int64_t width, float *Y) {
+  regions += n * width >= kParallelWork;
   parallel_for(ctx.get(), n, n * width >= kParallelWork,
                [&](int64_t begin, int64_t end, int) {
                  for (int64_t i = begin; i < end; ++i)
@@ -172,6 +211,7 @@ void Model::Impl::rope(float *X, int64_t n, int64_t heads, int64_t p0) {
   const int64_t D = hp.head_dim, half = hp.n_rot / 2;
   const int64_t stride0 = hp.rope_neox ? 1 : 2;
   const int64_t offset1 = hp.rope_neox ? half : 1;
+  regions += n * heads * half >= kParallelWork;
   parallel_for(ctx.get(), n, n * heads * half >= kParallelWork,
                [&](int64_t begin, int64_t end, int) {
                  for (int64_t i = begin; i < end; ++i) {
@@ -192,6 +232,7 @@ void Model::Impl::rope(float *X, int64_t n, int64_t heads, int64_t p0) {
 
 /// x += y over n rows of `width`.
 void Model::Impl::add_rows(float *x, const float *y, int64_t n, int64_t width) {
+  regions += n * width >= 4 * kParallelWork;
   parallel_for(ctx.get(), n, n * width >= 4 * kParallelWork,
                [&](int64_t begin, int64_t end, int) {
                  for (int64_t j = begin * width; j < end * width; ++j)
@@ -209,6 +250,8 @@ void Model::Impl::forward(const int32_t *tokens, int64_t n, float *logits,
   const int64_t p0 = pos;
   lowbit_context_t *c = ctx.get();
   const bool sub_norms = h.arch != Arch::Llama;
+  Laps laps(n == 1 ? profile : nullptr);
+  regions = n * E >= kParallelWork;
 
   parallel_for(c, n, n * E >= kParallelWork,
                [&](int64_t begin, int64_t end, int) {
@@ -219,8 +262,12 @@ void Model::Impl::forward(const int32_t *tokens, int64_t n, float *logits,
   for (int64_t l = 0; l < h.n_layer; ++l) {
     const Layer &L = layers[l];
     norm_rows(x.data(), L.attn_norm, n, E, xn.data());
+    laps.lap(&DecodeProfile::other);
     project({{&L.wq, q.data()}, {&L.wk, k.data()}, {&L.wv, v.data()}},
             xn.data(), n, acts[0].get());
+    laps.lap(&DecodeProfile::qkv, engine::linear_bytes(L.wq) +
+                                      engine::linear_bytes(L.wk) +
+                                      engine::linear_bytes(L.wv));
     rope(q.data(), n, H, p0);
     rope(k.data(), n, Hkv, p0);
 
@@ -241,6 +288,8 @@ void Model::Impl::forward(const int32_t *tokens, int64_t n, float *logits,
     const int64_t group = H / Hkv;
     const int64_t work = n * H * (p0 + n) * D;
     const Kernels &kn = *kernels;
+    regions += work >= kParallelWork;
+    laps.lap(&DecodeProfile::other);
     if (n == 1) {
       const int64_t chunks = (group + kQueries - 1) / kQueries;
       parallel_for(c, Hkv * chunks, work >= kParallelWork,
@@ -274,16 +323,23 @@ void Model::Impl::forward(const int32_t *tokens, int64_t n, float *logits,
                      }
                    });
     }
+    laps.lap(&DecodeProfile::attention);
     if (sub_norms)
       norm_rows(attn.data(), L.attn_sub_norm, n, qw, attn.data());
+    laps.lap(&DecodeProfile::other);
     project({{&L.wo, xn.data()}}, attn.data(), n, acts[1].get());
+    laps.lap(&DecodeProfile::wo, engine::linear_bytes(L.wo));
     add_rows(x.data(), xn.data(), n, E);
 
     norm_rows(x.data(), L.ffn_norm, n, E, xn.data());
+    laps.lap(&DecodeProfile::other);
     project({{&L.gate, ff_gate.data()}, {&L.up, ff_up.data()}}, xn.data(), n,
             acts[0].get());
+    laps.lap(&DecodeProfile::gate_up,
+             engine::linear_bytes(L.gate) + engine::linear_bytes(L.up));
     const bool relu2 = h.arch == Arch::Bitnet25;
     constexpr int64_t kChunk = 1024;
+    regions += n * F >= kParallelWork;
     parallel_for(c, (n * F + kChunk - 1) / kChunk, n * F >= kParallelWork,
                  [&](int64_t begin, int64_t end, int) {
                    const int64_t i0 = begin * kChunk;
@@ -293,7 +349,9 @@ void Model::Impl::forward(const int32_t *tokens, int64_t n, float *logits,
                  });
     if (sub_norms)
       norm_rows(ff_gate.data(), L.ffn_sub_norm, n, F, ff_gate.data());
+    laps.lap(&DecodeProfile::other);
     project({{&L.down, xn.data()}}, ff_gate.data(), n, acts[2].get());
+    laps.lap(&DecodeProfile::down, engine::linear_bytes(L.down));
     add_rows(x.data(), xn.data(), n, E);
   }
 
@@ -301,9 +359,12 @@ void Model::Impl::forward(const int32_t *tokens, int64_t n, float *logits,
     const int64_t first = all_logits ? 0 : n - 1;
     const int64_t rows = n - first;
     norm_rows(x.data() + first * E, output_norm, rows, E, head_in.data());
+    laps.lap(&DecodeProfile::other);
     project({{&head, logits}}, head_in.data(), rows, acts[0].get());
+    laps.lap(&DecodeProfile::head, engine::linear_bytes(head));
   }
   pos = p0 + n;
+  laps.finish(regions);
 }
 
 void Model::eval(const int32_t *tokens, int64_t n, float *logits,
@@ -334,6 +395,8 @@ void Model::eval(const int32_t *tokens, int64_t n, float *logits,
     done += chunk;
   }
 }
+
+void Model::set_profile(DecodeProfile *profile) { impl_->profile = profile; }
 
 std::vector<int32_t>
 Model::generate(const std::vector<int32_t> &prompt, int64_t n,

@@ -48,6 +48,14 @@ struct Linear {
   std::vector<float> bias; // the optional `<name>.bias` tensor, M or empty
 };
 
+/// The bytes a product with L reads: its packed weights, or the float
+/// bytes the engine's GEMV reads.
+inline int64_t linear_bytes(const Linear &L) {
+  if (L.packed)
+    return lowbit_weights_bytes(L.packed.get());
+  return L.M * L.K * (L.ftype == FloatType::F32 ? 4 : 2);
+}
+
 struct Layer {
   std::vector<float> attn_norm, attn_sub_norm, ffn_norm, ffn_sub_norm;
   Linear wq, wk, wv, wo, gate, up, down;
@@ -98,6 +106,8 @@ struct Model::Impl {
   std::vector<float> scores; // [threads][kQueries * n_ctx]
   std::vector<float> last_logits;
   std::vector<TileSpan> spans; // of the products project() runs
+  DecodeProfile *profile = nullptr; // set_profile; filled when n == 1
+  int64_t regions = 0; // parallel regions of the pass (for `profile`)
 
   void reserve(int64_t n);
   void forward(const int32_t *tokens, int64_t n, float *logits,

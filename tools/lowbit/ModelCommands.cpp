@@ -189,6 +189,7 @@ Session openModel(const ParsedOptions &options, int64_t n_ctx,
   engineOptions.format = format;
   engineOptions.threads = options.threads();
   engineOptions.n_ctx = n_ctx;
+  engineOptions.verbose = options.has("verbose");
   std::fprintf(stderr, "lowbit: loading %s...\n", path.c_str());
   const auto loadStart = std::chrono::steady_clock::now();
   // The same mapping and specs: a float file's values are read once.
@@ -289,6 +290,40 @@ double secondsSince(std::chrono::steady_clock::time_point start) {
       .count();
 }
 
+/// Per decoded token: each step's calls, time, share of the token, and for
+/// the products the rate at which they read their weights against the
+/// read limit (`gbps`, the probe's median).
+void printDecodeProfile(const engine::DecodeProfile &p, double gbps) {
+  const double tokens = double(std::max<int64_t>(p.tokens, 1));
+  std::printf("decode profile: %.1f parallel regions and %.3f ms per token\n",
+              double(p.regions) / tokens, 1e3 * p.seconds / tokens);
+  std::printf("  %-10s %8s %10s %7s %10s %12s\n", "step", "calls", "ms",
+              "share", "GB/s", "/ read limit");
+  const std::pair<const char *, const engine::StepProfile *> steps[] = {
+      {"qkv", &p.qkv},    {"wo", &p.wo},     {"gate_up", &p.gate_up},
+      {"down", &p.down},  {"head", &p.head}, {"attention", &p.attention},
+      {"other", &p.other}};
+  double productSeconds = 0, productBytes = 0;
+  for (const auto &[name, s] : steps) {
+    std::printf("  %-10s %8.1f %10.3f %6.1f%%", name, double(s->calls) / tokens,
+                1e3 * s->seconds / tokens,
+                100.0 * s->seconds / std::max(p.seconds, 1e-12));
+    if (s->bytes > 0 && s->seconds > 0) {
+      const double rate = double(s->bytes) / s->seconds / 1e9;
+      std::printf(" %10.1f %12.2f", rate, rate / gbps);
+      productSeconds += s->seconds;
+      productBytes += double(s->bytes);
+    }
+    std::printf("\n");
+  }
+  if (productSeconds > 0)
+    std::printf("  products: %.1f GB/s, %.2f of the read limit; the rest of "
+                "the token %.1f%%\n",
+                productBytes / productSeconds / 1e9,
+                productBytes / productSeconds / 1e9 / gbps,
+                100.0 * (1.0 - productSeconds / std::max(p.seconds, 1e-12)));
+}
+
 } // namespace
 
 static int runBenchModel(const ParsedOptions &options) {
@@ -332,6 +367,8 @@ static int runBenchModel(const ParsedOptions &options) {
   const double tokenBytes = double(model.weight_bytes()) + kv / double(n);
 
   std::vector<double> pp, tg, probeGbps, ratio;
+  engine::DecodeProfile profile;
+  const bool profiling = options.has("profile");
   Progress progress("bench-model");
   for (int rep = -1; rep < reps; ++rep) { // rep -1: warm-up, untimed
     progress.update(size_t(rep + 1), size_t(reps) + 1,
@@ -344,10 +381,12 @@ static int runBenchModel(const ParsedOptions &options) {
     const double gbps = probe.pass();
     model.reset();
     int32_t next = prompt[0];
+    model.set_profile(profiling && rep >= 0 ? &profile : nullptr);
     start = std::chrono::steady_clock::now();
     for (int64_t i = 0; i < n; ++i)
       model.eval(&next, 1, logits.data(), false);
     const double tgSeconds = secondsSince(start);
+    model.set_profile(nullptr);
     if (rep < 0)
       continue;
     pp.push_back(double(p) / ppSeconds);
@@ -374,6 +413,8 @@ static int runBenchModel(const ParsedOptions &options) {
               "(median of per-rep ratios) [%.2f, %.2f]\n",
               tokenBytes / 1e6, bw.median, bw.min, bw.max, roofline, r.median,
               r.min, r.max);
+  if (profiling)
+    printDecodeProfile(profile, bw.median);
   if (jsonPath) {
     nlohmann::ordered_json j;
     j["model"] = s.file->path();
@@ -426,6 +467,7 @@ const Command &generateCommand() {
         {"target", "T", "target ISA (default native)"},
         {"schedule", "FILE", "tuned schedule to take kernel configs from"},
         {"threads", "T", kThreadsHelp, false, "t"},
+        {"verbose", nullptr, "log the load's phases and their times"},
         {"logits", "L.npy",
          "write float32 logits [len(tokens) + n - 1, vocab]"}}},
       runGenerate};
@@ -451,7 +493,10 @@ const Command &benchModelCommand() {
         {"target", "T", "target ISA (default native)"},
         {"schedule", "FILE", "tuned schedule to take kernel configs from"},
         {"threads", "T", kThreadsHelp, false, "t"},
-        {"json", "FILE", "write the results as JSON"}}},
+        {"json", "FILE", "write the results as JSON"},
+        {"profile", nullptr,
+         "time each step of the decoded tokens (products, attention, the "
+         "rest)"}}},
       runBenchModel};
   return command;
 }
