@@ -15,9 +15,7 @@
 
 #include <algorithm>
 #include <atomic>
-#include <chrono>
 #include <cmath>
-#include <cstdio>
 #include <cstring>
 #include <map>
 #include <new>
@@ -212,27 +210,6 @@ Linear load_linear(const GgufFile &file, const LinearSpec &spec) {
   return L;
 }
 
-/// Model::load's phase log (Options::verbose): each phase's wall time since
-/// the previous one, on stderr.
-class PhaseLog {
-public:
-  explicit PhaseLog(bool on) : on_(on), last_(Clock::now()) {}
-  void operator()(const char *phase) {
-    if (!on_)
-      return;
-    const Clock::time_point now = Clock::now();
-    std::fprintf(
-        stderr, "lowbit: load: %-34s %8.1f ms\n", phase,
-        std::chrono::duration<double, std::milli>(now - last_).count());
-    last_ = now;
-  }
-
-private:
-  using Clock = std::chrono::steady_clock;
-  bool on_;
-  Clock::time_point last_;
-};
-
 Arch parse_arch(const GgufFile &file, const std::string &name) {
   if (name == "llama")
     return Arch::Llama;
@@ -397,7 +374,6 @@ std::unique_ptr<Model> Model::load(std::shared_ptr<const GgufFile> opened,
   if (options.n_ctx < 1)
     throw Error("engine: n_ctx must be >= 1, got " +
                 std::to_string(options.n_ctx));
-  PhaseLog phase(options.verbose);
   auto m = std::make_unique<Impl>();
   m->options = options;
   m->file = std::move(opened);
@@ -428,7 +404,6 @@ std::unique_ptr<Model> Model::load(std::shared_ptr<const GgufFile> opened,
            specs[i].K == shapes[i].K;
   if (!same)
     fail(file, "the linear specs given are not linear_specs' of this file");
-  phase("hyperparameters, context, checks");
 
   // Every linear weight imported once and packed (lowbit_pack_gguf uses no
   // context), largest first: the largest (a vocabulary-sized head) alone,
@@ -461,7 +436,6 @@ std::unique_ptr<Model> Model::load(std::shared_ptr<const GgufFile> opened,
   // its packed copy are all resident, so the others are not yet (packed in
   // parallel, they would all be resident at its peak).
   load_one(0);
-  phase("the largest weight, alone");
   std::atomic<size_t> next{1};
   parallel_for(ctx, m->threads, true, [&](int64_t, int64_t, int) {
     for (size_t n = next++; n < order.size(); n = next++)
@@ -470,7 +444,6 @@ std::unique_ptr<Model> Model::load(std::shared_ptr<const GgufFile> opened,
   for (const std::string &e : errors)
     if (!e.empty())
       throw Error(e);
-  phase("the other weights, in parallel");
 
   for (int64_t l = 0; l < hp.n_layer; ++l) {
     Layer &layer = m->layers[l];
@@ -489,7 +462,6 @@ std::unique_ptr<Model> Model::load(std::shared_ptr<const GgufFile> opened,
   if (const GgufTensor *f = file.find_tensor("rope_freqs.weight"))
     m->rope_freqs = decode_vector(*f);
   m->kernels = &kernels();
-  phase("norms, engine kernels");
 
   const int64_t n_ctx = options.n_ctx;
   const size_t cache = size_t(hp.n_layer * hp.n_head_kv * n_ctx * hp.head_dim);
@@ -521,7 +493,6 @@ std::unique_ptr<Model> Model::load(std::shared_ptr<const GgufFile> opened,
   m->scores.assign(size_t(m->threads * kQueries * n_ctx), 0.0f);
   m->last_logits.assign(size_t(hp.n_vocab), 0.0f);
   m->reserve(1);
-  phase("KV cache, RoPE tables, scratch");
   return std::unique_ptr<Model>(new Model(std::move(m)));
 }
 
