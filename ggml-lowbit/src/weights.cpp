@@ -4,6 +4,7 @@
 #include "lowbit/error.h"
 #include "lowbit/format.h"
 #include "lowbit/gguf.h"
+#include "lowbit/reencode.h"
 #include "lowbit/run_kernel.h"
 #include "lowbit/target.h"
 
@@ -261,36 +262,19 @@ PackedTensor pack_tensor(uint32_t ggml_type, const uint8_t *bytes,
 
 namespace {
 
-/// The codes of row m (Kp of them) of one-plane upconvert weights
-/// (kernel_abi.h, UPCONVERT LAYOUT): per tile of 16 rows, per 64-byte
-/// vector of 32 / b k values, byte 4 i + r holds in bits [b j, b j + b) the
-/// code of row 16 t + i at k = v (32 / b) + 4 j + r.
-template <int B>
-void row_codes_of(const uint8_t *p, int64_t vectors, uint8_t *c) {
-  constexpr int kPerVector = 32 / B;
-  constexpr unsigned kMask = (1u << B) - 1;
-  for (int64_t v = 0; v < vectors; ++v, p += 64, c += kPerVector)
-    for (int r = 0; r < 4; ++r)
-      for (int j = 0; j < 8 / B; ++j)
-        c[4 * j + r] = uint8_t((p[r] >> (B * j)) & kMask);
-}
-
+/// The 2-bit codes of row m (Kp of them) of i2s or w2g256 weights in the
+/// upconvert layout (kernel_abi.h): per tile of 16 rows, per 64-byte vector
+/// of 16 k values, byte 4 i + r holds in bits [2 j, 2 j + 2) the code of
+/// row 16 t + i at k = 16 v + 4 j + r.
 void row_codes(const lowbit::UpconvertWeights &W, int64_t m, uint8_t *c) {
-  const int64_t vectors = W.Kp * W.bits / 32;
+  const int64_t vectors = W.Kp / 16;
   const uint8_t *p = W.codes.data() +
                      (m / lowbit::kUpconvertTileRows) * vectors * 64 +
                      (m % lowbit::kUpconvertTileRows) * 4;
-  switch (W.bits) {
-  case 2:
-    return row_codes_of<2>(p, vectors, c);
-  case 4:
-    return row_codes_of<4>(p, vectors, c);
-  case 8:
-    return row_codes_of<8>(p, vectors, c);
-  default:
-    throw lowbit::Error("no one-plane codes of " + std::to_string(W.bits) +
-                        " bits");
-  }
+  for (int64_t v = 0; v < vectors; ++v, p += 64, c += 16)
+    for (int r = 0; r < 4; ++r)
+      for (int j = 0; j < 4; ++j)
+        c[4 * j + r] = uint8_t((p[r] >> (2 * j)) & 3);
 }
 
 /// The fp16 scale (or zero) of row m and group g of the upconvert layout:
@@ -301,11 +285,6 @@ uint16_t group_half(const lowbit::AlignedArray<uint16_t> &a,
   return a.data()[((m / lowbit::kUpconvertTileRows) * groups + g) *
                       lowbit::kUpconvertTileRows +
                   m % lowbit::kUpconvertTileRows];
-}
-
-void store_half(uint8_t *p, uint16_t h) {
-  p[0] = uint8_t(h & 0xff);
-  p[1] = uint8_t(h >> 8);
 }
 
 /// Where a block keeps its fp16 d, and its size.
@@ -323,31 +302,18 @@ size_t ggml_row_bytes(const PackedTensor &packed) {
 }
 
 bool encodes_ggml_type(uint32_t ggml_type) {
-  switch (lowbit::GgufType(ggml_type)) {
-  case lowbit::GgufType::TQ1_0:
-  case lowbit::GgufType::TQ2_0:
-  case lowbit::GgufType::Q4_0:
-  case lowbit::GgufType::Q4_1:
-  case lowbit::GgufType::Q8_0:
-    return true;
-  default:
-    return false;
-  }
+  return find_type(ggml_type) != nullptr;
 }
 
 bool encodes_ggml_bytes(const PackedTensor &packed) {
-  const int bits = packed.weights.bits;
   switch (lowbit::GgufType(packed.ggml_type)) {
   case lowbit::GgufType::TQ1_0:
   case lowbit::GgufType::TQ2_0:
-    return bits == 2;
-  case lowbit::GgufType::Q4_0:
-  case lowbit::GgufType::Q4_1:
-    return bits == 4 && packed.weights.group == 32;
-  case lowbit::GgufType::Q8_0:
-    return bits == 8 && packed.weights.group == 32;
-  default:
-    return false;
+    return packed.weights.bits == 2;
+  default: // the block formats: ggml's type is lowbit's format
+    return lowbit::reencodes_blocks(packed.weights.format) &&
+           lowbit::ggml_block_type(packed.weights.format.kind)->ggml_type ==
+               packed.ggml_type;
   }
 }
 
@@ -355,11 +321,10 @@ void encode_ggml_rows(const PackedTensor &packed, int64_t m0, int64_t m1,
                       uint8_t *out) {
   const lowbit::UpconvertWeights &W = packed.weights;
   const lowbit::GgufType type = lowbit::GgufType(packed.ggml_type);
-  const int64_t blockValues = lowbit::gguf_block_size(type);
-  const size_t blockBytes = lowbit::gguf_tensor_bytes(type, 1, blockValues);
-  const int64_t blocks = W.K / blockValues;
-  const bool ternary =
-      type == lowbit::GgufType::TQ1_0 || type == lowbit::GgufType::TQ2_0;
+  if (type != lowbit::GgufType::TQ1_0 && type != lowbit::GgufType::TQ2_0)
+    return lowbit::encode_block_rows(W, m0, m1, out);
+  const size_t blockBytes = size_t(ternary_block_bytes(type));
+  const int64_t blocks = W.K / kTernaryBlock;
   // i2s: one scale, the d of every block with a non-zero code.
   const uint16_t oneD = W.format.is_ternary() ? lowbit::float_to_half(W.w_scale)
                                               : uint16_t(0);
@@ -371,29 +336,12 @@ void encode_ggml_rows(const PackedTensor &packed, int64_t m0, int64_t m1,
   for (int64_t m = m0; m < m1; ++m) {
     row_codes(W, m, codes.data());
     for (int64_t b = 0; b < blocks; ++b, out += blockBytes) {
-      const uint8_t *c = codes.data() + b * blockValues;
-      if (ternary) {
-        uint16_t d = W.format.is_ternary()
-                         ? oneD
-                         : group_half(W.scales, W, m, b * blockValues / W.group);
-        if (patch != packed.d_patches.end() && patch->first == m * blocks + b)
-          d = (patch++)->second;
-        lowbit::encode_tq_block(type, c, d, out);
-        continue;
-      }
-      store_half(out, group_half(W.scales, W, m, b));
-      if (type == lowbit::GgufType::Q8_0) {
-        for (int j = 0; j < 32; ++j)
-          out[2 + j] = uint8_t(c[j] - 128); // int8 code + 128 (kernel_abi.h)
-        continue;
-      }
-      uint8_t *qs = out + 2;
-      if (type == lowbit::GgufType::Q4_1) {
-        store_half(out + 2, group_half(W.zeros, W, m, b));
-        qs = out + 4;
-      }
-      for (int j = 0; j < 16; ++j)
-        qs[j] = uint8_t(c[j] | c[j + 16] << 4);
+      uint16_t d = W.format.is_ternary()
+                       ? oneD
+                       : group_half(W.scales, W, m, b * kTernaryBlock / W.group);
+      if (patch != packed.d_patches.end() && patch->first == m * blocks + b)
+        d = (patch++)->second;
+      lowbit::encode_tq_block(type, codes.data() + b * kTernaryBlock, d, out);
     }
   }
 }

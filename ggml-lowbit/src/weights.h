@@ -69,23 +69,23 @@ struct PackedTensor {
 /// Bytes of one row of `packed`'s tensor as ggml stores it.
 size_t ggml_row_bytes(const PackedTensor &packed);
 
-/// Whether tensors of ggml type `ggml_type` are held once: tq1_0, tq2_0,
-/// q4_0, q4_1 and q8_0, whose bytes encode_ggml_rows writes back from the
-/// packed form (encodes_ggml_bytes).
+/// Whether tensors of ggml type `ggml_type` are held once: every type
+/// ggml-lowbit takes (weights.cpp's table), whose bytes encode_ggml_rows
+/// writes back from the packed form (encodes_ggml_bytes).
 bool encodes_ggml_type(uint32_t ggml_type);
 
 /// Whether encode_ggml_rows can write ggml's bytes of this tensor's type
-/// back from its packed form: tq1_0 and tq2_0 (from i2s or w2g256), q4_0,
-/// q4_1 and q8_0 (one plane of codes, one fp16 d per 32 and q4_1's
-/// minimum). The other block types (two planes of codes, the K-quants'
-/// packed 6-bit scales) are not re-encoded: ggml's bytes stay beside them.
+/// back from its packed form: tq1_0 and tq2_0 (from i2s or w2g256), and
+/// the block formats (q4_0 ... q8_0, the K-quants, iq4_nl), which pack
+/// every bit of their blocks (lowbit::encode_block_rows).
 bool encodes_ggml_bytes(const PackedTensor &packed);
 
 /// Writes ggml's bytes of rows [m0, m1) of `packed`'s tensor to `out`
 /// (ggml_row_bytes each), from the packed form alone: the codes of the
 /// upconvert layout (kernel_abi.h) and the scales, in ggml's blocks
-/// (ggml-common.h's block_tq1_0, block_tq2_0, block_q4_0, block_q4_1,
-/// block_q8_0, as lowbit's gguf_import.cpp documents them).
+/// (ggml-common.h's block_tq1_0 and block_tq2_0, as lowbit's
+/// gguf_import.cpp documents them; the block formats through
+/// lowbit::encode_block_rows).
 /// encodes_ggml_bytes must hold.
 void encode_ggml_rows(const PackedTensor &packed, int64_t m0, int64_t m1,
                       uint8_t *out);
