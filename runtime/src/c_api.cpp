@@ -166,50 +166,92 @@ lowbit_status_t lowbit_register_kernels(const lowbit_kernel_entry_t *entries,
   });
 }
 
+/// The registered kernels of (format, M, K), by increasing minN: the
+/// shape's own, else the format's any-shape kernels; none without one for
+/// N = 1. Error when they read different layouts.
+static std::vector<Entry> kernelsFor(const lowbit::Format &f, int64_t M,
+                                     int64_t K) {
+  std::vector<Entry> kernels;
+  {
+    std::lock_guard<std::mutex> lock(registryMutex);
+    for (const Entry &e : registry())
+      if (e.format == f.name() && e.M == M && e.K == K)
+        kernels.push_back(e);
+    if (kernels.empty())
+      for (const Entry &e : registry())
+        if (e.format == f.name() && e.anyFn &&
+            lowbit::any_kernel_shape_error(
+                f, K, e.layout.family == LOWBIT_LAYOUT_BITPLANES)
+                .empty())
+          kernels.push_back(e);
+  }
+  std::sort(kernels.begin(), kernels.end(),
+            [](const Entry &a, const Entry &b) { return a.minN < b.minN; });
+  // A kernel for N = 1 must exist when any does: smaller N would otherwise
+  // have none. Without one, the reference runs every N.
+  if (!kernels.empty() && kernels.front().minN != 1)
+    kernels.clear();
+  // One layout serves the shape's kernels (one strategy and target per
+  // table).
+  for (const Entry &e : kernels)
+    if (std::memcmp(&e.layout, &kernels.front().layout, sizeof(e.layout)) !=
+        0)
+      throw lowbit::Error(
+          "lowbit_pack: the " + f.name() + " kernels of M = " +
+          std::to_string(M) + ", K = " + std::to_string(K) +
+          " read different layouts (" +
+          lowbit::layout_name(kernels.front().layout) + ", " +
+          lowbit::layout_name(e.layout) + ")");
+  return kernels;
+}
+
+/// Whether kernels of this layout read pack_upconvert's (pack_for_kernel).
+static bool readsUpconvert(const lowbit_layout_t &layout) {
+  return layout.family != LOWBIT_LAYOUT_LUT &&
+         layout.family != LOWBIT_LAYOUT_BITPLANES;
+}
+
 /// Weights for canonical packed ones: the registered kernels of their
 /// (format, M, K), repacked into those kernels' layout.
 static std::unique_ptr<lowbit_weights_t>
 withKernels(lowbit::PackedWeights canonical) {
   auto weights = std::make_unique<lowbit_weights_t>();
   weights->canonical = std::move(canonical);
-  const lowbit::Format &f = weights->canonical.format;
-  const int64_t M = weights->canonical.M, K = weights->canonical.K;
-  {
-    // The shape's own kernels, else the format's any-shape kernels.
-    std::lock_guard<std::mutex> lock(registryMutex);
-    for (const Entry &e : registry())
-      if (e.format == f.name() && e.M == M && e.K == K)
-        weights->kernels.push_back(e);
-    if (weights->kernels.empty())
-      for (const Entry &e : registry())
-        if (e.format == f.name() && e.anyFn &&
-            lowbit::any_kernel_shape_error(
-                f, K, e.layout.family == LOWBIT_LAYOUT_BITPLANES)
-                .empty())
-          weights->kernels.push_back(e);
-  }
-  std::sort(weights->kernels.begin(), weights->kernels.end(),
-            [](const Entry &a, const Entry &b) { return a.minN < b.minN; });
-  // A kernel for N = 1 must exist when any does: smaller N would otherwise
-  // have none. Without one, the reference runs every N.
-  if (!weights->kernels.empty() && weights->kernels.front().minN != 1)
-    weights->kernels.clear();
-  if (!weights->kernels.empty()) {
-    // One layout serves the shape's kernels (one strategy and target per
-    // table).
-    const Entry &kernel = weights->kernels.front();
-    for (const Entry &e : weights->kernels)
-      if (std::memcmp(&e.layout, &kernel.layout, sizeof(e.layout)) != 0)
-        throw lowbit::Error(
-            "lowbit_pack: the " + f.name() + " kernels of M = " +
-            std::to_string(M) + ", K = " + std::to_string(K) +
-            " read different layouts (" + lowbit::layout_name(kernel.layout) +
-            ", " + lowbit::layout_name(e.layout) + ")");
+  const lowbit::PackedWeights &W = weights->canonical;
+  weights->kernels = kernelsFor(W.format, W.M, W.K);
+  if (!weights->kernels.empty())
     weights->prepared =
-        lowbit::pack_for_kernel(weights->canonical, kernel.layout);
-  }
+        lowbit::pack_for_kernel(W, weights->kernels.front().layout);
   return weights;
 }
+
+} // extern "C"
+
+bool lowbit::upconvert_kernels_registered(const Format &format, int64_t M,
+                                          int64_t K) {
+  const std::vector<Entry> kernels = kernelsFor(format, M, K);
+  return !kernels.empty() && readsUpconvert(kernels.front().layout) &&
+         layout_error(kernels.front().layout, format).empty();
+}
+
+lowbit_weights_t *lowbit::upconvert_weights_handle(UpconvertWeights U) {
+  auto weights = std::make_unique<lowbit_weights_t>();
+  lowbit::PackedWeights &W = weights->canonical; // format and shape only
+  W.format = U.format;
+  W.M = U.M;
+  W.K = U.K;
+  W.tensor_scale = U.w_scale;
+  if (!upconvert_kernels_registered(U.format, U.M, U.K))
+    throw Error("upconvert_weights_handle: no registered " + U.format.name() +
+                " kernel of M = " + std::to_string(U.M) + ", K = " +
+                std::to_string(U.K) + " reads the upconvert layout");
+  weights->kernels = kernelsFor(U.format, U.M, U.K);
+  weights->prepared = std::move(U);
+  weights->compacted = true;
+  return weights.release();
+}
+
+extern "C" {
 
 lowbit_status_t lowbit_pack(const char *format, const float *W, int64_t M,
                             int64_t K, lowbit_weights_t **out) {

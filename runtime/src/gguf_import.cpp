@@ -33,6 +33,7 @@
 #include "ggml_blocks.h"
 #include "layout.h"
 #include "ternary.h"
+#include "upconvert_rows.h"
 
 #include <algorithm>
 #include <array>
@@ -326,6 +327,52 @@ public:
     }
   }
 
+  // Row m of a tq2_0 tensor straight into the tiles of i2s weights U
+  // (kernel_abi.h's UPCONVERT LAYOUT), checked as it moves; whether a code
+  // is 3. Value 128 h + 32 i + m' of a block is bits 2i of qs[32 h + m'];
+  // row m's 4 bytes of vector v hold values 16 v + 4 j + r in byte r, bits
+  // 2 j. For v = 8 h + 2 i + s of a block (s < 2) that is field i of
+  // qs[32 h + 16 s + 4 j + r]: the four 4-byte words W_j at qs + 32 h +
+  // 16 s + 4 j, each masked to field i, shifted into field j and ORed (two
+  // 8-byte loads, the words' halves merged), one 4-byte store per vector.
+  bool tq2_tiles(int64_t m, UpconvertWeights &U) {
+    constexpr uint64_t kLow = 0x5555555555555555ull;
+    constexpr uint64_t kField = 0x0303030303030303ull;
+    const uint64_t block_bytes = info(t_.type).block_size;
+    const int64_t blocks = K_ / kTqBlock, vectors = U.Kp / 16;
+    const int64_t t = m / kUpconvertTileRows, i = m % kUpconvertTileRows;
+    uint8_t *out = U.codes.data() + t * vectors * 64 + i * 4;
+    const uint8_t *blk = t_.data + uint64_t(m * blocks) * block_bytes;
+    uint64_t threes = 0;
+    for (int64_t b = 0; b < blocks; ++b, blk += block_bytes, out += 16 * 64) {
+      uint64_t other = 0;
+      for (int q = 0; q < 4; ++q) { // the 32 bytes of half h = q / 2
+        const uint64_t x = load_le<uint64_t>(blk + 16 * q);
+        const uint64_t y = load_le<uint64_t>(blk + 16 * q + 8);
+        threes |= (x & (x >> 1)) | (y & (y >> 1));
+        other |= (x ^ kLow) | (y ^ kLow);
+        uint8_t *vec = out + 64 * (8 * (q / 2) + q % 2);
+        for (int f = 0; f < 4; ++f) { // field i = f: vector 8h + 2f + s
+          const uint64_t w = ((x >> (2 * f)) & kField) |
+                             ((y >> (2 * f)) & kField) << 4;
+          store_le(vec + 128 * f, uint32_t(w) | uint32_t(w >> 32) << 2);
+        }
+      }
+      if (other) // a block of zeros carries no scale
+        note_scale(load_le<uint16_t>(blk + 64));
+    }
+    return (threes & kLow) != 0;
+  }
+
+  // What the rows read so far showed (gguf_pack_rows).
+  GgufRowsCheck check() const {
+    GgufRowsCheck c;
+    c.any = any_;
+    c.first = first_;
+    c.mixed = !others_.empty();
+    return c;
+  }
+
   // c[0..K) of row m; remembers the scales of non-zero blocks.
   void row(int64_t m, uint8_t *c) {
     if (t_.type == GgufType::I2_S) {
@@ -448,7 +495,107 @@ template <typename F> auto named(const GgufTensor &t, F f) -> decltype(f()) {
   }
 }
 
+// import_tensor's checks of the tensor's byte count and shape.
+void check_size_and_shape(const GgufTensor &t, const Format &format) {
+  if (!t.data || t.ne.empty())
+    fail(t, "the tensor has no data");
+  const int64_t M = t.rows(), K = t.K();
+  const uint64_t expected = named(t, [&] {
+    return gguf_tensor_bytes(t.type, M, K);
+  });
+  if (t.bytes != expected)
+    fail(t, std::string(gguf_type_name(t.type)) + " [" + std::to_string(M) +
+                " x " + std::to_string(K) + "] needs " +
+                std::to_string(expected) + " bytes, got " +
+                std::to_string(t.bytes));
+  named(t, [&] { format.check_shape(M, K); });
+}
+
 } // namespace
+
+bool gguf_packs_directly(GgufType type, const Format &format) {
+  if (is_ternary_type(type))
+    return format.kind == FormatKind::I2S;
+  const GgmlBlockType *block = ggml_block_type_by_id(uint32_t(type));
+  return block && block->kind == format.kind && has_upconvert_layout(format);
+}
+
+GgufRowsCheck gguf_pack_rows(const GgufTensor &t, UpconvertWeights &U,
+                             int64_t m_begin, int64_t m_end) {
+  const Format &format = U.format;
+  if (!gguf_packs_directly(t.type, format))
+    fail(t, std::string(gguf_type_name(t.type)) + " does not pack into " +
+                format.name() + " directly");
+  check_size_and_shape(t, format);
+  const int64_t M = t.rows(), K = t.K();
+  if (U.M != M || U.K != K || m_begin < 0 || m_begin > m_end || m_end > M ||
+      m_begin % kUpconvertTileRows != 0)
+    fail(t, "gguf_pack_rows: rows [" + std::to_string(m_begin) + ", " +
+                std::to_string(m_end) + ") of weights of " +
+                std::to_string(U.M) + " x " + std::to_string(U.K));
+  GgufRowsCheck check;
+  if (!is_ternary_type(t.type)) {
+    const GgmlBlockType &type = *ggml_block_type_by_id(uint32_t(t.type));
+    const int64_t row_bytes = code_row_bytes(format, K);
+    const uint8_t *rows = t.data + m_begin * row_bytes;
+    try {
+      for (int64_t m = m_begin; m < m_end; ++m) // validate()'s checks
+        check_block_row(type, rows + (m - m_begin) * row_bytes, K, m);
+    } catch (const Error &) {
+      check.bad = true; // gguf_finish_rows names the problem
+      return check;
+    }
+    pack_block_rows(U, rows, m_begin, m_end);
+    return check;
+  }
+  TernaryReader reader(t);
+  if (t.type == GgufType::TQ2_0) {
+    for (int64_t m = m_begin; m < m_end; ++m)
+      check.bad |= reader.tq2_tiles(m, U);
+  } else {
+    std::vector<uint8_t> row(size_t(U.Kp / 4), 0); // zero past K
+    try {
+      for (int64_t m = m_begin; m < m_end; ++m) {
+        reader.i2s_row(m, row.data()); // throws on a code 3
+        put_i2s_row(U, m, row.data());
+      }
+    } catch (const Error &) {
+      check.bad = true;
+    }
+  }
+  const bool bad = check.bad;
+  check = reader.check();
+  check.bad = bad;
+  return check;
+}
+
+void gguf_finish_rows(const GgufTensor &t, UpconvertWeights &U,
+                      const std::vector<GgufRowsCheck> &checks) {
+  GgufRowsCheck all;
+  for (const GgufRowsCheck &c : checks) {
+    all.bad |= c.bad;
+    all.mixed |= c.mixed || (all.any && c.any && c.first != all.first);
+    if (!all.any && c.any)
+      all.first = c.first;
+    all.any |= c.any;
+  }
+  float scale = 0.0f;
+  if (!all.bad && !all.mixed && all.any && is_ternary_type(t.type))
+    scale = t.type == GgufType::I2_S
+                ? load_f32_le(t.data + t.rows() * t.K() / 4)
+                : half_to_float(all.first);
+  const bool scale_ok =
+      !all.any || !is_ternary_type(t.type) ||
+      (std::isfinite(scale) && scale > 0.0f);
+  if (all.bad || all.mixed || !scale_ok) {
+    // import_tensor's Error, which names the first problem as it does.
+    import_tensor(t, U.format);
+    fail(t, "the direct import found a problem that import_tensor did not");
+  }
+  if (is_ternary_type(t.type))
+    // An all-zero tensor carries no scale: it gets quantize()'s floor.
+    U.w_scale = scale > 0.0f ? scale : 1e-5f;
+}
 
 const char *gguf_type_name(GgufType type) { return info(type).name; }
 

@@ -8,6 +8,7 @@
 #include "ggml_blocks.h"
 #include "layout.h"
 #include "q4_0.h"
+#include "upconvert_rows.h"
 
 #include <algorithm>
 #include <cmath>
@@ -149,19 +150,24 @@ static bool i2s_valid(const PackedWeights &W) {
   return true;
 }
 
+void detail::put_i2s_row(UpconvertWeights &U, int64_t m, const uint8_t *row) {
+  const int64_t vectors = U.Kp / 16; // even
+  const int64_t t = m / kUpconvertTileRows, i = m % kUpconvertTileRows;
+  uint8_t *out = U.codes.data() + t * vectors * 64 + i * 4;
+  for (int64_t v = 0; v < vectors; v += 2) {
+    const uint64_t w = transpose_fields(load_le<uint64_t>(row + 4 * v));
+    store_le(out + v * 64, uint32_t(w));
+    store_le(out + (v + 1) * 64, uint32_t(w >> 32));
+  }
+}
+
 static void pack_i2s(const PackedWeights &canonical, UpconvertWeights &U) {
-  const int64_t row_bytes = canonical.row_bytes(), vectors = U.Kp / 16; // even
+  const int64_t row_bytes = canonical.row_bytes();
   std::vector<uint8_t> row(size_t(U.Kp / 4), 0); // zero past the row
   for (int64_t m = 0; m < U.M; ++m) {
     std::memcpy(row.data(), canonical.codes.data() + m * row_bytes,
                 size_t(row_bytes));
-    const int64_t t = m / kUpconvertTileRows, i = m % kUpconvertTileRows;
-    uint8_t *out = U.codes.data() + t * vectors * 64 + i * 4;
-    for (int64_t v = 0; v < vectors; v += 2) {
-      const uint64_t w = transpose_fields(load_le<uint64_t>(row.data() + 4 * v));
-      store_le(out + v * 64, uint32_t(w));
-      store_le(out + (v + 1) * 64, uint32_t(w >> 32));
-    }
+    put_i2s_row(U, m, row.data());
   }
 }
 
@@ -169,13 +175,15 @@ static void pack_i2s(const PackedWeights &canonical, UpconvertWeights &U) {
 /// the low nibble of byte k and code 16 + k in the high one, and the kernel
 /// code is the nibble. Row i's 4 bytes of vector v (codes 8v + 4j + r in
 /// byte r, bits 4j) are the nibbles of bytes 8 (v % 2) + 4j + r, the low
-/// ones for v < 2: two 4-byte loads, masked and shifted.
-static void pack_q4_0(const PackedWeights &canonical, UpconvertWeights &U) {
-  const int64_t row_bytes = canonical.row_bytes(), blocks = U.Kp / 32;
+/// ones for v < 2: two 4-byte loads, masked and shifted. Rows [m_begin,
+/// m_end), row m's blocks at rows + (m - m_begin) * row_bytes.
+static void pack_q4_0(const uint8_t *rows, int64_t row_bytes,
+                      UpconvertWeights &U, int64_t m_begin, int64_t m_end) {
+  const int64_t blocks = U.Kp / 32;
   const int64_t vectors = U.Kp * 4 / 32;
-  for (int64_t m = 0; m < U.M; ++m) {
+  for (int64_t m = m_begin; m < m_end; ++m) {
     const int64_t t = m / kUpconvertTileRows, i = m % kUpconvertTileRows;
-    const uint8_t *qs = canonical.codes.data() + m * row_bytes + 2;
+    const uint8_t *qs = rows + (m - m_begin) * row_bytes + 2;
     uint8_t *out = U.codes.data() + t * vectors * 64 + i * 4;
     for (int64_t j = 0; j < blocks; ++j, qs += 18, out += 4 * 64)
       for (int h = 0; h < 2; ++h) {
@@ -194,9 +202,11 @@ static void pack_q4_0(const PackedWeights &canonical, UpconvertWeights &U) {
 /// signed, code_offset 0), its s_j into U.scales and (types with a minimum)
 /// its o_j into U.zeros, fp16 [Mp/16][Kp/32][16]. Each s_j and o_j is the
 /// block's fp16 field for the formats with one scale per 32 (q8_0, q5_0,
-/// q4_1, q5_1, iq4_nl), copied as it is.
-static void pack_block_weights(const PackedWeights &canonical,
-                               UpconvertWeights &U);
+/// q4_1, q5_1, iq4_nl), copied as it is. Rows [m_begin, m_end) as
+/// pack_q4_0; U's arrays shaped (shape_upconvert).
+static void pack_block_weights(const uint8_t *rows, int64_t row_bytes,
+                               UpconvertWeights &U, int64_t m_begin,
+                               int64_t m_end);
 
 /// The fp16 field at byte `at` of a ggml block (little-endian).
 static uint16_t block_half(const uint8_t *block, int at) {
@@ -242,8 +252,12 @@ private:
 /// m_j, then 16 fp16 d (and 16 fp16 -dmin): the integers the blocks store
 /// (BlockCodec::sub_scales, which row_block_params' decoders use too), so
 /// s_j = d * sc_j and o_j = -dmin * m_j exactly as ggml dequantizes.
-static void pack_k_quant(const PackedWeights &canonical, UpconvertWeights &U) {
-  const GgmlBlockType &type = *ggml_block_type(canonical.format.kind);
+/// Rows [m_begin, m_end) as pack_block_weights; the rows of a tile share
+/// the sub-scale bytes, so a range that another thread's range continues
+/// starts and ends at a tile.
+static void pack_k_quant(const uint8_t *rows, int64_t row_bytes,
+                         UpconvertWeights &U, int64_t m_begin, int64_t m_end) {
+  const GgmlBlockType &type = *ggml_block_type(U.format.kind);
   const BlockCodec &codec = block_codec(type.kind);
   const int bits = type.sub_scale_bits;
   const int64_t per_super = type.block / type.scale_block;
@@ -253,10 +267,6 @@ static void pack_k_quant(const PackedWeights &canonical, UpconvertWeights &U) {
   const int64_t head = parts * per_super * sub_bytes; // then the fp16 rows
   const int64_t super_bytes =
       lowbit_k_quant_super_bytes(int(per_super), bits, type.has_min);
-  const int64_t row_bytes = canonical.row_bytes();
-  U.group = type.block;
-  U.scales = AlignedArray<uint16_t>(
-      size_t(U.num_tiles() * supers * super_bytes / 2));
   uint8_t *bytes = reinterpret_cast<uint8_t *>(U.scales.data());
   // Row i's b bits of n (two's complement where negative) in the bit string
   // of the sub-block at `sub`: at most two bytes, as b <= 8.
@@ -270,8 +280,8 @@ static void pack_k_quant(const PackedWeights &canonical, UpconvertWeights &U) {
   };
   BlockRowCodes codes(type, U);
   int sc[16], mn[16];
-  for (int64_t m = 0; m < U.M; ++m) {
-    const uint8_t *row = canonical.codes.data() + m * row_bytes;
+  for (int64_t m = m_begin; m < m_end; ++m) {
+    const uint8_t *row = rows + (m - m_begin) * row_bytes;
     codes.put(row, m);
     const int64_t t = m / kUpconvertTileRows, i = m % kUpconvertTileRows;
     for (int64_t sb = 0; sb < supers; ++sb) {
@@ -293,20 +303,16 @@ static void pack_k_quant(const PackedWeights &canonical, UpconvertWeights &U) {
   }
 }
 
-static void pack_block_weights(const PackedWeights &canonical,
-                               UpconvertWeights &U) {
-  const GgmlBlockType &type = *ggml_block_type(canonical.format.kind);
+static void pack_block_weights(const uint8_t *rows, int64_t row_bytes,
+                               UpconvertWeights &U, int64_t m_begin,
+                               int64_t m_end) {
+  const GgmlBlockType &type = *ggml_block_type(U.format.kind);
   if (type.sub_scale_bits > 0)
-    return pack_k_quant(canonical, U);
+    return pack_k_quant(rows, row_bytes, U, m_begin, m_end);
   const int64_t blocks = U.Kp / 32;
-  const int64_t row_bytes = canonical.row_bytes();
-  const size_t count = size_t(U.num_tiles() * blocks * kUpconvertTileRows);
-  U.scales = AlignedArray<uint16_t>(count);
-  if (type.has_min)
-    U.zeros = AlignedArray<uint16_t>(count);
   BlockRowCodes codes(type, U);
-  for (int64_t m = 0; m < U.M; ++m) {
-    const uint8_t *row = canonical.codes.data() + m * row_bytes;
+  for (int64_t m = m_begin; m < m_end; ++m) {
+    const uint8_t *row = rows + (m - m_begin) * row_bytes;
     codes.put(row, m);
     const int64_t t = m / kUpconvertTileRows, i = m % kUpconvertTileRows;
     // s_j and o_j are the block's fp16 d and m (finite: validated), copied
@@ -321,6 +327,105 @@ static void pack_block_weights(const PackedWeights &canonical,
   }
 }
 
+namespace {
+/// The element counts of U's arrays for M x K of `format` (and U.group).
+struct UpconvertSizes {
+  size_t codes = 0, scales = 0, zeros = 0;
+  int64_t group = 0;
+};
+
+UpconvertSizes upconvert_sizes(const Format &f, int64_t M, int64_t K) {
+  const int64_t Mp = round_up(M, kUpconvertTileRows);
+  const int64_t Kp = round_up(K, kUpconvertKAlign);
+  const int64_t tiles = Mp / kUpconvertTileRows;
+  UpconvertSizes n;
+  n.codes = size_t(Mp * Kp * f.bits / 8);
+  n.group = f.is_ternary() ? 0 : f.group;
+  if (f.encoding() == Encoding::GgmlBlock) {
+    const GgmlBlockType &type = *ggml_block_type(f.kind);
+    if (type.sub_scale_bits > 0) {
+      // kernel_abi.h's K-QUANT SCALES, per tile and super-block.
+      n.group = type.block;
+      n.scales = size_t(tiles * (Kp / type.block) *
+                        lowbit_k_quant_super_bytes(
+                            int(type.block / type.scale_block),
+                            type.sub_scale_bits, type.has_min) /
+                        2);
+      return n;
+    }
+    n.group = 32;
+    n.scales = size_t(tiles * (Kp / 32) * kUpconvertTileRows);
+    n.zeros = type.has_min ? n.scales : 0;
+    return n;
+  }
+  if (n.group > 0) {
+    n.scales = size_t(tiles * (Kp / n.group) * kUpconvertTileRows);
+    n.zeros = has_zeros(f) ? n.scales : 0;
+  }
+  return n;
+}
+
+size_t round_up_64(size_t bytes) { return (bytes + 63) / 64 * 64; }
+} // namespace
+
+int64_t upconvert_bytes(const Format &format, int64_t M, int64_t K) {
+  format.check_shape(M, K);
+  const UpconvertSizes n = upconvert_sizes(format, M, K);
+  return int64_t(round_up_64(n.codes) + round_up_64(2 * n.scales) +
+                 round_up_64(2 * n.zeros));
+}
+
+UpconvertWeights shape_upconvert(const Format &f, int64_t M, int64_t K,
+                                 uint8_t *dest) {
+  if (!has_upconvert_layout(f))
+    throw Error("format '" + f.name() +
+                "' has no upconvert layout (supported: i2s, w1gG, w2gG, "
+                "w4gG and the ggml block formats)");
+  f.check_shape(M, K);
+  const UpconvertSizes n = upconvert_sizes(f, M, K);
+  UpconvertWeights U;
+  U.format = f;
+  U.M = M;
+  U.K = K;
+  U.Mp = round_up(M, kUpconvertTileRows);
+  U.Kp = round_up(K, kUpconvertKAlign);
+  U.bits = f.bits;
+  U.group = n.group;
+  if (!dest) {
+    U.codes = AlignedArray<uint8_t>(n.codes);
+    U.scales = AlignedArray<uint16_t>(n.scales);
+    U.zeros = AlignedArray<uint16_t>(n.zeros);
+    return U;
+  }
+  if (reinterpret_cast<uintptr_t>(dest) % kVectorAlignment != 0)
+    throw Error("shape_upconvert: the destination is not 64-byte aligned");
+  U.codes = AlignedArray<uint8_t>::view(dest, n.codes);
+  dest += round_up_64(n.codes);
+  U.scales =
+      AlignedArray<uint16_t>::view(reinterpret_cast<uint16_t *>(dest), n.scales);
+  dest += round_up_64(2 * n.scales);
+  U.zeros =
+      AlignedArray<uint16_t>::view(reinterpret_cast<uint16_t *>(dest), n.zeros);
+  return U;
+}
+
+void detail::pack_block_rows(UpconvertWeights &U, const uint8_t *rows,
+                             int64_t m_begin, int64_t m_end) {
+  const int64_t row_bytes = code_row_bytes(U.format, U.K);
+  if (U.format.kind != FormatKind::Q4_0)
+    return pack_block_weights(rows, row_bytes, U, m_begin, m_end);
+  pack_q4_0(rows, row_bytes, U, m_begin, m_end);
+  // Scales as pack_tile_scales lays them out: the blocks' fp16 d.
+  const int64_t groups = U.Kp / 32;
+  for (int64_t m = m_begin; m < m_end; ++m) {
+    const int64_t t = m / kUpconvertTileRows, i = m % kUpconvertTileRows;
+    const uint8_t *row = rows + (m - m_begin) * row_bytes;
+    for (int64_t g = 0; g < groups; ++g)
+      U.scales[size_t((t * groups + g) * kUpconvertTileRows + i)] =
+          q4_0_block_scale(row, g);
+  }
+}
+
 UpconvertWeights pack_upconvert(const PackedWeights &canonical) {
   const Format &f = canonical.format;
   if (!has_upconvert_layout(f))
@@ -331,33 +436,18 @@ UpconvertWeights pack_upconvert(const PackedWeights &canonical) {
   if (f.kind != FormatKind::I2S || !i2s_valid(canonical))
     validate(canonical);
 
-  UpconvertWeights U;
-  U.format = f;
-  U.M = canonical.M;
-  U.K = canonical.K;
-  U.Mp = round_up(U.M, kUpconvertTileRows);
-  U.Kp = round_up(U.K, kUpconvertKAlign);
-  U.bits = f.bits;
-  U.group = f.is_ternary() ? 0 : f.group;
+  UpconvertWeights U = shape_upconvert(f, canonical.M, canonical.K);
   U.w_scale = canonical.tensor_scale;
-
   const int b = U.bits;
   const int64_t vectors = U.Kp * b / 32; // vectors per tile
-  U.codes = AlignedArray<uint8_t>(size_t(U.Mp * U.Kp * b / 8));
 
   const Encoding encoding = f.encoding();
-  if (encoding == Encoding::GgmlBlock) {
-    U.group = 32;
-    pack_block_weights(canonical, U);
+  if (encoding == Encoding::GgmlBlock || f.kind == FormatKind::Q4_0) {
+    pack_block_rows(U, canonical.codes.data(), 0, U.M);
     return U;
   }
   if (f.kind == FormatKind::I2S) {
     pack_i2s(canonical, U);
-    return U;
-  }
-  if (f.kind == FormatKind::Q4_0) {
-    pack_q4_0(canonical, U);
-    pack_tile_scales(canonical, U);
     return U;
   }
   std::vector<int8_t> q(size_t(U.K));
@@ -381,8 +471,9 @@ void detail::pack_tile_scales(const PackedWeights &canonical,
     return;
   const int64_t groups = U.Kp / U.group; // K == Kp: G is a multiple of 32
   const size_t count = size_t(U.num_tiles() * groups * kUpconvertTileRows);
-  U.scales = AlignedArray<uint16_t>(count);
-  if (has_zeros(f))
+  if (U.scales.size() != count) // not shaped by shape_upconvert
+    U.scales = AlignedArray<uint16_t>(count);
+  if (has_zeros(f) && U.zeros.size() != count)
     U.zeros = AlignedArray<uint16_t>(count);
   const int64_t row_bytes = canonical.row_bytes();
   for (int64_t m = 0; m < U.M; ++m) {

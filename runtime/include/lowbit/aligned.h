@@ -4,7 +4,8 @@
 // loads, so every array they read lives in an AlignedArray: storage aligned to
 // 64 bytes, zero-initialised (every page is written when it is created), and
 // copied element by element (a copy is a distinct, fully written allocation,
-// which is what the cold benchmarks rely on).
+// which is what the cold benchmarks rely on). A view (AlignedArray::view)
+// holds memory its caller owns instead: one allocation can back many arrays.
 //
 //===----------------------------------------------------------------------===//
 #ifndef LOWBIT_ALIGNED_H
@@ -43,15 +44,27 @@ public:
   }
   AlignedArray(AlignedArray &&other) noexcept
       : data_(std::exchange(other.data_, nullptr)),
-        size_(std::exchange(other.size_, 0)) {}
+        size_(std::exchange(other.size_, 0)),
+        owned_(std::exchange(other.owned_, true)) {}
   AlignedArray &operator=(AlignedArray other) noexcept {
     std::swap(data_, other.data_);
     std::swap(size_, other.size_);
+    std::swap(owned_, other.owned_);
     return *this;
   }
   ~AlignedArray() {
-    if (data_)
+    if (data_ && owned_)
       ::operator delete(data_, std::align_val_t(kVectorAlignment));
+  }
+  /// `count` elements at `data`, which the caller owns (64-byte aligned,
+  /// alive as long as the array): neither written nor freed here. A copy
+  /// of a view is an allocation of its own.
+  static AlignedArray view(T *data, size_t count) {
+    AlignedArray a;
+    a.data_ = count ? data : nullptr;
+    a.size_ = count;
+    a.owned_ = false;
+    return a;
   }
 
   /// nullptr when empty.
@@ -70,6 +83,7 @@ public:
 private:
   T *data_ = nullptr;
   size_t size_ = 0;
+  bool owned_ = true; // false for a view
 };
 
 } // namespace lowbit

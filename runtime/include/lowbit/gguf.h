@@ -17,6 +17,7 @@
 #define LOWBIT_GGUF_H
 
 #include "lowbit/format.h"
+#include "lowbit/upconvert.h"
 
 #include <cstddef>
 #include <cstdint>
@@ -235,6 +236,36 @@ PackedWeights import_tensor(const GgufTensor &tensor, const Format &format);
 PackedWeights import_weights(GgufType type, const uint8_t *data, size_t bytes,
                              int64_t M, int64_t K, const Format &format,
                              const std::string &what);
+
+/// Direct import (no canonical copy): whether a tensor of `type` packs
+/// into `format`'s upconvert layout straight from its bytes, a row range at
+/// a time (gguf_pack_rows): tq1_0, tq2_0 and i2_s into i2s, a ggml block
+/// type into its own format. The bytes written are pack_upconvert's of
+/// import_tensor's weights.
+bool gguf_packs_directly(GgufType type, const Format &format);
+
+/// What gguf_pack_rows saw of a range of rows, for gguf_finish_rows.
+struct GgufRowsCheck {
+  bool bad = false;   // a code 3 (ternary) or a block scale not finite
+  bool any = false;   // a non-zero block (tq1_0, tq2_0) or value (i2_s)
+  bool mixed = false; // a non-zero block whose fp16 d is not `first`
+  uint16_t first = 0; // the fp16 d of the range's first non-zero block
+};
+
+/// Rows [m_begin, m_end) of `tensor` (m_begin a multiple of 16: tiles are
+/// written whole) from tensor.data into U, which shape_upconvert(format,
+/// tensor.rows(), tensor.K(), ...) made for a format gguf_packs_directly
+/// accepts. Each value is checked as it moves (codes, block scales);
+/// ranges may run on different threads. Throws import_tensor's Error when
+/// the tensor's size or shape is wrong.
+GgufRowsCheck gguf_pack_rows(const GgufTensor &tensor, UpconvertWeights &U,
+                             int64_t m_begin, int64_t m_end);
+
+/// After gguf_pack_rows covered every row: sets U.w_scale (the ternary
+/// formats' one scale) from the ranges' checks, or throws import_tensor's
+/// Error for the tensor (a code 3, scales that differ or are not finite).
+void gguf_finish_rows(const GgufTensor &tensor, UpconvertWeights &U,
+                      const std::vector<GgufRowsCheck> &checks);
 
 /// If every value of W [count] is in {-a, 0, a} for one a > 0, returns a;
 /// else 0. (A matrix of exact zeros returns 0.)

@@ -54,6 +54,19 @@ bool has_upconvert_layout(const Format &format);
 /// validate()'s Error for inconsistent weights.
 UpconvertWeights pack_upconvert(const PackedWeights &canonical);
 
+/// Bytes of the arrays of `format`'s upconvert layout for M x K (codes,
+/// scales, zeros, each rounded up to 64): what shape_upconvert places in a
+/// destination. Throws Error when M, K are illegal for the format.
+int64_t upconvert_bytes(const Format &format, int64_t M, int64_t K);
+
+/// Upconvert weights of M x K of `format` with their arrays sized as
+/// pack_upconvert fills them (U.w_scale 0): allocated (zero filled), or,
+/// when `dest` is given, views of upconvert_bytes(format, M, K) bytes there
+/// (64-byte aligned, zero filled, outliving U and its copies' sources).
+/// Throws Error for a format without the layout or an illegal shape.
+UpconvertWeights shape_upconvert(const Format &format, int64_t M, int64_t K,
+                                 uint8_t *dest = nullptr);
+
 /// Activations as generated kernels read them (kernel_abi.h, ACTIVATIONS).
 struct PreparedActivations {
   int64_t N = 0, K = 0, Kp = 0;
@@ -88,6 +101,23 @@ void quantize_activation_rows(const float *X, PreparedActivations &P,
 /// is illegal for the format or X has a NaN or infinity.
 PreparedActivations prepare_activations(const Format &format, const float *X,
                                         int64_t N, int64_t K);
+
+} // namespace lowbit
+
+struct lowbit_weights_t; // lowbit.h
+
+namespace lowbit {
+
+/// Whether the kernels registered for (format, M, K) (lowbit.h,
+/// lowbit_register_kernels), which lowbit_pack would attach, read the
+/// upconvert layout (c_api.cpp).
+bool upconvert_kernels_registered(const Format &format, int64_t M, int64_t K);
+
+/// The C API's weights (lowbit.h) over U, packed already, with the
+/// registered kernels of its (format, M, K), as lowbit_pack_gguf and then
+/// lowbit_weights_compact leave them (no canonical copy); Error when no
+/// registered kernel reads U's layout (c_api.cpp).
+lowbit_weights_t *upconvert_weights_handle(UpconvertWeights U);
 
 } // namespace lowbit
 
