@@ -33,6 +33,9 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <functional>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -43,6 +46,7 @@
 #include <set>
 #include <unordered_map>
 #include <string>
+#include <thread>
 #include <vector>
 
 #ifndef LOWBIT_GGML_VERSION
@@ -75,7 +79,9 @@ void log_line(ggml_log_level level, const std::string &text) {
 
 struct LoadReport {
   std::mutex mutex;
-  std::vector<std::pair<std::string, std::string>> taken; // name, conversion
+  // name, conversion: reserved in the order the loader sets the weights,
+  // the conversion filled by their repack (empty: it failed).
+  std::vector<std::pair<std::string, std::string>> taken;
   std::vector<std::pair<std::string, std::string>> left;  // name, why
   std::set<std::string> left_names;
   int64_t packed_bytes = 0; // the packed weights of `taken`
@@ -126,12 +132,18 @@ std::string mib(int64_t bytes) {
   return text;
 }
 
+void wait_for_repacks();
+
 /// One line: the weights taken since the last line and the MUL_MAT weights
 /// left to the CPU backend. Printed when a backend is created, i.e. after
 /// llama.cpp has loaded the model and before it computes anything.
 void log_load_report() {
+  wait_for_repacks();
   LoadReport &r = load_report();
   std::lock_guard<std::mutex> lock(r.mutex);
+  r.taken.erase(std::remove_if(r.taken.begin(), r.taken.end(),
+                               [](const auto &t) { return t.second.empty(); }),
+                r.taken.end());
   if (r.taken.empty() && r.left.empty())
     return;
   std::string text = "ggml-lowbit: took " + std::to_string(r.taken.size()) +
@@ -160,13 +172,99 @@ void log_load_report() {
 // exactly (encode_ggml_rows, checked against every byte once), the pages
 // under the weight are returned to the system (MADV_DONTNEED) and
 // get_tensor re-encodes: each such weight is held once, packed.
+//
+// llama.cpp's loader sets the weights from one thread; the repack and the
+// check of each (set_tensor's share of the load, ten times the loader's
+// own work alone) run on a few threads of ours (Repacker) while the loader
+// reads the next weights. Everything that reads a weight's slot (slot_of:
+// get_tensor, graph_compute, a second set_tensor) waits for its repack.
 
 struct WeightSlot {
   size_t written = 0; // bytes set since the last repack
   std::unique_ptr<PackedTensor> packed;
   std::string error;     // why the last repack failed
   bool released = false; // ggml's bytes are given back by re-encoding
+  bool pending = false;  // a repack is queued or running (Repacker::mutex)
 };
+
+/// The threads that repack weights while the loader goes on: as many as
+/// the CPUs (at most kMaxThreads), started at the first weight. At most
+/// threads + 1 weights are queued or running: each holds its ggml bytes
+/// in committed pages until it is repacked, so the loader waits rather
+/// than commit the whole model twice.
+class Repacker {
+public:
+  static Repacker &get() {
+    static Repacker repacker;
+    return repacker;
+  }
+
+  /// Runs `job` for `slot` on a thread of the pool.
+  void submit(WeightSlot &slot, std::function<void()> job) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    if (threads_.empty()) {
+      const unsigned cpus = std::max(1u, std::thread::hardware_concurrency());
+      for (unsigned i = 0; i < std::min(cpus, kMaxThreads); ++i)
+        threads_.emplace_back([this] { work(); });
+    }
+    done_.wait(lock, [&] { return in_flight_ <= threads_.size(); });
+    slot.pending = true;
+    ++in_flight_;
+    queue_.emplace_back(&slot, std::move(job));
+    ready_.notify_one();
+  }
+
+  /// Waits until `slot` has no repack queued or running.
+  void wait(const WeightSlot &slot) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    done_.wait(lock, [&] { return !slot.pending; });
+  }
+
+  /// Waits until no repack is queued or running.
+  void wait_all() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    done_.wait(lock, [&] { return in_flight_ == 0; });
+  }
+
+  ~Repacker() {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      stop_ = true;
+    }
+    ready_.notify_all();
+    for (std::thread &t : threads_)
+      t.join();
+  }
+
+private:
+  static constexpr unsigned kMaxThreads = 8;
+
+  void work() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    for (;;) {
+      ready_.wait(lock, [&] { return stop_ || !queue_.empty(); });
+      if (queue_.empty())
+        return;
+      auto [slot, job] = std::move(queue_.front());
+      queue_.pop_front();
+      lock.unlock();
+      job();
+      lock.lock();
+      slot->pending = false;
+      --in_flight_;
+      done_.notify_all();
+    }
+  }
+
+  std::mutex mutex_;
+  std::condition_variable ready_, done_;
+  std::deque<std::pair<WeightSlot *, std::function<void()>>> queue_;
+  std::vector<std::thread> threads_;
+  size_t in_flight_ = 0;
+  bool stop_ = false;
+};
+
+void wait_for_repacks() { Repacker::get().wait_all(); }
 
 struct BufferContext {
   void *base = nullptr;
@@ -203,6 +301,7 @@ bool is_weight(const ggml_tensor *t) {
 
 void buffer_free(ggml_backend_buffer_t buffer) {
   auto *ctx = static_cast<BufferContext *>(buffer->context);
+  wait_for_repacks();
   munmap(ctx->base, ctx->mapped);
   delete ctx;
 }
@@ -214,6 +313,8 @@ void *buffer_get_base(ggml_backend_buffer_t buffer) {
 ggml_status buffer_init_tensor(ggml_backend_buffer_t buffer,
                                ggml_tensor *tensor) {
   auto *ctx = static_cast<BufferContext *>(buffer->context);
+  if (auto it = ctx->slots.find(tensor); it != ctx->slots.end())
+    Repacker::get().wait(*it->second);
   if (is_weight(tensor))
     ctx->slots[tensor] = std::make_unique<WeightSlot>();
   else if (!ctx->slots.empty())
@@ -221,11 +322,14 @@ ggml_status buffer_init_tensor(ggml_backend_buffer_t buffer,
   return GGML_STATUS_SUCCESS;
 }
 
-/// The slot of a weight in a buffer of ours, else null.
+/// The slot of a weight in a buffer of ours, its repack done; else null.
 WeightSlot *slot_of(ggml_backend_buffer_t buffer, const ggml_tensor *tensor) {
   auto *ctx = static_cast<BufferContext *>(buffer->context);
   auto it = ctx->slots.find(tensor);
-  return it == ctx->slots.end() ? nullptr : it->second.get();
+  if (it == ctx->slots.end())
+    return nullptr;
+  Repacker::get().wait(*it->second);
+  return it->second.get();
 }
 
 /// Returns the whole pages under `tensor`'s bytes to the system (reading
@@ -247,8 +351,9 @@ void restore_bytes(WeightSlot &slot, ggml_tensor *tensor) {
   slot.released = false;
 }
 
-/// Repacks a weight whose bytes are all set.
-void repack(WeightSlot &slot, const ggml_tensor *tensor) {
+/// Repacks a weight whose bytes are all set (on a thread of the
+/// Repacker); `entry` is its line in the load report.
+void repack(WeightSlot &slot, const ggml_tensor *tensor, size_t entry) {
   const std::string name = tensor->name;
   try {
     const auto *bytes = static_cast<const uint8_t *>(tensor->data);
@@ -260,7 +365,7 @@ void repack(WeightSlot &slot, const ggml_tensor *tensor) {
       release_pages(tensor);
     LoadReport &r = load_report();
     std::lock_guard<std::mutex> lock(r.mutex);
-    r.taken.emplace_back(name, slot.packed->conversion);
+    r.taken[entry].second = slot.packed->conversion;
     r.packed_bytes += slot.packed->weights.packed_bytes();
     (slot.released ? r.reencoded : r.kept) += 1;
     if (!slot.released)
@@ -289,7 +394,16 @@ void buffer_set_tensor(ggml_backend_buffer_t buffer, ggml_tensor *tensor,
   if (slot->written < ggml_nbytes(tensor))
     return;
   slot->written = 0;
-  repack(*slot, tensor);
+  LoadReport &r = load_report();
+  size_t entry;
+  {
+    std::lock_guard<std::mutex> lock(r.mutex);
+    entry = r.taken.size();
+    r.taken.emplace_back(tensor->name, "");
+  }
+  Repacker::get().submit(*slot, [slot, tensor, entry] {
+    repack(*slot, tensor, entry);
+  });
 }
 
 void buffer_get_tensor(ggml_backend_buffer_t buffer, const ggml_tensor *tensor,
@@ -310,8 +424,9 @@ void buffer_get_tensor(ggml_backend_buffer_t buffer, const ggml_tensor *tensor,
 
 void buffer_memset_tensor(ggml_backend_buffer_t buffer, ggml_tensor *tensor,
                           uint8_t value, size_t offset, size_t size) {
+  WeightSlot *slot = slot_of(buffer, tensor);
   std::memset(static_cast<char *>(tensor->data) + offset, value, size);
-  if (WeightSlot *slot = slot_of(buffer, tensor)) {
+  if (slot) {
     slot->packed.reset();
     slot->released = false;
     slot->written = 0;
@@ -321,6 +436,7 @@ void buffer_memset_tensor(ggml_backend_buffer_t buffer, ggml_tensor *tensor,
 
 void buffer_clear(ggml_backend_buffer_t buffer, uint8_t value) {
   auto *ctx = static_cast<BufferContext *>(buffer->context);
+  wait_for_repacks();
   std::memset(ctx->base, value, buffer->size);
   for (auto &[tensor, slot] : ctx->slots) {
     slot->packed.reset();
@@ -331,6 +447,7 @@ void buffer_clear(ggml_backend_buffer_t buffer, uint8_t value) {
 }
 
 void buffer_reset(ggml_backend_buffer_t buffer) {
+  wait_for_repacks();
   static_cast<BufferContext *>(buffer->context)->slots.clear();
 }
 

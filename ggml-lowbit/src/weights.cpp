@@ -265,16 +265,21 @@ namespace {
 /// The 2-bit codes of row m (Kp of them) of i2s or w2g256 weights in the
 /// upconvert layout (kernel_abi.h): per tile of 16 rows, per 64-byte vector
 /// of 16 k values, byte 4 i + r holds in bits [2 j, 2 j + 2) the code of
-/// row 16 t + i at k = 16 v + 4 j + r.
+/// row 16 t + i at k = 16 v + 4 j + r: so field j of the row's 4 bytes,
+/// masked out of one 32-bit word, is codes 4 j .. 4 j + 3.
 void row_codes(const lowbit::UpconvertWeights &W, int64_t m, uint8_t *c) {
   const int64_t vectors = W.Kp / 16;
   const uint8_t *p = W.codes.data() +
                      (m / lowbit::kUpconvertTileRows) * vectors * 64 +
                      (m % lowbit::kUpconvertTileRows) * 4;
-  for (int64_t v = 0; v < vectors; ++v, p += 64, c += 16)
-    for (int r = 0; r < 4; ++r)
-      for (int j = 0; j < 4; ++j)
-        c[4 * j + r] = uint8_t((p[r] >> (2 * j)) & 3);
+  for (int64_t v = 0; v < vectors; ++v, p += 64, c += 16) {
+    uint32_t word;
+    std::memcpy(&word, p, 4);
+    for (int j = 0; j < 4; ++j) {
+      const uint32_t codes = (word >> (2 * j)) & 0x03030303u;
+      std::memcpy(c + 4 * j, &codes, 4);
+    }
+  }
 }
 
 /// The fp16 scale (or zero) of row m and group g of the upconvert layout:

@@ -227,7 +227,9 @@ void get_row(const UpconvertWeights &U, int64_t m, uint8_t *c) {
 }
 
 /// Lays out the runs of one block whose values are codes[0, block),
-/// scales[...] and mins[...] (stored forms) into `out` (zeroed).
+/// scales[...] and mins[...] (stored forms) into `out` (zeroed). A run of
+/// whole bytes goes 8 values at a time (one 64-bit word: the fields of 8
+/// bytes never cross a byte).
 void put_runs(const std::vector<Run> &runs, const uint8_t *codes,
               const uint8_t *scales, const uint8_t *mins, uint8_t *out) {
   for (const Run &r : runs) {
@@ -237,10 +239,16 @@ void put_runs(const std::vector<Run> &runs, const uint8_t *codes,
                        r.first;
     const unsigned mask = (1u << r.width) - 1;
     const int shift = r.bit % 8;
-    if (r.step == 8 && shift + r.width <= 8) { // one byte per value
+    if (r.step == 8 && shift + r.width <= 8 && r.count % 8 == 0) {
       uint8_t *o = out + r.bit / 8;
-      for (int n = 0; n < r.count; ++n)
-        o[n] = uint8_t(o[n] | ((v[n] >> r.lo) & mask) << shift);
+      const uint64_t lanes = 0x0101010101010101ull * mask;
+      for (int n = 0; n < r.count; n += 8) {
+        uint64_t in, at;
+        std::memcpy(&in, v + n, 8);
+        std::memcpy(&at, o + n, 8);
+        at |= ((in >> r.lo) & lanes) << shift;
+        std::memcpy(o + n, &at, 8);
+      }
       continue;
     }
     for (int n = 0; n < r.count; ++n) {
@@ -290,13 +298,15 @@ void encode_block_rows(const UpconvertWeights &U, int64_t m0, int64_t m1,
   const unsigned sub_mask = (1u << bits) - 1;
   const uint8_t *kq = reinterpret_cast<const uint8_t *>(U.scales.data());
 
-  thread_local std::vector<uint8_t> codes;
-  codes.resize(size_t(U.Kp));
+  thread_local std::vector<uint8_t> row;
+  row.resize(size_t(U.Kp));
+  uint8_t *const codes = row.data();
   uint8_t sc[16], mn[16];
   for (int64_t m = m0; m < m1; ++m) {
-    get_row(U, m, codes.data());
-    for (int64_t k = 0; k < U.K; ++k)
-      codes[size_t(k)] = uint8_t(codes[size_t(k)] - shift);
+    get_row(U, m, codes);
+    if (shift != 0) // q8_0: its int8 is the kernel code less 128
+      for (int64_t k = 0; k < U.K; ++k)
+        codes[k] = uint8_t(codes[k] - shift);
     const int64_t t = m / kUpconvertTileRows, i = m % kUpconvertTileRows;
     for (int64_t bl = 0; bl < blocks; ++bl, out += type->block_bytes) {
       std::memset(out, 0, size_t(type->block_bytes));
@@ -327,7 +337,7 @@ void encode_block_rows(const UpconvertWeights &U, int64_t m0, int64_t m1,
         if (type->has_min)
           dmin = U.zeros[at];
       }
-      put_runs(desc.runs, codes.data() + bl * type->block, sc, mn, out);
+      put_runs(desc.runs, codes + bl * type->block, sc, mn, out);
       store_le(out + type->d_offset, d);
       if (type->min_offset >= 0)
         store_le(out + type->min_offset, dmin);
