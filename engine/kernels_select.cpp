@@ -1,6 +1,8 @@
 //===- kernels_select.cpp - the kernel table for this CPU -----------------===//
 #include "kernels.h"
 
+#include "lowbit/target.h"
+
 #include <cstdlib>
 #include <cstring>
 
@@ -20,8 +22,9 @@ const Kernels &kernels() {
   if (force && std::strcmp(force, "generic") == 0)
     return generic::table;
 #ifdef LOWBIT_ENGINE_HAVE_AVX2
-  __builtin_cpu_init();
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+  // The runtime's feature check (lowbit/target.h: CPUID and the OS's saved
+  // register state, as for the lowbit kernels of x86-avx2).
+  if (host_runs(Target::X86Avx2))
     return avx2::table;
 #endif
   return generic::table;

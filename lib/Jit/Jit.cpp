@@ -8,7 +8,6 @@
 #include "lowbit/reference.h"
 #include "lowbit/run_kernel.h"
 
-#include "lowbit/Target/TargetInfo.h"
 #include "lowbit/Tuning/Schedule.h"
 
 #include "llvm/Support/Error.h"
@@ -19,34 +18,7 @@
 
 namespace lowbit::jit {
 
-/// The TargetInfo of `t` when the compiler generates CPU code for it (its
-/// target registry), else null.
-static std::unique_ptr<mlir::lowbit::TargetInfo> cpuTargetInfo(Target t) {
-  return mlir::lowbit::createTargetInfo(target_name(t));
-}
-
-static bool isCpuCodeTarget(Target t) { return cpuTargetInfo(t) != nullptr; }
-
-/// Throws the one-line error of a LUT strategy for a format without its
-/// layout (`supported`: the formats that have one) or for a target without
-/// a byte table lookup (`lutTarget` false).
-static void requireLutKernel(Strategy strategy, bool hasLayout,
-                             const char *supported, const Format &format,
-                             Target target, bool lutTarget) {
-  std::string name = strategy_name(strategy);
-  if (!hasLayout)
-    throw Error("strategy '" + name + "' has no kernel for " + format.name() +
-                " (it supports " + supported + ")");
-  if (!lutTarget)
-    throw Error("strategy '" + name + "' has no kernel for target '" +
-                target_name(target) +
-                "' (it needs pshufb or tbl: x86-avx2, x86-avxvnni, "
-                "x86-avx512vnni, aarch64-neon, aarch64-neon-nodot)");
-}
-
-bool isEmulatedTarget(Target t) {
-  return is_aarch64_target(t) && !host_runs(t);
-}
+bool isEmulatedTarget(Target t) { return emulated_on(host_cpu_features(), t); }
 
 /// The builder setEmulatedBuilder installed.
 static EmulatedBuilder &emulatedBuilder() {
@@ -58,90 +30,17 @@ void setEmulatedBuilder(EmulatedBuilder builder) {
   emulatedBuilder() = std::move(builder);
 }
 
-bool isGpuTarget(Target t) {
-  return t == Target::SpirvVulkan || t == Target::SpirvXe2;
-}
+bool isGpuTarget(Target t) { return is_gpu_target(t); }
 
 double gpuWeightBytes(const PackedWeights &W) {
   return double(W.codes.size() + 2 * (W.scales.size() + W.zeros.size()));
 }
 
-bool hasGpuKernel(const Format &format) {
-  if (const GgmlBlockType *type = ggml_block_type(format.kind))
-    return type->codebook == nullptr;
-  return format.kind == FormatKind::I2S || format.kind == FormatKind::Group;
-}
+bool hasGpuKernel(const Format &format) { return has_gpu_kernel(format); }
 
 KernelChoice resolveChoice(const Format &format, Strategy strategy,
                            Target target) {
-  const bool native = target == Target::Native;
-  if (native)
-    target = native_target();
-  if (!host_runs(target) && !isEmulatedTarget(target))
-    throw Error("target '" + target_name(target) + "' cannot run on this " +
-                (isGpuTarget(target) ? "host: no Vulkan device"
-                                     : "host") +
-                " (see 'lowbit targets')");
-  if (isGpuTarget(target)) {
-    // The GPU kernel (#lowbit.gpu) unpacks codes to int8 products: the
-    // upconvert strategy, for i2s, w1gG..w4gG and the ggml block formats
-    // but iq4_nl.
-    const bool gpuFormat = hasGpuKernel(format);
-    if (strategy == Strategy::Auto)
-      strategy = gpuFormat ? Strategy::Upconvert : Strategy::Reference;
-    if (strategy != Strategy::Reference &&
-        (strategy != Strategy::Upconvert || !gpuFormat))
-      throw Error("target '" + target_name(target) +
-                  "' has only the "
-                  "upconvert strategy for i2s, w1gG..w4gG and the ggml block "
-                  "formats but iq4_nl (got " +
-                  strategy_name(strategy) + " for " + format.name() + ")");
-    return {strategy, target};
-  }
-  // The LUT kernels need a byte table lookup (vpermb, pshufb, tbl).
-  std::unique_ptr<mlir::lowbit::TargetInfo> info = cpuTargetInfo(target);
-  const bool lutTarget = info && info->hasByteTableLookup();
-  // auto, per format: up-convert where it has kernels (it measured faster
-  // than lut-bitserial on every llama3-8b and bitnet shape, see README),
-  // the LUT strategies for the formats only they read; per shape, a
-  // schedule's entry overrides this (resolveChoiceFor).
-  if (strategy == Strategy::Auto)
-    strategy = has_upconvert_layout(format) && isCpuCodeTarget(target)
-                   ? Strategy::Upconvert
-               : has_lut_layout(format) && lutTarget ? Strategy::LutElementwise
-               : has_bitserial_layout(format) && lutTarget
-                   ? Strategy::LutBitserial
-                   : Strategy::Reference;
-  switch (strategy) {
-  case Strategy::Reference:
-    break;
-  case Strategy::Upconvert:
-    if (!has_upconvert_layout(format))
-      throw Error("strategy 'upconvert' has no kernel for " + format.name() +
-                  " (it supports i2s, w1gG, w2gG, w4gG and the ggml block formats)");
-    break;
-  case Strategy::LutBitserial:
-    requireLutKernel(strategy, has_bitserial_layout(format),
-                     "i2s, w1gG, w2gG, w3gG, w4gG", format, target, lutTarget);
-    break;
-  case Strategy::LutElementwise:
-    requireLutKernel(strategy, has_lut_layout(format), "tl1, tl2", format,
-                     target, lutTarget);
-    break;
-  case Strategy::Auto: // resolved above
-    break;
-  }
-  // The strategy's kernels may need more than the target's base ISA
-  // (runs_on): native takes the best target that has it.
-  if (!host_runs(target, strategy) && !isEmulatedTarget(target)) {
-    if (!native)
-      throw Error("target '" + target_name(target) + "' cannot run " +
-                  strategy_name(strategy) +
-                  " kernels on this host: they need AVX512-VBMI (vpermb); "
-                  "use x86-avx2");
-    target = native_target(strategy);
-  }
-  return {strategy, target};
+  return choose_kernel(format, strategy, target);
 }
 
 KernelChoice resolveKernelChoice(const Format &format, Strategy strategy,

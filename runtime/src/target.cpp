@@ -7,7 +7,11 @@
 //===----------------------------------------------------------------------===//
 
 #include "lowbit/target.h"
+#include "lowbit/bitserial.h"
 #include "lowbit/error.h"
+#include "lowbit/format.h"
+#include "lowbit/lut.h"
+#include "lowbit/upconvert.h"
 #include "lowbit/vulkan.h"
 
 #include <cstring>
@@ -201,9 +205,13 @@ bool host_runs(Target t, Strategy strategy) {
   return runs_on(host_cpu_features(), t, strategy);
 }
 
+/// The order `native` tries targets in: the widest ISA first.
+static constexpr Target kNativeOrder[] = {
+    Target::X86Avx512Vnni, Target::X86AvxVnni,       Target::X86Avx2,
+    Target::Aarch64Neon,   Target::Aarch64NeonNoDot, Target::Generic};
+
 Target native_target(Strategy strategy) {
-  for (Target t : {Target::X86Avx512Vnni, Target::X86AvxVnni, Target::X86Avx2,
-                   Target::Aarch64Neon, Target::Aarch64NeonNoDot})
+  for (Target t : kNativeOrder)
     if (host_runs(t, strategy))
       return t;
   return Target::Generic;
@@ -211,6 +219,145 @@ Target native_target(Strategy strategy) {
 
 bool is_aarch64_target(Target t) {
   return t == Target::Aarch64Neon || t == Target::Aarch64NeonNoDot;
+}
+
+bool is_gpu_target(Target t) {
+  return t == Target::SpirvVulkan || t == Target::SpirvXe2;
+}
+
+bool emulated_on(const CpuFeatures &f, Target t) {
+  return is_aarch64_target(t) && !runs_on(f, t);
+}
+
+bool has_byte_table_lookup(Target t) {
+  switch (t) {
+  case Target::X86Avx2:
+  case Target::X86AvxVnni:
+  case Target::X86Avx512Vnni:
+  case Target::Aarch64Neon:
+  case Target::Aarch64NeonNoDot:
+    return true;
+  case Target::Native:
+  case Target::Generic:
+  case Target::SpirvVulkan:
+  case Target::SpirvXe2:
+    return false;
+  }
+  return false;
+}
+
+bool has_gpu_kernel(const Format &format) {
+  if (const GgmlBlockType *type = ggml_block_type(format.kind))
+    return type->codebook == nullptr;
+  return format.kind == FormatKind::I2S || format.kind == FormatKind::Group;
+}
+
+Strategy auto_strategy(const Format &format, bool byte_table_lookup) {
+  if (has_upconvert_layout(format))
+    return Strategy::Upconvert;
+  if (has_lut_layout(format) && byte_table_lookup)
+    return Strategy::LutElementwise;
+  if (has_bitserial_layout(format) && byte_table_lookup)
+    return Strategy::LutBitserial;
+  return Strategy::Reference;
+}
+
+namespace {
+
+/// The error of a LUT strategy for a format without its layout
+/// (`supported`: the formats that have one), or "" when it has one.
+std::string lut_format_error(Strategy strategy, bool has_layout,
+                             const char *supported, const Format &format) {
+  if (has_layout)
+    return "";
+  return "strategy '" + strategy_name(strategy) + "' has no kernel for " +
+         format.name() + " (it supports " + supported + ")";
+}
+
+/// The strategy of (format, strategy) on the concrete CPU target `t`:
+/// `auto` resolved, the format's layout and the target's table lookup
+/// checked (Error otherwise).
+Strategy cpu_strategy(const Format &format, Strategy strategy, Target t) {
+  const bool lookup = has_byte_table_lookup(t);
+  if (strategy == Strategy::Auto)
+    return auto_strategy(format, lookup);
+  std::string error;
+  switch (strategy) {
+  case Strategy::Reference:
+  case Strategy::Auto:
+    return strategy;
+  case Strategy::Upconvert:
+    if (!has_upconvert_layout(format))
+      throw Error("strategy 'upconvert' has no kernel for " + format.name() +
+                  " (it supports i2s, w1gG, w2gG, w4gG and the ggml block "
+                  "formats)");
+    return strategy;
+  case Strategy::LutBitserial:
+    error = lut_format_error(strategy, has_bitserial_layout(format),
+                             "i2s, w1gG, w2gG, w3gG, w4gG", format);
+    break;
+  case Strategy::LutElementwise:
+    error =
+        lut_format_error(strategy, has_lut_layout(format), "tl1, tl2", format);
+    break;
+  }
+  if (!error.empty())
+    throw Error(error);
+  if (!lookup)
+    throw Error("strategy '" + strategy_name(strategy) +
+                "' has no kernel for target '" + target_name(t) +
+                "' (it needs pshufb or tbl: x86-avx2, x86-avxvnni, "
+                "x86-avx512vnni, aarch64-neon, aarch64-neon-nodot)");
+  return strategy;
+}
+
+} // namespace
+
+KernelChoice choose_kernel(const Format &format, Strategy strategy,
+                           Target target, const CpuFeatures &cpu, bool vulkan) {
+  if (target == Target::Native) {
+    // The first target of the order whose base ISA the CPU has and that
+    // runs the strategy the format gets there. Generic (last) always runs:
+    // its error, if any, is the answer.
+    for (Target t : kNativeOrder) {
+      if (!runs_on(cpu, t))
+        continue;
+      const Strategy s = cpu_strategy(format, strategy, t);
+      if (runs_on(cpu, t, s))
+        return {s, t};
+    }
+  }
+  const bool gpu = is_gpu_target(target);
+  if (!(gpu ? vulkan : runs_on(cpu, target)) && !emulated_on(cpu, target))
+    throw Error("target '" + target_name(target) + "' cannot run on this " +
+                (gpu ? "host: no Vulkan device" : "host") +
+                " (see 'lowbit targets')");
+  if (gpu) {
+    // The GPU kernel unpacks codes to int8 products: up-convert.
+    const bool gpu_format = has_gpu_kernel(format);
+    if (strategy == Strategy::Auto)
+      strategy = gpu_format ? Strategy::Upconvert : Strategy::Reference;
+    if (strategy != Strategy::Reference &&
+        (strategy != Strategy::Upconvert || !gpu_format))
+      throw Error("target '" + target_name(target) +
+                  "' has only the upconvert strategy for i2s, w1gG..w4gG and "
+                  "the ggml block formats but iq4_nl (got " +
+                  strategy_name(strategy) + " for " + format.name() + ")");
+    return {strategy, target};
+  }
+  const Strategy s = cpu_strategy(format, strategy, target);
+  if (!runs_on(cpu, target, s) && !emulated_on(cpu, target))
+    throw Error("target '" + target_name(target) + "' cannot run " +
+                strategy_name(s) +
+                " kernels on this host: they need AVX512-VBMI (vpermb); use "
+                "x86-avx2");
+  return {s, target};
+}
+
+KernelChoice choose_kernel(const Format &format, Strategy strategy,
+                           Target target) {
+  return choose_kernel(format, strategy, target, host_cpu_features(),
+                       is_gpu_target(target) && vulkan_available());
 }
 
 Strategy parse_strategy(std::string_view name) {

@@ -508,15 +508,16 @@ writeBundle(const fs::path &out, const BundleSpec &spec,
 
   // lut-bitserial applies to every format that has its layout; a format
   // without one keeps auto (an error when no format of the bundle has one).
-  // auto takes it for the formats only it reads (w3gG), as resolveChoice.
+  // auto takes it for the formats only it reads (w3gG): auto_strategy's
+  // choice on a target with a table lookup, as for every other command.
   bool anyBitserial = false;
   for (const BundleGroup &g : groups)
     anyBitserial = anyBitserial || has_bitserial_layout(g.format);
   const bool wantBitserial = spec.strategy == Strategy::LutBitserial;
   const auto usesBitserial = [&](const Format &format) {
     return has_bitserial_layout(format) &&
-           (wantBitserial || (!has_upconvert_layout(format) &&
-                              !has_lut_layout(format)));
+           (wantBitserial ||
+            auto_strategy(format, true) == Strategy::LutBitserial);
   };
   if (wantBitserial && !anyBitserial)
     throw Error("lowbit compile: strategy 'lut-bitserial' has no kernel for " +
@@ -725,11 +726,8 @@ int runCompile(const ParsedOptions &options) {
   }
   const std::vector<BundleGroup> groups = bundleGroups(spec);
   std::string formatList;
-  bool anyLut = false;
-  for (const BundleGroup &g : groups) {
+  for (const BundleGroup &g : groups)
     formatList += (formatList.empty() ? "" : ",") + g.format.name();
-    anyLut = anyLut || has_lut_layout(g.format);
-  }
   spec.name = options.getOr("name", "lowbit");
   const std::string strategyName = options.getOr("strategy", "auto");
   spec.strategy = parse_strategy(strategyName);
@@ -737,14 +735,30 @@ int runCompile(const ParsedOptions &options) {
       spec.strategy != Strategy::LutBitserial)
     throw Error("lowbit compile: strategy '" + strategyName +
                 "' is not supported (use auto or lut-bitserial)");
-  // native: the best target for the bundle's kernels (auto picks
-  // lut-elementwise for tl1/tl2; a target that runs those runs up-convert).
+  // native: choose_kernel's target for each format of the bundle (the
+  // strategy each gets), and of those the first that runs all of their
+  // strategies (one target per bundle: a tl2 bundle on a CPU without
+  // AVX512-VBMI is x86-avx2 for its q4_0 head too).
   Target target = parse_target(options.getOr("target", "native"));
-  if (target == Target::Native)
-    target = native_target(spec.strategy == Strategy::Auto
-                               ? anyLut ? Strategy::LutElementwise
-                                        : Strategy::Upconvert
-                               : spec.strategy);
+  if (target == Target::Native) {
+    std::vector<KernelChoice> choices;
+    for (const BundleGroup &g : groups)
+      choices.push_back(choose_kernel(g.format,
+                                      spec.strategy == Strategy::LutBitserial &&
+                                              has_bitserial_layout(g.format)
+                                          ? Strategy::LutBitserial
+                                          : Strategy::Auto,
+                                      Target::Native));
+    target = choices.front().target;
+    for (const KernelChoice &candidate : choices)
+      if (std::all_of(choices.begin(), choices.end(),
+                      [&](const KernelChoice &c) {
+                        return host_runs(candidate.target, c.strategy);
+                      })) {
+        target = candidate.target;
+        break;
+      }
+  }
   spec.target = target_name(target);
   spec.threads = options.threads();
   spec.schedule = options.getOr("schedule", "");

@@ -37,11 +37,7 @@
 
 namespace lowbit::jit {
 
-/// A strategy and a concrete target (never `auto` or `native`).
-struct KernelChoice {
-  Strategy strategy;
-  Target target;
-};
+using lowbit::KernelChoice;
 
 /// Whether `t` is a target this host runs only under an emulator (AArch64
 /// code on another architecture: setEmulatedBuilder).
@@ -49,7 +45,8 @@ bool isEmulatedTarget(Target t);
 
 /// Resolves `native` to the best target of this host and `auto` to the
 /// fastest strategy available for the format; throws Error when the
-/// combination cannot run here.
+/// combination cannot run here: choose_kernel (lowbit/target.h), the one
+/// place that decides it.
 KernelChoice resolveChoice(const Format &format, Strategy strategy,
                            Target target);
 

@@ -45,8 +45,8 @@ bool runs_on(const CpuFeatures &f, Target t,
              Strategy strategy = Strategy::Upconvert);
 /// runs_on(host_cpu_features(), t, strategy).
 bool host_runs(Target t, Strategy strategy = Strategy::Upconvert);
-/// The best native target on this host (what `native` resolves to), for
-/// the kernels of `strategy`.
+/// The best native target on this host for the kernels of `strategy` (the
+/// order choose_kernel resolves `native` in).
 Target native_target(Strategy strategy = Strategy::Upconvert);
 /// Whether `t` compiles to AArch64 code (run under qemu-aarch64 when the
 /// host is not AArch64).
@@ -55,6 +55,49 @@ bool is_aarch64_target(Target t);
 /// Throws Error listing the known strategies on an unknown name.
 Strategy parse_strategy(std::string_view name);
 std::string strategy_name(Strategy s);
+
+struct Format;
+
+/// A strategy and a concrete target (never `auto` or `native`).
+struct KernelChoice {
+  Strategy strategy;
+  Target target;
+};
+
+/// Whether `t` is a GPU target (spirv-vulkan, spirv-xe2).
+bool is_gpu_target(Target t);
+/// Whether a CPU with features `f` runs code for `t` only under an emulator
+/// (AArch64 code elsewhere: qemu-aarch64).
+bool emulated_on(const CpuFeatures &f, Target t);
+/// Whether the kernels of `t` look bytes up in a table (pshufb, vpermb,
+/// tbl), which the LUT strategies need: every x86 and AArch64 target, as
+/// lib/Target's TargetInfo::hasByteTableLookup says (tested there).
+bool has_byte_table_lookup(Target t);
+/// Whether the GPU kernel (#lowbit.gpu, up-convert) reads `format`: i2s,
+/// w1gG..w4gG and the ggml block formats.
+bool has_gpu_kernel(const Format &format);
+/// The strategy `auto` takes for `format` on a CPU target (with or without
+/// a byte table lookup): up-convert where it has a layout (measured faster
+/// than lut-bitserial on every llama3-8b and bitnet shape), the LUT
+/// strategies for the formats only they read, else the reference.
+Strategy auto_strategy(const Format &format, bool byte_table_lookup);
+
+/// The one place that decides strategy x target: `native` becomes the
+/// first of x86-avx512vnni, x86-avxvnni, x86-avx2, aarch64-neon,
+/// aarch64-neon-nodot, generic whose base ISA the CPU (features `cpu`) has
+/// and that runs the strategy it gets for `format` there (the LUT kernels of
+/// x86-avx512vnni need AVX512-VBMI: without it they take x86-avx2); `auto`
+/// becomes auto_strategy's (the up-convert kernel on a GPU target). Throws
+/// Error with one line when the combination has no kernel or cannot run
+/// (`vulkan`: whether a Vulkan device is present; AArch64 targets run
+/// emulated on other CPUs). A tuned schedule's entry may override the
+/// choice per shape (lib/Jit's resolveChoiceFor).
+KernelChoice choose_kernel(const Format &format, Strategy strategy,
+                           Target target, const CpuFeatures &cpu, bool vulkan);
+/// choose_kernel on this host (host_cpu_features(); a Vulkan device is
+/// looked for only for a GPU target).
+KernelChoice choose_kernel(const Format &format, Strategy strategy,
+                           Target target);
 
 } // namespace lowbit
 
