@@ -75,6 +75,7 @@ struct Options {
   std::string format; // "" follows the file's types
   int threads = 1;
   int64_t n_ctx = 512; // KV cache length (tokens)
+  bool verbose = false; // Model::load logs its phases and their times on stderr
 };
 
 /// Where one-token forward passes spend their time (Model::set_profile):

@@ -2,7 +2,9 @@
 //
 // Reads a llama.cpp GGUF model of the `llama`, `bitnet`, `bitnet-b1.58` or
 // `bitnet-25` architecture, checks every tensor against the metadata and
-// packs every linear weight through the C API (lowbit_pack_gguf). The
+// packs every linear weight for its kernels: straight from the file into
+// one allocation where the GGUF type packs directly (the runtime's
+// gguf_pack_rows), else through the C API (lowbit_pack_gguf). The
 // tensor names, the keys and the rope type follow llama.cpp (see
 // engine/README.md for the files).
 //
@@ -15,7 +17,10 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <new>
@@ -157,15 +162,73 @@ std::vector<float> decode_vector(const GgufTensor &t) {
 /// memory (GgufFile::open maps the file private and read-only: a later read,
 /// such as an embedding row of a tied head, faults them back in from the
 /// page cache). Without it every packed tensor would be resident twice.
-void release_pages(const GgufTensor &t) {
+void release_pages(const uint8_t *data, uint64_t bytes) {
 #if defined(MADV_DONTNEED)
   const uintptr_t page = uintptr_t(sysconf(_SC_PAGESIZE));
-  const uintptr_t begin = (uintptr_t(t.data) + page - 1) / page * page;
-  const uintptr_t end = (uintptr_t(t.data) + t.bytes) / page * page;
+  const uintptr_t begin = (uintptr_t(data) + page - 1) / page * page;
+  const uintptr_t end = (uintptr_t(data) + bytes) / page * page;
   if (end > begin)
     madvise(reinterpret_cast<void *>(begin), end - begin, MADV_DONTNEED);
 #else
-  (void)t;
+  (void)data;
+  (void)bytes;
+#endif
+}
+
+void release_pages(const GgufTensor &t) { release_pages(t.data, t.bytes); }
+
+/// The optional bias and scale of a linear weight.
+void load_extras(const GgufFile &file, const LinearSpec &spec, Linear &L) {
+  const std::string base = base_name(spec.tensor);
+  if (const GgufTensor *s = file.find_tensor(base + ".scale")) {
+    L.scale = decode_vector(*s)[0];
+    L.has_scale = true;
+  }
+  if (const GgufTensor *b = file.find_tensor(base + ".bias"))
+    L.bias = decode_vector(*b);
+}
+
+/// Zero-filled memory for every directly packed weight, in one piece: an
+/// anonymous mapping (the kernel zeroes its pages; nothing else writes them
+/// before the packer). Not advised to transparent huge pages: on this
+/// project's VM (Firecracker) fresh huge pages cost 2-3x the system time
+/// of small ones (clear_page of memory the host had not backed yet;
+/// docs/perf/llama-cpp.md).
+std::shared_ptr<void> weight_arena(size_t bytes, uint8_t *&base) {
+#if defined(MAP_ANONYMOUS)
+  void *p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE,
+                 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED)
+    throw Error("engine: the packed weights (" + std::to_string(bytes >> 20) +
+                " MiB) do not fit in memory");
+  base = static_cast<uint8_t *>(p);
+  return std::shared_ptr<void>(p, [bytes](void *q) { munmap(q, bytes); });
+#else
+  base = static_cast<uint8_t *>(::operator new(
+      bytes, std::align_val_t(kVectorAlignment)));
+  std::memset(base, 0, bytes);
+  return std::shared_ptr<void>(base, [](void *q) {
+    ::operator delete(q, std::align_val_t(kVectorAlignment));
+  });
+#endif
+}
+
+/// Thread `thread` of `threads` faults in its share of the arena with one
+/// call (MADV_POPULATE_WRITE, Linux 5.14) instead of a fault per page as
+/// the packer writes; where the kernel refuses, the writes fault as usual.
+void prefault(uint8_t *arena, size_t bytes, int64_t thread, int64_t threads) {
+#if defined(MADV_POPULATE_WRITE)
+  const size_t page = size_t(sysconf(_SC_PAGESIZE));
+  const size_t share = (bytes / size_t(threads) + page - 1) / page * page;
+  const size_t begin = size_t(thread) * share;
+  if (begin < bytes)
+    madvise(arena + begin, std::min(share, bytes - begin),
+            MADV_POPULATE_WRITE);
+#else
+  (void)arena;
+  (void)bytes;
+  (void)thread;
+  (void)threads;
 #endif
 }
 
@@ -200,15 +263,30 @@ Linear load_linear(const GgufFile &file, const LinearSpec &spec) {
     L.f32_storage = decode_vector(t);
     L.fdata = L.f32_storage.data();
   }
-  const std::string base = base_name(spec.tensor);
-  if (const GgufTensor *s = file.find_tensor(base + ".scale")) {
-    L.scale = decode_vector(*s)[0];
-    L.has_scale = true;
-  }
-  if (const GgufTensor *b = file.find_tensor(base + ".bias"))
-    L.bias = decode_vector(*b);
+  load_extras(file, spec, L);
   return L;
 }
+
+/// Model::load's phase log (Options::verbose): each phase's wall time since
+/// the previous one, on stderr.
+class PhaseLog {
+public:
+  explicit PhaseLog(bool on) : on_(on), last_(Clock::now()) {}
+  void operator()(const char *phase) {
+    if (!on_)
+      return;
+    const Clock::time_point now = Clock::now();
+    std::fprintf(
+        stderr, "lowbit: load: %-34s %8.1f ms\n", phase,
+        std::chrono::duration<double, std::milli>(now - last_).count());
+    last_ = now;
+  }
+
+private:
+  using Clock = std::chrono::steady_clock;
+  bool on_;
+  Clock::time_point last_;
+};
 
 Arch parse_arch(const GgufFile &file, const std::string &name) {
   if (name == "llama")
@@ -374,6 +452,7 @@ std::unique_ptr<Model> Model::load(std::shared_ptr<const GgufFile> opened,
   if (options.n_ctx < 1)
     throw Error("engine: n_ctx must be >= 1, got " +
                 std::to_string(options.n_ctx));
+  PhaseLog phase(options.verbose);
   auto m = std::make_unique<Impl>();
   m->options = options;
   m->file = std::move(opened);
@@ -404,12 +483,16 @@ std::unique_ptr<Model> Model::load(std::shared_ptr<const GgufFile> opened,
            specs[i].K == shapes[i].K;
   if (!same)
     fail(file, "the linear specs given are not linear_specs' of this file");
+  phase("hyperparameters, context, checks");
 
-  // Every linear weight imported once and packed (lowbit_pack_gguf uses no
-  // context), largest first: the largest (a vocabulary-sized head) alone,
-  // while nothing else is resident, then the others on the context's
-  // threads, each taking the next one not taken, so that no thread is left
-  // with a long tail.
+  // Every linear weight imported once and packed, all on the context's
+  // threads from the start. A weight whose GGUF type packs into its
+  // format's kernel layout directly (lowbit::gguf_packs_directly: the
+  // ternary types into i2s, the block types into their own format) is
+  // written straight from the file mapping into its place in one
+  // allocation for all of them (no canonical copy), in chunks of rows
+  // that any thread takes, each chunk's file pages released as soon as it
+  // is packed; the others go through lowbit_pack_gguf as a whole.
   m->layers.resize(hp.n_layer);
   std::vector<Linear *> targets;
   for (Layer &layer : m->layers)
@@ -417,33 +500,130 @@ std::unique_ptr<Model> Model::load(std::shared_ptr<const GgufFile> opened,
                       &layer.up, &layer.down})
       targets.push_back(L);
   targets.push_back(&m->head);
-  std::vector<size_t> order(targets.size());
-  std::iota(order.begin(), order.end(), size_t(0));
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-    return file.tensor(specs[a].tensor).bytes >
-           file.tensor(specs[b].tensor).bytes;
-  });
-  std::vector<std::string> errors(targets.size());
-  auto load_one = [&](size_t n) {
-    const size_t i = order[n];
-    try {
-      *targets[i] = load_linear(file, specs[i]);
-    } catch (const std::exception &e) {
-      errors[i] = e.what();
+  const size_t count = targets.size();
+  std::vector<const GgufTensor *> tensors(count);
+  std::vector<Format> formats(count);
+  std::vector<char> direct(count, 0);
+  std::vector<size_t> offsets(count, 0);
+  size_t arena_bytes = 0;
+  for (size_t i = 0; i < count; ++i) {
+    const LinearSpec &spec = specs[i];
+    const GgufTensor &t = *(tensors[i] = &file.tensor(spec.tensor));
+    if (spec.format.empty())
+      continue;
+    formats[i] = Format::parse(spec.format);
+    direct[i] = gguf_packs_directly(t.type, formats[i]) &&
+                t.rows() == spec.M && t.K() == spec.K &&
+                formats[i].shape_error(spec.M, spec.K).empty() &&
+                upconvert_kernels_registered(formats[i], spec.M, spec.K);
+    if (direct[i]) {
+      offsets[i] = arena_bytes;
+      arena_bytes += size_t(upconvert_bytes(formats[i], spec.M, spec.K));
     }
+  }
+  uint8_t *arena = nullptr;
+  if (arena_bytes)
+    m->arena = weight_arena(arena_bytes, arena);
+  phase("plan, one allocation for the weights");
+
+  // The work: the weights that go through lowbit_pack_gguf, largest first
+  // (the chunks fill in behind them), then the chunks of the direct ones
+  // in file order, each about kChunkBytes of the file (whole tiles).
+  constexpr uint64_t kChunkBytes = uint64_t(2) << 20;
+  struct Chunk {
+    size_t weight, index; // the weight's index-th chunk
+    int64_t begin, end;   // rows
   };
-  // The largest alone: until it is packed its file pages, its import and
-  // its packed copy are all resident, so the others are not yet (packed in
-  // parallel, they would all be resident at its peak).
-  load_one(0);
-  std::atomic<size_t> next{1};
-  parallel_for(ctx, m->threads, true, [&](int64_t, int64_t, int) {
-    for (size_t n = next++; n < order.size(); n = next++)
-      load_one(n);
+  std::vector<size_t> whole;
+  std::vector<size_t> by_offset;
+  for (size_t i = 0; i < count; ++i)
+    (direct[i] ? by_offset : whole).push_back(i);
+  std::stable_sort(whole.begin(), whole.end(), [&](size_t a, size_t b) {
+    return tensors[a]->bytes > tensors[b]->bytes;
   });
+  std::sort(by_offset.begin(), by_offset.end(), [&](size_t a, size_t b) {
+    return tensors[a]->data < tensors[b]->data;
+  });
+  std::vector<UpconvertWeights> packed(count);
+  std::vector<std::vector<GgufRowsCheck>> checks(count);
+  std::vector<Chunk> chunks;
+  for (size_t i : by_offset) {
+    const int64_t M = specs[i].M;
+    packed[i] = shape_upconvert(formats[i], M, specs[i].K, arena + offsets[i]);
+    const uint64_t row_bytes = tensors[i]->bytes / uint64_t(M);
+    const int64_t tile = kUpconvertTileRows;
+    const int64_t rows = std::max<int64_t>(
+        tile, int64_t(kChunkBytes / std::max<uint64_t>(row_bytes, 1)) / tile *
+                  tile);
+    for (int64_t r = 0; r < M; r += rows)
+      chunks.push_back({i, size_t(r / rows), r, std::min(M, r + rows)});
+    checks[i].resize(size_t((M + rows - 1) / rows));
+  }
+  std::vector<std::string> errors(count);
+  std::vector<char> failed(count, 0);
+  std::atomic<size_t> next{0};
+  const size_t tasks = whole.size() + chunks.size();
+  parallel_for(ctx, m->threads, true, [&](int64_t begin, int64_t end, int) {
+    for (int64_t share = begin; share < end; ++share)
+      prefault(arena, arena_bytes, share, m->threads);
+    for (size_t n = next++; n < tasks; n = next++) {
+      if (n < whole.size()) {
+        const size_t i = whole[n];
+        try {
+          *targets[i] = load_linear(file, specs[i]);
+        } catch (const std::exception &e) {
+          errors[i] = e.what();
+        }
+        continue;
+      }
+      const Chunk &c = chunks[n - whole.size()];
+      const GgufTensor &t = *tensors[c.weight];
+      const uint64_t row_bytes = t.bytes / uint64_t(t.rows());
+      try {
+        checks[c.weight][c.index] =
+            gguf_pack_rows(t, packed[c.weight], c.begin, c.end);
+      } catch (const std::exception &) {
+        failed[c.weight] = 1; // load_linear names the problem below
+      }
+      release_pages(t.data + uint64_t(c.begin) * row_bytes,
+                    uint64_t(c.end - c.begin) * row_bytes);
+    }
+  });
+  phase("import and pack, all threads");
+  for (size_t i : by_offset) {
+    Linear &L = *targets[i];
+    const LinearSpec &spec = specs[i];
+    try {
+      if (!failed[i])
+        gguf_finish_rows(*tensors[i], packed[i], checks[i]);
+    } catch (const std::exception &) {
+      failed[i] = 1;
+    }
+    if (failed[i]) {
+      // The weight's error as lowbit_pack_gguf gives it (the same checks).
+      L = load_linear(file, spec);
+      fail(file, "tensor '" + spec.tensor +
+                     "': the direct import failed where lowbit_pack_gguf "
+                     "did not");
+    }
+    L.tensor = spec.tensor;
+    L.format = spec.format;
+    L.M = spec.M;
+    L.K = spec.K;
+    L.packed.reset(upconvert_weights_handle(std::move(packed[i])));
+    L.act_class = lowbit::activation_class(formats[i]);
+    load_extras(file, spec, L);
+  }
   for (const std::string &e : errors)
     if (!e.empty())
       throw Error(e);
+  if (options.verbose)
+    std::fprintf(stderr,
+                 "lowbit: load: %zu weights packed directly (%.1f MiB, %zu "
+                 "chunks), %zu through lowbit_pack_gguf\n",
+                 by_offset.size(), double(arena_bytes) / 1048576.0,
+                 chunks.size(), whole.size());
+  phase("checks, weight handles");
 
   for (int64_t l = 0; l < hp.n_layer; ++l) {
     Layer &layer = m->layers[l];
@@ -462,6 +642,7 @@ std::unique_ptr<Model> Model::load(std::shared_ptr<const GgufFile> opened,
   if (const GgufTensor *f = file.find_tensor("rope_freqs.weight"))
     m->rope_freqs = decode_vector(*f);
   m->kernels = &kernels();
+  phase("norms, engine kernels");
 
   const int64_t n_ctx = options.n_ctx;
   const size_t cache = size_t(hp.n_layer * hp.n_head_kv * n_ctx * hp.head_dim);
@@ -493,6 +674,7 @@ std::unique_ptr<Model> Model::load(std::shared_ptr<const GgufFile> opened,
   m->scores.assign(size_t(m->threads * kQueries * n_ctx), 0.0f);
   m->last_logits.assign(size_t(hp.n_vocab), 0.0f);
   m->reserve(1);
+  phase("KV cache, RoPE tables, scratch");
   return std::unique_ptr<Model>(new Model(std::move(m)));
 }
 

@@ -79,6 +79,9 @@ struct Model::Impl {
   Options options;
   Hparams hp;
   std::shared_ptr<const GgufFile> file; // kept: embeddings are read from it
+  // The one allocation of every weight packed straight from the file
+  // (Model::load): declared before the weights, so freed after them.
+  std::shared_ptr<void> arena;
   const GgufTensor *tok_embd = nullptr;
   std::vector<float> output_norm;
   std::vector<float> rope_freqs; // llama3's per-dimension factors, or empty

@@ -189,6 +189,7 @@ Session openModel(const ParsedOptions &options, int64_t n_ctx,
   engineOptions.format = format;
   engineOptions.threads = options.threads();
   engineOptions.n_ctx = n_ctx;
+  engineOptions.verbose = options.has("verbose");
   std::fprintf(stderr, "lowbit: loading %s...\n", path.c_str());
   const auto loadStart = std::chrono::steady_clock::now();
   // The same mapping and specs: a float file's values are read once.
@@ -466,6 +467,7 @@ const Command &generateCommand() {
         {"target", "T", "target ISA (default native)"},
         {"schedule", "FILE", "tuned schedule to take kernel configs from"},
         {"threads", "T", kThreadsHelp, false, "t"},
+        {"verbose", nullptr, "log the load's phases and their times"},
         {"logits", "L.npy",
          "write float32 logits [len(tokens) + n - 1, vocab]"}}},
       runGenerate};
