@@ -34,7 +34,6 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
-#include <deque>
 #include <functional>
 #include <cstdio>
 #include <cstdlib>
@@ -79,9 +78,7 @@ void log_line(ggml_log_level level, const std::string &text) {
 
 struct LoadReport {
   std::mutex mutex;
-  // name, conversion: reserved in the order the loader sets the weights,
-  // the conversion filled by their repack (empty: it failed).
-  std::vector<std::pair<std::string, std::string>> taken;
+  std::vector<std::pair<std::string, std::string>> taken; // name, conversion
   std::vector<std::pair<std::string, std::string>> left;  // name, why
   std::set<std::string> left_names;
   int64_t packed_bytes = 0; // the packed weights of `taken`
@@ -132,18 +129,12 @@ std::string mib(int64_t bytes) {
   return text;
 }
 
-void wait_for_repacks();
-
 /// One line: the weights taken since the last line and the MUL_MAT weights
 /// left to the CPU backend. Printed when a backend is created, i.e. after
 /// llama.cpp has loaded the model and before it computes anything.
 void log_load_report() {
-  wait_for_repacks();
   LoadReport &r = load_report();
   std::lock_guard<std::mutex> lock(r.mutex);
-  r.taken.erase(std::remove_if(r.taken.begin(), r.taken.end(),
-                               [](const auto &t) { return t.second.empty(); }),
-                r.taken.end());
   if (r.taken.empty() && r.left.empty())
     return;
   std::string text = "ggml-lowbit: took " + std::to_string(r.taken.size()) +
@@ -173,98 +164,120 @@ void log_load_report() {
 // under the weight are returned to the system (MADV_DONTNEED) and
 // get_tensor re-encodes: each such weight is held once, packed.
 //
-// llama.cpp's loader sets the weights from one thread; the repack and the
-// check of each (set_tensor's share of the load, ten times the loader's
-// own work alone) run on a few threads of ours (Repacker) while the loader
-// reads the next weights. Everything that reads a weight's slot (slot_of:
-// get_tensor, graph_compute, a second set_tensor) waits for its repack.
+// llama.cpp's loader sets each weight whole, from one thread: the weight
+// is packed straight from the caller's bytes (no copy into our pages) and
+// checked, its tiles split over the loader's thread and a few of ours
+// (LoadPool); our pages under it are written only when the check fails
+// and ggml's bytes must be kept. A weight set in pieces is gathered in
+// our pages first.
 
 struct WeightSlot {
   size_t written = 0; // bytes set since the last repack
   std::unique_ptr<PackedTensor> packed;
   std::string error;     // why the last repack failed
   bool released = false; // ggml's bytes are given back by re-encoding
-  bool pending = false;  // a repack is queued or running (Repacker::mutex)
 };
 
-/// The threads that repack weights while the loader goes on: as many as
-/// the CPUs (at most kMaxThreads), started at the first weight. At most
-/// threads + 1 weights are queued or running: each holds its ggml bytes
-/// in committed pages until it is repacked, so the loader waits rather
-/// than commit the whole model twice.
-class Repacker {
+/// The threads that pack and check a weight with the loader's: one per
+/// CPU besides the caller's (at most kMaxHelpers), started at the first
+/// weight, asleep between weights. run() is ggml_lowbit::ParallelFor.
+class LoadPool {
 public:
-  static Repacker &get() {
-    static Repacker repacker;
-    return repacker;
+  static LoadPool &get() {
+    static LoadPool pool;
+    return pool;
   }
 
-  /// Runs `job` for `slot` on a thread of the pool.
-  void submit(WeightSlot &slot, std::function<void()> job) {
-    std::unique_lock<std::mutex> lock(mutex_);
-    if (threads_.empty()) {
-      const unsigned cpus = std::max(1u, std::thread::hardware_concurrency());
-      for (unsigned i = 0; i < std::min(cpus, kMaxThreads); ++i)
-        threads_.emplace_back([this] { work(); });
+  void run(int64_t count, const std::function<void(int64_t, int64_t)> &body) {
+    std::lock_guard<std::mutex> one(run_mutex_); // one weight at a time
+    Task task{&body, count};
+    if (count <= kChunk) {
+      body(0, count);
+      return;
     }
-    done_.wait(lock, [&] { return in_flight_ <= threads_.size(); });
-    slot.pending = true;
-    ++in_flight_;
-    queue_.emplace_back(&slot, std::move(job));
-    ready_.notify_one();
-  }
-
-  /// Waits until `slot` has no repack queued or running.
-  void wait(const WeightSlot &slot) {
     std::unique_lock<std::mutex> lock(mutex_);
-    done_.wait(lock, [&] { return !slot.pending; });
+    if (helpers_.empty()) {
+      const unsigned cpus = std::max(1u, std::thread::hardware_concurrency());
+      for (unsigned i = 1; i < std::min(cpus, kMaxHelpers + 1); ++i)
+        helpers_.emplace_back([this] { help(); });
+    }
+    task_ = &task;
+    ++generation_;
+    busy_ = helpers_.size();
+    lock.unlock();
+    ready_.notify_all();
+    work(task);
+    lock.lock();
+    done_.wait(lock, [&] { return busy_ == 0; });
+    task_ = nullptr;
+    lock.unlock();
+    if (task.error)
+      std::rethrow_exception(task.error);
   }
 
-  /// Waits until no repack is queued or running.
-  void wait_all() {
-    std::unique_lock<std::mutex> lock(mutex_);
-    done_.wait(lock, [&] { return in_flight_ == 0; });
-  }
-
-  ~Repacker() {
+  ~LoadPool() {
     {
       std::lock_guard<std::mutex> lock(mutex_);
       stop_ = true;
     }
     ready_.notify_all();
-    for (std::thread &t : threads_)
+    for (std::thread &t : helpers_)
       t.join();
   }
 
 private:
-  static constexpr unsigned kMaxThreads = 8;
+  static constexpr unsigned kMaxHelpers = 7;
+  static constexpr int64_t kChunk = 4; // tiles of 16 rows per grab
 
-  void work() {
-    std::unique_lock<std::mutex> lock(mutex_);
+  struct Task {
+    const std::function<void(int64_t, int64_t)> *body;
+    int64_t count;
+    std::atomic<int64_t> next{0};
+    std::mutex error_mutex;
+    std::exception_ptr error; // the first range's that threw
+  };
+
+  static void work(Task &task) {
     for (;;) {
-      ready_.wait(lock, [&] { return stop_ || !queue_.empty(); });
-      if (queue_.empty())
+      const int64_t begin = task.next.fetch_add(kChunk);
+      if (begin >= task.count)
         return;
-      auto [slot, job] = std::move(queue_.front());
-      queue_.pop_front();
-      lock.unlock();
-      job();
-      lock.lock();
-      slot->pending = false;
-      --in_flight_;
-      done_.notify_all();
+      try {
+        (*task.body)(begin, std::min(task.count, begin + kChunk));
+      } catch (...) {
+        std::lock_guard<std::mutex> lock(task.error_mutex);
+        if (!task.error)
+          task.error = std::current_exception();
+        task.next = task.count; // the others stop at their next grab
+      }
     }
   }
 
-  std::mutex mutex_;
+  void help() {
+    uint64_t seen = 0;
+    std::unique_lock<std::mutex> lock(mutex_);
+    for (;;) {
+      ready_.wait(lock, [&] { return stop_ || generation_ != seen; });
+      if (stop_)
+        return;
+      seen = generation_;
+      Task &task = *task_;
+      lock.unlock();
+      work(task);
+      lock.lock();
+      if (--busy_ == 0)
+        done_.notify_one();
+    }
+  }
+
+  std::mutex run_mutex_, mutex_;
   std::condition_variable ready_, done_;
-  std::deque<std::pair<WeightSlot *, std::function<void()>>> queue_;
-  std::vector<std::thread> threads_;
-  size_t in_flight_ = 0;
+  std::vector<std::thread> helpers_;
+  Task *task_ = nullptr;
+  uint64_t generation_ = 0;
+  size_t busy_ = 0; // helpers not yet done with the current task
   bool stop_ = false;
 };
-
-void wait_for_repacks() { Repacker::get().wait_all(); }
 
 struct BufferContext {
   void *base = nullptr;
@@ -301,7 +314,6 @@ bool is_weight(const ggml_tensor *t) {
 
 void buffer_free(ggml_backend_buffer_t buffer) {
   auto *ctx = static_cast<BufferContext *>(buffer->context);
-  wait_for_repacks();
   munmap(ctx->base, ctx->mapped);
   delete ctx;
 }
@@ -313,8 +325,6 @@ void *buffer_get_base(ggml_backend_buffer_t buffer) {
 ggml_status buffer_init_tensor(ggml_backend_buffer_t buffer,
                                ggml_tensor *tensor) {
   auto *ctx = static_cast<BufferContext *>(buffer->context);
-  if (auto it = ctx->slots.find(tensor); it != ctx->slots.end())
-    Repacker::get().wait(*it->second);
   if (is_weight(tensor))
     ctx->slots[tensor] = std::make_unique<WeightSlot>();
   else if (!ctx->slots.empty())
@@ -322,14 +332,11 @@ ggml_status buffer_init_tensor(ggml_backend_buffer_t buffer,
   return GGML_STATUS_SUCCESS;
 }
 
-/// The slot of a weight in a buffer of ours, its repack done; else null.
+/// The slot of a weight in a buffer of ours, else null.
 WeightSlot *slot_of(ggml_backend_buffer_t buffer, const ggml_tensor *tensor) {
   auto *ctx = static_cast<BufferContext *>(buffer->context);
   auto it = ctx->slots.find(tensor);
-  if (it == ctx->slots.end())
-    return nullptr;
-  Repacker::get().wait(*it->second);
-  return it->second.get();
+  return it == ctx->slots.end() ? nullptr : it->second.get();
 }
 
 /// Returns the whole pages under `tensor`'s bytes to the system (reading
@@ -351,21 +358,23 @@ void restore_bytes(WeightSlot &slot, ggml_tensor *tensor) {
   slot.released = false;
 }
 
-/// Repacks a weight whose bytes are all set (on a thread of the
-/// Repacker); `entry` is its line in the load report.
-void repack(WeightSlot &slot, const ggml_tensor *tensor, size_t entry) {
+/// Repacks a weight from `bytes`, all of ggml's bytes of it (the caller's,
+/// or our pages under it), and keeps those bytes in our pages unless the
+/// packed form gives every one back.
+void repack(WeightSlot &slot, ggml_tensor *tensor, const uint8_t *bytes) {
   const std::string name = tensor->name;
+  slot.released = false;
   try {
-    const auto *bytes = static_cast<const uint8_t *>(tensor->data);
     slot.packed = std::make_unique<PackedTensor>(ggml_lowbit::pack_tensor(
         uint32_t(tensor->type), bytes, ggml_nbytes(tensor), tensor->ne[1],
-        tensor->ne[0], kernel_table(), name));
-    slot.released = ggml_lowbit::holds_ggml_bytes(*slot.packed, bytes);
-    if (slot.released)
-      release_pages(tensor);
+        tensor->ne[0], kernel_table(), name,
+        [](int64_t count, const std::function<void(int64_t, int64_t)> &body) {
+          LoadPool::get().run(count, body);
+        }));
+    slot.released = slot.packed->held_once;
     LoadReport &r = load_report();
     std::lock_guard<std::mutex> lock(r.mutex);
-    r.taken[entry].second = slot.packed->conversion;
+    r.taken.emplace_back(name, slot.packed->conversion);
     r.packed_bytes += slot.packed->weights.packed_bytes();
     (slot.released ? r.reencoded : r.kept) += 1;
     if (!slot.released)
@@ -377,33 +386,36 @@ void repack(WeightSlot &slot, const ggml_tensor *tensor, size_t entry) {
   }
   if (!slot.error.empty())
     log_line(GGML_LOG_LEVEL_ERROR, "ggml-lowbit: " + slot.error);
+  if (bytes == tensor->data) {
+    if (slot.released)
+      release_pages(tensor);
+  } else if (!slot.released) {
+    std::memcpy(tensor->data, bytes, ggml_nbytes(tensor));
+  }
 }
 
 void buffer_set_tensor(ggml_backend_buffer_t buffer, ggml_tensor *tensor,
                        const void *data, size_t offset, size_t size) {
   WeightSlot *slot = slot_of(buffer, tensor);
-  if (slot && slot->released)
-    restore_bytes(*slot, tensor); // a piece of it is set again
-  std::memcpy(static_cast<char *>(tensor->data) + offset, data, size);
-  if (!slot)
+  if (!slot) {
+    std::memcpy(static_cast<char *>(tensor->data) + offset, data, size);
     return;
-  // Loaders may set a tensor in pieces; repack once every byte is there.
+  }
   slot->packed.reset();
   slot->error.clear();
+  if (offset == 0 && size == ggml_nbytes(tensor) && slot->written == 0) {
+    repack(*slot, tensor, static_cast<const uint8_t *>(data)); // whole
+    return;
+  }
+  // Loaders may set a tensor in pieces; repack once every byte is there.
+  if (slot->released)
+    restore_bytes(*slot, tensor); // a piece of it is set again
+  std::memcpy(static_cast<char *>(tensor->data) + offset, data, size);
   slot->written += size;
   if (slot->written < ggml_nbytes(tensor))
     return;
   slot->written = 0;
-  LoadReport &r = load_report();
-  size_t entry;
-  {
-    std::lock_guard<std::mutex> lock(r.mutex);
-    entry = r.taken.size();
-    r.taken.emplace_back(tensor->name, "");
-  }
-  Repacker::get().submit(*slot, [slot, tensor, entry] {
-    repack(*slot, tensor, entry);
-  });
+  repack(*slot, tensor, static_cast<const uint8_t *>(tensor->data));
 }
 
 void buffer_get_tensor(ggml_backend_buffer_t buffer, const ggml_tensor *tensor,
@@ -436,7 +448,6 @@ void buffer_memset_tensor(ggml_backend_buffer_t buffer, ggml_tensor *tensor,
 
 void buffer_clear(ggml_backend_buffer_t buffer, uint8_t value) {
   auto *ctx = static_cast<BufferContext *>(buffer->context);
-  wait_for_repacks();
   std::memset(ctx->base, value, buffer->size);
   for (auto &[tensor, slot] : ctx->slots) {
     slot->packed.reset();
@@ -447,7 +458,6 @@ void buffer_clear(ggml_backend_buffer_t buffer, uint8_t value) {
 }
 
 void buffer_reset(ggml_backend_buffer_t buffer) {
-  wait_for_repacks();
   static_cast<BufferContext *>(buffer->context)->slots.clear();
 }
 

@@ -5,6 +5,7 @@
 #include "lowbit/format.h"
 #include "lowbit/gguf.h"
 #include "lowbit/reencode.h"
+#include "lowbit/upconvert.h"
 #include "lowbit/run_kernel.h"
 #include "lowbit/target.h"
 
@@ -13,6 +14,7 @@
 #include "lowbit_ggml_avxvnni_kernels.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstring>
 #include <map>
@@ -219,42 +221,149 @@ const lowbit_kernel_entry_t &PackedTensor::kernel_for(int64_t N) const {
   return *best;
 }
 
+namespace {
+
+/// The kernels of `format` in `table`, which must all read one layout, and
+/// the error of a K they cannot take.
+const lowbit_layout_t &kernels_for(PackedTensor &packed,
+                                   const lowbit::Format &format, int64_t K,
+                                   const KernelTable &table,
+                                   const std::string &name) {
+  packed.kernels = table.kernels_of(format.name());
+  const lowbit_layout_t &layout = packed.kernels.front()->layout;
+  for (const lowbit_kernel_entry_t *e : packed.kernels)
+    if (std::memcmp(&e->layout, &layout, sizeof(layout)) != 0)
+      throw lowbit::Error(name + ": the " + format.name() +
+                          " kernels read different layouts");
+  if (std::string why = lowbit::any_kernel_shape_error(
+          format, K, layout.family == LOWBIT_LAYOUT_BITPLANES);
+      !why.empty())
+    throw lowbit::Error(name + ": " + why);
+  return layout;
+}
+
+/// Straight from ggml's bytes into the upconvert layout, tiles split over
+/// `parallel` (lowbit::gguf_pack_rows: no canonical copy, each value
+/// checked as it moves): the block formats into their own, tq1_0 and
+/// tq2_0 into i2s. False when the ternary tensor is not one scale's (the
+/// caller packs it into w2g256); throws the import's error for bad bytes.
+bool pack_direct(const lowbit::GgufTensor &tensor, PackedTensor &packed,
+                 const lowbit::Format &format, const ParallelFor &parallel) {
+  const int64_t M = tensor.rows(), K = tensor.K();
+  lowbit::UpconvertWeights U = lowbit::shape_upconvert(format, M, K);
+  const int64_t tiles = U.num_tiles();
+  std::vector<lowbit::GgufRowsCheck> checks(static_cast<size_t>(tiles));
+  parallel(tiles, [&](int64_t t0, int64_t t1) {
+    checks[size_t(t0)] = lowbit::gguf_pack_rows(
+        tensor, U, t0 * lowbit::kUpconvertTileRows,
+        std::min(M, t1 * lowbit::kUpconvertTileRows));
+  });
+  try {
+    lowbit::gguf_finish_rows(tensor, U, checks);
+  } catch (const lowbit::Error &) {
+    if (format.is_ternary())
+      return false; // blocks of different scales, or tq2_0's code 3
+    throw;
+  }
+  packed.weights = std::move(U);
+  return true;
+}
+
+/// Whether encode_ggml_rows gives back rows [m0, m1) of `bytes` (the whole
+/// tensor as ggml stored it) exactly, but for the d of ternary blocks that
+/// the packed form lost (an i2s tensor keeps one scale), which go to
+/// `patches`. packed.d_patches must be empty.
+bool rows_hold_ggml_bytes(const PackedTensor &packed, const uint8_t *bytes,
+                          int64_t m0, int64_t m1,
+                          std::vector<std::pair<int64_t, uint16_t>> &patches) {
+  const lowbit::GgufType type = lowbit::GgufType(packed.ggml_type);
+  const int64_t blockValues = lowbit::gguf_block_size(type);
+  const size_t blockBytes = lowbit::gguf_tensor_bytes(type, 1, blockValues);
+  const int64_t blocks = packed.weights.K / blockValues;
+  const size_t rowBytes = ggml_row_bytes(packed);
+  const size_t dAt = type == lowbit::GgufType::TQ1_0 ? 52 : 64;
+  const bool ternary =
+      type == lowbit::GgufType::TQ1_0 || type == lowbit::GgufType::TQ2_0;
+  thread_local std::vector<uint8_t> row;
+  row.resize(rowBytes);
+  for (int64_t m = m0; m < m1; ++m) {
+    encode_ggml_rows(packed, m, m + 1, row.data());
+    const uint8_t *want = bytes + m * rowBytes;
+    if (std::memcmp(row.data(), want, rowBytes) == 0)
+      continue;
+    for (int64_t b = 0; b < blocks; ++b) {
+      const uint8_t *got = row.data() + b * blockBytes;
+      const uint8_t *ref = want + b * blockBytes;
+      if (std::memcmp(got, ref, blockBytes) == 0)
+        continue;
+      // Only a ternary block's d may differ, and only where the packed
+      // form has no d of its own for it.
+      if (!ternary || std::memcmp(got, ref, dAt) != 0)
+        return false;
+      patches.emplace_back(m * blocks + b,
+                           uint16_t(ref[dAt] | ref[dAt + 1] << 8));
+    }
+  }
+  return true;
+}
+
+} // namespace
+
 PackedTensor pack_tensor(uint32_t ggml_type, const uint8_t *bytes,
                          size_t size, int64_t M, int64_t K,
-                         const KernelTable &table, const std::string &name) {
+                         const KernelTable &table, const std::string &name,
+                         const ParallelFor &parallel) {
   const TypeRow *row = find_type(ggml_type);
   if (!row || !takes_type(ggml_type, table))
     throw lowbit::Error(name + ": ggml type " + std::to_string(ggml_type) +
                         " has no lowbit kernel here");
-  lowbit::PackedWeights canonical;
-  if (row->formats.size() == 1) {
-    canonical = lowbit::import_weights(
-        row->type, bytes, size, M, K, lowbit::Format::parse(row->formats[0]),
-        name);
-  } else {
-    try {
-      canonical = lowbit::import_weights(row->type, bytes, size, M, K,
-                                         lowbit::Format::parse("i2s"), name);
-    } catch (const lowbit::Error &) {
-      // Blocks of different scales (or tq2_0's code 3): exact in w2g256.
-      canonical = ternary_blocks_as_w2(row->type, bytes, size, M, K, name);
-    }
-  }
   PackedTensor packed;
   packed.ggml_type = ggml_type;
-  const std::string format = canonical.format.name();
-  packed.kernels = table.kernels_of(format);
-  packed.conversion = std::string(row->name) + "->" + format;
-  const lowbit_layout_t &layout = packed.kernels.front()->layout;
-  for (const lowbit_kernel_entry_t *e : packed.kernels)
-    if (std::memcmp(&e->layout, &layout, sizeof(layout)) != 0)
-      throw lowbit::Error(name + ": the " + format +
-                          " kernels read different layouts");
-  if (std::string why = lowbit::any_kernel_shape_error(
-          canonical.format, K, layout.family == LOWBIT_LAYOUT_BITPLANES);
-      !why.empty())
-    throw lowbit::Error(name + ": " + why);
-  packed.weights = lowbit::pack_for_kernel(canonical, layout);
+  lowbit::GgufTensor tensor;
+  tensor.name = name;
+  tensor.type = row->type;
+  tensor.ne = {K, M};
+  tensor.data = bytes;
+  tensor.bytes = size;
+  lowbit::Format format = lowbit::Format::parse(row->formats[0]);
+  const lowbit_layout_t &layout = kernels_for(packed, format, K, table, name);
+  const bool direct = layout.family == LOWBIT_LAYOUT_VNNI4 &&
+                      lowbit::gguf_packs_directly(row->type, format);
+  if (!direct || !pack_direct(tensor, packed, format, parallel)) {
+    lowbit::PackedWeights canonical;
+    try {
+      canonical = lowbit::import_weights(row->type, bytes, size, M, K,
+                                         format, name);
+    } catch (const lowbit::Error &) {
+      if (row->formats.size() == 1)
+        throw;
+      // Blocks of different scales (or tq2_0's code 3): exact in w2g256.
+      canonical = ternary_blocks_as_w2(row->type, bytes, size, M, K, name);
+      format = canonical.format;
+    }
+    packed.weights = lowbit::pack_for_kernel(
+        canonical, kernels_for(packed, format, K, table, name));
+  }
+  packed.conversion = std::string(row->name) + "->" + format.name();
+
+  // The check: every byte of ggml's, re-encoded from the packed form.
+  const int64_t tiles = packed.weights.num_tiles();
+  std::vector<std::vector<std::pair<int64_t, uint16_t>>> patches(
+      static_cast<size_t>(tiles));
+  std::atomic<bool> holds{encodes_ggml_bytes(packed)};
+  if (holds)
+    parallel(tiles, [&](int64_t t0, int64_t t1) {
+      if (holds && !rows_hold_ggml_bytes(
+                       packed, bytes, t0 * lowbit::kUpconvertTileRows,
+                       std::min(M, t1 * lowbit::kUpconvertTileRows),
+                       patches[size_t(t0)]))
+        holds = false;
+    });
+  packed.held_once = holds;
+  if (holds)
+    for (const auto &range : patches)
+      packed.d_patches.insert(packed.d_patches.end(), range.begin(),
+                              range.end());
   return packed;
 }
 
@@ -290,13 +399,6 @@ uint16_t group_half(const lowbit::AlignedArray<uint16_t> &a,
   return a.data()[((m / lowbit::kUpconvertTileRows) * groups + g) *
                       lowbit::kUpconvertTileRows +
                   m % lowbit::kUpconvertTileRows];
-}
-
-/// Where a block keeps its fp16 d, and its size.
-size_t d_offset(lowbit::GgufType type) {
-  return type == lowbit::GgufType::TQ1_0   ? 52
-         : type == lowbit::GgufType::TQ2_0 ? 64
-                                           : 0;
 }
 
 } // namespace
@@ -349,43 +451,6 @@ void encode_ggml_rows(const PackedTensor &packed, int64_t m0, int64_t m1,
       lowbit::encode_tq_block(type, codes.data() + b * kTernaryBlock, d, out);
     }
   }
-}
-
-bool holds_ggml_bytes(PackedTensor &packed, const uint8_t *bytes) {
-  packed.d_patches.clear();
-  if (!encodes_ggml_bytes(packed))
-    return false;
-  const lowbit::GgufType type = lowbit::GgufType(packed.ggml_type);
-  const int64_t blockValues = lowbit::gguf_block_size(type);
-  const size_t blockBytes = lowbit::gguf_tensor_bytes(type, 1, blockValues);
-  const int64_t blocks = packed.weights.K / blockValues;
-  const size_t rowBytes = ggml_row_bytes(packed);
-  const size_t dAt = d_offset(type);
-  std::vector<uint8_t> row(rowBytes);
-  for (int64_t m = 0; m < packed.weights.M; ++m) {
-    encode_ggml_rows(packed, m, m + 1, row.data());
-    const uint8_t *want = bytes + m * rowBytes;
-    if (std::memcmp(row.data(), want, rowBytes) == 0)
-      continue;
-    for (int64_t b = 0; b < blocks; ++b) {
-      const uint8_t *got = row.data() + b * blockBytes;
-      const uint8_t *ref = want + b * blockBytes;
-      if (std::memcmp(got, ref, blockBytes) == 0)
-        continue;
-      // Only a ternary block's d may differ, and only where the packed
-      // form has no d of its own for it.
-      const bool dAlone =
-          (type == lowbit::GgufType::TQ1_0 || type == lowbit::GgufType::TQ2_0) &&
-          std::memcmp(got, ref, dAt) == 0;
-      if (!dAlone) {
-        packed.d_patches.clear();
-        return false;
-      }
-      packed.d_patches.emplace_back(m * blocks + b,
-                                    uint16_t(ref[dAt] | ref[dAt + 1] << 8));
-    }
-  }
-  return true;
 }
 
 } // namespace ggml_lowbit

@@ -15,6 +15,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -59,8 +60,11 @@ struct PackedTensor {
   /// The fp16 d of ternary blocks that the packed form does not carry (an
   /// i2s tensor keeps one scale, so a block whose codes are all zero loses
   /// its own d), by block index in the tensor, sorted: set by
-  /// holds_ggml_bytes, read by encode_ggml_rows.
+  /// pack_tensor's check, read by encode_ggml_rows.
   std::vector<std::pair<int64_t, uint16_t>> d_patches;
+  /// pack_tensor's check passed: encode_ggml_rows gives back every byte
+  /// ggml stored, so those bytes need not be kept.
+  bool held_once = false;
 
   /// The entry for N activation rows: the largest min_n <= N.
   const lowbit_kernel_entry_t &kernel_for(int64_t N) const;
@@ -90,25 +94,31 @@ bool encodes_ggml_bytes(const PackedTensor &packed);
 void encode_ggml_rows(const PackedTensor &packed, int64_t m0, int64_t m1,
                       uint8_t *out);
 
-/// Whether encode_ggml_rows gives back `bytes` (the whole tensor as ggml
-/// stored it) exactly, after recording in packed.d_patches the d of blocks
-/// whose d alone the packed form lost. False (and no patches) when any
-/// other byte differs or the type is not re-encoded.
-bool holds_ggml_bytes(PackedTensor &packed, const uint8_t *bytes);
+/// Runs body(begin, end) over disjoint ranges that cover [0, count), on the
+/// caller's thread and others, and returns when every range is done (an
+/// exception of a range is thrown again in the caller).
+using ParallelFor = std::function<void(
+    int64_t count, const std::function<void(int64_t, int64_t)> &body)>;
 
 /// Packs M x K weights of ggml type `ggml_type` (`bytes` as ggml stores
-/// them, rows of K values) for `table`'s kernels:
-///  - q4_0 as it is (lowbit's q4_0 is ggml's block_q4_0);
+/// them, rows of K values) for `table`'s kernels, then checks that
+/// encode_ggml_rows gives every byte back (held_once, d_patches):
+///  - the block formats (q4_0 ... iq4_nl) into lowbit's formats of the
+///    same names, whose blocks are ggml's;
 ///  - tq1_0 and tq2_0 into i2s when every block with a non-zero code has
 ///    the same d (a BitNet b1.58 checkpoint: one scale per tensor), else
 ///    into w2g256 (one block = one group: codes t in 0..3, fp16 scale d,
 ///    zero point 1), which holds every such tensor exactly, tq2_0's code 3
 ///    (2d, as ggml decodes it) included.
+/// The packing (into the upconvert layout, straight from `bytes`: no copy
+/// of them, lowbit::gguf_pack_rows) and the check run on tiles of 16 rows
+/// split over `parallel`; w2g256 is packed on the caller's thread.
 /// Throws lowbit::Error naming `name` when the bytes are invalid for the
 /// type (a non-finite or negative scale) or the shape has no kernel.
 PackedTensor pack_tensor(uint32_t ggml_type, const uint8_t *bytes,
                          size_t size, int64_t M, int64_t K,
-                         const KernelTable &table, const std::string &name);
+                         const KernelTable &table, const std::string &name,
+                         const ParallelFor &parallel);
 
 } // namespace ggml_lowbit
 
