@@ -244,6 +244,62 @@ private:
   std::vector<uint8_t> codes_;
 };
 
+/// Row i's 4 vectors (64 bytes apart from `out`, which points at row i's
+/// bytes of the first) of a 32-k block whose codes k are the low (`high`
+/// false) or high nibbles of q[k], k < 32: vector v's byte r holds codes
+/// 8 v + r and 8 v + 4 + r, the nibbles of two 4-byte loads (pack_q4_0's
+/// moves for a block whose codes are all low or all high nibbles).
+static void put_nibble_block(uint8_t *out, const uint8_t *q, bool high) {
+  for (int v = 0; v < 4; ++v) {
+    const uint32_t a = load_le<uint32_t>(q + 8 * v),
+                   b = load_le<uint32_t>(q + 8 * v + 4);
+    store_le(out + 64 * v, high ? ((a >> 4) & 0x0F0F0F0Fu) | (b & 0xF0F0F0F0u)
+                                : (a & 0x0F0F0F0Fu) | (b & 0x0F0F0F0Fu) << 4);
+  }
+}
+
+/// Row i's kernel codes of one q4_k or q6_k super-block (256 values at
+/// `block`) into the 32-k blocks [8 sb, 8 sb + 8) of its tile, row i's
+/// bytes at `out` (the tile plus 4 i); whether the type has these moves.
+/// Both store their codes as the kernel codes (shift 0): q4_k's value
+/// 64 g + l (l < 32) is the low nibble of qs[32 g + l] (qs at byte 16),
+/// 64 g + 32 + l its high nibble; q6_k's value 128 n + 32 j + l (j < 4) has
+/// its low 4 bits in the low (j < 2) or high (j >= 2) nibble of ql[64 n +
+/// 32 (j % 2) + l] and its high 2 bits in bits 2 j of qh[32 n + l] (qh at
+/// byte 128): the 4-bit plane moves by nibbles, the 2-bit plane as tq2_0's
+/// fields (four 4-byte words masked to field j and merged).
+static bool put_k_quant_block(const GgmlBlockType &type, const uint8_t *block,
+                              int64_t sb, uint8_t *out) {
+  if (type.kind == FormatKind::Q4_K) {
+    const uint8_t *qs = block + 16;
+    for (int g = 0; g < 4; ++g)
+      for (int h = 0; h < 2; ++h)
+        put_nibble_block(out + (8 * sb + 2 * g + h) * 4 * 64, qs + 32 * g,
+                         h == 1);
+    return true;
+  }
+  if (type.kind != FormatKind::Q6_K)
+    return false;
+  constexpr uint64_t kField = 0x0303030303030303ull;
+  const uint8_t *ql = block, *qh = block + 128;
+  for (int n = 0; n < 2; ++n) {
+    for (int j = 0; j < 4; ++j)
+      put_nibble_block(out + (8 * sb + 4 * n + j) * 6 * 64,
+                       ql + 64 * n + 32 * (j % 2), j >= 2);
+    for (int s = 0; s < 2; ++s) { // vector s of each block's 2-bit plane
+      const uint64_t x = load_le<uint64_t>(qh + 32 * n + 16 * s);
+      const uint64_t y = load_le<uint64_t>(qh + 32 * n + 16 * s + 8);
+      for (int j = 0; j < 4; ++j) {
+        const uint64_t w =
+            ((x >> (2 * j)) & kField) | ((y >> (2 * j)) & kField) << 4;
+        store_le(out + ((8 * sb + 4 * n + j) * 6 + 4 + s) * 64,
+                 uint32_t(w) | uint32_t(w >> 32) << 2);
+      }
+    }
+  }
+  return true;
+}
+
 /// K-quants: codes as pack_block_weights (BlockRowCodes), scales in
 /// kernel_abi.h's K-QUANT SCALES: per tile and super-block, per sub-block j
 /// (of 32, or 16) the 16 rows' sub-scales sc_j at the type's
@@ -279,13 +335,20 @@ static void pack_k_quant(const uint8_t *rows, int64_t row_bytes,
       sub[bit / 8 + 1] |= uint8_t(v >> 8);
   };
   BlockRowCodes codes(type, U);
+  const bool moves = type.kind == FormatKind::Q4_K ||
+                     type.kind == FormatKind::Q6_K; // put_k_quant_block
+  const int64_t vectors = U.Kp * U.bits / 32;
   int sc[16], mn[16];
   for (int64_t m = m_begin; m < m_end; ++m) {
     const uint8_t *row = rows + (m - m_begin) * row_bytes;
-    codes.put(row, m);
+    if (!moves)
+      codes.put(row, m);
     const int64_t t = m / kUpconvertTileRows, i = m % kUpconvertTileRows;
+    uint8_t *tile_row = U.codes.data() + t * vectors * 64 + i * 4;
     for (int64_t sb = 0; sb < supers; ++sb) {
       const uint8_t *block = row + sb * type.block_bytes;
+      if (moves)
+        put_k_quant_block(type, block, sb, tile_row);
       uint8_t *super = bytes + (t * supers + sb) * super_bytes;
       uint16_t *halves = reinterpret_cast<uint16_t *>(super + head);
       halves[i] = block_half(block, type.d_offset);
