@@ -245,18 +245,24 @@ const lowbit_layout_t &kernels_for(PackedTensor &packed,
 /// Straight from ggml's bytes into the upconvert layout, tiles split over
 /// `parallel` (lowbit::gguf_pack_rows: no canonical copy, each value
 /// checked as it moves): the block formats into their own, tq1_0 and
-/// tq2_0 into i2s. False when the ternary tensor is not one scale's (the
-/// caller packs it into w2g256); throws the import's error for bad bytes.
+/// tq2_0 into i2s. `then` (if any) runs on each range of tiles once they
+/// are packed, while their bytes are in cache. False when the ternary
+/// tensor is not one scale's (the caller packs it into w2g256); throws the
+/// import's error for bad bytes.
 bool pack_direct(const lowbit::GgufTensor &tensor, PackedTensor &packed,
-                 const lowbit::Format &format, const ParallelFor &parallel) {
+                 const lowbit::Format &format, const ParallelFor &parallel,
+                 const std::function<void(int64_t, int64_t)> &then) {
   const int64_t M = tensor.rows(), K = tensor.K();
-  lowbit::UpconvertWeights U = lowbit::shape_upconvert(format, M, K);
+  lowbit::UpconvertWeights &U = packed.weights;
+  U = lowbit::shape_upconvert(format, M, K);
   const int64_t tiles = U.num_tiles();
   std::vector<lowbit::GgufRowsCheck> checks(static_cast<size_t>(tiles));
   parallel(tiles, [&](int64_t t0, int64_t t1) {
     checks[size_t(t0)] = lowbit::gguf_pack_rows(
         tensor, U, t0 * lowbit::kUpconvertTileRows,
         std::min(M, t1 * lowbit::kUpconvertTileRows));
+    if (then)
+      then(t0, t1);
   });
   try {
     lowbit::gguf_finish_rows(tensor, U, checks);
@@ -265,7 +271,6 @@ bool pack_direct(const lowbit::GgufTensor &tensor, PackedTensor &packed,
       return false; // blocks of different scales, or tq2_0's code 3
     throw;
   }
-  packed.weights = std::move(U);
   return true;
 }
 
@@ -327,9 +332,31 @@ PackedTensor pack_tensor(uint32_t ggml_type, const uint8_t *bytes,
   tensor.bytes = size;
   lowbit::Format format = lowbit::Format::parse(row->formats[0]);
   const lowbit_layout_t &layout = kernels_for(packed, format, K, table, name);
+
+  // The check: every byte of ggml's, re-encoded from the packed form, by
+  // ranges of tiles; for the block formats right after each range is
+  // packed (the ternary formats need the tensor's one scale first).
+  const int64_t tiles =
+      (M + lowbit::kUpconvertTileRows - 1) / lowbit::kUpconvertTileRows;
+  std::vector<std::vector<std::pair<int64_t, uint16_t>>> patches(
+      static_cast<size_t>(tiles));
+  std::atomic<bool> holds{true};
+  auto check = [&](int64_t t0, int64_t t1) {
+    if (holds && !rows_hold_ggml_bytes(
+                     packed, bytes, t0 * lowbit::kUpconvertTileRows,
+                     std::min(M, t1 * lowbit::kUpconvertTileRows),
+                     patches[size_t(t0)]))
+      holds = false;
+  };
   const bool direct = layout.family == LOWBIT_LAYOUT_VNNI4 &&
                       lowbit::gguf_packs_directly(row->type, format);
-  if (!direct || !pack_direct(tensor, packed, format, parallel)) {
+  bool checked = direct && !format.is_ternary();
+  const bool packed_directly =
+      direct && pack_direct(tensor, packed, format, parallel,
+                            checked ? std::function<void(int64_t, int64_t)>(check)
+                                    : nullptr);
+  if (!packed_directly) {
+    checked = false;
     lowbit::PackedWeights canonical;
     try {
       canonical = lowbit::import_weights(row->type, bytes, size, M, K,
@@ -345,20 +372,10 @@ PackedTensor pack_tensor(uint32_t ggml_type, const uint8_t *bytes,
         canonical, kernels_for(packed, format, K, table, name));
   }
   packed.conversion = std::string(row->name) + "->" + format.name();
-
-  // The check: every byte of ggml's, re-encoded from the packed form.
-  const int64_t tiles = packed.weights.num_tiles();
-  std::vector<std::vector<std::pair<int64_t, uint16_t>>> patches(
-      static_cast<size_t>(tiles));
-  std::atomic<bool> holds{encodes_ggml_bytes(packed)};
-  if (holds)
-    parallel(tiles, [&](int64_t t0, int64_t t1) {
-      if (holds && !rows_hold_ggml_bytes(
-                       packed, bytes, t0 * lowbit::kUpconvertTileRows,
-                       std::min(M, t1 * lowbit::kUpconvertTileRows),
-                       patches[size_t(t0)]))
-        holds = false;
-    });
+  if (!encodes_ggml_bytes(packed))
+    holds = false;
+  else if (!checked)
+    parallel(tiles, check);
   packed.held_once = holds;
   if (holds)
     for (const auto &range : patches)
