@@ -78,19 +78,14 @@ loadSchedule(Target target, const KernelOptions &options) {
   return std::move(*schedule);
 }
 
-/// The config of `schedule`'s entry for (format, shape, target, threads),
-/// or "" for none.
-static std::string
-scheduledConfig(const std::optional<mlir::lowbit::Schedule> &schedule,
-                const Format &format, Target target, const KernelShape &shape,
-                int threads) {
-  if (!schedule)
-    return "";
+/// `schedule`'s entry for (format, shape, target, threads), or null.
+static const mlir::lowbit::ScheduleEntry *
+scheduledEntry(const mlir::lowbit::Schedule &schedule, const Format &format,
+               Target target, const KernelShape &shape, int threads) {
   mlir::lowbit::ScheduleKey key{format.name(), shape.M,
                                 shape.K,       shape.nHint > 1 ? "gemm" : "gemv",
                                 target_name(target), threads};
-  const mlir::lowbit::ScheduleEntry *entry = schedule->lookup(key);
-  return entry ? entry->config : "";
+  return schedule.lookup(key);
 }
 
 KernelChoice resolveChoiceFor(const Format &format, Strategy strategy,
@@ -99,14 +94,38 @@ KernelChoice resolveChoiceFor(const Format &format, Strategy strategy,
   KernelChoice choice = resolveChoice(format, strategy, target);
   if (strategy != Strategy::Auto || choice.strategy == Strategy::Reference)
     return choice;
-  std::string config =
-      scheduledConfig(loadSchedule(choice.target, options), format,
-                      choice.target, shape, options.threads);
-  // An entry whose strategy this CPU cannot run on the target (a LUT
-  // kernel without AVX512-VBMI) leaves the format's default.
-  if (config.empty() || !host_runs(choice.target, strategyOfConfig(config)))
+  const std::optional<mlir::lowbit::Schedule> schedule =
+      loadSchedule(choice.target, options);
+  if (!schedule)
     return choice;
-  return resolveChoice(format, strategyOfConfig(config), choice.target);
+  // The targets an entry may name: the chosen one and, for `native`, every
+  // other CPU target this host runs natively (tune writes each --target's
+  // entries into the same file). Of their entries whose strategy the host
+  // runs on the entry's target (not a LUT kernel on x86-avx512vnni without
+  // AVX512-VBMI), the fastest measured one (ScheduleEntry::us) wins; an
+  // entry without a time (a version-1 file) counts on the chosen target
+  // alone.
+  std::vector<Target> targets = {choice.target};
+  if (target == Target::Native)
+    for (Target t : all_targets())
+      if (t != choice.target && t != Target::Native && !isGpuTarget(t) &&
+          host_runs(t))
+        targets.push_back(t);
+  std::optional<KernelChoice> best;
+  double bestUs = 0;
+  for (Target t : targets) {
+    const mlir::lowbit::ScheduleEntry *entry =
+        scheduledEntry(*schedule, format, t, shape, options.threads);
+    if (!entry || !host_runs(t, strategyOfConfig(entry->config)))
+      continue;
+    const bool timed = entry->us > 0;
+    if ((!timed && t != choice.target) ||
+        (best && !(timed && entry->us < bestUs)))
+      continue;
+    best = resolveChoice(format, strategyOfConfig(entry->config), t);
+    bestUs = entry->us;
+  }
+  return best ? *best : choice;
 }
 
 mlir::lowbit::KernelSource generateKernelSource(const Format &format,
@@ -165,9 +184,11 @@ compileKernels(const Format &format, KernelChoice choice,
     // A schedule entry of another strategy than the chosen one (an explicit
     // strategy, where the tuner measured another fastest) is not this
     // kernel's: it takes its strategy's heuristic.
-    std::string scheduled = scheduledConfig(schedule, format, choice.target,
-                                            shapes[i], options.threads);
-    if (!scheduled.empty() && strategyOfConfig(scheduled) != choice.strategy)
+    const mlir::lowbit::ScheduleEntry *scheduled =
+        schedule ? scheduledEntry(*schedule, format, choice.target, shapes[i],
+                                  options.threads)
+                 : nullptr;
+    if (scheduled && strategyOfConfig(scheduled->config) != choice.strategy)
       kernelOptions.schedulePath.clear();
     mlir::lowbit::KernelSource source = generateKernelSource(
         format, target_name(choice.target), shapes[i], kernelOptions,

@@ -85,53 +85,72 @@ ModelKernels compileModelKernels(const std::vector<engine::LinearSpec> &specs,
       list.push_back({spec.M, spec.K});
   }
   ModelKernels kernels;
-  for (const auto &[name, list] : shapes) {
+  for (const auto &[name, all] : shapes) {
     const Format f = Format::parse(name);
-    const KernelChoice choice = choiceFor(f, strategy, target);
-    if (choice.strategy == Strategy::Reference) {
-      // No kernel: the C API runs the scalar reference, and the report says
-      // so for every shape (never silently: it is far slower).
-      const std::string why =
-          strategy == Strategy::Reference
-              ? "--strategy reference"
-              : "no generated kernel for " + f.name() + " on " +
-                    target_name(choice.target);
-      for (const auto &[M, K] : list)
-        kernels.report.push_back(f.name() + " " + std::to_string(M) + "x" +
-                                 std::to_string(K) +
-                                 ": reference, the scalar C++ (" + why + ")");
-      continue;
+    // Per shape, a schedule entry (its GEMV's: decode) may name the
+    // strategy and, with `native`, the target (resolveChoiceFor); the
+    // shape's GEMM kernel takes the same choice, so both read one packing.
+    std::vector<
+        std::pair<KernelChoice, std::vector<std::pair<int64_t, int64_t>>>>
+        groups;
+    for (const auto &[M, K] : all) {
+      const KernelChoice choice =
+          strategy == Strategy::Auto
+              ? resolveChoiceFor(f, strategy, target, {M, K, 1}, options)
+              : choiceFor(f, strategy, target);
+      auto group = std::find_if(groups.begin(), groups.end(), [&](auto &g) {
+        return g.first.strategy == choice.strategy &&
+               g.first.target == choice.target;
+      });
+      if (group == groups.end())
+        group = groups.insert(groups.end(), {choice, {}});
+      group->second.push_back({M, K});
     }
-    if (isGpuTarget(choice.target) || !host_runs(choice.target))
-      throw Error("target '" + target_name(choice.target) +
-                  "' does not run in this process; the engine runs on host "
-                  "CPU targets (see 'lowbit targets')");
-    // A GEMV kernel per shape, and the GEMM config (as `lowbit compile`).
-    std::vector<KernelShape> batch;
-    for (const auto &[M, K] : list) {
-      batch.emplace_back(M, K, 1);
-      batch.emplace_back(M, K, 16);
-    }
-    std::vector<CompiledKernel> compiled =
-        compileKernels(f, choice, batch, options);
-    for (size_t i = 0; i < compiled.size(); ++i) {
-      const bool gemm = i % 2 == 1;
-      if (gemm && compiled[i].config == compiled[i - 1].config)
+    for (const auto &[choice, list] : groups) {
+      if (choice.strategy == Strategy::Reference) {
+        // No kernel: the C API runs the scalar reference, and the report says
+        // so for every shape (never silently: it is far slower).
+        const std::string why = strategy == Strategy::Reference
+                                    ? "--strategy reference"
+                                    : "no generated kernel for " + f.name() +
+                                          " on " + target_name(choice.target);
+        for (const auto &[M, K] : list)
+          kernels.report.push_back(f.name() + " " + std::to_string(M) + "x" +
+                                   std::to_string(K) +
+                                   ": reference, the scalar C++ (" + why + ")");
         continue;
-      const std::string &format_ = kernels.strings.emplace_back(f.name());
-      const std::string &target_ =
-          kernels.strings.emplace_back(target_name(choice.target));
-      const std::string &config = kernels.strings.emplace_back(
-          compiled[i].config);
-      kernels.entries.push_back({format_.c_str(), batch[i].M, batch[i].K,
-                                 gemm ? 2 : 1, target_.c_str(), config.c_str(),
-                                 compiled[i].layout, compiled[i].loaded.fn,
-                                 nullptr});
-      kernels.report.push_back(
-          f.name() + " " + std::to_string(batch[i].M) + "x" +
-          std::to_string(batch[i].K) + (gemm ? " N>=2" : " N=1") + ": " +
-          target_ + " " + strategy_name(choice.strategy) + " " + config);
-      kernels.compiled.push_back(std::move(compiled[i]));
+      }
+      if (isGpuTarget(choice.target) || !host_runs(choice.target))
+        throw Error("target '" + target_name(choice.target) +
+                    "' does not run in this process; the engine runs on host "
+                    "CPU targets (see 'lowbit targets')");
+      // A GEMV kernel per shape, and the GEMM config (as `lowbit compile`).
+      std::vector<KernelShape> batch;
+      for (const auto &[M, K] : list) {
+        batch.emplace_back(M, K, 1);
+        batch.emplace_back(M, K, 16);
+      }
+      std::vector<CompiledKernel> compiled =
+          compileKernels(f, choice, batch, options);
+      for (size_t i = 0; i < compiled.size(); ++i) {
+        const bool gemm = i % 2 == 1;
+        if (gemm && compiled[i].config == compiled[i - 1].config)
+          continue;
+        const std::string &format_ = kernels.strings.emplace_back(f.name());
+        const std::string &target_ =
+            kernels.strings.emplace_back(target_name(choice.target));
+        const std::string &config =
+            kernels.strings.emplace_back(compiled[i].config);
+        kernels.entries.push_back({format_.c_str(), batch[i].M, batch[i].K,
+                                   gemm ? 2 : 1, target_.c_str(),
+                                   config.c_str(), compiled[i].layout,
+                                   compiled[i].loaded.fn, nullptr});
+        kernels.report.push_back(
+            f.name() + " " + std::to_string(batch[i].M) + "x" +
+            std::to_string(batch[i].K) + (gemm ? " N>=2" : " N=1") + ": " +
+            target_ + " " + strategy_name(choice.strategy) + " " + config);
+        kernels.compiled.push_back(std::move(compiled[i]));
+      }
     }
   }
   if (lowbit_register_kernels(kernels.entries.data(), kernels.entries.size()) !=
@@ -164,6 +183,8 @@ Session openModel(const ParsedOptions &options, int64_t n_ctx,
   const Target target = parse_target(options.getOr("target", "native"));
   KernelOptions kernelOptions;
   kernelOptions.schedulePath = options.getOr("schedule", "");
+  // The engine's thread count: the schedule's entries are per thread count.
+  kernelOptions.threads = options.threads();
   // Once, for the kernels and the load (a float tensor is read to see
   // whether it is ternary); a bad model fails here, before the work.
   const std::vector<engine::LinearSpec> specs =

@@ -94,8 +94,11 @@ struct KernelShape {
 
 /// resolveChoice for one problem: with `auto` and a schedule file that has
 /// an entry for (format, shape, N class, target, threads), the strategy of
-/// that entry's config (the tuner measured it fastest there); otherwise
-/// resolveChoice's choice by format.
+/// that entry's config (the tuner measured it fastest there); with `native`
+/// the entry may name another target this host runs (`lowbit tune
+/// --target x86-avx2` next to the x86-avx512vnni entries): of the entries
+/// for the host's targets, the one with the shortest measured time decides
+/// strategy and target. Otherwise resolveChoice's choice by format.
 KernelChoice resolveChoiceFor(const Format &format, Strategy strategy,
                               Target target, const KernelShape &shape,
                               const KernelOptions &options);
