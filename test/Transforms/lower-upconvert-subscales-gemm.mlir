@@ -2,25 +2,33 @@
 // RUN: lowbit-opt %s --lowbit-select-config=target=generic --lowbit-pack-layout --lowbit-lower-upconvert --cse | FileCheck %s --check-prefix=GENERIC
 
 // K-quant GEMM (tile_n > 1): each tile group widens its packed sub-scales
-// and sub-minimums to f32 once, into a stack buffer of [32-k block][half]
-// [tile][sub-scales, sub-minimums][slice] registers (16 blocks x 2 tiles x
-// 2 x 64 bytes for K = 512), before its column loops; their K loops read
-// the buffer (lowbit.uk.load) instead of unpacking the 6-bit values for
-// every block of activation columns.
+// and sub-minimums to f32 and multiplies them by the super-block's d and
+// -dmin once, into a stack buffer of [32-k block][half][tile][s_j, o_j]
+// [slice] registers (16 blocks x 2 tiles x 2 x 64 bytes for K = 512),
+// before its column loops; their K loops read the buffer (lowbit.uk.load)
+// and add each block straight into the outputs: no per-super-block sums,
+// no fp16 d in the K loop.
 // VNNI-LABEL: func.func @q4_k_gemm(
 // VNNI: %[[BUF:.*]] = lowbit.uk.stack_buffer {bytes = 4096 : i64} : memref<?xi8>
 // VNNI: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %c2 {
 // VNNI: scf.for %{{.*}} = %c0 to %c2 step %c1{{.*}} {
+// VNNI: %[[D:.*]] = lowbit.uk.load_half %arg1[%{{.*}}] : memref<?xui16> -> vector<16xf32>
+// VNNI: %[[DMIN:.*]] = lowbit.uk.load_half %arg1[%{{.*}}] : memref<?xui16> -> vector<16xf32>
 // VNNI: %[[SC:.*]] = lowbit.uk.load_scales %arg1[%{{.*}}, %c0] {bits = 6 : i64} : memref<?xui16> -> vector<16xf32>
-// VNNI: lowbit.uk.spill %[[SC]], %[[BUF]][%{{.*}}] : vector<16xf32>, memref<?xi8>
+// VNNI: %[[S:.*]] = lowbit.uk.group_combine %{{.*}}, %[[SC]], %[[D]] : vector<16xf32>
+// VNNI: lowbit.uk.spill %[[S]], %[[BUF]][%{{.*}}] : vector<16xf32>, memref<?xi8>
 // VNNI: %[[M:.*]] = lowbit.uk.load_scales %arg1[%{{.*}}, %c0] {bits = 6 : i64} : memref<?xui16> -> vector<16xf32>
-// VNNI: lowbit.uk.spill %[[M]], %[[BUF]][%{{.*}}] : vector<16xf32>, memref<?xi8>
+// VNNI: %[[O:.*]] = lowbit.uk.group_combine %{{.*}}, %[[M]], %[[DMIN]] : vector<16xf32>
+// VNNI: lowbit.uk.spill %[[O]], %[[BUF]][%{{.*}}] : vector<16xf32>, memref<?xi8>
 // VNNI: scf.for %{{.*}} = %c0 to %{{.*}} step %c2 {
 // VNNI-NOT: lowbit.uk.load_scales
+// VNNI-NOT: lowbit.uk.load_half
 // VNNI: %[[BSC:.*]] = lowbit.uk.load %[[BUF]][%{{.*}}] : memref<?xi8> -> vector<16xf32>
 // VNNI: %[[BM:.*]] = lowbit.uk.load %[[BUF]][%{{.*}}] : memref<?xi8> -> vector<16xf32>
-// VNNI: lowbit.uk.group_combine %{{.*}}, %{{.*}}, %[[BSC]] : vector<16xf32>
-// VNNI: lowbit.uk.group_combine %{{.*}}, %{{.*}}, %[[BM]] : vector<16xf32>
+// VNNI: %[[Y:.*]] = lowbit.uk.group_combine %{{.*}}, %{{.*}}, %[[BSC]] : vector<16xf32>
+// VNNI: lowbit.uk.group_combine %[[Y]], %{{.*}}, %[[BM]] : vector<16xf32>
+// VNNI-NOT: lowbit.uk.load_half
+// VNNI: lowbit.uk.store
 // VNNI-LABEL: func.func @q4_k_gemv(
 // Generic C has one row per register: its sub-scales take two bytes,
 // shifted and masked, in the K loop.
@@ -50,13 +58,16 @@ func.func @q4_k_gemv(%x: tensor<?x512xf32>, %w: tensor<33x288xi8>) -> tensor<?x3
   return %y : tensor<?x33xf32>
 }
 
-// Q6_K's 8-bit sub-scales cost a byte widening and a conversion in the K
-// loop, no more than reading f32 back: no buffer.
+// Q6_K's 8-bit sub-scales too: d times the sign-extended byte, once per
+// tile group, into the buffer (8 blocks x 2 halves x 2 tiles x 64 bytes
+// for K = 256).
 // VNNI-LABEL: func.func @q6_k_gemm(
-// VNNI-NOT: lowbit.uk.stack_buffer
-// VNNI: scf.for %{{.*}} = %c0 to %{{.*}} step %c2 {
+// VNNI: %[[BUF6:.*]] = lowbit.uk.stack_buffer {bytes = 2048 : i64} : memref<?xi8>
 // VNNI: lowbit.uk.load_scales %arg1[%{{.*}}, %c0] {bits = 8 : i64, sign_extend}
-// VNNI-NOT: lowbit.uk.spill
+// VNNI: lowbit.uk.spill %{{.*}}, %[[BUF6]][%{{.*}}] : vector<16xf32>, memref<?xi8>
+// VNNI: scf.for %{{.*}} = %c0 to %{{.*}} step %c2 {
+// VNNI-NOT: lowbit.uk.load_scales
+// VNNI: lowbit.uk.load %[[BUF6]][%{{.*}}] : memref<?xi8> -> vector<16xf32>
 func.func @q6_k_gemm(%x: tensor<?x256xf32>, %w: tensor<33x210xi8>) -> tensor<?x33xf32> {
   %y = lowbit.mpgemm %x, %w {
          weight = #lowbit.weight<bits = 6, encoding = offset, group = 16, scale = per_block, code_offset = 32, super_block = 256, scale_bits = 8>,

@@ -103,24 +103,25 @@ struct KernelPlan {
   }
   int64_t groupsPerRow() const { return kp / group; }
   /// GEMM kernels (tile_n > 1) of one shape on SIMD targets widen each
-  /// tile group's K-quant sub-scales (and sub-minimums) of 4 or 6 bits to
-  /// f32 once, into a stack buffer the K loops of all its activation column
-  /// blocks read (lowbit.uk.load): unpacking them takes several
-  /// instructions per register. 8-bit ones (q6_k) stay in the K loop: a
-  /// byte widening and a conversion, no slower than reading 4x the bytes
-  /// back (measured, docs/perf/kquants.md). Bytes of the buffer, 0 for
-  /// none: [32-k block][half][tile][sub-scales, sub-minimums][slice]
-  /// registers.
+  /// tile group's K-quant sub-scales (and sub-minimums) to f32 and multiply
+  /// them by their super-block's d (and -dmin) once, into a stack buffer
+  /// the K loops of all its activation column blocks read (lowbit.uk.load):
+  /// s_j = d * sc_j and o_j = -dmin * m_j, as ggml dequantizes. The K loop
+  /// then adds each block straight into the outputs (y += s_j * D_j / s_b
+  /// + o_j * S_j / s_b), with no per-super-block sums to keep in registers
+  /// beside them (the oneDNN / ggml int8 GEMM order: integer dot per
+  /// sub-block, one scale per sub-block and row). Bytes of the buffer, 0
+  /// for none: [32-k block][half][tile][s_j, o_j][slice] registers.
   int64_t subScaleBufferBytes() const {
-    if (!subScales || scaleBits == 8 || anyShape || tileN == 1 || lanes == 1)
+    if (!subScales || anyShape || tileN == 1 || lanes == 1)
       return 0;
     int64_t bytes = blocks * halves * tilesPerGroup * sumsPerOutput() *
                     kTileRows * 4;
     return bytes <= kMaxSubScaleBufferBytes ? bytes : 0;
   }
-  /// The largest sub-scale buffer: q2_k's for 4 tiles of K = 4096 (128 KiB,
-  /// within the 512 KiB stack of a macOS secondary thread).
-  static constexpr int64_t kMaxSubScaleBufferBytes = 128 * 1024;
+  /// The largest sub-scale buffer: q2_k's for 4 tiles of K = 14336 (448
+  /// KiB; within the 512 KiB stack of a macOS secondary thread).
+  static constexpr int64_t kMaxSubScaleBufferBytes = 512 * 1024;
   int64_t totalCodeBytes() const {
     return numTiles * vectorsPerTile * kVectorBytes;
   }
@@ -247,7 +248,7 @@ private:
     });
   }
 
-  /// Fills subScaleBuffer with the f32 sub-scales (and sub-minimums) of
+  /// Fills subScaleBuffer with s_j = d * sc_j (and o_j = -dmin * m_j) of
   /// the tiles [firstTile, firstTile + tiles), every 32-k block.
   void widenSubScales(Value firstTile, int64_t tiles) {
     Tile tile;
@@ -257,25 +258,43 @@ private:
     int64_t blocksPer = plan.group / kBlockK;
     int64_t subBytes = kTileRows * plan.scaleBits / 8;
     forLoop(constant(0), constant(plan.groupsPerRow()), 1, [&](Value super) {
-      for (int64_t within = 0; within < blocksPer; ++within)
-        for (int64_t h = 0; h < plan.halves; ++h)
-          for (int64_t t = 0; t < tiles; ++t)
-            for (int64_t part = 0; part < plan.sumsPerOutput(); ++part) {
-              Value at =
-                  add(superScalesOffset(tile, t, super),
-                      (part * plan.subBlocks() + within * plan.halves + h) *
-                          subBytes);
-              Value block = add(mul(super, blocksPer), within);
-              for (int64_t s = 0; s < plan.slices; ++s) {
+      for (int64_t t = 0; t < tiles; ++t)
+        for (int64_t s = 0; s < plan.slices; ++s) {
+          SmallVector<Value> superScales = loadSuperScales(tile, t, s, super);
+          for (int64_t within = 0; within < blocksPer; ++within)
+            for (int64_t h = 0; h < plan.halves; ++h)
+              for (int64_t part = 0; part < plan.sumsPerOutput(); ++part) {
+                Value at =
+                    add(superScalesOffset(tile, t, super),
+                        (part * plan.subBlocks() + within * plan.halves + h) *
+                            subBytes);
+                Value block = add(mul(super, blocksPer), within);
                 Value v = UkLoadScalesOp::create(
                     b, loc, outReg, scales, at, sliceRow(tile, s),
                     uint64_t(plan.scaleBits), !plan.hasMin());
+                v = UkGroupCombineOp::create(b, loc, outReg, zeroOut(), v,
+                                             superScales[part]);
                 UkSpillOp::create(
                     b, loc, v, subScaleBuffer,
                     subScaleBufferOffset(block, h, t, part, constant(s)));
               }
-            }
+        }
     });
+  }
+
+  /// The fp16 d (and -dmin) of K-quant super-block `super` for slice `s`
+  /// of tile `t`: they follow the packed sub-scales (and sub-minimums),
+  /// -dmin 16 elements after d.
+  SmallVector<Value> loadSuperScales(const Tile &tile, int64_t t, int64_t s,
+                                     Value super) {
+    int64_t halvesAt = plan.sumsPerOutput() * plan.subBlocks() * plan.scaleBits;
+    Value at = add(add(div(superScalesOffset(tile, t, super), 2), halvesAt),
+                   sliceRow(tile, s));
+    SmallVector<Value> result{UkLoadHalfOp::create(b, loc, outReg, scales, at)};
+    if (plan.hasMin())
+      result.push_back(
+          UkLoadHalfOp::create(b, loc, outReg, scales, add(at, kTileRows)));
+    return result;
   }
 
   /// Byte offset in subScaleBuffer of slice `slice` of tile `t` (in its
@@ -335,6 +354,10 @@ private:
         steppedLoop(0, plan.blocks, plan.blocksPerStep, state,
                     [&](Value block) { accumulate(block, state); });
       state = finishTernary(tile, state);
+    } else if (subScaleBuffer) {
+      // s_j and o_j carry d and -dmin: every block adds to the outputs.
+      steppedLoop(0, plan.blocks, plan.blocksPerStep, state,
+                  [&](Value block) { accumulate(block, state); });
     } else if (shape.blocks) {
       dynamicGroupedLoop(
           shape.blocks, plan.blocksPerStep, plan.group / kBlockK, zeroOut(),
@@ -537,7 +560,9 @@ private:
 
   /// K-quants: g += sc_j * (D_j / s_b) and (minimums) h += m_j * (S_j /
   /// s_b) with the rows' sub-scales sc_j and sub-minimums m_j of the
-  /// sub-blocks j of `block` (one, or two halves of 16).
+  /// sub-blocks j of `block` (one, or two halves of 16); with the
+  /// sub-scale buffer y += s_j * (D_j / s_b) + o_j * (S_j / s_b) straight
+  /// into the outputs `groupSums`.
   SmallVector<Value> combineSubScales(const Tile &tile, Value block,
                                       ArrayRef<Value> groupSums,
                                       ArrayRef<Value> dots,
@@ -577,9 +602,10 @@ private:
                 Value(), Value());
             result[i] = UkGroupCombineOp::create(b, loc, outReg, result[i],
                                                  scaled, sc);
+            int64_t minAt = subScaleBuffer ? i : outputs + i;
             if (mins)
-              result[outputs + i] = UkGroupCombineOp::create(
-                  b, loc, outReg, result[outputs + i],
+              result[minAt] = UkGroupCombineOp::create(
+                  b, loc, outReg, result[minAt],
                   blockMinTerms[c * plan.halves + h], mins);
           }
         }
@@ -598,25 +624,13 @@ private:
       int64_t count = tile.numAccumulators();
       for (int64_t t = 0; t < tile.tiles; ++t)
         for (int64_t s = 0; s < tile.slices; ++s) {
-          // fp16 elements after the packed sub-scales (and sub-minimums):
-          // d of the slice's rows, then -dmin 16 later.
-          int64_t halvesAt =
-              plan.sumsPerOutput() * plan.subBlocks() * plan.scaleBits;
-          Value at = add(add(div(superScalesOffset(tile, t, group), 2),
-                             halvesAt),
-                         sliceRow(tile, s));
-          Value d = UkLoadHalfOp::create(b, loc, outReg, scales, at);
-          Value mn;
-          if (plan.hasMin())
-            mn = UkLoadHalfOp::create(b, loc, outReg, scales,
-                                      add(at, kTileRows));
+          SmallVector<Value> superScales = loadSuperScales(tile, t, s, group);
           for (int64_t c = 0; c < tile.columns; ++c) {
             int64_t i = tile.accIndex(t, s, c);
-            outputs[i] = UkGroupCombineOp::create(b, loc, outReg, outputs[i],
-                                                  groupSums[i], d);
-            if (mn)
+            for (int64_t part = 0; part < plan.sumsPerOutput(); ++part)
               outputs[i] = UkGroupCombineOp::create(
-                  b, loc, outReg, outputs[i], groupSums[count + i], mn);
+                  b, loc, outReg, outputs[i], groupSums[part * count + i],
+                  superScales[part]);
           }
         }
       return;

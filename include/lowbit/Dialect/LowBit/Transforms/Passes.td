@@ -149,11 +149,12 @@ def LowBitLowerUpconvert : Pass<"lowbit-lower-upconvert", "::mlir::func::FuncOp"
     - `scf.for` over blocks of `tile_n` activation rows, then the rest one
       at a time;
     - K-quants with `tile_n` > 1 on SIMD targets (registers of several
-      rows; M and K constant, the buffer at most 128 KiB): before those
+      rows; M and K constant, the buffer at most 512 KiB): before those
       loops, per tile group, the sub-scales (and sub-minimums) of every
-      sub-block widened once by `lowbit.uk.load_scales` and stored with
-      `lowbit.uk.spill` into a `lowbit.uk.stack_buffer`, which the K loops
-      read back with `lowbit.uk.load`;
+      sub-block widened once by `lowbit.uk.load_scales`, multiplied by the
+      super-block's d (and -dmin) and stored with `lowbit.uk.spill` into a
+      `lowbit.uk.stack_buffer`, which the K loops read back with
+      `lowbit.uk.load` to add every block straight into the outputs;
     - `scf.for` over K in steps of `tile_k * unroll` (a multiple of the
       32-k activation block), with the remaining blocks straight-line after
       it; accumulators (vector<R/4 x i32>, and vector<R/4 x f32> outputs for
