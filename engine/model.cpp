@@ -593,6 +593,9 @@ std::unique_ptr<Model> Model::load(std::shared_ptr<const GgufFile> opened,
   for (size_t i : by_offset) {
     Linear &L = *targets[i];
     const LinearSpec &spec = specs[i];
+    // Again, whole: a page that two chunks share, or one that a chunk's
+    // fault-around mapped after the chunk it belongs to was released.
+    release_pages(*tensors[i]);
     try {
       if (!failed[i])
         gguf_finish_rows(*tensors[i], packed[i], checks[i]);
