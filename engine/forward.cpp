@@ -105,26 +105,40 @@ void Model::Impl::reserve(int64_t n) {
 void Model::Impl::project(std::initializer_list<Product> products,
                           const float *X, int64_t n,
                           lowbit_activations_t *acts) {
-  // Packed weights, per activation class (usually one: Q/K/V or gate/up
-  // share a format; a Q4_K_M layer has Q4_K and Q6_K): X quantized once
-  // per class, then one region over the union of their tiles.
+  // Packed weights: X quantized once per activation class (usually one:
+  // Q/K/V or gate/up share a format; a Q4_K_M layer has Q4_K and Q6_K),
+  // then one region over the union of all their tiles.
+  spans.clear();
+  int64_t total = 0;
+  lowbit_activations_t *quantized = acts;
   for (const int act_class : {0, 1, 2}) {
-    spans.clear();
-    int64_t total = 0;
+    bool first = true;
     for (const Product &p : products) {
       const Linear &L = *p.L;
       if (!L.packed || L.act_class != act_class)
         continue;
-      if (spans.empty())
-        check(lowbit_quantize_activations(L.packed.get(), X, n, acts,
+      if (first) {
+        if (!spans.empty()) { // a second class: the next activations object
+          auto &next = class_acts[quantized == acts ? 0 : 1];
+          if (!next) {
+            lowbit_activations_t *created = nullptr;
+            if (lowbit_activations_create(&created) != LOWBIT_OK)
+              throw Error(std::string("engine: ") + lowbit_last_error());
+            next.reset(created);
+          }
+          quantized = next.get();
+        }
+        check(lowbit_quantize_activations(L.packed.get(), X, n, quantized,
                                           ctx.get()),
               L);
-      spans.push_back({&L, p.Y, total});
+        first = false;
+      }
+      spans.push_back({&L, p.Y, total, quantized});
       total += lowbit_weights_tiles(L.packed.get());
     }
-    if (!spans.empty())
-      run_tiles(total, acts);
   }
+  if (!spans.empty())
+    run_tiles(total);
   for (const Product &p : products) {
     const Linear &L = *p.L;
     if (!L.packed) {
@@ -153,7 +167,7 @@ void Model::Impl::project(std::initializer_list<Product> products,
   }
 }
 
-void Model::Impl::run_tiles(int64_t total, const lowbit_activations_t *acts) {
+void Model::Impl::run_tiles(int64_t total) {
   // Tiles [begin, end) of the union: each span's part of it.
   auto run = [&](int64_t begin, int64_t end) {
     for (size_t i = 0; i < spans.size(); ++i) {
@@ -161,7 +175,7 @@ void Model::Impl::run_tiles(int64_t total, const lowbit_activations_t *acts) {
       const int64_t last =
           i + 1 < spans.size() ? spans[i + 1].first : total;
       const int64_t b = std::max(begin, s.first), e = std::min(end, last);
-      if (b < e && lowbit_mpgemm_tiles(s.L->packed.get(), acts, s.Y,
+      if (b < e && lowbit_mpgemm_tiles(s.L->packed.get(), s.acts, s.Y,
                                        b - s.first, e - s.first) != LOWBIT_OK)
         return false;
     }

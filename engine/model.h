@@ -68,11 +68,13 @@ struct Product {
 };
 
 /// A packed product's tiles within the union that Model::Impl::run_tiles
-/// splits: its tiles are [first, the next span's first).
+/// splits: its tiles are [first, the next span's first), multiplied with
+/// `acts` (its activation class's quantization of the input).
 struct TileSpan {
   const Linear *L;
   float *Y;
   int64_t first;
+  const lowbit_activations_t *acts;
 };
 
 struct Model::Impl {
@@ -95,6 +97,10 @@ struct Model::Impl {
   /// its buffers: [0] n_embd (Q/K/V, gate/up, head), [1] attention output
   /// (wo), [2] n_ff (down).
   std::unique_ptr<lowbit_activations_t, ActivationsFree> acts[3];
+  /// The input of a product whose weights mix activation classes (a
+  /// Q4_K_M layer's Q4_K and Q6_K) quantized for the second and third
+  /// class (created when first needed).
+  std::unique_ptr<lowbit_activations_t, ActivationsFree> class_acts[2];
 
   // KV cache, fp32: [layer][kv head][n_ctx][head_dim] for K and for V.
   std::unique_ptr<float[]> kcache, vcache;
@@ -117,14 +123,15 @@ struct Model::Impl {
                bool all_logits);
   /// The products of one input X [n][K] with several weights: X is
   /// quantized once per activation class (lowbit::activation_class) into
-  /// `acts`, and the packed weights of that class run as one parallel
-  /// region (run_tiles); weights kept in float run the engine's GEMV.
+  /// `acts` (the first class) and class_acts (the others), and all packed
+  /// weights run as one parallel region (run_tiles); weights kept in float
+  /// run the engine's GEMV.
   void project(std::initializer_list<Product> products, const float *X,
                int64_t n, lowbit_activations_t *acts);
   /// The tiles [0, total) of `spans` (the weights' tiles one after the
-  /// other) with `acts`, through lowbit_mpgemm_tiles on the context's
-  /// threads in kChunksPerThread chunks per thread.
-  void run_tiles(int64_t total, const lowbit_activations_t *acts);
+  /// other), through lowbit_mpgemm_tiles on the context's threads in
+  /// kChunksPerThread chunks per thread.
+  void run_tiles(int64_t total);
   /// Rows [0, n) of X (`width` wide) RMS-normalized times w into Y (may be
   /// X).
   void norm_rows(const float *X, const std::vector<float> &w, int64_t n,
