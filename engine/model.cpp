@@ -585,8 +585,17 @@ std::unique_ptr<Model> Model::load(std::shared_ptr<const GgufFile> opened,
       } catch (const std::exception &) {
         failed[c.weight] = 1; // load_linear names the problem below
       }
-      release_pages(t.data + uint64_t(c.begin) * row_bytes,
-                    uint64_t(c.end - c.begin) * row_bytes);
+      // The chunk's pages and the kernel's fault-around window on either
+      // side (Linux maps up to 64 KiB around a faulting page): a window that
+      // reached into a neighbour already released would otherwise stay
+      // mapped until the tensor is done. A neighbour still reading faults
+      // those pages back from the page cache.
+      constexpr uint64_t kFaultAround = uint64_t(64) << 10;
+      const uint64_t from = std::max<uint64_t>(
+          uint64_t(c.begin) * row_bytes, kFaultAround) - kFaultAround;
+      const uint64_t to =
+          std::min(uint64_t(c.end) * row_bytes + kFaultAround, t.bytes);
+      release_pages(t.data + from, to - from);
     }
   });
   phase("import and pack, all threads");
