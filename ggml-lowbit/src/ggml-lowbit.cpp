@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -167,15 +168,20 @@ void log_load_report() {
 // llama.cpp's loader sets each weight whole, from one thread: the weight
 // is packed straight from the caller's bytes (no copy into our pages) and
 // checked, its tiles split over the loader's thread and a few of ours
-// (LoadPool); our pages under it are written only when the check fails
-// and ggml's bytes must be kept. A weight set in pieces is gathered in
-// our pages first.
+// (LoadPool). The packed weights go into our pages under the weight where
+// they fit (the block formats' tiles are ggml's bytes rearranged, i2s is
+// smaller than TQ2_0), so that the buffer holds them, faulted in by the
+// threads that pack; else into memory of their own, and our pages stay
+// untouched. ggml's bytes are written there only when the check fails and
+// they must be kept. A weight set in pieces is gathered in our pages
+// first.
 
 struct WeightSlot {
   size_t written = 0; // bytes set since the last repack
   std::unique_ptr<PackedTensor> packed;
   std::string error;     // why the last repack failed
   bool released = false; // ggml's bytes are given back by re-encoding
+  bool dirty = false;    // our pages under the weight may not be zero
 };
 
 /// The threads that pack and check a weight with the loader's: one per
@@ -353,9 +359,17 @@ void release_pages(const ggml_tensor *tensor) {
 
 /// Writes ggml's bytes of a released weight back under it.
 void restore_bytes(WeightSlot &slot, ggml_tensor *tensor) {
-  ggml_lowbit::encode_ggml_rows(*slot.packed, 0, tensor->ne[1],
-                                static_cast<uint8_t *>(tensor->data));
+  auto *data = static_cast<uint8_t *>(tensor->data);
+  if (slot.packed->in_place) { // its tiles are where the bytes go
+    std::vector<uint8_t> bytes(ggml_nbytes(tensor));
+    ggml_lowbit::encode_ggml_rows(*slot.packed, 0, tensor->ne[1],
+                                  bytes.data());
+    std::memcpy(data, bytes.data(), bytes.size());
+  } else {
+    ggml_lowbit::encode_ggml_rows(*slot.packed, 0, tensor->ne[1], data);
+  }
   slot.released = false;
+  slot.dirty = true;
 }
 
 /// Repacks a weight from `bytes`, all of ggml's bytes of it (the caller's,
@@ -363,14 +377,28 @@ void restore_bytes(WeightSlot &slot, ggml_tensor *tensor) {
 /// packed form gives every one back.
 void repack(WeightSlot &slot, ggml_tensor *tensor, const uint8_t *bytes) {
   const std::string name = tensor->name;
+  const size_t size = ggml_nbytes(tensor);
   slot.released = false;
-  try {
+  auto pack = [&](const ggml_lowbit::Place &place) {
     slot.packed = std::make_unique<PackedTensor>(ggml_lowbit::pack_tensor(
-        uint32_t(tensor->type), bytes, ggml_nbytes(tensor), tensor->ne[1],
-        tensor->ne[0], kernel_table(), name,
+        uint32_t(tensor->type), bytes, size, tensor->ne[1], tensor->ne[0],
+        kernel_table(), name, place,
         [](int64_t count, const std::function<void(int64_t, int64_t)> &body) {
           LoadPool::get().run(count, body);
         }));
+  };
+  try {
+    // Our pages under the weight, unless they are the bytes read.
+    ggml_lowbit::Place place;
+    if (bytes != tensor->data) {
+      place = {static_cast<uint8_t *>(tensor->data), size};
+      if (slot.dirty)
+        std::memset(place.bytes, 0, size);
+      slot.dirty = true;
+    }
+    pack(place);
+    if (slot.packed->in_place && !slot.packed->held_once)
+      pack({}); // ggml's bytes must go there: the tiles elsewhere
     slot.released = slot.packed->held_once;
     LoadReport &r = load_report();
     std::lock_guard<std::mutex> lock(r.mutex);
@@ -390,7 +418,7 @@ void repack(WeightSlot &slot, ggml_tensor *tensor, const uint8_t *bytes) {
     if (slot.released)
       release_pages(tensor);
   } else if (!slot.released) {
-    std::memcpy(tensor->data, bytes, ggml_nbytes(tensor));
+    std::memcpy(tensor->data, bytes, size);
   }
 }
 
@@ -401,16 +429,18 @@ void buffer_set_tensor(ggml_backend_buffer_t buffer, ggml_tensor *tensor,
     std::memcpy(static_cast<char *>(tensor->data) + offset, data, size);
     return;
   }
-  slot->packed.reset();
   slot->error.clear();
   if (offset == 0 && size == ggml_nbytes(tensor) && slot->written == 0) {
+    slot->packed.reset();
     repack(*slot, tensor, static_cast<const uint8_t *>(data)); // whole
     return;
   }
   // Loaders may set a tensor in pieces; repack once every byte is there.
   if (slot->released)
     restore_bytes(*slot, tensor); // a piece of it is set again
+  slot->packed.reset();
   std::memcpy(static_cast<char *>(tensor->data) + offset, data, size);
+  slot->dirty = true;
   slot->written += size;
   if (slot->written < ggml_nbytes(tensor))
     return;
@@ -441,6 +471,7 @@ void buffer_memset_tensor(ggml_backend_buffer_t buffer, ggml_tensor *tensor,
   if (slot) {
     slot->packed.reset();
     slot->released = false;
+    slot->dirty = true;
     slot->written = 0;
     slot->error = std::string(tensor->name) + ": cleared with memset";
   }
@@ -452,6 +483,7 @@ void buffer_clear(ggml_backend_buffer_t buffer, uint8_t value) {
   for (auto &[tensor, slot] : ctx->slots) {
     slot->packed.reset();
     slot->released = false;
+    slot->dirty = true;
     slot->written = 0;
     slot->error = "the buffer was cleared";
   }
@@ -523,6 +555,69 @@ ggml_backend_dev_t cpu_device() {
   return device.load();
 }
 
+// ---- The decode profile (GGML_LOWBIT_PROFILE=1): where a one-token
+// graph's time goes, per step of bench-model --profile, on each thread.
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_between(Clock::time_point a, Clock::time_point b) {
+  return std::chrono::duration<double>(b - a).count();
+}
+
+/// GGML_LOWBIT_PROFILE set and not "0".
+bool profiling() {
+  static const bool on = [] {
+    const char *env = std::getenv("GGML_LOWBIT_PROFILE");
+    return env && std::strcmp(env, "0") != 0;
+  }();
+  return on;
+}
+
+/// The step of a token a node of ours belongs to, by its weight's name
+/// (llama.cpp's tensor names); the steps of bench-model --profile.
+enum Step { kQkv, kWo, kGateUp, kDown, kHead, kOtherStep, kSteps };
+constexpr const char *kStepNames[kSteps] = {"qkv",  "wo",   "gate_up",
+                                            "down", "head", "other"};
+
+Step step_of(const ggml_tensor *weight) {
+  const std::string name = weight->name;
+  auto has = [&](const char *part) {
+    return name.find(part) != std::string::npos;
+  };
+  if (has("attn_q.") || has("attn_k.") || has("attn_v.") || has("attn_qkv."))
+    return kQkv;
+  if (has("attn_output."))
+    return kWo;
+  if (has("ffn_gate.") || has("ffn_up."))
+    return kGateUp;
+  if (has("ffn_down."))
+    return kDown;
+  if (name.rfind("output.", 0) == 0 || name.rfind("token_embd.", 0) == 0)
+    return kHead;
+  return kOtherStep;
+}
+
+/// One thread's time in the nodes of one step, summed over the graphs.
+struct ThreadTimes {
+  double quantize = 0; // shaping and quantizing the activations
+  double wait = 0;     // at the node's own barrier
+  double kernel = 0;   // its share of the tiles (or rows, GET_ROWS)
+};
+
+struct Profile {
+  int64_t graphs = 0;
+  double seconds = 0; // in graph_compute
+  // Thread 0's time in ggml-cpu's nodes (and ggml's barriers) from the end
+  // of the previous node of ours (or the graph's start) to a node of this
+  // step; [kSteps]: after the last one.
+  double before[kSteps + 1] = {};
+  double node[kSteps] = {};  // thread 0, entry to exit of our nodes
+  int64_t calls[kSteps] = {};
+  int64_t bytes[kSteps] = {}; // packed weights read
+  std::vector<std::array<ThreadTimes, kSteps>> threads; // by ith
+  Clock::time_point last_end; // thread 0's end of the last node of ours
+};
+
 /// Activations of one class (lowbit::activation_class) of the rows of one
 /// input tensor, shared by the products that read them.
 struct ActivationKey {
@@ -539,18 +634,26 @@ struct ActivationKeyHash {
 };
 
 /// One node of a split that runs on our weights, as a custom node.
+struct BackendContext;
+
 struct Job {
   enum Kind { MulMat, GetRows } kind = MulMat;
   ggml_tensor *node = nullptr;
   const WeightSlot *slot = nullptr;
-  // MulMat: the activations it reads, and whether it quantizes them (the
+  BackendContext *ctx = nullptr;
+  // MulMat: the activations it reads (BackendContext::activations[act], or
+  // for one row each thread's own copy), and whether it quantizes them (the
   // first product of the split that reads them).
-  lowbit::PreparedActivations *activations = nullptr;
+  size_t act = 0;
   bool quantize = false;
-  // Its threads meet after shaping and after quantizing the activations.
+  // Its threads meet after shaping and after quantizing the activations
+  // (more than one row), and take chunks of its tiles from next_chunk.
   std::atomic<int> shaped{0}, quantized{0};
+  std::atomic<int64_t> next_chunk{0};
   std::atomic<bool> failed{false};
   std::string error;
+  Profile *profile = nullptr; // a one-token graph while profiling
+  Step step = kOtherStep;
   // The node as the graph had it.
   ggml_op op = GGML_OP_NONE;
   int32_t op_params[GGML_MAX_OP_PARAMS / sizeof(int32_t)] = {};
@@ -563,11 +666,14 @@ struct BackendContext {
   std::vector<std::unique_ptr<Job>> jobs; // reused; the first n_jobs count
   size_t n_jobs = 0;
   // Activation buffers, reused from graph to graph; a split holds as many
-  // as it has inputs alive at once.
+  // as it has inputs alive at once. One-row products quantize into each
+  // thread's own copy instead: own[thread][act].
   std::vector<std::unique_ptr<lowbit::PreparedActivations>> activations;
+  std::vector<std::vector<std::unique_ptr<lowbit::PreparedActivations>>> own;
   int64_t splits = 0, mul_mats = 0, get_rows = 0, cpu_nodes = 0;
   double seconds = 0; // inside graph_compute
   std::map<std::string, int64_t> by_conversion;
+  Profile profile; // GGML_LOWBIT_PROFILE
 };
 
 /// Waits until all nth threads of a job have arrived at `counter` (a
@@ -591,42 +697,106 @@ template <typename F> void guarded(Job &job, const F &f) {
   }
 }
 
+/// Adds one thread's times in a node of ours to the profile: [t0, t1)
+/// quantizing, [t1, t2) at the node's barrier, [t2, t3) its share of the
+/// work; thread 0 also the time in ggml-cpu since the previous node of ours.
+void record(Job &job, int ith, Clock::time_point t0, Clock::time_point t1,
+            Clock::time_point t2, Clock::time_point t3) {
+  Profile &p = *job.profile;
+  if (size_t(ith) < p.threads.size()) {
+    ThreadTimes &t = p.threads[size_t(ith)][job.step];
+    t.quantize += seconds_between(t0, t1);
+    t.wait += seconds_between(t1, t2);
+    t.kernel += seconds_between(t2, t3);
+  }
+  if (ith == 0) {
+    p.before[job.step] += seconds_between(p.last_end, t0);
+    p.node[job.step] += seconds_between(t0, t3);
+    p.last_end = t3;
+  }
+}
+
+/// Quantizes the activations of a product into the job's shared buffer:
+/// thread 0 shapes it, the rows are split over the threads when there are
+/// enough of them, and the threads meet before any reads it.
+void quantize_shared(Job &job, const float *X, int64_t N,
+                     const lowbit::UpconvertWeights &W,
+                     lowbit::PreparedActivations &A, int ith, int nth) {
+  constexpr int64_t kParallelValues = int64_t(1) << 15;
+  const bool split = nth > 1 && N * W.K >= kParallelValues;
+  if (ith == 0)
+    guarded(job, [&] {
+      lowbit::shape_activations(W.format, N, W.K, A);
+      if (!split)
+        lowbit::quantize_activation_rows(X, A, 0, N);
+    });
+  if (split) {
+    arrive_and_wait(job.shaped, nth);
+    const lowbit::TileRange r = lowbit::split_tiles(N, nth, ith);
+    if (!job.failed && !r.empty())
+      guarded(job, [&] {
+        lowbit::quantize_activation_rows(X, A, r.begin, r.end);
+      });
+  }
+}
+
+/// Tiles per chunk of a product's work: at least 4 (64 rows, ggml-cpu's
+/// chunk for one activation row) and about 8 chunks per thread, so that a
+/// thread the OS or the memory system slows down takes fewer of them.
+int64_t chunk_tiles(int64_t tiles, int nth) {
+  return std::max<int64_t>(4, tiles / (8 * int64_t(nth)));
+}
+
 void run_mul_mat(Job &job, ggml_tensor *node, int ith, int nth) {
   const PackedTensor &packed = *job.slot->packed;
   const lowbit::UpconvertWeights &W = packed.weights;
   const ggml_tensor *x = node->src[1];
+  const float *X = static_cast<const float *>(x->data);
   const int64_t N = ggml_nrows(x);
-  lowbit::PreparedActivations &A = *job.activations;
+  BackendContext &ctx = *job.ctx;
+  Clock::time_point t0, t1, t2;
+  if (job.profile)
+    t0 = t1 = Clock::now();
+  // One row (a decode step): every thread quantizes it into its own copy,
+  // a few microseconds, where sharing one copy would cost a barrier of the
+  // threads per input (four per layer).
+  const bool own = N == 1 && size_t(nth) <= ctx.own.size();
+  lowbit::PreparedActivations &A =
+      own ? *ctx.own[size_t(ith)][job.act] : *ctx.activations[job.act];
   if (job.quantize) {
-    const float *X = static_cast<const float *>(x->data);
-    // A decode step's one row is quicker on one thread than split.
-    constexpr int64_t kParallelValues = int64_t(1) << 15;
-    const bool split = nth > 1 && N >= 2 && N * W.K >= kParallelValues;
-    if (ith == 0)
+    if (own) {
       guarded(job, [&] {
         lowbit::shape_activations(W.format, N, W.K, A);
-        if (!split)
-          lowbit::quantize_activation_rows(X, A, 0, N);
+        lowbit::quantize_activation_rows(X, A, 0, N);
       });
-    if (split) {
-      arrive_and_wait(job.shaped, nth);
-      const lowbit::TileRange r = lowbit::split_tiles(N, nth, ith);
-      if (!job.failed && !r.empty())
-        guarded(job, [&] {
-          lowbit::quantize_activation_rows(X, A, r.begin, r.end);
-        });
+      if (job.profile)
+        t1 = Clock::now();
+    } else {
+      quantize_shared(job, X, N, W, A, ith, nth);
+      if (job.profile)
+        t1 = Clock::now();
+      arrive_and_wait(job.quantized, nth);
     }
-    arrive_and_wait(job.quantized, nth);
   }
-  if (job.failed)
-    return;
-  const lowbit::TileRange r = lowbit::split_tiles(W.num_tiles(), nth, ith);
-  if (r.empty())
-    return;
-  const lowbit_any_kernel_fn kernel = packed.kernel_for(N).any_fn;
-  kernel(W.codes.data(), W.scales_or_null(), W.zeros_or_null(), A.xq.data(),
-         A.x_scales.data(), A.x_sums.data(), static_cast<float *>(node->data),
-         A.N, r.begin, r.end, W.w_scale, W.M, W.K);
+  if (job.profile)
+    t2 = Clock::now();
+  // The tiles in chunks the threads take in turn (ggml-cpu's mul_mat does
+  // the same with an atomic counter): each thread its first chunk, then the
+  // next free one.
+  const int64_t tiles = W.num_tiles();
+  const int64_t chunk = chunk_tiles(tiles, nth);
+  const int64_t chunks = (tiles + chunk - 1) / chunk;
+  if (!job.failed) {
+    const lowbit_any_kernel_fn kernel = packed.kernel_for(N).any_fn;
+    for (int64_t c = ith; c < chunks;
+         c = nth + job.next_chunk.fetch_add(1, std::memory_order_relaxed))
+      kernel(W.codes.data(), W.scales_or_null(), W.zeros_or_null(),
+             A.xq.data(), A.x_scales.data(), A.x_sums.data(),
+             static_cast<float *>(node->data), A.N, c * chunk,
+             std::min(tiles, (c + 1) * chunk), W.w_scale, W.M, W.K);
+  }
+  if (job.profile)
+    record(job, ith, t0, t1, t2, Clock::now());
 }
 
 /// GET_ROWS of a weight of ours (the token embedding of a model whose
@@ -662,10 +832,59 @@ void run_get_rows(Job &job, ggml_tensor *node, int ith, int nth) {
 
 void run_job(ggml_tensor *node, int ith, int nth, void *userdata) {
   Job &job = *static_cast<Job *>(userdata);
-  if (job.kind == Job::MulMat)
+  if (job.kind == Job::MulMat) {
     run_mul_mat(job, node, ith, nth);
-  else
-    guarded(job, [&] { run_get_rows(job, node, ith, nth); });
+    return;
+  }
+  const Clock::time_point t0 = job.profile ? Clock::now() : Clock::time_point();
+  guarded(job, [&] { run_get_rows(job, node, ith, nth); });
+  if (job.profile)
+    record(job, ith, t0, t0, t0, Clock::now());
+}
+
+/// The profile's lines: per one-token graph, the time in ggml-cpu's nodes
+/// before each step's products, and per step thread 0's time in our nodes
+/// (with the rate it read the packed weights at) and each thread's
+/// quantize / wait / work times.
+void log_profile(const Profile &p) {
+  const double g = double(p.graphs), ms = 1e3 / g;
+  auto fmt = [](const char *f, double v) {
+    char text[32];
+    std::snprintf(text, sizeof(text), f, v);
+    return std::string(text);
+  };
+  double ours = 0, theirs = p.before[kSteps];
+  for (int s = 0; s < kSteps; ++s) {
+    ours += p.node[s];
+    theirs += p.before[s];
+  }
+  log_line(GGML_LOG_LEVEL_INFO,
+           "ggml-lowbit: profile of " + std::to_string(p.graphs) +
+               " one-token graphs, ms per graph: " + fmt("%.3f", p.seconds * ms) +
+               " in graph_compute, " + fmt("%.3f", ours * ms) +
+               " in our nodes (thread 0), " + fmt("%.3f", theirs * ms) +
+               " in ggml-cpu's nodes between them");
+  for (int s = 0; s < kSteps; ++s) {
+    if (p.calls[s] == 0)
+      continue;
+    std::string text = "ggml-lowbit: profile " + std::string(kStepNames[s]) +
+                       ": ggml-cpu before " + fmt("%.3f", p.before[s] * ms) +
+                       ", " + fmt("%.1f", double(p.calls[s]) / g) +
+                       " nodes " + fmt("%.3f", p.node[s] * ms);
+    if (p.bytes[s] > 0 && p.node[s] > 0)
+      text += " (" + fmt("%.1f", double(p.bytes[s]) / p.node[s] / 1e9) +
+              " GB/s)";
+    for (size_t i = 0; i < p.threads.size(); ++i) {
+      const ThreadTimes &t = p.threads[i][s];
+      text += "; thread " + std::to_string(i) + " quantize " +
+              fmt("%.3f", t.quantize * ms) + " wait " + fmt("%.3f", t.wait * ms) +
+              " work " + fmt("%.3f", t.kernel * ms);
+    }
+    log_line(GGML_LOG_LEVEL_INFO, text);
+  }
+  log_line(GGML_LOG_LEVEL_INFO, "ggml-lowbit: profile: ggml-cpu after the "
+                                "last node of ours " +
+                                    fmt("%.3f", p.before[kSteps] * ms));
 }
 
 const char *backend_get_name(ggml_backend_t) { return "LOWBIT"; }
@@ -688,6 +907,8 @@ void backend_free(ggml_backend_t backend) {
   text += "; " + std::to_string(ctx->get_rows) + " GET_ROWS of its weights, " +
           std::to_string(ctx->cpu_nodes) + " other nodes on ggml-cpu";
   log_line(GGML_LOG_LEVEL_INFO, text);
+  if (ctx->profile.graphs > 0)
+    log_profile(ctx->profile);
   if (ctx->cpu)
     ggml_backend_free(ctx->cpu);
   delete ctx;
@@ -699,6 +920,7 @@ void backend_free(ggml_backend_t backend) {
 /// that was not repacked.
 void plan_jobs(BackendContext &ctx, ggml_cgraph *graph) {
   ctx.n_jobs = 0;
+  bool one_token = true; // every product of ours has one activation row
   std::vector<ActivationKey> keys; // per job (MulMat)
   for (int i = 0; i < ggml_graph_n_nodes(graph); ++i) {
     ggml_tensor *node = ggml_graph_node(graph, i);
@@ -725,23 +947,40 @@ void plan_jobs(BackendContext &ctx, ggml_cgraph *graph) {
     job.kind = node->op == GGML_OP_MUL_MAT ? Job::MulMat : Job::GetRows;
     job.node = node;
     job.slot = slot;
-    job.activations = nullptr;
+    job.ctx = &ctx;
+    job.act = 0;
     job.quantize = false;
     job.shaped = 0;
     job.quantized = 0;
+    job.next_chunk = 0;
     job.failed = false;
     job.error.clear();
+    job.profile = nullptr;
+    job.step = job.kind == Job::GetRows ? kOtherStep : step_of(w);
+    one_token = one_token && (job.kind == Job::GetRows ||
+                              ggml_nrows(node->src[1]) == 1);
     keys.push_back({node->src[1], lowbit::activation_class(
                                       slot->packed->weights.format)});
+  }
+  if (profiling() && one_token && ctx.n_jobs > 0) {
+    Profile &p = ctx.profile;
+    p.threads.resize(size_t(std::max(ctx.threads, 1)));
+    for (size_t j = 0; j < ctx.n_jobs; ++j) {
+      Job &job = *ctx.jobs[j];
+      job.profile = &p;
+      ++p.calls[job.step];
+      if (job.kind == Job::MulMat)
+        p.bytes[job.step] += job.slot->packed->weights.packed_bytes();
+    }
   }
   // Each input's activations live from its first product to its last.
   std::unordered_map<ActivationKey, size_t, ActivationKeyHash> last, live;
   for (size_t j = 0; j < ctx.n_jobs; ++j)
     if (ctx.jobs[j]->kind == Job::MulMat)
       last[keys[j]] = j;
-  std::vector<lowbit::PreparedActivations *> idle;
-  for (auto &a : ctx.activations)
-    idle.push_back(a.get());
+  std::vector<size_t> idle; // indices into ctx.activations
+  for (size_t a = 0; a < ctx.activations.size(); ++a)
+    idle.push_back(a);
   for (size_t j = 0; j < ctx.n_jobs; ++j) {
     Job &job = *ctx.jobs[j];
     if (job.kind != Job::MulMat)
@@ -749,22 +988,27 @@ void plan_jobs(BackendContext &ctx, ggml_cgraph *graph) {
     auto it = live.find(keys[j]);
     if (it == live.end()) {
       if (idle.empty()) {
+        idle.push_back(ctx.activations.size());
         ctx.activations.push_back(
             std::make_unique<lowbit::PreparedActivations>());
-        idle.push_back(ctx.activations.back().get());
       }
       job.quantize = true;
-      job.activations = idle.back();
+      job.act = idle.back();
       idle.pop_back();
       it = live.emplace(keys[j], j).first;
     } else {
-      job.activations = ctx.jobs[it->second]->activations;
+      job.act = ctx.jobs[it->second]->act;
     }
     if (last[keys[j]] == j) {
-      idle.push_back(job.activations);
+      idle.push_back(job.act);
       live.erase(it);
     }
   }
+  // Each thread's own copies for one-row products.
+  ctx.own.resize(size_t(std::max(ctx.threads, 1)));
+  for (auto &copies : ctx.own)
+    while (copies.size() < ctx.activations.size())
+      copies.push_back(std::make_unique<lowbit::PreparedActivations>());
 }
 
 ggml_status backend_graph_compute(ggml_backend_t backend, ggml_cgraph *graph) {
@@ -799,7 +1043,17 @@ ggml_status backend_graph_compute(ggml_backend_t backend, ggml_cgraph *graph) {
   }
   if (ctx->cpu_set_threads)
     ctx->cpu_set_threads(ctx->cpu, ctx->threads);
+  const bool profiled = ctx->n_jobs > 0 && ctx->jobs[0]->profile;
+  const Clock::time_point compute_start = Clock::now();
+  ctx->profile.last_end = compute_start;
   ggml_status result = ggml_backend_graph_compute(ctx->cpu, graph);
+  if (profiled) {
+    Profile &p = ctx->profile;
+    const Clock::time_point end = Clock::now();
+    p.before[kSteps] += seconds_between(p.last_end, end);
+    p.seconds += seconds_between(compute_start, end);
+    ++p.graphs;
+  }
   for (size_t j = 0; j < ctx->n_jobs; ++j) {
     Job &job = *ctx->jobs[j];
     job.node->op = job.op;
@@ -965,6 +1219,15 @@ bool get_rows_takes(const ggml_tensor *op) {
 bool dev_supports_op(ggml_backend_dev_t, const ggml_tensor *op) {
   if (ggml_op_is_empty(op->op))
     return true;
+  // Flash attention stays on llama.cpp's CPU backend (its own split, a
+  // second and third per layer): llama.cpp's default flash_attn "auto"
+  // (resolve_fused_ops in llama-context.cpp) keeps it only when the node
+  // runs on the layer's device, the CPU, and otherwise attends without it
+  // over a KV cache laid out for it, copying every layer's V cache
+  // (ggml_cont of its transpose) for every token: measured slower than
+  // the two splits (docs/perf/ggml-lowbit.md).
+  if (op->op == GGML_OP_FLASH_ATTN_EXT)
+    return false;
   if (op->op == GGML_OP_MUL_MAT) {
     // A weight in a buffer of ours (or in llama.cpp's probe of it), or a
     // leaf not placed yet (test-backend-ops asks before it allocates): a
