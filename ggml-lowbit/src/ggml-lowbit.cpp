@@ -168,15 +168,20 @@ void log_load_report() {
 // llama.cpp's loader sets each weight whole, from one thread: the weight
 // is packed straight from the caller's bytes (no copy into our pages) and
 // checked, its tiles split over the loader's thread and a few of ours
-// (LoadPool); our pages under it are written only when the check fails
-// and ggml's bytes must be kept. A weight set in pieces is gathered in
-// our pages first.
+// (LoadPool). The packed weights go into our pages under the weight where
+// they fit (the block formats' tiles are ggml's bytes rearranged, i2s is
+// smaller than TQ2_0), so that the buffer holds them, faulted in by the
+// threads that pack; else into memory of their own, and our pages stay
+// untouched. ggml's bytes are written there only when the check fails and
+// they must be kept. A weight set in pieces is gathered in our pages
+// first.
 
 struct WeightSlot {
   size_t written = 0; // bytes set since the last repack
   std::unique_ptr<PackedTensor> packed;
   std::string error;     // why the last repack failed
   bool released = false; // ggml's bytes are given back by re-encoding
+  bool dirty = false;    // our pages under the weight may not be zero
 };
 
 /// The threads that pack and check a weight with the loader's: one per
@@ -354,9 +359,17 @@ void release_pages(const ggml_tensor *tensor) {
 
 /// Writes ggml's bytes of a released weight back under it.
 void restore_bytes(WeightSlot &slot, ggml_tensor *tensor) {
-  ggml_lowbit::encode_ggml_rows(*slot.packed, 0, tensor->ne[1],
-                                static_cast<uint8_t *>(tensor->data));
+  auto *data = static_cast<uint8_t *>(tensor->data);
+  if (slot.packed->in_place) { // its tiles are where the bytes go
+    std::vector<uint8_t> bytes(ggml_nbytes(tensor));
+    ggml_lowbit::encode_ggml_rows(*slot.packed, 0, tensor->ne[1],
+                                  bytes.data());
+    std::memcpy(data, bytes.data(), bytes.size());
+  } else {
+    ggml_lowbit::encode_ggml_rows(*slot.packed, 0, tensor->ne[1], data);
+  }
   slot.released = false;
+  slot.dirty = true;
 }
 
 /// Repacks a weight from `bytes`, all of ggml's bytes of it (the caller's,
@@ -364,14 +377,28 @@ void restore_bytes(WeightSlot &slot, ggml_tensor *tensor) {
 /// packed form gives every one back.
 void repack(WeightSlot &slot, ggml_tensor *tensor, const uint8_t *bytes) {
   const std::string name = tensor->name;
+  const size_t size = ggml_nbytes(tensor);
   slot.released = false;
-  try {
+  auto pack = [&](const ggml_lowbit::Place &place) {
     slot.packed = std::make_unique<PackedTensor>(ggml_lowbit::pack_tensor(
-        uint32_t(tensor->type), bytes, ggml_nbytes(tensor), tensor->ne[1],
-        tensor->ne[0], kernel_table(), name,
+        uint32_t(tensor->type), bytes, size, tensor->ne[1], tensor->ne[0],
+        kernel_table(), name, place,
         [](int64_t count, const std::function<void(int64_t, int64_t)> &body) {
           LoadPool::get().run(count, body);
         }));
+  };
+  try {
+    // Our pages under the weight, unless they are the bytes read.
+    ggml_lowbit::Place place;
+    if (bytes != tensor->data) {
+      place = {static_cast<uint8_t *>(tensor->data), size};
+      if (slot.dirty)
+        std::memset(place.bytes, 0, size);
+      slot.dirty = true;
+    }
+    pack(place);
+    if (slot.packed->in_place && !slot.packed->held_once)
+      pack({}); // ggml's bytes must go there: the tiles elsewhere
     slot.released = slot.packed->held_once;
     LoadReport &r = load_report();
     std::lock_guard<std::mutex> lock(r.mutex);
@@ -391,7 +418,7 @@ void repack(WeightSlot &slot, ggml_tensor *tensor, const uint8_t *bytes) {
     if (slot.released)
       release_pages(tensor);
   } else if (!slot.released) {
-    std::memcpy(tensor->data, bytes, ggml_nbytes(tensor));
+    std::memcpy(tensor->data, bytes, size);
   }
 }
 
@@ -402,16 +429,18 @@ void buffer_set_tensor(ggml_backend_buffer_t buffer, ggml_tensor *tensor,
     std::memcpy(static_cast<char *>(tensor->data) + offset, data, size);
     return;
   }
-  slot->packed.reset();
   slot->error.clear();
   if (offset == 0 && size == ggml_nbytes(tensor) && slot->written == 0) {
+    slot->packed.reset();
     repack(*slot, tensor, static_cast<const uint8_t *>(data)); // whole
     return;
   }
   // Loaders may set a tensor in pieces; repack once every byte is there.
   if (slot->released)
     restore_bytes(*slot, tensor); // a piece of it is set again
+  slot->packed.reset();
   std::memcpy(static_cast<char *>(tensor->data) + offset, data, size);
+  slot->dirty = true;
   slot->written += size;
   if (slot->written < ggml_nbytes(tensor))
     return;
@@ -442,6 +471,7 @@ void buffer_memset_tensor(ggml_backend_buffer_t buffer, ggml_tensor *tensor,
   if (slot) {
     slot->packed.reset();
     slot->released = false;
+    slot->dirty = true;
     slot->written = 0;
     slot->error = std::string(tensor->name) + ": cleared with memset";
   }
@@ -453,6 +483,7 @@ void buffer_clear(ggml_backend_buffer_t buffer, uint8_t value) {
   for (auto &[tensor, slot] : ctx->slots) {
     slot->packed.reset();
     slot->released = false;
+    slot->dirty = true;
     slot->written = 0;
     slot->error = "the buffer was cleared";
   }

@@ -245,16 +245,21 @@ const lowbit_layout_t &kernels_for(PackedTensor &packed,
 /// Straight from ggml's bytes into the upconvert layout, tiles split over
 /// `parallel` (lowbit::gguf_pack_rows: no canonical copy, each value
 /// checked as it moves): the block formats into their own, tq1_0 and
-/// tq2_0 into i2s. `then` (if any) runs on each range of tiles once they
-/// are packed, while their bytes are in cache. False when the ternary
+/// tq2_0 into i2s; into `place` when they fit there. `then` (if any) runs
+/// on each range of tiles once they are packed, while their bytes are in
+/// cache. False when the ternary
 /// tensor is not one scale's (the caller packs it into w2g256); throws the
 /// import's error for bad bytes.
 bool pack_direct(const lowbit::GgufTensor &tensor, PackedTensor &packed,
-                 const lowbit::Format &format, const ParallelFor &parallel,
+                 const lowbit::Format &format, const Place &place,
+                 const ParallelFor &parallel,
                  const std::function<void(int64_t, int64_t)> &then) {
   const int64_t M = tensor.rows(), K = tensor.K();
   lowbit::UpconvertWeights &U = packed.weights;
-  U = lowbit::shape_upconvert(format, M, K);
+  packed.in_place =
+      place.bytes && lowbit::upconvert_bytes(format, M, K) <= place.size;
+  U = lowbit::shape_upconvert(format, M, K,
+                              packed.in_place ? place.bytes : nullptr);
   const int64_t tiles = U.num_tiles();
   std::vector<lowbit::GgufRowsCheck> checks(static_cast<size_t>(tiles));
   parallel(tiles, [&](int64_t t0, int64_t t1) {
@@ -317,7 +322,7 @@ bool rows_hold_ggml_bytes(const PackedTensor &packed, const uint8_t *bytes,
 PackedTensor pack_tensor(uint32_t ggml_type, const uint8_t *bytes,
                          size_t size, int64_t M, int64_t K,
                          const KernelTable &table, const std::string &name,
-                         const ParallelFor &parallel) {
+                         const Place &place, const ParallelFor &parallel) {
   const TypeRow *row = find_type(ggml_type);
   if (!row || !takes_type(ggml_type, table))
     throw lowbit::Error(name + ": ggml type " + std::to_string(ggml_type) +
@@ -352,11 +357,12 @@ PackedTensor pack_tensor(uint32_t ggml_type, const uint8_t *bytes,
                       lowbit::gguf_packs_directly(row->type, format);
   bool checked = direct && !format.is_ternary();
   const bool packed_directly =
-      direct && pack_direct(tensor, packed, format, parallel,
+      direct && pack_direct(tensor, packed, format, place, parallel,
                             checked ? std::function<void(int64_t, int64_t)>(check)
                                     : nullptr);
   if (!packed_directly) {
     checked = false;
+    packed.in_place = false;
     lowbit::PackedWeights canonical;
     try {
       canonical = lowbit::import_weights(row->type, bytes, size, M, K,

@@ -65,6 +65,8 @@ struct PackedTensor {
   /// pack_tensor's check passed: encode_ggml_rows gives back every byte
   /// ggml stored, so those bytes need not be kept.
   bool held_once = false;
+  /// The arrays of `weights` are views of pack_tensor's `place`.
+  bool in_place = false;
 
   /// The entry for N activation rows: the largest min_n <= N.
   const lowbit_kernel_entry_t &kernel_for(int64_t N) const;
@@ -94,6 +96,13 @@ bool encodes_ggml_bytes(const PackedTensor &packed);
 void encode_ggml_rows(const PackedTensor &packed, int64_t m0, int64_t m1,
                       uint8_t *out);
 
+/// Memory the packed weights may be placed in (64-byte aligned, zero
+/// filled, outliving them), or none.
+struct Place {
+  uint8_t *bytes = nullptr;
+  size_t size = 0;
+};
+
 /// Runs body(begin, end) over disjoint ranges that cover [0, count), on the
 /// caller's thread and others, and returns when every range is done (an
 /// exception of a range is thrown again in the caller).
@@ -111,14 +120,15 @@ using ParallelFor = std::function<void(
 ///    zero point 1), which holds every such tensor exactly, tq2_0's code 3
 ///    (2d, as ggml decodes it) included.
 /// The packing (into the upconvert layout, straight from `bytes`: no copy
-/// of them, lowbit::gguf_pack_rows) and the check run on tiles of 16 rows
-/// split over `parallel`; w2g256 is packed on the caller's thread.
+/// of them, lowbit::gguf_pack_rows; into `place` where it fits, in_place)
+/// and the check run on tiles of 16 rows split over `parallel`; w2g256 is
+/// packed on the caller's thread, into memory of its own.
 /// Throws lowbit::Error naming `name` when the bytes are invalid for the
 /// type (a non-finite or negative scale) or the shape has no kernel.
 PackedTensor pack_tensor(uint32_t ggml_type, const uint8_t *bytes,
                          size_t size, int64_t M, int64_t K,
                          const KernelTable &table, const std::string &name,
-                         const ParallelFor &parallel);
+                         const Place &place, const ParallelFor &parallel);
 
 } // namespace ggml_lowbit
 
