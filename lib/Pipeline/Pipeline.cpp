@@ -231,21 +231,22 @@ static llvm::Error generateGpuKernel(MLIRContext &ctx, ModuleOp module,
   options.nHint = request.nHint;
   options.dtype = request.dtype;
   // Bits per code of the kernel's weight words: 2 for i2s, else the
-  // format's (wbgG: b; q4_0: 4 and the other ggml block formats their code
-  // bits, repacked by the runtime); the weights word of the kernel info
-  // (runtime/include/lowbit/vulkan.h: 6..9 describe the other ggml block
-  // formats by their encoding and scale group).
-  int64_t bits = 2, weights = 0;
+  // format's (wbgG: b; the ggml block formats their code bits, repacked by
+  // the runtime); the weights word of the kernel info and the sub-scale
+  // bits (runtime/include/lowbit/vulkan.h: 6..13 and info[14] describe the
+  // ggml block formats by their encoding, scale group and sub-scales).
+  int64_t bits = 2, weights = 0, scaleBits = 0;
   module.walk([&](MpGemmOp op) {
     WeightAttr weight = op.getWeight();
     Encoding encoding = weight.getEncoding();
     if (encoding != Encoding::Ternary)
       bits = weight.getBits();
-    weights = encoding == Encoding::Ternary    ? 0
-              : encoding == Encoding::GgufQ4_0 ? 5
-              : weight.isBlockEncoding()
+    scaleBits = weight.getScaleBits();
+    weights = encoding == Encoding::Ternary ? 0
+              : encoding == Encoding::GgufQ4_0 || weight.isBlockEncoding()
                   ? 6 + (encoding == Encoding::Min ? 1 : 0) +
-                        (weight.getGroup() == 16 ? 2 : 0)
+                        (weight.getGroup() == 16 ? 2 : 0) +
+                        (encoding == Encoding::Codebook ? 4 : 0)
                   : bits;
   });
   PassManager pm(&ctx);
@@ -266,13 +267,13 @@ static llvm::Error generateGpuKernel(MLIRContext &ctx, ModuleOp module,
     return fail("");
   source.config = printAttr(config);
   source.layout = weights == 0   ? "#lowbit.layout<i2s>"
-                  : weights >= 5 ? "#lowbit.layout<gguf>"
+                  : weights >= 6 ? "#lowbit.layout<gguf>"
                                  : "#lowbit.layout<canonical>";
   source.bits = bits;
   source.Mp = request.M;
   source.Kp = llvm::alignTo(request.K, 16);
   // runtime/include/lowbit/vulkan.h, "GENERATED GLOBALS".
-  int64_t info[] = {2,
+  int64_t info[] = {3,
                     request.M,
                     request.K,
                     int64_t(llvm::divideCeil(request.K * bits, 32)),
@@ -287,7 +288,8 @@ static llvm::Error generateGpuKernel(MLIRContext &ctx, ModuleOp module,
                     : request.dtype == "bf16" ? 2
                                               : 0,
                     storage16 ? 1 : 0,
-                    config.getMatrix() ? 1 : 0};
+                    config.getMatrix() ? 1 : 0,
+                    scaleBits};
   FailureOr<std::string> cpp =
       embedSpirvKernel(&ctx, request.functionName, words, info);
   if (failed(cpp))

@@ -247,9 +247,8 @@ bool has_byte_table_lookup(Target t) {
 }
 
 bool has_gpu_kernel(const Format &format) {
-  if (const GgmlBlockType *type = ggml_block_type(format.kind))
-    return type->codebook == nullptr;
-  return format.kind == FormatKind::I2S || format.kind == FormatKind::Group;
+  return ggml_block_type(format.kind) != nullptr ||
+         format.kind == FormatKind::I2S || format.kind == FormatKind::Group;
 }
 
 Strategy auto_strategy(const Format &format, bool byte_table_lookup) {
@@ -341,7 +340,7 @@ KernelChoice choose_kernel(const Format &format, Strategy strategy,
         (strategy != Strategy::Upconvert || !gpu_format))
       throw Error("target '" + target_name(target) +
                   "' has only the upconvert strategy for i2s, w1gG..w4gG and "
-                  "the ggml block formats but iq4_nl (got " +
+                  "the ggml block formats (got " +
                   strategy_name(strategy) + " for " + format.name() + ")");
     return {strategy, target};
   }

@@ -11,8 +11,9 @@
 #include "lowbit/error.h"
 
 #include "bitstream.h"
+#include "byte_order.h"
+#include "ggml_blocks.h"
 #include "group.h"
-#include "q4_0.h"
 
 #include <cmath>
 #include <cstring>
@@ -78,6 +79,111 @@ static void check_finite(const float *X, int64_t N, int64_t K,
       throw Error(at + "= " + std::to_string(X[i]) + " overflows " +
                   gpu_dtype_name(type) + " (--dtype)");
   }
+}
+
+size_t GpuWeights::bytes() const {
+  return (codes.size() + blocks.size()) * sizeof(uint32_t);
+}
+
+/// The ggml block formats: codes q - code_offset + z in b bits (z =
+/// 2^(b-1) for the formats with a code offset, 0 with a min or a codebook,
+/// whose codes are its indices), then GGML SCALES (lowbit/vulkan.h).
+static void pack_ggml_weights(const PackedWeights &W, const GgmlBlockType &type,
+                              int64_t words, GpuWeights &out) {
+  const int bits = type.code_bits;
+  const int zero = type.has_min || type.codebook ? 0 : 1 << (bits - 1);
+  const int parts = type.has_min ? 2 : 1; // d, and m or dmin
+  const int subBlocks = type.sub_scale_bits ? type.block / type.scale_block : 0;
+  const int scaleBits = type.sub_scale_bits;
+  const int64_t superWords = int64_t(parts) * subBlocks * scaleBits / 32;
+  const int64_t perRow = W.K / type.block, records = W.M * perRow;
+  const int64_t halfBase = 2 * records * superWords;
+  out.blocks.assign(size_t(records * superWords + (records * parts + 1) / 2),
+                    0);
+  auto putHalf = [&](int64_t at, uint16_t h) {
+    out.blocks[size_t(at / 2)] |= uint32_t(h) << (16 * (at % 2));
+  };
+  // Field `index` of `scaleBits` bits of the bit string from word `first`.
+  auto putField = [&](int64_t first, int index, int value) {
+    const int64_t bit = int64_t(index) * scaleBits;
+    const uint64_t v = uint64_t(uint32_t(value) & ((1u << scaleBits) - 1))
+                       << (bit % 32);
+    const size_t at = size_t(first + bit / 32);
+    out.blocks[at] |= uint32_t(v);
+    if (v >> 32)
+      out.blocks[at + 1] |= uint32_t(v >> 32);
+  };
+  const detail::BlockCodec &codec = detail::block_codec(type.kind);
+  const int64_t rowBytes = W.row_bytes();
+  std::vector<int8_t> q(size_t(W.K));
+  std::vector<uint8_t> codes(size_t(W.K));
+  int sc[16], mins[16];
+  auto *bytes = reinterpret_cast<uint8_t *>(out.codes.data());
+  for (int64_t m = 0; m < W.M; ++m) {
+    const uint8_t *row = W.codes.data() + m * rowBytes;
+    detail::check_block_row(type, row, W.K, m);
+    detail::decode_block_row_codes(type, row, W.K, q.data());
+    for (int64_t k = 0; k < W.K; ++k)
+      codes[size_t(k)] = uint8_t(q[size_t(k)] - type.code_offset + zero);
+    detail::pack_codes(codes.data(), W.K, bits, bytes + m * words * 4);
+    for (int64_t b = 0; b < perRow; ++b) {
+      const uint8_t *blk = row + b * type.block_bytes;
+      const int64_t record = m * perRow + b;
+      putHalf(halfBase + record * parts,
+              detail::load_le<uint16_t>(blk + type.d_offset));
+      if (type.has_min)
+        putHalf(halfBase + record * parts + 1,
+                detail::load_le<uint16_t>(blk + type.min_offset));
+      if (!subBlocks)
+        continue;
+      codec.sub_scales(blk, sc, mins);
+      for (int j = 0; j < subBlocks; ++j) {
+        putField(record * superWords, j, sc[j]);
+        if (type.has_min)
+          putField(record * superWords, subBlocks + j, mins[j]);
+      }
+    }
+  }
+}
+
+GpuWeights pack_gpu_weights(const PackedWeights &W) {
+  GpuWeights out;
+  const GgmlBlockType *type = ggml_block_type(W.format.kind);
+  const bool group = W.format.kind == FormatKind::Group;
+  if (!type && !group && W.format.kind != FormatKind::I2S)
+    throw Error("vulkan: no GPU kernel reads " + W.format.name() + " weights");
+  const int bits = type ? type->code_bits : group ? W.format.bits : 2;
+  const int64_t words = type || group ? W.K * bits / 32 : (W.K + 15) / 16;
+  out.codes.assign(size_t(W.M * words), 0);
+  if (type) {
+    pack_ggml_weights(W, *type, words, out);
+    return out;
+  }
+  // i2s and w<b>gG: the canonical rows, padded to words.
+  const int64_t rowBytes = W.row_bytes();
+  auto *bytes = reinterpret_cast<uint8_t *>(out.codes.data());
+  for (int64_t m = 0; m < W.M; ++m)
+    std::memcpy(bytes + m * words * 4, W.codes.data() + m * rowBytes,
+                size_t(rowBytes));
+  if (!group) {
+    out.blocks.assign(1, 0);
+    return out;
+  }
+  // Per 32-block (s, z) as floats.
+  std::vector<detail::ScaleZero> row(size_t(W.K / 32));
+  for (int64_t m = 0; m < W.M; ++m) {
+    detail::row_block_scales(W, m, row.data());
+    for (const detail::ScaleZero &sz : row) {
+      uint32_t s;
+      std::memcpy(&s, &sz.s, 4);
+      const float z = float(sz.z);
+      uint32_t zBits;
+      std::memcpy(&zBits, &z, 4);
+      out.blocks.push_back(s);
+      out.blocks.push_back(zBits);
+    }
+  }
+  return out;
 }
 
 #if LOWBIT_HAVE_VULKAN
@@ -322,6 +428,7 @@ struct VulkanKernel::Impl {
   VkFence fence = VK_NULL_HANDLE;
   Buffer buffers[kBindings]; // X, W, Y, params, scales, block scales
   double seconds = 0;
+  size_t weightBytes = 0; // of W and blocks (GpuWeights::bytes)
 
   ~Impl() {
     VkDevice dev = d.device;
@@ -466,47 +573,39 @@ VulkanKernel::VulkanKernel(const SpirvKernel &kernel, const PackedWeights &W)
     throw Error("vulkan: no Vulkan device with a compute queue (see "
                 "'lowbit targets')");
   const int64_t *info = kernel.info;
-  if (info[0] != 2)
+  if (info[0] != 3)
     throw Error("vulkan: kernel ABI version " + std::to_string(info[0]) +
-                ", this runtime knows 2");
-  // Weights: 0 i2s, 1..4 w<b>gG, 5 q4_0, 6..9 the other ggml block formats
-  // by encoding and scale group (lowbit/vulkan.h).
+                ", this runtime knows 3");
+  // Weights: 0 i2s, 1..4 w<b>gG, 6..13 a ggml block format by its encoding
+  // and sub-scale bits (lowbit/vulkan.h), with the code bits b = 32 Kw / K.
   const int64_t weights = info[10];
-  const bool group = weights != 0, q4_0 = weights == 5;
-  const bool block = weights >= 6 && weights <= 9;
-  const bool blockMin = block && (weights - 6) % 2 == 1;
-  const int blockScale = block && weights >= 8 ? 16 : 32;
-  // The other block formats: bits per code from the words per row (K is a
-  // multiple of 32).
+  const bool group = weights >= 1 && weights <= 4;
+  const bool block = weights >= 6 && weights <= 13;
   const int64_t blockBits = info[2] > 0 ? info[3] * 32 / info[2] : 0;
+  auto blockMatches = [&](const GgmlBlockType &t) {
+    const int64_t code = weights - 6;
+    return t.has_min == ((code & 1) != 0) &&
+           (t.scale_block == 16) == ((code & 2) != 0) &&
+           (t.codebook != nullptr) == ((code & 4) != 0) &&
+           t.sub_scale_bits == info[14] && t.code_bits == blockBits;
+  };
   const GgmlBlockType *type = ggml_block_type(W.format.kind);
   const bool formatOk =
-      q4_0 ? W.format.kind == FormatKind::Q4_0
-      : block
-          ? type && W.format.kind != FormatKind::Q4_0 && !type->codebook &&
-                type->has_min == blockMin && type->scale_block == blockScale &&
-                type->code_bits == blockBits
+      block   ? type && blockMatches(*type)
       : group ? W.format.kind == FormatKind::Group && W.format.bits == weights
-              : W.format.kind == FormatKind::I2S;
+              : weights == 0 && W.format.kind == FormatKind::I2S;
   if (!formatOk || info[1] != W.M || info[2] != W.K) {
-    std::string kernelFormat;
+    std::string kernelFormat = "an unknown format";
     if (block) {
-      // Every format with this repacked form (q4_1 and q4_k share one).
       int count = 0;
       const GgmlBlockType *types = ggml_block_types(&count);
       for (int t = 0; t < count; ++t)
-        if (types[t].kind != FormatKind::Q4_0 && !types[t].codebook &&
-            types[t].has_min == blockMin &&
-            types[t].scale_block == blockScale &&
-            types[t].code_bits == blockBits)
-          kernelFormat +=
-              (kernelFormat.empty() ? "" : " or ") + std::string(types[t].name);
-      if (kernelFormat.empty())
-        kernelFormat = "unknown block format";
-    } else {
-      kernelFormat = q4_0    ? std::string("q4_0")
-                     : group ? "w" + std::to_string(weights) + "gG"
-                             : std::string("i2s");
+        if (blockMatches(types[t]))
+          kernelFormat = types[t].name;
+    } else if (group) {
+      kernelFormat = "w" + std::to_string(weights) + "gG";
+    } else if (weights == 0) {
+      kernelFormat = "i2s";
     }
     throw Error("vulkan: the kernel is for " + kernelFormat + " " +
                 std::to_string(info[1]) + " x " + std::to_string(info[2]) +
@@ -542,66 +641,14 @@ VulkanKernel::VulkanKernel(const SpirvKernel &kernel, const PackedWeights &W)
   k.preKernel = info[7] != 0;
   k.build(kernel);
 
-  Buffer &codes = k.buffers[1];
-  codes.reserve(k.d, size_t(k.M * k.words * 4));
-  auto *bytes = static_cast<uint8_t *>(codes.data);
-  std::memset(bytes, 0, size_t(k.M * k.words * 4));
-  const int64_t rowBytes = W.row_bytes();
-  std::vector<int8_t> codes4(q4_0 ? size_t(k.K) : 0);
-  for (int64_t m = 0; m < k.M && !block; ++m) {
-    uint8_t *out = bytes + m * k.words * 4;
-    if (!q4_0) {
-      std::memcpy(out, W.codes.data() + m * rowBytes, size_t(rowBytes));
-      continue;
-    }
-    // q4_0: the row's 4-bit codes (0..15) in k order, as a canonical w4gG
-    // row (zero point 8 from row_block_scales).
-    detail::decode_q4_0_row(W.codes.data() + m * rowBytes, k.K,
-                            codes4.data());
-    detail::pack_codes(reinterpret_cast<const uint8_t *>(codes4.data()), k.K,
-                       4, out);
-  }
-  Buffer &blocks = k.buffers[5];
-  if (block) {
-    // The other ggml block formats: row_block_params' codes c as unsigned
-    // codes q = c + z of blockBits bits (z = 2^(bits - 1), the dialect's
-    // code_offset, for formats without a min; 0 with one), and per scale
-    // block s (no min) or (s, o) as floats.
-    const int64_t scaleBlocks = k.K / blockScale;
-    const int perScale = blockMin ? 2 : 1;
-    const int zero = blockMin ? 0 : 1 << (blockBits - 1);
-    blocks.reserve(k.d, size_t(k.M * scaleBlocks * perScale * 4));
-    auto *params = static_cast<float *>(blocks.data);
-    std::vector<int8_t> c(size_t(k.K));
-    std::vector<uint8_t> q(size_t(k.K));
-    std::vector<float> s(static_cast<size_t>(scaleBlocks)),
-        o(static_cast<size_t>(scaleBlocks));
-    for (int64_t m = 0; m < k.M; ++m) {
-      row_block_params(W, m, c.data(), s.data(), o.data());
-      for (int64_t i = 0; i < k.K; ++i)
-        q[size_t(i)] = uint8_t(c[size_t(i)] + zero);
-      detail::pack_codes(q.data(), k.K, int(blockBits),
-                         bytes + m * k.words * 4);
-      for (int64_t j = 0; j < scaleBlocks; ++j) {
-        *params++ = s[size_t(j)];
-        if (blockMin)
-          *params++ = o[size_t(j)];
-      }
-    }
-  } else {
-    blocks.reserve(k.d, group ? size_t(k.M * (k.K / 32) * 2 * 4) : 4);
-  }
-  if (group && !block) {
-    std::vector<detail::ScaleZero> row(size_t(k.K / 32));
-    auto *out = static_cast<float *>(blocks.data);
-    for (int64_t m = 0; m < k.M; ++m) {
-      detail::row_block_scales(W, m, row.data());
-      for (const detail::ScaleZero &sz : row) {
-        *out++ = sz.s;
-        *out++ = float(sz.z);
-      }
-    }
-  }
+  const GpuWeights packed = pack_gpu_weights(W);
+  auto upload = [&](Buffer &buffer, const std::vector<uint32_t> &words) {
+    buffer.reserve(k.d, words.size() * 4);
+    std::memcpy(buffer.data, words.data(), words.size() * 4);
+  };
+  upload(k.buffers[1], packed.codes);
+  upload(k.buffers[5], packed.blocks);
+  k.weightBytes = packed.bytes();
   k.buffers[3].reserve(k.d, 8);
   uint32_t scaleBits;
   std::memcpy(&scaleBits, &W.tensor_scale, 4);
@@ -654,6 +701,8 @@ void VulkanKernel::run(const float *X, int64_t N, float *Y) {
 
 double VulkanKernel::last_dispatch_seconds() const { return impl_->seconds; }
 
+size_t VulkanKernel::weight_bytes() const { return impl_->weightBytes; }
+
 GpuDType VulkanKernel::dtype() const { return impl_->dtype; }
 
 #else // !LOWBIT_HAVE_VULKAN
@@ -676,6 +725,8 @@ void VulkanKernel::run(const float *X, int64_t N, float *) {
 }
 
 double VulkanKernel::last_dispatch_seconds() const { return 0; }
+
+size_t VulkanKernel::weight_bytes() const { return 0; }
 
 GpuDType VulkanKernel::dtype() const { return GpuDType::F32; }
 

@@ -270,6 +270,8 @@ TEST(ChooseKernel, GpuTargets) {
             "upconvert@spirv-vulkan");
   EXPECT_EQ(choose("q4_0", Strategy::Upconvert, Target::SpirvXe2, zen4, true),
             "upconvert@spirv-xe2");
+  EXPECT_EQ(choose("iq4_nl", Strategy::Auto, Target::SpirvVulkan, zen4, true),
+            "upconvert@spirv-vulkan");
   EXPECT_EQ(choose("tl2", Strategy::Auto, Target::SpirvVulkan, zen4, true),
             "reference@spirv-vulkan");
   const std::string lut =

@@ -429,7 +429,7 @@ writeGpuBundle(const fs::path &out, const BundleSpec &spec,
   if (!hasGpuKernel(format))
     throw Error("lowbit compile: target '" + spec.target +
                 "' has kernels for i2s, w1gG..w4gG and the ggml block "
-                "formats but iq4_nl, not " +
+                "formats, not " +
                 format.name());
   if (spec.strategy != Strategy::Auto)
     throw Error("lowbit compile: target '" + spec.target +

@@ -233,9 +233,11 @@ static int runRun(const ParsedOptions &options) {
     std::printf("config: %s\n", kernel->config.c_str());
   if (prepared.gpu)
     std::printf("vulkan: %s, dispatch %.1f us (the time above also builds "
-                "the pipeline and uploads W and X)\n",
+                "the pipeline and uploads W and X), weights %zu bytes on "
+                "the device\n",
                 vulkan_device_name().c_str(),
-                prepared.gpu->last_dispatch_seconds() * 1e6);
+                prepared.gpu->last_dispatch_seconds() * 1e6,
+                prepared.gpu->weight_bytes());
   if (model.tensor)
     std::printf("tensor %s: %s [%lld x %lld] imported as %s\n",
                 model.tensor->name.c_str(), gguf_type_name(model.tensor->type),

@@ -1343,14 +1343,3 @@ func.func @lut_bitserial_q8_0(%x: tensor<?x64xf32>, %w: tensor<8x68xi8>) -> tens
   return %y : tensor<?x8xf32>
 }
 
-// -----
-
-func.func @gpu_iq4_nl(%x: tensor<?x64xf32>, %w: tensor<8x36xi8>) -> tensor<?x8xf32> {
-  // expected-error@+1 {{gpu strategy does not support codebook weights yet}}
-  %y = lowbit.mpgemm %x, %w {
-         weight = #lowbit.weight<bits = 4, encoding = codebook, group = 32, scale = per_block, codebook = [-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113]>,
-         layout = #lowbit.layout<gguf>,
-         config = #lowbit.gpu<wg_tile_m = 16, wg_tile_n = 1, sg_tile_m = 4, sg_tile_n = 1, subgroup_size = 16>}
-       : (tensor<?x64xf32>, tensor<8x36xi8>) -> tensor<?x8xf32>
-  return %y : tensor<?x8xf32>
-}

@@ -823,11 +823,8 @@ LogicalResult GpuAttr::verifyFor(EmitErrorFn emitError,
   case Encoding::GgufQ4_0:
   case Encoding::Offset:
   case Encoding::Min:
-    return checkLayoutSupported(emitError, "gpu", layout, {LayoutKind::Gguf});
   case Encoding::Codebook:
-    return emitError() << "gpu strategy does not support "
-                       << stringifyEncoding(weight.getEncoding())
-                       << " weights yet";
+    return checkLayoutSupported(emitError, "gpu", layout, {LayoutKind::Gguf});
   }
   llvm_unreachable("unknown encoding");
 }

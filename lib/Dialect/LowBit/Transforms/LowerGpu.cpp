@@ -51,10 +51,11 @@ namespace {
 /// The element type of X and Y.
 enum class IoType { F32, F16, BF16 };
 
-/// What the blocks buffer holds per scale block (runtime/include/lowbit/
-/// vulkan.h): ScaleZero (s, z) for wbgG and q4_0; ScaleOffset (s, o) for the
-/// ggml formats with a min, W = s c + o; Scale s alone for those with a code
-/// offset, W = s (q - z) with z the format's constant code_offset.
+/// What a scale block's term needs (runtime/include/lowbit/vulkan.h):
+/// ScaleZero (s, z) for wbgG; ScaleOffset (s, o) for the ggml formats with a
+/// min, W = s c + o; Scale s alone for those with a code offset, W = s (q -
+/// z) with z the format's constant code_offset (iq4_nl: 128, its codes
+/// looked up as codebook[q] + 128).
 enum class BlockParams { ScaleZero, ScaleOffset, Scale };
 
 /// Everything the kernel body depends on.
@@ -73,6 +74,15 @@ struct GpuPlan {
   int64_t codeOffset = 0;   // BlockParams::Scale: the constant zero point
   int64_t scaleGroup = 32;  // weights per scale block: 32, or 16 (q2_k,
                             // q3_k, q6_k: two per 32-block)
+  // The ggml block formats (q4_0 ... iq4_nl): the blocks buffer holds their
+  // scales at ggml's bits (vulkan.h, GGML SCALES), not as floats: per block
+  // the fp16 d (and m); K-quants per super-block the `scaleBits`-bit
+  // sub-scales (and sub-minimums) and the fp16 d (and dmin).
+  bool ggml = false;
+  int64_t superBlock = 0, scaleBits = 0;
+  // A codebook encoding (iq4_nl): the bytes codebook[q] + 128 of the 16
+  // codes q, four to an i32, little-endian (from the weight attribute).
+  SmallVector<int32_t, 4> codebookWords;
   bool matrix = false;      // cooperative-matrix tiles (buildMatrixTile)
   IoType io = IoType::F32;
 };
@@ -491,11 +501,11 @@ private:
   /// the block's one or two scale blocks h (scaleGroup 32 or 16) in order,
   /// with D_h the sum of codes times activations and S_h the activations'
   /// sum over h: the reference's per-block expression. Per h, from the
-  /// blocks buffer: (s, z) gives (float)(D - z S) * s (w1gG: (2D - S) * s,
-  /// codes c standing for 2c - 1; q4_0: the runtime's 4-bit codes q + 8 with
-  /// z = 8); (s, o) gives s (float)D + o (float)S (W = s c + o); s alone
-  /// gives (float)(D - z S) * s with the format's constant code offset z
-  /// (the runtime stores q = c + z).
+  /// blocks buffer (ggml formats: ggmlScales): (s, z) gives (float)(D - z
+  /// S) * s (w1gG: (2D - S) * s, codes c standing for 2c - 1); (s, o) gives
+  /// s (float)D + o (float)S (W = s c + o); s alone gives (float)(D - z S) *
+  /// s with the format's constant code offset z (the runtime stores q = c +
+  /// z; q4_0: z = 8; iq4_nl: the looked-up codebook[q] + 128, z = 128).
   void accumulateBlock(Value block, ArrayRef<Value> rows,
                        ArrayRef<Value> xRows, SmallVectorImpl<Value> &acc) {
     constexpr int64_t kBlock = 32;
@@ -527,7 +537,7 @@ private:
     // in the byte planes of dotCodes where codes tile bytes (1, 2, 4, 8
     // bits), else per 4 consecutive k. Either way a pack lies inside one
     // scale block (a word of codes holds at most 16).
-    bool planes = 8 % plan.bits == 0;
+    bool planes = 8 % plan.bits == 0 && plan.codebookWords.empty();
     SmallVector<SmallVector<Value>> packed(plan.sgN);
     if (plan.intDot)
       for (int64_t j = 0; j < plan.sgN; ++j) {
@@ -544,16 +554,20 @@ private:
     for (int64_t i = 0; i < plan.sgM; ++i) {
       Value wordBase =
           add(mul(rows[i], cst(plan.words)), mul(block, cst(plan.bits)));
-      Value firstScale =
-          add(mul(rows[i], cst(scaleBlocks)), mul(block, cst(halves)));
       // Per scale block h: s, and z (ScaleZero, ScaleOffset's o: second).
       SmallVector<Value> wScale, second;
-      for (int64_t h = 0; h < halves; ++h) {
-        Value at = mul(add(firstScale, cst(h)), cst(perScale));
-        wScale.push_back(memref::LoadOp::create(b, loc, blockScales, at));
-        if (perScale == 2 && !plan.binary)
-          second.push_back(
-              memref::LoadOp::create(b, loc, blockScales, add(at, cst(1))));
+      if (plan.ggml) {
+        ggmlScales(rows[i], block, wScale, second);
+      } else {
+        Value firstScale =
+            add(mul(rows[i], cst(scaleBlocks)), mul(block, cst(halves)));
+        for (int64_t h = 0; h < halves; ++h) {
+          Value at = mul(add(firstScale, cst(h)), cst(perScale));
+          wScale.push_back(memref::LoadOp::create(b, loc, blockScales, at));
+          if (perScale == 2 && !plan.binary)
+            second.push_back(
+                memref::LoadOp::create(b, loc, blockScales, add(at, cst(1))));
+        }
       }
       // The block's `bits` words, each loaded where first needed.
       SmallVector<Value> words(plan.bits);
@@ -578,10 +592,10 @@ private:
           }
       } else if (plan.intDot) {
         for (int64_t g = 0; g < kBlock / 4; ++g) {
-          Value codes = blockCode(word, 4 * g);
+          Value codes = weightCode(word, 4 * g);
           for (int64_t r = 1; r < 4; ++r)
             codes = arith::OrIOp::create(
-                b, loc, codes, shl(blockCode(word, 4 * g + r), 8 * r));
+                b, loc, codes, shl(weightCode(word, 4 * g + r), 8 * r));
           for (int64_t j = 0; j < plan.sgN; ++j) {
             Value &d = dots[4 * g / plan.scaleGroup][j];
             d = arith::AddIOp::create(b, loc, d,
@@ -590,7 +604,7 @@ private:
         }
       } else {
         for (int64_t kk = 0; kk < kBlock; ++kk) {
-          Value c = blockCode(word, kk);
+          Value c = weightCode(word, kk);
           for (int64_t j = 0; j < plan.sgN; ++j) {
             Value &d = dots[kk / plan.scaleGroup][j];
             d = arith::AddIOp::create(
@@ -636,6 +650,115 @@ private:
           b, loc, dots, arith::MulIOp::create(b, loc, zeroPoint, xSum));
     }
     return arith::MulFOp::create(b, loc, toFloat(blockAcc), s);
+  }
+
+  /// The scales of the scale blocks h of 32-block `block` of weight row
+  /// `row`, decoded from the ggml bits of the blocks buffer (vulkan.h, GGML
+  /// SCALES) into what the runtime's row_block_params computes, so the terms
+  /// are those of float parameters: s = d (and o = m) for the formats with
+  /// one fp16 scale per block; for the K-quants with sub-block j, s = d *
+  /// (float)sc_j and o = -(dmin * (float)m_j), ggml's dequantization.
+  void ggmlScales(Value row, Value block, SmallVectorImpl<Value> &wScale,
+                  SmallVectorImpl<Value> &second) {
+    const int64_t halves = 32 / plan.scaleGroup;
+    const bool withMin = plan.params == BlockParams::ScaleOffset;
+    const int64_t perRecord = withMin ? 2 : 1; // fp16 fields per record
+    if (plan.superBlock == 0) {
+      Value at = mul(add(mul(row, cst(plan.k / 32)), block), cst(perRecord));
+      wScale.push_back(half(at));
+      if (withMin)
+        second.push_back(half(add(at, cst(1))));
+      return;
+    }
+    const int64_t blocksPerSuper = plan.superBlock / 32;
+    const int64_t subBlocks = plan.superBlock / plan.scaleGroup;
+    const int64_t superWords = ggmlSuperWords();
+    const int64_t records = plan.m * (plan.k / plan.superBlock);
+    Value record = add(mul(row, cst(plan.k / plan.superBlock)),
+                       div(block, cst(blocksPerSuper)));
+    // The fp16 fields follow the sub-scale words of every record.
+    Value dAt = add(cst(2 * records * superWords), mul(record, cst(perRecord)));
+    Value d = half(dAt);
+    Value dmin = withMin ? half(add(dAt, cst(1))) : Value();
+    Value firstWord = mul(record, cst(superWords));
+    Value firstSub = mul(rem(block, cst(blocksPerSuper)), cst(halves));
+    auto toFloat = [&](Value v) {
+      return arith::SIToFPOp::create(b, loc, b.getF32Type(), v).getResult();
+    };
+    for (int64_t h = 0; h < halves; ++h) {
+      Value j = add(firstSub, cst(h));
+      // Sub-scales signed without a min (q3_k, q6_k), unsigned with one.
+      Value sc = subScaleField(firstWord, mul(j, cst(plan.scaleBits)),
+                               /*sign=*/!withMin);
+      wScale.push_back(arith::MulFOp::create(b, loc, d, toFloat(sc)));
+      if (!withMin)
+        continue;
+      Value m = subScaleField(
+          firstWord,
+          mul(add(j, cst(subBlocks)), cst(plan.scaleBits)), /*sign=*/false);
+      second.push_back(arith::NegFOp::create(
+          b, loc, arith::MulFOp::create(b, loc, dmin, toFloat(m))));
+    }
+  }
+
+  /// 32-bit words of one super-block's sub-scales (and sub-minimums).
+  int64_t ggmlSuperWords() const {
+    const int64_t parts = plan.params == BlockParams::ScaleOffset ? 2 : 1;
+    return parts * (plan.superBlock / plan.scaleGroup) * plan.scaleBits / 32;
+  }
+
+  /// The `scaleBits`-bit field at bit `bit` (an index) of the little-endian
+  /// bit string from word `firstWord` of the blocks buffer, as an i32
+  /// (sign-extended with `sign`). A 6-bit field may straddle two words;
+  /// the next word always exists (the fp16 fields follow the sub-scales).
+  Value subScaleField(Value firstWord, Value bit, bool sign) {
+    Value at = add(firstWord, div(bit, cst(32)));
+    Value shift = arith::IndexCastOp::create(b, loc, b.getI32Type(),
+                                             rem(bit, cst(32)));
+    Value v = arith::ShRUIOp::create(
+        b, loc, memref::LoadOp::create(b, loc, blockScales, at), shift);
+    if (32 % plan.scaleBits != 0) {
+      // (next << 1) << (31 - shift): next's low bits above the field's
+      // first part, without a shift by 32 when shift is 0.
+      Value next = memref::LoadOp::create(b, loc, blockScales,
+                                          add(at, cst(1)));
+      Value high = arith::ShLIOp::create(
+          b, loc, shl(next, 1),
+          arith::SubIOp::create(b, loc, cstI32(31), shift));
+      v = arith::OrIOp::create(b, loc, v, high);
+    }
+    int32_t unused = int32_t(32 - plan.scaleBits);
+    if (sign)
+      return arith::ShRSIOp::create(b, loc, shl(v, unused), cstI32(unused));
+    return andI(v, (int64_t(1) << plan.scaleBits) - 1);
+  }
+
+  /// The fp16 value at half index `at` of the blocks buffer, as f32.
+  Value half(Value at) {
+    Value word = memref::LoadOp::create(b, loc, blockScales, div(at, cst(2)));
+    Value shift = arith::IndexCastOp::create(
+        b, loc, b.getI32Type(), mul(rem(at, cst(2)), cst(16)));
+    return halfToF32(
+        andI(arith::ShRUIOp::create(b, loc, word, shift), 0xffff));
+  }
+
+  /// Code kk of a 32-block as the dot products take it: its stored code,
+  /// or (codebook) codebook[q] + 128, byte q & 3 of word q >> 2 of the
+  /// table (picked by two selects).
+  Value weightCode(function_ref<Value(int64_t)> word, int64_t kk) {
+    Value q = blockCode(word, kk);
+    if (plan.codebookWords.empty())
+      return q;
+    auto pick = [&](int64_t bit, Value ifSet, Value ifClear) {
+      Value set = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
+                                        andI(q, bit), cstI32(0));
+      return arith::SelectOp::create(b, loc, set, ifSet, ifClear).getResult();
+    };
+    ArrayRef<int32_t> t = plan.codebookWords;
+    Value tableWord = pick(8, pick(4, cstI32(t[3]), cstI32(t[2])),
+                           pick(4, cstI32(t[1]), cstI32(t[0])));
+    Value shift = shl(andI(q, 3), 3);
+    return andI(arith::ShRUIOp::create(b, loc, tableWord, shift), 0xff);
   }
 
   /// Code kk (0..31) of a 32-block: bits [bits kk, +bits) of its bit
@@ -700,9 +823,14 @@ private:
     Value h = arith::ExtUIOp::create(b, loc, b.getI32Type(), v);
     if (plan.io == IoType::BF16)
       return bitsToF32(shl(h, 16));
-    // f16: sign, then exponent and mantissa moved to the f32 positions with
-    // the exponent rebiased (normals; the runtime rejects infinities), or a
-    // subnormal's mantissa * 2^-24 (exact).
+    return halfToF32(h);
+  }
+
+  /// The f32 value of the f16 bits `h` (an i32 below 2^16): sign, then
+  /// exponent and mantissa moved to the f32 positions with the exponent
+  /// rebiased (normals; the runtime rejects infinities), or a subnormal's
+  /// mantissa * 2^-24 (exact).
+  Value halfToF32(Value h) {
     Value sign = shl(andI(h, 0x8000), 16);
     Value magnitude = andI(h, 0x7fff);
     Value normal = arith::AddIOp::create(b, loc, shl(magnitude, 13),
@@ -901,14 +1029,33 @@ private:
     plan.matrix = gpuConfig.getMatrix();
     plan.blockScales = encoding != Encoding::Ternary;
     plan.binary = encoding == Encoding::Binary;
+    WeightAttr weight = op.getWeight();
+    plan.ggml = encoding == Encoding::GgufQ4_0 || weight.isBlockEncoding();
     if (encoding == Encoding::Min) {
       plan.params = BlockParams::ScaleOffset;
     } else if (encoding == Encoding::Offset) {
       plan.params = BlockParams::Scale;
-      plan.codeOffset = op.getWeight().getCodeOffset();
+      plan.codeOffset = weight.getCodeOffset();
+    } else if (encoding == Encoding::GgufQ4_0) {
+      // ggml's Q4_0: W = d (q - 8).
+      plan.params = BlockParams::Scale;
+      plan.codeOffset = 8;
+    } else if (encoding == Encoding::Codebook) {
+      // W = d codebook[q] = d ((codebook[q] + 128) - 128): the looked-up
+      // byte as an unsigned code with code offset 128.
+      plan.params = BlockParams::Scale;
+      plan.codeOffset = 128;
+      ArrayRef<int8_t> codebook = weight.getCodebook().asArrayRef();
+      plan.codebookWords.assign(4, 0);
+      for (auto [q, value] : llvm::enumerate(codebook))
+        plan.codebookWords[q / 4] |= int32_t(uint32_t(uint8_t(value + 128))
+                                             << (8 * (q % 4)));
     }
-    if (op.getWeight().isBlockEncoding())
-      plan.scaleGroup = op.getWeight().getGroup();
+    if (weight.isBlockEncoding()) {
+      plan.scaleGroup = weight.getGroup();
+      plan.superBlock = weight.getSuperBlock();
+      plan.scaleBits = weight.getScaleBits();
+    }
     if (dtype == "f16")
       plan.io = IoType::F16;
     else if (dtype == "bf16")
@@ -948,7 +1095,7 @@ private:
     SmallVector<Type> args = {dynamic(io),
                               MemRefType::get({plan.m * plan.words}, i32),
                               dynamic(io), MemRefType::get({2}, i32),
-                              dynamic(f32), dynamic(f32)};
+                              dynamic(f32), dynamic(plan.ggml ? i32 : f32)};
     auto blockSize =
         b.getDenseI32ArrayAttr({static_cast<int32_t>(plan.invocations), 1, 1});
     auto makeKernel = [&](StringRef name, bool scalesOnly) {

@@ -265,11 +265,11 @@ def LowBitLowerLutElementwise
 }
 
 def LowBitLowerGpu : Pass<"lowbit-lower-gpu", "ModuleOp"> {
-  let summary = "Lowers an i2s, w1gG..w4gG or q4_0 lowbit.mpgemm to a gpu.module kernel";
+  let summary = "Lowers an i2s, w1gG..w4gG or ggml block-format lowbit.mpgemm to a gpu.module kernel";
   let description = [{
     Replaces every function whose body is one ternary (i2s layout), binary
-    or unsigned 1- to 4-bit (w1gG..w4gG, canonical layout) or q4_0 (gguf
-    layout) `lowbit.mpgemm` and its return
+    or unsigned 1- to 4-bit (w1gG..w4gG, canonical layout) or ggml block
+    format (q4_0 ... iq4_nl, gguf layout) `lowbit.mpgemm` and its return
     by a `gpu.module @<function>` holding the kernel
     `gpu.func @mpgemm` and, when the config does not fuse the activation
     scales, the pre-kernel `gpu.func @act_scales`. The op's `#lowbit.gpu`
@@ -290,7 +290,9 @@ def LowBitLowerGpu : Pass<"lowbit-lower-gpu", "ModuleOp"> {
                      %y: memref<?xf32>,        // [N][M] output
                      %params: memref<2xi32>,   // N, bits of w_scale
                      %scales: memref<?xf32>,   // [N] int8 scales (unfused)
-                     %blocks: memref<?xf32>)   // wbgG, q4_0: [M][K/32] (s, z)
+                     %blocks: memref<?xf32>)   // wbgG: [M][K/32] (s, z); the
+                                               // ggml formats: memref<?xi32>,
+                                               // their scales at ggml's bits
         kernel attributes {known_block_size = array<i32: ...>}
     ```
 
@@ -320,12 +322,16 @@ def LowBitLowerGpu : Pass<"lowbit-lower-gpu", "ModuleOp"> {
     rounded to nearest even in integer ops after step 3, so Y is the f32
     result rounded as the runtime's float_to_half / float_to_bf16 do.
 
-    w1gG..w4gG and q4_0 (a 32-block is b words of %w; q4_0 as the
-    runtime's 4-bit codes with zero point 8) walk K in 32-blocks instead:
-    each lane quantizes a block's activations with the block's own scale in
-    registers and adds (float)(D - z S) * s_w / s_x per block (the
-    reference's block term; w1gG: 2D - S) to f32 accumulators, which step 3
-    sums.
+    w1gG..w4gG and the ggml block formats (a 32-block is b words of %w)
+    walk K in 32-blocks instead: each lane quantizes a block's activations
+    with the block's own scale in registers and adds (float)(D - z S) * s_w
+    / s_x per block (the reference's block term; w1gG: 2D - S; with a min
+    s_w (float)D + o (float)S, per scale block of 16 or 32) to f32
+    accumulators, which step 3 sums. The ggml formats' scales are decoded
+    from ggml's bits in the kernel (vulkan.h GGML SCALES: fp16 d, m, dmin
+    widened in integer ops, K-quant sub-scales s = d * sc, o = -(dmin * m));
+    a codebook encoding (iq4_nl) looks its codes up as codebook[q] + 128
+    from the weight attribute's codebook, an offset code with z = 128.
   }];
   let dependentDialects = [
     "::mlir::lowbit::LowBitDialect", "::mlir::arith::ArithDialect",
