@@ -605,7 +605,8 @@ struct ThreadTimes {
 };
 
 struct Profile {
-  int64_t graphs = 0;
+  int64_t graphs = 0; // one-token splits
+  int64_t tokens = 0; // those with layer 0's Q/K/V: one per decoded token
   double seconds = 0; // in graph_compute
   // Thread 0's time in ggml-cpu's nodes (and ggml's barriers) from the end
   // of the previous node of ours (or the graph's start) to a node of this
@@ -847,7 +848,8 @@ void run_job(ggml_tensor *node, int ith, int nth, void *userdata) {
 /// (with the rate it read the packed weights at) and each thread's
 /// quantize / wait / work times.
 void log_profile(const Profile &p) {
-  const double g = double(p.graphs), ms = 1e3 / g;
+  // Per decoded token where the splits show them, else per split.
+  const double g = double(p.tokens > 0 ? p.tokens : p.graphs), ms = 1e3 / g;
   auto fmt = [](const char *f, double v) {
     char text[32];
     std::snprintf(text, sizeof(text), f, v);
@@ -860,10 +862,13 @@ void log_profile(const Profile &p) {
   }
   log_line(GGML_LOG_LEVEL_INFO,
            "ggml-lowbit: profile of " + std::to_string(p.graphs) +
-               " one-token graphs, ms per graph: " + fmt("%.3f", p.seconds * ms) +
-               " in graph_compute, " + fmt("%.3f", ours * ms) +
-               " in our nodes (thread 0), " + fmt("%.3f", theirs * ms) +
-               " in ggml-cpu's nodes between them");
+               " one-token splits (" + std::to_string(p.tokens) +
+               " tokens), ms per " + (p.tokens > 0 ? "token" : "split") +
+               ": " + fmt("%.3f", p.seconds * ms) +
+               " in graph_compute (not counting the splits of llama.cpp's "
+               "CPU backend between ours: flash attention), " +
+               fmt("%.3f", ours * ms) + " in our nodes (thread 0), " +
+               fmt("%.3f", theirs * ms) + " in ggml-cpu's nodes between them");
   for (int s = 0; s < kSteps; ++s) {
     if (p.calls[s] == 0)
       continue;
@@ -965,13 +970,18 @@ void plan_jobs(BackendContext &ctx, ggml_cgraph *graph) {
   if (profiling() && one_token && ctx.n_jobs > 0) {
     Profile &p = ctx.profile;
     p.threads.resize(size_t(std::max(ctx.threads, 1)));
+    bool first_layer = false; // a token's first split reads layer 0's Q/K/V
     for (size_t j = 0; j < ctx.n_jobs; ++j) {
       Job &job = *ctx.jobs[j];
       job.profile = &p;
+      first_layer = first_layer ||
+                    (job.step == kQkv &&
+                     std::strncmp(job.node->src[0]->name, "blk.0.", 6) == 0);
       ++p.calls[job.step];
       if (job.kind == Job::MulMat)
         p.bytes[job.step] += job.slot->packed->weights.packed_bytes();
     }
+    p.tokens += first_layer ? 1 : 0;
   }
   // Each input's activations live from its first product to its last.
   std::unordered_map<ActivationKey, size_t, ActivationKeyHash> last, live;
