@@ -1212,13 +1212,12 @@ std::string mul_mat_refusal(const ggml_tensor *op) {
 /// Whether a GET_ROWS reads rows of a weight we would take (llama.cpp's
 /// token embedding, which a tied output head multiplies, as in BitNet
 /// files): its rows come from ggml's bytes, re-encoded from the packed
-/// form. Only types held once (encodes_ggml_type): an untied embedding
-/// gains nothing here, and one of another type would be held twice.
+/// form. Every type we take is held once (weights.h, encode_ggml_rows),
+/// so an untied embedding taken too costs no memory twice.
 bool get_rows_takes(const ggml_tensor *op) {
   const ggml_tensor *w = op->src[0];
   const ggml_tensor *ids = op->src[1];
   return !w->view_src && w->ne[2] == 1 && w->ne[3] == 1 &&
-         ggml_lowbit::encodes_ggml_type(uint32_t(w->type)) &&
          ggml_lowbit::takes_type(uint32_t(w->type), kernel_table()) &&
          ggml_lowbit::takes_shape(uint32_t(w->type), w->ne[0],
                                   kernel_table()) &&

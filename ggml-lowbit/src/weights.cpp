@@ -431,10 +431,6 @@ size_t ggml_row_bytes(const PackedTensor &packed) {
       lowbit::GgufType(packed.ggml_type), 1, packed.weights.K));
 }
 
-bool encodes_ggml_type(uint32_t ggml_type) {
-  return find_type(ggml_type) != nullptr;
-}
-
 bool encodes_ggml_bytes(const PackedTensor &packed) {
   switch (lowbit::GgufType(packed.ggml_type)) {
   case lowbit::GgufType::TQ1_0:

@@ -75,11 +75,6 @@ struct PackedTensor {
 /// Bytes of one row of `packed`'s tensor as ggml stores it.
 size_t ggml_row_bytes(const PackedTensor &packed);
 
-/// Whether tensors of ggml type `ggml_type` are held once: every type
-/// ggml-lowbit takes (weights.cpp's table), whose bytes encode_ggml_rows
-/// writes back from the packed form (encodes_ggml_bytes).
-bool encodes_ggml_type(uint32_t ggml_type);
-
 /// Whether encode_ggml_rows can write ggml's bytes of this tensor's type
 /// back from its packed form: tq1_0 and tq2_0 (from i2s or w2g256), and
 /// the block formats (q4_0 ... q8_0, the K-quants, iq4_nl), which pack
