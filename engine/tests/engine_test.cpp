@@ -705,6 +705,44 @@ TEST(Engine, BytesRead) {
   std::remove(path.c_str());
 }
 
+// Model::set_profile: one-token passes only, each step once per layer (the
+// rest between them: 5 laps per layer and 2 around the head), the products'
+// bytes adding up to the linear weights, and 4 product regions per layer
+// plus the head's (this model is too small for any other step to run on
+// the threads).
+TEST(Engine, DecodeProfileCountsEachStep) {
+  Spec s;
+  const std::string path = write_model(s, "profile");
+  auto m = load(path, 2);
+  DecodeProfile p;
+  m->set_profile(&p);
+  m->eval(kPrompt.data(), 3, nullptr, false); // a batch: not profiled
+  EXPECT_EQ(p.tokens, 0);
+  std::vector<float> logits(s.V);
+  for (int i = 0; i < 2; ++i)
+    m->eval(&kPrompt[size_t(i)], 1, logits.data(), false);
+  m->set_profile(nullptr);
+  m->eval(&kPrompt[0], 1, logits.data(), false);
+  EXPECT_EQ(p.tokens, 2);
+  for (const StepProfile *step : {&p.qkv, &p.wo, &p.gate_up, &p.down,
+                                  &p.attention})
+    EXPECT_EQ(step->calls, 2 * s.L);
+  EXPECT_EQ(p.head.calls, 2);
+  EXPECT_EQ(p.other.calls, 2 * (5 * s.L + 2));
+  EXPECT_EQ(p.qkv.bytes + p.wo.bytes + p.gate_up.bytes + p.down.bytes +
+                p.head.bytes,
+            2 * m->linear_bytes());
+  EXPECT_EQ(p.attention.bytes, 0);
+  EXPECT_EQ(p.regions, 2 * (4 * s.L + 1));
+  double steps = 0;
+  for (const StepProfile *step : {&p.qkv, &p.wo, &p.gate_up, &p.down,
+                                  &p.head, &p.attention, &p.other})
+    steps += step->seconds;
+  EXPECT_GT(p.seconds, 0.0);
+  EXPECT_LE(steps, p.seconds * (1 + 1e-9));
+  std::remove(path.c_str());
+}
+
 // A caller's open file and specs (lowbit generate's: it needs the specs
 // before the load) give the model load(path) gives; specs of another file
 // are refused.
