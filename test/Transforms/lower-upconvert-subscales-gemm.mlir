@@ -76,3 +76,29 @@ func.func @q6_k_gemm(%x: tensor<?x256xf32>, %w: tensor<33x210xi8>) -> tensor<?x3
        : (tensor<?x256xf32>, tensor<33x210xi8>) -> tensor<?x33xf32>
   return %y : tensor<?x33xf32>
 }
+
+// K panels: where a tile group's codes and s_j / o_j over the whole K
+// outgrow a core's L2 (here 4 tiles of q6_k at K = 14336: 917 KiB, over
+// the 512 KiB limit), the K loop runs in panels of 4 super-blocks (32
+// blocks) per chunk of 32 activation rows, whose outputs wait in a second
+// stack buffer (32 rows x 4 tiles x 64 bytes): zeroed per chunk, loaded
+// and spilled around each panel's K loop, stored to y after the last.
+// VNNI-LABEL: func.func @q6_k_panels(
+// VNNI: lowbit.uk.stack_buffer {bytes = 229376 : i64}
+// VNNI: %[[OUT:.*]] = lowbit.uk.stack_buffer {bytes = 8192 : i64} : memref<?xi8>
+// VNNI: scf.for %{{.*}} = %c0 to %{{.*}} step %c32 {
+// VNNI: lowbit.uk.spill %cst, %[[OUT]][%{{.*}}] : vector<16xf32>, memref<?xi8>
+// VNNI: scf.for %{{.*}} = %c0 to %c14 step %c1{{.*}} {
+// VNNI: %[[Y0:.*]] = lowbit.uk.load %[[OUT]][%{{.*}}] : memref<?xi8> -> vector<16xf32>
+// VNNI: scf.for %{{.*}} = %c0 to %c16 step %c1{{.*}} iter_args(%{{.*}} = %[[Y0]],
+// VNNI: lowbit.uk.spill %{{.*}}, %[[OUT]][%{{.*}}] : vector<16xf32>, memref<?xi8>
+// VNNI: %[[Y:.*]] = lowbit.uk.load %[[OUT]][%{{.*}}] : memref<?xi8> -> vector<16xf32>
+// VNNI: lowbit.uk.store %[[Y]]
+func.func @q6_k_panels(%x: tensor<?x14336xf32>, %w: tensor<129x11760xi8>) -> tensor<?x129xf32> {
+  %y = lowbit.mpgemm %x, %w {
+         weight = #lowbit.weight<bits = 6, encoding = offset, group = 16, scale = per_block, code_offset = 32, super_block = 256, scale_bits = 8>,
+         layout = #lowbit.layout<gguf>,
+         config = #lowbit.upconvert<tile_m = 64, tile_k = 64, tile_n = 2>}
+       : (tensor<?x14336xf32>, tensor<129x11760xi8>) -> tensor<?x129xf32>
+  return %y : tensor<?x129xf32>
+}

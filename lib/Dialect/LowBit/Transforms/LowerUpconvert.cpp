@@ -122,6 +122,36 @@ struct KernelPlan {
   /// The largest sub-scale buffer: q2_k's for 4 tiles of K = 14336 (448
   /// KiB; within the 512 KiB stack of a macOS secondary thread).
   static constexpr int64_t kMaxSubScaleBufferBytes = 512 * 1024;
+  /// K panels of the K-quant GEMM kernels with a sub-scale buffer: 32-k
+  /// blocks per panel, 0 for none (one pass over K). Where a tile group's
+  /// codes and s_j / o_j over the whole K outgrow a core's L2 (more than
+  /// kPanelMinBytes), every column block would stream them from L3; in
+  /// panels of 4 super-blocks (q6_k, 4 tiles: 64 KiB) they are read from
+  /// L3 once per chunk of kPanelColumns activation rows, whose column
+  /// blocks then find them in L2, their outputs kept in a second stack
+  /// buffer between panels (the K blocking of Goto and van de Geijn,
+  /// "Anatomy of high-performance matrix multiplication"). Measured on
+  /// Zen 4 (1 MiB L2), N = 128, interleaved against q4_0: 4096x14336 q6_k
+  /// 1.71-1.86x q4_0's time without panels, 1.37-1.55x with; at K = 4096
+  /// (256 KiB per group) panels measured up to 10% slower, and panels of
+  /// one super-block (L1) slower everywhere (docs/perf/kquants.md).
+  int64_t panelBlocks() const {
+    int64_t panel = 4 * group / kBlockK;
+    int64_t groupBytes =
+        tilesPerGroup * (vectorsPerTile * kVectorBytes +
+                         blocks * halves * sumsPerOutput() * kTileRows * 4);
+    if (subScaleBufferBytes() == 0 || groupBytes <= kPanelMinBytes ||
+        blocks % panel != 0 || panel % blocksPerStep != 0)
+      return 0;
+    return panel;
+  }
+  static constexpr int64_t kPanelMinBytes = 512 * 1024;
+  /// Activation rows per chunk of the panel loops, and the bytes of their
+  /// outputs' buffer: [row in chunk][tile][slice] registers.
+  static constexpr int64_t kPanelColumns = 32;
+  int64_t panelOutputBytes() const {
+    return panelBlocks() ? kPanelColumns * tilesPerGroup * kVectorBytes : 0;
+  }
   int64_t totalCodeBytes() const {
     return numTiles * vectorsPerTile * kVectorBytes;
   }
@@ -190,6 +220,13 @@ public:
           ValueRange{},
           ArrayRef<NamedAttribute>{
               b.getNamedAttr("bytes", b.getI64IntegerAttr(bytes))});
+    if (int64_t bytes = plan.panelOutputBytes())
+      panelOutputs = UkStackBufferOp::create(
+          b, loc,
+          TypeRange{MemRefType::get({ShapedType::kDynamic}, b.getI8Type())},
+          ValueRange{},
+          ArrayRef<NamedAttribute>{
+              b.getNamedAttr("bytes", b.getI64IntegerAttr(bytes))});
     Value begin = toIndex(tileBegin), end = toIndex(tileEnd);
     int64_t group = plan.tilesPerGroup;
     if (group == 1) {
@@ -212,6 +249,10 @@ private:
   void buildTiles(Value firstTile, int64_t tiles) {
     if (subScaleBuffer)
       widenSubScales(firstTile, tiles);
+    if (panelOutputs) {
+      buildPanels(firstTile, tiles);
+      return;
+    }
     Value rows = toIndex(n);
     int64_t tileN = plan.tileN;
     if (tileN == 1) {
@@ -226,8 +267,12 @@ private:
             [&](Value c) { buildColumns(firstTile, tiles, c, 1); });
   }
 
+  /// The activation rows [firstColumn, firstColumn + columns) of the
+  /// tiles; with `panel`, only the blocks of that K panel, into the outputs
+  /// kept in panelOutputs for the rows from `chunk` on.
   void buildColumns(Value firstTile, int64_t tiles, Value firstColumn,
-                    int64_t columns) {
+                    int64_t columns, Value panel = Value(),
+                    Value chunk = Value()) {
     Tile tile;
     tile.firstTile = firstTile;
     tile.tiles = tiles;
@@ -236,16 +281,105 @@ private:
     tile.slices = getSlicesPerLoop(target, tiles, columns, plan.isTernary());
     if (plan.isTernary())
       chooseChains(tile);
+    auto slices = [&]() {
+      if (panel)
+        buildPanelSlices(tile, panel, chunk);
+      else
+        buildSlices(tile);
+    };
     int64_t sliceGroups = plan.slices / tile.slices;
     if (sliceGroups == 1) {
       tile.firstSlice = constant(0);
-      buildSlices(tile);
+      slices();
       return;
     }
     forLoop(constant(0), constant(plan.slices), tile.slices, [&](Value s) {
       tile.firstSlice = s;
-      buildSlices(tile);
+      slices();
     });
+  }
+
+  /// K panels (KernelPlan::panelBlocks): per chunk of kPanelColumns
+  /// activation rows, its outputs zeroed in panelOutputs, every panel's
+  /// blocks added by the chunk's column blocks, then stored to y.
+  void buildPanels(Value firstTile, int64_t tiles) {
+    Value rows = toIndex(n);
+    int64_t chunkColumns = KernelPlan::kPanelColumns, tileN = plan.tileN;
+    forLoop(constant(0), rows, chunkColumns, [&](Value chunk) {
+      Value left = sub(rows, chunk);
+      Value fewer = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt,
+                                          left, constant(chunkColumns));
+      Value count = arith::SelectOp::create(b, loc, fewer, left,
+                                            constant(chunkColumns));
+      Value chunkEnd = add(chunk, count);
+      Tile all;
+      all.firstTile = firstTile;
+      all.tiles = tiles;
+      all.firstSlice = constant(0);
+      all.slices = plan.slices;
+      forLoop(chunk, chunkEnd, 1, [&](Value c) {
+        for (int64_t t = 0; t < tiles; ++t)
+          for (int64_t s = 0; s < plan.slices; ++s)
+            UkSpillOp::create(b, loc, zeroOut(), panelOutputs,
+                              panelOutputOffset(all, t, s, c, chunk));
+      });
+      Value panels = constant(plan.blocks / plan.panelBlocks());
+      Value fullEnd = add(chunk, mul(div(count, tileN), tileN));
+      forLoop(constant(0), panels, 1, [&](Value panel) {
+        forLoop(chunk, fullEnd, tileN, [&](Value c) {
+          buildColumns(firstTile, tiles, c, tileN, panel, chunk);
+        });
+        forLoop(fullEnd, chunkEnd, 1, [&](Value c) {
+          buildColumns(firstTile, tiles, c, 1, panel, chunk);
+        });
+      });
+      forLoop(chunk, chunkEnd, 1, [&](Value c) {
+        Tile tile = all;
+        tile.firstColumn = c;
+        SmallVector<Value> outputs;
+        for (int64_t t = 0; t < tiles; ++t)
+          for (int64_t s = 0; s < plan.slices; ++s)
+            outputs.push_back(UkLoadOp::create(
+                b, loc, outReg, panelOutputs,
+                panelOutputOffset(all, t, s, c, chunk)));
+        store(tile, outputs);
+      });
+    });
+  }
+
+  /// Byte offset in panelOutputs of slice `s` (of the tile's slice group)
+  /// of tile `t` for activation row `column` of the chunk from `chunk`.
+  Value panelOutputOffset(const Tile &tile, int64_t t, int64_t s, Value column,
+                          Value chunk) {
+    Value row = add(mul(sub(column, chunk), plan.tilesPerGroup), t);
+    return add(mul(row, kVectorBytes),
+               mul(add(tile.firstSlice, s), plan.registerBytes));
+  }
+
+  /// One K panel of a tile's column block: its outputs from panelOutputs,
+  /// the panel's blocks added, and back.
+  void buildPanelSlices(const Tile &tile, Value panel, Value chunk) {
+    SmallVector<Value> state(tile.numAccumulators());
+    for (int64_t t = 0; t < tile.tiles; ++t)
+      for (int64_t s = 0; s < tile.slices; ++s)
+        for (int64_t c = 0; c < tile.columns; ++c)
+          state[tile.accIndex(t, s, c)] = UkLoadOp::create(
+              b, loc, outReg, panelOutputs,
+              panelOutputOffset(tile, t, s, add(tile.firstColumn, c), chunk));
+    Value first = mul(panel, plan.panelBlocks());
+    carriedLoop(plan.panelBlocks() / plan.blocksPerStep, state, [&](Value i) {
+      Value base = add(mul(i, plan.blocksPerStep), first);
+      for (int64_t step = 0; step < plan.blocksPerStep; ++step) {
+        SmallVector<Value> next = buildBlock(tile, add(base, step), state);
+        state.assign(next.begin(), next.end());
+      }
+    });
+    for (int64_t t = 0; t < tile.tiles; ++t)
+      for (int64_t s = 0; s < tile.slices; ++s)
+        for (int64_t c = 0; c < tile.columns; ++c)
+          UkSpillOp::create(
+              b, loc, state[tile.accIndex(t, s, c)], panelOutputs,
+              panelOutputOffset(tile, t, s, add(tile.firstColumn, c), chunk));
   }
 
   /// Fills subScaleBuffer with s_j = d * sc_j (and o_j = -dmin * m_j) of
@@ -807,6 +941,9 @@ private:
   /// The f32 sub-scales of the tile group (KernelPlan::subScaleBufferBytes),
   /// null without.
   Value subScaleBuffer;
+  /// The outputs of a chunk of activation rows between K panels
+  /// (KernelPlan::panelOutputBytes), null without.
+  Value panelOutputs;
   Shape shape;
   VectorType byteReg, accReg, outReg;
   SmallVector<Value> groupZeros; // the current group's, see loadGroupZeros

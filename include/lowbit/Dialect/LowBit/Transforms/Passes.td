@@ -155,6 +155,10 @@ def LowBitLowerUpconvert : Pass<"lowbit-lower-upconvert", "::mlir::func::FuncOp"
       super-block's d (and -dmin) and stored with `lowbit.uk.spill` into a
       `lowbit.uk.stack_buffer`, which the K loops read back with
       `lowbit.uk.load` to add every block straight into the outputs;
+      where a tile group's codes and buffer over K exceed 512 KiB (a
+      core's L2), K panels of 4 super-blocks per chunk of 32 activation
+      rows, the chunk's outputs kept in a second stack buffer between
+      panels and stored after the last;
     - `scf.for` over K in steps of `tile_k * unroll` (a multiple of the
       32-k activation block), with the remaining blocks straight-line after
       it; accumulators (vector<R/4 x i32>, and vector<R/4 x f32> outputs for
