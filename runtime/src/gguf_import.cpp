@@ -833,18 +833,8 @@ std::string gguf_default_format(const GgufTensor &t) {
 }
 
 PackedWeights import_tensor(const GgufTensor &t, const Format &format) {
-  if (!t.data || t.ne.empty())
-    fail(t, "the tensor has no data");
+  check_size_and_shape(t, format);
   const int64_t M = t.rows(), K = t.K();
-  const uint64_t expected = named(t, [&] {
-    return gguf_tensor_bytes(t.type, M, K);
-  });
-  if (t.bytes != expected)
-    fail(t, std::string(gguf_type_name(t.type)) + " [" + std::to_string(M) +
-                " x " + std::to_string(K) + "] needs " +
-                std::to_string(expected) + " bytes, got " +
-                std::to_string(t.bytes));
-  named(t, [&] { format.check_shape(M, K); });
 
   if (is_ternary_type(t.type) && format.is_ternary()) {
     TernaryReader reader(t);

@@ -14,6 +14,7 @@
 #include "lowbit/error.h"
 
 #include "byte_order.h"
+#include "upconvert_rows.h"
 
 #include <algorithm>
 #include <cstring>
@@ -208,22 +209,9 @@ void get_row(const UpconvertWeights &U, int64_t m, uint8_t *c) {
       U.codes.data() + m / kUpconvertTileRows * vectors * 64;
   const int64_t i = m % kUpconvertTileRows;
   std::memset(c, 0, size_t(U.Kp));
-  auto plane = [&](int width, int first, int shift) {
-    switch (width) {
-    case 1:
-      return get_plane<1>(tile, b, first, i, c, blocks, shift);
-    case 2:
-      return get_plane<2>(tile, b, first, i, c, blocks, shift);
-    case 4:
-      return get_plane<4>(tile, b, first, i, c, blocks, shift);
-    default:
-      return get_plane<8>(tile, b, first, i, c, blocks, shift);
-    }
-  };
-  const int low = lowbit_vnni4_low_bits(b);
-  plane(low, 0, 0);
-  if (low < b)
-    plane(b - low, low, low);
+  detail::for_each_code_plane(b, [&](auto width, int first, int shift) {
+    get_plane<decltype(width)::value>(tile, b, first, i, c, blocks, shift);
+  });
 }
 
 /// Lays out the runs of one block whose values are codes[0, block),

@@ -92,22 +92,9 @@ static void put_plane(uint8_t *tile, int b, int first, int64_t i,
 static void put_row(uint8_t *tile, int b, int64_t i, const uint8_t *c,
                     int64_t Kp) {
   const int64_t blocks = Kp / 32;
-  auto plane = [&](int width, int first, int shift) {
-    switch (width) {
-    case 1:
-      return put_plane<1>(tile, b, first, i, c, blocks, shift);
-    case 2:
-      return put_plane<2>(tile, b, first, i, c, blocks, shift);
-    case 4:
-      return put_plane<4>(tile, b, first, i, c, blocks, shift);
-    default:
-      return put_plane<8>(tile, b, first, i, c, blocks, shift);
-    }
-  };
-  const int low = lowbit_vnni4_low_bits(b);
-  plane(low, 0, 0);
-  if (low < b)
-    plane(b - low, low, low);
+  detail::for_each_code_plane(b, [&](auto width, int first, int shift) {
+    put_plane<decltype(width)::value>(tile, b, first, i, c, blocks, shift);
+  });
 }
 
 /// i2s without decoding: a canonical row is pack_codes' 2-bit stream (the

@@ -8,9 +8,11 @@
 #ifndef LOWBIT_SRC_UPCONVERT_ROWS_H
 #define LOWBIT_SRC_UPCONVERT_ROWS_H
 
+#include "lowbit/kernel_abi.h"
 #include "lowbit/upconvert.h"
 
 #include <cstdint>
+#include <type_traits>
 
 namespace lowbit::detail {
 
@@ -26,6 +28,31 @@ void put_i2s_row(UpconvertWeights &U, int64_t m, const uint8_t *row);
 /// a tile (a multiple of 16, or M).
 void pack_block_rows(UpconvertWeights &U, const uint8_t *rows, int64_t m_begin,
                      int64_t m_end);
+
+/// Calls f(std::integral_constant<int, W>{}, first, shift) for each plane
+/// a b-bit code occupies in the upconvert layout: the low plane of
+/// lowbit_vnni4_low_bits(b) bits (first bit 0), then, for codes of 3, 5 and 6
+/// bits, the high plane (its first bit and shift the low plane's width).
+/// W is the plane's width in bits (1, 2, 4 or 8): the one dispatch of the
+/// packer (upconvert.cpp) and its inverse (reencode.cpp).
+template <typename F> void for_each_code_plane(int b, F f) {
+  auto plane = [&](int width, int first) {
+    switch (width) {
+    case 1:
+      return f(std::integral_constant<int, 1>{}, first, first);
+    case 2:
+      return f(std::integral_constant<int, 2>{}, first, first);
+    case 4:
+      return f(std::integral_constant<int, 4>{}, first, first);
+    default:
+      return f(std::integral_constant<int, 8>{}, first, first);
+    }
+  };
+  const int low = lowbit_vnni4_low_bits(b);
+  plane(low, 0);
+  if (low < b)
+    plane(b - low, low);
+}
 
 } // namespace lowbit::detail
 
