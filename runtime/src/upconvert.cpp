@@ -245,49 +245,95 @@ static void put_nibble_block(uint8_t *out, const uint8_t *q, bool high) {
   }
 }
 
-/// Row i's kernel codes of one q4_k or q6_k super-block (256 values at
-/// `block`) into the 32-k blocks [8 sb, 8 sb + 8) of its tile, row i's
-/// bytes at `out` (the tile plus 4 i); whether the type has these moves.
-/// Both store their codes as the kernel codes (shift 0): q4_k's value
-/// 64 g + l (l < 32) is the low nibble of qs[32 g + l] (qs at byte 16),
-/// 64 g + 32 + l its high nibble; q6_k's value 128 n + 32 j + l (j < 4) has
-/// its low 4 bits in the low (j < 2) or high (j >= 2) nibble of ql[64 n +
-/// 32 (j % 2) + l] and its high 2 bits in bits 2 j of qh[32 n + l] (qh at
-/// byte 128): the 4-bit plane moves by nibbles, the 2-bit plane as tq2_0's
-/// fields (four 4-byte words masked to field j and merged).
-static bool put_k_quant_block(const GgmlBlockType &type, const uint8_t *block,
-                              int64_t sb, uint8_t *out) {
-  if (type.kind == FormatKind::Q4_K) {
-    const uint8_t *qs = block + 16;
-    for (int g = 0; g < 4; ++g)
-      for (int h = 0; h < 2; ++h)
-        put_nibble_block(out + (8 * sb + 2 * g + h) * 4 * 64, qs + 32 * g,
-                         h == 1);
-    return true;
-  }
-  if (type.kind != FormatKind::Q6_K)
-    return false;
+/// Row i's 2-bit plane vectors (2 each, `out` at the first) of the 4 32-k
+/// blocks f < 4 whose codes k are field f (bits 2 f) of q[k], k < 32, block
+/// f's at out + f * stride: vector s's byte r holds codes 16 s + 4 j + r in
+/// bits 2 j, so four 4-byte words masked to field f and merged (tq2_0's
+/// fields), two vectors' words per 8-byte load.
+static void put_field_blocks(uint8_t *out, int64_t stride, const uint8_t *q) {
   constexpr uint64_t kField = 0x0303030303030303ull;
-  const uint8_t *ql = block, *qh = block + 128;
-  for (int n = 0; n < 2; ++n) {
-    for (int j = 0; j < 4; ++j)
-      put_nibble_block(out + (8 * sb + 4 * n + j) * 6 * 64,
-                       ql + 64 * n + 32 * (j % 2), j >= 2);
-    for (int s = 0; s < 2; ++s) { // vector s of each block's 2-bit plane
-      const uint64_t x = load_le<uint64_t>(qh + 32 * n + 16 * s);
-      const uint64_t y = load_le<uint64_t>(qh + 32 * n + 16 * s + 8);
-      for (int j = 0; j < 4; ++j) {
-        const uint64_t w =
-            ((x >> (2 * j)) & kField) | ((y >> (2 * j)) & kField) << 4;
-        store_le(out + ((8 * sb + 4 * n + j) * 6 + 4 + s) * 64,
-                 uint32_t(w) | uint32_t(w >> 32) << 2);
-      }
+  for (int s = 0; s < 2; ++s) {
+    const uint64_t x = load_le<uint64_t>(q + 16 * s);
+    const uint64_t y = load_le<uint64_t>(q + 16 * s + 8);
+    for (int f = 0; f < 4; ++f) {
+      const uint64_t w =
+          ((x >> (2 * f)) & kField) | ((y >> (2 * f)) & kField) << 4;
+      store_le(out + f * stride + 64 * s, uint32_t(w) | uint32_t(w >> 32) << 2);
     }
   }
-  return true;
 }
 
-/// K-quants: codes as pack_block_weights (BlockRowCodes), scales in
+/// Row i's 1-bit plane vector of the 8 32-k blocks f < 8 whose codes k are
+/// bit f of q[k], k < 32 (q3_k's hmask, q5_k's qh), block f's at out + f *
+/// stride: its byte r holds code 4 j + r in bit j, bit f of byte r of the
+/// j-th 4-byte word; two words per 8-byte load, merged and folded.
+static void put_bit_blocks(uint8_t *out, int64_t stride, const uint8_t *q) {
+  constexpr uint64_t kBit = 0x0101010101010101ull;
+  uint64_t x[4];
+  for (int p = 0; p < 4; ++p)
+    x[p] = load_le<uint64_t>(q + 8 * p);
+  for (int f = 0; f < 8; ++f) {
+    uint64_t w = 0;
+    for (int p = 0; p < 4; ++p)
+      w |= ((x[p] >> f) & kBit) << (2 * p); // words 2 p (low) and 2 p + 1
+    store_le(out + f * stride, uint32_t(w) | uint32_t(w >> 32) << 1);
+  }
+}
+
+/// Row i's kernel codes of one K-quant super-block (256 values at `block`)
+/// into the 32-k blocks [8 sb, 8 sb + 8) of its tile, row i's bytes at
+/// `out` (the tile plus 4 i), plane by plane as kernel_abi.h splits them
+/// (lowbit_vnni4_low_bits). Each type's kernel code is its stored code
+/// (shift 0: q3_k's low 2 bits plus 4 times its hmask bit is its signed
+/// code plus 4). Value 64 g + l (l < 32) of q4_k and q5_k is the low nibble
+/// of qs[32 g + l] (qs at byte 16, or 48), 64 g + 32 + l its high nibble;
+/// q5_k's fifth bit of value v is bit v / 32 of qh[v % 32] (qh at byte 16),
+/// as q3_k's third bit of hmask[v % 32] (hmask at byte 0). Value 128 n +
+/// 32 j + l of q2_k (qs at 16) and q3_k (qs at 32) is field j (bits 2 j) of
+/// qs[32 n + l]; q6_k's has its low 4 bits in the low (j < 2) or high
+/// nibble of ql[64 n + 32 (j % 2) + l] and its high 2 bits in field j of
+/// qh[32 n + l] (qh at byte 128).
+static void put_k_quant_block(const GgmlBlockType &type, const uint8_t *block,
+                              int64_t sb, uint8_t *out) {
+  const int bits = type.code_bits;
+  const int64_t stride = bits * 64; // one 32-k block's vectors
+  uint8_t *first = out + 8 * sb * stride;
+  switch (type.kind) {
+  case FormatKind::Q2_K:
+  case FormatKind::Q3_K: {
+    const uint8_t *qs = block + (bits == 2 ? 16 : 32);
+    for (int n = 0; n < 2; ++n)
+      put_field_blocks(first + 4 * n * stride, stride, qs + 32 * n);
+    if (bits == 3)
+      put_bit_blocks(first + 2 * 64, stride, block);
+    return;
+  }
+  case FormatKind::Q4_K:
+  case FormatKind::Q5_K: {
+    const uint8_t *qs = block + (bits == 4 ? 16 : 48);
+    for (int g = 0; g < 4; ++g)
+      for (int h = 0; h < 2; ++h)
+        put_nibble_block(first + (2 * g + h) * stride, qs + 32 * g, h == 1);
+    if (bits == 5)
+      put_bit_blocks(first + 4 * 64, stride, block + 16);
+    return;
+  }
+  case FormatKind::Q6_K: {
+    const uint8_t *ql = block, *qh = block + 128;
+    for (int n = 0; n < 2; ++n) {
+      for (int j = 0; j < 4; ++j)
+        put_nibble_block(first + (4 * n + j) * stride,
+                         ql + 64 * n + 32 * (j % 2), j >= 2);
+      put_field_blocks(first + 4 * n * stride + 4 * 64, stride, qh + 32 * n);
+    }
+    return;
+  }
+  default:
+    return;
+  }
+}
+
+/// K-quants: codes by put_k_quant_block, scales in
 /// kernel_abi.h's K-QUANT SCALES: per tile and super-block, per sub-block j
 /// (of 32, or 16) the 16 rows' sub-scales sc_j at the type's
 /// sub_scale_bits b each (a bit string, row i at bits [b i, b i + b); two's
@@ -321,21 +367,15 @@ static void pack_k_quant(const uint8_t *rows, int64_t row_bytes,
     if (v >> 8)
       sub[bit / 8 + 1] |= uint8_t(v >> 8);
   };
-  BlockRowCodes codes(type, U);
-  const bool moves = type.kind == FormatKind::Q4_K ||
-                     type.kind == FormatKind::Q6_K; // put_k_quant_block
   const int64_t vectors = U.Kp * U.bits / 32;
   int sc[16], mn[16];
   for (int64_t m = m_begin; m < m_end; ++m) {
     const uint8_t *row = rows + (m - m_begin) * row_bytes;
-    if (!moves)
-      codes.put(row, m);
     const int64_t t = m / kUpconvertTileRows, i = m % kUpconvertTileRows;
     uint8_t *tile_row = U.codes.data() + t * vectors * 64 + i * 4;
     for (int64_t sb = 0; sb < supers; ++sb) {
       const uint8_t *block = row + sb * type.block_bytes;
-      if (moves)
-        put_k_quant_block(type, block, sb, tile_row);
+      put_k_quant_block(type, block, sb, tile_row);
       uint8_t *super = bytes + (t * supers + sb) * super_bytes;
       uint16_t *halves = reinterpret_cast<uint16_t *>(super + head);
       halves[i] = block_half(block, type.d_offset);
