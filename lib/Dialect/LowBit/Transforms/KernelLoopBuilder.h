@@ -38,6 +38,16 @@ namespace mlir::lowbit {
 /// LOWBIT_ANY_SHAPE_MAX_TERNARY_K): its lowering picks the int32 accumulator
 /// chains for this K where a static kernel picks them for its own.
 inline constexpr int64_t kAnyShapeMaxTernaryK = LOWBIT_ANY_SHAPE_MAX_TERNARY_K;
+
+/// A lowbit.uk.stack_buffer of `bytes` bytes, at an `alignment`-byte
+/// boundary where one is given (else where the C++ compiler places it).
+inline Value createStackBuffer(OpBuilder &b, Location loc, int64_t bytes,
+                               int64_t alignment = 0) {
+  return UkStackBufferOp::create(
+      b, loc, MemRefType::get({ShapedType::kDynamic}, b.getI8Type()),
+      b.getI64IntegerAttr(bytes),
+      alignment ? b.getI64IntegerAttr(alignment) : IntegerAttr());
+}
 /// The largest K of an any-shape kernel that keeps the tables of all K on
 /// its stack (kernel_abi.h, LOWBIT_ANY_SHAPE_MAX_LUT_K): lut-elementwise's
 /// tl1/tl2 and lut-bitserial's, whose table buffers are sized for it.

@@ -226,13 +226,7 @@ public:
 private:
   /// A lowbit.uk.stack_buffer of `bytes` bytes where the C++ compiler
   /// places it.
-  Value stackBuffer(int64_t bytes) {
-    return UkStackBufferOp::create(
-        b, loc, TypeRange{MemRefType::get({ShapedType::kDynamic}, b.getI8Type())},
-        ValueRange{},
-        ArrayRef<NamedAttribute>{
-            b.getNamedAttr("bytes", b.getI64IntegerAttr(bytes))});
-  }
+  Value stackBuffer(int64_t bytes) { return createStackBuffer(b, loc, bytes); }
 
   /// One panel of a group of tiles: its blocks [firstBlock, firstBlock +
   /// blocks), whether it is the last, and (more than one panel) the index

@@ -181,9 +181,7 @@ public:
 
   /// A lowbit.uk.stack_buffer of `bytes` bytes at a cache line.
   Value stackBuffer(int64_t bytes) {
-    return UkStackBufferOp::create(
-        b, loc, MemRefType::get({ShapedType::kDynamic}, b.getI8Type()),
-        b.getI64IntegerAttr(bytes), b.getI64IntegerAttr(kBufferAlignment));
+    return createStackBuffer(b, loc, bytes, kBufferAlignment);
   }
 
   void build() {

@@ -214,19 +214,9 @@ public:
     if (plan.anyShape)
       computeShape();
     if (int64_t bytes = plan.subScaleBufferBytes())
-      subScaleBuffer = UkStackBufferOp::create(
-          b, loc,
-          TypeRange{MemRefType::get({ShapedType::kDynamic}, b.getI8Type())},
-          ValueRange{},
-          ArrayRef<NamedAttribute>{
-              b.getNamedAttr("bytes", b.getI64IntegerAttr(bytes))});
+      subScaleBuffer = createStackBuffer(b, loc, bytes);
     if (int64_t bytes = plan.panelOutputBytes())
-      panelOutputs = UkStackBufferOp::create(
-          b, loc,
-          TypeRange{MemRefType::get({ShapedType::kDynamic}, b.getI8Type())},
-          ValueRange{},
-          ArrayRef<NamedAttribute>{
-              b.getNamedAttr("bytes", b.getI64IntegerAttr(bytes))});
+      panelOutputs = createStackBuffer(b, loc, bytes);
     Value begin = toIndex(tileBegin), end = toIndex(tileEnd);
     int64_t group = plan.tilesPerGroup;
     if (group == 1) {
