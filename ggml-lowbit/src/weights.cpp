@@ -291,7 +291,7 @@ bool rows_hold_ggml_bytes(const PackedTensor &packed, const uint8_t *bytes,
   const size_t blockBytes = lowbit::gguf_tensor_bytes(type, 1, blockValues);
   const int64_t blocks = packed.weights.K / blockValues;
   const size_t rowBytes = ggml_row_bytes(packed);
-  const size_t dAt = type == lowbit::GgufType::TQ1_0 ? 52 : 64;
+  const size_t dAt = blockBytes - 2; // a ternary block's fp16 d
   const bool ternary =
       type == lowbit::GgufType::TQ1_0 || type == lowbit::GgufType::TQ2_0;
   thread_local std::vector<uint8_t> row;

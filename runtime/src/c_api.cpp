@@ -227,11 +227,19 @@ withKernels(lowbit::PackedWeights canonical) {
 
 } // extern "C"
 
+namespace {
+/// Whether the first of `kernels` (kernelsFor's order) reads `format` in the
+/// upconvert layout.
+bool first_reads_upconvert(const std::vector<Entry> &kernels,
+                           const lowbit::Format &format) {
+  return !kernels.empty() && readsUpconvert(kernels.front().layout) &&
+         lowbit::layout_error(kernels.front().layout, format).empty();
+}
+} // namespace
+
 bool lowbit::upconvert_kernels_registered(const Format &format, int64_t M,
                                           int64_t K) {
-  const std::vector<Entry> kernels = kernelsFor(format, M, K);
-  return !kernels.empty() && readsUpconvert(kernels.front().layout) &&
-         layout_error(kernels.front().layout, format).empty();
+  return first_reads_upconvert(kernelsFor(format, M, K), format);
 }
 
 lowbit_weights_t *lowbit::upconvert_weights_handle(UpconvertWeights U) {
@@ -241,11 +249,12 @@ lowbit_weights_t *lowbit::upconvert_weights_handle(UpconvertWeights U) {
   W.M = U.M;
   W.K = U.K;
   W.tensor_scale = U.w_scale;
-  if (!upconvert_kernels_registered(U.format, U.M, U.K))
+  std::vector<Entry> kernels = kernelsFor(U.format, U.M, U.K);
+  if (!first_reads_upconvert(kernels, U.format))
     throw Error("upconvert_weights_handle: no registered " + U.format.name() +
                 " kernel of M = " + std::to_string(U.M) + ", K = " +
                 std::to_string(U.K) + " reads the upconvert layout");
-  weights->kernels = kernelsFor(U.format, U.M, U.K);
+  weights->kernels = std::move(kernels);
   weights->prepared = std::move(U);
   weights->compacted = true;
   return weights.release();
