@@ -16,6 +16,14 @@
 
 namespace lowbit::detail {
 
+/// The code z a kernel reads for value 0 of a ggml block type's codes
+/// (upconvert and GPU layouts): 2^(b-1) for the types with a code offset,
+/// 0 for those with a minimum or a codebook (whose codes are its indices).
+/// The kernel code is the stored one plus z - code_offset.
+inline int kernel_code_offset(const GgmlBlockType &type) {
+  return type.has_min || type.codebook ? 0 : 1 << (type.code_bits - 1);
+}
+
 /// The per-type code of one ggml block type.
 struct BlockCodec {
   /// Decodes one block: q[0, block) the stored codes (0..2^bits - 1; q8_0

@@ -14,6 +14,7 @@
 #include "lowbit/error.h"
 
 #include "byte_order.h"
+#include "ggml_blocks.h"
 #include "upconvert_rows.h"
 
 #include <algorithm>
@@ -269,9 +270,8 @@ void encode_block_rows(const UpconvertWeights &U, int64_t m0, int64_t m1,
   // The kernel code is the stored one plus `shift` (mod 256): 2^(b-1) less
   // the type's code_offset, 0 for the types with a minimum or a codebook
   // (upconvert.cpp's BlockRowCodes).
-  const int offset =
-      type->has_min || type->codebook ? 0 : 1 << (type->code_bits - 1);
-  const uint8_t shift = uint8_t(offset - type->code_offset);
+  const uint8_t shift =
+      uint8_t(detail::kernel_code_offset(*type) - type->code_offset);
   const int64_t blocks = U.K / type->block;
   const int64_t tiles32 = U.Kp / 32; // fp16 scales per tile row
   // K-QUANT SCALES: per tile and super-block, the sub-scale strings (and the

@@ -209,9 +209,7 @@ class BlockRowCodes {
 public:
   BlockRowCodes(const GgmlBlockType &type, UpconvertWeights &U)
       : type_(type), U_(U), q_(size_t(U.K)), codes_(size_t(U.Kp)) {
-    const int offset =
-        type.has_min || type.codebook ? 0 : 1 << (type.code_bits - 1);
-    shift_ = uint8_t(offset - type.code_offset);
+    shift_ = uint8_t(detail::kernel_code_offset(type) - type.code_offset);
   }
   /// Row m, whose ggml blocks are at `row`.
   void put(const uint8_t *row, int64_t m) {

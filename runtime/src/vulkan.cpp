@@ -91,7 +91,7 @@ size_t GpuWeights::bytes() const {
 static void pack_ggml_weights(const PackedWeights &W, const GgmlBlockType &type,
                               int64_t words, GpuWeights &out) {
   const int bits = type.code_bits;
-  const int zero = type.has_min || type.codebook ? 0 : 1 << (bits - 1);
+  const int zero = detail::kernel_code_offset(type);
   const int parts = type.has_min ? 2 : 1; // d, and m or dmin
   const int subBlocks = type.sub_scale_bits ? type.block / type.scale_block : 0;
   const int scaleBits = type.sub_scale_bits;
