@@ -32,10 +32,6 @@ void setEmulatedBuilder(EmulatedBuilder builder) {
 
 bool isGpuTarget(Target t) { return is_gpu_target(t); }
 
-double gpuWeightBytes(const PackedWeights &W) {
-  return double(W.codes.size() + 2 * (W.scales.size() + W.zeros.size()));
-}
-
 bool hasGpuKernel(const Format &format) { return has_gpu_kernel(format); }
 
 KernelChoice resolveChoice(const Format &format, Strategy strategy,

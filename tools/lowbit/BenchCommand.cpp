@@ -110,7 +110,7 @@ static int benchGpu(const std::vector<Case> &cases,
       us.push_back(kernel.last_dispatch_seconds() * 1e6);
     }
     double t = median(us);
-    double bytes = gpuWeightBytes(W);
+    const double bytes = double(kernel.weight_bytes());
     std::string shape =
         std::to_string(c.shape.M) + "x" + std::to_string(c.shape.K);
     std::printf("%-7s %-15s %-12s %5lld %10.1f %8.2f %9.1f  (warm)\n",

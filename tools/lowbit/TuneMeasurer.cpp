@@ -280,7 +280,7 @@ Measurement KernelMeasurer::gpuMedian(const Candidate &candidate) {
     us.push_back(gpuDispatch(candidate));
   Measurement m;
   m.us = median(us);
-  m.gbps = gpuWeightBytes(problem_->canonical) / (m.us * 1e3);
+  m.gbps = double(gpuKernel(candidate).weight_bytes()) / (m.us * 1e3);
   // No GPU read limit is measured: the score is the rate itself.
   m.score = 1.0 / m.us;
   return m;

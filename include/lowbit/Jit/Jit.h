@@ -137,9 +137,6 @@ bool isGpuTarget(Target t);
 /// Whether the GPU targets have a kernel for `format` (i2s, w1gG..w4gG,
 /// q4_0).
 bool hasGpuKernel(const Format &format);
-/// The bytes a GPU kernel reads of W: the codes, fp16 scales and zero
-/// points, as the CPU rows count them.
-double gpuWeightBytes(const PackedWeights &W);
 
 /// The C++ source of one kernel for `target` (a target name such as
 /// "x86-avx2") with C symbol `functionName`. Throws Error with the compiler's
