@@ -24,6 +24,7 @@
 #include "lowbit/format.h"
 #include "lowbit/run_kernel.h"
 #include "lowbit/scheduler.h"
+#include "lowbit/thread_pool.h"
 #include "lowbit/upconvert.h"
 
 #include <immintrin.h>
@@ -34,7 +35,6 @@
 #include <array>
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <functional>
 #include <cstdio>
 #include <cstdlib>
@@ -168,7 +168,7 @@ void log_load_report() {
 // llama.cpp's loader sets each weight whole, from one thread: the weight
 // is packed straight from the caller's bytes (no copy into our pages) and
 // checked, its tiles split over the loader's thread and a few of ours
-// (LoadPool). The packed weights go into our pages under the weight where
+// (load_parallel). The packed weights go into our pages under the weight where
 // they fit (the block formats' tiles are ggml's bytes rearranged, i2s is
 // smaller than TQ2_0), so that the buffer holds them, faulted in by the
 // threads that pack; else into memory of their own, and our pages stay
@@ -184,106 +184,44 @@ struct WeightSlot {
   bool dirty = false;    // our pages under the weight may not be zero
 };
 
-/// The threads that pack and check a weight with the loader's: one per
-/// CPU besides the caller's (at most kMaxHelpers), started at the first
-/// weight, asleep between weights. run() is ggml_lowbit::ParallelFor.
-class LoadPool {
-public:
-  static LoadPool &get() {
-    static LoadPool pool;
-    return pool;
+/// Runs body over [0, count) on the loader's thread and a pool of the
+/// backend's (lowbit::ThreadPool, lowbit_runtime: one thread per CPU, at
+/// most 8 with the loader's, unpinned, created at the first weight that
+/// needs it and asleep between weights), in chunks of kChunk tiles the
+/// threads take in turn; ggml_lowbit::ParallelFor. A range that throws
+/// stops the others at their next chunk, and its exception is thrown here.
+void load_parallel(int64_t count,
+                   const std::function<void(int64_t, int64_t)> &body) {
+  constexpr int64_t kChunk = 4; // tiles of 16 rows per grab
+  if (count <= kChunk) {
+    body(0, count);
+    return;
   }
-
-  void run(int64_t count, const std::function<void(int64_t, int64_t)> &body) {
-    std::lock_guard<std::mutex> one(run_mutex_); // one weight at a time
-    Task task{&body, count};
-    if (count <= kChunk) {
-      body(0, count);
-      return;
-    }
-    std::unique_lock<std::mutex> lock(mutex_);
-    if (helpers_.empty()) {
-      const unsigned cpus = std::max(1u, std::thread::hardware_concurrency());
-      for (unsigned i = 1; i < std::min(cpus, kMaxHelpers + 1); ++i)
-        helpers_.emplace_back([this] { help(); });
-    }
-    task_ = &task;
-    ++generation_;
-    busy_ = helpers_.size();
-    lock.unlock();
-    ready_.notify_all();
-    work(task);
-    lock.lock();
-    done_.wait(lock, [&] { return busy_ == 0; });
-    task_ = nullptr;
-    lock.unlock();
-    if (task.error)
-      std::rethrow_exception(task.error);
-  }
-
-  ~LoadPool() {
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      stop_ = true;
-    }
-    ready_.notify_all();
-    for (std::thread &t : helpers_)
-      t.join();
-  }
-
-private:
-  static constexpr unsigned kMaxHelpers = 7;
-  static constexpr int64_t kChunk = 4; // tiles of 16 rows per grab
-
-  struct Task {
-    const std::function<void(int64_t, int64_t)> *body;
-    int64_t count;
-    std::atomic<int64_t> next{0};
-    std::mutex error_mutex;
-    std::exception_ptr error; // the first range's that threw
-  };
-
-  static void work(Task &task) {
+  static std::mutex one_weight; // a pool runs one job at a time
+  std::lock_guard<std::mutex> lock(one_weight);
+  static lowbit::ThreadPool pool([] {
+    lowbit::ThreadPool::Options options;
+    options.threads = int(
+        std::min(8u, std::max(1u, std::thread::hardware_concurrency())));
+    options.pin = options.pin_caller = false; // the loader's thread is not ours
+    options.seed_from_os = false;             // no scheduled runs
+    return options;
+  }());
+  std::atomic<int64_t> next{0};
+  pool.run_on_all([&](int) {
     for (;;) {
-      const int64_t begin = task.next.fetch_add(kChunk);
-      if (begin >= task.count)
+      const int64_t begin = next.fetch_add(kChunk);
+      if (begin >= count)
         return;
       try {
-        (*task.body)(begin, std::min(task.count, begin + kChunk));
+        body(begin, std::min(count, begin + kChunk));
       } catch (...) {
-        std::lock_guard<std::mutex> lock(task.error_mutex);
-        if (!task.error)
-          task.error = std::current_exception();
-        task.next = task.count; // the others stop at their next grab
+        next = count;
+        throw;
       }
     }
-  }
-
-  void help() {
-    uint64_t seen = 0;
-    std::unique_lock<std::mutex> lock(mutex_);
-    for (;;) {
-      ready_.wait(lock, [&] { return stop_ || generation_ != seen; });
-      if (stop_)
-        return;
-      seen = generation_;
-      Task &task = *task_;
-      lock.unlock();
-      work(task);
-      lock.lock();
-      if (--busy_ == 0)
-        done_.notify_one();
-    }
-  }
-
-  std::mutex run_mutex_, mutex_;
-  std::condition_variable ready_, done_;
-  std::vector<std::thread> helpers_;
-  Task *task_ = nullptr;
-  uint64_t generation_ = 0;
-  size_t busy_ = 0; // helpers not yet done with the current task
-  bool stop_ = false;
-};
+  });
+}
 
 struct BufferContext {
   void *base = nullptr;
@@ -383,9 +321,7 @@ void repack(WeightSlot &slot, ggml_tensor *tensor, const uint8_t *bytes) {
     slot.packed = std::make_unique<PackedTensor>(ggml_lowbit::pack_tensor(
         uint32_t(tensor->type), bytes, size, tensor->ne[1], tensor->ne[0],
         kernel_table(), name, place,
-        [](int64_t count, const std::function<void(int64_t, int64_t)> &body) {
-          LoadPool::get().run(count, body);
-        }));
+        load_parallel));
   };
   try {
     // Our pages under the weight, unless they are the bytes read.
@@ -555,8 +491,9 @@ ggml_backend_dev_t cpu_device() {
   return device.load();
 }
 
-// ---- The decode profile (GGML_LOWBIT_PROFILE=1): where a one-token
-// graph's time goes, per step of bench-model --profile, on each thread.
+// ---- The profile (GGML_LOWBIT_PROFILE=1): where a split's time goes, per
+// step of bench-model --profile, on each thread; the one-token splits
+// (decode steps) and the others (prompts) apart.
 
 using Clock = std::chrono::steady_clock;
 
@@ -605,8 +542,8 @@ struct ThreadTimes {
 };
 
 struct Profile {
-  int64_t graphs = 0; // one-token splits
-  int64_t tokens = 0; // those with layer 0's Q/K/V: one per decoded token
+  int64_t graphs = 0; // splits
+  int64_t tokens = 0; // those with layer 0's Q/K/V: one per forward pass
   double seconds = 0; // in graph_compute
   // Thread 0's time in ggml-cpu's nodes (and ggml's barriers) from the end
   // of the previous node of ours (or the graph's start) to a node of this
@@ -634,6 +571,17 @@ struct ActivationKeyHash {
   }
 };
 
+/// What shape_activations makes of a buffer: N rows of K values of one
+/// activation class (`format`: the first of its formats that shaped it).
+struct ActivationShape {
+  int cls;
+  int64_t N, K;
+  lowbit::Format format;
+  bool same(const ActivationShape &o) const {
+    return cls == o.cls && N == o.N && K == o.K;
+  }
+};
+
 /// One node of a split that runs on our weights, as a custom node.
 struct BackendContext;
 
@@ -643,17 +591,18 @@ struct Job {
   const WeightSlot *slot = nullptr;
   BackendContext *ctx = nullptr;
   // MulMat: the activations it reads (BackendContext::activations[act], or
-  // for one row each thread's own copy), and whether it quantizes them (the
-  // first product of the split that reads them).
+  // for one row each thread's own copy), shaped when the split was
+  // planned, and whether it quantizes them (the first product of the split
+  // that reads them).
   size_t act = 0;
   bool quantize = false;
-  // Its threads meet after shaping and after quantizing the activations
-  // (more than one row), and take chunks of its tiles from next_chunk.
-  std::atomic<int> shaped{0}, quantized{0};
+  // Its threads meet after quantizing the activations (more than one row),
+  // and take chunks of its tiles from next_chunk.
+  std::atomic<int> quantized{0};
   std::atomic<int64_t> next_chunk{0};
   std::atomic<bool> failed{false};
   std::string error;
-  Profile *profile = nullptr; // a one-token graph while profiling
+  Profile *profile = nullptr; // while profiling
   Step step = kOtherStep;
   // The node as the graph had it.
   ggml_op op = GGML_OP_NONE;
@@ -666,15 +615,19 @@ struct BackendContext {
   void (*cpu_set_threads)(ggml_backend_t, int) = nullptr;
   std::vector<std::unique_ptr<Job>> jobs; // reused; the first n_jobs count
   size_t n_jobs = 0;
-  // Activation buffers, reused from graph to graph; a split holds as many
-  // as it has inputs alive at once. One-row products quantize into each
-  // thread's own copy instead: own[thread][act].
+  // Activation buffers, reused from graph to graph, each for one shape
+  // (shapes[act]: a split's products of one shape reuse a buffer after its
+  // last reader; they are shaped before the split runs): a split holds as
+  // many as it has inputs of a shape alive at once. One-row products
+  // quantize into each thread's own copy instead: own[thread][act].
   std::vector<std::unique_ptr<lowbit::PreparedActivations>> activations;
   std::vector<std::vector<std::unique_ptr<lowbit::PreparedActivations>>> own;
+  std::vector<ActivationShape> shapes;
   int64_t splits = 0, mul_mats = 0, get_rows = 0, cpu_nodes = 0;
   double seconds = 0; // inside graph_compute
   std::map<std::string, int64_t> by_conversion;
-  Profile profile; // GGML_LOWBIT_PROFILE
+  // GGML_LOWBIT_PROFILE: the one-token splits, and those of more rows.
+  Profile decode_profile, prompt_profile;
 };
 
 /// Waits until all nth threads of a job have arrived at `counter` (a
@@ -717,35 +670,38 @@ void record(Job &job, int ith, Clock::time_point t0, Clock::time_point t1,
   }
 }
 
-/// Quantizes the activations of a product into the job's shared buffer:
-/// thread 0 shapes it, the rows are split over the threads when there are
-/// enough of them, and the threads meet before any reads it.
-void quantize_shared(Job &job, const float *X, int64_t N,
-                     const lowbit::UpconvertWeights &W,
+/// Quantizes the activations of a product into the job's shared buffer
+/// (shaped when the split was planned): its rows split over the threads
+/// when there are enough of them, else on thread 0.
+void quantize_shared(Job &job, const float *X, int64_t N, int64_t K,
                      lowbit::PreparedActivations &A, int ith, int nth) {
   constexpr int64_t kParallelValues = int64_t(1) << 15;
-  const bool split = nth > 1 && N * W.K >= kParallelValues;
-  if (ith == 0)
+  const bool split = nth > 1 && N * K >= kParallelValues;
+  const lowbit::TileRange r =
+      split ? lowbit::split_tiles(N, nth, ith)
+            : lowbit::TileRange{0, ith == 0 ? N : 0};
+  if (!r.empty())
     guarded(job, [&] {
-      lowbit::shape_activations(W.format, N, W.K, A);
-      if (!split)
-        lowbit::quantize_activation_rows(X, A, 0, N);
+      lowbit::quantize_activation_rows(X, A, r.begin, r.end);
     });
-  if (split) {
-    arrive_and_wait(job.shaped, nth);
-    const lowbit::TileRange r = lowbit::split_tiles(N, nth, ith);
-    if (!job.failed && !r.empty())
-      guarded(job, [&] {
-        lowbit::quantize_activation_rows(X, A, r.begin, r.end);
-      });
-  }
 }
 
-/// Tiles per chunk of a product's work: at least 4 (64 rows, ggml-cpu's
-/// chunk for one activation row) and about 8 chunks per thread, so that a
-/// thread the OS or the memory system slows down takes fewer of them.
-int64_t chunk_tiles(int64_t tiles, int nth) {
-  return std::max<int64_t>(4, tiles / (8 * int64_t(nth)));
+/// Tiles per chunk of a product's work, so that a thread the OS or the
+/// memory system slows down takes fewer chunks and the threads finish
+/// within about a chunk of each other at ggml's barrier after the node.
+/// One activation row: about 8 chunks per thread and at least 4 tiles (64
+/// rows, ggml-cpu's chunk for one row). More rows: as many chunks as give
+/// each one at least 2^20 multiply-adds (a tile is 16 x N x K of them: one
+/// tile of a 2560-wide weight for a 128-token prompt), at most 8 per
+/// thread's share, so the last chunk a thread takes is short.
+int64_t chunk_tiles(int64_t tiles, int nth, int64_t N, int64_t K) {
+  const int64_t per_thread = tiles / (8 * int64_t(nth));
+  if (N == 1)
+    return std::max<int64_t>(4, per_thread);
+  constexpr int64_t kChunkMacs = int64_t(1) << 20;
+  const int64_t tile_macs = 16 * N * K;
+  return std::max<int64_t>(
+      1, std::min(per_thread, (kChunkMacs + tile_macs - 1) / tile_macs));
 }
 
 void run_mul_mat(Job &job, ggml_tensor *node, int ith, int nth) {
@@ -765,19 +721,14 @@ void run_mul_mat(Job &job, ggml_tensor *node, int ith, int nth) {
   lowbit::PreparedActivations &A =
       own ? *ctx.own[size_t(ith)][job.act] : *ctx.activations[job.act];
   if (job.quantize) {
-    if (own) {
-      guarded(job, [&] {
-        lowbit::shape_activations(W.format, N, W.K, A);
-        lowbit::quantize_activation_rows(X, A, 0, N);
-      });
-      if (job.profile)
-        t1 = Clock::now();
-    } else {
-      quantize_shared(job, X, N, W, A, ith, nth);
-      if (job.profile)
-        t1 = Clock::now();
+    if (own)
+      guarded(job, [&] { lowbit::quantize_activation_rows(X, A, 0, N); });
+    else
+      quantize_shared(job, X, N, W.K, A, ith, nth);
+    if (job.profile)
+      t1 = Clock::now();
+    if (!own)
       arrive_and_wait(job.quantized, nth);
-    }
   }
   if (job.profile)
     t2 = Clock::now();
@@ -785,7 +736,7 @@ void run_mul_mat(Job &job, ggml_tensor *node, int ith, int nth) {
   // the same with an atomic counter): each thread its first chunk, then the
   // next free one.
   const int64_t tiles = W.num_tiles();
-  const int64_t chunk = chunk_tiles(tiles, nth);
+  const int64_t chunk = chunk_tiles(tiles, nth, N, W.K);
   const int64_t chunks = (tiles + chunk - 1) / chunk;
   if (!job.failed) {
     const lowbit_any_kernel_fn kernel = packed.kernel_for(N).any_fn;
@@ -843,12 +794,14 @@ void run_job(ggml_tensor *node, int ith, int nth, void *userdata) {
     record(job, ith, t0, t0, t0, Clock::now());
 }
 
-/// The profile's lines: per one-token graph, the time in ggml-cpu's nodes
-/// before each step's products, and per step thread 0's time in our nodes
-/// (with the rate it read the packed weights at) and each thread's
-/// quantize / wait / work times.
-void log_profile(const Profile &p) {
-  // Per decoded token where the splits show them, else per split.
+/// The profile's lines for the splits of one kind (`kind`: "one-token",
+/// "prompt"): per forward pass, the time in ggml-cpu's nodes before each
+/// step's products, and per step thread 0's time in our nodes (with the
+/// rate it read the packed weights at) and each thread's quantize / wait /
+/// work times.
+void log_profile(const Profile &p, const char *kind) {
+  // Per forward pass (a decoded token, or a prompt's batch) where the
+  // splits show them, else per split.
   const double g = double(p.tokens > 0 ? p.tokens : p.graphs), ms = 1e3 / g;
   auto fmt = [](const char *f, double v) {
     char text[32];
@@ -861,9 +814,9 @@ void log_profile(const Profile &p) {
     theirs += p.before[s];
   }
   log_line(GGML_LOG_LEVEL_INFO,
-           "ggml-lowbit: profile of " + std::to_string(p.graphs) +
-               " one-token splits (" + std::to_string(p.tokens) +
-               " tokens), ms per " + (p.tokens > 0 ? "token" : "split") +
+           "ggml-lowbit: profile of " + std::to_string(p.graphs) + " " +
+               kind + " splits (" + std::to_string(p.tokens) +
+               " forward passes), ms per " + (p.tokens > 0 ? "pass" : "split") +
                ": " + fmt("%.3f", p.seconds * ms) +
                " in graph_compute (not counting the splits of llama.cpp's "
                "CPU backend between ours: flash attention), " +
@@ -872,7 +825,8 @@ void log_profile(const Profile &p) {
   for (int s = 0; s < kSteps; ++s) {
     if (p.calls[s] == 0)
       continue;
-    std::string text = "ggml-lowbit: profile " + std::string(kStepNames[s]) +
+    std::string text = "ggml-lowbit: profile " + std::string(kind) + " " +
+                       kStepNames[s] +
                        ": ggml-cpu before " + fmt("%.3f", p.before[s] * ms) +
                        ", " + fmt("%.1f", double(p.calls[s]) / g) +
                        " nodes " + fmt("%.3f", p.node[s] * ms);
@@ -887,8 +841,8 @@ void log_profile(const Profile &p) {
     }
     log_line(GGML_LOG_LEVEL_INFO, text);
   }
-  log_line(GGML_LOG_LEVEL_INFO, "ggml-lowbit: profile: ggml-cpu after the "
-                                "last node of ours " +
+  log_line(GGML_LOG_LEVEL_INFO, "ggml-lowbit: profile " + std::string(kind) +
+                                    ": ggml-cpu after the last node of ours " +
                                     fmt("%.3f", p.before[kSteps] * ms));
 }
 
@@ -912,8 +866,10 @@ void backend_free(ggml_backend_t backend) {
   text += "; " + std::to_string(ctx->get_rows) + " GET_ROWS of its weights, " +
           std::to_string(ctx->cpu_nodes) + " other nodes on ggml-cpu";
   log_line(GGML_LOG_LEVEL_INFO, text);
-  if (ctx->profile.graphs > 0)
-    log_profile(ctx->profile);
+  if (ctx->decode_profile.graphs > 0)
+    log_profile(ctx->decode_profile, "one-token");
+  if (ctx->prompt_profile.graphs > 0)
+    log_profile(ctx->prompt_profile, "prompt");
   if (ctx->cpu)
     ggml_backend_free(ctx->cpu);
   delete ctx;
@@ -921,8 +877,8 @@ void backend_free(ggml_backend_t backend) {
 }
 
 /// The jobs of `graph` (its MUL_MATs and GET_ROWS of our weights) with
-/// their activation buffers; throws lowbit::Error for a weight of ours
-/// that was not repacked.
+/// their activation buffers, shaped; throws lowbit::Error for a weight of
+/// ours that was not repacked.
 void plan_jobs(BackendContext &ctx, ggml_cgraph *graph) {
   ctx.n_jobs = 0;
   bool one_token = true; // every product of ours has one activation row
@@ -955,25 +911,25 @@ void plan_jobs(BackendContext &ctx, ggml_cgraph *graph) {
     job.ctx = &ctx;
     job.act = 0;
     job.quantize = false;
-    job.shaped = 0;
     job.quantized = 0;
     job.next_chunk = 0;
     job.failed = false;
     job.error.clear();
     job.profile = nullptr;
-    job.step = job.kind == Job::GetRows ? kOtherStep : step_of(w);
     one_token = one_token && (job.kind == Job::GetRows ||
                               ggml_nrows(node->src[1]) == 1);
     keys.push_back({node->src[1], lowbit::activation_class(
                                       slot->packed->weights.format)});
   }
-  if (profiling() && one_token && ctx.n_jobs > 0) {
-    Profile &p = ctx.profile;
+  if (profiling() && ctx.n_jobs > 0) {
+    Profile &p = one_token ? ctx.decode_profile : ctx.prompt_profile;
     p.threads.resize(size_t(std::max(ctx.threads, 1)));
     bool first_layer = false; // a token's first split reads layer 0's Q/K/V
     for (size_t j = 0; j < ctx.n_jobs; ++j) {
       Job &job = *ctx.jobs[j];
       job.profile = &p;
+      job.step = job.kind == Job::GetRows ? kOtherStep
+                                          : step_of(job.node->src[0]);
       first_layer = first_layer ||
                     (job.step == kQkv &&
                      std::strncmp(job.node->src[0]->name, "blk.0.", 6) == 0);
@@ -983,42 +939,53 @@ void plan_jobs(BackendContext &ctx, ggml_cgraph *graph) {
     }
     p.tokens += first_layer ? 1 : 0;
   }
-  // Each input's activations live from its first product to its last.
+  // Each input's activations live from its first product to its last, in
+  // a buffer of their shape that no live input holds.
   std::unordered_map<ActivationKey, size_t, ActivationKeyHash> last, live;
   for (size_t j = 0; j < ctx.n_jobs; ++j)
     if (ctx.jobs[j]->kind == Job::MulMat)
       last[keys[j]] = j;
-  std::vector<size_t> idle; // indices into ctx.activations
-  for (size_t a = 0; a < ctx.activations.size(); ++a)
-    idle.push_back(a);
+  std::vector<char> busy(ctx.activations.size(), 0);
   for (size_t j = 0; j < ctx.n_jobs; ++j) {
     Job &job = *ctx.jobs[j];
     if (job.kind != Job::MulMat)
       continue;
     auto it = live.find(keys[j]);
     if (it == live.end()) {
-      if (idle.empty()) {
-        idle.push_back(ctx.activations.size());
+      const lowbit::UpconvertWeights &W = job.slot->packed->weights;
+      const int64_t N = ggml_nrows(job.node->src[1]);
+      const ActivationShape shape{keys[j].cls, N, W.K, W.format};
+      size_t a = 0;
+      while (a < ctx.shapes.size() && (busy[a] || !ctx.shapes[a].same(shape)))
+        ++a;
+      if (a == ctx.shapes.size()) { // a new buffer
         ctx.activations.push_back(
             std::make_unique<lowbit::PreparedActivations>());
+        lowbit::shape_activations(W.format, N, W.K, *ctx.activations[a]);
+        ctx.shapes.push_back(shape);
+        busy.push_back(0);
       }
+      busy[a] = 1;
       job.quantize = true;
-      job.act = idle.back();
-      idle.pop_back();
+      job.act = a;
       it = live.emplace(keys[j], j).first;
     } else {
       job.act = ctx.jobs[it->second]->act;
     }
     if (last[keys[j]] == j) {
-      idle.push_back(job.act);
+      busy[job.act] = 0;
       live.erase(it);
     }
   }
-  // Each thread's own copies for one-row products.
+  // Each thread's own copies of the one-row buffers.
   ctx.own.resize(size_t(std::max(ctx.threads, 1)));
   for (auto &copies : ctx.own)
-    while (copies.size() < ctx.activations.size())
+    for (size_t a = copies.size(); a < ctx.shapes.size(); ++a) {
       copies.push_back(std::make_unique<lowbit::PreparedActivations>());
+      const ActivationShape &shape = ctx.shapes[a];
+      if (shape.N == 1)
+        lowbit::shape_activations(shape.format, 1, shape.K, *copies[a]);
+    }
 }
 
 ggml_status backend_graph_compute(ggml_backend_t backend, ggml_cgraph *graph) {
@@ -1055,10 +1022,11 @@ ggml_status backend_graph_compute(ggml_backend_t backend, ggml_cgraph *graph) {
     ctx->cpu_set_threads(ctx->cpu, ctx->threads);
   const bool profiled = ctx->n_jobs > 0 && ctx->jobs[0]->profile;
   const Clock::time_point compute_start = Clock::now();
-  ctx->profile.last_end = compute_start;
+  if (profiled)
+    ctx->jobs[0]->profile->last_end = compute_start;
   ggml_status result = ggml_backend_graph_compute(ctx->cpu, graph);
   if (profiled) {
-    Profile &p = ctx->profile;
+    Profile &p = *ctx->jobs[0]->profile;
     const Clock::time_point end = Clock::now();
     p.before[kSteps] += seconds_between(p.last_end, end);
     p.seconds += seconds_between(compute_start, end);
