@@ -103,22 +103,17 @@ static void pack_ggml_weights(const PackedWeights &W, const GgmlBlockType &type,
   auto putHalf = [&](int64_t at, uint16_t h) {
     out.blocks[size_t(at / 2)] |= uint32_t(h) << (16 * (at % 2));
   };
-  // Field `index` of `scaleBits` bits of the bit string from word `first`.
-  auto putField = [&](int64_t first, int index, int value) {
-    const int64_t bit = int64_t(index) * scaleBits;
-    const uint64_t v = uint64_t(uint32_t(value) & ((1u << scaleBits) - 1))
-                       << (bit % 32);
-    const size_t at = size_t(first + bit / 32);
-    out.blocks[at] |= uint32_t(v);
-    if (v >> 32)
-      out.blocks[at + 1] |= uint32_t(v >> 32);
-  };
   const detail::BlockCodec &codec = detail::block_codec(type.kind);
   const int64_t rowBytes = W.row_bytes();
   std::vector<int8_t> q(size_t(W.K));
   std::vector<uint8_t> codes(size_t(W.K));
   int sc[16], mins[16];
+  // A record's sub-scales, then its sub-minimums, as codes of scaleBits
+  // bits (two's complement cut to scaleBits for the signed ones).
+  uint8_t fields[32];
+  const unsigned fieldMask = (1u << scaleBits) - 1;
   auto *bytes = reinterpret_cast<uint8_t *>(out.codes.data());
+  auto *blockBytes = reinterpret_cast<uint8_t *>(out.blocks.data());
   for (int64_t m = 0; m < W.M; ++m) {
     const uint8_t *row = W.codes.data() + m * rowBytes;
     detail::check_block_row(type, row, W.K, m);
@@ -138,10 +133,12 @@ static void pack_ggml_weights(const PackedWeights &W, const GgmlBlockType &type,
         continue;
       codec.sub_scales(blk, sc, mins);
       for (int j = 0; j < subBlocks; ++j) {
-        putField(record * superWords, j, sc[j]);
+        fields[j] = uint8_t(unsigned(sc[j]) & fieldMask);
         if (type.has_min)
-          putField(record * superWords, subBlocks + j, mins[j]);
+          fields[subBlocks + j] = uint8_t(unsigned(mins[j]) & fieldMask);
       }
+      detail::pack_codes(fields, int64_t(parts) * subBlocks, scaleBits,
+                         blockBytes + record * superWords * 4);
     }
   }
 }
