@@ -44,8 +44,10 @@ void check_layout(const PackedWeights &W);
 uint8_t kernel_code(Encoding encoding, int8_t q);
 
 /// Fills U.scales (and U.zeros) in the tiled fp16 [Mp/16][Kp/G][16] layout
-/// of kernel_abi.h from validated canonical weights; nothing when U.group
-/// is 0. U.Mp, U.Kp, U.group must be set.
+/// of kernel_abi.h from validated canonical w<b>gG weights' scales (and
+/// zeros); nothing when U.group is 0 (i2s). U.Mp, U.Kp, U.group must be
+/// set. (The ggml block formats' scales are in their blocks:
+/// pack_block_rows.)
 void pack_tile_scales(const PackedWeights &canonical, UpconvertWeights &U);
 
 } // namespace lowbit::detail

@@ -7,7 +7,6 @@
 #include "byte_order.h"
 #include "ggml_blocks.h"
 #include "layout.h"
-#include "q4_0.h"
 #include "upconvert_rows.h"
 
 #include <algorithm>
@@ -198,6 +197,23 @@ static void pack_block_weights(const uint8_t *rows, int64_t row_bytes,
 /// The fp16 field at byte `at` of a ggml block (little-endian).
 static uint16_t block_half(const uint8_t *block, int at) {
   return uint16_t(block[at] | (block[at + 1] << 8));
+}
+
+/// Row m's s_j (and o_j) of a ggml block type with one scale per 32 (q4_0,
+/// q8_0, q5_0, q4_1, q5_1, iq4_nl), blocks at `row`: each block's fp16 d
+/// (and m), finite (validated), copied as it is into U.scales (U.zeros),
+/// fp16 [Mp/16][Kp/32][16].
+static void put_block_scales(const GgmlBlockType &type, const uint8_t *row,
+                             UpconvertWeights &U, int64_t m) {
+  const int64_t blocks = U.Kp / 32;
+  const int64_t t = m / kUpconvertTileRows, i = m % kUpconvertTileRows;
+  for (int64_t j = 0; j < blocks; ++j) {
+    const size_t at = size_t((t * blocks + j) * kUpconvertTileRows + i);
+    const uint8_t *block = row + j * type.block_bytes;
+    U.scales[at] = block_half(block, type.d_offset);
+    if (type.has_min)
+      U.zeros[at] = block_half(block, type.min_offset);
+  }
 }
 
 /// Writes the kernel codes of ggml block rows into U's tiles, a row at a
@@ -397,21 +413,11 @@ static void pack_block_weights(const uint8_t *rows, int64_t row_bytes,
   const GgmlBlockType &type = *ggml_block_type(U.format.kind);
   if (type.sub_scale_bits > 0)
     return pack_k_quant(rows, row_bytes, U, m_begin, m_end);
-  const int64_t blocks = U.Kp / 32;
   BlockRowCodes codes(type, U);
   for (int64_t m = m_begin; m < m_end; ++m) {
     const uint8_t *row = rows + (m - m_begin) * row_bytes;
     codes.put(row, m);
-    const int64_t t = m / kUpconvertTileRows, i = m % kUpconvertTileRows;
-    // s_j and o_j are the block's fp16 d and m (finite: validated), copied
-    // as they are.
-    for (int64_t j = 0; j < blocks; ++j) {
-      const size_t at = size_t((t * blocks + j) * kUpconvertTileRows + i);
-      const uint8_t *block = row + j * type.block_bytes;
-      U.scales[at] = block_half(block, type.d_offset);
-      if (type.has_min)
-        U.zeros[at] = block_half(block, type.min_offset);
-    }
+    put_block_scales(type, row, U, m);
   }
 }
 
@@ -503,15 +509,9 @@ void detail::pack_block_rows(UpconvertWeights &U, const uint8_t *rows,
   if (U.format.kind != FormatKind::Q4_0)
     return pack_block_weights(rows, row_bytes, U, m_begin, m_end);
   pack_q4_0(rows, row_bytes, U, m_begin, m_end);
-  // Scales as pack_tile_scales lays them out: the blocks' fp16 d.
-  const int64_t groups = U.Kp / 32;
-  for (int64_t m = m_begin; m < m_end; ++m) {
-    const int64_t t = m / kUpconvertTileRows, i = m % kUpconvertTileRows;
-    const uint8_t *row = rows + (m - m_begin) * row_bytes;
-    for (int64_t g = 0; g < groups; ++g)
-      U.scales[size_t((t * groups + g) * kUpconvertTileRows + i)] =
-          q4_0_block_scale(row, g);
-  }
+  const GgmlBlockType &type = *ggml_block_type(FormatKind::Q4_0);
+  for (int64_t m = m_begin; m < m_end; ++m)
+    put_block_scales(type, rows + (m - m_begin) * row_bytes, U, m);
 }
 
 UpconvertWeights pack_upconvert(const PackedWeights &canonical) {
@@ -563,16 +563,10 @@ void detail::pack_tile_scales(const PackedWeights &canonical,
     U.scales = AlignedArray<uint16_t>(count);
   if (has_zeros(f) && U.zeros.size() != count)
     U.zeros = AlignedArray<uint16_t>(count);
-  const int64_t row_bytes = canonical.row_bytes();
   for (int64_t m = 0; m < U.M; ++m) {
     const int64_t t = m / kUpconvertTileRows, i = m % kUpconvertTileRows;
     for (int64_t g = 0; g < groups; ++g) {
       const size_t at = size_t((t * groups + g) * kUpconvertTileRows + i);
-      if (f.kind == FormatKind::Q4_0) {
-        U.scales[at] =
-            q4_0_block_scale(canonical.codes.data() + m * row_bytes, g);
-        continue;
-      }
       U.scales[at] = canonical.scales[size_t(m * groups + g)];
       if (!U.zeros.empty())
         U.zeros[at] = canonical.zeros[size_t(m * groups + g)];
