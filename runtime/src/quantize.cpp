@@ -60,8 +60,7 @@ PackedWeights quantize(const Format &format, const float *W, int64_t M,
     // Weights that are ternary already ({-a, 0, a}) keep their scale a
     // exactly, so that q = W / a and dequantize(quantize(W)) == W; absmean
     // would shrink them by the fraction of non-zeros (runtime/README.md).
-    const float exact = exact_ternary_scale(W, M * K);
-    P.tensor_scale = exact > 0.0f ? exact : ternary_scale(W, M * K);
+    P.tensor_scale = ternary_scale(W, M * K);
     std::vector<int8_t> q(K);
     for (int64_t m = 0; m < M; ++m) {
       for (int64_t k = 0; k < K; ++k)

@@ -15,9 +15,22 @@
 namespace lowbit::detail {
 
 float ternary_scale(const float *W, int64_t count) {
+  // One pass for both: the absmean's sum (in double, in order) and whether
+  // every non-zero |W| is the first one.
   double sum = 0.0;
-  for (int64_t i = 0; i < count; ++i)
-    sum += std::fabs(double(W[i]));
+  float a = 0.0f;
+  bool same = true;
+  for (int64_t i = 0; i < count; ++i) {
+    const float m = std::fabs(W[i]);
+    sum += double(m);
+    if (m == 0.0f)
+      continue;
+    if (a == 0.0f)
+      a = m;
+    same &= m == a;
+  }
+  if (same && a > 0.0f)
+    return a;
   return std::max(float(sum / double(count)), 1e-5f);
 }
 

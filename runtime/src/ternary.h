@@ -13,13 +13,15 @@
 
 namespace lowbit::detail {
 
-/// s_w = max(mean |W|, 1e-5f) over `count` weights; the mean is accumulated
-/// in double and then rounded to float.
+/// quantize()'s s_w of `count` finite weights, in one pass over them: a
+/// when every value is in {-a, 0, a} for one a > 0 (the weights are ternary
+/// already: q = W / a exactly), else max(mean |W|, 1e-5f), the mean
+/// accumulated in double and then rounded to float.
 float ternary_scale(const float *W, int64_t count);
 
 /// If every value of W [count] is in {-a, 0, a} for one finite a > 0 (the
-/// weights are ternary already), returns a; else 0 (also for all zeros).
-/// quantize() then takes s_w = a instead of the absmean.
+/// weights are ternary already), returns a; else 0 (also for all zeros);
+/// stops at the first value that is not.
 float exact_ternary_scale(const float *W, int64_t count);
 
 /// q = clamp(nearbyintf(w / s), -1, 1), the division in float.
