@@ -35,6 +35,7 @@
 #include <array>
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <functional>
 #include <cstdio>
 #include <cstdlib>
@@ -512,9 +513,9 @@ bool profiling() {
 
 /// The step of a token a node of ours belongs to, by its weight's name
 /// (llama.cpp's tensor names); the steps of bench-model --profile.
-enum Step { kQkv, kWo, kGateUp, kDown, kHead, kOtherStep, kSteps };
-constexpr const char *kStepNames[kSteps] = {"qkv",  "wo",   "gate_up",
-                                            "down", "head", "other"};
+enum Step { kQkv, kWo, kGateUp, kDown, kHead, kNorm, kOtherStep, kSteps };
+constexpr const char *kStepNames[kSteps] = {
+    "qkv", "wo", "gate_up", "down", "head", "norm", "other"};
 
 Step step_of(const ggml_tensor *weight) {
   const std::string name = weight->name;
@@ -582,13 +583,16 @@ struct ActivationShape {
   }
 };
 
-/// One node of a split that runs on our weights, as a custom node.
+/// One node of a split that runs on our code, as a custom node: a product
+/// or GET_ROWS of our weights, or an RMS_NORM (with the MUL that reads it
+/// where ggml-cpu would fuse them).
 struct BackendContext;
 
 struct Job {
-  enum Kind { MulMat, GetRows } kind = MulMat;
+  enum Kind { MulMat, GetRows, RmsNorm } kind = MulMat;
   ggml_tensor *node = nullptr;
-  const WeightSlot *slot = nullptr;
+  const WeightSlot *slot = nullptr; // MulMat, GetRows
+  ggml_tensor *mul = nullptr;       // RmsNorm: the MUL it computes, or null
   BackendContext *ctx = nullptr;
   // MulMat: the activations it reads (BackendContext::activations[act], or
   // for one row each thread's own copy), shaped when the split was
@@ -604,8 +608,8 @@ struct Job {
   std::string error;
   Profile *profile = nullptr; // while profiling
   Step step = kOtherStep;
-  // The node as the graph had it.
-  ggml_op op = GGML_OP_NONE;
+  // The node as the graph had it (and the MUL's op).
+  ggml_op op = GGML_OP_NONE, mul_op = GGML_OP_NONE;
   int32_t op_params[GGML_MAX_OP_PARAMS / sizeof(int32_t)] = {};
 };
 
@@ -624,6 +628,7 @@ struct BackendContext {
   std::vector<std::vector<std::unique_ptr<lowbit::PreparedActivations>>> own;
   std::vector<ActivationShape> shapes;
   int64_t splits = 0, mul_mats = 0, get_rows = 0, cpu_nodes = 0;
+  int64_t norms = 0, fused_muls = 0; // RMS_NORMs ours, MULs with them
   double seconds = 0; // inside graph_compute
   std::map<std::string, int64_t> by_conversion;
   // GGML_LOWBIT_PROFILE: the one-token splits, and those of more rows.
@@ -782,6 +787,113 @@ void run_get_rows(Job &job, ggml_tensor *node, int ith, int nth) {
   }
 }
 
+// ---- RMS_NORM. ggml-cpu's loop (ggml_compute_forward_rms_norm_f32 in
+// ops.cpp) adds the squares of a row one at a time into a double: one
+// value per add latency (4 cycles), 5% of a BitNet-2B prompt's CPU time
+// on this host (docs/perf/ggml-lowbit.md). Here the same float squares are
+// summed in double over 16 lanes (AVX2, which every kernel table needs):
+// another order of exact-enough sums (a double holds the sum of 2^29
+// float squares to well below a float's rounding), then the same float
+// mean, scale and products as ggml's.
+
+/// The sum of x[i] * x[i] (each rounded to float) in double.
+__attribute__((target("avx2"))) double sum_squares(const float *x,
+                                                   int64_t n) {
+  __m256d acc[4] = {_mm256_setzero_pd(), _mm256_setzero_pd(),
+                    _mm256_setzero_pd(), _mm256_setzero_pd()};
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    const __m256 a = _mm256_loadu_ps(x + i), b = _mm256_loadu_ps(x + i + 8);
+    const __m256 a2 = _mm256_mul_ps(a, a), b2 = _mm256_mul_ps(b, b);
+    acc[0] = _mm256_add_pd(acc[0], _mm256_cvtps_pd(_mm256_castps256_ps128(a2)));
+    acc[1] = _mm256_add_pd(acc[1], _mm256_cvtps_pd(_mm256_extractf128_ps(a2, 1)));
+    acc[2] = _mm256_add_pd(acc[2], _mm256_cvtps_pd(_mm256_castps256_ps128(b2)));
+    acc[3] = _mm256_add_pd(acc[3], _mm256_cvtps_pd(_mm256_extractf128_ps(b2, 1)));
+  }
+  const __m256d all = _mm256_add_pd(_mm256_add_pd(acc[0], acc[1]),
+                                    _mm256_add_pd(acc[2], acc[3]));
+  alignas(32) double lanes[4];
+  _mm256_store_pd(lanes, all);
+  double sum = (lanes[0] + lanes[1]) + (lanes[2] + lanes[3]);
+  for (; i < n; ++i)
+    sum += double(x[i] * x[i]);
+  return sum;
+}
+
+/// y = x * scale, or (x * scale) * w: ggml's order of the float products.
+/// y may be x.
+__attribute__((target("avx2"))) void scale_row(const float *x, float scale,
+                                               const float *w, float *y,
+                                               int64_t n) {
+  const __m256 s = _mm256_set1_ps(scale);
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    __m256 v = _mm256_mul_ps(_mm256_loadu_ps(x + i), s);
+    if (w)
+      v = _mm256_mul_ps(v, _mm256_loadu_ps(w + i));
+    _mm256_storeu_ps(y + i, v);
+  }
+  for (; i < n; ++i)
+    y[i] = w ? x[i] * scale * w[i] : x[i] * scale;
+}
+
+/// Whether an RMS_NORM node runs as ours: F32 rows of contiguous values
+/// in and out (what ggml-cpu's loop takes).
+bool norm_takes(const ggml_tensor *node) {
+  const ggml_tensor *x = node->src[0];
+  return x->type == GGML_TYPE_F32 && node->type == GGML_TYPE_F32 &&
+         x->nb[0] == sizeof(float) && node->nb[0] == sizeof(float) &&
+         ggml_are_same_shape(x, node);
+}
+
+/// The MUL after graph node i (an RMS_NORM) that ggml-cpu would fuse with
+/// it (ggml_cpu_try_fuse_ops: ggml_can_fuse, F32, a weight row of the
+/// norm's width), else null.
+ggml_tensor *fused_mul(ggml_cgraph *graph, int i) {
+  if (!ggml_can_fuse(graph, i, {GGML_OP_RMS_NORM, GGML_OP_MUL}))
+    return nullptr;
+  ggml_tensor *norm = ggml_graph_node(graph, i);
+  ggml_tensor *mul = ggml_graph_node(graph, i + 1);
+  const ggml_tensor *w = mul->src[0] == norm ? mul->src[1] : mul->src[0];
+  const bool takes = mul->type == GGML_TYPE_F32 && w->type == GGML_TYPE_F32 &&
+                     w->ne[0] == norm->ne[0] && w->nb[0] == sizeof(float) &&
+                     mul->nb[0] == sizeof(float);
+  return takes ? mul : nullptr;
+}
+
+/// This thread's rows of an RMS_NORM (into its MUL's output, times the
+/// MUL's other source broadcast over the rows, when fused).
+void run_rms_norm(Job &job, int ith, int nth) {
+  const ggml_tensor *x = job.node->src[0];
+  ggml_tensor *y = job.mul ? job.mul : job.node;
+  const ggml_tensor *w =
+      !job.mul ? nullptr
+               : (job.mul->src[0] == job.node ? job.mul->src[1]
+                                              : job.mul->src[0]);
+  float eps;
+  std::memcpy(&eps, job.op_params, sizeof(float));
+  const int64_t n = x->ne[0], rows = x->ne[1] * x->ne[2] * x->ne[3];
+  const lowbit::TileRange r = lowbit::split_tiles(rows, nth, ith);
+  for (int64_t row = r.begin; row < r.end; ++row) {
+    const int64_t i1 = row % x->ne[1], i2 = row / x->ne[1] % x->ne[2],
+                  i3 = row / (x->ne[1] * x->ne[2]);
+    const float *xr = reinterpret_cast<const float *>(
+        static_cast<const char *>(x->data) + i1 * x->nb[1] + i2 * x->nb[2] +
+        i3 * x->nb[3]);
+    float *yr = reinterpret_cast<float *>(static_cast<char *>(y->data) +
+                                          i1 * y->nb[1] + i2 * y->nb[2] +
+                                          i3 * y->nb[3]);
+    const float *wr =
+        !w ? nullptr
+           : reinterpret_cast<const float *>(
+                 static_cast<const char *>(w->data) +
+                 i1 % w->ne[1] * w->nb[1] + i2 % w->ne[2] * w->nb[2] +
+                 i3 % w->ne[3] * w->nb[3]);
+    const float mean = float(sum_squares(xr, n) / double(n));
+    scale_row(xr, 1.0f / std::sqrt(mean + eps), wr, yr, n);
+  }
+}
+
 void run_job(ggml_tensor *node, int ith, int nth, void *userdata) {
   Job &job = *static_cast<Job *>(userdata);
   if (job.kind == Job::MulMat) {
@@ -789,7 +901,10 @@ void run_job(ggml_tensor *node, int ith, int nth, void *userdata) {
     return;
   }
   const Clock::time_point t0 = job.profile ? Clock::now() : Clock::time_point();
-  guarded(job, [&] { run_get_rows(job, node, ith, nth); });
+  if (job.kind == Job::RmsNorm)
+    run_rms_norm(job, ith, nth);
+  else
+    guarded(job, [&] { run_get_rows(job, node, ith, nth); });
   if (job.profile)
     record(job, ith, t0, t0, t0, Clock::now());
 }
@@ -864,6 +979,8 @@ void backend_free(ggml_backend_t backend) {
   if (!detail.empty())
     text += " (" + detail + ")";
   text += "; " + std::to_string(ctx->get_rows) + " GET_ROWS of its weights, " +
+          std::to_string(ctx->norms) + " RMS_NORM (" +
+          std::to_string(ctx->fused_muls) + " with their MUL), " +
           std::to_string(ctx->cpu_nodes) + " other nodes on ggml-cpu";
   log_line(GGML_LOG_LEVEL_INFO, text);
   if (ctx->decode_profile.graphs > 0)
@@ -876,15 +993,42 @@ void backend_free(ggml_backend_t backend) {
   delete backend;
 }
 
-/// The jobs of `graph` (its MUL_MATs and GET_ROWS of our weights) with
-/// their activation buffers, shaped; throws lowbit::Error for a weight of
-/// ours that was not repacked.
+/// A job for `node`, reset (the first n_jobs are the split's).
+Job &add_job(BackendContext &ctx, Job::Kind kind, ggml_tensor *node) {
+  if (ctx.n_jobs == ctx.jobs.size())
+    ctx.jobs.push_back(std::make_unique<Job>());
+  Job &job = *ctx.jobs[ctx.n_jobs++];
+  job.kind = kind;
+  job.node = node;
+  job.slot = nullptr;
+  job.mul = nullptr;
+  job.ctx = &ctx;
+  job.act = 0;
+  job.quantize = false;
+  job.quantized = 0;
+  job.next_chunk = 0;
+  job.failed = false;
+  job.error.clear();
+  job.profile = nullptr;
+  return job;
+}
+
+/// The jobs of `graph` (its MUL_MATs and GET_ROWS of our weights, its
+/// RMS_NORMs) with their activation buffers, shaped; throws lowbit::Error
+/// for a weight of ours that was not repacked.
 void plan_jobs(BackendContext &ctx, ggml_cgraph *graph) {
   ctx.n_jobs = 0;
   bool one_token = true; // every product of ours has one activation row
   std::vector<ActivationKey> keys; // per job (MulMat)
   for (int i = 0; i < ggml_graph_n_nodes(graph); ++i) {
     ggml_tensor *node = ggml_graph_node(graph, i);
+    if (node->op == GGML_OP_RMS_NORM && norm_takes(node)) {
+      Job &job = add_job(ctx, Job::RmsNorm, node);
+      job.mul = fused_mul(graph, i);
+      i += job.mul ? 1 : 0;
+      keys.push_back({nullptr, -1});
+      continue;
+    }
     const bool ours = (node->op == GGML_OP_MUL_MAT ||
                        node->op == GGML_OP_GET_ROWS) &&
                       is_our_weight(node->src[0]);
@@ -902,20 +1046,9 @@ void plan_jobs(BackendContext &ctx, ggml_cgraph *graph) {
                           (slot && !slot->error.empty()
                                ? slot->error
                                : "not repacked (its bytes were never set)"));
-    if (ctx.n_jobs == ctx.jobs.size())
-      ctx.jobs.push_back(std::make_unique<Job>());
-    Job &job = *ctx.jobs[ctx.n_jobs++];
-    job.kind = node->op == GGML_OP_MUL_MAT ? Job::MulMat : Job::GetRows;
-    job.node = node;
+    Job &job = add_job(
+        ctx, node->op == GGML_OP_MUL_MAT ? Job::MulMat : Job::GetRows, node);
     job.slot = slot;
-    job.ctx = &ctx;
-    job.act = 0;
-    job.quantize = false;
-    job.quantized = 0;
-    job.next_chunk = 0;
-    job.failed = false;
-    job.error.clear();
-    job.profile = nullptr;
     one_token = one_token && (job.kind == Job::GetRows ||
                               ggml_nrows(node->src[1]) == 1);
     keys.push_back({node->src[1], lowbit::activation_class(
@@ -928,8 +1061,9 @@ void plan_jobs(BackendContext &ctx, ggml_cgraph *graph) {
     for (size_t j = 0; j < ctx.n_jobs; ++j) {
       Job &job = *ctx.jobs[j];
       job.profile = &p;
-      job.step = job.kind == Job::GetRows ? kOtherStep
-                                          : step_of(job.node->src[0]);
+      job.step = job.kind == Job::RmsNorm   ? kNorm
+                 : job.kind == Job::GetRows ? kOtherStep
+                                            : step_of(job.node->src[0]);
       first_layer = first_layer ||
                     (job.step == kQkv &&
                      std::strncmp(job.node->src[0]->name, "blk.0.", 6) == 0);
@@ -1017,6 +1151,10 @@ ggml_status backend_graph_compute(ggml_backend_t backend, ggml_cgraph *graph) {
     const ggml_custom_op_params params = {run_job, GGML_N_TASKS_MAX, &job};
     job.node->op = GGML_OP_CUSTOM;
     std::memcpy(job.node->op_params, &params, sizeof(params));
+    if (job.mul) { // computed by the norm: ggml-cpu skips it (no barrier)
+      job.mul_op = job.mul->op;
+      job.mul->op = GGML_OP_NONE;
+    }
   }
   if (ctx->cpu_set_threads)
     ctx->cpu_set_threads(ctx->cpu, ctx->threads);
@@ -1036,6 +1174,8 @@ ggml_status backend_graph_compute(ggml_backend_t backend, ggml_cgraph *graph) {
     Job &job = *ctx->jobs[j];
     job.node->op = job.op;
     std::memcpy(job.node->op_params, job.op_params, sizeof(job.op_params));
+    if (job.mul)
+      job.mul->op = job.mul_op;
     if (job.failed && result == GGML_STATUS_SUCCESS) {
       log_line(GGML_LOG_LEVEL_ERROR, std::string("ggml-lowbit: ") +
                                          job.node->name + ": " + job.error);
@@ -1044,8 +1184,11 @@ ggml_status backend_graph_compute(ggml_backend_t backend, ggml_cgraph *graph) {
     if (job.kind == Job::MulMat) {
       ++ctx->mul_mats;
       ++ctx->by_conversion[job.slot->packed->conversion];
-    } else {
+    } else if (job.kind == Job::GetRows) {
       ++ctx->get_rows;
+    } else {
+      ++ctx->norms;
+      ctx->fused_muls += job.mul ? 1 : 0;
     }
   }
   return result;
