@@ -60,18 +60,25 @@ Strategy strategyOfConfig(const std::string &config) {
   return name == "gpu" ? Strategy::Upconvert : parse_strategy(name);
 }
 
-/// The schedule file of `options` for kernels of `target` (none without a
-/// path, and for GPU and emulated targets: they are refused with a
-/// --schedule later, with their own message).
-static std::optional<mlir::lowbit::Schedule>
-loadSchedule(Target target, const KernelOptions &options) {
-  if (options.schedulePath.empty() || isGpuTarget(target) ||
-      isEmulatedTarget(target))
-    return std::nullopt;
-  auto schedule = mlir::lowbit::Schedule::load(options.schedulePath);
+std::shared_ptr<const mlir::lowbit::Schedule>
+loadSchedule(const std::string &path) {
+  if (path.empty())
+    return nullptr;
+  auto schedule = mlir::lowbit::Schedule::load(path);
   if (!schedule)
     throw Error(llvm::toString(schedule.takeError()));
-  return std::move(*schedule);
+  return std::make_shared<const mlir::lowbit::Schedule>(std::move(*schedule));
+}
+
+/// The schedule of `options` that decides the strategy (and target) of
+/// kernels for `target`: none for GPU targets (one strategy; their configs
+/// come from the schedule in the compiler) and emulated ones (the bundle
+/// they are built from reads it).
+static const mlir::lowbit::Schedule *
+strategySchedule(Target target, const KernelOptions &options) {
+  if (isGpuTarget(target) || isEmulatedTarget(target))
+    return nullptr;
+  return options.schedule.get();
 }
 
 /// `schedule`'s entry for (format, shape, target, threads), or null.
@@ -90,8 +97,8 @@ KernelChoice resolveChoiceFor(const Format &format, Strategy strategy,
   KernelChoice choice = resolveChoice(format, strategy, target);
   if (strategy != Strategy::Auto || choice.strategy == Strategy::Reference)
     return choice;
-  const std::optional<mlir::lowbit::Schedule> schedule =
-      loadSchedule(choice.target, options);
+  const mlir::lowbit::Schedule *schedule =
+      strategySchedule(choice.target, options);
   if (!schedule)
     return choice;
   // The targets an entry may name: the chosen one and, for `native`, every
@@ -136,7 +143,7 @@ mlir::lowbit::KernelSource generateKernelSource(const Format &format,
   request.target = target;
   request.threads = options.threads;
   request.nHint = shape.nHint;
-  request.schedulePath = options.schedulePath;
+  request.schedule = options.schedule;
   request.configOverride = options.config;
   request.strategy = options.strategy == Strategy::LutBitserial
                          ? strategy_name(options.strategy)
@@ -171,8 +178,8 @@ compileKernels(const Format &format, KernelChoice choice,
   std::vector<std::string> flags;
   KernelOptions chosen = options;
   chosen.strategy = choice.strategy;
-  std::optional<mlir::lowbit::Schedule> schedule =
-      loadSchedule(choice.target, options);
+  const mlir::lowbit::Schedule *schedule =
+      strategySchedule(choice.target, options);
   for (size_t i = 0; i < shapes.size(); ++i) {
     KernelOptions kernelOptions = chosen;
     if (!shapes[i].config.empty())
@@ -185,7 +192,7 @@ compileKernels(const Format &format, KernelChoice choice,
                                   options.threads)
                  : nullptr;
     if (scheduled && strategyOfConfig(scheduled->config) != choice.strategy)
-      kernelOptions.schedulePath.clear();
+      kernelOptions.schedule.reset();
     mlir::lowbit::KernelSource source = generateKernelSource(
         format, target_name(choice.target), shapes[i], kernelOptions,
         "lowbit_kernel_" + std::to_string(i));

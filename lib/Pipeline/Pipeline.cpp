@@ -30,7 +30,10 @@ static void addSelectConfig(OpPassManager &pm,
   select.schedule = options.schedule;
   select.config = options.config;
   select.strategy = options.strategy;
-  pm.addPass(createLowBitSelectConfig(select));
+  if (options.loadedSchedule)
+    pm.addPass(createLowBitSelectConfig(select, options.loadedSchedule));
+  else
+    pm.addPass(createLowBitSelectConfig(select));
 }
 
 /// Adds select-config and pack-layout (the steps that choose attributes).
@@ -226,7 +229,7 @@ static llvm::Error generateGpuKernel(MLIRContext &ctx, ModuleOp module,
   UpconvertPipelineOptions options;
   options.target = request.target;
   options.threads = request.threads;
-  options.schedule = request.schedulePath;
+  options.loadedSchedule = request.schedule;
   options.config = request.configOverride;
   options.nHint = request.nHint;
   options.dtype = request.dtype;
@@ -396,7 +399,7 @@ mlir::lowbit::generateKernel(const KernelRequest &request) {
   options.target = request.target;
   options.threads = request.threads;
   options.nHint = request.nHint;
-  options.schedule = request.schedulePath;
+  options.loadedSchedule = request.schedule;
   options.config = request.configOverride;
   options.strategy = request.strategy;
 

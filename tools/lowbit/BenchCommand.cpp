@@ -190,7 +190,7 @@ static int runBench(const ParsedOptions &options) {
 
   KernelOptions kernelOptions;
   kernelOptions.threads = threads;
-  kernelOptions.schedulePath = options.getOr("schedule", "");
+  kernelOptions.schedule = loadSchedule(options.getOr("schedule", ""));
   // --config: one case per attribute (';'-separated: attributes hold
   // commas), compiled per kernel (KernelShape::config).
   std::vector<std::string> configs = {""};

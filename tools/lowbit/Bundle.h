@@ -20,8 +20,13 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <memory>
 #include <string>
 #include <vector>
+
+namespace mlir::lowbit {
+class Schedule;
+} // namespace mlir::lowbit
 
 namespace lowbit::cli {
 
@@ -56,7 +61,9 @@ struct BundleSpec {
                                       // kernels (of the formats that have
                                       // a lut-bitserial layout)
   int threads = 1;      // threads the kernels are configured for
-  std::string schedule; // "" for the heuristic
+  /// The --schedule file, read once (jit::loadSchedule), or null for the
+  /// heuristic.
+  std::shared_ptr<const mlir::lowbit::Schedule> schedule;
   std::string config;   // "" or one kernel config for every target kernel
                         // (lowbit run/verify --config on emulated targets)
   bool fallback = true; // also the generic kernels (when target is not)

@@ -72,6 +72,7 @@
 
 #include "lowbit/Jit/Jit.h"
 #include "lowbit/Target/TargetInfo.h"
+#include "lowbit/Tuning/Schedule.h"
 #include "llvm/ADT/StringExtras.h"
 
 #include <algorithm>
@@ -441,7 +442,7 @@ writeGpuBundle(const fs::path &out, const BundleSpec &spec,
   for (const auto &[M, K] : distinctShapes(spec.shapes))
     for (int64_t nHint : {int64_t(1), int64_t(16)}) {
       KernelOptions kernelOptions;
-      kernelOptions.schedulePath = spec.schedule;
+      kernelOptions.schedule = spec.schedule;
       kernelOptions.dtype = spec.dtype;
       std::string cpp;
       BundleKernel k = generateBundleKernel(format, spec.target, M, K, nHint,
@@ -570,7 +571,7 @@ writeBundle(const fs::path &out, const BundleSpec &spec,
         for (int64_t nHint : {int64_t(1), int64_t(16)}) {
           KernelOptions kernelOptions;
           kernelOptions.threads = spec.threads;
-          kernelOptions.schedulePath = spec.schedule;
+          kernelOptions.schedule = spec.schedule;
           if (bitserial && (t == b.target || fallbackLut))
             kernelOptions.strategy = Strategy::LutBitserial;
           // --config is for the named shapes; the any-shape kernels keep
@@ -761,7 +762,7 @@ int runCompile(const ParsedOptions &options) {
   }
   spec.target = target_name(target);
   spec.threads = options.threads();
-  spec.schedule = options.getOr("schedule", "");
+  spec.schedule = loadSchedule(options.getOr("schedule", ""));
   spec.any_shape_only = options.has("any-shape-only");
   if (spec.any_shape_only)
     spec.fallback = false;
@@ -779,8 +780,8 @@ int runCompile(const ParsedOptions &options) {
     spec.command += " --any-shape-only";
   if (spec.strategy == Strategy::LutBitserial)
     spec.command += " --strategy lut-bitserial";
-  if (!spec.schedule.empty())
-    spec.command += " --schedule " + spec.schedule;
+  if (spec.schedule)
+    spec.command += " --schedule " + spec.schedule->getName().str();
   spec.command += " --threads " + std::to_string(spec.threads);
   spec.dtype = parse_gpu_dtype(options.getOr("dtype", "f32"));
   if (spec.dtype != GpuDType::F32)

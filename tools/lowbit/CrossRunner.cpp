@@ -93,7 +93,7 @@ compileCrossKernels(const Format &format, KernelChoice choice,
   spec.strategy = choice.strategy;
   spec.fallback = false;
   spec.threads = options.threads;
-  spec.schedule = options.schedulePath;
+  spec.schedule = options.schedule;
   spec.config = options.config;
   spec.command = "lowbit run/verify --target " + spec.target;
   for (const KernelShape &s : shapes)

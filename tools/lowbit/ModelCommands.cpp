@@ -182,7 +182,7 @@ Session openModel(const ParsedOptions &options, int64_t n_ctx,
   const Strategy strategy = parse_strategy(options.getOr("strategy", "auto"));
   const Target target = parse_target(options.getOr("target", "native"));
   KernelOptions kernelOptions;
-  kernelOptions.schedulePath = options.getOr("schedule", "");
+  kernelOptions.schedule = loadSchedule(options.getOr("schedule", ""));
   // The engine's thread count: the schedule's entries are per thread count.
   kernelOptions.threads = options.threads();
   // Once, for the kernels and the load (a float tensor is read to see

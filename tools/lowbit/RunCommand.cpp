@@ -184,7 +184,7 @@ static int runRun(const ParsedOptions &options) {
   kernelOptions.threads = options.threads();
   if (auto out = options.get("out"))
     requireWritable(*out);
-  kernelOptions.schedulePath = options.getOr("schedule", "");
+  kernelOptions.schedule = loadSchedule(options.getOr("schedule", ""));
   kernelOptions.config = options.getOr("config", "");
   const SchedulePolicy policy =
       parse_schedule_policy(options.getOr("schedule-policy", "dynamic"));

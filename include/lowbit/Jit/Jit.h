@@ -65,9 +65,11 @@ Strategy strategyOfConfig(const std::string &config);
 
 struct KernelOptions {
   int threads = 1;
-  /// "" for the heuristic; an entry whose strategy is not the kernel's
-  /// (an explicit strategy) leaves that strategy's heuristic.
-  std::string schedulePath;
+  /// The --schedule file (loadSchedule: read once per command, shared by
+  /// every kernel), or null for the heuristic; an entry whose strategy is
+  /// not the kernel's (an explicit strategy) leaves that strategy's
+  /// heuristic.
+  std::shared_ptr<const mlir::lowbit::Schedule> schedule;
   std::string config;       // config attribute override, "" for none
   /// The strategy to generate (compileKernels sets the choice's); only
   /// lut-bitserial changes what the compiler picks for a format.
@@ -75,6 +77,11 @@ struct KernelOptions {
   /// GPU targets: the element type of X and Y (--dtype).
   GpuDType dtype = GpuDType::F32;
 };
+
+/// The schedule file at `path` (Schedule::load), or null for "". Throws
+/// Error with the one-line message naming the file (and the entry) at fault.
+std::shared_ptr<const mlir::lowbit::Schedule>
+loadSchedule(const std::string &path);
 
 /// One kernel to generate: its weight shape and expected N (1 selects the
 /// GEMV config, larger N the register-blocked GEMM config). M = K = 0 is

@@ -19,10 +19,13 @@
 #include "llvm/Support/Error.h"
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
 namespace mlir::lowbit {
+
+class Schedule;
 
 /// What to generate.
 struct KernelRequest {
@@ -35,7 +38,9 @@ struct KernelRequest {
                               // spirv-vulkan, spirv-xe2 (C++ embedding SPIR-V)
   int threads = 1;            // threads the kernel will be split over
   int64_t nHint = 1;          // expected activation rows: 1 = GEMV config
-  std::string schedulePath;   // JSON schedule to look the config up in, or ""
+  /// The schedule to look the config up in, or null: read once by the
+  /// caller (a command's --schedule) and shared by its kernels.
+  std::shared_ptr<const Schedule> schedule;
   std::string configOverride; // config attribute to use instead, or ""
   std::string strategy;       // "lut-bitserial", or "" for the format's
                               // default (upconvert, tl1/tl2 lut-elementwise)
@@ -93,6 +98,10 @@ struct UpconvertPipelineOptions
   Option<std::string> schedule{*this, "schedule",
                                llvm::cl::desc("JSON schedule file"),
                                llvm::cl::init("")};
+  /// A schedule already read (generateKernel's request), which
+  /// select-config takes instead of reading `schedule`; not a textual
+  /// option.
+  std::shared_ptr<const Schedule> loadedSchedule;
   Option<std::string> config{*this, "config",
                              llvm::cl::desc("Config attribute override"),
                              llvm::cl::init("")};

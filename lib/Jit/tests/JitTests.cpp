@@ -20,6 +20,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -159,6 +161,34 @@ TEST(Jit, BadInputThrowsOneLine) {
                          "are i2s 19x42");
   for (const std::string &message : messages)
     EXPECT_EQ(message.find('\n'), std::string::npos) << message;
+}
+
+// A --schedule file is read once (loadSchedule) and then serves every
+// kernel of a command: its entry decides the config after the file is gone.
+TEST(Jit, ScheduleIsReadOnce) {
+  ScopedCache cache;
+  const std::string path = (cache.dir().parent_path() / "tuned.json").string();
+  const std::string config =
+      "#lowbit.upconvert<tile_m = 32, tile_k = 128, tile_n = 1>";
+  std::ofstream(path) << R"({"version": 1, "entries": [{"format": "i2s", )"
+                         R"("M": 19, "K": 256, "n_class": "gemv", )"
+                         R"("target": "generic", "threads": 1, "config": ")"
+                      << config << "\"}]}";
+  KernelOptions options;
+  options.schedule = loadSchedule(path);
+  ASSERT_TRUE(std::filesystem::remove(path));
+  const Format format = Format::parse("i2s");
+  EXPECT_EQ(
+      generateKernelSource(format, "generic", {19, 256}, options, "f").config,
+      config);
+  // Another shape has no entry: the heuristic's config.
+  EXPECT_NE(
+      generateKernelSource(format, "generic", {21, 256}, options, "f").config,
+      config);
+  EXPECT_EQ(loadSchedule(""), nullptr);
+  EXPECT_EQ(error_of([&] { loadSchedule(path); })
+                .rfind("schedule '" + path + "': cannot read", 0),
+            0u);
 }
 
 // Targets this host runs only under an emulator need the builder a program

@@ -149,6 +149,10 @@ class SelectConfigPass
     : public lowbit::impl::LowBitSelectConfigBase<SelectConfigPass> {
 public:
   using LowBitSelectConfigBase::LowBitSelectConfigBase;
+  SelectConfigPass(LowBitSelectConfigOptions options,
+                   std::shared_ptr<const Schedule> schedule)
+      : LowBitSelectConfigBase(std::move(options)),
+        loadedSchedule(std::move(schedule)) {}
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
@@ -177,13 +181,14 @@ public:
                          << strategy << "'";
       return signalPassFailure();
     }
-    if (!schedule.empty()) {
+    scheduleFile = loadedSchedule;
+    if (!scheduleFile && !schedule.empty()) {
       llvm::Expected<Schedule> loaded = Schedule::load(schedule);
       if (!loaded) {
         module.emitError() << llvm::toString(loaded.takeError());
         return signalPassFailure();
       }
-      scheduleFile = std::move(*loaded);
+      scheduleFile = std::make_shared<const Schedule>(std::move(*loaded));
     }
     if (!strategy.empty() && strategy != "lut-bitserial") {
       module.emitError() << "lowbit-select-config: unknown strategy '"
@@ -305,8 +310,16 @@ private:
 
   std::shared_ptr<const TargetInfo> targetInfo;
   std::shared_ptr<const GpuTargetInfo> gpuTargetInfo;
-  std::optional<Schedule> scheduleFile;
+  std::shared_ptr<const Schedule> loadedSchedule; // or null: `schedule`
+  std::shared_ptr<const Schedule> scheduleFile;   // this run's, or null
   StrategyConfigAttrInterface overrideConfig;
 };
 
 } // namespace
+
+std::unique_ptr<Pass>
+mlir::lowbit::createLowBitSelectConfig(LowBitSelectConfigOptions options,
+                                       std::shared_ptr<const Schedule> schedule) {
+  return std::make_unique<SelectConfigPass>(std::move(options),
+                                            std::move(schedule));
+}

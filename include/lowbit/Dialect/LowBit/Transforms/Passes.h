@@ -20,6 +20,15 @@ namespace mlir::lowbit {
 #define GEN_PASS_DECL
 #include "lowbit/Dialect/LowBit/Transforms/Passes.h.inc"
 
+class Schedule;
+
+/// lowbit-select-config that looks configs up in `schedule`, a schedule
+/// already read (a command reads its --schedule file once for all its
+/// kernels: generateKernel), instead of reading options.schedule.
+std::unique_ptr<Pass>
+createLowBitSelectConfig(LowBitSelectConfigOptions options,
+                         std::shared_ptr<const Schedule> schedule);
+
 /// The heuristic up-convert config of lowbit-select-config for an M x K
 /// product with `weight`, for GEMV (`gemv`) or GEMM, on `target` with
 /// `threads` threads.
