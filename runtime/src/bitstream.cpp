@@ -78,12 +78,7 @@ void pack_codes(const uint8_t *codes, int64_t n, int bits, uint8_t *out) {
   std::memset(out + from, 0, size_t(stream_bytes(n, bits) - from));
   for (int64_t j = done; j < n; ++j) {
     assert(codes[j] >> bits == 0);
-    int64_t pos = j * bits;
-    // A code spans at most two bytes: shift + bits <= 7 + 8.
-    unsigned v = unsigned(codes[j]) << (pos & 7);
-    out[pos >> 3] |= uint8_t(v);
-    if (v >> 8)
-      out[(pos >> 3) + 1] |= uint8_t(v >> 8);
+    put_code(out, j, bits, codes[j]);
   }
 }
 

@@ -20,6 +20,18 @@ int64_t stream_bytes(int64_t n, int bits);
 /// bits) bytes at `out`, including zero padding.
 void pack_codes(const uint8_t *codes, int64_t n, int bits, uint8_t *out);
 
+/// ORs the code of index j (< 2^bits, bits in 1..8) into a stream at `out`
+/// whose bits [j * bits, j * bits + bits) are 0: one or two bytes (shift +
+/// bits <= 7 + 8). For a code at a time (pack_codes' tail; the K-quant
+/// sub-scales of kernel_abi.h, one row's a time).
+inline void put_code(uint8_t *out, int64_t j, int bits, unsigned code) {
+  const int64_t pos = j * bits;
+  const unsigned v = code << (pos & 7);
+  out[pos >> 3] |= uint8_t(v);
+  if (v >> 8)
+    out[(pos >> 3) + 1] |= uint8_t(v >> 8);
+}
+
 /// Reads n codes of `bits` bits from the stream at `in`.
 void unpack_codes(const uint8_t *in, int64_t n, int bits, uint8_t *codes);
 

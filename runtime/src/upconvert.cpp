@@ -4,6 +4,7 @@
 #include "lowbit/activation.h"
 #include "lowbit/error.h"
 
+#include "bitstream.h"
 #include "byte_order.h"
 #include "ggml_blocks.h"
 #include "layout.h"
@@ -194,11 +195,6 @@ static void pack_block_weights(const uint8_t *rows, int64_t row_bytes,
                                UpconvertWeights &U, int64_t m_begin,
                                int64_t m_end);
 
-/// The fp16 field at byte `at` of a ggml block (little-endian).
-static uint16_t block_half(const uint8_t *block, int at) {
-  return uint16_t(block[at] | (block[at + 1] << 8));
-}
-
 /// Row m's s_j (and o_j) of a ggml block type with one scale per 32 (q4_0,
 /// q8_0, q5_0, q4_1, q5_1, iq4_nl), blocks at `row`: each block's fp16 d
 /// (and m), finite (validated), copied as it is into U.scales (U.zeros),
@@ -210,9 +206,9 @@ static void put_block_scales(const GgmlBlockType &type, const uint8_t *row,
   for (int64_t j = 0; j < blocks; ++j) {
     const size_t at = size_t((t * blocks + j) * kUpconvertTileRows + i);
     const uint8_t *block = row + j * type.block_bytes;
-    U.scales[at] = block_half(block, type.d_offset);
+    U.scales[at] = load_le<uint16_t>(block + type.d_offset);
     if (type.has_min)
-      U.zeros[at] = block_half(block, type.min_offset);
+      U.zeros[at] = load_le<uint16_t>(block + type.min_offset);
   }
 }
 
@@ -372,14 +368,10 @@ static void pack_k_quant(const uint8_t *rows, int64_t row_bytes,
       lowbit_k_quant_super_bytes(int(per_super), bits, type.has_min);
   uint8_t *bytes = reinterpret_cast<uint8_t *>(U.scales.data());
   // Row i's b bits of n (two's complement where negative) in the bit string
-  // of the sub-block at `sub`: at most two bytes, as b <= 8.
+  // of the sub-block at `sub`.
   const unsigned mask = (1u << bits) - 1;
   auto put_scale = [&](uint8_t *sub, int64_t i, int n) {
-    const int64_t bit = i * bits;
-    const unsigned v = (unsigned(n) & mask) << (bit % 8);
-    sub[bit / 8] |= uint8_t(v);
-    if (v >> 8)
-      sub[bit / 8 + 1] |= uint8_t(v >> 8);
+    put_code(sub, i, bits, unsigned(n) & mask);
   };
   const int64_t vectors = U.Kp * U.bits / 32;
   int sc[16], mn[16];
@@ -392,11 +384,11 @@ static void pack_k_quant(const uint8_t *rows, int64_t row_bytes,
       put_k_quant_block(type, block, sb, tile_row);
       uint8_t *super = bytes + (t * supers + sb) * super_bytes;
       uint16_t *halves = reinterpret_cast<uint16_t *>(super + head);
-      halves[i] = block_half(block, type.d_offset);
+      halves[i] = load_le<uint16_t>(block + type.d_offset);
       // -dmin, exactly (the sign bit).
       if (type.has_min)
         halves[16 + i] =
-            uint16_t(block_half(block, type.min_offset) ^ 0x8000);
+            uint16_t(load_le<uint16_t>(block + type.min_offset) ^ 0x8000);
       codec.sub_scales(block, sc, mn);
       for (int64_t j = 0; j < per_super; ++j) {
         put_scale(super + j * sub_bytes, i, sc[j]);
