@@ -627,6 +627,13 @@ struct BackendContext {
   std::vector<std::unique_ptr<lowbit::PreparedActivations>> activations;
   std::vector<std::vector<std::unique_ptr<lowbit::PreparedActivations>>> own;
   std::vector<ActivationShape> shapes;
+  // plan_jobs' scratch, kept from split to split so that planning one
+  // allocates nothing once the graphs' sizes were seen: per job the input
+  // it reads (keys), per input its last job and its first while it lives,
+  // per buffer whether a live input holds it.
+  std::vector<ActivationKey> keys;
+  std::unordered_map<ActivationKey, size_t, ActivationKeyHash> last, live;
+  std::vector<char> busy;
   int64_t splits = 0, mul_mats = 0, get_rows = 0, cpu_nodes = 0;
   int64_t norms = 0, fused_muls = 0; // RMS_NORMs ours, MULs with them
   double seconds = 0; // inside graph_compute
@@ -1019,7 +1026,8 @@ Job &add_job(BackendContext &ctx, Job::Kind kind, ggml_tensor *node) {
 void plan_jobs(BackendContext &ctx, ggml_cgraph *graph) {
   ctx.n_jobs = 0;
   bool one_token = true; // every product of ours has one activation row
-  std::vector<ActivationKey> keys; // per job (MulMat)
+  std::vector<ActivationKey> &keys = ctx.keys;
+  keys.clear();
   for (int i = 0; i < ggml_graph_n_nodes(graph); ++i) {
     ggml_tensor *node = ggml_graph_node(graph, i);
     if (node->op == GGML_OP_RMS_NORM && norm_takes(node)) {
@@ -1075,11 +1083,14 @@ void plan_jobs(BackendContext &ctx, ggml_cgraph *graph) {
   }
   // Each input's activations live from its first product to its last, in
   // a buffer of their shape that no live input holds.
-  std::unordered_map<ActivationKey, size_t, ActivationKeyHash> last, live;
+  auto &last = ctx.last, &live = ctx.live;
+  last.clear();
+  live.clear();
   for (size_t j = 0; j < ctx.n_jobs; ++j)
     if (ctx.jobs[j]->kind == Job::MulMat)
       last[keys[j]] = j;
-  std::vector<char> busy(ctx.activations.size(), 0);
+  std::vector<char> &busy = ctx.busy;
+  busy.assign(ctx.activations.size(), 0);
   for (size_t j = 0; j < ctx.n_jobs; ++j) {
     Job &job = *ctx.jobs[j];
     if (job.kind != Job::MulMat)
