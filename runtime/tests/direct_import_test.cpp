@@ -18,16 +18,7 @@
 namespace lowbit {
 namespace {
 
-GgufTensor tensor_of(GgufType type, const std::vector<uint8_t> &bytes,
-                     int64_t M, int64_t K) {
-  GgufTensor t;
-  t.name = "w";
-  t.type = type;
-  t.ne = {K, M};
-  t.data = bytes.data();
-  t.bytes = bytes.size();
-  return t;
-}
+using test::tensor_of;
 
 // Ternary values of one scale a (every 256-block holds a +-a, so that
 // ggml's per-block d is a everywhere), row 1 all zeros.

@@ -24,6 +24,7 @@ namespace {
 
 using test::bits;
 using test::error_of;
+using test::tensor_of;
 
 std::vector<uint8_t> read_bytes(const std::string &path) {
   std::ifstream in(path, std::ios::binary);
@@ -512,17 +513,6 @@ TEST(Gguf, RejectsBadTensors) {
 }
 
 // --- block codecs -----------------------------------------------------------
-
-GgufTensor tensor_of(GgufType type, const std::vector<uint8_t> &bytes,
-                     int64_t M, int64_t K, const std::string &name = "w") {
-  GgufTensor t;
-  t.name = name;
-  t.type = type;
-  t.ne = {K, M};
-  t.data = bytes.data();
-  t.bytes = bytes.size();
-  return t;
-}
 
 std::vector<float> decode(const GgufTensor &t) {
   std::vector<float> out(size_t(t.rows() * t.K()));

@@ -3,6 +3,7 @@
 #define LOWBIT_TESTS_TEST_UTIL_H
 
 #include "lowbit/error.h"
+#include "lowbit/gguf.h"
 
 #include <gtest/gtest.h>
 
@@ -25,6 +26,20 @@ inline std::vector<float> random_values(int64_t count, uint32_t seed,
   for (float &x : v)
     x = dist(rng);
   return v;
+}
+
+/// A 2-D tensor [M, K] of `type` named `name` over `bytes` (not copied: they
+/// must outlive it).
+inline GgufTensor tensor_of(GgufType type, const std::vector<uint8_t> &bytes,
+                            int64_t M, int64_t K,
+                            const std::string &name = "w") {
+  GgufTensor t;
+  t.name = name;
+  t.type = type;
+  t.ne = {K, M};
+  t.data = bytes.data();
+  t.bytes = bytes.size();
+  return t;
 }
 
 inline uint32_t bits(float f) {
