@@ -614,11 +614,7 @@ const Command &benchCommand() {
        "job on all threads\n('thread handoff', 'rep_handoff_us' in --json): "
        "~0.2 us when the threads share a core\ncomplex, several times that "
        "across complexes, where small kernels pay it per call.\n",
-       {{"model", "NAME", "every linear shape of schedules/models/NAME.json"},
-        {"with-output", nullptr,
-         "--model: also the output head and embedding shapes (vocab x hidden)"},
-        {"shapes", "MxK[,MxK...]", "explicit shapes instead of --model"},
-        {"format", "F[,F...]", "weight formats", true},
+       withShapeOptions({{"format", "F[,F...]", "weight formats", true},
         {"strategy", "S[,S...]",
          "strategies to compare: auto (default: per shape the --schedule "
          "entry's strategy, else upconvert, tl1/tl2 lut-elementwise, w3gG "
@@ -665,7 +661,7 @@ const Command &benchCommand() {
          "print per-thread tiles, times and ratio tables, and how the first "
          "case's table converged"},
         {"json", "OUT", "write one JSON record per case"},
-        {"plot", "OUT.svg", "draw the roofline chart (N = 1 cases)"}}},
+        {"plot", "OUT.svg", "draw the roofline chart (N = 1 cases)"}})},
       runBench};
   return command;
 }

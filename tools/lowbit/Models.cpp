@@ -100,6 +100,16 @@ std::vector<LinearShape> optionShapes(const ParsedOptions &options) {
   return modelShapes(*options.get("model"), options.has("with-output"));
 }
 
+std::vector<OptionSpec> withShapeOptions(std::vector<OptionSpec> rest) {
+  std::vector<OptionSpec> options = {
+      {"model", "NAME", "every linear shape of schedules/models/NAME.json"},
+      {"with-output", nullptr,
+       "--model: also the output head and embedding shapes (vocab x hidden)"},
+      {"shapes", "MxK[,MxK...]", "explicit shapes instead of --model"}};
+  options.insert(options.end(), rest.begin(), rest.end());
+  return options;
+}
+
 std::vector<LinearShape> parseShapeList(const std::string &text) {
   std::vector<LinearShape> shapes;
   std::stringstream in(text);

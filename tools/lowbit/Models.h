@@ -30,6 +30,10 @@ std::vector<LinearShape> modelShapes(const std::string &name,
 /// --model.
 std::vector<LinearShape> optionShapes(const ParsedOptions &options);
 
+/// The options optionShapes reads (--model, --with-output, --shapes), then
+/// `rest`: the option list of a command that takes its shapes so.
+std::vector<OptionSpec> withShapeOptions(std::vector<OptionSpec> rest);
+
 /// "MxK[,MxK...]".
 std::vector<LinearShape> parseShapeList(const std::string &text);
 

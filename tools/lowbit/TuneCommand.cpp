@@ -560,11 +560,7 @@ const Command &tuneCommand() {
        "skips the problems it decided. 'lowbit schedule merge' joins the "
        "N\nfiles and names a shard that is missing or did not finish "
        "(docs/tuning-sweeps.md).\n",
-       {{"model", "NAME", "every linear shape of schedules/models/NAME.json"},
-        {"with-output", nullptr,
-         "--model: also the output head and embedding shapes (vocab x hidden)"},
-        {"shapes", "MxK[,MxK...]", "explicit shapes instead of --model"},
-        {"format", "F[,F...]", "weight formats", true},
+       withShapeOptions({{"format", "F[,F...]", "weight formats", true},
         {"strategy", "S[,S...]",
          "strategies to search (default: every one with kernels for the "
          "format on the target)"},
@@ -602,7 +598,7 @@ const Command &tuneCommand() {
          "alone, and a re-run resumes it"},
         {"out", "FILE",
          "schedule file (default schedules/<cpu-model>.json under the "
-         "current directory, which is created if missing)"}}},
+         "current directory, which is created if missing)"}})},
       runTune};
   return command;
 }
