@@ -135,9 +135,15 @@ lowbit_layout_t mlir::lowbit::getLayoutDescriptor(LayoutAttr layout) {
     d.family = LOWBIT_LAYOUT_BITPLANES;
     d.panel_blocks = LOWBIT_BITSERIAL_PANEL_BLOCKS;
     break;
+  case LayoutKind::Gguf:
+    // Tiled: the TQ2_0 rows of kernel_abi.h's GGML ROWS LAYOUT; untiled
+    // gguf blocks are what kernels are packed from, not what they read.
+    if (!layout.isTiled())
+      return d;
+    d.family = LOWBIT_LAYOUT_GGML_ROWS;
+    break;
   case LayoutKind::Canonical:
   case LayoutKind::I2S:
-  case LayoutKind::Gguf:
     return d;
   }
   d.lane_order = layout.getLaneOrder() == LaneOrder::Lanes ? LOWBIT_LANE_LANES
@@ -414,6 +420,8 @@ mlir::lowbit::generateKernel(const KernelRequest &request) {
     source.config = printAttr(op.getConfigAttr());
     source.layout = printAttr(op.getLayout());
     source.layoutDescriptor = getLayoutDescriptor(op.getLayout());
+    if (source.layoutDescriptor.family == LOWBIT_LAYOUT_GGML_ROWS)
+      source.tileRows = 1;
     if (auto upconvert = dyn_cast<UpconvertAttr>(op.getConfigAttr()))
       source.tilesPerGroup = upconvert.getTileM() / source.tileRows;
     if (auto lutConfig = dyn_cast<LutElementwiseAttr>(op.getConfigAttr()))
@@ -435,7 +443,7 @@ mlir::lowbit::generateKernel(const KernelRequest &request) {
                            : "n upconvert config") +
                 "; only upconvert, lut-elementwise and lut-bitserial kernels "
                 "are generated");
-  source.Mp = lowbit_padded_m(request.M);
+  source.Mp = source.tileRows == 1 ? request.M : lowbit_padded_m(request.M);
   source.Kp = lowbit_padded_k(request.K);
   source.anyShape = anyShape;
   source.compileFlags = target->getCompileFlags(/*tableLookups=*/lut ||

@@ -42,8 +42,20 @@ lowbit_layout_t bitplanes_layout(uint8_t lane_order) {
   return layout;
 }
 
+lowbit_layout_t ggml_rows_layout() {
+  lowbit_layout_t layout = {};
+  layout.family = LOWBIT_LAYOUT_GGML_ROWS;
+  layout.lane_order = LOWBIT_LANE_ROWS;
+  layout.tile_rows = 1;
+  layout.tile_k = LOWBIT_GGML_ROWS_BLOCK;
+  layout.panel_blocks = 0;
+  return layout;
+}
+
 static const char *family_name(uint8_t family) {
   switch (family) {
+  case LOWBIT_LAYOUT_GGML_ROWS:
+    return "ggml_rows";
   case LOWBIT_LAYOUT_VNNI4:
     return "vnni4";
   case LOWBIT_LAYOUT_LUT:
@@ -73,9 +85,15 @@ std::string layout_error(const lowbit_layout_t &layout, const Format &format) {
   const char *family = family_name(layout.family);
   if (!family)
     return "layout descriptor " + layout_name(layout) +
-           " names no layout family (kernel_abi.h: vnni4, lut, bitplanes)";
+           " names no layout family (kernel_abi.h: vnni4, lut, bitplanes, "
+           "ggml_rows)";
   lowbit_layout_t want;
-  if (layout.family == LOWBIT_LAYOUT_VNNI4) {
+  if (layout.family == LOWBIT_LAYOUT_GGML_ROWS) {
+    if (!format.is_ternary() || format.kind != FormatKind::I2S)
+      return "a ggml_rows layout (kernel_abi.h) for " + format.name() +
+             " weights: only i2s has one";
+    want = ggml_rows_layout();
+  } else if (layout.family == LOWBIT_LAYOUT_VNNI4) {
     if (format.kind == FormatKind::TL1 || format.kind == FormatKind::TL2)
       return std::string("a vnni4 layout (kernel_abi.h) for ") +
              format.name() + " weights: tl1/tl2 kernels read lut_abi.h";
@@ -118,6 +136,8 @@ UpconvertWeights pack_for_kernel(const PackedWeights &canonical,
     return pack_bitserial(canonical, layout.lane_order == LOWBIT_LANE_LANES
                                          ? BitplaneOrder::Lanes
                                          : BitplaneOrder::Rows);
+  case LOWBIT_LAYOUT_GGML_ROWS:
+    return pack_ggml_rows(canonical);
   default:
     return pack_upconvert(canonical);
   }

@@ -223,3 +223,20 @@ func.func @tl2_no_target(%x: tensor<?x200xf32>, %w: tensor<33x43xi8>, %s: tensor
        : (tensor<?x200xf32>, tensor<33x43xi8>, tensor<1xf32>) -> tensor<?x33xf32>
   return %y : tensor<?x33xf32>
 }
+
+// -----
+
+// An upconvert config of fewer than 16 rows: ternary weights in the GGML
+// ROWS LAYOUT of kernel_abi.h (TQ2_0 rows, 66 bytes per 256 weights), any
+// M. M = 5, K = 768: 5 x 198.
+// CHECK-LABEL: func.func @i2s_ggml_rows(
+// CHECK-SAME: %{{.*}}: tensor<?x768xf32>, %[[W:.*]]: tensor<5x198xi8>, %{{.*}}: tensor<1xf32>) -> tensor<?x5xf32>
+// CHECK: layout = #lowbit.layout<gguf, tile_m = 1, tile_k = 256>
+func.func @i2s_ggml_rows(%x: tensor<?x768xf32>, %w: tensor<5x192xi8>, %s: tensor<1xf32>) -> tensor<?x5xf32> {
+  %y = lowbit.mpgemm %x, %w, %s {
+         weight = #lowbit.weight<bits = 2, encoding = ternary>,
+         layout = #lowbit.layout<i2s>,
+         config = #lowbit.upconvert<tile_m = 2, tile_k = 256, tile_n = 1>}
+       : (tensor<?x768xf32>, tensor<5x192xi8>, tensor<1xf32>) -> tensor<?x5xf32>
+  return %y : tensor<?x5xf32>
+}

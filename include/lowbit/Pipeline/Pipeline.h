@@ -60,8 +60,10 @@ struct KernelSource {
   lowbit_layout_t layoutDescriptor = {}; // `layout` for the runtime's packers
                                          // (getLayoutDescriptor)
   int64_t tileRows = 16;     // rows per tile: the unit of tile_begin/tile_end
+                             // (1 for the ggml rows layout)
   int64_t tilesPerGroup = 1; // config tile_m / 16: split work in multiples
-  int64_t Mp = 0, Kp = 0;    // M rounded up to 16, K rounded up to 32
+  int64_t Mp = 0, Kp = 0;    // M rounded up to 16 (M for the ggml rows
+                             // layout), K rounded up to 32
                              // (0 for an any-shape kernel)
   int64_t bits = 0;          // bits per weight code in the layout
   int64_t tableActGroup = 0; // lut-bitserial int8 tables (lossy): the
@@ -74,8 +76,9 @@ class LayoutAttr;
 /// The runtime's descriptor of a packed layout (kernel_abi.h, LAYOUT
 /// DESCRIPTOR) that pack-layout chose: the family of its kind (vnni4, tl1/tl2
 /// interleaved, bitplanes), its lane order, tile_m and tile_k, and the panel
-/// size of the family's ABI header. A layout no generated kernel reads
-/// (canonical, row-major i2s/tl1/tl2, gguf) has family LOWBIT_LAYOUT_NONE.
+/// size of the family's ABI header; a tiled gguf layout (TQ2_0 rows) is
+/// LOWBIT_LAYOUT_GGML_ROWS. A layout no generated kernel reads (canonical,
+/// row-major i2s/tl1/tl2, untiled gguf) has family LOWBIT_LAYOUT_NONE.
 lowbit_layout_t getLayoutDescriptor(LayoutAttr layout);
 
 /// Generates the kernel of `request`. Any problem (unknown format or

@@ -80,6 +80,21 @@
  *   y[n][m] for all n < N and the rows m of tiles [tile_begin, tile_end),
  *   writing only rows m < M; y is [N][M] float, row-major.
  *
+ * GGML ROWS LAYOUT (LOWBIT_LAYOUT_GGML_ROWS; ternary i2s weights, K a
+ * multiple of 256)
+ *
+ * The rows of a TQ2_0 tensor as ggml stores them (ggml-common.h block_tq2_0;
+ * the same bytes as in a GGUF file, so that a kernel reads the file's
+ * mapping in place): row m at m * (K / 256) * 66 bytes, no padding, any M.
+ * Per block of 256 weights, 64 bytes qs then the fp16 d:
+ *   byte 32h + j (half h in 0..1, j in 0..31) holds in its bits [2i, 2i+2)
+ *   the code c = q + 1 (0..2) of weight 128h + 32i + j of the block.
+ * Codes are never 3. The kernel ignores d and scales by w_scale: the runtime
+ * hands it weights whose blocks all have d = w_scale (one scale per tensor,
+ * as i2s has). tile_rows is 1 (tile_begin, tile_end count rows), Mp = M;
+ * scales and zeros are null. Activations and math are those of ternary
+ * weights above (y = (float)(D - S) * w_scale / x_scales[n][0], bit-exact).
+ *
  * ANY-SHAPE KERNEL (lowbit_any_kernel_fn)
  *   One generated function per (format, target, config), for every M >= 1
  *   and every K the format allows (a multiple of G for w1/w2/w4gG, of 32 for
@@ -174,14 +189,16 @@ static inline int64_t lowbit_padded_k(int64_t K) {
  *                 LOWBIT_LAYOUT_VNNI4      this file (up-convert kernels)
  *                 LOWBIT_LAYOUT_LUT        lut_abi.h (tl1/tl2 lut-elementwise)
  *                 LOWBIT_LAYOUT_BITPLANES  bitserial_abi.h (lut-bitserial)
+ *                 LOWBIT_LAYOUT_GGML_ROWS  this file, GGML ROWS LAYOUT
+ *                                          (up-convert kernels of TQ2_0 rows)
  *   lane_order  byte order of a 64-byte vector: LOWBIT_LANE_ROWS (byte
  *               4r + j holds row r, slot j) or LOWBIT_LANE_LANES (byte
  *               16j + r, lut_abi.h LANE ORDER; LUT family only)
- *   tile_rows   rows per tile: LOWBIT_TILE_ROWS
+ *   tile_rows   rows per tile: LOWBIT_TILE_ROWS (GGML_ROWS: 1)
  *   tile_k      weights of a row per K step of the layout: VNNI4 32 / b
  *               (per vector, b = bits per code), LUT LOWBIT_LUT_TL2_BLOCK
  *               (tl2) or LOWBIT_LUT_TL1_VECTOR (tl1), BITPLANES
- *               LOWBIT_BITSERIAL_BLOCK
+ *               LOWBIT_BITSERIAL_BLOCK, GGML_ROWS LOWBIT_GGML_ROWS_BLOCK
  *   panel_blocks  the most blocks per K panel the panel formula aims at:
  *               LOWBIT_LUT_PANEL_BLOCKS, LOWBIT_BITSERIAL_PANEL_BLOCKS, 0
  *               for VNNI4 (no panels)
@@ -192,6 +209,11 @@ static inline int64_t lowbit_padded_k(int64_t K) {
 #define LOWBIT_LAYOUT_VNNI4 1
 #define LOWBIT_LAYOUT_LUT 2
 #define LOWBIT_LAYOUT_BITPLANES 3
+#define LOWBIT_LAYOUT_GGML_ROWS 4
+/* Weights and bytes of one TQ2_0 block of the GGML ROWS LAYOUT: 64 bytes of
+ * codes, then the fp16 d. */
+#define LOWBIT_GGML_ROWS_BLOCK 256
+#define LOWBIT_GGML_ROWS_BLOCK_BYTES 66
 #define LOWBIT_LANE_ROWS 0
 #define LOWBIT_LANE_LANES 1
 

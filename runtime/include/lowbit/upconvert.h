@@ -14,6 +14,7 @@
 #include "lowbit/kernel_abi.h"
 
 #include <cstdint>
+#include <string>
 
 namespace lowbit {
 
@@ -30,12 +31,14 @@ struct UpconvertWeights {
   int64_t group = 0;      // G of the scales (32 for q4_0), 0 without scales
   float w_scale = 0.0f;   // ternary s_w; 0 for the other formats
   bool bit_planes = false; // bitserial_abi.h's layout (pack_bitserial)
+  int64_t tile_rows = kUpconvertTileRows; // 1: the GGML ROWS LAYOUT
+                                          // (codes = TQ2_0 rows, Mp = M)
   AlignedArray<uint8_t> codes;   // Mp * Kp * bits / 8 bytes
   AlignedArray<uint16_t> scales; // fp16 [Mp/16][Kp/G][16], or empty
   AlignedArray<uint16_t> zeros;  // fp16 [Mp/16][Kp/G][16]: w2/w4 zero
                                  // points, q4_1/q5_1 minimums; or empty
 
-  int64_t num_tiles() const { return Mp / kUpconvertTileRows; }
+  int64_t num_tiles() const { return Mp / tile_rows; }
   /// Bytes a kernel streams per call: codes + scales + zeros.
   int64_t packed_bytes() const {
     return int64_t(codes.bytes() + scales.bytes() + zeros.bytes());
@@ -66,6 +69,23 @@ int64_t upconvert_bytes(const Format &format, int64_t M, int64_t K);
 /// Throws Error for a format without the layout or an illegal shape.
 UpconvertWeights shape_upconvert(const Format &format, int64_t M, int64_t K,
                                  uint8_t *dest = nullptr);
+
+/// "" when weights of `format` with this K have kernel_abi.h's GGML ROWS
+/// LAYOUT (i2s, K a multiple of 256), else why not.
+std::string ggml_rows_error(const Format &format, int64_t K);
+
+/// Weights of M x K of `format` in the GGML ROWS LAYOUT (TQ2_0 rows) with
+/// s_w `w_scale`: allocated (zero filled), or, when `rows` is given, a view
+/// of the M * K / 256 * 66 bytes there (TQ2_0 rows whose blocks' d all
+/// equal w_scale in fp16 and whose codes are never 3: a GGUF tensor's
+/// mapping, validated by the caller, which keeps it alive). Throws Error
+/// (ggml_rows_error) for another format or K.
+UpconvertWeights shape_ggml_rows(const Format &format, int64_t M, int64_t K,
+                                 float w_scale, uint8_t *rows = nullptr);
+
+/// Canonical i2s weights in the GGML ROWS LAYOUT: each block encoded as
+/// ggml's TQ2_0 (encode_tq_block) with d the fp16 of the tensor scale.
+UpconvertWeights pack_ggml_rows(const PackedWeights &canonical);
 
 /// Activations as generated kernels read them (kernel_abi.h, ACTIVATIONS).
 struct PreparedActivations {

@@ -1343,3 +1343,43 @@ func.func @lut_bitserial_q8_0(%x: tensor<?x64xf32>, %w: tensor<8x68xi8>) -> tens
   return %y : tensor<?x8xf32>
 }
 
+
+// -----
+
+// expected-error@+1 {{gguf layout takes no parameters, or tile_m = 1, tile_k = 256 (ternary TQ2_0 rows), got tile_m = 2, tile_k = 256}}
+func.func private @f() attributes {a = #lowbit.layout<gguf, tile_m = 2, tile_k = 256>}
+
+// -----
+
+func.func @ggml_rows_not_ternary(%x: tensor<?x256xf32>, %w: tensor<64x32xi8>, %s: tensor<64x2xf16>) -> tensor<?x64xf32> {
+  // expected-error@+1 {{upconvert tile_m = 4 (below 16: the ggml rows layout) needs ternary weights and tile_k = 256}}
+  %y = lowbit.mpgemm %x, %w, %s {
+         weight = #lowbit.weight<bits = 1, encoding = binary, group = 128, scale = per_group>,
+         layout = #lowbit.layout<canonical>,
+         config = #lowbit.upconvert<tile_m = 4, tile_k = 256, tile_n = 1>}
+       : (tensor<?x256xf32>, tensor<64x32xi8>, tensor<64x2xf16>) -> tensor<?x64xf32>
+  return %y : tensor<?x64xf32>
+}
+
+// -----
+
+func.func @ggml_rows_k(%x: tensor<?x384xf32>, %w: tensor<64x96xi8>, %s: tensor<1xf32>) -> tensor<?x64xf32> {
+  // expected-error@+1 {{upconvert tile_m = 2 (the ggml rows layout) needs K to be a multiple of 256, got K = 384}}
+  %y = lowbit.mpgemm %x, %w, %s {
+         weight = #lowbit.weight<bits = 2, encoding = ternary>,
+         layout = #lowbit.layout<i2s>,
+         config = #lowbit.upconvert<tile_m = 2, tile_k = 256, tile_n = 1>}
+       : (tensor<?x384xf32>, tensor<64x96xi8>, tensor<1xf32>) -> tensor<?x64xf32>
+  return %y : tensor<?x64xf32>
+}
+
+// -----
+
+func.func @ggml_rows_bytes(%x: tensor<?x512xf32>, %w: tensor<5x128xi8>, %s: tensor<1xf32>) -> tensor<?x5xf32> {
+  // expected-error@+1 {{gguf layout needs 132 bytes per row for K = 512, got 128}}
+  %y = lowbit.mpgemm %x, %w, %s {
+         weight = #lowbit.weight<bits = 2, encoding = ternary>,
+         layout = #lowbit.layout<gguf, tile_m = 1, tile_k = 256>}
+       : (tensor<?x512xf32>, tensor<5x128xi8>, tensor<1xf32>) -> tensor<?x5xf32>
+  return %y : tensor<?x5xf32>
+}

@@ -10,6 +10,7 @@
 #include "lowbit/Dialect/LowBit/IR/LowBitAttrs.h"
 #include "lowbit/Dialect/LowBit/IR/LowBitDialect.h"
 #include "lowbit/bitserial_abi.h"
+#include "lowbit/kernel_abi.h"
 #include "lowbit/lut_abi.h"
 
 #include "mlir/IR/Builders.h"
@@ -287,6 +288,17 @@ LogicalResult LayoutAttr::verify(EmitErrorFn emitError, LayoutKind kind,
                        << " needs an interleaved tl1/tl2 or bitplanes layout "
                           "(interleave = 16)";
 
+  // The rows of TQ2_0 as a GGUF file stores them (kernel_abi.h, GGML ROWS
+  // LAYOUT): tiles of one row, K steps of one 256-weight block.
+  if (kind == LayoutKind::Gguf && (tileM != 0 || tileK != 0)) {
+    if (tileM != 1 || tileK != LOWBIT_GGML_ROWS_BLOCK || interleave != 1)
+      return emitError() << "gguf layout takes no parameters, or tile_m = 1, "
+                            "tile_k = "
+                         << LOWBIT_GGML_ROWS_BLOCK
+                         << " (ternary TQ2_0 rows), got tile_m = " << tileM
+                         << ", tile_k = " << tileK;
+    return success();
+  }
   int64_t quantum = getTileKQuantum(kind);
   if (quantum == 0) {
     if (tileM != 0 || tileK != 0 || interleave != 1)
@@ -328,6 +340,8 @@ std::optional<int64_t> mlir::lowbit::getRowBytes(WeightAttr weight,
            llvm::divideCeil(k - k3, 4);
   }
   case LayoutKind::Gguf:
+    if (weight.getEncoding() == Encoding::Ternary)
+      return k / LOWBIT_GGML_ROWS_BLOCK * LOWBIT_GGML_ROWS_BLOCK_BYTES;
     if (weight.getEncoding() != Encoding::GgufQ4_0 && !weight.isBlockEncoding())
       return std::nullopt;
     return k / weight.getGgmlBlockWeights() * weight.getGgmlBlockBytes();
@@ -465,7 +479,7 @@ StringRef UpconvertAttr::getStrategyName() const { return "upconvert"; }
 LogicalResult UpconvertAttr::verifyFor(EmitErrorFn emitError,
                                        const WeightAttr &weight,
                                        const LayoutAttr &layout, int64_t,
-                                       int64_t) const {
+                                       int64_t k) const {
   if (weight.getEncoding() == Encoding::Unsigned && weight.getBits() == 3)
     return emitError()
            << "upconvert strategy does not support 3-bit unsigned weights";
@@ -492,6 +506,22 @@ LogicalResult UpconvertAttr::verifyFor(EmitErrorFn emitError,
     return emitError() << "upconvert tile_k = " << tileK
                        << " is not a multiple of layout tile_k = "
                        << layout.getTileK();
+  // Fewer than 16 rows: the kernel of the GGML ROWS LAYOUT (kernel_abi.h),
+  // tile_m rows of TQ2_0 blocks sharing each activation load.
+  if (getTileM() < 16) {
+    if (weight.getEncoding() != Encoding::Ternary ||
+        tileK != LOWBIT_GGML_ROWS_BLOCK)
+      return emitError() << "upconvert tile_m = " << getTileM()
+                         << " (below 16: the ggml rows layout) needs ternary "
+                            "weights and tile_k = "
+                         << LOWBIT_GGML_ROWS_BLOCK;
+    if (k > 0 && k % LOWBIT_GGML_ROWS_BLOCK != 0)
+      return emitError() << "upconvert tile_m = " << getTileM()
+                         << " (the ggml rows layout) needs K to be a "
+                            "multiple of "
+                         << LOWBIT_GGML_ROWS_BLOCK << ", got K = " << k;
+    return success();
+  }
   // The kernels of kernel_abi.h work on 16-row tiles and on the 32-k blocks
   // of the activations' scales and sums.
   if (getTileM() % 16 != 0)

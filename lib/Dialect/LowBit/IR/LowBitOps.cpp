@@ -47,6 +47,10 @@ static LogicalResult verifyLayoutEncoding(MpGemmOp op, WeightAttr weight,
   case LayoutKind::Gguf:
     if (encoding == Encoding::GgufQ4_0 || weight.isBlockEncoding())
       return success();
+    // Ternary weights in TQ2_0 rows (kernel_abi.h, GGML ROWS LAYOUT).
+    if (encoding == Encoding::Ternary && weight.getBits() == 2 &&
+        layout.isTiled())
+      return success();
     return op.emitOpError() << "gguf layout requires ggml block weights "
                                "(gguf_q4_0, offset, min or codebook), got "
                             << stringifyEncoding(encoding) << " encoding";
@@ -92,6 +96,11 @@ static LogicalResult verifyReductionDim(MpGemmOp op, WeightAttr weight,
     return op.emitOpError()
            << "group size " << group << " does not divide K = " << k;
   LayoutKind kind = layout.getKind();
+  if (kind == LayoutKind::Gguf && weight.getEncoding() == Encoding::Ternary &&
+      !ShapedType::isDynamic(k) && k % LOWBIT_GGML_ROWS_BLOCK != 0)
+    return op.emitOpError() << "ternary weights in the gguf layout (TQ2_0 "
+                               "rows) require K to be a multiple of "
+                            << LOWBIT_GGML_ROWS_BLOCK << ", got K = " << k;
   if ((kind == LayoutKind::TL1 || kind == LayoutKind::TL2) && k % 2 != 0)
     return op.emitOpError() << stringifyLayoutKind(kind)
                             << " layout requires an even K, got K = " << k;

@@ -4,7 +4,8 @@
 // into the kernel of kernel_abi.h: pointers to the packed codes, scales,
 // zero points and prepared activations, loops over tile groups, activation
 // columns and K blocks, and lowbit.uk.* ops on registers whose width comes
-// from TargetInfo. Nothing here depends on the ISA.
+// from TargetInfo. Nothing here depends on the ISA. Ternary weights in the
+// GGML ROWS LAYOUT (TQ2_0 rows) get a row-major kernel (RowKernelBuilder).
 //
 //===----------------------------------------------------------------------===//
 
@@ -940,6 +941,264 @@ private:
   SmallVector<Value> blockMinTerms; // min encodings: the last block's S / s_b
 };
 
+/// The kernel of kernel_abi.h's GGML ROWS LAYOUT: ternary weights in TQ2_0
+/// rows as a GGUF file stores them (ggml's block_tq2_0), read in place. Per
+/// 256-weight block and row one 64-byte run of codes: unpacking bit pair i
+/// of byte 32h + j gives weight 128h + 32i + j, so bit pair i of a register
+/// pairs with activations 32i + j of the block's half h, contiguous where a
+/// register lies within one half (registers of 32 bytes or fewer). A
+/// 64-byte register spans both halves: its activations are gathered per
+/// block into a stack buffer once, in that order, for all rows of the
+/// group. `rows` rows (config tile_m) share every activation register
+/// (ggml's vec_dot_tq2_0_q8_K reads one row per call); the int32 lanes of a
+/// row are summed at the end and scaled as the reference scales ternary
+/// weights (y = (float)(D - S) * w_scale / s_x).
+struct RowPlan {
+  bool anyShape = false;
+  int64_t m = 0, k = 0; // static shape (0 for any shape)
+  int64_t rows = 1, tileN = 1;
+  int64_t prefetchGroups = 0; // config prefetch: row groups ahead, 0: none
+  int64_t registerBytes = 0, lanes = 0;
+};
+
+class RowKernelBuilder : KernelLoopBuilder {
+  static constexpr int64_t kBlock = LOWBIT_GGML_ROWS_BLOCK;
+  static constexpr int64_t kBlockBytes = LOWBIT_GGML_ROWS_BLOCK_BYTES;
+  static constexpr int64_t kHalf = kBlock / 2;
+  static constexpr int64_t kRun = kBlockK; // weights per bit pair and half
+
+public:
+  RowKernelBuilder(OpBuilder &b, Location loc, const RowPlan &plan,
+                   ValueRange args)
+      : KernelLoopBuilder(b, loc), plan(plan), codes(args[0]), xq(args[3]),
+        xScales(args[4]), xSums(args[5]), y(args[6]), n(args[7]),
+        tileBegin(args[8]), tileEnd(args[9]), wScale(args[10]) {
+    if (plan.anyShape) {
+      mArg = args[11];
+      kArg = args[12];
+    }
+    MLIRContext *ctx = b.getContext();
+    byteReg = VectorType::get({plan.registerBytes}, IntegerType::get(ctx, 8));
+    accReg = VectorType::get({plan.lanes}, IntegerType::get(ctx, 32));
+  }
+
+  void build() {
+    if (plan.anyShape) {
+      mValue = toIndex(mArg);
+      kValue = toIndex(kArg);
+      blocks = div(kValue, kBlock);
+      rowBytes = mul(blocks, kBlockBytes);
+    } else {
+      mValue = constant(plan.m);
+      kValue = constant(plan.k);
+      blocks = constant(plan.k / kBlock);
+      rowBytes = constant(plan.k / kBlock * kBlockBytes);
+    }
+    matrixBytes = mulValue(mValue, rowBytes);
+    // 64-byte registers: the activations in register order, whole rows
+    // for a kernel of one shape (gathered once per chunk of rows), one
+    // block at a time for any shape.
+    if (plan.registerBytes > kRun)
+      gathered = createStackBuffer(
+          b, loc, plan.tileN * (plan.anyShape ? kBlock : plan.k));
+    // The accumulators of a row group, spilled for their lane sums.
+    folds = createStackBuffer(b, loc, plan.rows * plan.lanes * 4);
+    Value begin = toIndex(tileBegin), end = toIndex(tileEnd);
+    int64_t chunk = plan.rows * kChunkGroups;
+    forLoop(begin, end, chunk, [&](Value first) {
+      Value left = sub(end, first);
+      Value fewer = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt,
+                                          left, constant(chunk));
+      Value last = add(first, arith::SelectOp::create(b, loc, fewer, left,
+                                                      constant(chunk)));
+      forColumnBlocks(n, plan.tileN, [&](Value firstColumn, int64_t columns) {
+        if (gathered && !plan.anyShape)
+          forLoop(constant(0), blocks, 1, [&](Value bk) {
+            gatherBlock(bk, mul(bk, kBlock), firstColumn, columns, plan.k);
+          });
+        Value groupsEnd =
+            plan.rows == 1 ? last : tileGroupsEnd(first, last, plan.rows);
+        forLoop(first, groupsEnd, plan.rows, [&](Value r) {
+          buildColumns(r, plan.rows, firstColumn, columns);
+        });
+        if (plan.rows > 1)
+          forLoop(groupsEnd, last, 1, [&](Value r) {
+            buildColumns(r, 1, firstColumn, columns);
+          });
+      });
+    });
+  }
+
+private:
+  /// Row groups per chunk of rows: the activations gathered for a chunk
+  /// serve this many groups.
+  static constexpr int64_t kChunkGroups = 16;
+
+  /// Block bk of activation rows [firstColumn, firstColumn + columns) into
+  /// `gathered` from byte `to` on in register order (bit pair i's runs of
+  /// both halves together), activation row c at c * rowLength after it.
+  void gatherBlock(Value bk, Value to, Value firstColumn, int64_t columns,
+                   int64_t rowLength) {
+    Value blockX = mul(bk, kBlock);
+    for (int64_t c = 0; c < columns; ++c)
+      for (int64_t i = 0; i < 4; ++i)
+        for (int64_t h = 0; h < 2; ++h)
+          copyRun(
+              xOffset(add(firstColumn, c), add(blockX, h * kHalf + i * kRun)),
+              add(to, c * rowLength + i * kVectorBytes + h * kRun));
+  }
+
+  /// Rows [firstRow, firstRow + rows) x activation rows [firstColumn,
+  /// firstColumn + columns): one int32 accumulator each over all blocks.
+  void buildColumns(Value firstRow, int64_t rows, Value firstColumn,
+                    int64_t columns) {
+    // Independent dot chains per output (bit pair i adds into chain i %
+    // chains), so that few outputs still keep several vpdpbusd in flight.
+    int64_t chains = std::max<int64_t>(1, 4 / (rows * columns));
+    SmallVector<Value> accs(rows * columns * chains, zeroAcc());
+    int64_t slices = kVectorBytes / plan.registerBytes;
+    auto block = [&](Value bk) {
+      Value blockX = mul(bk, kBlock);
+      // Where block bk of activation row c lies in `gathered`.
+      Value gatheredBlock = blockX;
+      int64_t rowLength = plan.k;
+      if (gathered && plan.anyShape) {
+        gatherBlock(bk, constant(0), firstColumn, columns, kBlock);
+        gatheredBlock = constant(0);
+        rowLength = kBlock;
+      }
+      // x[c][i][s]: the activations of bit pair i for register s.
+      SmallVector<Value> x;
+      for (int64_t c = 0; c < columns; ++c)
+        for (int64_t i = 0; i < 4; ++i)
+          for (int64_t s = 0; s < slices; ++s) {
+            int64_t byte = s * plan.registerBytes;
+            if (gathered) {
+              x.push_back(UkLoadOp::create(
+                  b, loc, byteReg, gathered,
+                  add(gatheredBlock,
+                      c * rowLength + i * kVectorBytes + byte)));
+              continue;
+            }
+            int64_t h = byte / kRun, within = byte % kRun;
+            x.push_back(UkLoadOp::create(
+                b, loc, byteReg, xq,
+                xOffset(add(firstColumn, c),
+                        add(blockX, h * kHalf + i * kRun + within))));
+          }
+      Value blockBytes = mul(bk, kBlockBytes);
+      for (int64_t r = 0; r < rows; ++r) {
+        Value rowStart = add(mulValue(add(firstRow, r), rowBytes), blockBytes);
+        // Row r of the group `prefetch` groups ahead, this block (its last
+        // byte, so that every line of the row is asked for once).
+        if (rows == plan.rows && plan.prefetchGroups > 0) {
+          Value ahead = add(
+              add(rowStart,
+                  mulValue(constant(rows * plan.prefetchGroups), rowBytes)),
+              kBlockBytes - 1);
+          Value inside = arith::CmpIOp::create(
+              b, loc, arith::CmpIPredicate::ult, ahead, matrixBytes);
+          UkPrefetchOp::create(
+              b, loc, codes,
+              arith::SelectOp::create(b, loc, inside, ahead,
+                                      sub(matrixBytes, constant(1))));
+        }
+        for (int64_t s = 0; s < slices; ++s) {
+          Value w = UkLoadOp::create(b, loc, byteReg, codes,
+                                     add(rowStart, s * plan.registerBytes));
+          for (int64_t i = 0; i < 4; ++i) {
+            Value code = UkUnpackOp::create(b, loc, byteReg, w, Value(),
+                                            b.getI64IntegerAttr(2),
+                                            b.getI64IntegerAttr(i),
+                                            b.getI64IntegerAttr(0));
+            for (int64_t c = 0; c < columns; ++c) {
+              Value &acc = accs[(r * columns + c) * chains + i % chains];
+              acc = UkDot4Op::create(b, loc, accReg, acc, code,
+                                     x[(c * 4 + i) * slices + s], false);
+            }
+          }
+        }
+      }
+    };
+    carriedRange(constant(0), blocks, 1, accs, block);
+    SmallVector<Value> sums;
+    for (int64_t o = 0; o < rows * columns; ++o) {
+      Value sum = accs[o * chains];
+      for (int64_t q = 1; q < chains; ++q)
+        sum = arith::AddIOp::create(b, loc, sum, accs[o * chains + q]);
+      sums.push_back(sum);
+    }
+    for (int64_t c = 0; c < columns; ++c)
+      finish(firstRow, rows, add(firstColumn, c),
+             ArrayRef<Value>(sums).drop_front(c).take_front(
+                 (rows - 1) * columns + 1),
+             columns);
+  }
+
+  /// Sums the lanes of each row's accumulator (accs[r * stride]) and
+  /// stores y[column][row] = (float)(D - S) * w_scale / s_x, each operation
+  /// rounded in f32 as the reference rounds ternary outputs. The lanes go
+  /// through `folds` as little-endian bytes (lowbit.uk.spill), read back as
+  /// int32 scalars, which the C++ compiler turns back into a register
+  /// reduction.
+  void finish(Value firstRow, int64_t rows, Value column, ArrayRef<Value> accs,
+              int64_t stride) {
+    Type i32 = b.getI32Type();
+    Value xSum = memref::LoadOp::create(b, loc, xSums, column);
+    Value xScale = memref::LoadOp::create(b, loc, xScales, column);
+    for (int64_t r = 0; r < rows; ++r) {
+      int64_t at = r * plan.lanes * 4;
+      UkSpillOp::create(b, loc, accs[r * stride], folds, constant(at));
+      Value sum;
+      for (int64_t l = 0; l < plan.lanes; ++l) {
+        Value lane;
+        for (int64_t j = 0; j < 4; ++j) {
+          Value byte = memref::LoadOp::create(b, loc, folds,
+                                              constant(at + 4 * l + j));
+          Value word = arith::ExtUIOp::create(b, loc, i32, byte);
+          if (j > 0)
+            word = arith::ShLIOp::create(
+                b, loc, word,
+                arith::ConstantIntOp::create(b, loc, i32, 8 * j));
+          lane = lane ? arith::OrIOp::create(b, loc, lane, word) : word;
+        }
+        sum = sum ? arith::AddIOp::create(b, loc, sum, lane) : lane;
+      }
+      Value acc = arith::SubIOp::create(b, loc, sum, xSum);
+      Value out = arith::SIToFPOp::create(b, loc, b.getF32Type(), acc);
+      out = arith::MulFOp::create(b, loc, out, wScale);
+      out = arith::DivFOp::create(b, loc, out, xScale);
+      memref::StoreOp::create(
+          b, loc, out, y, add(mulValue(column, mValue), add(firstRow, r)));
+    }
+  }
+
+  /// Copies the kRun activation bytes at xq[from] to gathered[to].
+  void copyRun(Value from, Value to) {
+    forLoop(constant(0), constant(kRun), 1, [&](Value j) {
+      Value v = memref::LoadOp::create(b, loc, xq, add(from, j));
+      memref::StoreOp::create(b, loc, v, gathered, add(to, j));
+    });
+  }
+
+  /// Index in xq of activation `k` of activation row `column`.
+  Value xOffset(Value column, Value k) {
+    return add(mulValue(column, kValue), k);
+  }
+
+  Value zeroAcc() {
+    return arith::ConstantOp::create(
+        b, loc, DenseElementsAttr::get(accReg, b.getI32IntegerAttr(0)));
+  }
+
+  const RowPlan &plan;
+  Value codes, xq, xScales, xSums, y, n, tileBegin, tileEnd, wScale;
+  Value mArg, kArg;
+  Value mValue, kValue, blocks, rowBytes, matrixBytes;
+  Value gathered, folds;
+  VectorType byteReg, accReg;
+};
+
 class LowerUpconvertPass
     : public lowbit::impl::LowBitLowerUpconvertBase<LowerUpconvertPass> {
 public:
@@ -952,6 +1211,18 @@ public:
       return signalPassFailure();
     if (!kernel->op)
       return;
+    if (kernel->op.getLayout().getKind() == LayoutKind::Gguf) {
+      FailureOr<RowPlan> rows = makeRowPlan(kernel->op, *kernel->target);
+      if (failed(rows))
+        return signalPassFailure();
+      rewriteKernelFunction(
+          func,
+          [&](OpBuilder &b, ValueRange args) {
+            RowKernelBuilder(b, func.getLoc(), *rows, args).build();
+          },
+          rows->anyShape);
+      return;
+    }
     FailureOr<KernelPlan> plan = makePlan(kernel->op, *kernel->target);
     if (failed(plan))
       return signalPassFailure();
@@ -959,6 +1230,37 @@ public:
   }
 
 private:
+  /// The kernel of the GGML ROWS LAYOUT (ternary TQ2_0 rows, tile_m rows
+  /// per group).
+  static FailureOr<RowPlan> makeRowPlan(MpGemmOp op, const TargetInfo &target) {
+    LayoutAttr layout = op.getLayout();
+    if (!layout.isTiled() || op.getWeight().getEncoding() != Encoding::Ternary)
+      return op.emitOpError()
+             << "reads ternary weights in the ggml rows layout (tile_m = 1, "
+                "tile_k = 256) only, got "
+             << layout << "; run lowbit-pack-layout first";
+    // The lane sums go through lowbit.uk.spill, which SIMD targets have.
+    int64_t registerBytes = target.getRegisterBytes();
+    if (registerBytes < 16 || kVectorBytes % registerBytes != 0)
+      return op.emitOpError() << "target " << target.getName()
+                              << " has registers of " << registerBytes
+                              << " bytes; the ggml rows kernel needs a "
+                                 "divisor of 64 that is at least 16";
+    auto config = cast<UpconvertAttr>(op.getConfigAttr());
+    RowPlan plan;
+    plan.anyShape = isAnyShape(op);
+    if (!plan.anyShape) {
+      plan.m = op.getM();
+      plan.k = op.getK();
+    }
+    plan.rows = config.getTileM();
+    plan.tileN = config.getTileN();
+    plan.prefetchGroups = config.getPrefetch();
+    plan.registerBytes = registerBytes;
+    plan.lanes = registerBytes / 4;
+    return plan;
+  }
+
   static FailureOr<KernelPlan> makePlan(MpGemmOp op, const TargetInfo &target) {
     LayoutAttr layout = op.getLayout();
     WeightAttr weight = op.getWeight();

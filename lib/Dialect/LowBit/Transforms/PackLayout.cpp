@@ -3,7 +3,9 @@
 // Up-convert kernels read the vnni4 layout of kernel_abi.h: tiles of 16
 // rows, 64-byte vectors of 16 rows x 4 k per bit plane; lut-elementwise
 // kernels the interleaved tl1/tl2 layout of lut_abi.h; lut-bitserial
-// kernels the bit-plane layout of bitserial_abi.h. This pass writes
+// kernels the bit-plane layout of bitserial_abi.h; up-convert configs of
+// fewer than 16 rows (ternary only) the TQ2_0 rows of kernel_abi.h's GGML
+// ROWS LAYOUT. This pass writes
 // that layout on the op and the packed shape on the weights argument.
 //
 //===----------------------------------------------------------------------===//
@@ -52,6 +54,8 @@ private:
 
     MLIRContext *ctx = op.getContext();
     WeightAttr weight = op.getWeight();
+    if (cast<UpconvertAttr>(config).getTileM() < LOWBIT_TILE_ROWS)
+      return packGgmlRows(func, op);
     int64_t bits = weight.getBits();
     auto layout =
         LayoutAttr::get(ctx, LayoutKind::VNNI4, /*tileM=*/LOWBIT_TILE_ROWS,
@@ -82,6 +86,39 @@ private:
          LOWBIT_VECTOR_BYTES},
         IntegerType::get(ctx, 8));
     setPackedType(func, arg, packedType);
+    op.setLayoutAttr(layout);
+    return success();
+  }
+
+  /// Ternary weights of an upconvert config with tile_m below 16 -> the
+  /// GGML ROWS LAYOUT of kernel_abi.h (TQ2_0 rows, as a GGUF file stores
+  /// them): tensor<M x (K / 256 * 66) x i8>.
+  LogicalResult packGgmlRows(func::FuncOp func, MpGemmOp op) {
+    MLIRContext *ctx = op.getContext();
+    auto layout = LayoutAttr::get(ctx, LayoutKind::Gguf, /*tileM=*/1,
+                                  /*tileK=*/LOWBIT_GGML_ROWS_BLOCK,
+                                  /*interleave=*/1, LaneOrder::Rows);
+    if (op.getLayout() == layout)
+      return success();
+    LayoutKind from = op.getLayout().getKind();
+    if (from != LayoutKind::I2S && from != LayoutKind::Canonical)
+      return op.emitOpError() << "cannot repack a " << stringifyLayoutKind(from)
+                              << " layout into ggml rows";
+    auto arg = dyn_cast<BlockArgument>(op.getPacked());
+    if (!arg || arg.getOwner() != &func.getBody().front() || !arg.hasOneUse())
+      return op.emitOpError() << "packed weights must be an argument of the "
+                                 "function used by this op alone to be "
+                                 "repacked";
+    bool anyShape = ShapedType::isDynamic(op.getM());
+    setPackedType(
+        func, arg,
+        anyShape
+            ? RankedTensorType::get({ShapedType::kDynamic, ShapedType::kDynamic},
+                                    IntegerType::get(ctx, 8))
+            : RankedTensorType::get({op.getM(),
+                                     op.getK() / LOWBIT_GGML_ROWS_BLOCK *
+                                         LOWBIT_GGML_ROWS_BLOCK_BYTES},
+                                    IntegerType::get(ctx, 8)));
     op.setLayoutAttr(layout);
     return success();
   }

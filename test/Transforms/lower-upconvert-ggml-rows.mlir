@@ -1,0 +1,34 @@
+// RUN: lowbit-opt %s --lowbit-select-config=target=x86-avx512vnni --lowbit-pack-layout --lowbit-lower-upconvert --cse | FileCheck %s --check-prefix=AVX512
+// RUN: lowbit-opt %s --lowbit-select-config=target=x86-avx2 --lowbit-pack-layout --lowbit-lower-upconvert --cse | FileCheck %s --check-prefix=AVX2
+// RUN: not lowbit-opt %s --lowbit-select-config=target=generic --lowbit-pack-layout --lowbit-lower-upconvert 2>&1 | FileCheck %s --check-prefix=GENERIC
+
+// The kernel of kernel_abi.h's GGML ROWS LAYOUT (TQ2_0 rows read in place):
+// per 256-weight block and row one 64-byte register of codes (two of 32
+// bytes on AVX2), 4 bit pairs unpacked, each dotted with its activations;
+// with 64-byte registers the activations are first gathered into a stack
+// buffer in register order (K = 768 bytes per activation row, 2 rows).
+
+// AVX512-LABEL: func.func @rows(
+// AVX512: lowbit.uk.stack_buffer {bytes = 1536 : i64}
+// AVX512: lowbit.uk.prefetch
+// AVX512-COUNT-4: lowbit.uk.unpack %{{.*}} {bits = 2 : i64, plane = {{[0-3]}} : i64} : vector<64xi8>
+// AVX512: lowbit.uk.dot4 {{.*}} : vector<64xi8> -> vector<16xi32>
+// AVX512: lowbit.uk.spill
+// AVX512: arith.sitofp
+// AVX512: arith.divf
+
+// AVX2-LABEL: func.func @rows(
+// AVX2-NOT: lowbit.uk.stack_buffer {bytes = 1536
+// AVX2: lowbit.uk.unpack %{{.*}} {bits = 2 : i64, plane = 0 : i64} : vector<32xi8>
+// AVX2: lowbit.uk.dot4 {{.*}} : vector<32xi8> -> vector<8xi32>
+
+// GENERIC: error: 'lowbit.mpgemm' op target generic has registers of 4 bytes; the ggml rows kernel needs a divisor of 64 that is at least 16
+
+func.func @rows(%x: tensor<?x768xf32>, %w: tensor<5x192xi8>, %s: tensor<1xf32>) -> tensor<?x5xf32> {
+  %y = lowbit.mpgemm %x, %w, %s {
+         weight = #lowbit.weight<bits = 2, encoding = ternary>,
+         layout = #lowbit.layout<i2s>,
+         config = #lowbit.upconvert<tile_m = 1, tile_k = 256, tile_n = 2, prefetch = 2>}
+       : (tensor<?x768xf32>, tensor<5x192xi8>, tensor<1xf32>) -> tensor<?x5xf32>
+  return %y : tensor<?x5xf32>
+}
