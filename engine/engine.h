@@ -78,7 +78,7 @@ struct Options {
   bool verbose = false; // Model::load logs its phases and their times on stderr
 };
 
-/// Where one-token forward passes spend their time (Model::set_profile):
+/// Where forward passes spend their time (Model::set_profile):
 /// per step of the pass, how often it ran, its wall time and the weight
 /// bytes its products read.
 struct StepProfile {
@@ -88,7 +88,7 @@ struct StepProfile {
 };
 
 struct DecodeProfile {
-  int64_t tokens = 0;
+  int64_t tokens = 0; // forward passes (the decoded tokens when decoding)
   double seconds = 0; // the whole passes
   /// Parallel regions run: each activation class of a product's packed
   /// weights, each float GEMV, and each norm, RoPE, attention or gate step
@@ -139,8 +139,9 @@ public:
   int64_t position() const;
   /// Empties the KV cache.
   void reset();
-  /// Adds the time of every later one-token eval to `profile` (nullptr
-  /// stops); batches of several tokens are not profiled.
+  /// Adds the time of every later forward pass (one per eval of up to
+  /// 512 tokens) to `profile` (nullptr stops); its `tokens` counts the
+  /// passes.
   void set_profile(DecodeProfile *profile);
 
   /// Greedy decoding from an empty cache: evaluates the prompt, takes the

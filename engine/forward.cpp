@@ -138,7 +138,7 @@ void Model::Impl::project(std::initializer_list<Product> products,
     }
   }
   if (!spans.empty())
-    run_tiles(total);
+    run_tiles(total, n > 1 ? kGemmGroupTiles : 1);
   for (const Product &p : products) {
     const Linear &L = *p.L;
     if (!L.packed) {
@@ -167,7 +167,7 @@ void Model::Impl::project(std::initializer_list<Product> products,
   }
 }
 
-void Model::Impl::run_tiles(int64_t total) {
+void Model::Impl::run_tiles(int64_t total, int64_t align) {
   // Tiles [begin, end) of the union: each span's part of it.
   auto run = [&](int64_t begin, int64_t end) {
     for (size_t i = 0; i < spans.size(); ++i) {
@@ -189,17 +189,21 @@ void Model::Impl::run_tiles(int64_t total) {
       throw Error(std::string("engine: ") + lowbit_last_error());
     return;
   }
-  // Chunk c is tiles [c * total / chunks, (c + 1) * total / chunks). Thread
-  // t starts on chunk t, then claims the next one not taken, as llama.cpp's
-  // ggml-cpu mul_mat claims its chunks: the threads finish within about a
-  // chunk of each other even when one of them starts late or loses its
-  // core for a while, and each chunk is one contiguous stream of weights.
+  // Chunk c is tiles [first(c), first(c + 1)): c * total / chunks rounded
+  // down to a multiple of `align`. Thread t starts on chunk t, then claims
+  // the next one not taken, as llama.cpp's ggml-cpu mul_mat claims its
+  // chunks: the threads finish within about a chunk of each other even when
+  // one of them starts late or loses its core for a while, and each chunk
+  // is one contiguous stream of weights.
+  auto first = [&](int64_t c) {
+    return c == chunks ? total : c * total / chunks / align * align;
+  };
   std::atomic<int64_t> next{threads};
   std::atomic<bool> failed{false};
   std::string error; // the first failure's message
   parallel_for(ctx.get(), threads, true, [&](int64_t thread, int64_t, int) {
     for (int64_t c = thread; c < chunks; c = next.fetch_add(1))
-      if (!run(c * total / chunks, (c + 1) * total / chunks)) {
+      if (!run(first(c), first(c + 1))) {
         if (!failed.exchange(true))
           error = lowbit_last_error();
         return;
@@ -264,7 +268,7 @@ void Model::Impl::forward(const int32_t *tokens, int64_t n, float *logits,
   const int64_t p0 = pos;
   lowbit_context_t *c = ctx.get();
   const bool sub_norms = h.arch != Arch::Llama;
-  Laps laps(n == 1 ? profile : nullptr);
+  Laps laps(profile);
   regions = n * E >= kParallelWork;
 
   parallel_for(c, n, n * E >= kParallelWork,

@@ -115,7 +115,7 @@ struct Model::Impl {
   std::vector<float> scores; // [threads][kQueries * n_ctx]
   std::vector<float> last_logits;
   std::vector<TileSpan> spans; // of the products project() runs
-  DecodeProfile *profile = nullptr; // set_profile; filled when n == 1
+  DecodeProfile *profile = nullptr; // set_profile: every pass adds to it
   int64_t regions = 0; // parallel regions of the pass (for `profile`)
 
   void reserve(int64_t n);
@@ -130,8 +130,9 @@ struct Model::Impl {
                int64_t n, lowbit_activations_t *acts);
   /// The tiles [0, total) of `spans` (the weights' tiles one after the
   /// other), through lowbit_mpgemm_tiles on the context's threads in
-  /// kChunksPerThread chunks per thread.
-  void run_tiles(int64_t total);
+  /// kChunksPerThread chunks per thread, each starting on a multiple of
+  /// `align` tiles.
+  void run_tiles(int64_t total, int64_t align);
   /// Rows [0, n) of X (`width` wide) RMS-normalized times w into Y (may be
   /// X).
   void norm_rows(const float *X, const std::vector<float> &w, int64_t n,
@@ -166,6 +167,13 @@ void parallel_for(lowbit_context_t *ctx, int64_t n, bool parallel, F &&f) {
 /// or was preempted leaves little for the others to wait on, few enough
 /// that each chunk is a long contiguous read.
 constexpr int64_t kChunksPerThread = 4;
+
+/// Tiles of the largest tile group of the runtime's GEMM kernels (N > 1):
+/// the config heuristic's tile_m is 16, 32 or 64 rows (SelectConfig.cpp).
+/// A prefill's chunks start on multiples of it, so that no chunk ends in a
+/// partial group, whose tiles a kernel runs one at a time (a Llama-2B-shaped
+/// layer's Q/K/V, 240 tiles in 8 chunks of 30, ran 2 tiles of each so).
+constexpr int64_t kGemmGroupTiles = 4;
 
 /// Queries of one head that attention takes together (Kernels::attend).
 constexpr int64_t kQueries = 4;

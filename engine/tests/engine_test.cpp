@@ -705,19 +705,29 @@ TEST(Engine, BytesRead) {
   std::remove(path.c_str());
 }
 
-// Model::set_profile: one-token passes only, each step once per layer (the
-// rest between them: 5 laps per layer and 2 around the head), the products'
-// bytes adding up to the linear weights, and 4 product regions per layer
-// plus the head's (this model is too small for any other step to run on
-// the threads).
+// Model::set_profile: every forward pass, a batch as one (bench-model's
+// prefill profile), each step once per layer (the rest between them: 5 laps
+// per layer and 2 around the head, 1 without logits), the products' bytes
+// adding up to the linear weights, and 4 product regions per layer plus the
+// head's (this model is too small for any other step to run on the
+// threads).
 TEST(Engine, DecodeProfileCountsEachStep) {
   Spec s;
   const std::string path = write_model(s, "profile");
   auto m = load(path, 2);
+  DecodeProfile batch;
+  m->set_profile(&batch);
+  m->eval(kPrompt.data(), 3, nullptr, false); // one pass, no head
+  EXPECT_EQ(batch.tokens, 1);
+  for (const StepProfile *step : {&batch.qkv, &batch.wo, &batch.gate_up,
+                                  &batch.down, &batch.attention})
+    EXPECT_EQ(step->calls, s.L);
+  EXPECT_EQ(batch.head.calls, 0);
+  EXPECT_EQ(batch.other.calls, 5 * s.L + 1);
+  EXPECT_EQ(batch.regions, 4 * s.L);
+
   DecodeProfile p;
   m->set_profile(&p);
-  m->eval(kPrompt.data(), 3, nullptr, false); // a batch: not profiled
-  EXPECT_EQ(p.tokens, 0);
   std::vector<float> logits(s.V);
   for (int i = 0; i < 2; ++i)
     m->eval(&kPrompt[size_t(i)], 1, logits.data(), false);
@@ -734,6 +744,10 @@ TEST(Engine, DecodeProfileCountsEachStep) {
             2 * m->linear_bytes());
   EXPECT_EQ(p.attention.bytes, 0);
   EXPECT_EQ(p.regions, 2 * (4 * s.L + 1));
+  // The batch read every layer weight once, as each one-token pass did.
+  EXPECT_EQ(2 * (batch.qkv.bytes + batch.wo.bytes + batch.gate_up.bytes +
+                 batch.down.bytes),
+            2 * m->linear_bytes() - p.head.bytes);
   double steps = 0;
   for (const StepProfile *step : {&p.qkv, &p.wo, &p.gate_up, &p.down,
                                   &p.head, &p.attention, &p.other})

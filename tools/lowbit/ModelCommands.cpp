@@ -311,13 +311,15 @@ double secondsSince(std::chrono::steady_clock::time_point start) {
       .count();
 }
 
-/// Per decoded token: each step's calls, time, share of the token, and for
-/// the products the rate at which they read their weights against the
-/// read limit (`gbps`, the probe's median).
-void printDecodeProfile(const engine::DecodeProfile &p, double gbps) {
+/// Per forward pass (`what`: "decode" per token, "prefill" per batch):
+/// each step's calls, time, share of the pass, and for the products the
+/// rate at which they read their weights against the read limit (`gbps`,
+/// the probe's median).
+void printProfile(const char *what, const engine::DecodeProfile &p,
+                  double gbps) {
   const double tokens = double(std::max<int64_t>(p.tokens, 1));
-  std::printf("decode profile: %.1f parallel regions and %.3f ms per token\n",
-              double(p.regions) / tokens, 1e3 * p.seconds / tokens);
+  std::printf("%s profile: %.1f parallel regions and %.3f ms per pass\n",
+              what, double(p.regions) / tokens, 1e3 * p.seconds / tokens);
   std::printf("  %-10s %8s %10s %7s %10s %12s\n", "step", "calls", "ms",
               "share", "GB/s", "/ read limit");
   const std::pair<const char *, const engine::StepProfile *> steps[] = {
@@ -388,13 +390,14 @@ static int runBenchModel(const ParsedOptions &options) {
   const double tokenBytes = double(model.weight_bytes()) + kv / double(n);
 
   std::vector<double> pp, tg, probeGbps, ratio;
-  engine::DecodeProfile profile;
+  engine::DecodeProfile profile, prefillProfile;
   const bool profiling = options.has("profile");
   Progress progress("bench-model");
   for (int rep = -1; rep < reps; ++rep) { // rep -1: warm-up, untimed
     progress.update(size_t(rep + 1), size_t(reps) + 1,
                     rep < 0 ? "warm-up" : "rep " + std::to_string(rep + 1));
     model.reset();
+    model.set_profile(profiling && rep >= 0 ? &prefillProfile : nullptr);
     auto start = std::chrono::steady_clock::now();
     model.eval(prompt.data(), p, logits.data(), false);
     const double ppSeconds = secondsSince(start);
@@ -434,8 +437,10 @@ static int runBenchModel(const ParsedOptions &options) {
               "(median of per-rep ratios) [%.2f, %.2f]\n",
               tokenBytes / 1e6, bw.median, bw.min, bw.max, roofline, r.median,
               r.min, r.max);
-  if (profiling)
-    printDecodeProfile(profile, bw.median);
+  if (profiling) {
+    printProfile("prefill", prefillProfile, bw.median);
+    printProfile("decode", profile, bw.median);
+  }
   if (jsonPath) {
     nlohmann::ordered_json j;
     j["model"] = s.file->path();
@@ -516,8 +521,8 @@ const Command &benchModelCommand() {
         {"threads", "T", kThreadsHelp, false, "t"},
         {"json", "FILE", "write the results as JSON"},
         {"profile", nullptr,
-         "time each step of the decoded tokens (products, attention, the "
-         "rest)"}}},
+         "time each step of the prompt's and the decoded tokens' passes "
+         "(products, attention, the rest)"}}},
       runBenchModel};
   return command;
 }
