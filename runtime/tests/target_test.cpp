@@ -170,6 +170,14 @@ nativeTable(const std::string &up, const std::string &lut) {
       {"iq4_nl",
        {"upconvert@" + up, "upconvert@" + up, noElementwise("iq4_nl"),
         noBitserial("iq4_nl"), "reference@" + up}},
+      // The 2- and 3-bit K-quants have bit planes but no lut-bitserial
+      // kernel (measured not to fit: docs/perf/kquants.md).
+      {"q2_k",
+       {"upconvert@" + up, "upconvert@" + up, noElementwise("q2_k"),
+        noBitserial("q2_k"), "reference@" + up}},
+      {"q3_k",
+       {"upconvert@" + up, "upconvert@" + up, noElementwise("q3_k"),
+        noBitserial("q3_k"), "reference@" + up}},
   };
 }
 
