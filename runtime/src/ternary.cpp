@@ -15,22 +15,20 @@
 namespace lowbit::detail {
 
 float ternary_scale(const float *W, int64_t count) {
-  // One pass for both: the absmean's sum (in double, in order) and whether
-  // every non-zero |W| is the first one.
+  // One pass for both, without branches: the absmean's sum (in double, in
+  // order) and the largest and smallest non-zero |W|, equal when the
+  // weights are {-a, 0, a}.
+  constexpr float kInf = std::numeric_limits<float>::infinity();
   double sum = 0.0;
-  float a = 0.0f;
-  bool same = true;
+  float largest = 0.0f, smallest = kInf;
   for (int64_t i = 0; i < count; ++i) {
     const float m = std::fabs(W[i]);
     sum += double(m);
-    if (m == 0.0f)
-      continue;
-    if (a == 0.0f)
-      a = m;
-    same &= m == a;
+    largest = std::max(largest, m);
+    smallest = std::min(smallest, m == 0.0f ? kInf : m);
   }
-  if (same && a > 0.0f)
-    return a;
+  if (largest > 0.0f && smallest == largest)
+    return largest;
   return std::max(float(sum / double(count)), 1e-5f);
 }
 
