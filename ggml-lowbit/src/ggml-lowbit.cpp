@@ -87,6 +87,7 @@ struct LoadReport {
   int reencoded = 0;        // weights whose ggml bytes are re-encoded
   int kept = 0;             // and those whose ggml bytes stay beside them
   int64_t kept_bytes = 0;
+  int in_place = 0;         // packed into our pages under the weight
 };
 
 LoadReport &load_report() {
@@ -150,12 +151,13 @@ void log_load_report() {
   if (!r.taken.empty())
     text += "; holds " + mib(r.packed_bytes) + " packed, ggml's bytes of " +
             std::to_string(r.reencoded) + " re-encoded from them, of " +
-            std::to_string(r.kept) + " kept (" + mib(r.kept_bytes) + ")";
+            std::to_string(r.kept) + " kept (" + mib(r.kept_bytes) + "); " +
+            std::to_string(r.in_place) + " packed in its buffers' pages";
   log_line(GGML_LOG_LEVEL_INFO, text);
   r.taken.clear();
   r.left.clear();
   r.packed_bytes = r.kept_bytes = 0;
-  r.reencoded = r.kept = 0;
+  r.reencoded = r.kept = r.in_place = 0;
 }
 
 // ---- Buffer: the weights repacked for the kernels, by tensor (not in
@@ -169,11 +171,12 @@ void log_load_report() {
 // llama.cpp's loader sets each weight whole, from one thread: the weight
 // is packed straight from the caller's bytes (no copy into our pages) and
 // checked, its tiles split over the loader's thread and a few of ours
-// (load_parallel). The packed weights go into our pages under the weight where
-// they fit (the block formats' tiles are ggml's bytes rearranged, i2s is
-// smaller than TQ2_0), so that the buffer holds them, faulted in by the
-// threads that pack; else into memory of their own, and our pages stay
-// untouched. ggml's bytes are written there only when the check fails and
+// (load_parallel). The packed weights go into our pages under the weight
+// (the block formats' tiles are ggml's bytes rearranged, i2s is smaller
+// than TQ2_0, and buft_get_alloc_size gives a weight room for a layout
+// larger than its bytes), so that the buffer holds them, faulted in by the
+// threads that pack; w2g256 goes into memory of its own, and our pages
+// stay untouched. ggml's bytes are written there only when the check fails and
 // they must be kept. A weight set in pieces is gathered in our pages
 // first.
 
@@ -325,12 +328,14 @@ void repack(WeightSlot &slot, ggml_tensor *tensor, const uint8_t *bytes) {
         load_parallel));
   };
   try {
-    // Our pages under the weight, unless they are the bytes read.
+    // Our pages under the weight (buft_get_alloc_size: room for its
+    // packed layout), unless they are the bytes read.
     ggml_lowbit::Place place;
     if (bytes != tensor->data) {
-      place = {static_cast<uint8_t *>(tensor->data), size};
+      place = {static_cast<uint8_t *>(tensor->data),
+               ggml_backend_buffer_get_alloc_size(tensor->buffer, tensor)};
       if (slot.dirty)
-        std::memset(place.bytes, 0, size);
+        std::memset(place.bytes, 0, place.size);
       slot.dirty = true;
     }
     pack(place);
@@ -342,6 +347,7 @@ void repack(WeightSlot &slot, ggml_tensor *tensor, const uint8_t *bytes) {
     r.taken.emplace_back(name, slot.packed->conversion);
     r.packed_bytes += slot.packed->weights.packed_bytes();
     (slot.released ? r.reencoded : r.kept) += 1;
+    r.in_place += slot.packed->in_place ? 1 : 0;
     if (!slot.released)
       r.kept_bytes += ggml_nbytes(tensor);
   } catch (const std::bad_alloc &) {
@@ -468,6 +474,20 @@ ggml_backend_buffer_t buft_alloc_buffer(ggml_backend_buffer_type_t buft,
 }
 
 size_t buft_get_alignment(ggml_backend_buffer_type_t) { return kAlignment; }
+
+/// A weight we take gets room for its packed layout where that is larger
+/// than ggml's bytes (ggml_lowbit::buffer_bytes: TQ1_0's i2s, a ragged M's
+/// padded tiles), so that every weight's tiles go under it in our pages
+/// (repack's place), as ggml-amx sized its repacked weights; the pages
+/// beyond what is written are never committed.
+size_t buft_get_alloc_size(ggml_backend_buffer_type_t,
+                           const ggml_tensor *tensor) {
+  const size_t bytes = ggml_nbytes(tensor);
+  return is_weight(tensor)
+             ? ggml_lowbit::buffer_bytes(uint32_t(tensor->type), tensor->ne[1],
+                                         tensor->ne[0], bytes)
+             : bytes;
+}
 
 // ---- Backend: one graph_compute per split, the whole split on ggml-cpu.
 //
@@ -1490,7 +1510,7 @@ ggml_backend_buffer_type *lowbit_buffer_type() {
           /* .alloc_buffer   = */ buft_alloc_buffer,
           /* .get_alignment  = */ buft_get_alignment,
           /* .get_max_size   = */ nullptr,
-          /* .get_alloc_size = */ nullptr,
+          /* .get_alloc_size = */ buft_get_alloc_size,
           /* .is_host        = */ nullptr,
       },
       /* .device  = */ lowbit_device(lowbit_reg_storage()),

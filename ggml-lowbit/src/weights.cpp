@@ -208,6 +208,17 @@ bool takes_shape(uint32_t ggml_type, int64_t K, const KernelTable &table) {
   return ok;
 }
 
+size_t buffer_bytes(uint32_t ggml_type, int64_t M, int64_t K,
+                    size_t ggml_bytes) {
+  const TypeRow *row = find_type(ggml_type);
+  if (!row)
+    return ggml_bytes;
+  const lowbit::Format format = lowbit::Format::parse(row->formats[0]);
+  if (!format.shape_error(M, K).empty())
+    return ggml_bytes;
+  return std::max(ggml_bytes, size_t(lowbit::upconvert_bytes(format, M, K)));
+}
+
 const char *type_name(uint32_t ggml_type) {
   const TypeRow *row = find_type(ggml_type);
   return row ? row->name : "";

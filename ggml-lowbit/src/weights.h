@@ -50,6 +50,13 @@ bool takes_type(uint32_t ggml_type, const KernelTable &table);
 bool takes_shape(uint32_t ggml_type, int64_t K, const KernelTable &table);
 /// Lower-case name of a type takes_type knows ("tq2_0"), else "".
 const char *type_name(uint32_t ggml_type);
+/// The bytes an M x K weight of `ggml_type` (ggml_bytes of them as ggml
+/// stores it) takes in a buffer of ours: ggml's, or the layout its type
+/// packs into directly where that is larger (TQ1_0's i2s, 2 bits a weight
+/// against 1.69; a ragged M's padded tiles), so that pack_tensor can
+/// place the packed weight there, as it does every other.
+size_t buffer_bytes(uint32_t ggml_type, int64_t M, int64_t K,
+                    size_t ggml_bytes);
 
 /// One weight matrix in the layout of its kernels.
 struct PackedTensor {
