@@ -639,10 +639,10 @@ struct BackendContext {
   void (*cpu_set_threads)(ggml_backend_t, int) = nullptr;
   std::vector<std::unique_ptr<Job>> jobs; // reused; the first n_jobs count
   size_t n_jobs = 0;
-  // Activation buffers, reused from graph to graph, each for one shape
-  // (shapes[act]: a split's products of one shape reuse a buffer after its
-  // last reader; they are shaped before the split runs): a split holds as
-  // many as it has inputs of a shape alive at once. One-row products
+  // Activation buffers, reused from graph to graph, each of one shape in a
+  // split (shapes[act]: they are shaped before the split runs, so a
+  // split's products reuse a buffer after its last reader only for the
+  // same shape): a split holds as many as it has inputs alive at once. One-row products
   // quantize into each thread's own copy instead: own[thread][act].
   std::vector<std::unique_ptr<lowbit::PreparedActivations>> activations;
   std::vector<std::vector<std::unique_ptr<lowbit::PreparedActivations>>> own;
@@ -650,10 +650,11 @@ struct BackendContext {
   // plan_jobs' scratch, kept from split to split so that planning one
   // allocates nothing once the graphs' sizes were seen: per job the input
   // it reads (keys), per input its last job and its first while it lives,
-  // per buffer whether a live input holds it.
+  // per buffer whether a live input holds it and whether a job of the
+  // split reads it (2: shaped for the split).
   std::vector<ActivationKey> keys;
   std::unordered_map<ActivationKey, size_t, ActivationKeyHash> last, live;
-  std::vector<char> busy;
+  std::vector<char> busy, used;
   int64_t splits = 0, mul_mats = 0, get_rows = 0, cpu_nodes = 0;
   int64_t norms = 0, fused_muls = 0; // RMS_NORMs ours, MULs with them
   double seconds = 0; // inside graph_compute
@@ -1109,8 +1110,9 @@ void plan_jobs(BackendContext &ctx, ggml_cgraph *graph) {
   for (size_t j = 0; j < ctx.n_jobs; ++j)
     if (ctx.jobs[j]->kind == Job::MulMat)
       last[keys[j]] = j;
-  std::vector<char> &busy = ctx.busy;
+  std::vector<char> &busy = ctx.busy, &used = ctx.used;
   busy.assign(ctx.activations.size(), 0);
+  used.assign(ctx.activations.size(), 0);
   for (size_t j = 0; j < ctx.n_jobs; ++j) {
     Job &job = *ctx.jobs[j];
     if (job.kind != Job::MulMat)
@@ -1120,17 +1122,30 @@ void plan_jobs(BackendContext &ctx, ggml_cgraph *graph) {
       const lowbit::UpconvertWeights &W = job.slot->packed->weights;
       const int64_t N = ggml_nrows(job.node->src[1]);
       const ActivationShape shape{keys[j].cls, N, W.K, W.format};
+      // An idle buffer of this shape; else an idle one that no job of
+      // this split reads before (shaped again: the buffers are as many as
+      // one split needs, whatever N the graphs before had); else a new one.
+      const size_t buffers = ctx.shapes.size();
       size_t a = 0;
-      while (a < ctx.shapes.size() && (busy[a] || !ctx.shapes[a].same(shape)))
+      while (a < buffers && (busy[a] || !ctx.shapes[a].same(shape)))
         ++a;
-      if (a == ctx.shapes.size()) { // a new buffer
-        ctx.activations.push_back(
-            std::make_unique<lowbit::PreparedActivations>());
+      if (a == buffers) {
+        a = 0;
+        while (a < buffers && (busy[a] || used[a]))
+          ++a;
+        if (a == buffers) {
+          ctx.activations.push_back(
+              std::make_unique<lowbit::PreparedActivations>());
+          ctx.shapes.push_back(shape);
+          busy.push_back(0);
+          used.push_back(0);
+        }
+        ctx.shapes[a] = shape;
         lowbit::shape_activations(W.format, N, W.K, *ctx.activations[a]);
-        ctx.shapes.push_back(shape);
-        busy.push_back(0);
+        used[a] = 2;
       }
       busy[a] = 1;
+      used[a] = std::max<char>(used[a], 1);
       job.quantize = true;
       job.act = a;
       it = live.emplace(keys[j], j).first;
@@ -1142,13 +1157,16 @@ void plan_jobs(BackendContext &ctx, ggml_cgraph *graph) {
       live.erase(it);
     }
   }
-  // Each thread's own copies of the one-row buffers.
+  // Each thread's own copies of the one-row buffers (new, or shaped
+  // again for this split).
   ctx.own.resize(size_t(std::max(ctx.threads, 1)));
   for (auto &copies : ctx.own)
-    for (size_t a = copies.size(); a < ctx.shapes.size(); ++a) {
-      copies.push_back(std::make_unique<lowbit::PreparedActivations>());
+    for (size_t a = 0; a < ctx.shapes.size(); ++a) {
+      const bool fresh = a >= copies.size();
+      if (fresh)
+        copies.push_back(std::make_unique<lowbit::PreparedActivations>());
       const ActivationShape &shape = ctx.shapes[a];
-      if (shape.N == 1)
+      if (shape.N == 1 && (fresh || used[a] == 2))
         lowbit::shape_activations(shape.format, 1, shape.K, *copies[a]);
     }
 }
