@@ -820,9 +820,10 @@ void run_get_rows(Job &job, ggml_tensor *node, int ith, int nth) {
 // value per add latency (4 cycles), 5% of a BitNet-2B prompt's CPU time
 // on this host (docs/perf/ggml-lowbit.md). Here the same float squares are
 // summed in double over 16 lanes (AVX2, which every kernel table needs):
-// another order of exact-enough sums (a double holds the sum of 2^29
-// float squares to well below a float's rounding), then the same float
-// mean, scale and products as ggml's.
+// another order of double sums (for a row of n values both orders are
+// within n * 2^-53 of the exact sum: 2^-40 for a 6912-wide row, far below
+// the float mean's rounding, 2^-24), then the same float mean, scale and
+// products as ggml's.
 
 /// The sum of x[i] * x[i] (each rounded to float) in double.
 __attribute__((target("avx2"))) double sum_squares(const float *x,
