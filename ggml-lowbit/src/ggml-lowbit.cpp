@@ -723,18 +723,25 @@ void quantize_shared(Job &job, const float *X, int64_t N, int64_t K,
 /// memory system slows down takes fewer chunks and the threads finish
 /// within about a chunk of each other at ggml's barrier after the node.
 /// One activation row: about 8 chunks per thread and at least 4 tiles (64
-/// rows, ggml-cpu's chunk for one row). More rows: as many chunks as give
-/// each one at least 2^20 multiply-adds (a tile is 16 x N x K of them: one
-/// tile of a 2560-wide weight for a 128-token prompt), at most 8 per
-/// thread's share, so the last chunk a thread takes is short.
+/// rows, ggml-cpu's chunk for one row). More rows: whole groups of
+/// kGemmGroupTiles (the GEMM configs' largest tile_m is 64 rows, and a
+/// kernel runs the tiles of a partial group one at a time; the engine's
+/// prefill chunks are aligned the same way), as few as give a chunk 2^20
+/// multiply-adds (a tile is 16 x N x K of them), at most the groups of 1/8
+/// of a thread's share: one group (64 rows) of a 2560-wide weight for a
+/// 128-token prompt, where 1/16 of its tiles was 10.
 int64_t chunk_tiles(int64_t tiles, int nth, int64_t N, int64_t K) {
   const int64_t per_thread = tiles / (8 * int64_t(nth));
   if (N == 1)
     return std::max<int64_t>(4, per_thread);
+  constexpr int64_t kGemmGroupTiles = 4;
   constexpr int64_t kChunkMacs = int64_t(1) << 20;
   const int64_t tile_macs = 16 * N * K;
-  return std::max<int64_t>(
-      1, std::min(per_thread, (kChunkMacs + tile_macs - 1) / tile_macs));
+  const int64_t groups =
+      std::min(per_thread / kGemmGroupTiles,
+               (kChunkMacs + tile_macs * kGemmGroupTiles - 1) /
+                   (tile_macs * kGemmGroupTiles));
+  return kGemmGroupTiles * std::max<int64_t>(1, groups);
 }
 
 void run_mul_mat(Job &job, ggml_tensor *node, int ith, int nth) {
