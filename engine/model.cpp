@@ -2,7 +2,9 @@
 //
 // Reads a llama.cpp GGUF model of the `llama`, `bitnet`, `bitnet-b1.58` or
 // `bitnet-25` architecture, checks every tensor against the metadata and
-// packs every linear weight for its kernels: straight from the file into
+// packs every linear weight for its kernels: read in place from the file
+// mapping where the kernels read the GGUF rows as they are (TQ2_0 under
+// kernels of kernel_abi.h's GGML ROWS LAYOUT), straight from the file into
 // one allocation where the GGUF type packs directly (the runtime's
 // gguf_pack_rows), else through the C API (lowbit_pack_gguf). The
 // tensor names, the keys and the rope type follow llama.cpp (see
@@ -486,7 +488,10 @@ std::unique_ptr<Model> Model::load(std::shared_ptr<const GgufFile> opened,
   phase("hyperparameters, context, checks");
 
   // Every linear weight imported once and packed, all on the context's
-  // threads from the start. A weight whose GGUF type packs into its
+  // threads from the start. A TQ2_0 weight whose kernels read the ggml
+  // rows layout is not packed at all: the kernels read the mapping, which
+  // the model keeps, and the chunks only check its rows (codes, one
+  // scale), faulting its pages in. A weight whose GGUF type packs into its
   // format's kernel layout directly (lowbit::gguf_packs_directly: the
   // ternary types into i2s, the block types into their own format) is
   // written straight from the file mapping into its place in one
@@ -503,7 +508,7 @@ std::unique_ptr<Model> Model::load(std::shared_ptr<const GgufFile> opened,
   const size_t count = targets.size();
   std::vector<const GgufTensor *> tensors(count);
   std::vector<Format> formats(count);
-  std::vector<char> direct(count, 0);
+  std::vector<char> direct(count, 0), in_place(count, 0);
   std::vector<size_t> offsets(count, 0);
   size_t arena_bytes = 0;
   for (size_t i = 0; i < count; ++i) {
@@ -512,11 +517,15 @@ std::unique_ptr<Model> Model::load(std::shared_ptr<const GgufFile> opened,
     if (spec.format.empty())
       continue;
     formats[i] = Format::parse(spec.format);
+    in_place[i] = t.type == GgufType::TQ2_0 && t.rows() == spec.M &&
+                  t.K() == spec.K &&
+                  ggml_rows_error(formats[i], spec.K).empty() &&
+                  ggml_rows_kernels_registered(formats[i], spec.M, spec.K);
     direct[i] = gguf_packs_directly(t.type, formats[i]) &&
                 t.rows() == spec.M && t.K() == spec.K &&
                 formats[i].shape_error(spec.M, spec.K).empty() &&
                 upconvert_kernels_registered(formats[i], spec.M, spec.K);
-    if (direct[i]) {
+    if (direct[i] && !in_place[i]) {
       offsets[i] = arena_bytes;
       arena_bytes += size_t(upconvert_bytes(formats[i], spec.M, spec.K));
     }
@@ -537,7 +546,7 @@ std::unique_ptr<Model> Model::load(std::shared_ptr<const GgufFile> opened,
   std::vector<size_t> whole;
   std::vector<size_t> by_offset;
   for (size_t i = 0; i < count; ++i)
-    (direct[i] ? by_offset : whole).push_back(i);
+    (direct[i] || in_place[i] ? by_offset : whole).push_back(i);
   std::stable_sort(whole.begin(), whole.end(), [&](size_t a, size_t b) {
     return tensors[a]->bytes > tensors[b]->bytes;
   });
@@ -549,9 +558,13 @@ std::unique_ptr<Model> Model::load(std::shared_ptr<const GgufFile> opened,
   std::vector<Chunk> chunks;
   for (size_t i : by_offset) {
     const int64_t M = specs[i].M;
-    packed[i] = shape_upconvert(formats[i], M, specs[i].K, arena + offsets[i]);
+    packed[i] =
+        in_place[i]
+            ? shape_ggml_rows(formats[i], M, specs[i].K, 0.0f,
+                              const_cast<uint8_t *>(tensors[i]->data))
+            : shape_upconvert(formats[i], M, specs[i].K, arena + offsets[i]);
     const uint64_t row_bytes = tensors[i]->bytes / uint64_t(M);
-    const int64_t tile = kUpconvertTileRows;
+    const int64_t tile = packed[i].tile_rows;
     const int64_t rows = std::max<int64_t>(
         tile, int64_t(kChunkBytes / std::max<uint64_t>(row_bytes, 1)) / tile *
                   tile);
@@ -585,6 +598,8 @@ std::unique_ptr<Model> Model::load(std::shared_ptr<const GgufFile> opened,
       } catch (const std::exception &) {
         failed[c.weight] = 1; // load_linear names the problem below
       }
+      if (in_place[c.weight])
+        continue; // the kernels read these pages
       // The chunk's pages and the kernel's fault-around window on either
       // side (Linux maps up to 64 KiB around a faulting page): a window that
       // reached into a neighbour already released would otherwise stay
@@ -604,7 +619,8 @@ std::unique_ptr<Model> Model::load(std::shared_ptr<const GgufFile> opened,
     const LinearSpec &spec = specs[i];
     // Again, whole: a page that two chunks share, or one that a chunk's
     // fault-around mapped after the chunk it belongs to was released.
-    release_pages(*tensors[i]);
+    if (!in_place[i])
+      release_pages(*tensors[i]);
     try {
       if (!failed[i])
         gguf_finish_rows(*tensors[i], packed[i], checks[i]);
@@ -631,10 +647,14 @@ std::unique_ptr<Model> Model::load(std::shared_ptr<const GgufFile> opened,
       throw Error(e);
   if (options.verbose)
     std::fprintf(stderr,
-                 "lowbit: load: %zu weights packed directly (%.1f MiB, %zu "
-                 "chunks), %zu through lowbit_pack_gguf\n",
-                 by_offset.size(), double(arena_bytes) / 1048576.0,
-                 chunks.size(), whole.size());
+                 "lowbit: load: %zu weights read in place from the file, "
+                 "%zu packed directly (%.1f MiB, %zu chunks in all), %zu "
+                 "through lowbit_pack_gguf\n",
+                 size_t(std::count(in_place.begin(), in_place.end(), 1)),
+                 by_offset.size() -
+                     size_t(std::count(in_place.begin(), in_place.end(), 1)),
+                 double(arena_bytes) / 1048576.0, chunks.size(),
+                 whole.size());
   phase("checks, weight handles");
 
   for (int64_t l = 0; l < hp.n_layer; ++l) {

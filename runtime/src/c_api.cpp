@@ -205,12 +205,6 @@ static std::vector<Entry> kernelsFor(const lowbit::Format &f, int64_t M,
   return kernels;
 }
 
-/// Whether kernels of this layout read pack_upconvert's (pack_for_kernel).
-static bool readsUpconvert(const lowbit_layout_t &layout) {
-  return layout.family != LOWBIT_LAYOUT_LUT &&
-         layout.family != LOWBIT_LAYOUT_BITPLANES;
-}
-
 /// Weights for canonical packed ones: the registered kernels of their
 /// (format, M, K), repacked into those kernels' layout.
 static std::unique_ptr<lowbit_weights_t>
@@ -229,17 +223,24 @@ withKernels(lowbit::PackedWeights canonical) {
 
 namespace {
 /// Whether the first of `kernels` (kernelsFor's order) reads `format` in the
-/// upconvert layout.
-bool first_reads_upconvert(const std::vector<Entry> &kernels,
-                           const lowbit::Format &format) {
-  return !kernels.empty() && readsUpconvert(kernels.front().layout) &&
+/// layout `family` of kernel_abi.h: LOWBIT_LAYOUT_VNNI4 or
+/// LOWBIT_LAYOUT_GGML_ROWS.
+bool first_reads(const std::vector<Entry> &kernels,
+                 const lowbit::Format &format, uint8_t family) {
+  return !kernels.empty() && kernels.front().layout.family == family &&
          lowbit::layout_error(kernels.front().layout, format).empty();
 }
 } // namespace
 
 bool lowbit::upconvert_kernels_registered(const Format &format, int64_t M,
                                           int64_t K) {
-  return first_reads_upconvert(kernelsFor(format, M, K), format);
+  return first_reads(kernelsFor(format, M, K), format, LOWBIT_LAYOUT_VNNI4);
+}
+
+bool lowbit::ggml_rows_kernels_registered(const Format &format, int64_t M,
+                                          int64_t K) {
+  return first_reads(kernelsFor(format, M, K), format,
+                     LOWBIT_LAYOUT_GGML_ROWS);
 }
 
 lowbit_weights_t *lowbit::upconvert_weights_handle(UpconvertWeights U) {
@@ -250,10 +251,13 @@ lowbit_weights_t *lowbit::upconvert_weights_handle(UpconvertWeights U) {
   W.K = U.K;
   W.tensor_scale = U.w_scale;
   std::vector<Entry> kernels = kernelsFor(U.format, U.M, U.K);
-  if (!first_reads_upconvert(kernels, U.format))
+  const bool rows = U.tile_rows == 1;
+  if (!first_reads(kernels, U.format,
+                   rows ? LOWBIT_LAYOUT_GGML_ROWS : LOWBIT_LAYOUT_VNNI4))
     throw Error("upconvert_weights_handle: no registered " + U.format.name() +
                 " kernel of M = " + std::to_string(U.M) + ", K = " +
-                std::to_string(U.K) + " reads the upconvert layout");
+                std::to_string(U.K) + " reads the " +
+                (rows ? "ggml rows" : "upconvert") + " layout");
   weights->kernels = std::move(kernels);
   weights->prepared = std::move(U);
   weights->compacted = true;

@@ -335,22 +335,27 @@ public:
   // qs[32 h + 16 s + 4 j + r]: the four 4-byte words W_j at qs + 32 h +
   // 16 s + 4 j, each masked to field i, shifted into field j and ORed (two
   // 8-byte loads, the words' halves merged), one 4-byte store per vector.
-  bool tq2_tiles(int64_t m, UpconvertWeights &U) {
+  // With U null, only the checks (weights that are a view of the rows:
+  // kernel_abi.h's GGML ROWS LAYOUT).
+  bool tq2_tiles(int64_t m, UpconvertWeights *U) {
     constexpr uint64_t kLow = 0x5555555555555555ull;
     constexpr uint64_t kField = 0x0303030303030303ull;
     const uint64_t block_bytes = info(t_.type).block_size;
-    const int64_t blocks = K_ / kTqBlock, vectors = U.Kp / 16;
+    const int64_t blocks = K_ / kTqBlock, vectors = U ? U->Kp / 16 : 0;
     const int64_t t = m / kUpconvertTileRows, i = m % kUpconvertTileRows;
-    uint8_t *out = U.codes.data() + t * vectors * 64 + i * 4;
+    uint8_t *out = U ? U->codes.data() + t * vectors * 64 + i * 4 : nullptr;
     const uint8_t *blk = t_.data + uint64_t(m * blocks) * block_bytes;
     uint64_t threes = 0;
-    for (int64_t b = 0; b < blocks; ++b, blk += block_bytes, out += 16 * 64) {
+    for (int64_t b = 0; b < blocks; ++b, blk += block_bytes,
+                 out += U ? 16 * 64 : 0) {
       uint64_t other = 0;
       for (int q = 0; q < 4; ++q) { // the 32 bytes of half h = q / 2
         const uint64_t x = load_le<uint64_t>(blk + 16 * q);
         const uint64_t y = load_le<uint64_t>(blk + 16 * q + 8);
         threes |= (x & (x >> 1)) | (y & (y >> 1));
         other |= (x ^ kLow) | (y ^ kLow);
+        if (!U)
+          continue;
         uint8_t *vec = out + 64 * (8 * (q / 2) + q % 2);
         for (int f = 0; f < 4; ++f) { // field i = f: vector 8h + 2f + s
           const uint64_t w = ((x >> (2 * f)) & kField) |
@@ -528,8 +533,14 @@ GgufRowsCheck gguf_pack_rows(const GgufTensor &t, UpconvertWeights &U,
                 format.name() + " directly");
   check_size_and_shape(t, format);
   const int64_t M = t.rows(), K = t.K();
+  // The ggml rows layout: U is the tensor's own rows (shape_ggml_rows over
+  // t.data), checked in place.
+  const bool rows = U.tile_rows == 1;
+  if (rows && (t.type != GgufType::TQ2_0 || U.codes.data() != t.data))
+    fail(t, "gguf_pack_rows: weights in the ggml rows layout must be a view "
+            "of this tq2_0 tensor");
   if (U.M != M || U.K != K || m_begin < 0 || m_begin > m_end || m_end > M ||
-      m_begin % kUpconvertTileRows != 0)
+      (!rows && m_begin % kUpconvertTileRows != 0))
     fail(t, "gguf_pack_rows: rows [" + std::to_string(m_begin) + ", " +
                 std::to_string(m_end) + ") of weights of " +
                 std::to_string(U.M) + " x " + std::to_string(U.K));
@@ -551,7 +562,7 @@ GgufRowsCheck gguf_pack_rows(const GgufTensor &t, UpconvertWeights &U,
   TernaryReader reader(t);
   if (t.type == GgufType::TQ2_0) {
     for (int64_t m = m_begin; m < m_end; ++m)
-      check.bad |= reader.tq2_tiles(m, U);
+      check.bad |= reader.tq2_tiles(m, rows ? nullptr : &U);
   } else {
     std::vector<uint8_t> row(size_t(U.Kp / 4), 0); // zero past K
     try {

@@ -36,6 +36,7 @@
 #include <functional>
 #include <map>
 #include <random>
+#include <set>
 
 #if defined(__GLIBC__)
 #include <malloc.h>
@@ -70,11 +71,50 @@ KernelChoice choiceFor(const Format &format, Strategy strategy,
   }
 }
 
+/// The up-convert configs of kernel_abi.h's GGML ROWS LAYOUT (lower-upconvert's
+/// row kernel) for the i2s shapes whose weights are TQ2_0 rows in the file:
+/// the kernels read the file's mapping, so those weights are never packed
+/// (issue 28 item 7). GEMV: one row per group, a sequential stream of the
+/// rows, prefetched 4 rows ahead; GEMM: 2 rows x 4 activation rows. Only
+/// the x86 targets' row kernels are checked against the reference
+/// (test/e2e/upconvert-ggml-rows.test), so only they take it.
+const char *const kGgmlRowsGemv =
+    "#lowbit.upconvert<tile_m = 1, tile_k = 256, tile_n = 1, prefetch = 4>";
+const char *const kGgmlRowsGemm =
+    "#lowbit.upconvert<tile_m = 2, tile_k = 256, tile_n = 4>";
+bool takesGgmlRows(const KernelChoice &choice) {
+  return choice.strategy == Strategy::Upconvert &&
+         (choice.target == Target::X86Avx512Vnni ||
+          choice.target == Target::X86AvxVnni ||
+          choice.target == Target::X86Avx2);
+}
+
+/// The (M, K) of the i2s weights of `specs` that are all TQ2_0 in `file`.
+std::set<std::pair<int64_t, int64_t>>
+ggmlRowsShapes(const GgufFile &file,
+               const std::vector<engine::LinearSpec> &specs) {
+  std::set<std::pair<int64_t, int64_t>> rows, other;
+  for (const engine::LinearSpec &spec : specs) {
+    if (spec.format != "i2s")
+      continue;
+    const bool tq2 = file.tensor(spec.tensor).type == GgufType::TQ2_0 &&
+                     spec.K % LOWBIT_GGML_ROWS_BLOCK == 0;
+    (tq2 ? rows : other).insert({spec.M, spec.K});
+  }
+  for (const auto &shape : other)
+    rows.erase(shape);
+  return rows;
+}
+
 /// Compiles and registers the kernels of every lowbit linear weight of a
-/// model (`specs`: engine::linear_specs of its file and format).
+/// model (`specs`: engine::linear_specs of its file and format); the i2s
+/// shapes in `ggmlRows` (ggmlRowsShapes) get the ggml rows configs where
+/// the choice takes them (takesGgmlRows) and no schedule is given.
 ModelKernels compileModelKernels(const std::vector<engine::LinearSpec> &specs,
                                  Strategy strategy, Target target,
-                                 const KernelOptions &options) {
+                                 const KernelOptions &options,
+                                 const std::set<std::pair<int64_t, int64_t>>
+                                     &ggmlRows = {}) {
   std::map<std::string, std::vector<std::pair<int64_t, int64_t>>> shapes;
   for (const engine::LinearSpec &spec : specs) {
     if (spec.format.empty())
@@ -127,8 +167,11 @@ ModelKernels compileModelKernels(const std::vector<engine::LinearSpec> &specs,
       // A GEMV kernel per shape, and the GEMM config (as `lowbit compile`).
       std::vector<KernelShape> batch;
       for (const auto &[M, K] : list) {
-        batch.emplace_back(M, K, 1);
-        batch.emplace_back(M, K, 16);
+        // A schedule's tuned configs (vnni4) win over the row kernels.
+        const bool rows = f.name() == "i2s" && takesGgmlRows(choice) &&
+                          !options.schedule && ggmlRows.count({M, K});
+        batch.emplace_back(M, K, 1, rows ? kGgmlRowsGemv : "");
+        batch.emplace_back(M, K, 16, rows ? kGgmlRowsGemm : "");
       }
       std::vector<CompiledKernel> compiled =
           compileKernels(f, choice, batch, options);
@@ -192,7 +235,8 @@ Session openModel(const ParsedOptions &options, int64_t n_ctx,
   std::fprintf(stderr, "lowbit: compiling the kernels of %s...\n",
                path.c_str());
   const auto start = std::chrono::steady_clock::now();
-  s.kernels = compileModelKernels(specs, strategy, target, kernelOptions);
+  s.kernels = compileModelKernels(specs, strategy, target, kernelOptions,
+                                  ggmlRowsShapes(*s.file, specs));
 #if defined(__GLIBC__)
   // The compiler's heap (MLIR contexts, kernel sources) is freed by now:
   // handed back before the weights arrive (a small model's peak RSS, 134

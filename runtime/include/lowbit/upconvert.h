@@ -130,10 +130,16 @@ namespace lowbit {
 
 /// Whether the kernels registered for (format, M, K) (lowbit.h,
 /// lowbit_register_kernels), which lowbit_pack would attach, read the
-/// upconvert layout (c_api.cpp).
+/// upconvert (vnni4) layout (c_api.cpp).
 bool upconvert_kernels_registered(const Format &format, int64_t M, int64_t K);
 
-/// The C API's weights (lowbit.h) over U, packed already, with the
+/// Whether the kernels registered for (format, M, K) read kernel_abi.h's
+/// GGML ROWS LAYOUT (TQ2_0 rows, which a GGUF tensor is already: a view of
+/// its mapping serves them) (c_api.cpp).
+bool ggml_rows_kernels_registered(const Format &format, int64_t M, int64_t K);
+
+/// The C API's weights (lowbit.h) over U, packed already (the upconvert
+/// layout, or the ggml rows layout when U.tile_rows is 1), with the
 /// registered kernels of its (format, M, K), as lowbit_pack_gguf and then
 /// lowbit_weights_compact leave them (no canonical copy); Error when no
 /// registered kernel reads U's layout (c_api.cpp).
