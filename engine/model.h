@@ -169,10 +169,12 @@ void parallel_for(lowbit_context_t *ctx, int64_t n, bool parallel, F &&f) {
 constexpr int64_t kChunksPerThread = 4;
 
 /// Tiles of the largest tile group of the runtime's GEMM kernels (N > 1):
-/// the config heuristic's tile_m is 16, 32 or 64 rows (SelectConfig.cpp).
-/// A prefill's chunks start on multiples of it, so that no chunk ends in a
-/// partial group, whose tiles a kernel runs one at a time (a Llama-2B-shaped
-/// layer's Q/K/V, 240 tiles in 8 chunks of 30, ran 2 tiles of each so).
+/// the config heuristic's vnni4 tile_m is 1, 2 or 4 tiles of 16 rows
+/// (SelectConfig.cpp); the ggml rows GEMM takes 2 one-row tiles
+/// (lowbit generate's TQ2_0 config). A prefill's chunks start on multiples
+/// of it, so that no chunk ends in a partial group, whose tiles a kernel
+/// runs one at a time (a Llama-2B-shaped layer's Q/K/V, 240 tiles in 8
+/// chunks of 30, ran 2 tiles of each so).
 constexpr int64_t kGemmGroupTiles = 4;
 
 /// Queries of one head that attention takes together (Kernels::attend).
