@@ -1004,7 +1004,8 @@ public:
     // The accumulators of a row group, spilled for their lane sums.
     folds = createStackBuffer(b, loc, plan.rows * plan.lanes * 4);
     Value begin = toIndex(tileBegin), end = toIndex(tileEnd);
-    int64_t chunk = plan.rows * kChunkGroups;
+    int64_t chunk = plan.rows * std::max<int64_t>(
+                                    kChunkGroups, kChunkRows / plan.rows);
     forLoop(begin, end, chunk, [&](Value first) {
       Value left = sub(end, first);
       Value fewer = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt,
@@ -1030,9 +1031,9 @@ public:
   }
 
 private:
-  /// Row groups per chunk of rows: the activations gathered for a chunk
-  /// serve this many groups.
-  static constexpr int64_t kChunkGroups = 16;
+  /// Row groups per chunk of rows, and rows at least: the activations
+  /// gathered for a chunk serve them all.
+  static constexpr int64_t kChunkGroups = 16, kChunkRows = 128;
 
   /// Block bk of activation rows [firstColumn, firstColumn + columns) into
   /// `gathered` from byte `to` on in register order (bit pair i's runs of
