@@ -69,25 +69,17 @@ private:
       return op.emitOpError() << "cannot repack a " << stringifyLayoutKind(from)
                               << " layout for the upconvert strategy";
 
-    auto arg = dyn_cast<BlockArgument>(op.getPacked());
-    if (!arg || arg.getOwner() != &func.getBody().front() || !arg.hasOneUse())
-      return op.emitOpError() << "packed weights must be an argument of the "
-                                 "function used by this op alone to be "
-                                 "repacked";
     int64_t m = op.getM(), k = op.getK();
     // Any shape (dynamic M and K): tiles and vectors per tile are run-time
     // values, the 64 bytes of a vector are not.
     bool anyShape = ShapedType::isDynamic(m) || ShapedType::isDynamic(k);
-    auto packedType = RankedTensorType::get(
+    return repack(
+        func, op, layout,
         {anyShape ? ShapedType::kDynamic
                   : llvm::divideCeilSigned(m, int64_t(LOWBIT_TILE_ROWS)),
          anyShape ? ShapedType::kDynamic
                   : llvm::divideCeilSigned(k, int64_t(LOWBIT_K_BLOCK)) * bits,
-         LOWBIT_VECTOR_BYTES},
-        IntegerType::get(ctx, 8));
-    setPackedType(func, arg, packedType);
-    op.setLayoutAttr(layout);
-    return success();
+         LOWBIT_VECTOR_BYTES});
   }
 
   /// Ternary weights of an upconvert config with tile_m below 16 -> the
@@ -104,23 +96,9 @@ private:
     if (from != LayoutKind::I2S && from != LayoutKind::Canonical)
       return op.emitOpError() << "cannot repack a " << stringifyLayoutKind(from)
                               << " layout into ggml rows";
-    auto arg = dyn_cast<BlockArgument>(op.getPacked());
-    if (!arg || arg.getOwner() != &func.getBody().front() || !arg.hasOneUse())
-      return op.emitOpError() << "packed weights must be an argument of the "
-                                 "function used by this op alone to be "
-                                 "repacked";
-    bool anyShape = ShapedType::isDynamic(op.getM());
-    setPackedType(
-        func, arg,
-        anyShape
-            ? RankedTensorType::get({ShapedType::kDynamic, ShapedType::kDynamic},
-                                    IntegerType::get(ctx, 8))
-            : RankedTensorType::get({op.getM(),
-                                     op.getK() / LOWBIT_GGML_ROWS_BLOCK *
-                                         LOWBIT_GGML_ROWS_BLOCK_BYTES},
-                                    IntegerType::get(ctx, 8)));
-    op.setLayoutAttr(layout);
-    return success();
+    return repackTiles(func, op, layout, /*tileRows=*/1, [&] {
+      return op.getK() / LOWBIT_GGML_ROWS_BLOCK * LOWBIT_GGML_ROWS_BLOCK_BYTES;
+    });
   }
 
   /// tl1/tl2 -> the interleaved layout of lut_abi.h: 16-row tiles of
@@ -144,24 +122,8 @@ private:
       return op.emitOpError()
              << "cannot repack a tiled " << stringifyLayoutKind(kind)
              << " layout for the lut-elementwise strategy";
-    auto arg = dyn_cast<BlockArgument>(op.getPacked());
-    if (!arg || arg.getOwner() != &func.getBody().front() || !arg.hasOneUse())
-      return op.emitOpError() << "packed weights must be an argument of the "
-                                 "function used by this op alone to be "
-                                 "repacked";
-    bool anyShape = ShapedType::isDynamic(op.getM());
-    setPackedType(
-        func, arg,
-        anyShape
-            ? RankedTensorType::get({ShapedType::kDynamic, ShapedType::kDynamic},
-                                    IntegerType::get(ctx, 8))
-            : RankedTensorType::get(
-                  {llvm::divideCeilSigned(op.getM(),
-                                          int64_t(LOWBIT_TILE_ROWS)),
-                   getLutTileBytes(kind, op.getK())},
-                  IntegerType::get(ctx, 8)));
-    op.setLayoutAttr(layout);
-    return success();
+    return repackTiles(func, op, layout, LOWBIT_TILE_ROWS,
+                       [&] { return getLutTileBytes(kind, op.getK()); });
   }
 
   /// i2s / canonical -> the bit-plane layout of bitserial_abi.h: 16-row
@@ -186,36 +148,44 @@ private:
     if (from != LayoutKind::I2S && from != LayoutKind::Canonical)
       return op.emitOpError() << "cannot repack a " << stringifyLayoutKind(from)
                               << " layout for the lut-bitserial strategy";
+    return repackTiles(func, op, layout, LOWBIT_TILE_ROWS, [&] {
+      return llvm::divideCeilSigned(op.getK(),
+                                    int64_t(LOWBIT_BITSERIAL_BLOCK)) *
+             op.getWeight().getBits() * LOWBIT_BITSERIAL_VECTOR_BYTES;
+    });
+  }
+
+  /// Gives `op` the packed `layout` and its weights the packed type
+  /// tensor<shape x i8>: they must be an argument of `func` (its entry
+  /// block's) that `op` alone uses, else an error on `op`.
+  static LogicalResult repack(func::FuncOp func, MpGemmOp op,
+                              LayoutAttr layout, ArrayRef<int64_t> shape) {
     auto arg = dyn_cast<BlockArgument>(op.getPacked());
     if (!arg || arg.getOwner() != &func.getBody().front() || !arg.hasOneUse())
       return op.emitOpError() << "packed weights must be an argument of the "
                                  "function used by this op alone to be "
                                  "repacked";
-    int64_t blocks =
-        llvm::divideCeilSigned(op.getK(), int64_t(LOWBIT_BITSERIAL_BLOCK));
-    bool anyShape = ShapedType::isDynamic(op.getM());
-    setPackedType(
-        func, arg,
-        anyShape
-            ? RankedTensorType::get({ShapedType::kDynamic, ShapedType::kDynamic},
-                                    IntegerType::get(ctx, 8))
-            : RankedTensorType::get(
-                  {llvm::divideCeilSigned(op.getM(),
-                                          int64_t(LOWBIT_TILE_ROWS)),
-                   blocks * op.getWeight().getBits() *
-                       LOWBIT_BITSERIAL_VECTOR_BYTES},
-                  IntegerType::get(ctx, 8)));
-    op.setLayoutAttr(layout);
-    return success();
-  }
-
-  static void setPackedType(func::FuncOp func, BlockArgument arg,
-                            Type packedType) {
+    auto packedType =
+        RankedTensorType::get(shape, IntegerType::get(func.getContext(), 8));
     arg.setType(packedType);
     SmallVector<Type> inputs(func.getArgumentTypes());
     inputs[arg.getArgNumber()] = packedType;
     func.setFunctionType(FunctionType::get(
         func.getContext(), inputs, func.getFunctionType().getResults()));
+    op.setLayoutAttr(layout);
+    return success();
+  }
+
+  /// repack into rows of tiles: ceil(M / tileRows) rows of tileBytes()
+  /// bytes, or tensor<? x ? x i8> for an any-shape op (dynamic M).
+  static LogicalResult repackTiles(func::FuncOp func, MpGemmOp op,
+                                   LayoutAttr layout, int64_t tileRows,
+                                   llvm::function_ref<int64_t()> tileBytes) {
+    if (ShapedType::isDynamic(op.getM()))
+      return repack(func, op, layout,
+                    {ShapedType::kDynamic, ShapedType::kDynamic});
+    return repack(func, op, layout,
+                  {llvm::divideCeilSigned(op.getM(), tileRows), tileBytes()});
   }
 };
 
