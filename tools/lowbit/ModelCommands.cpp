@@ -74,9 +74,11 @@ KernelChoice choiceFor(const Format &format, Strategy strategy,
 /// The up-convert configs of kernel_abi.h's GGML ROWS LAYOUT (lower-upconvert's
 /// row kernel) for the i2s shapes whose weights are TQ2_0 rows in the file:
 /// the kernels read the file's mapping, so those weights are never packed
-/// (issue 28 item 7). GEMV: one row per group, a sequential stream of the
-/// rows, prefetched 4 rows ahead; GEMM: 2 rows x 4 activation rows. Only
-/// the x86 targets' row kernels are checked against the reference
+/// (issue 28 item 7), with --in-place: decode measured ~0.82x and prefill
+/// ~0.79x of the packed kernels' (docs/perf/llama-cpp.md), so not the
+/// default. GEMV: one row per group, a sequential stream of the rows,
+/// prefetched 4 rows ahead; GEMM: 2 rows x 4 activation rows. Only the x86
+/// targets' row kernels are checked against the reference
 /// (test/e2e/upconvert-ggml-rows.test), so only they take it.
 const char *const kGgmlRowsGemv =
     "#lowbit.upconvert<tile_m = 1, tile_k = 256, tile_n = 1, prefetch = 4>";
@@ -235,8 +237,10 @@ Session openModel(const ParsedOptions &options, int64_t n_ctx,
   std::fprintf(stderr, "lowbit: compiling the kernels of %s...\n",
                path.c_str());
   const auto start = std::chrono::steady_clock::now();
-  s.kernels = compileModelKernels(specs, strategy, target, kernelOptions,
-                                  ggmlRowsShapes(*s.file, specs));
+  s.kernels = compileModelKernels(
+      specs, strategy, target, kernelOptions,
+      options.has("in-place") ? ggmlRowsShapes(*s.file, specs)
+                              : std::set<std::pair<int64_t, int64_t>>{});
 #if defined(__GLIBC__)
   // The compiler's heap (MLIR contexts, kernel sources) is freed by now:
   // handed back before the weights arrive (a small model's peak RSS, 134
@@ -524,6 +528,11 @@ static const std::string kGenerateNotes =
     "the\nmodel's context length (<arch>.context_length) is refused before "
     "any work.\n";
 
+/// --in-place (generate, bench-model): ggmlRowsShapes' kernels.
+const char *const kInPlaceHelp =
+    "TQ2_0 weights: kernels that read the file's rows in place (no packed "
+    "copy: a faster load, a slower decode; x86 targets, no --schedule)";
+
 const Command &generateCommand() {
   static const Command command{
       {"generate",
@@ -537,6 +546,7 @@ const Command &generateCommand() {
         {"target", "T", "target ISA (default native)"},
         {"schedule", "FILE", "tuned schedule to take kernel configs from"},
         {"threads", "T", kThreadsHelp, false, "t"},
+        {"in-place", nullptr, kInPlaceHelp},
         {"verbose", nullptr, "log the load's phases and their times"},
         {"logits", "L.npy",
          "write float32 logits [len(tokens) + n - 1, vocab]"}}},
@@ -563,6 +573,7 @@ const Command &benchModelCommand() {
         {"target", "T", "target ISA (default native)"},
         {"schedule", "FILE", "tuned schedule to take kernel configs from"},
         {"threads", "T", kThreadsHelp, false, "t"},
+        {"in-place", nullptr, kInPlaceHelp},
         {"json", "FILE", "write the results as JSON"},
         {"profile", nullptr,
          "time each step of the prompt's and the decoded tokens' passes "
