@@ -996,11 +996,13 @@ public:
     }
     matrixBytes = mulValue(mValue, rowBytes);
     // 64-byte registers: the activations in register order, whole rows
-    // for a kernel of one shape (gathered once per chunk of rows), one
-    // block at a time for any shape.
+    // for a kernel of one shape (gathered once per chunk of rows) up to
+    // kMaxGatheredBytes of stack, else one block at a time.
+    wholeRows =
+        !plan.anyShape && plan.tileN * plan.k <= kMaxGatheredBytes;
     if (plan.registerBytes > kRun)
-      gathered = createStackBuffer(
-          b, loc, plan.tileN * (plan.anyShape ? kBlock : plan.k));
+      gathered = createStackBuffer(b, loc,
+                                   plan.tileN * (wholeRows ? plan.k : kBlock));
     // The accumulators of a row group, spilled for their lane sums.
     folds = createStackBuffer(b, loc, plan.rows * plan.lanes * 4);
     Value begin = toIndex(tileBegin), end = toIndex(tileEnd);
@@ -1013,7 +1015,7 @@ public:
       Value last = add(first, arith::SelectOp::create(b, loc, fewer, left,
                                                       constant(chunk)));
       forColumnBlocks(n, plan.tileN, [&](Value firstColumn, int64_t columns) {
-        if (gathered && !plan.anyShape)
+        if (gathered && wholeRows)
           forLoop(constant(0), blocks, 1, [&](Value bk) {
             gatherBlock(bk, mul(bk, kBlock), firstColumn, columns, plan.k);
           });
@@ -1034,6 +1036,9 @@ private:
   /// Row groups per chunk of rows, and rows at least: the activations
   /// gathered for a chunk serve them all.
   static constexpr int64_t kChunkGroups = 16, kChunkRows = 128;
+  /// The most bytes of whole gathered activation rows on the stack (128
+  /// KiB: tile_n 4 x K 32768; a macOS secondary thread has 512 KiB).
+  static constexpr int64_t kMaxGatheredBytes = 128 * 1024;
 
   /// Block bk of activation rows [firstColumn, firstColumn + columns) into
   /// `gathered` from byte `to` on in register order (bit pair i's runs of
@@ -1063,7 +1068,7 @@ private:
       // Where block bk of activation row c lies in `gathered`.
       Value gatheredBlock = blockX;
       int64_t rowLength = plan.k;
-      if (gathered && plan.anyShape) {
+      if (gathered && !wholeRows) {
         gatherBlock(bk, constant(0), firstColumn, columns, kBlock);
         gatheredBlock = constant(0);
         rowLength = kBlock;
@@ -1197,6 +1202,7 @@ private:
   Value mArg, kArg;
   Value mValue, kValue, blocks, rowBytes, matrixBytes;
   Value gathered, folds;
+  bool wholeRows = false; // `gathered` holds whole activation rows
   VectorType byteReg, accReg;
 };
 
