@@ -77,9 +77,9 @@ KernelChoice choiceFor(const Format &format, Strategy strategy,
 /// (issue 28 item 7), with --in-place: decode measured ~0.82x and prefill
 /// ~0.79x of the packed kernels' (docs/perf/llama-cpp.md), so not the
 /// default. GEMV: one row per group, a sequential stream of the rows,
-/// prefetched 4 rows ahead; GEMM: 2 rows x 4 activation rows. Only the x86
-/// targets' row kernels are checked against the reference
-/// (test/e2e/upconvert-ggml-rows.test), so only they take it.
+/// prefetched 4 rows ahead; GEMM: 2 rows x 4 activation rows. Only the
+/// x86-avx512vnni and x86-avx2 row kernels are checked against the
+/// reference (test/e2e/upconvert-ggml-rows.test), so only they take it.
 const char *const kGgmlRowsGemv =
     "#lowbit.upconvert<tile_m = 1, tile_k = 256, tile_n = 1, prefetch = 4>";
 const char *const kGgmlRowsGemm =
@@ -87,7 +87,6 @@ const char *const kGgmlRowsGemm =
 bool takesGgmlRows(const KernelChoice &choice) {
   return choice.strategy == Strategy::Upconvert &&
          (choice.target == Target::X86Avx512Vnni ||
-          choice.target == Target::X86AvxVnni ||
           choice.target == Target::X86Avx2);
 }
 
@@ -531,7 +530,8 @@ static const std::string kGenerateNotes =
 /// --in-place (generate, bench-model): ggmlRowsShapes' kernels.
 const char *const kInPlaceHelp =
     "TQ2_0 weights: kernels that read the file's rows in place (no packed "
-    "copy: a faster load, a slower decode; x86 targets, no --schedule)";
+    "copy: a faster load, a slower decode; x86-avx512vnni and x86-avx2, "
+    "no --schedule)";
 
 const Command &generateCommand() {
   static const Command command{
