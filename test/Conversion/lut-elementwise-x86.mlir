@@ -4,8 +4,7 @@
 // RUN: not lowbit-opt %S/Inputs/tl-formats.mlir --lowbit-lut-elementwise-pipeline="target=generic" 2>&1 | FileCheck %s --check-prefix=GENERIC
 
 // The C++ of the lut-elementwise kernels: the kernel_abi.h signature, the
-// table buffer (on the stack; `static thread_local` for a GEMV, which keeps
-// its tables from one call to the next), the table builder with the high-byte bias (2
+// table buffer on the stack, the table builder with the high-byte bias (2
 // groups per zmm or 2 ymm, entry e of the first in int16 lane 2e and of
 // the second in 2e + 1: pmaddubsw of broadcast activation dwords + 128
 // with digit bytes onto 32768 - 128 * (sum of the digits); on AVX512
@@ -16,7 +15,7 @@
 // AVX2), the tl2 sign words as +1/-1 bytes and the dot products into int32.
 
 // CHECK-LABEL: extern "C" void tl1(const uint8_t* v1, const uint16_t* v2, const uint16_t* v3, const int8_t* v4, const float* v5, const int32_t* v6, float* v7, int64_t v8, int64_t v9, int64_t v10, float v11) {
-// CHECK: int8_t {{v[0-9]+|lowbit_persistent_[0-9]+}}[{{[0-9]+}}];
+// CHECK: int8_t [[T:v[0-9]+]][{{[0-9]+}}];
 // TL1 on AVX2, lanes and bytes listed from the highest down: the bias and
 // the digit bytes (as below for AVX512) of entries 0..7, then of 8..15;
 // per 128-bit lane the low bytes of the first group's 4 entries (bytes 0,

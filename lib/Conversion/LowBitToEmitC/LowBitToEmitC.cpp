@@ -484,11 +484,9 @@ struct ConvertSpill : TargetPattern<UkSpillOp> {
 
 /// lowbit.uk.stack_buffer: `int8_t v[bytes];` and `&v[0]` (any target);
 /// with an alignment a, `int8_t v[bytes + a - 1];` and `&v[0]` rounded up to
-/// a multiple of a. A persistent one is `static thread_local int8_t
-/// lowbit_persistent_<i>[...];` (i numbers them in the module).
+/// a multiple of a.
 struct ConvertStackBuffer : OpConversionPattern<UkStackBufferOp> {
   using OpConversionPattern::OpConversionPattern;
-  mutable int64_t persistentBuffers = 0;
   LogicalResult
   matchAndRewrite(UkStackBufferOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
@@ -497,27 +495,16 @@ struct ConvertStackBuffer : OpConversionPattern<UkStackBufferOp> {
     auto ptr = emitc::PointerType::get(i8);
     auto sizeT = emitc::SizeTType::get(getContext());
     int64_t alignment = op.getAlignment().value_or(1);
-    const int64_t length = int64_t(op.getBytes()) + alignment - 1;
-    Value start;
-    if (op.getPersistent()) {
-      const std::string name =
-          "lowbit_persistent_" + std::to_string(persistentBuffers++);
-      emitc::VerbatimOp::create(rewriter, loc,
-                                "static thread_local int8_t " + name + "[" +
-                                    std::to_string(length) + "];");
-      start = emitc::LiteralOp::create(rewriter, loc, ptr, name);
-    } else {
-      auto array = emitc::ArrayType::get({length}, i8);
-      auto variable = emitc::VariableOp::create(
-          rewriter, loc, array, emitc::OpaqueAttr::get(getContext(), ""));
-      Value zero = emitc::ConstantOp::create(rewriter, loc, sizeT,
-                                             rewriter.getIndexAttr(0));
-      auto element = emitc::SubscriptOp::create(
-          rewriter, loc,
-          cast<TypedValue<emitc::ArrayType>>(variable.getResult()),
-          ValueRange{zero});
-      start = emitc::AddressOfOp::create(rewriter, loc, ptr, element);
-    }
+    auto array =
+        emitc::ArrayType::get({int64_t(op.getBytes()) + alignment - 1}, i8);
+    auto variable = emitc::VariableOp::create(
+        rewriter, loc, array, emitc::OpaqueAttr::get(getContext(), ""));
+    Value zero = emitc::ConstantOp::create(rewriter, loc, sizeT,
+                                           rewriter.getIndexAttr(0));
+    auto element = emitc::SubscriptOp::create(
+        rewriter, loc, cast<TypedValue<emitc::ArrayType>>(variable.getResult()),
+        ValueRange{zero});
+    Value start = emitc::AddressOfOp::create(rewriter, loc, ptr, element);
     if (alignment > 1) {
       auto constant = [&](int64_t v) {
         return emitc::ConstantOp::create(rewriter, loc, sizeT,

@@ -90,41 +90,6 @@ INSTANTIATE_TEST_SUITE_P(
                     Case{"w1g128", Strategy::LutBitserial, 29, 256, 3}),
     caseName);
 
-// A tl2 GEMV keeps its tables (and the activation row they came from) from
-// one call to the next on each thread (LowerLutElementwise's persistent
-// buffers): rows x1, x2, x1, x1, x2 in turn on two threads, each against the
-// reference, so that a kernel that reused tables for a changed row (or a
-// row changed back) fails, as would one whose reuse of unchanged tables
-// read anything but them.
-TEST(Jit, LutGemvKeepsTablesOnlyForTheSameRow) {
-  if (native_target(Strategy::LutElementwise) == Target::Generic)
-    GTEST_SKIP() << "no byte table lookup on this CPU";
-  ScopedCache cache;
-  const Format format = Format::parse("tl2");
-  const int64_t M = 67, K = 200;
-  const KernelChoice choice =
-      resolveKernelChoice(format, Strategy::LutElementwise, Target::Native);
-  KernelOptions options;
-  options.threads = 2;
-  const CompiledKernel kernel = compileKernel(format, choice, {M, K, 1}, options);
-  ASSERT_NE(kernel.loaded.fn, nullptr);
-  const std::vector<float> W = random_values(M * K, 1);
-  const PackedWeights packed = quantize(format, W.data(), M, K);
-  PreparedWeights prepared = prepareWeights(packed, &kernel);
-  PreparedWeights canonical = prepareWeights(packed, nullptr);
-  const std::vector<float> x1 = random_values(K, 2), x2 = random_values(K, 3);
-  ThreadPool pool(2);
-  for (const std::vector<float> *x : {&x1, &x2, &x1, &x1, &x2}) {
-    std::vector<float> got(size_t(M), NAN), want(got.size(), NAN);
-    runKernel(&kernel, prepared, x->data(), 1, got.data(), pool);
-    runKernel(nullptr, canonical, x->data(), 1, want.data(), pool);
-    EXPECT_EQ(compareWithReference(packed, x->data(), 1, got, want,
-                                   GpuDType::F32, kernel.tableActGroup),
-              "")
-        << "row " << (x == &x1 ? 1 : 2);
-  }
-}
-
 // The same request twice: the second compiles nothing and, the object being
 // loaded already, gives the same function.
 TEST(Jit, SameKeyGivesTheSameObject) {

@@ -40,15 +40,13 @@ namespace mlir::lowbit {
 inline constexpr int64_t kAnyShapeMaxTernaryK = LOWBIT_ANY_SHAPE_MAX_TERNARY_K;
 
 /// A lowbit.uk.stack_buffer of `bytes` bytes, at an `alignment`-byte
-/// boundary where one is given (else where the C++ compiler places it);
-/// `persistent`: the thread's own, kept from one call to the next.
+/// boundary where one is given (else where the C++ compiler places it).
 inline Value createStackBuffer(OpBuilder &b, Location loc, int64_t bytes,
-                               int64_t alignment = 0, bool persistent = false) {
+                               int64_t alignment = 0) {
   return UkStackBufferOp::create(
       b, loc, MemRefType::get({ShapedType::kDynamic}, b.getI8Type()),
       b.getI64IntegerAttr(bytes),
-      alignment ? b.getI64IntegerAttr(alignment) : IntegerAttr(),
-      persistent ? b.getUnitAttr() : UnitAttr());
+      alignment ? b.getI64IntegerAttr(alignment) : IntegerAttr());
 }
 /// The largest K of an any-shape kernel that keeps the tables of all K on
 /// its stack (kernel_abi.h, LOWBIT_ANY_SHAPE_MAX_LUT_K): lut-elementwise's

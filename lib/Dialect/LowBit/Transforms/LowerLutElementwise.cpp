@@ -23,7 +23,6 @@
 
 #include "KernelLoopBuilder.h"
 
-#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Iterators.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
@@ -188,21 +187,7 @@ public:
   void build() {
     if (plan.anyShape)
       return buildAnyShape();
-    // A GEMV kernel (one activation row at a time) keeps its tables, and a
-    // copy of the row it built them from, in persistent buffers: the next
-    // call on the same row reuses them. The engine calls a product's
-    // kernel once per chunk of its tiles (4 chunks per thread per region),
-    // and Q/K/V and gate/up read one row: the tables are then built once
-    // per thread and kernel, not per call (on Zen 4 a build cost 2.6 us at
-    // K = 2560 and 6.8 us at K = 6912 per call, docs/perf/decode.md).
-    if (plan.bn == 1) {
-      tables = createStackBuffer(b, loc, plan.columnTableBytes(),
-                                 kBufferAlignment, /*persistent=*/true);
-      builtFrom = createStackBuffer(b, loc, plan.kp + 1, kBufferAlignment,
-                                    /*persistent=*/true);
-    } else {
-      tables = stackBuffer(plan.bn * plan.columnTableBytes());
-    }
+    tables = stackBuffer(plan.bn * plan.columnTableBytes());
     if (plan.chunks.size() > 1)
       partials = stackBuffer(plan.numTiles * plan.bn * plan.partialBytes());
     prefetchStart(codes, mul(toIndex(tileBegin), plan.pieceBytes(0)),
@@ -216,11 +201,8 @@ private:
   //===--- Tables (the activation pre-pass) ---------------------------------//
 
   void buildColumns(Value firstColumn, int64_t columns) {
-    if (builtFrom)
-      buildTablesUnlessKept(firstColumn);
-    else
-      for (int64_t c = 0; c < columns; ++c)
-        buildTables(add(firstColumn, c), c * plan.columnTableBytes());
+    for (int64_t c = 0; c < columns; ++c)
+      buildTables(add(firstColumn, c), c * plan.columnTableBytes());
     Value begin = toIndex(tileBegin), end = toIndex(tileEnd);
     int64_t group = plan.tilesPerGroup;
     Value groupsEnd = tileGroupsEnd(begin, end, group);
@@ -259,43 +241,6 @@ private:
         buildVectorTables(add(add(row, mul(j, kTl1Weights)), k2),
                           add(mul(j, kTableBytes), first), /*width=*/2);
       });
-  }
-
-  /// buildTables of one row into the persistent buffer, unless they were
-  /// built from the same kp bytes of xq and are still there: builtFrom
-  /// holds the row of the last build (the bytes decide, not the pointer)
-  /// and at kp a 1 once tables were built (the buffers start zeroed). The
-  /// comparison is a loop without stores and the copy one without loads of
-  /// builtFrom, which the C++ compiler vectorizes (one loop doing both
-  /// stayed scalar).
-  void buildTablesUnlessKept(Value column) {
-    Value row = mul(column, plan.kp);
-    Type i8 = b.getI8Type();
-    SmallVector<Value> differ{arith::ConstantIntOp::create(b, loc, i8, 0)};
-    carriedLoop(plan.kp, differ, [&](Value i) {
-      Value x = memref::LoadOp::create(b, loc, xq, ValueRange{add(row, i)});
-      Value kept = memref::LoadOp::create(b, loc, builtFrom, ValueRange{i});
-      differ[0] = arith::OrIOp::create(
-          b, loc, differ[0], arith::XOrIOp::create(b, loc, x, kept));
-    });
-    Value one = arith::ConstantIntOp::create(b, loc, i8, 1);
-    Value built = memref::LoadOp::create(b, loc, builtFrom,
-                                         ValueRange{constant(plan.kp)});
-    Value stale = arith::OrIOp::create(
-        b, loc, differ[0], arith::XOrIOp::create(b, loc, built, one));
-    Value rebuild = arith::CmpIOp::create(
-        b, loc, arith::CmpIPredicate::ne, stale,
-        arith::ConstantIntOp::create(b, loc, i8, 0));
-    auto ifOp = scf::IfOp::create(b, loc, rebuild, /*withElse=*/false);
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(ifOp.thenBlock());
-    forLoop(constant(0), constant(plan.kp), 1, [&](Value i) {
-      Value x = memref::LoadOp::create(b, loc, xq, ValueRange{add(row, i)});
-      memref::StoreOp::create(b, loc, x, builtFrom, ValueRange{i});
-    });
-    buildTables(column, 0);
-    memref::StoreOp::create(b, loc, one, builtFrom,
-                            ValueRange{constant(plan.kp)});
   }
 
   /// Tables of the 8 groups of `width` activations from xq[x] on.
@@ -815,9 +760,6 @@ private:
 
   const LutPlan &plan;
   Value codes, xq, xScales, y, n, tileBegin, tileEnd, wScale, tables, partials;
-  /// GEMV kernels: the row the persistent tables were built from (null
-  /// otherwise).
-  Value builtFrom;
   Value mArg, kArg; // any-shape kernels: M and K (i64)
   LutShape shape;   // any-shape kernels: the run-time sizes
   /// This thread's run of the current chunk's panel (null: no jump).

@@ -354,28 +354,20 @@ def LowBit_UkStackBufferOp : LowBit_UkOp<"stack_buffer"> {
     builds from the activations in its prologue. With `alignment` (a power
     of two) its start is a multiple of that many bytes, so that register
     loads of the tables never straddle a cache line; without, the C++
-    compiler places it (16 bytes on x86-64). With `persistent` the array
-    is the calling thread's own and outlives the call (`static thread_local`
-    in the kernel: zero before the thread's first call, then what the last
-    call of this kernel on this thread left in it): a lut-elementwise GEMV
-    keeps there the tables of the activation row it last built them from,
-    so that the next call on the same row (the engine's chunks of one
-    product, or of several products of one input) skips building them.
+    compiler places it (16 bytes on x86-64).
 
     ```mlir
     %t = lowbit.uk.stack_buffer {bytes = 65536} : memref<?xi8>
     %a = lowbit.uk.stack_buffer {bytes = 65536, alignment = 64} : memref<?xi8>
-    %p = lowbit.uk.stack_buffer {bytes = 65536, alignment = 64, persistent} : memref<?xi8>
     ```
   }];
   let arguments = (ins ConfinedAttr<I64Attr, [IntMinValue<1>]>:$bytes,
-                   OptionalAttr<ConfinedAttr<I64Attr, [IntPowerOf2]>>:$alignment,
-                   UnitAttr:$persistent);
+                   OptionalAttr<ConfinedAttr<I64Attr, [IntPowerOf2]>>:$alignment);
   let results = (outs MemRefRankOf<[I8], [1]>:$result);
   let assemblyFormat = "attr-dict `:` type($result)";
   let builders = [
     OpBuilder<(ins "Type":$result, "IntegerAttr":$bytes), [{
-      build($_builder, $_state, result, bytes, IntegerAttr(), UnitAttr());
+      build($_builder, $_state, result, bytes, IntegerAttr());
     }]>
   ];
 }
