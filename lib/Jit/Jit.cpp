@@ -10,11 +10,21 @@
 
 #include "lowbit/Tuning/Schedule.h"
 
+#include "llvm/Config/llvm-config.h"
 #include "llvm/Support/Error.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <optional>
+#include <sstream>
+#include <thread>
+
+#include <sys/stat.h>
+#include <unistd.h>
 
 namespace lowbit::jit {
 
@@ -131,6 +141,163 @@ KernelChoice resolveChoiceFor(const Format &format, Strategy strategy,
   return best ? *best : choice;
 }
 
+//===----------------------------------------------------------------------===//
+// Generated sources kept in the kernel cache
+//===----------------------------------------------------------------------===//
+//
+// The cache of compiled objects (KernelCache.cpp) is keyed by the C++ a
+// kernel's generation wrote, so finding a compiled kernel first ran the
+// compiler's passes (10-30 ms a kernel, most of a model's first token once
+// the weights are read in place). The generated source is therefore kept
+// too, under a key of the request and of the program that generated it: its
+// executable (device, inode, size, modification time) and LLVM's version, so
+// a rebuilt lowbit never reads another build's output. An unreadable or
+// malformed entry is generated again; one that cannot be written is skipped.
+
+namespace {
+
+using mlir::lowbit::KernelRequest;
+using mlir::lowbit::KernelSource;
+
+/// "" where the executable cannot be identified: then nothing is kept.
+const std::string &generatorIdentity() {
+  static const std::string identity = [] {
+    struct stat st {};
+    if (::stat("/proc/self/exe", &st) != 0)
+      return std::string();
+    return "llvm " LLVM_VERSION_STRING " exe " + std::to_string(st.st_dev) +
+           ":" + std::to_string(st.st_ino) + ":" + std::to_string(st.st_size) +
+           ":" + std::to_string(st.st_mtim.tv_sec) + "." +
+           std::to_string(st.st_mtim.tv_nsec);
+  }();
+  return identity;
+}
+
+/// Each part length-prefixed, so that no two different field lists give
+/// the same text.
+void addPart(std::string &out, const std::string &part) {
+  out += std::to_string(part.size()) + ":" + part;
+}
+
+std::filesystem::path sourcePath(const KernelRequest &r) {
+  if (generatorIdentity().empty())
+    return {};
+  std::string key = "lowbit kernel source v1";
+  for (const std::string &part :
+       {generatorIdentity(), r.format, std::to_string(r.M),
+        std::to_string(r.K), r.target, std::to_string(r.threads),
+        std::to_string(r.nHint),
+        r.schedule ? "schedule " + r.schedule->str() : std::string("none"),
+        r.configOverride, r.strategy, r.functionName, r.dtype})
+    addPart(key, part);
+  std::string dir;
+  try {
+    dir = kernel_cache_dir();
+  } catch (const Error &) {
+    return {}; // no cache: generate (compile_and_load says why, if it runs)
+  }
+  return std::filesystem::path(dir) / "sources" / (sha256_hex(key) + ".kernel");
+}
+
+std::string encodeSource(const KernelSource &s) {
+  std::string out;
+  for (const std::string &part :
+       {s.cpp, s.functionName, std::string(s.anyShape ? "1" : "0"), s.config,
+        s.layout,
+        std::string(reinterpret_cast<const char *>(&s.layoutDescriptor),
+                    sizeof s.layoutDescriptor)})
+    addPart(out, part);
+  for (int64_t v :
+       {s.tileRows, s.tilesPerGroup, s.Mp, s.Kp, s.bits, s.tableActGroup})
+    addPart(out, std::to_string(v));
+  addPart(out, std::to_string(s.compileFlags.size()));
+  for (const std::string &flag : s.compileFlags)
+    addPart(out, flag);
+  return out;
+}
+
+std::optional<KernelSource> decodeSource(const std::string &in) {
+  size_t pos = 0;
+  auto part = [&](std::string &out) {
+    const size_t colon = in.find(':', pos);
+    uint64_t n = 0;
+    if (colon == std::string::npos)
+      return false;
+    auto [end, ec] = std::from_chars(in.data() + pos, in.data() + colon, n);
+    if (ec != std::errc() || end != in.data() + colon ||
+        n > in.size() - colon - 1)
+      return false;
+    out = in.substr(colon + 1, n);
+    pos = colon + 1 + n;
+    return true;
+  };
+  auto number = [&](int64_t &out) {
+    std::string text;
+    if (!part(text))
+      return false;
+    auto [end, ec] =
+        std::from_chars(text.data(), text.data() + text.size(), out);
+    return ec == std::errc() && end == text.data() + text.size();
+  };
+  KernelSource s;
+  std::string anyShape, descriptor;
+  int64_t flags = 0;
+  if (!part(s.cpp) || !part(s.functionName) || !part(anyShape) ||
+      !part(s.config) || !part(s.layout) || !part(descriptor) ||
+      descriptor.size() != sizeof s.layoutDescriptor || !number(s.tileRows) ||
+      !number(s.tilesPerGroup) || !number(s.Mp) || !number(s.Kp) ||
+      !number(s.bits) || !number(s.tableActGroup) || !number(flags) ||
+      flags < 0 || (anyShape != "0" && anyShape != "1"))
+    return std::nullopt;
+  s.anyShape = anyShape == "1";
+  std::memcpy(&s.layoutDescriptor, descriptor.data(), descriptor.size());
+  s.compileFlags.resize(size_t(flags));
+  for (std::string &flag : s.compileFlags)
+    if (!part(flag))
+      return std::nullopt;
+  if (pos != in.size())
+    return std::nullopt;
+  return s;
+}
+
+std::optional<KernelSource> readSource(const std::filesystem::path &path) {
+  if (path.empty())
+    return std::nullopt;
+  std::ifstream file(path, std::ios::binary);
+  if (!file)
+    return std::nullopt;
+  std::stringstream text;
+  text << file.rdbuf();
+  return decodeSource(text.str());
+}
+
+/// Written under a private name and renamed, so that a reader sees a whole
+/// entry or none.
+void writeSource(const std::filesystem::path &path, const KernelSource &s) {
+  if (path.empty())
+    return;
+  std::error_code ec;
+  std::filesystem::create_directories(path.parent_path(), ec);
+  const std::filesystem::path temp =
+      path.parent_path() /
+      ("tmp-" + std::to_string(::getpid()) + "-" +
+       std::to_string(std::hash<std::thread::id>()(std::this_thread::get_id())) +
+       "-" + path.filename().string());
+  {
+    std::ofstream file(temp, std::ios::binary);
+    file << encodeSource(s);
+    if (!file.flush()) {
+      std::filesystem::remove(temp, ec);
+      return;
+    }
+  }
+  std::filesystem::rename(temp, path, ec);
+  if (ec)
+    std::filesystem::remove(temp, ec);
+}
+
+} // namespace
+
 mlir::lowbit::KernelSource generateKernelSource(const Format &format,
                                                 const std::string &target,
                                                 const KernelShape &shape,
@@ -150,10 +317,14 @@ mlir::lowbit::KernelSource generateKernelSource(const Format &format,
                          : "";
   request.functionName = functionName;
   request.dtype = gpu_dtype_name(options.dtype);
+  const std::filesystem::path kept = sourcePath(request);
+  if (std::optional<KernelSource> source = readSource(kept))
+    return std::move(*source);
   llvm::Expected<mlir::lowbit::KernelSource> source =
       mlir::lowbit::generateKernel(request);
   if (!source)
     throw Error(llvm::toString(source.takeError()));
+  writeSource(kept, *source);
   return std::move(*source);
 }
 

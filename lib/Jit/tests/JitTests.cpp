@@ -20,8 +20,10 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -189,6 +191,53 @@ TEST(Jit, ScheduleIsReadOnce) {
   EXPECT_EQ(error_of([&] { loadSchedule(path); })
                 .rfind("schedule '" + path + "': cannot read", 0),
             0u);
+}
+
+// A generated source is kept in the kernel cache under its request and read
+// back instead of running the passes again; an entry that does not parse is
+// generated again.
+TEST(Jit, GeneratedSourceIsKeptAndReadBack) {
+  ScopedCache cache;
+  const Format format = Format::parse("i2s");
+  const mlir::lowbit::KernelSource first =
+      generateKernelSource(format, "generic", {19, 256}, KernelOptions(), "f");
+  const std::filesystem::path dir = cache.dir() / "sources";
+  std::vector<std::filesystem::path> kept;
+  for (const auto &entry : std::filesystem::directory_iterator(dir))
+    kept.push_back(entry.path());
+  ASSERT_EQ(kept.size(), 1u);
+  // The entry is what the next request reads: edit the config in it (same
+  // length, so the entry still parses) and the edit comes back.
+  std::string text;
+  {
+    std::ifstream in(kept[0], std::ios::binary);
+    text.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  const size_t at = text.find("tile_n = 1");
+  ASSERT_NE(at, std::string::npos) << first.config;
+  text[at + 9] = '7';
+  std::ofstream(kept[0], std::ios::binary) << text;
+  const mlir::lowbit::KernelSource edited =
+      generateKernelSource(format, "generic", {19, 256}, KernelOptions(), "f");
+  EXPECT_NE(edited.config.find("tile_n = 7"), std::string::npos);
+  EXPECT_EQ(edited.cpp, first.cpp);
+  EXPECT_EQ(edited.functionName, first.functionName);
+  EXPECT_EQ(edited.Mp, first.Mp);
+  EXPECT_EQ(edited.compileFlags, first.compileFlags);
+  EXPECT_EQ(0, std::memcmp(&edited.layoutDescriptor, &first.layoutDescriptor,
+                           sizeof first.layoutDescriptor));
+  // A truncated entry is generated again (and kept whole).
+  std::ofstream(kept[0], std::ios::binary) << text.substr(0, text.size() / 2);
+  const mlir::lowbit::KernelSource again =
+      generateKernelSource(format, "generic", {19, 256}, KernelOptions(), "f");
+  EXPECT_EQ(again.config, first.config);
+  EXPECT_EQ(again.cpp, first.cpp);
+  EXPECT_EQ(std::filesystem::file_size(kept[0]), text.size());
+  // Another request (here the symbol) is another entry.
+  generateKernelSource(format, "generic", {19, 256}, KernelOptions(), "g");
+  EXPECT_EQ(std::distance(std::filesystem::directory_iterator(dir),
+                          std::filesystem::directory_iterator()),
+            2);
 }
 
 // Targets this host runs only under an emulator need the builder a program
