@@ -1237,6 +1237,20 @@ public:
   }
 
 private:
+  /// The target's register width in bytes: a divisor of the 64-byte
+  /// vectors of at least `least` bytes, else one error naming `kernel`.
+  static FailureOr<int64_t> registerBytesOf(MpGemmOp op,
+                                            const TargetInfo &target,
+                                            int64_t least, StringRef kernel) {
+    int64_t registerBytes = target.getRegisterBytes();
+    if (registerBytes < least || kVectorBytes % registerBytes != 0)
+      return op.emitOpError()
+             << "target " << target.getName() << " has registers of "
+             << registerBytes << " bytes; " << kernel
+             << " needs a divisor of 64 that is at least " << least;
+    return registerBytes;
+  }
+
   /// The kernel of the GGML ROWS LAYOUT (ternary TQ2_0 rows, tile_m rows
   /// per group).
   static FailureOr<RowPlan> makeRowPlan(MpGemmOp op, const TargetInfo &target) {
@@ -1247,12 +1261,10 @@ private:
                 "tile_k = 256) only, got "
              << layout << "; run lowbit-pack-layout first";
     // The lane sums go through lowbit.uk.spill, which SIMD targets have.
-    int64_t registerBytes = target.getRegisterBytes();
-    if (registerBytes < 16 || kVectorBytes % registerBytes != 0)
-      return op.emitOpError() << "target " << target.getName()
-                              << " has registers of " << registerBytes
-                              << " bytes; the ggml rows kernel needs a "
-                                 "divisor of 64 that is at least 16";
+    FailureOr<int64_t> registerBytes =
+        registerBytesOf(op, target, 16, "the ggml rows kernel");
+    if (failed(registerBytes))
+      return failure();
     auto config = cast<UpconvertAttr>(op.getConfigAttr());
     RowPlan plan;
     plan.anyShape = isAnyShape(op);
@@ -1263,8 +1275,8 @@ private:
     plan.rows = config.getTileM();
     plan.tileN = config.getTileN();
     plan.prefetchGroups = config.getPrefetch();
-    plan.registerBytes = registerBytes;
-    plan.lanes = registerBytes / 4;
+    plan.registerBytes = *registerBytes;
+    plan.lanes = *registerBytes / 4;
     return plan;
   }
 
@@ -1276,12 +1288,11 @@ private:
              << "needs the vnni4 layout with tile_m = 16 of kernel_abi.h, "
                 "got "
              << layout << "; run lowbit-pack-layout first";
-    int64_t registerBytes = target.getRegisterBytes();
-    if (registerBytes < 4 || kVectorBytes % registerBytes != 0)
-      return op.emitOpError() << "target " << target.getName()
-                              << " has registers of " << registerBytes
-                              << " bytes; lowbit-lower-upconvert needs a "
-                                 "divisor of 64 that is at least 4";
+    FailureOr<int64_t> registerWidth =
+        registerBytesOf(op, target, 4, "lowbit-lower-upconvert");
+    if (failed(registerWidth))
+      return failure();
+    const int64_t registerBytes = *registerWidth;
     auto config = cast<UpconvertAttr>(op.getConfigAttr());
     KernelPlan plan;
     plan.anyShape = isAnyShape(op);
