@@ -18,13 +18,9 @@
 #include <cmath>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <optional>
-#include <sstream>
-#include <thread>
 
 #include <sys/stat.h>
-#include <unistd.h>
 
 namespace lowbit::jit {
 
@@ -173,23 +169,17 @@ const std::string &generatorIdentity() {
   return identity;
 }
 
-/// Each part length-prefixed, so that no two different field lists give
-/// the same text.
-void addPart(std::string &out, const std::string &part) {
-  out += std::to_string(part.size()) + ":" + part;
-}
-
 std::filesystem::path sourcePath(const KernelRequest &r) {
   if (generatorIdentity().empty())
     return {};
-  std::string key = "lowbit kernel source v1";
+  std::string key = "lowbit kernel source v2\n";
   for (const std::string &part :
        {generatorIdentity(), r.format, std::to_string(r.M),
         std::to_string(r.K), r.target, std::to_string(r.threads),
         std::to_string(r.nHint),
         r.schedule ? "schedule " + r.schedule->str() : std::string("none"),
         r.configOverride, r.strategy, r.functionName, r.dtype})
-    addPart(key, part);
+    append_key_part(key, part);
   std::string dir;
   try {
     dir = kernel_cache_dir();
@@ -206,18 +196,19 @@ std::string encodeSource(const KernelSource &s) {
         s.layout,
         std::string(reinterpret_cast<const char *>(&s.layoutDescriptor),
                     sizeof s.layoutDescriptor)})
-    addPart(out, part);
+    append_key_part(out, part);
   for (int64_t v :
        {s.tileRows, s.tilesPerGroup, s.Mp, s.Kp, s.bits, s.tableActGroup})
-    addPart(out, std::to_string(v));
-  addPart(out, std::to_string(s.compileFlags.size()));
+    append_key_part(out, std::to_string(v));
+  append_key_part(out, std::to_string(s.compileFlags.size()));
   for (const std::string &flag : s.compileFlags)
-    addPart(out, flag);
+    append_key_part(out, flag);
   return out;
 }
 
 std::optional<KernelSource> decodeSource(const std::string &in) {
   size_t pos = 0;
+  // The parts of append_key_part: "<length>:<part>\n".
   auto part = [&](std::string &out) {
     const size_t colon = in.find(':', pos);
     uint64_t n = 0;
@@ -225,10 +216,10 @@ std::optional<KernelSource> decodeSource(const std::string &in) {
       return false;
     auto [end, ec] = std::from_chars(in.data() + pos, in.data() + colon, n);
     if (ec != std::errc() || end != in.data() + colon ||
-        n > in.size() - colon - 1)
+        n >= in.size() - colon - 1 || in[colon + 1 + n] != '\n')
       return false;
     out = in.substr(colon + 1, n);
-    pos = colon + 1 + n;
+    pos = colon + 2 + n;
     return true;
   };
   auto number = [&](int64_t &out) {
@@ -263,37 +254,22 @@ std::optional<KernelSource> decodeSource(const std::string &in) {
 std::optional<KernelSource> readSource(const std::filesystem::path &path) {
   if (path.empty())
     return std::nullopt;
-  std::ifstream file(path, std::ios::binary);
-  if (!file)
-    return std::nullopt;
-  std::stringstream text;
-  text << file.rdbuf();
-  return decodeSource(text.str());
+  return decodeSource(read_file(path));
 }
 
-/// Written under a private name and renamed, so that a reader sees a whole
-/// entry or none.
+/// Written in a private directory and renamed, as compile_and_load keeps
+/// its objects, so that a reader sees a whole entry or none; one that cannot
+/// be written is generated again next time.
 void writeSource(const std::filesystem::path &path, const KernelSource &s) {
   if (path.empty())
     return;
-  std::error_code ec;
-  std::filesystem::create_directories(path.parent_path(), ec);
-  const std::filesystem::path temp =
-      path.parent_path() /
-      ("tmp-" + std::to_string(::getpid()) + "-" +
-       std::to_string(std::hash<std::thread::id>()(std::this_thread::get_id())) +
-       "-" + path.filename().string());
-  {
-    std::ofstream file(temp, std::ios::binary);
-    file << encodeSource(s);
-    if (!file.flush()) {
-      std::filesystem::remove(temp, ec);
-      return;
-    }
+  try {
+    std::filesystem::create_directories(path.parent_path());
+    ScopedTempDir work(path.parent_path(), "tmp-");
+    write_file(work.path() / "kernel", encodeSource(s));
+    std::filesystem::rename(work.path() / "kernel", path);
+  } catch (const std::exception &) {
   }
-  std::filesystem::rename(temp, path, ec);
-  if (ec)
-    std::filesystem::remove(temp, ec);
 }
 
 } // namespace

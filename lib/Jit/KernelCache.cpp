@@ -38,6 +38,10 @@ std::string sha256_hex(const std::string &data) {
                      /*LowerCase=*/true);
 }
 
+void append_key_part(std::string &key, const std::string &part) {
+  key += std::to_string(part.size()) + ":" + part + "\n";
+}
+
 //===----------------------------------------------------------------------===//
 // Processes
 //===----------------------------------------------------------------------===//
@@ -142,6 +146,8 @@ std::string compiler_identity(const std::string &cxx) {
   return known[cxx] = out;
 }
 
+} // namespace
+
 std::string read_file(const fs::path &path) {
   std::ifstream in(path, std::ios::binary);
   std::stringstream s;
@@ -155,6 +161,8 @@ void write_file(const fs::path &path, const std::string &text) {
   if (!out.flush())
     throw Error("cannot write " + path.string());
 }
+
+namespace {
 
 /// The compiler's first error line (paths inside `dir` shortened to the
 /// file name), else its first non-empty line.
@@ -309,9 +317,7 @@ compile_and_load(const std::vector<std::string> &cppSources,
   // Every input of the build, each length-prefixed so that no two different
   // inputs give the same key text.
   std::string key = "lowbit kernel cache v1\n";
-  auto add = [&key](const std::string &part) {
-    key += std::to_string(part.size()) + ":" + part + "\n";
-  };
+  auto add = [&key](const std::string &part) { append_key_part(key, part); };
   add(cxx);
   add(compiler_identity(cxx));
   for (const std::string &flag : kBaseFlags)
@@ -407,9 +413,7 @@ std::string build_cached_executable(const CrossToolchain &toolchain,
                                     const std::vector<std::string> &linkFlags) {
   const std::string &cxx = toolchain.cxx.front();
   std::string base = "lowbit cross cache v1\n";
-  auto add = [](std::string &key, const std::string &part) {
-    key += std::to_string(part.size()) + ":" + part + "\n";
-  };
+  const auto add = append_key_part;
   for (const std::string &word : toolchain.cxx)
     add(base, word);
   add(base, compiler_identity(cxx));

@@ -137,6 +137,17 @@ std::string kernel_cache_dir();
 /// SHA-256 of `data` (LLVM's) as 64 lowercase hex digits (the cache key).
 std::string sha256_hex(const std::string &data);
 
+/// Appends `part` to a cache key (or a kept cache entry) as
+/// "<length>:<part>\n", so that no two different lists of parts give the
+/// same text.
+void append_key_part(std::string &key, const std::string &part);
+
+/// The bytes of `path` ("" where it cannot be read).
+std::string read_file(const std::filesystem::path &path);
+
+/// Writes `text` to `path`; Error where it cannot.
+void write_file(const std::filesystem::path &path, const std::string &text);
+
 } // namespace lowbit::jit
 
 #endif // LOWBIT_JIT_KERNELCACHE_H
