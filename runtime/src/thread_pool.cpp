@@ -88,6 +88,8 @@ ThreadPool::ThreadPool(const Options &options) : threads_(options.threads) {
     throw Error("schedule stall_factor and stall_seconds must be >= 0");
   stall_factor_ = options.stall_factor;
   stall_seconds_ = options.stall_seconds;
+  if (options.clock)
+    now_ = options.clock;
   policy_ = options.policy;
   alpha_ = options.alpha;
   grain_ = options.grain;
@@ -206,7 +208,7 @@ void ThreadPool::execute(int thread) noexcept {
   Slot &slot = slots_[size_t(thread)];
   // The times go to the slot together with done, after the job: a store to
   // the line while the caller spins on it would cost a transfer each way.
-  const Clock::time_point start = Clock::now();
+  const Clock::time_point start = now_();
   try {
     slot.invoke(slot.ctx, thread, slot.chunk);
   } catch (...) {
@@ -215,7 +217,7 @@ void ThreadPool::execute(int thread) noexcept {
       error_ = std::current_exception();
     failed_.store(true, std::memory_order_relaxed);
   }
-  const Clock::time_point end = Clock::now();
+  const Clock::time_point end = now_();
   slot.start = start;
   slot.end = end;
 }
@@ -444,7 +446,7 @@ const std::vector<TileRange> &ThreadPool::begin_scheduled(int kernel_class,
 
 void ThreadPool::end_scheduled(int kernel_class, Clock::time_point published) {
   last_.wall_seconds =
-      std::chrono::duration<double>(Clock::now() - published).count();
+      std::chrono::duration<double>(now_() - published).count();
   last_.kernel_class = kernel_class;
   last_.policy = policy_;
   last_.chunks = chunks_;

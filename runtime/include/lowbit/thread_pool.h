@@ -45,6 +45,10 @@ namespace lowbit {
 
 class ThreadPool {
 public:
+  using Clock = std::chrono::steady_clock;
+  /// A clock run_scheduled() times the threads with (see Options::clock).
+  using ClockFn = Clock::time_point (*)();
+
   struct Options {
     int threads = 1;        // including the calling thread
     bool pin = true;        // pin worker w to the w-th CPU this process may use
@@ -83,6 +87,12 @@ public:
     /// run updates the table, as in the paper.
     double stall_factor = 8.0;
     double stall_seconds = 500e-6;
+    /// The clock of run_scheduled()'s times, read on the calling thread at
+    /// publication and at the end of the job, and on each participant at the
+    /// start and end of its chunk; null: steady_clock::now. Tests give one
+    /// their chunks advance, so that what the table learns does not depend
+    /// on how busy the host is.
+    ClockFn clock = nullptr;
   };
 
   /// Throws Error when threads < 1 or a thread cannot be created. Pinning
@@ -133,7 +143,7 @@ public:
   /// [0, num_tiles) as the policy splits it: Static as run(); Dynamic in
   /// proportion to the ratio table of `kernel_class` (split_tiles_weighted
   /// with the pool's grain). Every thread's time is measured with
-  /// steady_clock, from the moment the job is published to the end of its
+  /// steady_clock (Options::clock), from the moment the job is published to the end of its
   /// chunk (so a thread whose core was taken by another process and started
   /// late counts as slow), and under Dynamic the table is then updated with
   /// update_ratios(alpha). Threads with an empty chunk take no part and are
@@ -143,7 +153,7 @@ public:
   void run_scheduled(int kernel_class, int64_t num_tiles, F &&fn) {
     const std::vector<TileRange> &chunks =
         begin_scheduled(kernel_class, num_tiles);
-    const Clock::time_point published = Clock::now();
+    const Clock::time_point published = now_();
     using Fn = std::remove_reference_t<F>;
     dispatch(
         [](const void *ctx, int thread, TileRange r) {
@@ -205,7 +215,6 @@ public:
   const JobStats &last_job() const { return last_; }
 
 private:
-  using Clock = std::chrono::steady_clock;
   using Invoke = void (*)(const void *ctx, int thread, TileRange chunk);
   /// Runs invoke on thread 0 and on every worker t whose chunks[t] is
   /// non-empty, each with its chunk and timed into its slot (every worker,
@@ -226,6 +235,7 @@ private:
   void stop_workers();
 
   int threads_ = 1;
+  ClockFn now_ = &Clock::now;
   int spin_us_ = 0, wait_spin_us_ = 0;
   bool pinned_ = false;
   std::vector<int> cpus_; // per thread, -1 when unpinned
