@@ -1,6 +1,7 @@
 //===- Jit.cpp - choosing, compiling and running kernels ------------------===//
 
 #include "lowbit/Jit/Jit.h"
+#include "lowbit/Jit/Codegen.h"
 
 #include "lowbit/bitserial.h"
 #include "lowbit/error.h"
@@ -8,10 +9,9 @@
 #include "lowbit/reference.h"
 #include "lowbit/run_kernel.h"
 
-#include "lowbit/Tuning/Schedule.h"
-
+// LLVM's version as a compile-time constant (macros only: nothing of
+// libLLVM is linked).
 #include "llvm/Config/llvm-config.h"
-#include "llvm/Support/Error.h"
 
 #include <algorithm>
 #include <charconv>
@@ -70,10 +70,7 @@ std::shared_ptr<const mlir::lowbit::Schedule>
 loadSchedule(const std::string &path) {
   if (path.empty())
     return nullptr;
-  auto schedule = mlir::lowbit::Schedule::load(path);
-  if (!schedule)
-    throw Error(llvm::toString(schedule.takeError()));
-  return std::make_shared<const mlir::lowbit::Schedule>(std::move(*schedule));
+  return codegen().loadSchedule(path);
 }
 
 /// The schedule of `options` that decides the strategy (and target) of
@@ -87,14 +84,14 @@ strategySchedule(Target target, const KernelOptions &options) {
   return options.schedule.get();
 }
 
-/// `schedule`'s entry for (format, shape, target, threads), or null.
-static const mlir::lowbit::ScheduleEntry *
+/// `schedule`'s entry for (format, shape, target, threads), if any (a
+/// schedule was read by the compiler, which is therefore loaded).
+static std::optional<ScheduledConfig>
 scheduledEntry(const mlir::lowbit::Schedule &schedule, const Format &format,
                Target target, const KernelShape &shape, int threads) {
-  mlir::lowbit::ScheduleKey key{format.name(), shape.M,
-                                shape.K,       shape.nHint > 1 ? "gemm" : "gemv",
-                                target_name(target), threads};
-  return schedule.lookup(key);
+  return codegen().lookup(schedule, format.name(), shape.M, shape.K,
+                          shape.nHint > 1 ? "gemm" : "gemv",
+                          target_name(target), threads);
 }
 
 KernelChoice resolveChoiceFor(const Format &format, Strategy strategy,
@@ -123,7 +120,7 @@ KernelChoice resolveChoiceFor(const Format &format, Strategy strategy,
   std::optional<KernelChoice> best;
   double bestUs = 0;
   for (Target t : targets) {
-    const mlir::lowbit::ScheduleEntry *entry =
+    const std::optional<ScheduledConfig> entry =
         scheduledEntry(*schedule, format, t, shape, options.threads);
     if (!entry || !host_runs(t, strategyOfConfig(entry->config)))
       continue;
@@ -145,25 +142,28 @@ KernelChoice resolveChoiceFor(const Format &format, Strategy strategy,
 // kernel's generation wrote, so finding a compiled kernel first ran the
 // compiler's passes (10-30 ms a kernel, most of a model's first token once
 // the weights are read in place). The generated source is therefore kept
-// too, under a key of the request and of the program that generated it: its
-// executable (device, inode, size, modification time) and LLVM's version, so
-// a rebuilt lowbit never reads another build's output. An unreadable or
-// malformed entry is generated again; one that cannot be written is skipped.
+// too, under a key of the request and of the program that generated it: the
+// compiler's file (codegenFile: liblowbit-codegen.so, or the executable that
+// links it; device, inode, size, modification time) and LLVM's version, so
+// a rebuilt compiler never reads another build's output. Finding an entry
+// does not load the compiler. An unreadable or malformed entry is generated
+// again; one that cannot be written is skipped.
 
 namespace {
 
 using mlir::lowbit::KernelRequest;
 using mlir::lowbit::KernelSource;
 
-/// "" where the executable cannot be identified: then nothing is kept.
+/// "" where the compiler's file cannot be identified: then nothing is kept.
 const std::string &generatorIdentity() {
   static const std::string identity = [] {
     struct stat st {};
-    if (::stat("/proc/self/exe", &st) != 0)
+    if (codegenFile().empty() || ::stat(codegenFile().c_str(), &st) != 0)
       return std::string();
-    return "llvm " LLVM_VERSION_STRING " exe " + std::to_string(st.st_dev) +
-           ":" + std::to_string(st.st_ino) + ":" + std::to_string(st.st_size) +
-           ":" + std::to_string(st.st_mtim.tv_sec) + "." +
+    return "llvm " LLVM_VERSION_STRING " codegen " +
+           std::to_string(st.st_dev) + ":" + std::to_string(st.st_ino) + ":" +
+           std::to_string(st.st_size) + ":" +
+           std::to_string(st.st_mtim.tv_sec) + "." +
            std::to_string(st.st_mtim.tv_nsec);
   }();
   return identity;
@@ -177,7 +177,8 @@ std::filesystem::path sourcePath(const KernelRequest &r) {
        {generatorIdentity(), r.format, std::to_string(r.M),
         std::to_string(r.K), r.target, std::to_string(r.threads),
         std::to_string(r.nHint),
-        r.schedule ? "schedule " + r.schedule->str() : std::string("none"),
+        r.schedule ? "schedule " + codegen().scheduleText(*r.schedule)
+                   : std::string("none"),
         r.configOverride, r.strategy, r.functionName, r.dtype})
     append_key_part(key, part);
   std::string dir;
@@ -296,12 +297,9 @@ mlir::lowbit::KernelSource generateKernelSource(const Format &format,
   const std::filesystem::path kept = sourcePath(request);
   if (std::optional<KernelSource> source = readSource(kept))
     return std::move(*source);
-  llvm::Expected<mlir::lowbit::KernelSource> source =
-      mlir::lowbit::generateKernel(request);
-  if (!source)
-    throw Error(llvm::toString(source.takeError()));
-  writeSource(kept, *source);
-  return std::move(*source);
+  KernelSource source = codegen().generateKernel(request);
+  writeSource(kept, source);
+  return source;
 }
 
 std::vector<CompiledKernel>
@@ -334,10 +332,10 @@ compileKernels(const Format &format, KernelChoice choice,
     // A schedule entry of another strategy than the chosen one (an explicit
     // strategy, where the tuner measured another fastest) is not this
     // kernel's: it takes its strategy's heuristic.
-    const mlir::lowbit::ScheduleEntry *scheduled =
+    const std::optional<ScheduledConfig> scheduled =
         schedule ? scheduledEntry(*schedule, format, choice.target, shapes[i],
                                   options.threads)
-                 : nullptr;
+                 : std::nullopt;
     if (scheduled && strategyOfConfig(scheduled->config) != choice.strategy)
       kernelOptions.schedule.reset();
     mlir::lowbit::KernelSource source = generateKernelSource(

@@ -70,10 +70,8 @@
 #include "lowbit/target.h"
 #include "lowbit/upconvert.h"
 
+#include "lowbit/Jit/Codegen.h"
 #include "lowbit/Jit/Jit.h"
-#include "lowbit/Target/TargetInfo.h"
-#include "lowbit/Tuning/Schedule.h"
-#include "llvm/ADT/StringExtras.h"
 
 #include <algorithm>
 #include <cctype>
@@ -144,17 +142,13 @@ std::vector<fs::path> sortedFiles(const fs::path &dir,
 /// The target whose kernels a bundle for `target` registers on a CPU that
 /// lacks `target`'s ISA (its TargetInfo's getFallbackTarget).
 std::string fallbackTarget(const std::string &target) {
-  std::unique_ptr<mlir::lowbit::TargetInfo> info =
-      mlir::lowbit::createTargetInfo(target);
-  return info ? info->getFallbackTarget().str() : "generic";
+  return jit::codegen().fallbackTarget(target);
 }
 
 /// Whether `target` has LUT kernels (the byte table lookups of
 /// lut-elementwise and lut-bitserial).
 bool hasLutKernels(const std::string &target) {
-  std::unique_ptr<mlir::lowbit::TargetInfo> info =
-      mlir::lowbit::createTargetInfo(target);
-  return info && info->hasByteTableLookup();
+  return jit::codegen().hasByteTableLookup(target);
 }
 
 /// What the generated files of a bundle describe (tools/lowbit/bundle/*.in
@@ -501,11 +495,13 @@ writeBundle(const fs::path &out, const BundleSpec &spec,
   if (spec.dtype != GpuDType::F32)
     throw Error("lowbit compile: --dtype " + gpu_dtype_name(spec.dtype) +
                 " is for the GPU targets (spirv-vulkan, spirv-xe2)");
-  if (!mlir::lowbit::createTargetInfo(target_name(target)))
+  if (!jit::codegen().isTarget(target_name(target))) {
+    std::string names;
+    for (const std::string &name : jit::codegen().targetNames())
+      names += (names.empty() ? "" : ", ") + name;
     throw Error("lowbit compile: target '" + targetName +
-                "' is not supported (use " +
-                llvm::join(mlir::lowbit::getTargetNames(), ", ") +
-                " or native)");
+                "' is not supported (use " + names + " or native)");
+  }
 
   // lut-bitserial applies to every format that has its layout; a format
   // without one keeps auto (an error when no format of the bundle has one).
@@ -781,7 +777,7 @@ int runCompile(const ParsedOptions &options) {
   if (spec.strategy == Strategy::LutBitserial)
     spec.command += " --strategy lut-bitserial";
   if (spec.schedule)
-    spec.command += " --schedule " + spec.schedule->getName().str();
+    spec.command += " --schedule " + options.getOr("schedule", "");
   spec.command += " --threads " + std::to_string(spec.threads);
   spec.dtype = parse_gpu_dtype(options.getOr("dtype", "f32"));
   if (spec.dtype != GpuDType::F32)

@@ -21,7 +21,7 @@
 
 #include "lowbit/Jit/KernelCache.h"
 
-#include "lowbit/Pipeline/Pipeline.h"
+#include "lowbit/Pipeline/KernelRequest.h"
 
 #include "lowbit/format.h"
 #include "lowbit/target.h"

@@ -74,8 +74,8 @@ TEST(Sha256, KnownVectors) {
             "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
   // Around the padding boundaries (55 bytes fit one block with the length,
   // 64 take two) and a key of several blocks; the digests are coreutils'
-  // sha256sum's, the same hex the hand-written SHA-256 that LLVM's replaced
-  // gave, so existing kernel caches keep their keys.
+  // sha256sum's, the same hex LLVM's SHA-256 (which KernelCache.cpp's own
+  // replaced) gave, so existing kernel caches keep their keys.
   EXPECT_EQ(sha256_hex(std::string(55, 'k')),
             "94abcc11f65698688ffc2858efb9b3d55f20c579abaad82735ae6817887595f4");
   EXPECT_EQ(sha256_hex(std::string(64, 'k')),
