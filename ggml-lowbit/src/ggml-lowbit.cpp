@@ -575,6 +575,14 @@ struct Profile {
   int64_t bytes[kSteps] = {}; // packed weights read
   std::vector<std::array<ThreadTimes, kSteps>> threads; // by ith
   Clock::time_point last_end; // thread 0's end of the last node of ours
+  // Outside graph_compute, from the end of one split of ours to the start
+  // of the next: within a forward pass (the splits of llama.cpp's CPU
+  // backend between ours, flash attention, and ggml's scheduler), and
+  // from a pass's last split to the next pass's first (llama.cpp's own
+  // per-token work: its batch, graph, scheduler and output copies, and
+  // its caller's between tokens).
+  double within = 0, between = 0, longest_between = 0;
+  int64_t betweens = 0; // the gaps `between` sums
 };
 
 /// Activations of one class (lowbit::activation_class) of the rows of one
@@ -661,6 +669,10 @@ struct BackendContext {
   std::map<std::string, int64_t> by_conversion;
   // GGML_LOWBIT_PROFILE: the one-token splits, and those of more rows.
   Profile decode_profile, prompt_profile;
+  // While profiling: the end of the last graph_compute, if any, and
+  // whether the split being computed starts a forward pass.
+  Clock::time_point last_compute_end;
+  bool computed = false, pass_start = false;
 };
 
 /// Waits until all nth threads of a job have arrived at `counter` (a
@@ -973,6 +985,18 @@ void log_profile(const Profile &p, const char *kind) {
                "CPU backend between ours: flash attention), " +
                fmt("%.3f", ours * ms) + " in our nodes (thread 0), " +
                fmt("%.3f", theirs * ms) + " in ggml-cpu's nodes between them");
+  if (p.tokens > 0)
+    log_line(GGML_LOG_LEVEL_INFO,
+             "ggml-lowbit: profile " + std::string(kind) +
+                 ", outside graph_compute, ms per pass: " +
+                 fmt("%.3f", p.within * ms) +
+                 " between the splits of one pass (llama.cpp's CPU "
+                 "backend's splits: flash attention; ggml's scheduler), " +
+                 fmt("%.3f", p.betweens > 0 ? p.between * 1e3 / double(p.betweens)
+                                            : 0.0) +
+                 " from a pass's last split to the next one's first "
+                 "(llama.cpp's per-token work and its caller's; the longest " +
+                 fmt("%.3f", p.longest_between * 1e3) + ")");
   for (int s = 0; s < kSteps; ++s) {
     if (p.calls[s] == 0)
       continue;
@@ -1109,6 +1133,7 @@ void plan_jobs(BackendContext &ctx, ggml_cgraph *graph) {
         p.bytes[job.step] += job.slot->packed->weights.packed_bytes();
     }
     p.tokens += first_layer ? 1 : 0;
+    ctx.pass_start = first_layer;
   }
   // Each input's activations live from its first product to its last, in
   // a buffer of their shape that no live input holds.
@@ -1216,6 +1241,17 @@ ggml_status backend_graph_compute(ggml_backend_t backend, ggml_cgraph *graph) {
   if (ctx->cpu_set_threads)
     ctx->cpu_set_threads(ctx->cpu, ctx->threads);
   const bool profiled = ctx->n_jobs > 0 && ctx->jobs[0]->profile;
+  if (profiled && ctx->computed) {
+    Profile &p = *ctx->jobs[0]->profile;
+    const double gap = seconds_between(ctx->last_compute_end, start);
+    if (ctx->pass_start) {
+      p.between += gap;
+      p.longest_between = std::max(p.longest_between, gap);
+      ++p.betweens;
+    } else {
+      p.within += gap;
+    }
+  }
   const Clock::time_point compute_start = Clock::now();
   if (profiled)
     ctx->jobs[0]->profile->last_end = compute_start;
@@ -1226,6 +1262,8 @@ ggml_status backend_graph_compute(ggml_backend_t backend, ggml_cgraph *graph) {
     p.before[kSteps] += seconds_between(p.last_end, end);
     p.seconds += seconds_between(compute_start, end);
     ++p.graphs;
+    ctx->last_compute_end = end;
+    ctx->computed = true;
   }
   for (size_t j = 0; j < ctx->n_jobs; ++j) {
     Job &job = *ctx->jobs[j];
