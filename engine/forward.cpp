@@ -190,24 +190,24 @@ void Model::Impl::run_tiles(int64_t total, int64_t align) {
     return;
   }
   // Chunk c is tiles [first(c), first(c + 1)): c * total / chunks rounded
-  // down to a multiple of `align`. Thread t starts on chunk t, then claims
-  // the next one not taken, as llama.cpp's ggml-cpu mul_mat claims its
-  // chunks: the threads finish within about a chunk of each other even when
-  // one of them starts late or loses its core for a while, and each chunk
-  // is one contiguous stream of weights.
+  // down to a multiple of `align`. Each thread claims the next chunk not
+  // taken, as llama.cpp's ggml-cpu mul_mat claims its chunks: the threads
+  // finish within about a chunk of each other even when one of them starts
+  // late or loses its core for a while, and each chunk is one contiguous
+  // stream of weights. A thread that has not started by the time the caller
+  // finds every chunk taken is not waited for (claim_for): on a busy host a
+  // worker kept off its core for a scheduler time slice held every region
+  // up until it had run its first chunk.
   auto first = [&](int64_t c) {
     return c == chunks ? total : c * total / chunks / align * align;
   };
-  std::atomic<int64_t> next{threads};
   std::atomic<bool> failed{false};
   std::string error; // the first failure's message
-  parallel_for(ctx.get(), threads, true, [&](int64_t thread, int64_t, int) {
-    for (int64_t c = thread; c < chunks; c = next.fetch_add(1))
-      if (!run(first(c), first(c + 1))) {
-        if (!failed.exchange(true))
-          error = lowbit_last_error();
-        return;
-      }
+  claim_for(ctx.get(), chunks, true, [&](int64_t c, int64_t, int) {
+    if (failed.load(std::memory_order_relaxed))
+      return;
+    if (!run(first(c), first(c + 1)) && !failed.exchange(true))
+      error = lowbit_last_error();
   });
   if (failed)
     throw Error("engine: " + error);
@@ -310,20 +310,18 @@ void Model::Impl::forward(const int32_t *tokens, int64_t n, float *logits,
     laps.lap(&DecodeProfile::other);
     if (n == 1) {
       const int64_t chunks = (group + kQueries - 1) / kQueries;
-      parallel_for(c, Hkv * chunks, work >= kParallelWork,
-                   [&](int64_t begin, int64_t end, int thread) {
-                     float *s = scores.data() + thread * kQueries * n_ctx;
-                     for (int64_t item = begin; item < end; ++item) {
-                       const int64_t g = item / chunks;
-                       const int64_t h0 =
-                           g * group + (item % chunks) * kQueries;
-                       const int64_t nq =
-                           std::min(kQueries, (g + 1) * group - h0);
-                       kn.attend(q.data() + h0 * D, D, nq, kc + g * n_ctx * D,
-                                 vc + g * n_ctx * D, p0 + 1, 0, D, h.kq_scale,
-                                 s, attn.data() + h0 * D, D);
-                     }
-                   });
+      // Items claimed one by one (claim_for): a worker kept off its core
+      // is not waited for.
+      claim_for(c, Hkv * chunks, work >= kParallelWork,
+                [&](int64_t item, int64_t, int thread) {
+                  float *s = scores.data() + thread * kQueries * n_ctx;
+                  const int64_t g = item / chunks;
+                  const int64_t h0 = g * group + (item % chunks) * kQueries;
+                  const int64_t nq = std::min(kQueries, (g + 1) * group - h0);
+                  kn.attend(q.data() + h0 * D, D, nq, kc + g * n_ctx * D,
+                            vc + g * n_ctx * D, p0 + 1, 0, D, h.kq_scale, s,
+                            attn.data() + h0 * D, D);
+                });
     } else {
       const int64_t blocks = (n + kQueries - 1) / kQueries;
       parallel_for(c, blocks * H, work >= kParallelWork,

@@ -163,6 +163,25 @@ void parallel_for(lowbit_context_t *ctx, int64_t n, bool parallel, F &&f) {
     throw Error(std::string("engine: ") + lowbit_last_error());
 }
 
+/// f(i, i + 1, thread) for every i in [0, n), each i taken by the next
+/// free thread (lowbit_parallel_claim): a thread that has not started when
+/// the caller runs out of items takes no part and is not waited for. On the
+/// calling thread alone when `parallel` is false. f must not throw.
+template <class F>
+void claim_for(lowbit_context_t *ctx, int64_t n, bool parallel, F &&f) {
+  if (!parallel) {
+    for (int64_t i = 0; i < n; ++i)
+      f(i, i + 1, 0);
+    return;
+  }
+  using Fn = std::remove_reference_t<F>;
+  auto call = [](void *user, int64_t begin, int64_t end, int thread) {
+    (*static_cast<Fn *>(user))(begin, end, thread);
+  };
+  if (lowbit_parallel_claim(ctx, n, call, &f) != LOWBIT_OK)
+    throw Error(std::string("engine: ") + lowbit_last_error());
+}
+
 /// Chunks per thread of run_tiles: enough that a thread that started late
 /// or was preempted leaves little for the others to wait on, few enough
 /// that each chunk is a long contiguous read.

@@ -17,6 +17,7 @@
 #include "lowbit/upconvert.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <memory>
 #include <mutex>
@@ -513,6 +514,25 @@ lowbit_status_t lowbit_parallel_for(lowbit_context_t *context, int64_t n,
     }
     context->pool->run(n, [&](int64_t begin, int64_t end, int thread) {
       fn(user, begin, end, thread);
+    });
+  });
+}
+
+lowbit_status_t lowbit_parallel_claim(lowbit_context_t *context, int64_t n,
+                                      lowbit_range_fn fn, void *user) {
+  return guarded([&] {
+    require(fn != nullptr, "lowbit_parallel_claim: fn is NULL");
+    require(n >= 0, "lowbit_parallel_claim: n must be >= 0");
+    if (!context || n < 2 || context->pool->size() == 1) {
+      for (int64_t i = 0; i < n; ++i)
+        fn(user, i, i + 1, 0);
+      return;
+    }
+    std::atomic<int64_t> next{0};
+    context->pool->run_elastic([&](int thread) {
+      for (int64_t i = next.fetch_add(1, std::memory_order_relaxed); i < n;
+           i = next.fetch_add(1, std::memory_order_relaxed))
+        fn(user, i, i + 1, thread);
     });
   });
 }

@@ -238,11 +238,20 @@ void ThreadPool::worker_main(int thread) {
         work_cv_.wait(lock);
       sleepers_.fetch_sub(1, std::memory_order_relaxed);
     }
-    seen = slot.job.load(std::memory_order_acquire);
+    uint64_t job = slot.job.load(std::memory_order_acquire);
     if (stop_.load(std::memory_order_relaxed))
       return;
+    if (job & kWithdrawn) { // the caller finished the job without this thread
+      seen = job;
+      continue;
+    }
+    if ((job & kElastic) &&
+        !slot.job.compare_exchange_strong(job, job | kStarted,
+                                          std::memory_order_acquire))
+      continue; // withdrawn just now (job holds what the caller stored)
+    seen = job | ((job & kElastic) ? kStarted : 0);
     execute(thread);
-    slot.done.store(seen, std::memory_order_release);
+    slot.done.store(job & ~kJobFlags, std::memory_order_release);
     // Pairs with the caller's seq_cst store of caller_sleeping_ and its
     // loads of done in dispatch(): either it sees this job done, or this
     // load sees it asleep. The fence waits for the store above to leave
@@ -256,8 +265,9 @@ void ThreadPool::worker_main(int thread) {
 }
 
 void ThreadPool::dispatch(Invoke invoke, const void *ctx,
-                          const std::vector<TileRange> *chunks) {
+                          const std::vector<TileRange> *chunks, bool elastic) {
   const uint64_t job = generation_ + 1;
+  const uint64_t published = job | (elastic ? kElastic : 0);
   auto takes_part = [&](int t) {
     return !chunks || !(*chunks)[size_t(t)].empty();
   };
@@ -269,7 +279,7 @@ void ThreadPool::dispatch(Invoke invoke, const void *ctx,
     slot.invoke = invoke;
     slot.ctx = ctx;
     slot.chunk = chunks ? (*chunks)[size_t(t)] : TileRange{};
-    slot.job.store(job, std::memory_order_release);
+    slot.job.store(published, std::memory_order_release);
     ++participants;
   }
   Slot &own = slots_[0];
@@ -293,9 +303,24 @@ void ThreadPool::dispatch(Invoke invoke, const void *ctx,
     if (!woken)
       wake_sleepers();
 
+    // Elastic: a worker that has not taken the job up yet is withdrawn (the
+    // caller's part left nothing for it); one that has is waited for.
+    withdrawn_.assign(size_t(threads_), 0);
+    last_withdrawn_ = 0;
+    if (elastic)
+      for (int t = 1; t < threads_; ++t) {
+        uint64_t expected = published;
+        if (slots_[size_t(t)].job.load(std::memory_order_relaxed) == expected &&
+            slots_[size_t(t)].job.compare_exchange_strong(
+                expected, published | kWithdrawn, std::memory_order_relaxed)) {
+          withdrawn_[size_t(t)] = 1;
+          ++last_withdrawn_;
+        }
+      }
     auto finished = [&](std::memory_order order) {
       for (int t = 1; t < threads_; ++t)
-        if (takes_part(t) && slots_[size_t(t)].done.load(order) != job)
+        if (takes_part(t) && !withdrawn_[size_t(t)] &&
+            slots_[size_t(t)].done.load(order) != job)
           return false;
       return true;
     };

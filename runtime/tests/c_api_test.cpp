@@ -420,6 +420,25 @@ TEST(CApi, ParallelForCoversTheRangeOnce) {
   lowbit_context_free(ctx);
 }
 
+// Every item once, whichever threads take part.
+TEST(CApi, ParallelClaimCoversTheRangeOnce) {
+  lowbit_context_t *ctx = nullptr;
+  ASSERT_EQ(lowbit_context_create(2, &ctx), LOWBIT_OK);
+  for (int64_t n : {0, 1, 2, 3, 1000}) {
+    std::vector<std::atomic<int>> hits(static_cast<size_t>(n));
+    for (int round = 0; round < 50; ++round)
+      ASSERT_EQ(lowbit_parallel_claim(ctx, n, countRange, &hits), LOWBIT_OK);
+    ASSERT_EQ(lowbit_parallel_claim(nullptr, n, countRange, &hits), LOWBIT_OK);
+    for (const std::atomic<int> &h : hits)
+      EXPECT_EQ(h.load(), 51);
+  }
+  EXPECT_EQ(lowbit_parallel_claim(ctx, -1, countRange, nullptr),
+            LOWBIT_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(lowbit_parallel_claim(ctx, 1, nullptr, nullptr),
+            LOWBIT_ERROR_INVALID_ARGUMENT);
+  lowbit_context_free(ctx);
+}
+
 TEST(CApi, ErrorsAreStatusesWithAMessage) {
   const std::vector<float> W(64, 1.0f);
   lowbit_weights_t *w = reinterpret_cast<lowbit_weights_t *>(1);

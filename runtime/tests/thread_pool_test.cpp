@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdio>
 #include <stdexcept>
+#include <thread>
 
 namespace lowbit {
 namespace {
@@ -148,6 +149,60 @@ TEST(ThreadPool, PinsOnePerCpuOrNone) {
 
 // Dispatch cost of an empty job with spinning workers; printed, not
 // asserted beyond a generous bound (the machine is shared and noisy).
+// run_elastic: a worker that has taken the job up is waited for; one that
+// has not when the caller's part returns is withdrawn and never runs it.
+TEST(ThreadPool, ElasticWaitsForAStartedWorker) {
+  ThreadPool pool(2);
+  for (int round = 0; round < 20; ++round) {
+    std::atomic<bool> started{false}, finished{false};
+    pool.run_elastic([&](int thread) {
+      if (thread == 1) {
+        started = true;
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));
+        finished = true;
+        return;
+      }
+      // The caller returns only once the worker runs the job (10 s bound).
+      const auto until =
+          std::chrono::steady_clock::now() + std::chrono::seconds(10);
+      while (!started && std::chrono::steady_clock::now() < until) {
+      }
+    });
+    ASSERT_TRUE(started) << "the worker did not start within 10 s";
+    EXPECT_TRUE(finished.load()); // run_elastic returned after the worker
+    EXPECT_EQ(pool.last_withdrawn(), 0);
+  }
+}
+
+TEST(ThreadPool, ElasticWithdrawsAWorkerThatHasNotStarted) {
+  for (int spin : {0, 100}) {
+    ThreadPool::Options options;
+    options.threads = 2;
+    options.spin_us = spin; // 0: the worker sleeps, a wake-up is slow
+    ThreadPool pool(options);
+    int withdrawn = 0;
+    for (int job = 0; job < 300; ++job) {
+      std::atomic<int> runs[2] = {0, 0};
+      pool.run_elastic([&](int thread) { runs[thread]++; });
+      EXPECT_EQ(runs[0].load(), 1);
+      // Withdrawn: never ran; else ran once, before run_elastic returned.
+      EXPECT_EQ(runs[1].load(), 1 - pool.last_withdrawn()) << "job " << job;
+      withdrawn += pool.last_withdrawn();
+    }
+    std::printf("[ elastic ] spin %d us: worker withdrawn from %d of 300 "
+                "empty jobs\n",
+                spin, withdrawn);
+    // An empty caller part returns within nanoseconds; a sleeping worker
+    // takes microseconds to wake, so it cannot have won all 300 races.
+    if (spin == 0)
+      EXPECT_GT(withdrawn, 0);
+    // Jobs of both kinds still run on every thread afterwards.
+    std::atomic<int> all{0};
+    pool.run_on_all([&](int) { all++; });
+    EXPECT_EQ(all.load(), 2);
+  }
+}
+
 TEST(ThreadPool, DispatchOverhead) {
   ThreadPool pool(2);
   std::atomic<int64_t> sink{0};

@@ -178,6 +178,15 @@ typedef void (*lowbit_range_fn)(void *user, int64_t begin, int64_t end,
 lowbit_status_t lowbit_parallel_for(lowbit_context_t *context, int64_t n,
                                     lowbit_range_fn fn, void *user);
 
+/* Runs fn(user, i, i + 1, thread) once for every i in [0, n), each i taken
+ * by the next thread that is free, in increasing order; a thread that has
+ * not started by the time the caller finds nothing left takes no part and
+ * is not waited for, so a thread that another process keeps off its core
+ * does not hold the caller up unless it took an item. fn must not call
+ * back into the context. */
+lowbit_status_t lowbit_parallel_claim(lowbit_context_t *context, int64_t n,
+                                      lowbit_range_fn fn, void *user);
+
 /* The same product by the scalar reference: the oracle of every kernel
  * (bit-exact for i2s/tl1/tl2, within the documented bound for the others). */
 lowbit_status_t lowbit_reference_mpgemm(const lowbit_weights_t *weights,

@@ -124,6 +124,26 @@ public:
         static_cast<const void *>(&fn), nullptr);
   }
 
+  /// Runs fn(thread) on the calling thread (0) and on every worker that
+  /// takes the job up before the caller's fn returned; a worker that had not
+  /// started by then is withdrawn from the job: it never runs fn and is not
+  /// waited for. So fn must share its work dynamically (each thread claims
+  /// the next part until none is left; the caller alone may do all of it),
+  /// and a worker that another process keeps off its core costs the job
+  /// nothing, where run_on_all waits for it (a scheduler time slice,
+  /// milliseconds, on a busy host). An exception is rethrown as by
+  /// run_on_all.
+  template <typename F> void run_elastic(F &&fn) {
+    using Fn = std::remove_reference_t<F>;
+    dispatch(
+        [](const void *ctx, int thread, TileRange) {
+          (*static_cast<Fn *>(const_cast<void *>(ctx)))(thread);
+        },
+        static_cast<const void *>(&fn), nullptr, /*elastic=*/true);
+  }
+  /// Workers withdrawn from the last run_elastic job (for tests).
+  int last_withdrawn() const { return last_withdrawn_; }
+
   /// Runs fn(begin, end, thread) on the non-empty chunks split_tiles gives
   /// each thread for [0, num_tiles).
   template <typename F> void run(int64_t num_tiles, F &&fn) {
@@ -218,9 +238,10 @@ private:
   using Invoke = void (*)(const void *ctx, int thread, TileRange chunk);
   /// Runs invoke on thread 0 and on every worker t whose chunks[t] is
   /// non-empty, each with its chunk and timed into its slot (every worker,
-  /// with an empty chunk, when chunks is null).
+  /// with an empty chunk, when chunks is null). elastic: workers that have
+  /// not started when thread 0 is done are withdrawn (run_elastic).
   void dispatch(Invoke invoke, const void *ctx,
-                const std::vector<TileRange> *chunks);
+                const std::vector<TileRange> *chunks, bool elastic = false);
   const std::vector<TileRange> &begin_scheduled(int kernel_class,
                                                 int64_t num_tiles);
   void end_scheduled(int kernel_class, Clock::time_point published);
@@ -260,7 +281,10 @@ private:
   // Per thread, on its own cache line, everything a job exchanges with it.
   // The caller writes invoke, ctx and chunk, then job (release): the number
   // of the job the thread is to run. The thread writes its chunk's start and
-  // end times, then done (release): the number of the job it finished.
+  // end times, then done (release): the number of the job it finished. An
+  // elastic job's number carries kElastic; the thread takes it up by setting
+  // kStarted and the caller withdraws it by setting kWithdrawn, both by a
+  // compare-exchange of the published value, so exactly one of them does.
   struct alignas(64) Slot {
     std::atomic<uint64_t> job{0};
     Invoke invoke = nullptr;
@@ -270,6 +294,12 @@ private:
     Clock::time_point start{}, end{};
   };
   static_assert(sizeof(Slot) == 64, "a slot is one cache line");
+  static constexpr uint64_t kElastic = uint64_t(1) << 61;
+  static constexpr uint64_t kStarted = uint64_t(1) << 62;
+  static constexpr uint64_t kWithdrawn = uint64_t(1) << 63;
+  static constexpr uint64_t kJobFlags = kElastic | kStarted | kWithdrawn;
+  std::vector<char> withdrawn_; // per thread, in the current elastic job
+  int last_withdrawn_ = 0;
   std::unique_ptr<Slot[]> slots_;
 
   // Scheduling state, touched by the calling thread only.
