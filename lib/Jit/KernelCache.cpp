@@ -21,6 +21,7 @@
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <spawn.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -199,19 +200,56 @@ std::pair<int, std::string> run_capture(const std::vector<std::string> &argv) {
   return {wait_for(pid), out};
 }
 
-bool executable_on_path(const std::string &name) {
+/// The file `name` runs (looked up on PATH as posix_spawnp does), "" when
+/// there is none.
+std::string executable_path(const std::string &name) {
   if (name.find('/') != std::string::npos)
-    return access(name.c_str(), X_OK) == 0;
+    return access(name.c_str(), X_OK) == 0 ? name : "";
   const char *path = std::getenv("PATH");
   std::stringstream dirs(path ? path : "/usr/bin:/bin");
   std::string dir;
   while (std::getline(dirs, dir, ':'))
     if (!dir.empty() && access((dir + "/" + name).c_str(), X_OK) == 0)
-      return true;
-  return false;
+      return dir + "/" + name;
+  return "";
 }
 
-/// The compiler's `--version` text, once per process and compiler.
+bool executable_on_path(const std::string &name) {
+  return !executable_path(name).empty();
+}
+
+/// Where compiler_identity keeps the `--version` text of `cxx`: named by the
+/// file it runs (symbolic links resolved; device, inode, size, modification
+/// time), so that another or an updated compiler gets its own entry. Empty
+/// where the file or the cache cannot be found.
+fs::path kept_identity_path(const std::string &cxx) {
+  std::error_code ec;
+  const std::string found = executable_path(cxx);
+  if (found.empty())
+    return {};
+  const fs::path file = fs::canonical(found, ec);
+  struct stat st {};
+  if (ec || ::stat(file.c_str(), &st) != 0)
+    return {};
+  std::string key = "lowbit compiler identity v1\n";
+  for (const std::string &part :
+       {file.string(), std::to_string(st.st_dev), std::to_string(st.st_ino),
+        std::to_string(st.st_size),
+        std::to_string(st.st_mtim.tv_sec) + "." +
+            std::to_string(st.st_mtim.tv_nsec)})
+    append_key_part(key, part);
+  try {
+    return fs::path(kernel_cache_dir()) / "compilers" /
+           (sha256_hex(key) + ".version");
+  } catch (const Error &) {
+    return {};
+  }
+}
+
+/// The compiler's `--version` text, once per process and compiler, and kept
+/// in the cache (kept_identity_path): a start that finds its kernels in the
+/// cache runs no compiler (`clang++ --version` alone maps libLLVM and takes
+/// tens of milliseconds). An entry that cannot be written is skipped.
 std::string compiler_identity(const std::string &cxx) {
   static std::mutex mutex;
   static std::map<std::string, std::string> known;
@@ -219,11 +257,24 @@ std::string compiler_identity(const std::string &cxx) {
   auto it = known.find(cxx);
   if (it != known.end())
     return it->second;
+  const fs::path kept = kept_identity_path(cxx);
+  if (!kept.empty())
+    if (std::string text = read_file(kept); !text.empty())
+      return known[cxx] = text;
   auto [status, out] = run_capture({cxx, "--version"});
   if (status != 0)
     throw Error("the C++ compiler '" + cxx + "' does not run ('" + cxx +
                 " --version' exited with status " + std::to_string(status) +
                 ")");
+  if (!kept.empty() && !out.empty()) {
+    try {
+      fs::create_directories(kept.parent_path());
+      ScopedTempDir work(kept.parent_path(), "tmp-");
+      write_file(work.path() / "version", out);
+      fs::rename(work.path() / "version", kept);
+    } catch (const std::exception &) {
+    }
+  }
   return known[cxx] = out;
 }
 

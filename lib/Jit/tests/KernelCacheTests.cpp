@@ -28,12 +28,12 @@ using lowbit::test::error_of;
 using test::kAddOne;
 using test::ScopedCache;
 
+/// The entries of a cache directory but `compilers/`, where the C++
+/// compiler's identity is kept (KernelCache.cpp, compiler_identity).
 size_t files_in(const fs::path &dir) {
   size_t n = 0;
-  for (const auto &entry : fs::directory_iterator(dir)) {
-    (void)entry;
-    ++n;
-  }
+  for (const auto &entry : fs::directory_iterator(dir))
+    n += entry.path().filename() != "compilers";
   return n;
 }
 
