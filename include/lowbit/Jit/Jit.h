@@ -3,7 +3,8 @@
 // The one path from (format, shape, strategy, target) to Y = X * W^T, for an
 // engine, a script or the lowbit CLI (`lowbit run`, `verify`, `bench`,
 // `tune`, `generate`): resolve `auto` and `native`, generate the kernel
-// through the compiler pipeline (lib/Pipeline), compile it into a cached
+// through the compiler pipeline (lib/Pipeline, reached through Codegen.h:
+// loaded on a cache miss), compile it into a cached
 // shared object (KernelCache.h), repack the weights into its layout and call
 // it on the thread pool. The reference strategy takes the same path minus
 // the compiler. Bad input (a format or target without kernels, a shape the

@@ -134,7 +134,8 @@ std::pair<int, std::string> run_command(const std::vector<std::string> &argv);
 /// $XDG_CACHE_HOME/lowbit, else $HOME/.cache/lowbit (created on demand).
 std::string kernel_cache_dir();
 
-/// SHA-256 of `data` (LLVM's) as 64 lowercase hex digits (the cache key).
+/// SHA-256 of `data` (FIPS 180-4; our own, so that the cache needs no LLVM)
+/// as 64 lowercase hex digits (the cache key).
 std::string sha256_hex(const std::string &data);
 
 /// Appends `part` to a cache key (or a kept cache entry) as
