@@ -50,37 +50,47 @@ constexpr uint32_t kSha256K[64] = {
 
 uint32_t rotr(uint32_t x, int n) { return (x >> n) | (x << (32 - n)); }
 
-/// One 64-byte block into the state H (FIPS 180-4, 6.2.2).
+/// One 64-byte block into the state H (FIPS 180-4, 6.2.2), the message
+/// schedule W_t kept as its last 16 words (W_t replaces W_{t-16}).
 void sha256Block(uint32_t H[8], const unsigned char *block) {
-  uint32_t W[64];
+  uint32_t W[16];
   for (int t = 0; t < 16; ++t)
     W[t] = uint32_t(block[4 * t]) << 24 | uint32_t(block[4 * t + 1]) << 16 |
            uint32_t(block[4 * t + 2]) << 8 | uint32_t(block[4 * t + 3]);
-  for (int t = 16; t < 64; ++t) {
-    const uint32_t s0 = rotr(W[t - 15], 7) ^ rotr(W[t - 15], 18) ^
-                        (W[t - 15] >> 3);
-    const uint32_t s1 = rotr(W[t - 2], 17) ^ rotr(W[t - 2], 19) ^
-                        (W[t - 2] >> 10);
-    W[t] = W[t - 16] + s0 + W[t - 7] + s1;
-  }
+  auto schedule = [&W](int t) {
+    if (t >= 16) {
+      const uint32_t w15 = W[(t - 15) & 15], w2 = W[(t - 2) & 15];
+      W[t & 15] += (rotr(w15, 7) ^ rotr(w15, 18) ^ (w15 >> 3)) +
+                   W[(t - 7) & 15] +
+                   (rotr(w2, 17) ^ rotr(w2, 19) ^ (w2 >> 10));
+    }
+    return W[t & 15];
+  };
   uint32_t a = H[0], b = H[1], c = H[2], d = H[3], e = H[4], f = H[5],
            g = H[6], h = H[7];
-  for (int t = 0; t < 64; ++t) {
-    const uint32_t S1 = rotr(e, 6) ^ rotr(e, 11) ^ rotr(e, 25);
-    const uint32_t ch = (e & f) ^ (~e & g);
-    const uint32_t T1 = h + S1 + ch + kSha256K[t] + W[t];
-    const uint32_t S0 = rotr(a, 2) ^ rotr(a, 13) ^ rotr(a, 22);
-    const uint32_t maj = (a & b) ^ (a & c) ^ (b & c);
-    const uint32_t T2 = S0 + maj;
-    h = g;
-    g = f;
-    f = e;
-    e = d + T1;
-    d = c;
-    c = b;
-    b = a;
-    a = T1 + T2;
-  }
+  // One round of 6.2.2 step 3 without its renaming: T1 + T2 becomes the
+  // new a where h was, d + T1 the new e; eight rounds bring the names back.
+  auto round = [&schedule](uint32_t a, uint32_t b, uint32_t c, uint32_t &d,
+                           uint32_t e, uint32_t f, uint32_t g, uint32_t &h,
+                           int t) {
+    const uint32_t T1 = h + (rotr(e, 6) ^ rotr(e, 11) ^ rotr(e, 25)) +
+                        ((e & f) ^ (~e & g)) + kSha256K[t] + schedule(t);
+    const uint32_t T2 = (rotr(a, 2) ^ rotr(a, 13) ^ rotr(a, 22)) +
+                        ((a & b) ^ (a & c) ^ (b & c));
+    d += T1;
+    h = T1 + T2;
+  };
+  for (int t = 0; t < 64; t += 16)
+    for (int u = 0; u < 16; u += 8) {
+      round(a, b, c, d, e, f, g, h, t + u);
+      round(h, a, b, c, d, e, f, g, t + u + 1);
+      round(g, h, a, b, c, d, e, f, t + u + 2);
+      round(f, g, h, a, b, c, d, e, t + u + 3);
+      round(e, f, g, h, a, b, c, d, t + u + 4);
+      round(d, e, f, g, h, a, b, c, t + u + 5);
+      round(c, d, e, f, g, h, a, b, t + u + 6);
+      round(b, c, d, e, f, g, h, a, t + u + 7);
+    }
   H[0] += a;
   H[1] += b;
   H[2] += c;
