@@ -37,6 +37,9 @@
 // CHECK: __m512 [[G2:v[0-9]+]] = _mm512_fmadd_ps([[DF2]], {{v[0-9]+}}, [[G1]]);
 // y + g * s
 // CHECK: __m512 [[Y2:v[0-9]+]] = _mm512_fmadd_ps([[G2]], [[S]], [[ZEROF]]);
+// g + D * s, a multiplier per lane (no broadcast)
+// CHECK: __m512 [[DF3:v[0-9]+]] = _mm512_cvtepi32_ps([[SUMD]]);
+// CHECK-NEXT: __m512 {{v[0-9]+}} = _mm512_fmadd_ps([[DF3]], [[S]], [[G2]]);
 // A block accumulator started at a broadcast value; codes doubled by a left
 // shift.
 // CHECK: __m512i [[NS:v[0-9]+]] = _mm512_set1_epi32([[SUM]]);
@@ -76,6 +79,8 @@ func.func @ops(%codes: memref<?xui8> {lowbit.readonly}, %scales: memref<?xui16> 
   %g1 = lowbit.uk.block_combine %out0, %sumd, %inv zero(%s, %sum : vector<16xf32>) : vector<16xi32> -> vector<16xf32>
   %g2 = lowbit.uk.block_combine %g1, %sumd, %inv : vector<16xi32> -> vector<16xf32>
   %y2 = lowbit.uk.group_combine %out0, %g2, %s : vector<16xf32>
+  %g3 = lowbit.uk.block_combine %g2, %sumd scale(%s : vector<16xf32>) : vector<16xi32> -> vector<16xf32>
+  lowbit.uk.store %g3, %y[%off] : vector<16xf32>, memref<?xf32>
   %nsum = vector.broadcast %sum : i32 to vector<16xi32>
   %c1 = lowbit.uk.unpack %w {bits = 1, plane = 0, scale = 1} : vector<64xi8>
   %d1 = lowbit.uk.dot4 %nsum, %c1, %x : vector<64xi8> -> vector<16xi32>

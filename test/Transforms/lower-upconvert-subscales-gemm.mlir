@@ -7,9 +7,9 @@
 // [slice] registers (16 blocks x 2 tiles x 2 x 64 bytes for K = 512),
 // before its column loops; their K loops read the buffer (lowbit.uk.load)
 // and add each block straight into the outputs: no per-super-block sums,
-// no fp16 d in the K loop.
+// no fp16 d in the K loop. The buffer is aligned to a 64-byte vector.
 // VNNI-LABEL: func.func @q4_k_gemm(
-// VNNI: %[[BUF:.*]] = lowbit.uk.stack_buffer {bytes = 4096 : i64} : memref<?xi8>
+// VNNI: %[[BUF:.*]] = lowbit.uk.stack_buffer {alignment = 64 : i64, bytes = 4096 : i64} : memref<?xi8>
 // VNNI: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %c2 {
 // VNNI: scf.for %{{.*}} = %c0 to %c2 step %c1{{.*}} {
 // VNNI: %[[D:.*]] = lowbit.uk.load_half %arg1[%{{.*}}] : memref<?xui16> -> vector<16xf32>
@@ -60,14 +60,21 @@ func.func @q4_k_gemv(%x: tensor<?x512xf32>, %w: tensor<33x288xi8>) -> tensor<?x3
 
 // Q6_K's 8-bit sub-scales too: d times the sign-extended byte, once per
 // tile group, into the buffer (8 blocks x 2 halves x 2 tiles x 64 bytes
-// for K = 256).
+// for K = 256). Its sub-blocks of 16: per output the two halves' dots
+// times their s_j first (block_combine scale), then one multiply by the
+// block's 1 / s_b into the output.
 // VNNI-LABEL: func.func @q6_k_gemm(
-// VNNI: %[[BUF6:.*]] = lowbit.uk.stack_buffer {bytes = 2048 : i64} : memref<?xi8>
+// VNNI: %[[BUF6:.*]] = lowbit.uk.stack_buffer {alignment = 64 : i64, bytes = 2048 : i64} : memref<?xi8>
 // VNNI: lowbit.uk.load_scales %arg1[%{{.*}}, %c0] {bits = 8 : i64, sign_extend}
 // VNNI: lowbit.uk.spill %{{.*}}, %[[BUF6]][%{{.*}}] : vector<16xf32>, memref<?xi8>
 // VNNI: scf.for %{{.*}} = %c0 to %{{.*}} step %c2 {
 // VNNI-NOT: lowbit.uk.load_scales
-// VNNI: lowbit.uk.load %[[BUF6]][%{{.*}}] : memref<?xi8> -> vector<16xf32>
+// VNNI: %[[INV:.*]] = vector.broadcast %{{.*}} : f32 to vector<16xf32>
+// VNNI: %[[S0:.*]] = lowbit.uk.load %[[BUF6]][%{{.*}}] : memref<?xi8> -> vector<16xf32>
+// VNNI: %[[S1:.*]] = lowbit.uk.load %[[BUF6]][%{{.*}}] : memref<?xi8> -> vector<16xf32>
+// VNNI: %[[T0:.*]] = lowbit.uk.block_combine %cst, %{{.*}} scale(%[[S0]] : vector<16xf32>)
+// VNNI-NEXT: %[[T:.*]] = lowbit.uk.block_combine %[[T0]], %{{.*}} scale(%[[S1]] : vector<16xf32>)
+// VNNI-NEXT: lowbit.uk.group_combine %{{.*}}, %[[T]], %[[INV]] : vector<16xf32>
 func.func @q6_k_gemm(%x: tensor<?x256xf32>, %w: tensor<33x210xi8>) -> tensor<?x33xf32> {
   %y = lowbit.mpgemm %x, %w {
          weight = #lowbit.weight<bits = 6, encoding = offset, group = 16, scale = per_block, code_offset = 32, super_block = 256, scale_bits = 8>,
@@ -84,8 +91,8 @@ func.func @q6_k_gemm(%x: tensor<?x256xf32>, %w: tensor<33x210xi8>) -> tensor<?x3
 // stack buffer (32 rows x 4 tiles x 64 bytes): zeroed per chunk, loaded
 // and spilled around each panel's K loop, stored to y after the last.
 // VNNI-LABEL: func.func @q6_k_panels(
-// VNNI: lowbit.uk.stack_buffer {bytes = 229376 : i64}
-// VNNI: %[[OUT:.*]] = lowbit.uk.stack_buffer {bytes = 8192 : i64} : memref<?xi8>
+// VNNI: lowbit.uk.stack_buffer {alignment = 64 : i64, bytes = 229376 : i64}
+// VNNI: %[[OUT:.*]] = lowbit.uk.stack_buffer {alignment = 64 : i64, bytes = 8192 : i64} : memref<?xi8>
 // VNNI: scf.for %{{.*}} = %c0 to %{{.*}} step %c32 {
 // VNNI: lowbit.uk.spill %cst, %[[OUT]][%{{.*}}] : vector<16xf32>, memref<?xi8>
 // VNNI: scf.for %{{.*}} = %c0 to %c14 step %c1{{.*}} {
@@ -101,4 +108,25 @@ func.func @q6_k_panels(%x: tensor<?x14336xf32>, %w: tensor<129x11760xi8>) -> ten
          config = #lowbit.upconvert<tile_m = 64, tile_k = 64, tile_n = 2>}
        : (tensor<?x14336xf32>, tensor<129x11760xi8>) -> tensor<?x129xf32>
   return %y : tensor<?x129xf32>
+}
+
+// Q2_K: sub-blocks of 16 with minimums. The block's term per output is
+// s_0 D_0 + o_0 S_0 + s_1 D_1 + o_1 S_1 with the halves' activation sums
+// S_h as they are (no 1 / s_b per half), then one multiply by 1 / s_b.
+// VNNI-LABEL: func.func @q2_k_gemm(
+// VNNI: scf.for %{{.*}} = %c0 to %{{.*}} step %c2 {
+// VNNI: %[[S0:.*]] = arith.sitofp %{{.*}} : i32 to f32
+// VNNI-NEXT: %[[B0:.*]] = vector.broadcast %[[S0]] : f32 to vector<16xf32>
+// VNNI: %[[T0:.*]] = lowbit.uk.block_combine %cst, %{{.*}} scale(%{{.*}} : vector<16xf32>)
+// VNNI-NEXT: %[[T1:.*]] = lowbit.uk.group_combine %[[T0]], %[[B0]], %{{.*}} : vector<16xf32>
+// VNNI-NEXT: %[[T2:.*]] = lowbit.uk.block_combine %[[T1]], %{{.*}} scale(%{{.*}} : vector<16xf32>)
+// VNNI-NEXT: %[[T3:.*]] = lowbit.uk.group_combine %[[T2]], %{{.*}}, %{{.*}} : vector<16xf32>
+// VNNI-NEXT: lowbit.uk.group_combine %{{.*}}, %[[T3]], %{{.*}} : vector<16xf32>
+func.func @q2_k_gemm(%x: tensor<?x256xf32>, %w: tensor<33x84xi8>) -> tensor<?x33xf32> {
+  %y = lowbit.mpgemm %x, %w {
+         weight = #lowbit.weight<bits = 2, encoding = min, group = 16, scale = per_block, super_block = 256, scale_bits = 4>,
+         layout = #lowbit.layout<gguf>,
+         config = #lowbit.upconvert<tile_m = 32, tile_k = 64, tile_n = 2>}
+       : (tensor<?x256xf32>, tensor<33x84xi8>) -> tensor<?x33xf32>
+  return %y : tensor<?x33xf32>
 }

@@ -37,9 +37,10 @@ namespace mlir::lowbit {
 
 /// Operands of lowbit.uk.block_combine after type conversion (see its
 /// description): result = sums + (dot - zero * sum) * inv, without the zero
-/// term when `zero` is null.
+/// term when `zero` is null; with `scale` (a register) instead of `inv` (an
+/// f32), each lane times its own lane of `scale`.
 struct BlockCombineOperands {
-  Value sums, dot, inv, zero, sum;
+  Value sums, dot, inv, scale, zero, sum;
 };
 
 /// Operands of lowbit.uk.lut_dot after type conversion: `tables` is an

@@ -335,6 +335,7 @@ struct ConvertBlockCombine : TargetPattern<UkBlockCombineOp> {
     operands.sums = adaptor.getSums();
     operands.dot = adaptor.getDot();
     operands.inv = adaptor.getInv();
+    operands.scale = adaptor.getScale();
     operands.zero = adaptor.getZero();
     operands.sum = adaptor.getSum();
     rewriter.replaceOp(

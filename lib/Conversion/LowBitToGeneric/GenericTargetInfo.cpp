@@ -253,8 +253,9 @@ public:
           b, loc, f32, t,
           emitc::MulOp::create(b, loc, f32, o.zero,
                                castTo(b, loc, f32, o.sum)));
+    Value by = o.scale ? o.scale : o.inv;
     return emitc::AddOp::create(b, loc, f32, o.sums,
-                                emitc::MulOp::create(b, loc, f32, t, o.inv));
+                                emitc::MulOp::create(b, loc, f32, t, by));
   }
 
   Value emitGroupCombine(OpBuilder &b, Location loc, Value y, Value sums,

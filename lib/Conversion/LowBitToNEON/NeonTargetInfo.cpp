@@ -304,8 +304,8 @@ public:
                         castTo(b, loc, b.getF32Type(), o.sum));
       t = call(b, loc, reg, "vfmsq_f32", {t, o.zero, sums});
     }
-    Value inv = call(b, loc, reg, "vdupq_n_f32", o.inv);
-    return call(b, loc, reg, "vfmaq_f32", {o.sums, t, inv});
+    Value by = o.scale ? o.scale : call(b, loc, reg, "vdupq_n_f32", o.inv);
+    return call(b, loc, reg, "vfmaq_f32", {o.sums, t, by});
   }
 
   Value emitGroupCombine(OpBuilder &b, Location loc, Value y, Value sums,

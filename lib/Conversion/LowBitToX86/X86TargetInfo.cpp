@@ -182,8 +182,8 @@ public:
                         castTo(b, loc, b.getF32Type(), o.sum));
       t = call(b, loc, reg, name("fnmadd_ps"), {o.zero, sums, t});
     }
-    Value inv = call(b, loc, reg, name("set1_ps"), o.inv);
-    return call(b, loc, reg, name("fmadd_ps"), {t, inv, o.sums});
+    Value by = o.scale ? o.scale : call(b, loc, reg, name("set1_ps"), o.inv);
+    return call(b, loc, reg, name("fmadd_ps"), {t, by, o.sums});
   }
 
   Value emitGroupCombine(OpBuilder &b, Location loc, Value y, Value sums,

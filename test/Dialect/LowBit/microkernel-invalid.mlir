@@ -60,7 +60,31 @@ func.func @combine_zero_type(%y: vector<16xf32>, %z: vector<8xf32>, %d: vector<1
 
 func.func @combine_zero_without_sum(%y: vector<16xf32>, %d: vector<16xi32>, %inv: f32) -> vector<16xf32> {
   // expected-error@+1 {{'lowbit.uk.block_combine' op takes the zero points and the activation sum together}}
-  %r = "lowbit.uk.block_combine"(%y, %d, %inv, %y) {operandSegmentSizes = array<i32: 1, 1, 1, 1, 0>} : (vector<16xf32>, vector<16xi32>, f32, vector<16xf32>) -> vector<16xf32>
+  %r = "lowbit.uk.block_combine"(%y, %d, %inv, %y) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 1, 0>} : (vector<16xf32>, vector<16xi32>, f32, vector<16xf32>) -> vector<16xf32>
+  return %r : vector<16xf32>
+}
+
+// -----
+
+func.func @combine_two_multipliers(%y: vector<16xf32>, %d: vector<16xi32>, %inv: f32) -> vector<16xf32> {
+  // expected-error@+1 {{'lowbit.uk.block_combine' op takes one multiplier: inv or scale}}
+  %r = lowbit.uk.block_combine %y, %d, %inv scale(%y : vector<16xf32>) : vector<16xi32> -> vector<16xf32>
+  return %r : vector<16xf32>
+}
+
+// -----
+
+func.func @combine_no_multiplier(%y: vector<16xf32>, %d: vector<16xi32>) -> vector<16xf32> {
+  // expected-error@+1 {{'lowbit.uk.block_combine' op takes one multiplier: inv or scale}}
+  %r = lowbit.uk.block_combine %y, %d : vector<16xi32> -> vector<16xf32>
+  return %r : vector<16xf32>
+}
+
+// -----
+
+func.func @combine_scale_type(%y: vector<16xf32>, %s: vector<8xf32>, %d: vector<16xi32>) -> vector<16xf32> {
+  // expected-error@+1 {{'lowbit.uk.block_combine' op scale 'vector<8xf32>' must have the type of the sums 'vector<16xf32>'}}
+  %r = lowbit.uk.block_combine %y, %d scale(%s : vector<8xf32>) : vector<16xi32> -> vector<16xf32>
   return %r : vector<16xf32>
 }
 

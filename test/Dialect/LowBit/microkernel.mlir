@@ -37,6 +37,8 @@ func.func @microkernel_zmm(%codes: memref<?xui8>, %xq: memref<?xi8>,
   %g1 = lowbit.uk.block_combine %out, %d, %inv zero(%s, %sum : vector<16xf32>) : vector<16xi32> -> vector<16xf32>
   // CHECK: %[[G2:.*]] = lowbit.uk.block_combine %[[G1]], %[[D]], %{{.*}} : vector<16xi32> -> vector<16xf32>
   %g2 = lowbit.uk.block_combine %g1, %d, %inv : vector<16xi32> -> vector<16xf32>
+  // CHECK: lowbit.uk.block_combine %[[G2]], %[[D]] scale(%[[S]] : vector<16xf32>) : vector<16xi32> -> vector<16xf32>
+  %g3 = lowbit.uk.block_combine %g2, %d scale(%s : vector<16xf32>) : vector<16xi32> -> vector<16xf32>
   // CHECK: %[[Y2:.*]] = lowbit.uk.group_combine %{{.*}}, %[[G2]], %[[S]] : vector<16xf32>
   %y2 = lowbit.uk.group_combine %out, %g2, %s : vector<16xf32>
   // CHECK: %[[T:.*]] = lowbit.uk.ternary_scale %[[D]], %{{.*}}, %{{.*}}, %{{.*}} : vector<16xi32> -> vector<16xf32>

@@ -65,6 +65,12 @@ LogicalResult UkBlockCombineOp::verify() {
     return emitOpError() << "dot " << getDot().getType() << " and sums "
                          << getSums().getType()
                          << " must have the same number of lanes";
+  if (!getInv() == !getScale())
+    return emitOpError() << "takes one multiplier: inv or scale";
+  if (getScale() && getScale().getType() != getSums().getType())
+    return emitOpError() << "scale " << getScale().getType()
+                         << " must have the type of the sums "
+                         << getSums().getType();
   if (!getZero() != !getSum())
     return emitOpError() << "takes the zero points and the activation sum "
                             "together";

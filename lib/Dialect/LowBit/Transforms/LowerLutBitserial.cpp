@@ -1069,9 +1069,9 @@ private:
                 rowDots(combine(accs, 1, 1, t, columns, c, h), sum);
             Value zeroSum = plan.hasZeros() ? inDotUnits(sum) : Value();
             Value &out = sums[outIndex(t, c, h)];
-            out = UkBlockCombineOp::create(b, loc, f32Reg, out, dot, inv,
-                                           zeroPoints[t * plan.halves + h],
-                                           zeroSum);
+            out = UkBlockCombineOp::create(
+                b, loc, f32Reg, out, dot, inv, Value(),
+                zeroPoints[t * plan.halves + h], zeroSum);
           }
       }
     };

@@ -214,10 +214,12 @@ public:
   void build() {
     if (plan.anyShape)
       computeShape();
+    // Aligned to a vector, so that no register load of them straddles a
+    // cache line (1-2% of a q4_k GEMM's time, docs/perf/kquants.md).
     if (int64_t bytes = plan.subScaleBufferBytes())
-      subScaleBuffer = createStackBuffer(b, loc, bytes);
+      subScaleBuffer = createStackBuffer(b, loc, bytes, kVectorBytes);
     if (int64_t bytes = plan.panelOutputBytes())
-      panelOutputs = createStackBuffer(b, loc, bytes);
+      panelOutputs = createStackBuffer(b, loc, bytes, kVectorBytes);
     Value begin = toIndex(tileBegin), end = toIndex(tileEnd);
     int64_t group = plan.tilesPerGroup;
     if (group == 1) {
@@ -590,6 +592,8 @@ private:
     }
     if (plan.isTernary())
       return dots;
+    if (plan.subScales && subScaleBuffer && plan.halves == 2)
+      return combineHalves(tile, block, state, dots, invs);
     if (plan.subScales)
       return combineSubScales(tile, block, state, dots, invs);
     return combineBlock(tile, state, dots, sums, invs);
@@ -612,15 +616,19 @@ private:
       invs.push_back(arith::DivFOp::create(b, loc, one, scale));
     }
     // Min encodings: S / s_b per column (and half), for foldGroup or
-    // combineSubScales.
+    // combineSubScales; S alone for combineHalves, which divides by s_b
+    // after the halves' sum.
     blockMinTerms.clear();
+    bool perHalf = subScaleBuffer && plan.halves == 2;
     if (plan.hasMin())
       for (int64_t c = 0; c < tile.columns; ++c)
         for (int64_t h = 0; h < plan.halves; ++h) {
           Value sum = arith::SIToFPOp::create(b, loc, b.getF32Type(),
                                               sums[c * plan.halves + h]);
-          blockMinTerms.push_back(vector::BroadcastOp::create(
-              b, loc, outReg, arith::MulFOp::create(b, loc, sum, invs[c])));
+          if (!perHalf)
+            sum = arith::MulFOp::create(b, loc, sum, invs[c]);
+          blockMinTerms.push_back(
+              vector::BroadcastOp::create(b, loc, outReg, sum));
         }
   }
 
@@ -677,8 +685,8 @@ private:
           int64_t i = tile.accIndex(t, s, c), r = t * tile.slices + s;
           Value zero = plan.hasZeros() ? groupZeros[r] : Value();
           Value sum = plan.hasZeros() ? sums[c] : Value();
-          result[i] = UkBlockCombineOp::create(b, loc, outReg, result[i],
-                                               dots[i], invs[c], zero, sum);
+          result[i] = UkBlockCombineOp::create(
+              b, loc, outReg, result[i], dots[i], invs[c], Value(), zero, sum);
         }
     return result;
   }
@@ -724,7 +732,7 @@ private:
             int64_t i = tile.accIndex(t, s, c);
             Value scaled = UkBlockCombineOp::create(
                 b, loc, outReg, zeroOut(), dots[i * plan.halves + h], invs[c],
-                Value(), Value());
+                Value(), Value(), Value());
             result[i] = UkGroupCombineOp::create(b, loc, outReg, result[i],
                                                  scaled, sc);
             int64_t minAt = subScaleBuffer ? i : outputs + i;
@@ -733,6 +741,48 @@ private:
                   b, loc, outReg, result[minAt],
                   blockMinTerms[c * plan.halves + h], mins);
           }
+        }
+      }
+    return result;
+  }
+
+  /// K-quant GEMM with sub-blocks of 16 (q2_k, q3_k, q6_k) and the
+  /// sub-scale buffer: per output the block's two halves first, t = s_0 D_0
+  /// (+ o_0 S_0) + s_1 D_1 (+ o_1 S_1), then y += t / s_b once, in the
+  /// order of the reference (runtime/README.md: term_j0 + term_j1, then
+  /// / s_x): one multiply by 1 / s_b per block instead of one per half.
+  SmallVector<Value> combineHalves(const Tile &tile, Value block,
+                                   ArrayRef<Value> outputs,
+                                   ArrayRef<Value> dots, ArrayRef<Value> invs) {
+    SmallVector<Value> result(outputs), invRegs;
+    for (int64_t c = 0; c < tile.columns; ++c)
+      invRegs.push_back(vector::BroadcastOp::create(b, loc, outReg, invs[c]));
+    for (int64_t t = 0; t < tile.tiles; ++t)
+      for (int64_t s = 0; s < tile.slices; ++s) {
+        Value slice = add(tile.firstSlice, s);
+        SmallVector<Value> sc, mins;
+        for (int64_t h = 0; h < 2; ++h) {
+          sc.push_back(
+              UkLoadOp::create(b, loc, outReg, subScaleBuffer,
+                               subScaleBufferOffset(block, h, t, 0, slice)));
+          if (plan.hasMin())
+            mins.push_back(
+                UkLoadOp::create(b, loc, outReg, subScaleBuffer,
+                                 subScaleBufferOffset(block, h, t, 1, slice)));
+        }
+        for (int64_t c = 0; c < tile.columns; ++c) {
+          int64_t i = tile.accIndex(t, s, c);
+          Value term = zeroOut();
+          for (int64_t h = 0; h < 2; ++h) {
+            term =
+                UkBlockCombineOp::create(b, loc, outReg, term, dots[i * 2 + h],
+                                         Value(), sc[h], Value(), Value());
+            if (plan.hasMin())
+              term = UkGroupCombineOp::create(
+                  b, loc, outReg, term, blockMinTerms[c * 2 + h], mins[h]);
+          }
+          result[i] = UkGroupCombineOp::create(b, loc, outReg, result[i], term,
+                                               invRegs[c]);
         }
       }
     return result;

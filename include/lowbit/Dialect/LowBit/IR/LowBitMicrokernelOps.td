@@ -238,6 +238,9 @@ def LowBit_UkBlockCombineOp
     the running float sums of the block's scale group (which start at
     zero and go to the output once per group, `lowbit.uk.group_combine`,
     so that the group scale costs one multiply per group, not per block).
+    With `scale(%s)` instead of `inv`, a register, each lane is multiplied
+    by its own lane of `%s` (the rows' K-quant sub-scales s_j of a
+    sub-block of 16, summed over a block's two halves before 1 / s_b).
     The `zero(%zero, %sum)` part is only for per-row zero points (w2gG,
     w4gG: z per row, S the block's activation sum; `D - z * S` is exact in
     f32). Formats whose zero point is the same for every row fold it into
@@ -250,14 +253,17 @@ def LowBit_UkBlockCombineOp
           : vector<16xi32> -> vector<16xf32>
     %g2 = lowbit.uk.block_combine %g0, %d, %inv zero(%z, %sum : vector<16xf32>)
           : vector<16xi32> -> vector<16xf32>
+    %t1 = lowbit.uk.block_combine %t0, %d scale(%s : vector<16xf32>)
+          : vector<16xi32> -> vector<16xf32>
     ```
   }];
   let arguments = (ins LowBit_F32Register:$sums, LowBit_I32Register:$dot,
-                   F32:$inv, Optional<LowBit_F32Register>:$zero,
-                   Optional<I32>:$sum);
+                   Optional<F32>:$inv, Optional<LowBit_F32Register>:$scale,
+                   Optional<LowBit_F32Register>:$zero, Optional<I32>:$sum);
   let results = (outs LowBit_F32Register:$result);
   let assemblyFormat = [{
-    $sums `,` $dot `,` $inv
+    $sums `,` $dot (`,` $inv^)?
+    (`scale` `(` $scale^ `:` type($scale) `)`)?
     (`zero` `(` $zero^ `,` $sum `:` type($zero) `)`)?
     attr-dict `:` type($dot) `->` type($result)
   }];
