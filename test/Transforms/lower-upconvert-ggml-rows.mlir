@@ -32,3 +32,29 @@ func.func @rows(%x: tensor<?x768xf32>, %w: tensor<5x192xi8>, %s: tensor<1xf32>) 
        : (tensor<?x768xf32>, tensor<5x192xi8>, tensor<1xf32>) -> tensor<?x5xf32>
   return %y : tensor<?x5xf32>
 }
+
+// One output per group (tile_m = 1, tile_n = 1): one chain per bit pair,
+// pair i masked in place (codes x 4^i; at most x 2^5 on AVX2, whose
+// maddubs sums byte pairs into int16) and its chain divided back once.
+
+// AVX512-LABEL: func.func @gemv(
+// AVX512: lowbit.uk.unpack %{{.*}} {bits = 2 : i64, plane = 0 : i64} : vector<64xi8>
+// AVX512: lowbit.uk.unpack %{{.*}} {bits = 2 : i64, plane = 1 : i64, scale = 2 : i64} : vector<64xi8>
+// AVX512: lowbit.uk.unpack %{{.*}} {bits = 2 : i64, plane = 2 : i64, scale = 4 : i64} : vector<64xi8>
+// AVX512: lowbit.uk.unpack %{{.*}} {bits = 2 : i64, plane = 3 : i64, scale = 6 : i64} : vector<64xi8>
+// AVX512: lowbit.uk.shr_exact %{{.*}} {shift = 2 : i64} : vector<16xi32>
+// AVX512: lowbit.uk.shr_exact %{{.*}} {shift = 4 : i64} : vector<16xi32>
+// AVX512: lowbit.uk.shr_exact %{{.*}} {shift = 6 : i64} : vector<16xi32>
+
+// AVX2-LABEL: func.func @gemv(
+// AVX2: lowbit.uk.unpack %{{.*}} {bits = 2 : i64, plane = 3 : i64, scale = 5 : i64} : vector<32xi8>
+// AVX2: lowbit.uk.shr_exact %{{.*}} {shift = 5 : i64} : vector<8xi32>
+
+func.func @gemv(%x: tensor<?x768xf32>, %w: tensor<5x192xi8>, %s: tensor<1xf32>) -> tensor<?x5xf32> {
+  %y = lowbit.mpgemm %x, %w, %s {
+         weight = #lowbit.weight<bits = 2, encoding = ternary>,
+         layout = #lowbit.layout<i2s>,
+         config = #lowbit.upconvert<tile_m = 1, tile_k = 256, tile_n = 1>}
+       : (tensor<?x768xf32>, tensor<5x192xi8>, tensor<1xf32>) -> tensor<?x5xf32>
+  return %y : tensor<?x5xf32>
+}

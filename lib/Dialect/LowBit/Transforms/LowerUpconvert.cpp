@@ -1009,6 +1009,9 @@ struct RowPlan {
   int64_t rows = 1, tileN = 1;
   int64_t prefetchGroups = 0; // config prefetch: row groups ahead, 0: none
   int64_t registerBytes = 0, lanes = 0;
+  /// The largest power of two (as a shift) that codes 0..3 may be scaled
+  /// by within the target's dot product (TargetInfo::getMaxDotCode).
+  int64_t maxScale = 0;
 };
 
 class RowKernelBuilder : KernelLoopBuilder {
@@ -1110,7 +1113,15 @@ private:
                     int64_t columns) {
     // Independent dot chains per output (bit pair i adds into chain i %
     // chains), so that few outputs still keep several vpdpbusd in flight.
+    // With one chain per bit pair (a single output), pair i is masked in
+    // place, codes x 2^scale[i], and its chain divided back at the end
+    // (lowbit.uk.shr_exact, as the vnni4 kernel's scaled planes): no shift
+    // per block and pair.
     int64_t chains = std::max<int64_t>(1, 4 / (rows * columns));
+    SmallVector<int64_t, 4> scale(4, 0);
+    if (chains == 4)
+      for (int64_t i = 0; i < 4; ++i)
+        scale[i] = std::min(plan.maxScale, 2 * i);
     SmallVector<Value> accs(rows * columns * chains, zeroAcc());
     int64_t slices = kVectorBytes / plan.registerBytes;
     auto block = [&](Value bk) {
@@ -1166,7 +1177,7 @@ private:
             Value code = UkUnpackOp::create(b, loc, byteReg, w, Value(),
                                             b.getI64IntegerAttr(2),
                                             b.getI64IntegerAttr(i),
-                                            b.getI64IntegerAttr(0));
+                                            b.getI64IntegerAttr(scale[i]));
             for (int64_t c = 0; c < columns; ++c) {
               Value &acc = accs[(r * columns + c) * chains + i % chains];
               acc = UkDot4Op::create(b, loc, accReg, acc, code,
@@ -1179,9 +1190,14 @@ private:
     carriedRange(constant(0), blocks, 1, accs, block);
     SmallVector<Value> sums;
     for (int64_t o = 0; o < rows * columns; ++o) {
-      Value sum = accs[o * chains];
-      for (int64_t q = 1; q < chains; ++q)
-        sum = arith::AddIOp::create(b, loc, sum, accs[o * chains + q]);
+      Value sum;
+      for (int64_t q = 0; q < chains; ++q) {
+        Value chain = accs[o * chains + q];
+        if (scale[q] > 0)
+          chain = UkShrExactOp::create(b, loc, accReg, chain,
+                                       b.getI64IntegerAttr(scale[q]));
+        sum = sum ? arith::AddIOp::create(b, loc, sum, chain) : chain;
+      }
       sums.push_back(sum);
     }
     for (int64_t c = 0; c < columns; ++c)
@@ -1327,6 +1343,16 @@ private:
     plan.prefetchGroups = config.getPrefetch();
     plan.registerBytes = *registerBytes;
     plan.lanes = *registerBytes / 4;
+    // |sum| of a scaled chain <= (K / 4) * (3 << scale) * 128 must stay
+    // within int32 (any shape: up to kAnyShapeMaxTernaryK).
+    int64_t k = plan.anyShape ? kAnyShapeMaxTernaryK : plan.k;
+    auto fits = [&](int64_t scale) {
+      int64_t largest = int64_t(3) << scale;
+      return largest <= target.getMaxDotCode() &&
+             k / 4 * largest * 128 <= int64_t(INT32_MAX);
+    };
+    while (plan.maxScale < 6 && fits(plan.maxScale + 1))
+      ++plan.maxScale;
     return plan;
   }
 
