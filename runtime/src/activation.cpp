@@ -7,6 +7,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 #include <limits>
 #include <string>
 
@@ -33,16 +35,22 @@ static void check_shape(int64_t N, int64_t K, int64_t block) {
 
 float quantize_activation_block(const float *x, int64_t len, int8_t *q,
                                 int64_t row, int64_t col) {
-  // Two passes the compiler vectorizes: |x| <= FLT_MAX is false for NaN and
-  // infinities, so one flag finds both; the exact position only on error.
-  float amax = 0.0f;
-  bool finite = true;
+  // The largest |x| as the bits of a non-negative float: for those the
+  // integer order is the float order, and NaN and infinities are the
+  // patterns from 0x7f800000 up, so one integer max reduction, which the
+  // compiler vectorizes, finds both (a float max with a finite flag was
+  // compiled to one element per iteration: a K = 6912 row took 7-9 us of
+  // a decode step). The exact position only on error.
+  uint32_t amax_bits = 0;
   for (int64_t k = 0; k < len; ++k) {
-    const float a = std::fabs(x[k]);
-    finite &= a <= std::numeric_limits<float>::max();
-    amax = a > amax ? a : amax;
+    uint32_t b;
+    std::memcpy(&b, x + k, sizeof b);
+    b &= 0x7fffffffu;
+    amax_bits = b > amax_bits ? b : amax_bits;
   }
-  if (!finite)
+  float amax;
+  std::memcpy(&amax, &amax_bits, sizeof amax);
+  if (amax_bits >= 0x7f800000u)
     for (int64_t k = 0; k < len; ++k)
       if (!std::isfinite(x[k]))
         throw Error("activation [" + std::to_string(row) + ", " +
