@@ -268,6 +268,7 @@ void ThreadPool::dispatch(Invoke invoke, const void *ctx,
                           const std::vector<TileRange> *chunks, bool elastic) {
   const uint64_t job = generation_ + 1;
   const uint64_t published = job | (elastic ? kElastic : 0);
+  last_withdrawn_ = 0;
   auto takes_part = [&](int t) {
     return !chunks || !(*chunks)[size_t(t)].empty();
   };
@@ -306,7 +307,6 @@ void ThreadPool::dispatch(Invoke invoke, const void *ctx,
     // Elastic: a worker that has not taken the job up yet is withdrawn (the
     // caller's part left nothing for it); one that has is waited for.
     withdrawn_.assign(size_t(threads_), 0);
-    last_withdrawn_ = 0;
     if (elastic)
       for (int t = 1; t < threads_; ++t) {
         uint64_t expected = published;
