@@ -144,6 +144,12 @@ struct Model::Impl {
   void add_rows(float *x, const float *y, int64_t n, int64_t width);
 };
 
+/// The C API's range callback for a callable F passed as `user`.
+template <class F>
+void call_range(void *user, int64_t begin, int64_t end, int thread) {
+  (*static_cast<F *>(user))(begin, end, thread);
+}
+
 /// Runs f(begin, end, thread) over [0, n) on the context's threads
 /// (contiguous chunks, one per thread), or on the caller alone when
 /// `parallel` is false (work too small to share). f must not throw.
@@ -155,11 +161,8 @@ void parallel_for(lowbit_context_t *ctx, int64_t n, bool parallel, F &&f) {
     f(int64_t(0), n, 0);
     return;
   }
-  using Fn = std::remove_reference_t<F>;
-  auto call = [](void *user, int64_t begin, int64_t end, int thread) {
-    (*static_cast<Fn *>(user))(begin, end, thread);
-  };
-  if (lowbit_parallel_for(ctx, n, call, &f) != LOWBIT_OK)
+  if (lowbit_parallel_for(ctx, n, call_range<std::remove_reference_t<F>>,
+                          &f) != LOWBIT_OK)
     throw Error(std::string("engine: ") + lowbit_last_error());
 }
 
@@ -174,11 +177,8 @@ void claim_for(lowbit_context_t *ctx, int64_t n, bool parallel, F &&f) {
       f(i, i + 1, 0);
     return;
   }
-  using Fn = std::remove_reference_t<F>;
-  auto call = [](void *user, int64_t begin, int64_t end, int thread) {
-    (*static_cast<Fn *>(user))(begin, end, thread);
-  };
-  if (lowbit_parallel_claim(ctx, n, call, &f) != LOWBIT_OK)
+  if (lowbit_parallel_claim(ctx, n, call_range<std::remove_reference_t<F>>,
+                            &f) != LOWBIT_OK)
     throw Error(std::string("engine: ") + lowbit_last_error());
 }
 
