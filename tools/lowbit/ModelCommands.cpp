@@ -74,16 +74,17 @@ KernelChoice choiceFor(const Format &format, Strategy strategy,
 /// The up-convert configs of kernel_abi.h's GGML ROWS LAYOUT (lower-upconvert's
 /// row kernel) for the i2s shapes whose weights are TQ2_0 rows in the file:
 /// the kernels read the file's mapping, so those weights are never packed
-/// (issue 28 item 7), with --in-place: decode measured ~0.82x and prefill
-/// ~0.79x of the packed kernels' (docs/perf/llama-cpp.md), so not the
-/// default. GEMV: one row per group, a sequential stream of the rows,
-/// prefetched 4 rows ahead; GEMM: 2 rows x 4 activation rows. Only the
+/// (issue 28 item 7), with --in-place: decode measured 0.76-1.07x and
+/// prefill 0.77-0.88x of the packed kernels' (docs/perf/llama-cpp.md), so
+/// not the default. GEMV: one row per group, a sequential stream of the
+/// rows, prefetched 4 rows ahead; GEMM: 4 rows x 4 activation rows (~5%
+/// faster than 2 x 4 on AVX-512, equal on AVX2). Only the
 /// x86-avx512vnni and x86-avx2 row kernels are checked against the
 /// reference (test/e2e/upconvert-ggml-rows.test), so only they take it.
 const char *const kGgmlRowsGemv =
     "#lowbit.upconvert<tile_m = 1, tile_k = 256, tile_n = 1, prefetch = 4>";
 const char *const kGgmlRowsGemm =
-    "#lowbit.upconvert<tile_m = 2, tile_k = 256, tile_n = 4>";
+    "#lowbit.upconvert<tile_m = 4, tile_k = 256, tile_n = 4>";
 bool takesGgmlRows(const KernelChoice &choice) {
   return choice.strategy == Strategy::Upconvert &&
          (choice.target == Target::X86Avx512Vnni ||
@@ -530,8 +531,8 @@ static const std::string kGenerateNotes =
 /// --in-place (generate, bench-model): ggmlRowsShapes' kernels.
 const char *const kInPlaceHelp =
     "TQ2_0 weights: kernels that read the file's rows in place (no packed "
-    "copy: a faster load, a slower decode; x86-avx512vnni and x86-avx2, "
-    "no --schedule)";
+    "copy: a faster load, a slower decode and prefill; x86-avx512vnni and "
+    "x86-avx2, no --schedule)";
 
 const Command &generateCommand() {
   static const Command command{
