@@ -20,7 +20,6 @@
 #include <filesystem>
 #include <optional>
 
-#include <sys/stat.h>
 
 namespace lowbit::jit {
 
@@ -157,14 +156,10 @@ using mlir::lowbit::KernelSource;
 /// "" where the compiler's file cannot be identified: then nothing is kept.
 const std::string &generatorIdentity() {
   static const std::string identity = [] {
-    struct stat st {};
-    if (codegenFile().empty() || ::stat(codegenFile().c_str(), &st) != 0)
-      return std::string();
-    return "llvm " LLVM_VERSION_STRING " codegen " +
-           std::to_string(st.st_dev) + ":" + std::to_string(st.st_ino) + ":" +
-           std::to_string(st.st_size) + ":" +
-           std::to_string(st.st_mtim.tv_sec) + "." +
-           std::to_string(st.st_mtim.tv_nsec);
+    const std::string file =
+        codegenFile().empty() ? std::string() : file_identity(codegenFile());
+    return file.empty() ? file
+                        : "llvm " LLVM_VERSION_STRING " codegen " + file;
   }();
   return identity;
 }
@@ -258,19 +253,11 @@ std::optional<KernelSource> readSource(const std::filesystem::path &path) {
   return decodeSource(read_file(path));
 }
 
-/// Written in a private directory and renamed, as compile_and_load keeps
-/// its objects, so that a reader sees a whole entry or none; one that cannot
-/// be written is generated again next time.
+/// A whole entry or none (keep_file); one that cannot be written is
+/// generated again next time.
 void writeSource(const std::filesystem::path &path, const KernelSource &s) {
-  if (path.empty())
-    return;
-  try {
-    std::filesystem::create_directories(path.parent_path());
-    ScopedTempDir work(path.parent_path(), "tmp-");
-    write_file(work.path() / "kernel", encodeSource(s));
-    std::filesystem::rename(work.path() / "kernel", path);
-  } catch (const std::exception &) {
-  }
+  if (!path.empty())
+    keep_file(path, encodeSource(s));
 }
 
 } // namespace

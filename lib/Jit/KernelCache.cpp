@@ -238,15 +238,11 @@ fs::path kept_identity_path(const std::string &cxx) {
   if (found.empty())
     return {};
   const fs::path file = fs::canonical(found, ec);
-  struct stat st {};
-  if (ec || ::stat(file.c_str(), &st) != 0)
+  const std::string identity = ec ? std::string() : file_identity(file);
+  if (identity.empty())
     return {};
-  std::string key = "lowbit compiler identity v1\n";
-  for (const std::string &part :
-       {file.string(), std::to_string(st.st_dev), std::to_string(st.st_ino),
-        std::to_string(st.st_size),
-        std::to_string(st.st_mtim.tv_sec) + "." +
-            std::to_string(st.st_mtim.tv_nsec)})
+  std::string key = "lowbit compiler identity v2\n";
+  for (const std::string &part : {file.string(), identity})
     append_key_part(key, part);
   try {
     return fs::path(kernel_cache_dir()) / "compilers" /
@@ -276,15 +272,8 @@ std::string compiler_identity(const std::string &cxx) {
     throw Error("the C++ compiler '" + cxx + "' does not run ('" + cxx +
                 " --version' exited with status " + std::to_string(status) +
                 ")");
-  if (!kept.empty() && !out.empty()) {
-    try {
-      fs::create_directories(kept.parent_path());
-      ScopedTempDir work(kept.parent_path(), "tmp-");
-      write_file(work.path() / "version", out);
-      fs::rename(work.path() / "version", kept);
-    } catch (const std::exception &) {
-    }
-  }
+  if (!kept.empty() && !out.empty())
+    keep_file(kept, out);
   return known[cxx] = out;
 }
 
@@ -302,6 +291,25 @@ void write_file(const fs::path &path, const std::string &text) {
   out << text;
   if (!out.flush())
     throw Error("cannot write " + path.string());
+}
+
+std::string file_identity(const fs::path &path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0)
+    return "";
+  return std::to_string(st.st_dev) + ":" + std::to_string(st.st_ino) + ":" +
+         std::to_string(st.st_size) + ":" + std::to_string(st.st_mtim.tv_sec) +
+         "." + std::to_string(st.st_mtim.tv_nsec);
+}
+
+void keep_file(const fs::path &path, const std::string &text) {
+  try {
+    fs::create_directories(path.parent_path());
+    ScopedTempDir work(path.parent_path(), "tmp-");
+    write_file(work.path() / "entry", text);
+    fs::rename(work.path() / "entry", path);
+  } catch (const std::exception &) {
+  }
 }
 
 namespace {

@@ -149,6 +149,17 @@ std::string read_file(const std::filesystem::path &path);
 /// Writes `text` to `path`; Error where it cannot.
 void write_file(const std::filesystem::path &path, const std::string &text);
 
+/// Device, inode, size and modification time of `path` as one string, ""
+/// where it cannot be read: a file's part of a cache key, so that a rebuilt
+/// or replaced file gets entries of its own.
+std::string file_identity(const std::filesystem::path &path);
+
+/// Writes `text` to `path` whole or not at all (in a private directory
+/// beside it, then renamed, as compile_and_load keeps its objects), creating
+/// the directory; where it cannot, nothing is written (the caller makes the
+/// entry again next time).
+void keep_file(const std::filesystem::path &path, const std::string &text);
+
 } // namespace lowbit::jit
 
 #endif // LOWBIT_JIT_KERNELCACHE_H
