@@ -85,6 +85,14 @@ struct StepProfile {
   int64_t calls = 0;
   double seconds = 0;
   int64_t bytes = 0; // packed or float weight bytes its products read
+  /// The parallel regions of a product step's packed weights: their wall
+  /// time; the time threads spent in kernel calls, summed over the threads;
+  /// and the threads' idle time from the region's start to their first
+  /// chunk (a thread withdrawn from the region: all of it) and from their
+  /// last chunk to the region's end, summed likewise. The rest of the
+  /// threads x wall time is spent between chunks (claiming the next one).
+  double region_seconds = 0, kernel_seconds = 0;
+  double start_idle_seconds = 0, end_idle_seconds = 0;
 };
 
 struct DecodeProfile {

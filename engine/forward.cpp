@@ -51,12 +51,12 @@ using Clock = std::chrono::steady_clock;
 
 /// Times the steps of one forward pass into a DecodeProfile (no-op when
 /// `profile` is null): lap(step, bytes) charges the time since the last lap
-/// to `step`.
+/// to `step`, and the region times run_tiles summed into `regions` since.
 class Laps {
 public:
-  explicit Laps(DecodeProfile *profile)
-      : profile_(profile), start_(profile ? Clock::now() : Clock::time_point()),
-        mark_(start_) {}
+  Laps(DecodeProfile *profile, StepProfile &regions)
+      : profile_(profile), regions_(regions),
+        start_(profile ? Clock::now() : Clock::time_point()), mark_(start_) {}
   void lap(StepProfile DecodeProfile::*step, int64_t bytes = 0) {
     if (!profile_)
       return;
@@ -65,6 +65,11 @@ public:
     ++s.calls;
     s.seconds += std::chrono::duration<double>(now - mark_).count();
     s.bytes += bytes;
+    s.region_seconds += regions_.region_seconds;
+    s.kernel_seconds += regions_.kernel_seconds;
+    s.start_idle_seconds += regions_.start_idle_seconds;
+    s.end_idle_seconds += regions_.end_idle_seconds;
+    regions_ = StepProfile();
     mark_ = now;
   }
   void finish(int64_t regions) {
@@ -79,6 +84,7 @@ public:
 
 private:
   DecodeProfile *profile_;
+  StepProfile &regions_;
   Clock::time_point start_, mark_;
 };
 
@@ -184,9 +190,43 @@ void Model::Impl::run_tiles(int64_t total, int64_t align) {
   const int64_t chunks =
       threads > 1 ? std::min(total, kChunksPerThread * threads) : 1;
   ++regions;
+  const bool timed = profile != nullptr;
+  const Clock::time_point begin = timed ? Clock::now() : Clock::time_point();
+  if (timed)
+    thread_times.assign(size_t(threads), ThreadTimes());
+  // Runs chunk tiles [b, e) on `thread`, timed when profiling.
+  auto chunk = [&](int64_t b, int64_t e, int thread) {
+    if (!timed)
+      return run(b, e);
+    const Clock::time_point start = Clock::now();
+    const bool ok = run(b, e);
+    ThreadTimes &t = thread_times[size_t(thread)];
+    t.last = Clock::now();
+    t.busy += std::chrono::duration<double>(t.last - start).count();
+    if (!t.ran)
+      t.first = start;
+    t.ran = true;
+    return ok;
+  };
+  // Charges the region to region_times (Laps::lap moves them to the step).
+  auto charge = [&] {
+    if (!timed)
+      return;
+    const Clock::time_point end = Clock::now();
+    auto seconds = [](Clock::time_point a, Clock::time_point b) {
+      return std::chrono::duration<double>(b - a).count();
+    };
+    region_times.region_seconds += seconds(begin, end);
+    for (const ThreadTimes &t : thread_times) {
+      region_times.kernel_seconds += t.busy;
+      region_times.start_idle_seconds += seconds(begin, t.ran ? t.first : end);
+      region_times.end_idle_seconds += t.ran ? seconds(t.last, end) : 0.0;
+    }
+  };
   if (chunks <= 1) {
-    if (!run(0, total))
+    if (!chunk(0, total, 0))
       throw Error(std::string("engine: ") + lowbit_last_error());
+    charge();
     return;
   }
   // Chunk c is tiles [first(c), first(c + 1)): c * total / chunks rounded
@@ -203,14 +243,15 @@ void Model::Impl::run_tiles(int64_t total, int64_t align) {
   };
   std::atomic<bool> failed{false};
   std::string error; // the first failure's message
-  claim_for(ctx.get(), chunks, true, [&](int64_t c, int64_t, int) {
+  claim_for(ctx.get(), chunks, true, [&](int64_t c, int64_t, int thread) {
     if (failed.load(std::memory_order_relaxed))
       return;
-    if (!run(first(c), first(c + 1)) && !failed.exchange(true))
+    if (!chunk(first(c), first(c + 1), thread) && !failed.exchange(true))
       error = lowbit_last_error();
   });
   if (failed)
     throw Error("engine: " + error);
+  charge();
 }
 
 void Model::Impl::norm_rows(const float *X, const std::vector<float> &w,
@@ -268,7 +309,7 @@ void Model::Impl::forward(const int32_t *tokens, int64_t n, float *logits,
   const int64_t p0 = pos;
   lowbit_context_t *c = ctx.get();
   const bool sub_norms = h.arch != Arch::Llama;
-  Laps laps(profile);
+  Laps laps(profile, region_times);
   regions = n * E >= kParallelWork;
 
   parallel_for(c, n, n * E >= kParallelWork,

@@ -13,6 +13,7 @@
 
 #include "lowbit/error.h"
 
+#include <chrono>
 #include <initializer_list>
 #include <memory>
 #include <string>
@@ -117,6 +118,17 @@ struct Model::Impl {
   std::vector<TileSpan> spans; // of the products project() runs
   DecodeProfile *profile = nullptr; // set_profile: every pass adds to it
   int64_t regions = 0; // parallel regions of the pass (for `profile`)
+  /// With `profile`: each thread's kernel time in the current region of
+  /// run_tiles (a cache line per thread, written by that thread alone), and
+  /// the region fields of StepProfile summed since the last step was charged.
+  struct alignas(64) ThreadTimes {
+    std::chrono::steady_clock::time_point first, last; // its first chunk's
+                                                       // start, last's end
+    double busy = 0; // seconds in kernel calls
+    bool ran = false;
+  };
+  std::vector<ThreadTimes> thread_times;
+  StepProfile region_times;
 
   void reserve(int64_t n);
   void forward(const int32_t *tokens, int64_t n, float *logits,

@@ -710,7 +710,7 @@ TEST(Engine, BytesRead) {
 // per layer and 2 around the head, 1 without logits), the products' bytes
 // adding up to the linear weights, and 4 product regions per layer plus the
 // head's (this model is too small for any other step to run on the
-// threads).
+// threads), each timed.
 TEST(Engine, DecodeProfileCountsEachStep) {
   Spec s;
   const std::string path = write_model(s, "profile");
@@ -754,6 +754,22 @@ TEST(Engine, DecodeProfileCountsEachStep) {
     steps += step->seconds;
   EXPECT_GT(p.seconds, 0.0);
   EXPECT_LE(steps, p.seconds * (1 + 1e-9));
+  // The packed products' regions lie within their steps, and the two
+  // threads' kernel time and idle time before their first and after their
+  // last chunk fit in 2 x the regions' wall time. The f32 head runs the
+  // engine's GEMV, not tiles: no region times.
+  for (const StepProfile *step : {&p.qkv, &p.wo, &p.gate_up, &p.down}) {
+    EXPECT_GT(step->region_seconds, 0.0);
+    EXPECT_LE(step->region_seconds, step->seconds);
+    EXPECT_GT(step->kernel_seconds, 0.0);
+    EXPECT_GE(step->start_idle_seconds, 0.0);
+    EXPECT_GE(step->end_idle_seconds, 0.0);
+    EXPECT_LE(step->kernel_seconds + step->start_idle_seconds +
+                  step->end_idle_seconds,
+              2 * step->region_seconds * (1 + 1e-9));
+  }
+  for (const StepProfile *step : {&p.head, &p.attention, &p.other})
+    EXPECT_EQ(step->region_seconds, 0.0);
   std::remove(path.c_str());
 }
 

@@ -364,7 +364,7 @@ double secondsSince(std::chrono::steady_clock::time_point start) {
 /// rate at which they read their weights against the read limit (`gbps`,
 /// the probe's median).
 void printProfile(const char *what, const engine::DecodeProfile &p,
-                  double gbps) {
+                  double gbps, int threads) {
   const double tokens = double(std::max<int64_t>(p.tokens, 1));
   std::printf("%s profile: %.1f parallel regions and %.3f ms per pass\n",
               what, double(p.regions) / tokens, 1e3 * p.seconds / tokens);
@@ -393,6 +393,30 @@ void printProfile(const char *what, const engine::DecodeProfile &p,
                 productBytes / productSeconds / 1e9,
                 productBytes / productSeconds / 1e9 / gbps,
                 100.0 * (1.0 - productSeconds / std::max(p.seconds, 1e-12)));
+  // The products' parallel regions: threads x wall time split into kernel
+  // calls, idle before a thread's first chunk and after its last, and the
+  // rest (between chunks); "kernel / limit" is the weights' rate while the
+  // threads are in kernel calls; "outside ms" the step's time outside its
+  // regions (the activation quantization, scales and biases).
+  std::printf("  %-10s %10s %8s %8s %8s %8s %14s %10s\n", "regions",
+              "wall ms", "kernel", "start", "end", "between",
+              "kernel / limit", "outside ms");
+  for (const auto &[name, s] : steps) {
+    if (s->region_seconds <= 0)
+      continue;
+    const double capacity = double(threads) * s->region_seconds;
+    const double between = capacity - s->kernel_seconds -
+                           s->start_idle_seconds - s->end_idle_seconds;
+    std::printf("  %-10s %10.3f %7.1f%% %7.1f%% %7.1f%% %7.1f%% %14.2f "
+                "%10.3f\n",
+                name, 1e3 * s->region_seconds / tokens,
+                100.0 * s->kernel_seconds / capacity,
+                100.0 * s->start_idle_seconds / capacity,
+                100.0 * s->end_idle_seconds / capacity,
+                100.0 * between / capacity,
+                double(s->bytes) * threads / s->kernel_seconds / 1e9 / gbps,
+                1e3 * (s->seconds - s->region_seconds) / tokens);
+  }
 }
 
 } // namespace
@@ -486,8 +510,8 @@ static int runBenchModel(const ParsedOptions &options) {
               tokenBytes / 1e6, bw.median, bw.min, bw.max, roofline, r.median,
               r.min, r.max);
   if (profiling) {
-    printProfile("prefill", prefillProfile, bw.median);
-    printProfile("decode", profile, bw.median);
+    printProfile("prefill", prefillProfile, bw.median, threads);
+    printProfile("decode", profile, bw.median, threads);
   }
   if (jsonPath) {
     nlohmann::ordered_json j;
