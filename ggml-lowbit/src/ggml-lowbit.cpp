@@ -623,11 +623,16 @@ struct Job {
   ggml_tensor *mul = nullptr;       // RmsNorm: the MUL it computes, or null
   BackendContext *ctx = nullptr;
   // MulMat: the activations it reads (BackendContext::activations[act], or
-  // for one row each thread's own copy), shaped when the split was
-  // planned, and whether it quantizes them (the first product of the split
-  // that reads them).
+  // for one row each thread's own copy unless `shared`), shaped when the
+  // split was planned, and whether it quantizes them (the first product of
+  // the split that reads them, unless the RMS_NORM that computes its input
+  // quantized them: then `shared`).
   size_t act = 0;
   bool quantize = false;
+  bool shared = false;
+  // RmsNorm: the activation buffers it quantizes each of its rows into,
+  // right after computing it (for the products that read its output).
+  std::vector<size_t> quantize_into;
   // Its threads meet after quantizing the activations (more than one row),
   // and take chunks of its tiles from next_chunk.
   std::atomic<int> quantized{0};
@@ -769,7 +774,7 @@ void run_mul_mat(Job &job, ggml_tensor *node, int ith, int nth) {
   // One row (a decode step): every thread quantizes it into its own copy,
   // a few microseconds, where sharing one copy would cost a barrier of the
   // threads per input (four per layer).
-  const bool own = N == 1 && size_t(nth) <= ctx.own.size();
+  const bool own = N == 1 && !job.shared && size_t(nth) <= ctx.own.size();
   lowbit::PreparedActivations &A =
       own ? *ctx.own[size_t(ith)][job.act] : *ctx.activations[job.act];
   if (job.quantize) {
@@ -939,6 +944,12 @@ void run_rms_norm(Job &job, int ith, int nth) {
                  i3 % w->ne[3] * w->nb[3]);
     const float mean = float(sum_squares(xr, n) / double(n));
     scale_row(xr, 1.0f / std::sqrt(mean + eps), wr, yr, n);
+    for (const size_t act : job.quantize_into)
+      guarded(job, [&] {
+        lowbit::quantize_activation_rows(static_cast<const float *>(y->data),
+                                         *job.ctx->activations[act], row,
+                                         row + 1);
+      });
   }
 }
 
@@ -1065,6 +1076,8 @@ Job &add_job(BackendContext &ctx, Job::Kind kind, ggml_tensor *node) {
   job.ctx = &ctx;
   job.act = 0;
   job.quantize = false;
+  job.shared = false;
+  job.quantize_into.clear();
   job.quantized = 0;
   job.next_chunk = 0;
   job.failed = false;
@@ -1179,11 +1192,30 @@ void plan_jobs(BackendContext &ctx, ggml_cgraph *graph) {
       }
       busy[a] = 1;
       used[a] = std::max<char>(used[a], 1);
-      job.quantize = true;
       job.act = a;
+      // The RMS_NORM of this split that computes the input, when no
+      // product runs between them (so that buffer a is free while it
+      // runs), quantizes each row it computes (still in cache) into
+      // buffer a; ggml-cpu's barrier after the norm publishes them, and
+      // the products neither quantize nor meet at their own barrier.
+      Job *norm = nullptr;
+      for (size_t k = j; k-- > 0 && ctx.jobs[k]->kind != Job::MulMat;) {
+        Job &prev = *ctx.jobs[k];
+        const ggml_tensor *y = prev.mul ? prev.mul : prev.node;
+        if (prev.kind == Job::RmsNorm && y == job.node->src[1]) {
+          if (ggml_is_contiguous(y) && y->ne[0] == W.K && ggml_nrows(y) == N)
+            norm = &prev;
+          break;
+        }
+      }
+      if (norm)
+        norm->quantize_into.push_back(a);
+      job.quantize = norm == nullptr;
+      job.shared = norm != nullptr;
       it = live.emplace(keys[j], j).first;
     } else {
       job.act = ctx.jobs[it->second]->act;
+      job.shared = ctx.jobs[it->second]->shared;
     }
     if (last[keys[j]] == j) {
       busy[job.act] = 0;
@@ -1434,15 +1466,23 @@ bool get_rows_takes(const ggml_tensor *op) {
 bool dev_supports_op(ggml_backend_dev_t, const ggml_tensor *op) {
   if (ggml_op_is_empty(op->op))
     return true;
-  // Flash attention stays on llama.cpp's CPU backend (its own split, a
-  // second and third per layer): llama.cpp's default flash_attn "auto"
-  // (resolve_fused_ops in llama-context.cpp) keeps it only when the node
-  // runs on the layer's device, the CPU, and otherwise attends without it
-  // over a KV cache laid out for it, copying every layer's V cache
-  // (ggml_cont of its transpose) for every token: measured slower than
-  // the two splits (docs/perf/ggml-lowbit.md).
-  if (op->op == GGML_OP_FLASH_ATTN_EXT)
-    return false;
+  // Flash attention of a few query rows (a decode step) stays on
+  // llama.cpp's CPU backend (its own split, a second and third per layer):
+  // llama.cpp's default flash_attn "auto" (resolve_fused_ops in
+  // llama-context.cpp) probes a graph of one token per sequence and keeps
+  // flash attention only when that node runs on the layer's device, the
+  // CPU; otherwise it attends without it over a KV cache laid out for it,
+  // copying every layer's V cache (ggml_cont of its transpose) for every
+  // token: measured slower than the two splits (docs/perf/ggml-lowbit.md).
+  // A prompt's (kFlashAttnRows query rows or more, as many as llama.cpp's
+  // own threshold for batches, graph_get_cb's 32) is ours: ggml-cpu runs it
+  // inside our split, and a prompt's graph is one split instead of 2 more
+  // per layer.
+  if (op->op == GGML_OP_FLASH_ATTN_EXT) {
+    constexpr int64_t kFlashAttnRows = 32;
+    if (op->src[0]->ne[1] < kFlashAttnRows)
+      return false;
+  }
   if (op->op == GGML_OP_MUL_MAT) {
     // A weight in a buffer of ours (or in llama.cpp's probe of it), or a
     // leaf not placed yet (test-backend-ops asks before it allocates): a
