@@ -621,7 +621,9 @@ struct Job {
   ggml_tensor *node = nullptr;
   const WeightSlot *slot = nullptr; // MulMat, GetRows
   ggml_tensor *mul = nullptr;       // RmsNorm: the MUL it computes, or null
+  ggml_tensor *add = nullptr;       // RmsNorm: the ADD before it it computes
   BackendContext *ctx = nullptr;
+  int index = 0; // of its node in the graph
   // MulMat: the activations it reads (BackendContext::activations[act], or
   // for one row each thread's own copy unless `shared`), shaped when the
   // split was planned, and whether it quantizes them (the first product of
@@ -633,6 +635,14 @@ struct Job {
   // RmsNorm: the activation buffers it quantizes each of its rows into,
   // right after computing it (for the products that read its output).
   std::vector<size_t> quantize_into;
+  // MulMat: the products after it in the graph (with only views between)
+  // that read the same activations, whose tiles its node runs too (the
+  // threads take the chunks of all of them from one counter: one barrier
+  // after them where ggml-cpu had one per product); `merged` marks those
+  // products, whose nodes are skipped.
+  std::vector<Job *> members;
+  bool merged = false;
+  Job *leader = nullptr; // the product whose node runs a merged one
   // Its threads meet after quantizing the activations (more than one row),
   // and take chunks of its tiles from next_chunk.
   std::atomic<int> quantized{0};
@@ -641,8 +651,8 @@ struct Job {
   std::string error;
   Profile *profile = nullptr; // while profiling
   Step step = kOtherStep;
-  // The node as the graph had it (and the MUL's op).
-  ggml_op op = GGML_OP_NONE, mul_op = GGML_OP_NONE;
+  // The node as the graph had it (and the MUL's and ADD's ops).
+  ggml_op op = GGML_OP_NONE, mul_op = GGML_OP_NONE, add_op = GGML_OP_NONE;
   int32_t op_params[GGML_MAX_OP_PARAMS / sizeof(int32_t)] = {};
 };
 
@@ -670,6 +680,8 @@ struct BackendContext {
   std::vector<char> busy, used;
   int64_t splits = 0, mul_mats = 0, get_rows = 0, cpu_nodes = 0;
   int64_t norms = 0, fused_muls = 0; // RMS_NORMs ours, MULs with them
+  int64_t fused_adds = 0; // ADDs computed by the RMS_NORM after them
+  int64_t merged = 0;     // MUL_MATs run in the node of the one before
   double seconds = 0; // inside graph_compute
   std::map<std::string, int64_t> by_conversion;
   // GGML_LOWBIT_PROFILE: the one-token splits, and those of more rows.
@@ -761,6 +773,9 @@ int64_t chunk_tiles(int64_t tiles, int nth, int64_t N, int64_t K) {
   return kGemmGroupTiles * std::max<int64_t>(1, groups);
 }
 
+/// The most products merged into one product's node.
+constexpr size_t kMaxMerged = 3;
+
 void run_mul_mat(Job &job, ggml_tensor *node, int ith, int nth) {
   const PackedTensor &packed = *job.slot->packed;
   const lowbit::UpconvertWeights &W = packed.weights;
@@ -789,20 +804,37 @@ void run_mul_mat(Job &job, ggml_tensor *node, int ith, int nth) {
   }
   if (job.profile)
     t2 = Clock::now();
-  // The tiles in chunks the threads take in turn (ggml-cpu's mul_mat does
-  // the same with an atomic counter): each thread its first chunk, then the
-  // next free one.
-  const int64_t tiles = W.num_tiles();
-  const int64_t chunk = chunk_tiles(tiles, nth, N, W.K);
-  const int64_t chunks = (tiles + chunk - 1) / chunk;
+  // The tiles of this product and of those merged into it, in chunks the
+  // threads take in turn (ggml-cpu's mul_mat does the same with an atomic
+  // counter): each thread its first chunk, then the next free one.
+  const size_t parts = 1 + job.members.size();
+  std::array<int64_t, kMaxMerged + 1> chunk{}, chunks{};
+  int64_t total = 0;
+  for (size_t p = 0; p < parts; ++p) {
+    const lowbit::UpconvertWeights &Wp =
+        p == 0 ? W : job.members[p - 1]->slot->packed->weights;
+    const int64_t tiles = Wp.num_tiles();
+    chunk[p] = chunk_tiles(tiles, nth, N, Wp.K);
+    chunks[p] = (tiles + chunk[p] - 1) / chunk[p];
+    total += chunks[p];
+  }
   if (!job.failed) {
-    const lowbit_any_kernel_fn kernel = packed.kernel_for(N).any_fn;
-    for (int64_t c = ith; c < chunks;
-         c = nth + job.next_chunk.fetch_add(1, std::memory_order_relaxed))
-      kernel(W.codes.data(), W.scales_or_null(), W.zeros_or_null(),
-             A.xq.data(), A.x_scales.data(), A.x_sums.data(),
-             static_cast<float *>(node->data), A.N, c * chunk,
-             std::min(tiles, (c + 1) * chunk), W.w_scale, W.M, W.K);
+    for (int64_t c = ith; c < total;
+         c = nth + job.next_chunk.fetch_add(1, std::memory_order_relaxed)) {
+      size_t p = 0;
+      int64_t local = c;
+      while (local >= chunks[p])
+        local -= chunks[p++];
+      const Job &part = p == 0 ? job : *job.members[p - 1];
+      const PackedTensor &pp = *part.slot->packed;
+      const lowbit::UpconvertWeights &Wp = pp.weights;
+      pp.kernel_for(N).any_fn(
+          Wp.codes.data(), Wp.scales_or_null(), Wp.zeros_or_null(),
+          A.xq.data(), A.x_scales.data(), A.x_sums.data(),
+          static_cast<float *>(part.node->data), A.N, local * chunk[p],
+          std::min(Wp.num_tiles(), (local + 1) * chunk[p]), Wp.w_scale, Wp.M,
+          Wp.K);
+    }
   }
   if (job.profile)
     record(job, ith, t0, t1, t2, Clock::now());
@@ -890,6 +922,18 @@ __attribute__((target("avx2"))) void scale_row(const float *x, float scale,
     y[i] = w ? x[i] * scale * w[i] : x[i] * scale;
 }
 
+/// y = a + b (ggml-cpu's ADD of F32 rows: one float add per value, so
+/// any order gives its result). y may be a or b.
+__attribute__((target("avx2"))) void add_row(const float *a, const float *b,
+                                             float *y, int64_t n) {
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    _mm256_storeu_ps(y + i, _mm256_add_ps(_mm256_loadu_ps(a + i),
+                                          _mm256_loadu_ps(b + i)));
+  for (; i < n; ++i)
+    y[i] = a[i] + b[i];
+}
+
 /// Whether an RMS_NORM node runs as ours: F32 rows of contiguous values
 /// in and out (what ggml-cpu's loop takes).
 bool norm_takes(const ggml_tensor *node) {
@@ -902,6 +946,25 @@ bool norm_takes(const ggml_tensor *node) {
 /// The MUL after graph node i (an RMS_NORM) that ggml-cpu would fuse with
 /// it (ggml_cpu_try_fuse_ops: ggml_can_fuse, F32, a weight row of the
 /// norm's width), else null.
+/// Whether graph node i, an ADD, is computed by the RMS_NORM after it
+/// (which reads it; norm_takes): F32 operands of its shape (no
+/// broadcast), rows of contiguous values. Its output is still written:
+/// the residual stream reads it again.
+bool add_fuses(ggml_cgraph *graph, int i) {
+  if (i + 1 >= ggml_graph_n_nodes(graph))
+    return false;
+  const ggml_tensor *add = ggml_graph_node(graph, i);
+  const ggml_tensor *norm = ggml_graph_node(graph, i + 1);
+  if (add->op != GGML_OP_ADD || norm->op != GGML_OP_RMS_NORM ||
+      norm->src[0] != add || !norm_takes(norm))
+    return false;
+  for (const ggml_tensor *t : {add->src[0], add->src[1]})
+    if (t->type != GGML_TYPE_F32 || !ggml_are_same_shape(t, add) ||
+        t->nb[0] != sizeof(float))
+      return false;
+  return add->type == GGML_TYPE_F32;
+}
+
 ggml_tensor *fused_mul(ggml_cgraph *graph, int i) {
   if (!ggml_can_fuse(graph, i, {GGML_OP_RMS_NORM, GGML_OP_MUL}))
     return nullptr;
@@ -914,8 +977,17 @@ ggml_tensor *fused_mul(ggml_cgraph *graph, int i) {
   return takes ? mul : nullptr;
 }
 
+/// The row (i1, i2, i3) of t.
+float *row_of(const ggml_tensor *t, int64_t i1, int64_t i2, int64_t i3) {
+  return reinterpret_cast<float *>(static_cast<char *>(t->data) +
+                                   i1 * t->nb[1] + i2 * t->nb[2] +
+                                   i3 * t->nb[3]);
+}
+
 /// This thread's rows of an RMS_NORM (into its MUL's output, times the
-/// MUL's other source broadcast over the rows, when fused).
+/// MUL's other source broadcast over the rows, when fused), each after the
+/// ADD before it when it computes that too, and each quantized for the
+/// products that read it (quantize_into).
 void run_rms_norm(Job &job, int ith, int nth) {
   const ggml_tensor *x = job.node->src[0];
   ggml_tensor *y = job.mul ? job.mul : job.node;
@@ -933,6 +1005,10 @@ void run_rms_norm(Job &job, int ith, int nth) {
     const float *xr = reinterpret_cast<const float *>(
         static_cast<const char *>(x->data) + i1 * x->nb[1] + i2 * x->nb[2] +
         i3 * x->nb[3]);
+    if (job.add) // x is the ADD's output
+      add_row(row_of(job.add->src[0], i1, i2, i3),
+              row_of(job.add->src[1], i1, i2, i3), row_of(job.add, i1, i2, i3),
+              n);
     float *yr = reinterpret_cast<float *>(static_cast<char *>(y->data) +
                                           i1 * y->nb[1] + i2 * y->nb[2] +
                                           i3 * y->nb[3]);
@@ -1049,10 +1125,15 @@ void backend_free(ggml_backend_t backend) {
               std::to_string(count);
   if (!detail.empty())
     text += " (" + detail + ")";
+  if (ctx->merged > 0)
+    text += ", " + std::to_string(ctx->merged) +
+            " of them in the node of the one before";
   text += "; " + std::to_string(ctx->get_rows) + " GET_ROWS of its weights, " +
           std::to_string(ctx->norms) + " RMS_NORM (" +
-          std::to_string(ctx->fused_muls) + " with their MUL), " +
-          std::to_string(ctx->cpu_nodes) + " other nodes on ggml-cpu";
+          std::to_string(ctx->fused_muls) + " with their MUL";
+  if (ctx->fused_adds > 0)
+    text += ", " + std::to_string(ctx->fused_adds) + " with the ADD before";
+  text += "), " + std::to_string(ctx->cpu_nodes) + " other nodes on ggml-cpu";
   log_line(GGML_LOG_LEVEL_INFO, text);
   if (ctx->decode_profile.graphs > 0)
     log_profile(ctx->decode_profile, "one-token");
@@ -1078,6 +1159,11 @@ Job &add_job(BackendContext &ctx, Job::Kind kind, ggml_tensor *node) {
   job.quantize = false;
   job.shared = false;
   job.quantize_into.clear();
+  job.members.clear();
+  job.merged = false;
+  job.leader = nullptr;
+  job.add = nullptr;
+  job.index = 0;
   job.quantized = 0;
   job.next_chunk = 0;
   job.failed = false;
@@ -1096,10 +1182,14 @@ void plan_jobs(BackendContext &ctx, ggml_cgraph *graph) {
   keys.clear();
   for (int i = 0; i < ggml_graph_n_nodes(graph); ++i) {
     ggml_tensor *node = ggml_graph_node(graph, i);
-    if (node->op == GGML_OP_RMS_NORM && norm_takes(node)) {
-      Job &job = add_job(ctx, Job::RmsNorm, node);
-      job.mul = fused_mul(graph, i);
-      i += job.mul ? 1 : 0;
+    const bool add = add_fuses(graph, i);
+    if (add || (node->op == GGML_OP_RMS_NORM && norm_takes(node))) {
+      const int at = add ? i + 1 : i; // the RMS_NORM
+      Job &job = add_job(ctx, Job::RmsNorm, ggml_graph_node(graph, at));
+      job.add = add ? node : nullptr;
+      job.index = at;
+      job.mul = fused_mul(graph, at);
+      i = at + (job.mul ? 1 : 0);
       keys.push_back({nullptr, -1});
       continue;
     }
@@ -1123,10 +1213,28 @@ void plan_jobs(BackendContext &ctx, ggml_cgraph *graph) {
     Job &job = add_job(
         ctx, node->op == GGML_OP_MUL_MAT ? Job::MulMat : Job::GetRows, node);
     job.slot = slot;
+    job.index = i;
     one_token = one_token && (job.kind == Job::GetRows ||
                               ggml_nrows(node->src[1]) == 1);
     keys.push_back({node->src[1], lowbit::activation_class(
                                       slot->packed->weights.format)});
+    // A product right after one of the same activations (only views
+    // between them: ggml's allocator gave no tensor memory between the
+    // two nodes, so this one's output can be written at the first's) runs
+    // in that one's node.
+    if (job.kind == Job::MulMat && ctx.n_jobs >= 2) {
+      Job &prev = *ctx.jobs[ctx.n_jobs - 2];
+      Job &lead = prev.merged ? *prev.leader : prev;
+      bool views = prev.kind == Job::MulMat && keys[ctx.n_jobs - 2] == keys.back() &&
+                   lead.members.size() < kMaxMerged;
+      for (int k = prev.index + 1; views && k < i; ++k)
+        views = ggml_op_is_empty(ggml_graph_node(graph, k)->op);
+      if (views) {
+        job.merged = true;
+        job.leader = &lead;
+        lead.members.push_back(&job);
+      }
+    }
   }
   if (profiling() && ctx.n_jobs > 0) {
     Profile &p = one_token ? ctx.decode_profile : ctx.prompt_profile;
@@ -1261,6 +1369,10 @@ ggml_status backend_graph_compute(ggml_backend_t backend, ggml_cgraph *graph) {
   for (size_t j = 0; j < ctx->n_jobs; ++j) {
     Job &job = *ctx->jobs[j];
     job.op = job.node->op;
+    if (job.merged) { // run by its leader's node: ggml-cpu skips it
+      job.node->op = GGML_OP_NONE;
+      continue;
+    }
     std::memcpy(job.op_params, job.node->op_params, sizeof(job.op_params));
     const ggml_custom_op_params params = {run_job, GGML_N_TASKS_MAX, &job};
     job.node->op = GGML_OP_CUSTOM;
@@ -1268,6 +1380,10 @@ ggml_status backend_graph_compute(ggml_backend_t backend, ggml_cgraph *graph) {
     if (job.mul) { // computed by the norm: ggml-cpu skips it (no barrier)
       job.mul_op = job.mul->op;
       job.mul->op = GGML_OP_NONE;
+    }
+    if (job.add) { // likewise
+      job.add_op = job.add->op;
+      job.add->op = GGML_OP_NONE;
     }
   }
   if (ctx->cpu_set_threads)
@@ -1300,9 +1416,12 @@ ggml_status backend_graph_compute(ggml_backend_t backend, ggml_cgraph *graph) {
   for (size_t j = 0; j < ctx->n_jobs; ++j) {
     Job &job = *ctx->jobs[j];
     job.node->op = job.op;
-    std::memcpy(job.node->op_params, job.op_params, sizeof(job.op_params));
+    if (!job.merged)
+      std::memcpy(job.node->op_params, job.op_params, sizeof(job.op_params));
     if (job.mul)
       job.mul->op = job.mul_op;
+    if (job.add)
+      job.add->op = job.add_op;
     if (job.failed && result == GGML_STATUS_SUCCESS) {
       log_line(GGML_LOG_LEVEL_ERROR, std::string("ggml-lowbit: ") +
                                          job.node->name + ": " + job.error);
@@ -1311,11 +1430,13 @@ ggml_status backend_graph_compute(ggml_backend_t backend, ggml_cgraph *graph) {
     if (job.kind == Job::MulMat) {
       ++ctx->mul_mats;
       ++ctx->by_conversion[job.slot->packed->conversion];
+      ctx->merged += job.merged ? 1 : 0;
     } else if (job.kind == Job::GetRows) {
       ++ctx->get_rows;
     } else {
       ++ctx->norms;
       ctx->fused_muls += job.mul ? 1 : 0;
+      ctx->fused_adds += job.add ? 1 : 0;
     }
   }
   return result;
