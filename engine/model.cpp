@@ -493,8 +493,9 @@ std::unique_ptr<Model> Model::load(std::shared_ptr<const GgufFile> opened,
   // the model keeps, and the chunks only check its rows (codes, one
   // scale), faulting its pages in. A weight whose GGUF type packs into its
   // format's kernel layout directly (lowbit::gguf_packs_directly: the
-  // ternary types into i2s, the block types into their own format) is
-  // written straight from the file mapping into its place in one
+  // ternary types into i2s, and into tl1 and tl2 in the lane order of
+  // their kernels' layout descriptor; the block types into their own
+  // format) is written straight from the file mapping into its place in one
   // allocation for all of them (no canonical copy), in chunks of rows
   // that any thread takes, each chunk's file pages released as soon as it
   // is packed; the others go through lowbit_pack_gguf as a whole.
@@ -509,6 +510,7 @@ std::unique_ptr<Model> Model::load(std::shared_ptr<const GgufFile> opened,
   std::vector<const GgufTensor *> tensors(count);
   std::vector<Format> formats(count);
   std::vector<char> direct(count, 0), in_place(count, 0);
+  std::vector<uint8_t> lane_orders(count, LOWBIT_LANE_ROWS); // tl1, tl2
   std::vector<size_t> offsets(count, 0);
   size_t arena_bytes = 0;
   for (size_t i = 0; i < count; ++i) {
@@ -524,7 +526,8 @@ std::unique_ptr<Model> Model::load(std::shared_ptr<const GgufFile> opened,
     direct[i] = gguf_packs_directly(t.type, formats[i]) &&
                 t.rows() == spec.M && t.K() == spec.K &&
                 formats[i].shape_error(spec.M, spec.K).empty() &&
-                upconvert_kernels_registered(formats[i], spec.M, spec.K);
+                upconvert_kernels_registered(formats[i], spec.M, spec.K,
+                                             &lane_orders[i]);
     if (direct[i] && !in_place[i]) {
       offsets[i] = arena_bytes;
       arena_bytes += size_t(upconvert_bytes(formats[i], spec.M, spec.K));
@@ -562,7 +565,8 @@ std::unique_ptr<Model> Model::load(std::shared_ptr<const GgufFile> opened,
         in_place[i]
             ? shape_ggml_rows(formats[i], M, specs[i].K, 0.0f,
                               const_cast<uint8_t *>(tensors[i]->data))
-            : shape_upconvert(formats[i], M, specs[i].K, arena + offsets[i]);
+            : shape_upconvert(formats[i], M, specs[i].K, arena + offsets[i],
+                              lane_orders[i]);
     const uint64_t row_bytes = tensors[i]->bytes / uint64_t(M);
     const int64_t tile = packed[i].tile_rows;
     const int64_t rows = std::max<int64_t>(

@@ -11,6 +11,7 @@
 #include "lowbit/error.h"
 #include "lowbit/format.h"
 #include "lowbit/gguf.h"
+#include "lowbit/lut.h"
 #include "lowbit/reference.h"
 #include "lowbit/run_kernel.h"
 #include "lowbit/thread_pool.h"
@@ -224,8 +225,8 @@ withKernels(lowbit::PackedWeights canonical) {
 
 namespace {
 /// Whether the first of `kernels` (kernelsFor's order) reads `format` in the
-/// layout `family` of kernel_abi.h: LOWBIT_LAYOUT_VNNI4 or
-/// LOWBIT_LAYOUT_GGML_ROWS.
+/// layout `family` of kernel_abi.h: LOWBIT_LAYOUT_VNNI4, LOWBIT_LAYOUT_LUT
+/// or LOWBIT_LAYOUT_GGML_ROWS.
 bool first_reads(const std::vector<Entry> &kernels,
                  const lowbit::Format &format, uint8_t family) {
   return !kernels.empty() && kernels.front().layout.family == family &&
@@ -234,8 +235,15 @@ bool first_reads(const std::vector<Entry> &kernels,
 } // namespace
 
 bool lowbit::upconvert_kernels_registered(const Format &format, int64_t M,
-                                          int64_t K) {
-  return first_reads(kernelsFor(format, M, K), format, LOWBIT_LAYOUT_VNNI4);
+                                          int64_t K, uint8_t *lane_order) {
+  const std::vector<Entry> kernels = kernelsFor(format, M, K);
+  if (!first_reads(kernels, format,
+                   has_lut_layout(format) ? LOWBIT_LAYOUT_LUT
+                                          : LOWBIT_LAYOUT_VNNI4))
+    return false;
+  if (lane_order)
+    *lane_order = kernels.front().layout.lane_order;
+  return true;
 }
 
 bool lowbit::ggml_rows_kernels_registered(const Format &format, int64_t M,
@@ -252,13 +260,20 @@ lowbit_weights_t *lowbit::upconvert_weights_handle(UpconvertWeights U) {
   W.K = U.K;
   W.tensor_scale = U.w_scale;
   std::vector<Entry> kernels = kernelsFor(U.format, U.M, U.K);
-  const bool rows = U.tile_rows == 1;
+  const bool rows = U.tile_rows == 1, lut = has_lut_layout(U.format);
+  const bool lanes = U.lane_order == LOWBIT_LANE_LANES;
   if (!first_reads(kernels, U.format,
-                   rows ? LOWBIT_LAYOUT_GGML_ROWS : LOWBIT_LAYOUT_VNNI4))
+                   rows  ? LOWBIT_LAYOUT_GGML_ROWS
+                   : lut ? LOWBIT_LAYOUT_LUT
+                         : LOWBIT_LAYOUT_VNNI4) ||
+      (lut && kernels.front().layout.lane_order != U.lane_order))
     throw Error("upconvert_weights_handle: no registered " + U.format.name() +
                 " kernel of M = " + std::to_string(U.M) + ", K = " +
                 std::to_string(U.K) + " reads the " +
-                (rows ? "ggml rows" : "upconvert") + " layout");
+                (rows  ? "ggml rows"
+                 : lut ? (lanes ? "lut (lanes)" : "lut (rows)")
+                       : "upconvert") +
+                " layout");
   weights->kernels = std::move(kernels);
   weights->prepared = std::move(U);
   weights->compacted = true;

@@ -28,6 +28,7 @@
 
 #include "lowbit/gguf.h"
 #include "lowbit/error.h"
+#include "lowbit/lut.h"
 
 #include "byte_order.h"
 #include "ggml_blocks.h"
@@ -520,7 +521,7 @@ void check_size_and_shape(const GgufTensor &t, const Format &format) {
 
 bool gguf_packs_directly(GgufType type, const Format &format) {
   if (is_ternary_type(type))
-    return format.kind == FormatKind::I2S;
+    return format.kind == FormatKind::I2S || has_lut_layout(format);
   const GgmlBlockType *block = ggml_block_type_by_id(uint32_t(type));
   return block && block->kind == format.kind && has_upconvert_layout(format);
 }
@@ -560,7 +561,23 @@ GgufRowsCheck gguf_pack_rows(const GgufTensor &t, UpconvertWeights &U,
     return check;
   }
   TernaryReader reader(t);
-  if (t.type == GgufType::TQ2_0) {
+  if (has_lut_layout(format)) {
+    // Each row's codes moved into an i2s row as for i2s (checked as they
+    // move), then into the tiles a table load per triple, a few word
+    // operations per 8 pairs.
+    LutRowPacker packer(U);
+    std::vector<uint8_t> row(size_t(K / 4 + 8), 0);
+    try {
+      for (int64_t m = m_begin; m < m_end; ++m) {
+        reader.i2s_row(m, row.data()); // throws on a code 3
+        packer.put_row(m, row.data());
+      }
+    } catch (const Error &) {
+      check.bad = true;
+    }
+    if (m_end == M)
+      packer.put_padding_rows();
+  } else if (t.type == GgufType::TQ2_0) {
     for (int64_t m = m_begin; m < m_end; ++m)
       check.bad |= reader.tq2_tiles(m, rows ? nullptr : &U);
   } else {

@@ -3,7 +3,11 @@
 #include "lowbit/lut.h"
 #include "lowbit/error.h"
 
+#include "byte_order.h"
+
 #include <algorithm>
+#include <array>
+#include <string>
 #include <vector>
 
 namespace lowbit {
@@ -61,6 +65,8 @@ UpconvertWeights pack_lut(const PackedWeights &canonical, LutOrder order) {
   U.Kp = lowbit_padded_k(U.K);
   U.bits = 2;
   U.w_scale = canonical.tensor_scale;
+  U.lane_order =
+      order == LutOrder::Lanes ? LOWBIT_LANE_LANES : LOWBIT_LANE_ROWS;
   const LutSplit split = lut_split(f, U.K);
   U.codes = AlignedArray<uint8_t>(size_t(U.num_tiles() * split.tile_bytes()));
 
@@ -138,6 +144,204 @@ UpconvertWeights pack_lut(const PackedWeights &canonical, LutOrder order) {
     header(headerOf(m / 16), m % 16, 0);
   }
   return U;
+}
+
+int64_t lut_bytes(const Format &format, int64_t M, int64_t K) {
+  if (!has_lut_layout(format))
+    throw Error("format '" + format.name() +
+                "' has no lut-elementwise layout (supported: tl1, tl2)");
+  format.check_shape(M, K);
+  const int64_t bytes =
+      lowbit_padded_m(M) / LOWBIT_TILE_ROWS * lut_split(format, K).tile_bytes();
+  return (bytes + 63) / 64 * 64;
+}
+
+UpconvertWeights shape_lut(const Format &format, int64_t M, int64_t K,
+                           LutOrder order, uint8_t *dest) {
+  lut_bytes(format, M, K); // the format and shape checks
+  UpconvertWeights U;
+  U.format = format;
+  U.M = M;
+  U.K = K;
+  U.Mp = lowbit_padded_m(M);
+  U.Kp = lowbit_padded_k(K);
+  U.bits = 2;
+  U.lane_order =
+      order == LutOrder::Lanes ? LOWBIT_LANE_LANES : LOWBIT_LANE_ROWS;
+  const size_t bytes =
+      size_t(U.num_tiles() * lut_split(format, K).tile_bytes());
+  if (!dest) {
+    U.codes = AlignedArray<uint8_t>(bytes);
+    return U;
+  }
+  if (reinterpret_cast<uintptr_t>(dest) % kVectorAlignment != 0)
+    throw Error("shape_lut: the destination is not 64-byte aligned");
+  U.codes = AlignedArray<uint8_t>::view(dest, bytes);
+  return U;
+}
+
+namespace {
+
+using detail::load_le;
+using detail::store_le;
+
+// The TL2 table of triple position g (0..7) of a vector: for the 6 bits of
+// its codes in an i2s row (c0 + 4 c1 + 16 c2, c = q + 1), the index |v|
+// (v = 9 q0 + 3 q1 + q2) at bit 8 (g % 4) + 4 (g / 4), the nibble of slot
+// g % 4 that holds group g, the sign v < 0 at bit 32 + g, and the sign
+// again at bit 56. A vector's 8 triples are 48 consecutive bits of the
+// row: the sum of their 8 entries (no field overlaps another but bits
+// 56..59, which count) is row r's 4 index bytes (bits 0..31), the 8 sign
+// bits in group order (32..39) and their count (56..59). Codes of 3 (which
+// the callers have rejected) give 0.
+const std::array<std::array<uint64_t, 64>, 8> &tl2_tables() {
+  static const auto tables = [] {
+    std::array<std::array<uint64_t, 64>, 8> t{};
+    for (int x = 0; x < 64; ++x) {
+      const int c0 = x & 3, c1 = x >> 2 & 3, c2 = x >> 4;
+      if (c0 == 3 || c1 == 3)
+        continue;
+      const int v = 9 * (c0 - 1) + 3 * (c1 - 1) + (c2 - 1);
+      for (int g = 0; g < 8; ++g)
+        t[size_t(g)][size_t(x)] =
+            uint64_t(v < 0 ? -v : v) << (8 * (g % 4) + 4 * (g / 4)) |
+            uint64_t(v < 0) << (32 + g) | uint64_t(v < 0) << 56;
+    }
+    return t;
+  }();
+  return tables;
+}
+
+// The 4 nibbles of x (16 bits) as the low nibbles of 4 bytes.
+inline uint32_t nibbles_to_bytes(uint32_t x) {
+  x = (x | x << 8) & 0x00FF00FFu;
+  return (x | x << 4) & 0x0F0F0F0Fu;
+}
+
+// Bits 0..3 of x at bits 0, 4, 8, 12.
+inline uint32_t spread_nibble(uint32_t x) {
+  return (x & 1u) | (x & 2u) << 3 | (x & 4u) << 6 | (x & 8u) << 9;
+}
+
+} // namespace
+
+LutRowPacker::LutRowPacker(UpconvertWeights &U)
+    : U_(U), split_(lut_split(U.format, U.K)),
+      lanes_(U.lane_order == LOWBIT_LANE_LANES) {
+  if (!has_lut_layout(U.format))
+    throw Error("LutRowPacker: format '" + U.format.name() +
+                "' has no lut-elementwise layout (supported: tl1, tl2)");
+  const int64_t tiles = U.num_tiles();
+  if (U.Mp != lowbit_padded_m(U.M) ||
+      U.codes.size() != size_t(tiles * split_.tile_bytes()))
+    throw Error("LutRowPacker: the weights are not shaped for the lut layout "
+                "(shape_lut)");
+  groups_ = split_.k2 / 3 + 8 * split_.tl1Vectors;
+  panel_begin_.resize(size_t(split_.panels));
+  int64_t before = 0;
+  for (int64_t c = 0; c < split_.panels; ++c) {
+    panel_begin_[size_t(c)] = tiles * before;
+    before += split_.piece_bytes(c);
+  }
+}
+
+uint8_t *LutRowPacker::tl1_of(int64_t t) const {
+  const int64_t last = split_.panels - 1;
+  return U_.codes.data() + panel_begin_[size_t(last)] +
+         t * split_.piece_bytes(last) +
+         split_.panel_blocks(last) * LOWBIT_LUT_BLOCK_BYTES;
+}
+
+void LutRowPacker::put_row(int64_t m, const uint8_t *row) {
+  if (lanes_)
+    put_row_in<true>(m, row);
+  else
+    put_row_in<false>(m, row);
+}
+
+template <bool Lanes>
+void LutRowPacker::put_row_in(int64_t m, const uint8_t *row) {
+  const int64_t t = m / LOWBIT_TILE_ROWS, r = m % LOWBIT_TILE_ROWS;
+  // Row r's 4 bytes w of a vector (byte j: slot j) in the lane order:
+  // Rows bytes 4r..4r+3, Lanes byte 16j + r.
+  auto put_vector = [r](uint8_t *vector, uint32_t w) {
+    if (!Lanes) {
+      store_le(vector + 4 * r, w);
+      return;
+    }
+    for (int j = 0; j < 4; ++j)
+      vector[16 * j + r] = uint8_t(w >> (8 * j));
+  };
+  // Bit 4p + j of s8 is the sign of group 8v + 4p + j of vector v: into the
+  // vector's 16 bytes of sign words. Rows: bit 64p + 4r + j, the nibble of
+  // byte 8p + r / 2. Lanes: in the uint32 at 4 (2h + r / 8) (slots j = 2h,
+  // 2h + 1), bit 16 (k % 2) + 8p + 4l + k / 2 for k = r % 8, l = j % 2.
+  const int shift = Lanes ? int(16 * (r % 8 % 2) + r % 8 / 2) : int(4 * (r % 2));
+  auto put_signs = [r, shift](uint8_t *words, uint32_t s8) {
+    if (!Lanes) {
+      words[r / 2] |= uint8_t((s8 & 15u) << shift);
+      words[8 + r / 2] |= uint8_t((s8 >> 4) << shift);
+      return;
+    }
+    for (int h = 0; h < 2; ++h) {
+      const uint32_t x = (s8 >> (2 * h) & 3u) | (s8 >> (4 + 2 * h) & 3u) << 2;
+      uint8_t *word = words + 4 * (2 * h + r / 8);
+      store_le(word, load_le<uint32_t>(word) | spread_nibble(x) << shift);
+    }
+  };
+
+  // TL2 blocks: vector v of block b is the 48 bits of triples 32b + 8v ..
+  // 32b + 8v + 7, from byte 24b + 6v of the row; a table load per triple.
+  const auto &tables = tl2_tables();
+  uint8_t *const codes = U_.codes.data();
+  int64_t negatives = 0, b = 0;
+  for (int64_t p = 0; p < split_.panels; ++p) {
+    uint8_t *block = codes + panel_begin_[size_t(p)] + t * split_.piece_bytes(p);
+    for (int64_t e = split_.panel_blocks(p); e > 0;
+         --e, ++b, block += LOWBIT_LUT_BLOCK_BYTES)
+      for (int v = 0; v < 4; ++v) {
+        const uint64_t w = load_le<uint64_t>(row + 24 * b + 6 * v);
+        uint64_t e8 = 0;
+        for (int g = 0; g < 8; ++g)
+          e8 += tables[size_t(g)][(w >> (6 * g)) & 63];
+        put_vector(block + 64 + 64 * v, uint32_t(e8));
+        put_signs(block + 16 * v, uint32_t(e8 >> 32) & 0xFFu);
+        negatives += int64_t(e8 >> 56);
+      }
+  }
+  // TL1 vectors: pair 8v + g of the TL1 part is nibble g (c0 + 4 c1) of
+  // the 4 bytes from byte K2 / 4 + 4v; its index 3 c0 + c1 for every
+  // nibble at once (at most 8: no carries), pairs past K index 4 (0, 0);
+  // slot j is nibbles j and j + 4.
+  const uint8_t *tail = row + split_.k2 / 4;
+  uint8_t *tl1 = tl1_of(t);
+  for (int64_t v = 0; v < split_.tl1Vectors; ++v) {
+    const uint32_t w = load_le<uint32_t>(tail + 4 * v);
+    const uint32_t c0 = w & 0x33333333u, c1 = w >> 2 & 0x33333333u;
+    uint32_t index = (c0 << 1) + c0 + c1;
+    const int64_t past = 8 * (v + 1) - split_.k1 / 2; // pairs past K
+    if (past > 0) {
+      const uint32_t keep = 0xFFFFFFFFu >> (4 * past);
+      index = (index & keep) | (0x44444444u & ~keep);
+    }
+    put_vector(tl1 + 64 * v, nibbles_to_bytes(index & 0xFFFFu) |
+                                 nibbles_to_bytes(index >> 16) << 4);
+  }
+  // The header: -32768 (G - 2 n_r), wrapping (pack_lut's).
+  store_le(tl1 + split_.tl1Vectors * LOWBIT_LUT_VECTOR_BYTES + 4 * r,
+           uint32_t(-32768 * (groups_ - 2 * negatives)));
+}
+
+void LutRowPacker::put_padding_rows() {
+  for (int64_t m = U_.M; m < U_.Mp; ++m) {
+    const int64_t r = m % LOWBIT_TILE_ROWS;
+    uint8_t *tl1 = tl1_of(m / LOWBIT_TILE_ROWS);
+    for (int64_t v = 0; v < split_.tl1Vectors; ++v)
+      for (int j = 0; j < 4; ++j)
+        tl1[64 * v + (lanes_ ? 16 * j + r : 4 * r + j)] = 0x44;
+    store_le(tl1 + split_.tl1Vectors * LOWBIT_LUT_VECTOR_BYTES + 4 * r,
+             uint32_t(-32768 * groups_));
+  }
 }
 
 } // namespace lowbit

@@ -3,6 +3,7 @@
 #include "lowbit/upconvert.h"
 #include "lowbit/activation.h"
 #include "lowbit/error.h"
+#include "lowbit/lut.h"
 
 #include "bitstream.h"
 #include "byte_order.h"
@@ -455,6 +456,8 @@ size_t round_up_64(size_t bytes) { return (bytes + 63) / 64 * 64; }
 } // namespace
 
 int64_t upconvert_bytes(const Format &format, int64_t M, int64_t K) {
+  if (has_lut_layout(format))
+    return lut_bytes(format, M, K);
   format.check_shape(M, K);
   const UpconvertSizes n = upconvert_sizes(format, M, K);
   return int64_t(round_up_64(n.codes) + round_up_64(2 * n.scales) +
@@ -462,11 +465,21 @@ int64_t upconvert_bytes(const Format &format, int64_t M, int64_t K) {
 }
 
 UpconvertWeights shape_upconvert(const Format &f, int64_t M, int64_t K,
-                                 uint8_t *dest) {
+                                 uint8_t *dest, uint8_t lane_order) {
+  if (has_lut_layout(f) && lane_order <= LOWBIT_LANE_LANES)
+    return shape_lut(f, M, K,
+                     lane_order == LOWBIT_LANE_LANES ? LutOrder::Lanes
+                                                     : LutOrder::Rows,
+                     dest);
   if (!has_upconvert_layout(f))
     throw Error("format '" + f.name() +
                 "' has no upconvert layout (supported: i2s, w1gG, w2gG, "
-                "w4gG and the ggml block formats)");
+                "w4gG and the ggml block formats; tl1 and tl2 have "
+                "lut_abi.h's)");
+  if (lane_order != LOWBIT_LANE_ROWS)
+    throw Error("shape_upconvert: the upconvert layout of '" + f.name() +
+                "' has one lane order (rows), not " +
+                std::to_string(lane_order));
   f.check_shape(M, K);
   const UpconvertSizes n = upconvert_sizes(f, M, K);
   UpconvertWeights U;

@@ -4,10 +4,13 @@
 // layout. What it writes must be, byte for byte, what the two-step path
 // writes (import_tensor's canonical weights, then pack_upconvert), for
 // every type it accepts, ragged row counts and rows split into ranges; and
-// a bad tensor must give import_tensor's own error.
+// a bad tensor must give import_tensor's own error. Into tl1 and tl2 (the
+// lut layout, both lane orders) it must write what pack_lut writes for the
+// tensor's values quantized on their own (no GGUF decoder involved).
 
 #include "lowbit/error.h"
 #include "lowbit/gguf.h"
+#include "lowbit/lut.h"
 #include "lowbit/upconvert.h"
 
 #include "test_util.h"
@@ -43,13 +46,14 @@ struct Direct {
   UpconvertWeights U;
 };
 Direct pack_direct(const GgufTensor &t, const Format &format,
-                   const std::vector<int64_t> &cuts) {
+                   const std::vector<int64_t> &cuts,
+                   uint8_t lane_order = LOWBIT_LANE_ROWS) {
   Direct d;
   const int64_t bytes = upconvert_bytes(format, t.rows(), t.K());
   d.storage.assign(size_t(bytes + 64), 0);
   uint8_t *dest = d.storage.data();
   dest += (64 - reinterpret_cast<uintptr_t>(dest) % 64) % 64;
-  d.U = shape_upconvert(format, t.rows(), t.K(), dest);
+  d.U = shape_upconvert(format, t.rows(), t.K(), dest, lane_order);
   std::vector<GgufRowsCheck> checks;
   int64_t begin = 0;
   for (int64_t end : cuts) {
@@ -69,6 +73,7 @@ void expect_same(const UpconvertWeights &a, const UpconvertWeights &b) {
   ASSERT_EQ(a.Kp, b.Kp);
   ASSERT_EQ(a.bits, b.bits);
   ASSERT_EQ(a.group, b.group);
+  ASSERT_EQ(a.lane_order, b.lane_order);
   ASSERT_EQ(test::bits(a.w_scale), test::bits(b.w_scale));
   ASSERT_EQ(a.codes.bytes(), b.codes.bytes());
   ASSERT_EQ(a.scales.bytes(), b.scales.bytes());
@@ -120,9 +125,60 @@ TEST(DirectImport, BytesAsTheTwoStepPath) {
   }
 }
 
+// The ternary types into tl1 and tl2: K from 128 to 2560 (TL1 part only;
+// TL2 blocks with a TL1 tail of 32 or 64; TL2 blocks only; two K panels),
+// 37 and 20 rows (ragged tiles), rows in one range and in three (two for
+// 20), both lane
+// orders; against pack_lut of the same values quantized without GGUF.
+TEST(DirectImport, LutBytesAsPackLut) {
+  struct Case {
+    const char *type;
+    int64_t M, K;
+  };
+  const Case cases[] = {
+      {"tq2_0", 37, 256}, {"tq1_0", 37, 512}, {"tq2_0", 37, 768},
+      {"tq1_0", 20, 2560}, {"tq2_0", 20, 2560}, {"i2_s", 37, 128},
+      {"i2_s", 37, 384},
+  };
+  uint32_t seed = 40;
+  for (const Case &c : cases) {
+    const GgufType type = parse_gguf_type(c.type);
+    const std::vector<float> W = ternary_values(c.M, c.K, seed++);
+    const std::vector<uint8_t> bytes = gguf_encode(type, W.data(), c.M, c.K);
+    const GgufTensor t = tensor_of(type, bytes, c.M, c.K);
+    const std::vector<float> Z(W.size(), 0.0f);
+    const std::vector<uint8_t> zb = gguf_encode(type, Z.data(), c.M, c.K);
+    const GgufTensor z = tensor_of(type, zb, c.M, c.K);
+    for (const char *name : {"tl1", "tl2"})
+      for (LutOrder order : {LutOrder::Rows, LutOrder::Lanes}) {
+        SCOPED_TRACE(std::string(c.type) + " -> " + name + " K " +
+                     std::to_string(c.K) +
+                     (order == LutOrder::Lanes ? " lanes" : " rows"));
+        const Format format = Format::parse(name);
+        ASSERT_TRUE(gguf_packs_directly(type, format));
+        const uint8_t lanes = order == LutOrder::Lanes ? LOWBIT_LANE_LANES
+                                                       : LOWBIT_LANE_ROWS;
+        const UpconvertWeights want =
+            pack_lut(quantize(format, W.data(), c.M, c.K), order);
+        expect_same(pack_direct(t, format, {}, lanes).U, want);
+        expect_same(pack_direct(t, format,
+                                c.M > 32 ? std::vector<int64_t>{16, 32}
+                                         : std::vector<int64_t>{16},
+                                lanes)
+                        .U,
+                    want);
+        // All zeros: quantize()'s floor as the scale, padding as pack_lut's.
+        expect_same(pack_direct(z, format, {16}, lanes).U,
+                    pack_lut(quantize(format, Z.data(), c.M, c.K), order));
+      }
+  }
+}
+
 TEST(DirectImport, OnlyTheDirectPairs) {
   EXPECT_TRUE(gguf_packs_directly(GgufType::TQ2_0, Format::parse("i2s")));
-  EXPECT_FALSE(gguf_packs_directly(GgufType::TQ2_0, Format::parse("tl2")));
+  EXPECT_TRUE(gguf_packs_directly(GgufType::TQ1_0, Format::parse("tl2")));
+  EXPECT_TRUE(gguf_packs_directly(GgufType::I2_S, Format::parse("tl1")));
+  EXPECT_FALSE(gguf_packs_directly(GgufType::Q4_0, Format::parse("tl2")));
   EXPECT_FALSE(gguf_packs_directly(GgufType::Q4_0, Format::parse("q8_0")));
   EXPECT_FALSE(gguf_packs_directly(GgufType::F16, Format::parse("i2s")));
 }
@@ -153,12 +209,16 @@ TEST(DirectImport, BadTensorsGiveImportTensorsError) {
     std::vector<uint8_t> b = gguf_encode(GgufType::TQ2_0, W.data(), M, K);
     b[size_t(17 * 66 + 5)] |= 0x30; // row 17, byte 5: a field of 3
     expect_import_error(tensor_of(GgufType::TQ2_0, b, M, K), i2s);
+    expect_import_error(tensor_of(GgufType::TQ2_0, b, M, K),
+                        Format::parse("tl2"));
   }
   {
     SCOPED_TRACE("tq2_0 blocks of two scales, one per range");
     std::vector<uint8_t> b = gguf_encode(GgufType::TQ2_0, W.data(), M, K);
     b[size_t(18 * 66 + 64)] ^= 1; // row 18's d
     expect_import_error(tensor_of(GgufType::TQ2_0, b, M, K), i2s);
+    expect_import_error(tensor_of(GgufType::TQ2_0, b, M, K),
+                        Format::parse("tl1"));
   }
   {
     SCOPED_TRACE("tq1_0 scale not finite");
@@ -174,6 +234,8 @@ TEST(DirectImport, BadTensorsGiveImportTensorsError) {
     std::vector<uint8_t> b = gguf_encode(GgufType::I2_S, W.data(), M, K);
     b[size_t(18 * K / 4 + 3)] = 0xFF;
     expect_import_error(tensor_of(GgufType::I2_S, b, M, K), i2s);
+    expect_import_error(tensor_of(GgufType::I2_S, b, M, K),
+                        Format::parse("tl2"));
   }
   {
     SCOPED_TRACE("q4_0 block scale NaN");

@@ -238,10 +238,11 @@ PackedWeights import_weights(GgufType type, const uint8_t *data, size_t bytes,
                              const std::string &what);
 
 /// Direct import (no canonical copy): whether a tensor of `type` packs
-/// into `format`'s upconvert layout straight from its bytes, a row range at
-/// a time (gguf_pack_rows): tq1_0, tq2_0 and i2_s into i2s, a ggml block
-/// type into its own format. The bytes written are pack_upconvert's of
-/// import_tensor's weights.
+/// into `format`'s upconvert layout (lut_abi.h's for tl1, tl2) straight
+/// from its bytes, a row range at a time (gguf_pack_rows): tq1_0, tq2_0
+/// and i2_s into i2s, tl1 and tl2, a ggml block type into its own format.
+/// The bytes written are pack_upconvert's (pack_lut's, in U's lane order)
+/// of import_tensor's weights.
 bool gguf_packs_directly(GgufType type, const Format &format);
 
 /// What gguf_pack_rows saw of a range of rows, for gguf_finish_rows.

@@ -33,6 +33,8 @@ struct UpconvertWeights {
   bool bit_planes = false; // bitserial_abi.h's layout (pack_bitserial)
   int64_t tile_rows = kUpconvertTileRows; // 1: the GGML ROWS LAYOUT
                                           // (codes = TQ2_0 rows, Mp = M)
+  uint8_t lane_order = LOWBIT_LANE_ROWS;  // lut_abi.h's vector byte order
+                                          // (tl1, tl2: pack_lut, shape_lut)
   AlignedArray<uint8_t> codes;   // Mp * Kp * bits / 8 bytes
   AlignedArray<uint16_t> scales; // fp16 [Mp/16][Kp/G][16], or empty
   AlignedArray<uint16_t> zeros;  // fp16 [Mp/16][Kp/G][16]: w2/w4 zero
@@ -58,17 +60,21 @@ bool has_upconvert_layout(const Format &format);
 UpconvertWeights pack_upconvert(const PackedWeights &canonical);
 
 /// Bytes of the arrays of `format`'s upconvert layout for M x K (codes,
-/// scales, zeros, each rounded up to 64): what shape_upconvert places in a
-/// destination. Throws Error when M, K are illegal for the format.
+/// scales, zeros, each rounded up to 64), or of lut_abi.h's layout for tl1
+/// and tl2 (lut_bytes): what shape_upconvert places in a destination.
+/// Throws Error when M, K are illegal for the format.
 int64_t upconvert_bytes(const Format &format, int64_t M, int64_t K);
 
 /// Upconvert weights of M x K of `format` with their arrays sized as
 /// pack_upconvert fills them (U.w_scale 0): allocated (zero filled), or,
 /// when `dest` is given, views of upconvert_bytes(format, M, K) bytes there
 /// (64-byte aligned, zero filled, outliving U and its copies' sources).
-/// Throws Error for a format without the layout or an illegal shape.
+/// For tl1 and tl2, lut_abi.h's layout in `lane_order` instead
+/// (shape_lut); the other formats take only LOWBIT_LANE_ROWS. Throws Error
+/// for a format without either layout or an illegal shape.
 UpconvertWeights shape_upconvert(const Format &format, int64_t M, int64_t K,
-                                 uint8_t *dest = nullptr);
+                                 uint8_t *dest = nullptr,
+                                 uint8_t lane_order = LOWBIT_LANE_ROWS);
 
 /// "" when weights of `format` with this K have kernel_abi.h's GGML ROWS
 /// LAYOUT (i2s, K a multiple of 256), else why not.
@@ -130,8 +136,11 @@ namespace lowbit {
 
 /// Whether the kernels registered for (format, M, K) (lowbit.h,
 /// lowbit_register_kernels), which lowbit_pack would attach, read the
-/// upconvert (vnni4) layout (c_api.cpp).
-bool upconvert_kernels_registered(const Format &format, int64_t M, int64_t K);
+/// layout shape_upconvert makes: the upconvert (vnni4) one, or for tl1 and
+/// tl2 lut_abi.h's, whose lane order (the kernels' layout descriptor's)
+/// goes to `lane_order` when given (c_api.cpp).
+bool upconvert_kernels_registered(const Format &format, int64_t M, int64_t K,
+                                  uint8_t *lane_order = nullptr);
 
 /// Whether the kernels registered for (format, M, K) read kernel_abi.h's
 /// GGML ROWS LAYOUT (TQ2_0 rows, which a GGUF tensor is already: a view of
@@ -139,7 +148,8 @@ bool upconvert_kernels_registered(const Format &format, int64_t M, int64_t K);
 bool ggml_rows_kernels_registered(const Format &format, int64_t M, int64_t K);
 
 /// The C API's weights (lowbit.h) over U, packed already (the upconvert
-/// layout, or the ggml rows layout when U.tile_rows is 1), with the
+/// layout, lut_abi.h's in U.lane_order for tl1 and tl2, or the ggml rows
+/// layout when U.tile_rows is 1), with the
 /// registered kernels of its (format, M, K), as lowbit_pack_gguf and then
 /// lowbit_weights_compact leave them (no canonical copy); Error when no
 /// registered kernel reads U's layout (c_api.cpp).
