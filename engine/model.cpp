@@ -488,8 +488,8 @@ std::unique_ptr<Model> Model::load(std::shared_ptr<const GgufFile> opened,
   phase("hyperparameters, context, checks");
 
   // Every linear weight imported once and packed, all on the context's
-  // threads from the start. A TQ2_0 weight whose kernels read the ggml
-  // rows layout is not packed at all: the kernels read the mapping, which
+  // threads from the start. A TQ2_0 or TQ1_0 weight whose kernels read the
+  // ggml rows layout is not packed at all: the kernels read the mapping, which
   // the model keeps, and the chunks only check its rows (codes, one
   // scale), faulting its pages in. A weight whose GGUF type packs into its
   // format's kernel layout directly (lowbit::gguf_packs_directly: the
@@ -510,6 +510,7 @@ std::unique_ptr<Model> Model::load(std::shared_ptr<const GgufFile> opened,
   std::vector<const GgufTensor *> tensors(count);
   std::vector<Format> formats(count);
   std::vector<char> direct(count, 0), in_place(count, 0);
+  std::vector<int> block_bytes(count, 0); // tq2_0, tq1_0: their blocks'
   std::vector<uint8_t> lane_orders(count, LOWBIT_LANE_ROWS); // tl1, tl2
   std::vector<size_t> offsets(count, 0);
   size_t arena_bytes = 0;
@@ -519,10 +520,13 @@ std::unique_ptr<Model> Model::load(std::shared_ptr<const GgufFile> opened,
     if (spec.format.empty())
       continue;
     formats[i] = Format::parse(spec.format);
-    in_place[i] = t.type == GgufType::TQ2_0 && t.rows() == spec.M &&
-                  t.K() == spec.K &&
+    block_bytes[i] = t.type == GgufType::TQ2_0   ? LOWBIT_GGML_ROWS_TQ2_0_BYTES
+                     : t.type == GgufType::TQ1_0 ? LOWBIT_GGML_ROWS_TQ1_0_BYTES
+                                                 : 0;
+    in_place[i] = block_bytes[i] && t.rows() == spec.M && t.K() == spec.K &&
                   ggml_rows_error(formats[i], spec.K).empty() &&
-                  ggml_rows_kernels_registered(formats[i], spec.M, spec.K);
+                  ggml_rows_kernels_registered(formats[i], spec.M, spec.K,
+                                               block_bytes[i]);
     direct[i] = gguf_packs_directly(t.type, formats[i]) &&
                 t.rows() == spec.M && t.K() == spec.K &&
                 formats[i].shape_error(spec.M, spec.K).empty() &&
@@ -564,7 +568,8 @@ std::unique_ptr<Model> Model::load(std::shared_ptr<const GgufFile> opened,
     packed[i] =
         in_place[i]
             ? shape_ggml_rows(formats[i], M, specs[i].K, 0.0f,
-                              const_cast<uint8_t *>(tensors[i]->data))
+                              const_cast<uint8_t *>(tensors[i]->data),
+                              block_bytes[i])
             : shape_upconvert(formats[i], M, specs[i].K, arena + offsets[i],
                               lane_orders[i]);
     const uint64_t row_bytes = tensors[i]->bytes / uint64_t(M);
@@ -649,16 +654,19 @@ std::unique_ptr<Model> Model::load(std::shared_ptr<const GgufFile> opened,
   for (const std::string &e : errors)
     if (!e.empty())
       throw Error(e);
-  if (options.verbose)
+  if (options.verbose) {
+    size_t tq1 = 0, tq2 = 0;
+    for (size_t i = 0; i < count; ++i)
+      if (in_place[i])
+        ++(block_bytes[i] == LOWBIT_GGML_ROWS_TQ1_0_BYTES ? tq1 : tq2);
     std::fprintf(stderr,
-                 "lowbit: load: %zu weights read in place from the file, "
-                 "%zu packed directly (%.1f MiB, %zu chunks in all), %zu "
-                 "through lowbit_pack_gguf\n",
-                 size_t(std::count(in_place.begin(), in_place.end(), 1)),
-                 by_offset.size() -
-                     size_t(std::count(in_place.begin(), in_place.end(), 1)),
+                 "lowbit: load: %zu weights read in place from the file "
+                 "(%zu tq2_0, %zu tq1_0), %zu packed directly (%.1f MiB, %zu "
+                 "chunks in all), %zu through lowbit_pack_gguf\n",
+                 tq1 + tq2, tq2, tq1, by_offset.size() - (tq1 + tq2),
                  double(arena_bytes) / 1048576.0, chunks.size(),
                  whole.size());
+  }
   phase("checks, weight handles");
 
   for (int64_t l = 0; l < hp.n_layer; ++l) {

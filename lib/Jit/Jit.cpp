@@ -176,6 +176,8 @@ std::filesystem::path sourcePath(const KernelRequest &r) {
                    : std::string("none"),
         r.configOverride, r.strategy, r.functionName, r.dtype})
     append_key_part(key, part);
+  if (!r.layout.empty()) // the other kernels keep their keys
+    append_key_part(key, "layout " + r.layout);
   std::string dir;
   try {
     dir = kernel_cache_dir();
@@ -276,6 +278,7 @@ mlir::lowbit::KernelSource generateKernelSource(const Format &format,
   request.nHint = shape.nHint;
   request.schedule = options.schedule;
   request.configOverride = options.config;
+  request.layout = shape.layout.empty() ? options.layout : shape.layout;
   request.strategy = options.strategy == Strategy::LutBitserial
                          ? strategy_name(options.strategy)
                          : "";

@@ -9,6 +9,7 @@
 #include "lowbit/lut_abi.h"
 
 #include "mlir/Dialect/EmitC/IR/EmitC.h"
+#include "mlir/AsmParser/AsmParser.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Verifier.h"
 #include "mlir/Pass/PassRegistry.h"
@@ -141,6 +142,7 @@ lowbit_layout_t mlir::lowbit::getLayoutDescriptor(LayoutAttr layout) {
     if (!layout.isTiled())
       return d;
     d.family = LOWBIT_LAYOUT_GGML_ROWS;
+    d.block_bytes = uint16_t(layout.getGgmlRowsBlockBytes());
     break;
   case LayoutKind::Canonical:
   case LayoutKind::I2S:
@@ -164,10 +166,12 @@ static bool isCIdentifier(StringRef name) {
 }
 
 /// func.func @name(%x: tensor<?xKxf32>, %w: tensor<MxRxi8>, [%s]) with one
-/// lowbit.mpgemm of `format` and no config.
+/// lowbit.mpgemm of `format` (in `layout`, else the format's own) and no
+/// config.
 static OwningOpRef<ModuleOp> buildInput(MLIRContext &ctx,
                                         const KernelRequest &request,
-                                        const WeightFormat &format) {
+                                        const WeightFormat &format,
+                                        LayoutAttr layout) {
   OpBuilder b(&ctx);
   Location loc = NameLoc::get(b.getStringAttr(request.functionName));
   OwningOpRef<ModuleOp> module = ModuleOp::create(loc);
@@ -178,7 +182,8 @@ static OwningOpRef<ModuleOp> buildInput(MLIRContext &ctx,
   bool anyShape = request.M == 0 && request.K == 0;
   int64_t m = anyShape ? dyn : request.M, k = anyShape ? dyn : request.K;
   WeightAttr weight = format.weight;
-  auto layout = LayoutAttr::get(&ctx, format.layout, 0, 0, 1, LaneOrder::Rows);
+  if (!layout)
+    layout = LayoutAttr::get(&ctx, format.layout, 0, 0, 1, LaneOrder::Rows);
   Type f16 = b.getF16Type(), f32 = b.getF32Type();
   auto xType = RankedTensorType::get({ShapedType::kDynamic, k}, f32);
   auto yType = RankedTensorType::get({ShapedType::kDynamic, m}, f32);
@@ -387,7 +392,20 @@ mlir::lowbit::generateKernel(const KernelRequest &request) {
     return success();
   });
 
-  OwningOpRef<ModuleOp> module = buildInput(ctx, request, *format);
+  // The weights' layout as the request gives them: a tiled gguf layout
+  // (kernel_abi.h's GGML ROWS LAYOUT; its block_bytes names the ggml block)
+  // for ternary weights.
+  LayoutAttr layout;
+  if (!request.layout.empty()) {
+    layout = dyn_cast_or_null<LayoutAttr>(parseAttribute(request.layout, &ctx));
+    if (!layout || layout.getKind() != LayoutKind::Gguf || !layout.isTiled() ||
+        format->weight.getEncoding() != Encoding::Ternary)
+      return fail("layout '" + request.layout + "': expected a tiled gguf "
+                  "layout (#lowbit.layout<gguf, tile_m = 1, tile_k = 256[, "
+                  "block_bytes = 54]>) for ternary weights" +
+                  (firstError.empty() ? "" : " (" + firstError + ")"));
+  }
+  OwningOpRef<ModuleOp> module = buildInput(ctx, request, *format, layout);
   if (failed(verify(*module)))
     return fail(firstError);
 

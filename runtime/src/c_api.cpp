@@ -247,9 +247,10 @@ bool lowbit::upconvert_kernels_registered(const Format &format, int64_t M,
 }
 
 bool lowbit::ggml_rows_kernels_registered(const Format &format, int64_t M,
-                                          int64_t K) {
-  return first_reads(kernelsFor(format, M, K), format,
-                     LOWBIT_LAYOUT_GGML_ROWS);
+                                          int64_t K, int block_bytes) {
+  const std::vector<Entry> kernels = kernelsFor(format, M, K);
+  return first_reads(kernels, format, LOWBIT_LAYOUT_GGML_ROWS) &&
+         kernels.front().layout.block_bytes == block_bytes;
 }
 
 lowbit_weights_t *lowbit::upconvert_weights_handle(UpconvertWeights U) {
@@ -274,6 +275,13 @@ lowbit_weights_t *lowbit::upconvert_weights_handle(UpconvertWeights U) {
                  : lut ? (lanes ? "lut (lanes)" : "lut (rows)")
                        : "upconvert") +
                 " layout");
+  if (rows && kernels.front().layout.block_bytes != U.ggml_block_bytes)
+    throw Error("upconvert_weights_handle: the registered " +
+                U.format.name() + " kernel of M = " + std::to_string(U.M) +
+                ", K = " + std::to_string(U.K) + " reads ggml rows of " +
+                std::to_string(kernels.front().layout.block_bytes) +
+                "-byte blocks, the weights have " +
+                std::to_string(U.ggml_block_bytes));
   weights->kernels = std::move(kernels);
   weights->prepared = std::move(U);
   weights->compacted = true;

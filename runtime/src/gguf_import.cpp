@@ -370,6 +370,23 @@ public:
     return (threes & kLow) != 0;
   }
 
+  // Row m of a tq1_0 tensor that kernels read in place (kernel_abi.h's
+  // GGML ROWS LAYOUT): only its blocks' scales, as row() finds them. A
+  // block with the d seen already needs nothing more (a digit is never 3);
+  // another d counts only for a block that is not all zeros (ggml writes
+  // d = 0 there), which its digits then tell.
+  void tq1_scales(int64_t m) {
+    const uint64_t block_bytes = info(t_.type).block_size;
+    const int64_t blocks = K_ / kTqBlock;
+    const uint8_t *blk = t_.data + uint64_t(m * blocks) * block_bytes;
+    uint8_t codes[kTqBlock / 4];
+    for (int64_t b = 0; b < blocks; ++b, blk += block_bytes) {
+      const uint16_t d = load_le<uint16_t>(blk + 52);
+      if (!(any_ && d == first_) && tq1_to_i2s(blk, codes))
+        note_scale(d);
+    }
+  }
+
   // What the rows read so far showed (gguf_pack_rows).
   GgufRowsCheck check() const {
     GgufRowsCheck c;
@@ -537,9 +554,11 @@ GgufRowsCheck gguf_pack_rows(const GgufTensor &t, UpconvertWeights &U,
   // The ggml rows layout: U is the tensor's own rows (shape_ggml_rows over
   // t.data), checked in place.
   const bool rows = U.tile_rows == 1;
-  if (rows && (t.type != GgufType::TQ2_0 || U.codes.data() != t.data))
+  if (rows && ((t.type != GgufType::TQ2_0 && t.type != GgufType::TQ1_0) ||
+               U.codes.data() != t.data ||
+               uint64_t(U.ggml_block_bytes) != info(t.type).block_size))
     fail(t, "gguf_pack_rows: weights in the ggml rows layout must be a view "
-            "of this tq2_0 tensor");
+            "of this tq1_0 or tq2_0 tensor, in its blocks");
   if (U.M != M || U.K != K || m_begin < 0 || m_begin > m_end || m_end > M ||
       (!rows && m_begin % kUpconvertTileRows != 0))
     fail(t, "gguf_pack_rows: rows [" + std::to_string(m_begin) + ", " +
@@ -561,6 +580,11 @@ GgufRowsCheck gguf_pack_rows(const GgufTensor &t, UpconvertWeights &U,
     return check;
   }
   TernaryReader reader(t);
+  if (rows && t.type == GgufType::TQ1_0) {
+    for (int64_t m = m_begin; m < m_end; ++m)
+      reader.tq1_scales(m);
+    return reader.check();
+  }
   if (has_lut_layout(format)) {
     // Each row's codes moved into an i2s row as for i2s (checked as they
     // move), then into the tiles a table load per triple, a few word

@@ -42,13 +42,14 @@ lowbit_layout_t bitplanes_layout(uint8_t lane_order) {
   return layout;
 }
 
-lowbit_layout_t ggml_rows_layout() {
+lowbit_layout_t ggml_rows_layout(int block_bytes) {
   lowbit_layout_t layout = {};
   layout.family = LOWBIT_LAYOUT_GGML_ROWS;
   layout.lane_order = LOWBIT_LANE_ROWS;
   layout.tile_rows = 1;
   layout.tile_k = LOWBIT_GGML_ROWS_BLOCK;
   layout.panel_blocks = 0;
+  layout.block_bytes = uint16_t(block_bytes);
   return layout;
 }
 
@@ -78,7 +79,11 @@ std::string layout_name(const lowbit_layout_t &layout) {
                  : "family " + std::to_string(layout.family)) +
          "<" + order + ", tile_rows " + std::to_string(layout.tile_rows) +
          ", tile_k " + std::to_string(layout.tile_k) + ", panel " +
-         std::to_string(layout.panel_blocks) + ">";
+         std::to_string(layout.panel_blocks) +
+         (layout.block_bytes
+              ? ", block " + std::to_string(layout.block_bytes) + " bytes"
+              : "") +
+         ">";
 }
 
 std::string layout_error(const lowbit_layout_t &layout, const Format &format) {
@@ -92,7 +97,10 @@ std::string layout_error(const lowbit_layout_t &layout, const Format &format) {
     if (!format.is_ternary() || format.kind != FormatKind::I2S)
       return "a ggml_rows layout (kernel_abi.h) for " + format.name() +
              " weights: only i2s has one";
-    want = ggml_rows_layout();
+    // TQ1_0's blocks, else TQ2_0's (the comparison below names a third).
+    want = ggml_rows_layout(layout.block_bytes == LOWBIT_GGML_ROWS_TQ1_0_BYTES
+                                ? LOWBIT_GGML_ROWS_TQ1_0_BYTES
+                                : LOWBIT_GGML_ROWS_TQ2_0_BYTES);
   } else if (layout.family == LOWBIT_LAYOUT_VNNI4) {
     if (format.kind == FormatKind::TL1 || format.kind == FormatKind::TL2)
       return std::string("a vnni4 layout (kernel_abi.h) for ") +
@@ -115,7 +123,8 @@ std::string layout_error(const lowbit_layout_t &layout, const Format &format) {
   }
   if (layout.lane_order != want.lane_order ||
       layout.tile_rows != want.tile_rows || layout.tile_k != want.tile_k ||
-      layout.panel_blocks != want.panel_blocks)
+      layout.panel_blocks != want.panel_blocks ||
+      layout.block_bytes != want.block_bytes)
     return "layout descriptor " + layout_name(layout) + " for " +
            format.name() + " weights is not the " + family +
            " layout this runtime packs (" + layout_name(want) + ")";
@@ -137,7 +146,7 @@ UpconvertWeights pack_for_kernel(const PackedWeights &canonical,
                                          ? BitplaneOrder::Lanes
                                          : BitplaneOrder::Rows);
   case LOWBIT_LAYOUT_GGML_ROWS:
-    return pack_ggml_rows(canonical);
+    return pack_ggml_rows(canonical, layout.block_bytes);
   default:
     return pack_upconvert(canonical);
   }

@@ -191,6 +191,7 @@ static int runBench(const ParsedOptions &options) {
   KernelOptions kernelOptions;
   kernelOptions.threads = threads;
   kernelOptions.schedule = loadSchedule(options.getOr("schedule", ""));
+  kernelOptions.layout = options.getOr("layout", "");
   // --config: one case per attribute (';'-separated: attributes hold
   // commas), compiled per kernel (KernelShape::config).
   std::vector<std::string> configs = {""};
@@ -629,6 +630,11 @@ const Command &benchCommand() {
          "'#lowbit.upconvert<tile_m = 32, tile_k = 64, "
          "tile_n = 1>'; several (';'-separated) are cases of their own "
          "('#k' after the strategy), compared with --interleave"},
+        {"layout", "ATTR",
+         "the weights' layout for every kernel instead of the format's: "
+         "'#lowbit.layout<gguf, tile_m = 1, tile_k = 256, block_bytes = "
+         "54>' is i2s weights as TQ1_0 rows (kernel_abi.h's GGML ROWS "
+         "LAYOUT), for a config of tile_m below 16"},
         {"warm", nullptr, "time N = 1 on one matrix (L3-resident, labelled)"},
         {"read-floor", nullptr,
          "N = 1: also time, in the same rounds, a pure read of each case's "

@@ -72,7 +72,8 @@ KernelChoice choiceFor(const Format &format, Strategy strategy,
 }
 
 /// The up-convert configs of kernel_abi.h's GGML ROWS LAYOUT (lower-upconvert's
-/// row kernel) for the i2s shapes whose weights are TQ2_0 rows in the file:
+/// row kernel) for the i2s shapes whose weights are TQ2_0 or TQ1_0 rows in
+/// the file (TQ1_0's named by kTq1Rows):
 /// the kernels read the file's mapping, so those weights are never packed
 /// (issue 28 item 7), with --in-place: decode measured 0.76-1.07x and
 /// prefill 0.77-0.88x of the packed kernels' (docs/perf/llama-cpp.md), so
@@ -85,23 +86,33 @@ const char *const kGgmlRowsGemv =
     "#lowbit.upconvert<tile_m = 1, tile_k = 256, tile_n = 1, prefetch = 4>";
 const char *const kGgmlRowsGemm =
     "#lowbit.upconvert<tile_m = 4, tile_k = 256, tile_n = 4>";
+const char *const kTq1Rows =
+    "#lowbit.layout<gguf, tile_m = 1, tile_k = 256, block_bytes = 54>";
 bool takesGgmlRows(const KernelChoice &choice) {
   return choice.strategy == Strategy::Upconvert &&
          (choice.target == Target::X86Avx512Vnni ||
           choice.target == Target::X86Avx2);
 }
 
-/// The (M, K) of the i2s weights of `specs` that are all TQ2_0 in `file`.
-std::set<std::pair<int64_t, int64_t>>
+/// The (M, K) of the i2s weights of `specs` that are all TQ2_0 or all
+/// TQ1_0 in `file`, each with its type's block bytes (kernel_abi.h).
+std::map<std::pair<int64_t, int64_t>, int>
 ggmlRowsShapes(const GgufFile &file,
                const std::vector<engine::LinearSpec> &specs) {
-  std::set<std::pair<int64_t, int64_t>> rows, other;
+  std::map<std::pair<int64_t, int64_t>, int> rows;
+  std::set<std::pair<int64_t, int64_t>> other;
   for (const engine::LinearSpec &spec : specs) {
     if (spec.format != "i2s")
       continue;
-    const bool tq2 = file.tensor(spec.tensor).type == GgufType::TQ2_0 &&
-                     spec.K % LOWBIT_GGML_ROWS_BLOCK == 0;
-    (tq2 ? rows : other).insert({spec.M, spec.K});
+    const GgufType type = file.tensor(spec.tensor).type;
+    const int block = type == GgufType::TQ2_0   ? LOWBIT_GGML_ROWS_TQ2_0_BYTES
+                      : type == GgufType::TQ1_0 ? LOWBIT_GGML_ROWS_TQ1_0_BYTES
+                                                : 0;
+    const std::pair<int64_t, int64_t> shape{spec.M, spec.K};
+    const auto [it, added] = rows.insert({shape, block});
+    if (!block || spec.K % LOWBIT_GGML_ROWS_BLOCK != 0 ||
+        (!added && it->second != block))
+      other.insert(shape);
   }
   for (const auto &shape : other)
     rows.erase(shape);
@@ -110,13 +121,15 @@ ggmlRowsShapes(const GgufFile &file,
 
 /// Compiles and registers the kernels of every lowbit linear weight of a
 /// model (`specs`: engine::linear_specs of its file and format); the i2s
-/// shapes in `ggmlRows` (ggmlRowsShapes) get the ggml rows configs where
-/// the choice takes them (takesGgmlRows) and no schedule is given.
-ModelKernels compileModelKernels(const std::vector<engine::LinearSpec> &specs,
-                                 Strategy strategy, Target target,
-                                 const KernelOptions &options,
-                                 const std::set<std::pair<int64_t, int64_t>>
-                                     &ggmlRows = {}) {
+/// shapes in `ggmlRows` (ggmlRowsShapes) get the ggml rows configs (and
+/// TQ1_0's layout) where the choice takes them (takesGgmlRows) and no
+/// schedule is given.
+ModelKernels
+compileModelKernels(const std::vector<engine::LinearSpec> &specs,
+                    Strategy strategy, Target target,
+                    const KernelOptions &options,
+                    const std::map<std::pair<int64_t, int64_t>, int>
+                        &ggmlRows = {}) {
   std::map<std::string, std::vector<std::pair<int64_t, int64_t>>> shapes;
   for (const engine::LinearSpec &spec : specs) {
     if (spec.format.empty())
@@ -172,8 +185,12 @@ ModelKernels compileModelKernels(const std::vector<engine::LinearSpec> &specs,
         // A schedule's tuned configs (vnni4) win over the row kernels.
         const bool rows = f.name() == "i2s" && takesGgmlRows(choice) &&
                           !options.schedule && ggmlRows.count({M, K});
-        batch.emplace_back(M, K, 1, rows ? kGgmlRowsGemv : "");
-        batch.emplace_back(M, K, 16, rows ? kGgmlRowsGemm : "");
+        const std::string layout =
+            rows && ggmlRows.at({M, K}) == LOWBIT_GGML_ROWS_TQ1_0_BYTES
+                ? kTq1Rows
+                : "";
+        batch.emplace_back(M, K, 1, rows ? kGgmlRowsGemv : "", layout);
+        batch.emplace_back(M, K, 16, rows ? kGgmlRowsGemm : "", layout);
       }
       std::vector<CompiledKernel> compiled =
           compileKernels(f, choice, batch, options);
@@ -239,8 +256,9 @@ Session openModel(const ParsedOptions &options, int64_t n_ctx,
   const auto start = std::chrono::steady_clock::now();
   s.kernels = compileModelKernels(
       specs, strategy, target, kernelOptions,
-      options.has("in-place") ? ggmlRowsShapes(*s.file, specs)
-                              : std::set<std::pair<int64_t, int64_t>>{});
+      options.has("in-place")
+          ? ggmlRowsShapes(*s.file, specs)
+          : std::map<std::pair<int64_t, int64_t>, int>{});
 #if defined(__GLIBC__)
   // The compiler's heap (MLIR contexts, kernel sources) is freed by now:
   // handed back before the weights arrive (a small model's peak RSS, 134
@@ -554,9 +572,9 @@ static const std::string kGenerateNotes =
 
 /// --in-place (generate, bench-model): ggmlRowsShapes' kernels.
 const char *const kInPlaceHelp =
-    "TQ2_0 weights: kernels that read the file's rows in place (no packed "
-    "copy: a faster load, a slower decode and prefill; x86-avx512vnni and "
-    "x86-avx2, no --schedule)";
+    "TQ2_0 and TQ1_0 weights: kernels that read the file's rows in place "
+    "(no packed copy: a faster load, a slower decode and prefill; "
+    "x86-avx512vnni and x86-avx2, no --schedule)";
 
 const Command &generateCommand() {
   static const Command command{

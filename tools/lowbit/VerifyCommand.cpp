@@ -49,6 +49,7 @@ static int runVerify(const ParsedOptions &options) {
   KernelOptions kernelOptions;
   kernelOptions.threads = threads;
   kernelOptions.config = options.getOr("config", "");
+  kernelOptions.layout = options.getOr("layout", "");
   const bool anyShape = options.has("any-shape");
 
   const std::vector<std::string> formatNames =
@@ -187,6 +188,11 @@ const Command &verifyCommand() {
         {"threads", "N", kThreadsHelp},
         {"config", "ATTR", "config attribute for every kernel instead of "
                            "the heuristic's"},
+        {"layout", "ATTR",
+         "the weights' layout for every kernel instead of the format's: "
+         "'#lowbit.layout<gguf, tile_m = 1, tile_k = 256, block_bytes = "
+         "54>' is i2s weights as TQ1_0 rows (kernel_abi.h's GGML ROWS "
+         "LAYOUT), for a config of tile_m below 16"},
         {"any-shape", nullptr, "check the any-shape kernels (one per N "
                                "class, M and K run-time arguments; "
                                "upconvert) on every shape"},

@@ -72,6 +72,9 @@ struct KernelOptions {
   /// heuristic.
   std::shared_ptr<const mlir::lowbit::Schedule> schedule;
   std::string config;       // config attribute override, "" for none
+  /// The weights' layout attribute (KernelRequest::layout: a tiled gguf
+  /// layout, TQ1_0 or TQ2_0 rows), "" for the format's own.
+  std::string layout;
   /// The strategy to generate (compileKernels sets the choice's); only
   /// lut-bitserial changes what the compiler picks for a format.
   Strategy strategy = Strategy::Auto;
@@ -90,14 +93,17 @@ loadSchedule(const std::string &path);
 /// M and K run-time arguments; CPU targets): anyShape(nHint).
 struct KernelShape {
   KernelShape() = default;
-  KernelShape(int64_t M, int64_t K, int64_t nHint = 1, std::string config = "")
-      : M(M), K(K), nHint(nHint), config(std::move(config)) {}
+  KernelShape(int64_t M, int64_t K, int64_t nHint = 1, std::string config = "",
+              std::string layout = "")
+      : M(M), K(K), nHint(nHint), config(std::move(config)),
+        layout(std::move(layout)) {}
   static KernelShape anyShape(int64_t nHint = 1) { return {0, 0, nHint}; }
   bool isAnyShape() const { return M == 0 && K == 0; }
 
   int64_t M = 0, K = 0, nHint = 1;
   std::string config; // config attribute for this kernel alone, "" for
                       // KernelOptions::config (the tuner's candidates)
+  std::string layout; // likewise, KernelOptions::layout for this kernel
 };
 
 /// resolveChoice for one problem: with `auto` and a schedule file that has

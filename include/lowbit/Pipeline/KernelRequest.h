@@ -36,6 +36,10 @@ struct KernelRequest {
   /// caller (a command's --schedule) and shared by its kernels.
   std::shared_ptr<const Schedule> schedule;
   std::string configOverride; // config attribute to use instead, or ""
+  std::string layout;         // the weights' layout attribute, "" for the
+                              // format's: a tiled gguf one for ternary
+                              // weights in TQ1_0 or TQ2_0 rows (kernel_abi.h
+                              // GGML ROWS LAYOUT; with a tile_m < 16 config)
   std::string strategy;       // "lut-bitserial", or "" for the format's
                               // default (upconvert, tl1/tl2 lut-elementwise)
   std::string functionName;   // C symbol of the kernel (a C identifier)

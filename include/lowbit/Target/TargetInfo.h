@@ -272,6 +272,19 @@ public:
                                Value high, VectorType type) const {
     return {};
   }
+  /// lowbit.uk.trit: base-3 digit `digit` of every byte; null when the
+  /// target has none.
+  virtual Value emitTrit(OpBuilder &b, Location loc, Value packed,
+                         int64_t digit, VectorType type) const {
+    return {};
+  }
+  /// lowbit.uk.load {bytes}: the first `bytes` bytes of a byte register,
+  /// the rest zero, never touching memory past them; null when the target
+  /// has none.
+  virtual Value emitLoadPrefix(OpBuilder &b, Location loc, Value ptr,
+                               int64_t bytes, VectorType type) const {
+    return {};
+  }
 };
 
 /// Workgroup and subgroup tiles of a #lowbit.gpu config (its parameters of

@@ -137,6 +137,11 @@ Value emitCodebook(const TargetInfo &target, ConversionPatternRewriter &b,
   return target.emitCodebook(b, op.getLoc(), a.getCodes(), op.getTable(),
                              type);
 }
+Value emitTrit(const TargetInfo &target, ConversionPatternRewriter &b,
+               UkTritOp op, UkTritOp::Adaptor a, VectorType type) {
+  return target.emitTrit(b, op.getLoc(), a.getPacked(), int64_t(op.getDigit()),
+                         type);
+}
 Value emitGroupCombine(const TargetInfo &target, ConversionPatternRewriter &b,
                        UkGroupCombineOp op, UkGroupCombineOp::Adaptor a,
                        VectorType type) {
@@ -187,6 +192,21 @@ struct ConvertLoad : TargetPattern<UkLoadOp> {
       return failure();
     Value ptr = getElementAddress(rewriter, op.getLoc(), adaptor.getBase(),
                                   adaptor.getOffset());
+    std::optional<uint64_t> bytes = op.getBytes();
+    if (bytes && int64_t(*bytes) * 8 < type->getNumElements() *
+                                           type->getElementTypeBitWidth()) {
+      Value prefix = type->getElementType().isInteger(8)
+                         ? target.emitLoadPrefix(rewriter, op.getLoc(), ptr,
+                                                 int64_t(*bytes), *type)
+                         : Value();
+      if (!prefix)
+        return rewriter.notifyMatchFailure(op, [&](Diagnostic &d) {
+          d << "target " << target.getName() << " has no byte-register load "
+            << "of " << *bytes << " bytes";
+        });
+      rewriter.replaceOp(op, prefix);
+      return success();
+    }
     rewriter.replaceOp(op, target.emitLoad(rewriter, op.getLoc(), ptr, *type));
     return success();
   }
@@ -630,6 +650,7 @@ void mlir::lowbit::populateLowBitToEmitCPatterns(const TypeConverter &converter,
            HookPattern<UkLutCombineOp, emitLutCombine>,
            HookPattern<UkLutLookupOp, emitLutLookup>,
            HookPattern<UkCodebookOp, emitCodebook>,
+           HookPattern<UkTritOp, emitTrit>,
            HookPattern<UkGroupCombineOp, emitGroupCombine>,
            HookPattern<UkZipOp, emitZip>, HookPattern<UkDot2Op, emitDot2>,
            HookPattern<UkExtendOp, emitExtend>,

@@ -10,6 +10,8 @@
 //   unpack          _mm*_srli_epi16 + _mm*_and_si*  (one shift per plane > 0)
 //                   (into: + _mm*_or_si*)
 //   codebook        _mm*_shuffle_epi8 (vpshufb) of the table in every lane
+//   trit            mullo_epi16 / slli_epi16, mulhi_epu16, and, or (words)
+//   load {bytes}    _mm512_maskz_loadu_epi8   (none)
 //   dot4            _mm512_dpbusd_epi32       _mm256_dpbusd_avx_epi32 /
 //                                             maddubs + madd(ones) + add
 //   dot4 {centred}  2 x dpbusd (0x80 bytes)   VNNI: as AVX-512; AVX2: xor
@@ -118,6 +120,38 @@ public:
     Value masks = call(b, loc, reg, name("set1_epi8"), {},
                        {b.getI32IntegerAttr(int32_t(int8_t(mask)))});
     return call(b, loc, reg, name("and_" + siSuffix()), {shifted, masks});
+  }
+
+  /// Digit i of every byte v, ((v * 3^i) mod 256) * 3 >> 8, on 16-bit
+  /// words (x86 has no byte multiply): the low byte times 3^i << 8 leaves
+  /// (v * 3^i) mod 256 in the word's high byte, whose product with 3 by
+  /// mulhi_epu16 is the digit in the low byte; the high byte, masked in
+  /// place, times 3^i, and by mulhi with 3 << 8, leaves its digit in the
+  /// high byte over bits to mask off. 6-7 instructions per register, the
+  /// count of ggml's own AVX2 shift-and-average sequence (vec_dot_tq1_0).
+  Value emitTrit(OpBuilder &b, Location loc, Value packed, int64_t digit,
+                 VectorType type) const override {
+    Type reg = intType(b.getContext());
+    int64_t power = 1;
+    for (int64_t i = 0; i < digit; ++i)
+      power *= 3;
+    auto words = [&](int64_t value) {
+      return call(b, loc, reg, name("set1_epi16"), {},
+                  {b.getI32IntegerAttr(int32_t(int16_t(value)))});
+    };
+    Value low =
+        power == 1
+            ? call(b, loc, reg, name("slli_epi16"), packed,
+                   {b.getI32IntegerAttr(8)})
+            : call(b, loc, reg, name("mullo_epi16"), {packed, words(power << 8)});
+    low = call(b, loc, reg, name("mulhi_epu16"), {low, words(3)});
+    Value highMask = words(0xFF00);
+    Value high = call(b, loc, reg, name("and_" + siSuffix()), {packed, highMask});
+    if (power != 1)
+      high = call(b, loc, reg, name("mullo_epi16"), {high, words(power)});
+    high = call(b, loc, reg, name("mulhi_epu16"), {high, words(3 << 8)});
+    high = call(b, loc, reg, name("and_" + siSuffix()), {high, highMask});
+    return call(b, loc, reg, name("or_" + siSuffix()), {low, high});
   }
 
   /// The table in every 16-byte lane, one vpshufb (AVX2 and AVX512-BW
@@ -587,6 +621,18 @@ private:
   }
 
 public:
+  /// A zero-masked byte load: AVX-512 suppresses faults on masked-off
+  /// bytes.
+  Value emitLoadPrefix(OpBuilder &b, Location loc, Value ptr, int64_t bytes,
+                       VectorType type) const override {
+    Type u64 = b.getIntegerType(64, /*isSigned=*/false);
+    Value mask = castTo(b, loc, opaqueType(b.getContext(), "__mmask64"),
+                        intConstant(b, loc, u64,
+                                    int64_t((uint64_t(1) << bytes) - 1)));
+    return call(b, loc, intType(b.getContext()), "_mm512_maskz_loadu_epi8",
+                {mask, ptr});
+  }
+
   void emitStore(OpBuilder &b, Location loc, Value value, Value ptr,
                  Value count, VectorType type) const override {
     if (!count) {

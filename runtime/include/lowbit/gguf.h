@@ -257,10 +257,11 @@ struct GgufRowsCheck {
 /// written whole) from tensor.data into U, which shape_upconvert(format,
 /// tensor.rows(), tensor.K(), ...) made for a format gguf_packs_directly
 /// accepts. Each value is checked as it moves (codes, block scales);
-/// ranges may run on different threads. For a tq2_0 tensor U may instead
-/// be shape_ggml_rows(i2s, rows, K, ..., tensor.data) (kernel_abi.h's GGML
-/// ROWS LAYOUT: the rows are the kernel's, any m_begin): then the rows are
-/// only checked, which also faults their pages in. Throws import_tensor's Error when
+/// ranges may run on different threads. For a tq2_0 or tq1_0 tensor U may
+/// instead be shape_ggml_rows(i2s, rows, K, ..., tensor.data, its block
+/// bytes) (kernel_abi.h's GGML ROWS LAYOUT: the rows are the kernel's, any
+/// m_begin): then the rows are only checked (tq1_0: the scales of its
+/// blocks), which also faults their pages in. Throws import_tensor's Error when
 /// the tensor's size or shape is wrong.
 GgufRowsCheck gguf_pack_rows(const GgufTensor &tensor, UpconvertWeights &U,
                              int64_t m_begin, int64_t m_end);

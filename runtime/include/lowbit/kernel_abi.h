@@ -83,17 +83,26 @@
  * GGML ROWS LAYOUT (LOWBIT_LAYOUT_GGML_ROWS; ternary i2s weights, K a
  * multiple of 256)
  *
- * The rows of a TQ2_0 tensor as ggml stores them (ggml-common.h block_tq2_0;
- * the same bytes as in a GGUF file, so that a kernel reads the file's
- * mapping in place): row m at m * (K / 256) * 66 bytes, no padding, any M.
- * Per block of 256 weights, 64 bytes qs then the fp16 d:
- *   byte 32h + j (half h in 0..1, j in 0..31) holds in its bits [2i, 2i+2)
- *   the code c = q + 1 (0..2) of weight 128h + 32i + j of the block.
- * Codes are never 3. The kernel ignores d and scales by w_scale: the runtime
- * hands it weights whose blocks all have d = w_scale (one scale per tensor,
- * as i2s has). tile_rows is 1 (tile_begin, tile_end count rows), Mp = M;
- * scales and zeros are null. Activations and math are those of ternary
- * weights above (y = (float)(D - S) * w_scale / x_scales[n][0], bit-exact).
+ * The rows of a ternary tensor as ggml stores them, in one of ggml's blocks
+ * of 256 weights (ggml-common.h block_tq2_0, block_tq1_0; the same bytes as
+ * in a GGUF file, so that a kernel reads the file's mapping in place): row
+ * m at m * (K / 256) * B bytes, no padding, any M, where B, the block's
+ * bytes, is the layout descriptor's block_bytes. A block holds codes
+ * c = q + 1 (0..2) of its weights, then the fp16 d in its last 2 bytes:
+ *   B = 66 (TQ2_0): 64 bytes of 2-bit fields: byte 32h + j (h in 0..1, j in
+ *     0..31) holds in its bits [2i, 2i+2) the code of weight 128h + 32i + j.
+ *     Codes are never 3.
+ *   B = 54 (TQ1_0): 52 bytes of base-3 digits, digit i of byte v being
+ *     ((v * 3^i) mod 256) * 3 >> 8 (0..2; ggml's dequantize_row_tq1_0):
+ *     byte j < 32 digits i < 5: the code of weight 32i + j; byte 32 + j
+ *     (j < 16) digits i < 5: weight 160 + 16i + j; byte 48 + j (j < 4)
+ *     digits i < 4: weight 240 + 4i + j (digit 4 is not a weight).
+ * The kernel ignores d and scales by w_scale: the runtime hands it weights
+ * whose blocks all have d = w_scale, or are all zero codes (one scale per
+ * tensor, as i2s has). tile_rows is 1 (tile_begin, tile_end count rows),
+ * Mp = M; scales and zeros are null. Activations and math are those of
+ * ternary weights above (y = (float)(D - S) * w_scale / x_scales[n][0],
+ * bit-exact).
  *
  * ANY-SHAPE KERNEL (lowbit_any_kernel_fn)
  *   One generated function per (format, target, config), for every M >= 1
@@ -202,6 +211,10 @@ static inline int64_t lowbit_padded_k(int64_t K) {
  *   panel_blocks  the most blocks per K panel the panel formula aims at:
  *               LOWBIT_LUT_PANEL_BLOCKS, LOWBIT_BITSERIAL_PANEL_BLOCKS, 0
  *               for VNNI4 (no panels)
+ *   block_bytes GGML_ROWS: the bytes of the ggml block its rows hold,
+ *               LOWBIT_GGML_ROWS_TQ2_0_BYTES or LOWBIT_GGML_ROWS_TQ1_0_BYTES
+ *               (which fixes where the codes are and how one is decoded);
+ *               0 for the other families
  * A descriptor the runtime does not pack exactly so, or one for weights of
  * another format (a bitplanes layout for tl2 weights), is an error.
  */
@@ -210,10 +223,12 @@ static inline int64_t lowbit_padded_k(int64_t K) {
 #define LOWBIT_LAYOUT_LUT 2
 #define LOWBIT_LAYOUT_BITPLANES 3
 #define LOWBIT_LAYOUT_GGML_ROWS 4
-/* Weights and bytes of one TQ2_0 block of the GGML ROWS LAYOUT: 64 bytes of
- * codes, then the fp16 d. */
+/* Weights of one block of the GGML ROWS LAYOUT, and the bytes of its two
+ * blocks: TQ2_0 (64 bytes of 2-bit codes, then the fp16 d) and TQ1_0 (52
+ * bytes of base-3 digits, then d). */
 #define LOWBIT_GGML_ROWS_BLOCK 256
-#define LOWBIT_GGML_ROWS_BLOCK_BYTES 66
+#define LOWBIT_GGML_ROWS_TQ2_0_BYTES 66
+#define LOWBIT_GGML_ROWS_TQ1_0_BYTES 54
 #define LOWBIT_LANE_ROWS 0
 #define LOWBIT_LANE_LANES 1
 
@@ -223,6 +238,7 @@ typedef struct lowbit_layout_t {
   uint16_t tile_rows;
   uint16_t tile_k;
   uint16_t panel_blocks;
+  uint16_t block_bytes;
 } lowbit_layout_t;
 
 /* The largest K of a ternary (i2s) any-shape kernel: the lowering sizes

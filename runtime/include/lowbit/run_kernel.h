@@ -48,8 +48,9 @@ lowbit_layout_t lut_layout(const Format &format,
                            uint8_t lane_order = LOWBIT_LANE_ROWS);
 lowbit_layout_t bitplanes_layout(uint8_t lane_order = LOWBIT_LANE_ROWS);
 /// The descriptor of kernel_abi.h's GGML ROWS LAYOUT (i2s weights as TQ2_0
-/// rows: tile_rows 1, tile_k 256).
-lowbit_layout_t ggml_rows_layout();
+/// or TQ1_0 rows, `block_bytes` per block: tile_rows 1, tile_k 256).
+lowbit_layout_t
+ggml_rows_layout(int block_bytes = LOWBIT_GGML_ROWS_TQ2_0_BYTES);
 
 /// `layout` as text, e.g. "lut<lanes, tile_rows 16, tile_k 96, panel 16>".
 std::string layout_name(const lowbit_layout_t &layout);
@@ -63,7 +64,7 @@ std::string layout_error(const lowbit_layout_t &layout, const Format &format);
 /// descriptor (lowbit_kernel_entry_t::layout): LOWBIT_LAYOUT_VNNI4
 /// kernel_abi.h, LOWBIT_LAYOUT_LUT lut_abi.h in the descriptor's lane
 /// order, LOWBIT_LAYOUT_BITPLANES bitserial_abi.h, LOWBIT_LAYOUT_GGML_ROWS
-/// kernel_abi.h's TQ2_0 rows (pack_ggml_rows). Throws Error with
+/// kernel_abi.h's TQ2_0 or TQ1_0 rows (pack_ggml_rows). Throws Error with
 /// layout_error's message when the descriptor does not fit the weights.
 UpconvertWeights pack_for_kernel(const PackedWeights &canonical,
                                  const lowbit_layout_t &layout);

@@ -25,6 +25,9 @@ inline constexpr int64_t kUpconvertKAlign = LOWBIT_K_BLOCK;
 /// Weights in the upconvert layout of kernel_abi.h.
 struct UpconvertWeights {
   Format format;
+  /// The GGML ROWS LAYOUT (tile_rows 1): the bytes of the ggml block its
+  /// rows hold, LOWBIT_GGML_ROWS_TQ2_0_BYTES or LOWBIT_GGML_ROWS_TQ1_0_BYTES.
+  int ggml_block_bytes = 0;
   int64_t M = 0, K = 0;
   int64_t Mp = 0, Kp = 0; // M rounded up to 16, K rounded up to 32
   int bits = 0;           // 1..6 (3, 5, 6: two planes) or 8
@@ -80,18 +83,23 @@ UpconvertWeights shape_upconvert(const Format &format, int64_t M, int64_t K,
 /// LAYOUT (i2s, K a multiple of 256), else why not.
 std::string ggml_rows_error(const Format &format, int64_t K);
 
-/// Weights of M x K of `format` in the GGML ROWS LAYOUT (TQ2_0 rows) with
-/// s_w `w_scale`: allocated (zero filled), or, when `rows` is given, a view
-/// of the M * K / 256 * 66 bytes there (TQ2_0 rows whose blocks' d all
-/// equal w_scale in fp16 and whose codes are never 3: a GGUF tensor's
-/// mapping, validated by the caller, which keeps it alive). Throws Error
-/// (ggml_rows_error) for another format or K.
+/// Weights of M x K of `format` in the GGML ROWS LAYOUT, in ggml blocks of
+/// `block_bytes` (TQ2_0's 66 or TQ1_0's 54), with s_w `w_scale`: allocated
+/// (zero filled), or, when `rows` is given, a view of the M * K / 256 *
+/// block_bytes bytes there (rows whose non-zero blocks' d all equal w_scale
+/// in fp16 and whose codes are never 3: a GGUF tensor's mapping, validated
+/// by the caller, which keeps it alive). Throws Error (ggml_rows_error) for
+/// another format, K or block.
 UpconvertWeights shape_ggml_rows(const Format &format, int64_t M, int64_t K,
-                                 float w_scale, uint8_t *rows = nullptr);
+                                 float w_scale, uint8_t *rows = nullptr,
+                                 int block_bytes = LOWBIT_GGML_ROWS_TQ2_0_BYTES);
 
 /// Canonical i2s weights in the GGML ROWS LAYOUT: each block encoded as
-/// ggml's TQ2_0 (encode_tq_block) with d the fp16 of the tensor scale.
-UpconvertWeights pack_ggml_rows(const PackedWeights &canonical);
+/// ggml's TQ2_0 or TQ1_0 (`block_bytes`; encode_tq_block) with d the fp16
+/// of the tensor scale.
+UpconvertWeights
+pack_ggml_rows(const PackedWeights &canonical,
+               int block_bytes = LOWBIT_GGML_ROWS_TQ2_0_BYTES);
 
 /// Activations as generated kernels read them (kernel_abi.h, ACTIVATIONS).
 struct PreparedActivations {
@@ -143,9 +151,11 @@ bool upconvert_kernels_registered(const Format &format, int64_t M, int64_t K,
                                   uint8_t *lane_order = nullptr);
 
 /// Whether the kernels registered for (format, M, K) read kernel_abi.h's
-/// GGML ROWS LAYOUT (TQ2_0 rows, which a GGUF tensor is already: a view of
+/// GGML ROWS LAYOUT in ggml blocks of `block_bytes` (TQ2_0 or TQ1_0 rows,
+/// which a GGUF tensor of that type is already: a view of
 /// its mapping serves them) (c_api.cpp).
-bool ggml_rows_kernels_registered(const Format &format, int64_t M, int64_t K);
+bool ggml_rows_kernels_registered(const Format &format, int64_t M, int64_t K,
+                                  int block_bytes);
 
 /// The C API's weights (lowbit.h) over U, packed already (the upconvert
 /// layout, lut_abi.h's in U.lane_order for tl1 and tl2, or the ggml rows

@@ -1346,8 +1346,18 @@ func.func @lut_bitserial_q8_0(%x: tensor<?x64xf32>, %w: tensor<8x68xi8>) -> tens
 
 // -----
 
-// expected-error@+1 {{gguf layout takes no parameters, or tile_m = 1, tile_k = 256 (ternary TQ2_0 rows), got tile_m = 2, tile_k = 256}}
+// expected-error@+1 {{gguf layout takes no parameters, or tile_m = 1, tile_k = 256 (ternary TQ2_0 or TQ1_0 rows), got tile_m = 2, tile_k = 256}}
 func.func private @f() attributes {a = #lowbit.layout<gguf, tile_m = 2, tile_k = 256>}
+
+// -----
+
+// expected-error@+1 {{gguf layout block_bytes is 0 (TQ2_0's 66) or 54 (TQ1_0), got 66}}
+func.func private @f() attributes {a = #lowbit.layout<gguf, tile_m = 1, tile_k = 256, block_bytes = 66>}
+
+// -----
+
+// expected-error@+1 {{layout block_bytes is for the tiled gguf layout only, got vnni4}}
+func.func private @f() attributes {a = #lowbit.layout<vnni4, tile_m = 16, tile_k = 16, block_bytes = 54>}
 
 // -----
 
@@ -1381,5 +1391,17 @@ func.func @ggml_rows_bytes(%x: tensor<?x512xf32>, %w: tensor<5x128xi8>, %s: tens
          weight = #lowbit.weight<bits = 2, encoding = ternary>,
          layout = #lowbit.layout<gguf, tile_m = 1, tile_k = 256>}
        : (tensor<?x512xf32>, tensor<5x128xi8>, tensor<1xf32>) -> tensor<?x5xf32>
+  return %y : tensor<?x5xf32>
+}
+
+// -----
+
+// TQ1_0 rows: 54 bytes per block of 256.
+func.func @ggml_rows_tq1_bytes(%x: tensor<?x512xf32>, %w: tensor<5x132xi8>, %s: tensor<1xf32>) -> tensor<?x5xf32> {
+  // expected-error@+1 {{gguf layout needs 108 bytes per row for K = 512, got 132}}
+  %y = lowbit.mpgemm %x, %w, %s {
+         weight = #lowbit.weight<bits = 2, encoding = ternary>,
+         layout = #lowbit.layout<gguf, tile_m = 1, tile_k = 256, block_bytes = 54>}
+       : (tensor<?x512xf32>, tensor<5x132xi8>, tensor<1xf32>) -> tensor<?x5xf32>
   return %y : tensor<?x5xf32>
 }

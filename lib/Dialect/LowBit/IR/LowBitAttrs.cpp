@@ -270,7 +270,8 @@ static int64_t getTileKQuantum(LayoutKind kind) {
 
 LogicalResult LayoutAttr::verify(EmitErrorFn emitError, LayoutKind kind,
                                  int64_t tileM, int64_t tileK,
-                                 int64_t interleave, LaneOrder laneOrder) {
+                                 int64_t interleave, LaneOrder laneOrder,
+                                 int64_t blockBytes) {
   if (tileM < 0)
     return emitError() << "layout tile_m must be non-negative, got " << tileM;
   if (tileK < 0)
@@ -288,17 +289,26 @@ LogicalResult LayoutAttr::verify(EmitErrorFn emitError, LayoutKind kind,
                        << " needs an interleaved tl1/tl2 or bitplanes layout "
                           "(interleave = 16)";
 
-  // The rows of TQ2_0 as a GGUF file stores them (kernel_abi.h, GGML ROWS
-  // LAYOUT): tiles of one row, K steps of one 256-weight block.
-  if (kind == LayoutKind::Gguf && (tileM != 0 || tileK != 0)) {
+  // The rows of TQ2_0 or TQ1_0 as a GGUF file stores them (kernel_abi.h,
+  // GGML ROWS LAYOUT): tiles of one row, K steps of one 256-weight block.
+  if (kind == LayoutKind::Gguf && (tileM != 0 || tileK != 0 || blockBytes)) {
     if (tileM != 1 || tileK != LOWBIT_GGML_ROWS_BLOCK || interleave != 1)
       return emitError() << "gguf layout takes no parameters, or tile_m = 1, "
                             "tile_k = "
                          << LOWBIT_GGML_ROWS_BLOCK
-                         << " (ternary TQ2_0 rows), got tile_m = " << tileM
-                         << ", tile_k = " << tileK;
+                         << " (ternary TQ2_0 or TQ1_0 rows), got tile_m = "
+                         << tileM << ", tile_k = " << tileK;
+    if (blockBytes != 0 && blockBytes != LOWBIT_GGML_ROWS_TQ1_0_BYTES)
+      return emitError() << "gguf layout block_bytes is 0 (TQ2_0's "
+                         << LOWBIT_GGML_ROWS_TQ2_0_BYTES << ") or "
+                         << LOWBIT_GGML_ROWS_TQ1_0_BYTES
+                         << " (TQ1_0), got " << blockBytes;
     return success();
   }
+  if (blockBytes != 0)
+    return emitError() << "layout block_bytes is for the tiled gguf layout "
+                          "only, got "
+                       << stringifyLayoutKind(kind);
   int64_t quantum = getTileKQuantum(kind);
   if (quantum == 0) {
     if (tileM != 0 || tileK != 0 || interleave != 1)
@@ -318,7 +328,11 @@ LogicalResult LayoutAttr::verify(EmitErrorFn emitError, LayoutKind kind,
 
 bool LayoutAttr::isTiled() const {
   return getTileM() != 0 || getTileK() != 0 || getInterleave() != 1 ||
-         getLaneOrder() != LaneOrder::Rows;
+         getLaneOrder() != LaneOrder::Rows || getBlockBytes() != 0;
+}
+
+int64_t LayoutAttr::getGgmlRowsBlockBytes() const {
+  return getBlockBytes() ? getBlockBytes() : LOWBIT_GGML_ROWS_TQ2_0_BYTES;
 }
 
 std::optional<int64_t> mlir::lowbit::getRowBytes(WeightAttr weight,
@@ -341,7 +355,7 @@ std::optional<int64_t> mlir::lowbit::getRowBytes(WeightAttr weight,
   }
   case LayoutKind::Gguf:
     if (weight.getEncoding() == Encoding::Ternary)
-      return k / LOWBIT_GGML_ROWS_BLOCK * LOWBIT_GGML_ROWS_BLOCK_BYTES;
+      return k / LOWBIT_GGML_ROWS_BLOCK * layout.getGgmlRowsBlockBytes();
     if (weight.getEncoding() != Encoding::GgufQ4_0 && !weight.isBlockEncoding())
       return std::nullopt;
     return k / weight.getGgmlBlockWeights() * weight.getGgmlBlockBytes();

@@ -5,7 +5,8 @@
 // zero points and prepared activations, loops over tile groups, activation
 // columns and K blocks, and lowbit.uk.* ops on registers whose width comes
 // from TargetInfo. Nothing here depends on the ISA. Ternary weights in the
-// GGML ROWS LAYOUT (TQ2_0 rows) get a row-major kernel (RowKernelBuilder).
+// GGML ROWS LAYOUT (TQ2_0 or TQ1_0 rows) get a row-major kernel
+// (RowKernelBuilder).
 //
 //===----------------------------------------------------------------------===//
 
@@ -1003,9 +1004,20 @@ private:
 /// (ggml's vec_dot_tq2_0_q8_K reads one row per call); the int32 lanes of a
 /// row are summed at the end and scaled as the reference scales ternary
 /// weights (y = (float)(D - S) * w_scale / s_x).
+///
+/// TQ1_0 rows (ggml's block_tq1_0, 54 bytes): the block's 52 bytes of
+/// base-3 digits in as few registers as cover them (the last one ending at
+/// byte 52; a 64-byte register reads 52 bytes and no further), each byte's
+/// five digits decoded in registers (lowbit.uk.trit) and paired with
+/// activations gathered per block in register order, zero where a byte
+/// holds no weight (the d bytes, digit 4 of qh, bytes an earlier register
+/// covered). ggml's vec_dot_tq1_0_q8_K decodes the same digits; its AVX2
+/// loop reads the 32 and 16 bytes of qs apart.
 struct RowPlan {
   bool anyShape = false;
   int64_t m = 0, k = 0; // static shape (0 for any shape)
+  /// Bytes of the rows' ggml block (layout block_bytes): TQ2_0 or TQ1_0.
+  int64_t blockBytes = LOWBIT_GGML_ROWS_TQ2_0_BYTES;
   int64_t rows = 1, tileN = 1;
   int64_t prefetchGroups = 0; // config prefetch: row groups ahead, 0: none
   int64_t registerBytes = 0, lanes = 0;
@@ -1016,9 +1028,10 @@ struct RowPlan {
 
 class RowKernelBuilder : KernelLoopBuilder {
   static constexpr int64_t kBlock = LOWBIT_GGML_ROWS_BLOCK;
-  static constexpr int64_t kBlockBytes = LOWBIT_GGML_ROWS_BLOCK_BYTES;
   static constexpr int64_t kHalf = kBlock / 2;
   static constexpr int64_t kRun = kBlockK; // weights per bit pair and half
+  /// TQ1_0: bytes of base-3 digits per block, digits per byte.
+  static constexpr int64_t kTritBytes = 52, kTrits = 5;
 
 public:
   RowKernelBuilder(OpBuilder &b, Location loc, const RowPlan &plan,
@@ -1033,6 +1046,17 @@ public:
     MLIRContext *ctx = b.getContext();
     byteReg = VectorType::get({plan.registerBytes}, IntegerType::get(ctx, 8));
     accReg = VectorType::get({plan.lanes}, IntegerType::get(ctx, 32));
+    trits = plan.blockBytes == LOWBIT_GGML_ROWS_TQ1_0_BYTES;
+    if (trits) {
+      int64_t r = plan.registerBytes;
+      for (int64_t o = 0; o < kTritBytes; o += r)
+        tritOffsets.push_back(std::max<int64_t>(0, std::min(o, kTritBytes - r)));
+    }
+    // Activation bytes gathered per block: TQ2_0 in its own order (4 bit
+    // pairs x 64 bytes), TQ1_0 5 digits x each register.
+    gatherBytes = trits ? int64_t(tritOffsets.size()) * kTrits *
+                              plan.registerBytes
+                        : kBlock;
   }
 
   void build() {
@@ -1040,22 +1064,24 @@ public:
       mValue = toIndex(mArg);
       kValue = toIndex(kArg);
       blocks = div(kValue, kBlock);
-      rowBytes = mul(blocks, kBlockBytes);
+      rowBytes = mul(blocks, plan.blockBytes);
     } else {
       mValue = constant(plan.m);
       kValue = constant(plan.k);
       blocks = constant(plan.k / kBlock);
-      rowBytes = constant(plan.k / kBlock * kBlockBytes);
+      rowBytes = constant(plan.k / kBlock * plan.blockBytes);
     }
     matrixBytes = mulValue(mValue, rowBytes);
     // 64-byte registers: the activations in register order, whole rows
     // for a kernel of one shape (gathered once per chunk of rows) up to
     // kMaxGatheredBytes of stack, else one block at a time.
+    // TQ1_0 rows gather for every register width.
+    int64_t rowGathered = plan.k / kBlock * gatherBytes;
     wholeRows =
-        !plan.anyShape && plan.tileN * plan.k <= kMaxGatheredBytes;
-    if (plan.registerBytes > kRun)
-      gathered = createStackBuffer(b, loc,
-                                   plan.tileN * (wholeRows ? plan.k : kBlock));
+        !plan.anyShape && plan.tileN * rowGathered <= kMaxGatheredBytes;
+    if (trits || plan.registerBytes > kRun)
+      gathered = createStackBuffer(
+          b, loc, plan.tileN * (wholeRows ? rowGathered : gatherBytes));
     // The accumulators of a row group, spilled for their lane sums.
     folds = createStackBuffer(b, loc, plan.rows * plan.lanes * 4);
     Value begin = toIndex(tileBegin), end = toIndex(tileEnd);
@@ -1070,7 +1096,8 @@ public:
       forColumnBlocks(n, plan.tileN, [&](Value firstColumn, int64_t columns) {
         if (gathered && wholeRows)
           forLoop(constant(0), blocks, 1, [&](Value bk) {
-            gatherBlock(bk, mul(bk, kBlock), firstColumn, columns, plan.k);
+            gatherBlock(bk, mul(bk, gatherBytes), firstColumn, columns,
+                        plan.k / kBlock * gatherBytes);
           });
         Value groupsEnd =
             plan.rows == 1 ? last : tileGroupsEnd(first, last, plan.rows);
@@ -1099,6 +1126,10 @@ private:
   void gatherBlock(Value bk, Value to, Value firstColumn, int64_t columns,
                    int64_t rowLength) {
     Value blockX = mul(bk, kBlock);
+    if (trits) {
+      gatherTrits(blockX, to, firstColumn, columns, rowLength);
+      return;
+    }
     for (int64_t c = 0; c < columns; ++c)
       for (int64_t i = 0; i < 4; ++i)
         for (int64_t h = 0; h < 2; ++h)
@@ -1111,6 +1142,10 @@ private:
   /// firstColumn + columns): one int32 accumulator each over all blocks.
   void buildColumns(Value firstRow, int64_t rows, Value firstColumn,
                     int64_t columns) {
+    if (trits) {
+      buildTritColumns(firstRow, rows, firstColumn, columns);
+      return;
+    }
     // Independent dot chains per output (bit pair i adds into chain i %
     // chains), so that few outputs still keep several vpdpbusd in flight.
     // With one chain per bit pair (a single output), pair i is masked in
@@ -1128,7 +1163,7 @@ private:
       Value blockX = mul(bk, kBlock);
       // Where block bk of activation row c lies in `gathered`.
       Value gatheredBlock = blockX;
-      int64_t rowLength = plan.k;
+      int64_t rowLength = plan.k / kBlock * gatherBytes;
       if (gathered && !wholeRows) {
         gatherBlock(bk, constant(0), firstColumn, columns, kBlock);
         gatheredBlock = constant(0);
@@ -1153,23 +1188,10 @@ private:
                 xOffset(add(firstColumn, c),
                         add(blockX, h * kHalf + i * kRun + within))));
           }
-      Value blockBytes = mul(bk, kBlockBytes);
+      Value blockBytes = mul(bk, plan.blockBytes);
       for (int64_t r = 0; r < rows; ++r) {
         Value rowStart = add(mulValue(add(firstRow, r), rowBytes), blockBytes);
-        // Row r of the group `prefetch` groups ahead, this block (its last
-        // byte, so that every line of the row is asked for once).
-        if (rows == plan.rows && plan.prefetchGroups > 0) {
-          Value ahead = add(
-              add(rowStart,
-                  mulValue(constant(rows * plan.prefetchGroups), rowBytes)),
-              kBlockBytes - 1);
-          Value inside = arith::CmpIOp::create(
-              b, loc, arith::CmpIPredicate::ult, ahead, matrixBytes);
-          UkPrefetchOp::create(
-              b, loc, codes,
-              arith::SelectOp::create(b, loc, inside, ahead,
-                                      sub(matrixBytes, constant(1))));
-        }
+        prefetchAhead(rowStart, rows);
         for (int64_t s = 0; s < slices; ++s) {
           Value w = UkLoadOp::create(b, loc, byteReg, codes,
                                      add(rowStart, s * plan.registerBytes));
@@ -1196,6 +1218,140 @@ private:
         if (scale[q] > 0)
           chain = UkShrExactOp::create(b, loc, accReg, chain,
                                        b.getI64IntegerAttr(scale[q]));
+        sum = sum ? arith::AddIOp::create(b, loc, sum, chain) : chain;
+      }
+      sums.push_back(sum);
+    }
+    for (int64_t c = 0; c < columns; ++c)
+      finish(firstRow, rows, add(firstColumn, c),
+             ArrayRef<Value>(sums).drop_front(c).take_front(
+                 (rows - 1) * columns + 1),
+             columns);
+  }
+
+  /// Row r of the group `prefetch` groups ahead of the block at `rowStart`
+  /// (its last byte, so that every line of the row is asked for once).
+  void prefetchAhead(Value rowStart, int64_t rows) {
+    if (rows != plan.rows || plan.prefetchGroups <= 0)
+      return;
+    Value ahead =
+        add(add(rowStart,
+                mulValue(constant(rows * plan.prefetchGroups), rowBytes)),
+            plan.blockBytes - 1);
+    Value inside = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                         ahead, matrixBytes);
+    UkPrefetchOp::create(b, loc, codes,
+                         arith::SelectOp::create(
+                             b, loc, inside, ahead,
+                             sub(matrixBytes, constant(1))));
+  }
+
+  /// The weight (0..255 of its block) that digit `digit` of TQ1_0 block
+  /// byte `byte` holds (kernel_abi.h), or -1 for none.
+  static int64_t tritWeight(int64_t byte, int64_t digit) {
+    if (byte < 32)
+      return 32 * digit + byte;
+    if (byte < 48)
+      return 160 + 16 * digit + (byte - 32);
+    if (byte < kTritBytes && digit < 4)
+      return 240 + 4 * digit + (byte - 48);
+    return -1;
+  }
+
+  /// TQ1_0: the activations of the block at activation `blockX` for
+  /// register s, digit i at `to` + c * rowLength + (s * 5 + i) * R: runs
+  /// of consecutive weights copied, zeros where a byte holds none (or an
+  /// earlier register holds it).
+  void gatherTrits(Value blockX, Value to, Value firstColumn,
+                   int64_t columns, int64_t rowLength) {
+    int64_t r = plan.registerBytes;
+    for (int64_t c = 0; c < columns; ++c)
+      for (int64_t s = 0; s < int64_t(tritOffsets.size()); ++s)
+        for (int64_t i = 0; i < kTrits; ++i) {
+          int64_t base = c * rowLength + (s * kTrits + i) * r;
+          for (int64_t byte = 0; byte < r;) {
+            auto weightOf = [&](int64_t j) {
+              int64_t p = tritOffsets[s] + j;
+              return p < s * r ? -1 : tritWeight(p, i);
+            };
+            int64_t first = weightOf(byte), length = 1;
+            while (byte + length < r &&
+                   (first < 0 ? weightOf(byte + length) < 0
+                              : weightOf(byte + length) == first + length))
+              ++length;
+            Value dest = add(to, base + byte);
+            if (first < 0)
+              forLoop(constant(0), constant(length), 1, [&](Value j) {
+                Value zero =
+                    arith::ConstantIntOp::create(b, loc, b.getI8Type(), 0);
+                memref::StoreOp::create(b, loc, zero, gathered, add(dest, j));
+              });
+            else
+              copyBytes(xOffset(add(firstColumn, c), add(blockX, first)),
+                        dest, length);
+            byte += length;
+          }
+        }
+  }
+
+  /// TQ1_0 rows [firstRow, firstRow + rows) x activation rows
+  /// [firstColumn, firstColumn + columns): per block, the registers of its
+  /// digits (tritOffsets), five decoded digits each, dot products with the
+  /// gathered activations into independent chains per output.
+  void buildTritColumns(Value firstRow, int64_t rows, Value firstColumn,
+                        int64_t columns) {
+    int64_t chains = std::max<int64_t>(1, 4 / (rows * columns));
+    int64_t registers = int64_t(tritOffsets.size());
+    SmallVector<Value> accs(rows * columns * chains, zeroAcc());
+    int64_t rowLength = plan.k / kBlock * gatherBytes;
+    auto block = [&](Value bk) {
+      Value gatheredBlock = mul(bk, gatherBytes);
+      int64_t length = rowLength;
+      if (!wholeRows) {
+        gatherBlock(bk, constant(0), firstColumn, columns, gatherBytes);
+        gatheredBlock = constant(0);
+        length = gatherBytes;
+      }
+      SmallVector<Value> x; // x[(c * registers + s) * 5 + i]
+      for (int64_t c = 0; c < columns; ++c)
+        for (int64_t s = 0; s < registers; ++s)
+          for (int64_t i = 0; i < kTrits; ++i)
+            x.push_back(UkLoadOp::create(
+                b, loc, byteReg, gathered,
+                add(gatheredBlock,
+                    c * length + (s * kTrits + i) * plan.registerBytes)));
+      Value blockBytes = mul(bk, plan.blockBytes);
+      for (int64_t r = 0; r < rows; ++r) {
+        Value rowStart = add(mulValue(add(firstRow, r), rowBytes), blockBytes);
+        prefetchAhead(rowStart, rows);
+        for (int64_t s = 0; s < registers; ++s) {
+          // A register wider than the digits reads them and no further.
+          IntegerAttr partial =
+              plan.registerBytes > kTritBytes
+                  ? b.getI64IntegerAttr(kTritBytes)
+                  : IntegerAttr();
+          Value w = UkLoadOp::create(b, loc, byteReg, codes,
+                                     add(rowStart, tritOffsets[s]), partial);
+          for (int64_t i = 0; i < kTrits; ++i) {
+            Value code = UkTritOp::create(b, loc, byteReg, w,
+                                          b.getI64IntegerAttr(i));
+            for (int64_t c = 0; c < columns; ++c) {
+              Value &acc =
+                  accs[(r * columns + c) * chains + (s * kTrits + i) % chains];
+              acc = UkDot4Op::create(b, loc, accReg, acc, code,
+                                     x[(c * registers + s) * kTrits + i],
+                                     false);
+            }
+          }
+        }
+      }
+    };
+    carriedRange(constant(0), blocks, 1, accs, block);
+    SmallVector<Value> sums;
+    for (int64_t o = 0; o < rows * columns; ++o) {
+      Value sum;
+      for (int64_t q = 0; q < chains; ++q) {
+        Value chain = accs[o * chains + q];
         sum = sum ? arith::AddIOp::create(b, loc, sum, chain) : chain;
       }
       sums.push_back(sum);
@@ -1246,8 +1402,11 @@ private:
   }
 
   /// Copies the kRun activation bytes at xq[from] to gathered[to].
-  void copyRun(Value from, Value to) {
-    forLoop(constant(0), constant(kRun), 1, [&](Value j) {
+  void copyRun(Value from, Value to) { copyBytes(from, to, kRun); }
+
+  /// Copies `count` activation bytes at xq[from] to gathered[to].
+  void copyBytes(Value from, Value to, int64_t count) {
+    forLoop(constant(0), constant(count), 1, [&](Value j) {
       Value v = memref::LoadOp::create(b, loc, xq, add(from, j));
       memref::StoreOp::create(b, loc, v, gathered, add(to, j));
     });
@@ -1269,6 +1428,10 @@ private:
   Value mValue, kValue, blocks, rowBytes, matrixBytes;
   Value gathered, folds;
   bool wholeRows = false; // `gathered` holds whole activation rows
+  bool trits = false;     // TQ1_0 rows (base-3 digits), else TQ2_0
+  /// TQ1_0: the block bytes each register of digits starts at.
+  SmallVector<int64_t, 4> tritOffsets;
+  int64_t gatherBytes = 0; // gathered activation bytes per block and row
   VectorType byteReg, accReg;
 };
 
@@ -1317,8 +1480,8 @@ private:
     return registerBytes;
   }
 
-  /// The kernel of the GGML ROWS LAYOUT (ternary TQ2_0 rows, tile_m rows
-  /// per group).
+  /// The kernel of the GGML ROWS LAYOUT (ternary TQ2_0 or TQ1_0 rows,
+  /// tile_m rows per group).
   static FailureOr<RowPlan> makeRowPlan(MpGemmOp op, const TargetInfo &target) {
     LayoutAttr layout = op.getLayout();
     if (!layout.isTiled() || op.getWeight().getEncoding() != Encoding::Ternary)
@@ -1343,6 +1506,7 @@ private:
     plan.prefetchGroups = config.getPrefetch();
     plan.registerBytes = *registerBytes;
     plan.lanes = *registerBytes / 4;
+    plan.blockBytes = layout.getGgmlRowsBlockBytes();
     // |sum| of a scaled chain <= (K / 4) * (3 << scale) * 128 must stay
     // within int32 (any shape: up to kAnyShapeMaxTernaryK).
     int64_t k = plan.anyShape ? kAnyShapeMaxTernaryK : plan.k;

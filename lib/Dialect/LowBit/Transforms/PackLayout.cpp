@@ -84,20 +84,22 @@ private:
 
   /// Ternary weights of an upconvert config with tile_m below 16 -> the
   /// GGML ROWS LAYOUT of kernel_abi.h (TQ2_0 rows, as a GGUF file stores
-  /// them): tensor<M x (K / 256 * 66) x i8>.
+  /// them): tensor<M x (K / 256 * 66) x i8>. Weights in that layout already
+  /// (TQ2_0 or TQ1_0 rows: the kernel request's layout) stay as they are.
   LogicalResult packGgmlRows(func::FuncOp func, MpGemmOp op) {
     MLIRContext *ctx = op.getContext();
     auto layout = LayoutAttr::get(ctx, LayoutKind::Gguf, /*tileM=*/1,
                                   /*tileK=*/LOWBIT_GGML_ROWS_BLOCK,
                                   /*interleave=*/1, LaneOrder::Rows);
-    if (op.getLayout() == layout)
+    if (op.getLayout().getKind() == LayoutKind::Gguf &&
+        op.getLayout().isTiled())
       return success();
     LayoutKind from = op.getLayout().getKind();
     if (from != LayoutKind::I2S && from != LayoutKind::Canonical)
       return op.emitOpError() << "cannot repack a " << stringifyLayoutKind(from)
                               << " layout into ggml rows";
     return repackTiles(func, op, layout, /*tileRows=*/1, [&] {
-      return op.getK() / LOWBIT_GGML_ROWS_BLOCK * LOWBIT_GGML_ROWS_BLOCK_BYTES;
+      return op.getK() / LOWBIT_GGML_ROWS_BLOCK * LOWBIT_GGML_ROWS_TQ2_0_BYTES;
     });
   }
 

@@ -195,13 +195,19 @@ def LowBit_LayoutAttr : LowBit_Attr<"Layout", "layout"> {
       16-byte lane holds one slot of 8 rows, the two planes of a row side by
       side). Only an interleaved tl1/tl2 or bitplanes layout may have `lanes`.
 
-    `canonical` and `gguf` take no parameters.
+    - `block_bytes`: a tiled `gguf` layout only (kernel_abi.h's GGML ROWS
+      LAYOUT): the bytes of the ggml block of 256 ternary weights that its
+      rows hold, 66 for TQ2_0 (the default, written 0) or 54 for TQ1_0.
+
+    `canonical` takes no parameters; `gguf` none, or tile_m = 1, tile_k =
+    256 and `block_bytes` (ternary rows).
 
     ```mlir
     #lowbit.layout<i2s>
     #lowbit.layout<tl2, tile_m = 256, tile_k = 96>
     #lowbit.layout<tl2, tile_m = 16, tile_k = 96, interleave = 16, lane_order = lanes>
     #lowbit.layout<vnni4, tile_m = 32, tile_k = 64, interleave = 4>
+    #lowbit.layout<gguf, tile_m = 1, tile_k = 256, block_bytes = 54>
     ```
   }];
   let parameters = (ins
@@ -209,15 +215,28 @@ def LowBit_LayoutAttr : LowBit_Attr<"Layout", "layout"> {
     DefaultValuedParameter<"int64_t", "0">:$tile_m,
     DefaultValuedParameter<"int64_t", "0">:$tile_k,
     DefaultValuedParameter<"int64_t", "1">:$interleave,
-    LowBit_DefaultEnumParameter<LowBit_LaneOrder, "Rows">:$lane_order
+    LowBit_DefaultEnumParameter<LowBit_LaneOrder, "Rows">:$lane_order,
+    DefaultValuedParameter<"int64_t", "0">:$block_bytes
   );
+  let builders = [
+    AttrBuilder<(ins "LayoutKind":$kind, "int64_t":$tile_m,
+                     "int64_t":$tile_k, "int64_t":$interleave,
+                     "LaneOrder":$lane_order), [{
+      return $_get($_ctxt, kind, tile_m, tile_k, interleave, lane_order, 0);
+    }]>
+  ];
   let assemblyFormat = [{
-    `<` $kind (`,` struct($tile_m, $tile_k, $interleave, $lane_order)^)? `>`
+    `<` $kind (`,` struct($tile_m, $tile_k, $interleave, $lane_order,
+                          $block_bytes)^)? `>`
   }];
   let genVerifyDecl = 1;
   let extraClassDeclaration = [{
     /// Whether this layout has any parameter away from its default.
     bool isTiled() const;
+    /// A tiled gguf layout (kernel_abi.h's GGML ROWS LAYOUT): the bytes of
+    /// the ggml block its rows hold (LOWBIT_GGML_ROWS_TQ2_0_BYTES or
+    /// LOWBIT_GGML_ROWS_TQ1_0_BYTES).
+    int64_t getGgmlRowsBlockBytes() const;
   }];
 }
 

@@ -30,16 +30,26 @@ def LowBit_UkLoadOp : LowBit_UkOp<"load", [MemoryEffects<[MemRead]>]> {
     an R-byte register holds R/4 rows. An int32 result reads little-endian
     int32 lanes (the per-row header of lut_abi.h), an f32 result f32 lanes;
     an i8 base is a LUT kernel's own buffer (tables, partial sums spilled
-    with `lowbit.uk.spill`). No alignment is assumed.
+    with `lowbit.uk.spill`). No alignment is assumed. With `bytes` (a byte
+    register, fewer bytes than it holds), only the first `bytes` bytes are
+    read and the rest are zero: memory past them is never touched (a 54-byte
+    TQ1_0 block in a 64-byte register, kernel_abi.h's GGML ROWS LAYOUT).
 
     ```mlir
     %w = lowbit.uk.load %codes[%off] : memref<?xui8> -> vector<64xi8>
     %c = lowbit.uk.load %codes[%off] : memref<?xui8> -> vector<16xi32>
+    %b = lowbit.uk.load %codes[%off] {bytes = 54} : memref<?xui8> -> vector<64xi8>
     ```
   }];
-  let arguments = (ins MemRefRankOf<[UI8, I8], [1]>:$base, Index:$offset);
+  let arguments = (ins MemRefRankOf<[UI8, I8], [1]>:$base, Index:$offset,
+                   OptionalAttr<ConfinedAttr<I64Attr, [IntMinValue<1>]>>:$bytes);
   let results = (outs AnyTypeOf<[LowBit_ByteRegister, LowBit_I32Register,
                                  LowBit_F32Register]>:$result);
+  let builders = [
+    OpBuilder<(ins "Type":$result, "Value":$base, "Value":$offset), [{
+      build($_builder, $_state, result, base, offset, IntegerAttr());
+    }]>
+  ];
   let assemblyFormat = [{
     $base `[` $offset `]` attr-dict `:` type($base) `->` type($result)
   }];
@@ -98,6 +108,26 @@ def LowBit_UkUnpackOp
   let assemblyFormat =
       "$packed (`into` $low^ `:` type($low))? attr-dict `:` type($result)";
   let hasVerifier = 1;
+}
+
+def LowBit_UkTritOp
+    : LowBit_UkOp<"trit", [Pure, AllTypesMatch<["packed", "result"]>]> {
+  let summary = "Extracts one base-3 digit of packed ternary codes";
+  let description = [{
+    Every byte of the result is `((byte * 3^digit) mod 256) * 3 >> 8` of the
+    same byte of `packed`, a code in 0..2: digit `digit` (0 the most
+    significant) of a byte that holds five base-3 digits as the fixed-point
+    fraction ggml's TQ1_0 stores (ggml-quants.c, dequantize_row_tq1_0), so
+    that `lowbit.uk.dot4` takes it like an i2s code. `digit` is in [0, 5).
+
+    ```mlir
+    %c = lowbit.uk.trit %w {digit = 3} : vector<64xi8>
+    ```
+  }];
+  let arguments = (ins LowBit_ByteRegister:$packed,
+                   ConfinedAttr<I64Attr, [IntNonNegative, IntMaxValue<4>]>:$digit);
+  let results = (outs LowBit_ByteRegister:$result);
+  let assemblyFormat = "$packed attr-dict `:` type($result)";
 }
 
 def LowBit_UkCodebookOp
