@@ -1,7 +1,8 @@
 // RUN: lowbit-opt %s --lowbit-select-config=target=x86-avx512vnni --lowbit-convert-to-x86 | mlir-translate --mlir-to-cpp | FileCheck %s
 
-// lowbit.uk.trit (the base-3 digits of kernel_abi.h's TQ1_0 rows) and a
-// load of fewer bytes than a register, on AVX512-VNNI.
+// lowbit.uk.trit and lowbit.uk.triple (the base-3 digits of kernel_abi.h's
+// TQ1_0 rows, and their fractions) and a load of fewer bytes than a
+// register, on AVX512-VNNI.
 
 // CHECK-LABEL: extern "C" void trits(
 // The first 52 bytes, the rest zero: a mask of 52 ones.
@@ -24,6 +25,9 @@
 // CHECK: __m512i [[P27:v[0-9]+]] = _mm512_set1_epi16(27);
 // CHECK: _mm512_mullo_epi16({{v[0-9]+}}, [[P27]]);
 // CHECK: _mm512_or_si512(
+// 3v mod 256: two byte adds.
+// CHECK: __m512i [[TWICE:v[0-9]+]] = _mm512_add_epi8([[W]], [[W]]);
+// CHECK: _mm512_add_epi8([[TWICE]], [[W]]);
 func.func @trits(%codes: memref<?xui8> {lowbit.readonly}, %xq: memref<?xi8> {lowbit.readonly},
                  %y: memref<?xf32>, %off: index, %sum: i32, %inv: f32) {
   %zero = arith.constant dense<0> : vector<16xi32>
@@ -33,7 +37,9 @@ func.func @trits(%codes: memref<?xui8> {lowbit.readonly}, %xq: memref<?xi8> {low
   %a0 = lowbit.uk.dot4 %zero, %d0, %x : vector<64xi8> -> vector<16xi32>
   %d3 = lowbit.uk.trit %w {digit = 3} : vector<64xi8>
   %a3 = lowbit.uk.dot4 %a0, %d3, %x : vector<64xi8> -> vector<16xi32>
-  %t = lowbit.uk.ternary_scale %a3, %sum, %inv, %inv : vector<16xi32> -> vector<16xf32>
+  %f1 = lowbit.uk.triple %w : vector<64xi8>
+  %a4 = lowbit.uk.dot4 %a3, %f1, %x : vector<64xi8> -> vector<16xi32>
+  %t = lowbit.uk.ternary_scale %a4, %sum, %inv, %inv : vector<16xi32> -> vector<16xf32>
   lowbit.uk.store %t, %y[%off] : vector<16xf32>, memref<?xf32>
   return
 }

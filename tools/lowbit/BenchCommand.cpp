@@ -45,6 +45,8 @@ struct Case {
   bool anyShape = false; // the format's any-shape kernel (--any-shape)
   std::string config;    // one of --config's attributes, "" for the default
   std::string configTag; // "#k" for the k-th of several --config attributes
+  std::string layout;    // --layout's attribute for this config, "" for
+                         // the format's own
 };
 
 /// The strategy column of a case: `+any` for an any-shape kernel, `#k` for
@@ -191,7 +193,6 @@ static int runBench(const ParsedOptions &options) {
   KernelOptions kernelOptions;
   kernelOptions.threads = threads;
   kernelOptions.schedule = loadSchedule(options.getOr("schedule", ""));
-  kernelOptions.layout = options.getOr("layout", "");
   // --config: one case per attribute (';'-separated: attributes hold
   // commas), compiled per kernel (KernelShape::config).
   std::vector<std::string> configs = {""};
@@ -208,8 +209,29 @@ static int runBench(const ParsedOptions &options) {
       begin = end + 1;
     }
   }
+  // --layout: the weights' layout of each --config attribute, in order
+  // ('-' for the format's own).
+  std::vector<std::string> layouts(configs.size());
+  if (auto text = options.get("layout")) {
+    std::vector<std::string> given;
+    for (size_t begin = 0; begin <= text->size();) {
+      const size_t end = std::min(text->find(';', begin), text->size());
+      std::string layout = text->substr(begin, end - begin);
+      layout.erase(0, layout.find_first_not_of(' '));
+      layout.erase(layout.find_last_not_of(' ') + 1);
+      given.push_back(layout == "-" ? "" : layout);
+      begin = end + 1;
+    }
+    if (given.size() != configs.size())
+      throw Error("--layout: " + std::to_string(given.size()) +
+                  " attribute(s) for " + std::to_string(configs.size()) +
+                  " --config attribute(s); give one per config ('-' for "
+                  "the format's own layout)");
+    layouts = given;
+  }
   for (size_t k = 0; configs.size() > 1 && k < configs.size(); ++k)
-    std::printf("config #%zu: %s\n", k + 1, configs[k].c_str());
+    std::printf("config #%zu: %s%s%s\n", k + 1, configs[k].c_str(),
+                layouts[k].empty() ? "" : ", ", layouts[k].c_str());
 
   // Every case, resolved and validated before anything is measured; `auto`
   // per shape (a --schedule entry's strategy, else by format).
@@ -234,13 +256,13 @@ static int runBench(const ParsedOptions &options) {
               kernelOptions.dtype = parseDtypeFor(options.get("dtype"), choice);
               const std::string tag =
                   configs.size() > 1 ? "#" + std::to_string(k + 1) : "";
-              cases.push_back(
-                  {shape, N, format, choice, false, configs[k], tag});
+              cases.push_back({shape, N, format, choice, false, configs[k],
+                               tag, layouts[k]});
               // --any-shape: the any-shape kernel of the same choice right
               // after it, timed with it in alternating reps.
               if (anyShape && !isGpuTarget(choice.target))
-                cases.push_back(
-                    {shape, N, format, choice, true, configs[k], tag});
+                cases.push_back({shape, N, format, choice, true, configs[k],
+                                 tag, layouts[k]});
             }
           }
       }
@@ -266,6 +288,7 @@ static int runBench(const ParsedOptions &options) {
               ? KernelShape::anyShape(cases[j].N)
               : KernelShape(cases[j].shape.M, cases[j].shape.K, cases[j].N);
       kernelShape.config = cases[j].config;
+      kernelShape.layout = cases[j].layout;
       batch.push_back(kernelShape);
       ++j;
     }
@@ -630,11 +653,12 @@ const Command &benchCommand() {
          "'#lowbit.upconvert<tile_m = 32, tile_k = 64, "
          "tile_n = 1>'; several (';'-separated) are cases of their own "
          "('#k' after the strategy), compared with --interleave"},
-        {"layout", "ATTR",
-         "the weights' layout for every kernel instead of the format's: "
-         "'#lowbit.layout<gguf, tile_m = 1, tile_k = 256, block_bytes = "
-         "54>' is i2s weights as TQ1_0 rows (kernel_abi.h's GGML ROWS "
-         "LAYOUT), for a config of tile_m below 16"},
+        {"layout", "ATTR[;ATTR...]",
+         "the weights' layout of each --config attribute, in order ('-': "
+         "the format's own): '#lowbit.layout<gguf, tile_m = 1, tile_k = "
+         "256, block_bytes = 54>' is i2s weights as TQ1_0 rows "
+         "(kernel_abi.h's GGML ROWS LAYOUT), for a config of tile_m below "
+         "16"},
         {"warm", nullptr, "time N = 1 on one matrix (L3-resident, labelled)"},
         {"read-floor", nullptr,
          "N = 1: also time, in the same rounds, a pure read of each case's "

@@ -278,6 +278,12 @@ public:
                          int64_t digit, VectorType type) const {
     return {};
   }
+  /// lowbit.uk.triple: every byte times 3 modulo 256; null when the
+  /// target has none.
+  virtual Value emitTriple(OpBuilder &b, Location loc, Value packed,
+                           VectorType type) const {
+    return {};
+  }
   /// lowbit.uk.load {bytes}: the first `bytes` bytes of a byte register,
   /// the rest zero, never touching memory past them; null when the target
   /// has none.

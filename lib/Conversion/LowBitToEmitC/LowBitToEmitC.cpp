@@ -142,6 +142,10 @@ Value emitTrit(const TargetInfo &target, ConversionPatternRewriter &b,
   return target.emitTrit(b, op.getLoc(), a.getPacked(), int64_t(op.getDigit()),
                          type);
 }
+Value emitTriple(const TargetInfo &target, ConversionPatternRewriter &b,
+                 UkTripleOp op, UkTripleOp::Adaptor a, VectorType type) {
+  return target.emitTriple(b, op.getLoc(), a.getPacked(), type);
+}
 Value emitGroupCombine(const TargetInfo &target, ConversionPatternRewriter &b,
                        UkGroupCombineOp op, UkGroupCombineOp::Adaptor a,
                        VectorType type) {
@@ -651,6 +655,7 @@ void mlir::lowbit::populateLowBitToEmitCPatterns(const TypeConverter &converter,
            HookPattern<UkLutLookupOp, emitLutLookup>,
            HookPattern<UkCodebookOp, emitCodebook>,
            HookPattern<UkTritOp, emitTrit>,
+           HookPattern<UkTripleOp, emitTriple>,
            HookPattern<UkGroupCombineOp, emitGroupCombine>,
            HookPattern<UkZipOp, emitZip>, HookPattern<UkDot2Op, emitDot2>,
            HookPattern<UkExtendOp, emitExtend>,

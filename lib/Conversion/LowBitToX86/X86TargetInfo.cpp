@@ -12,6 +12,7 @@
 //   codebook        _mm*_shuffle_epi8 (vpshufb) of the table in every lane
 //   trit            mullo_epi16 / slli_epi16, mulhi_epu16, and, or (words)
 //   load {bytes}    _mm512_maskz_loadu_epi8   (none)
+//   triple          2 x add_epi8
 //   dot4            _mm512_dpbusd_epi32       _mm256_dpbusd_avx_epi32 /
 //                                             maddubs + madd(ones) + add
 //   dot4 {centred}  2 x dpbusd (0x80 bytes)   VNNI: as AVX-512; AVX2: xor
@@ -152,6 +153,14 @@ public:
     high = call(b, loc, reg, name("mulhi_epu16"), {high, words(3 << 8)});
     high = call(b, loc, reg, name("and_" + siSuffix()), {high, highMask});
     return call(b, loc, reg, name("or_" + siSuffix()), {low, high});
+  }
+
+  /// 3v as v + v + v in bytes (add_epi8 wraps modulo 256).
+  Value emitTriple(OpBuilder &b, Location loc, Value packed,
+                   VectorType type) const override {
+    Type reg = intType(b.getContext());
+    Value twice = call(b, loc, reg, name("add_epi8"), {packed, packed});
+    return call(b, loc, reg, name("add_epi8"), {twice, packed});
   }
 
   /// The table in every 16-byte lane, one vpshufb (AVX2 and AVX512-BW

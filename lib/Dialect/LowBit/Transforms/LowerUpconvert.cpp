@@ -1018,6 +1018,12 @@ struct RowPlan {
   int64_t m = 0, k = 0; // static shape (0 for any shape)
   /// Bytes of the rows' ggml block (layout block_bytes): TQ2_0 or TQ1_0.
   int64_t blockBytes = LOWBIT_GGML_ROWS_TQ2_0_BYTES;
+  /// TQ1_0 on targets whose dot product takes codes up to 255: dot
+  /// products of the digits' fractions f_i = (v * 3^i) mod 256 (two adds
+  /// from f_(i-1), lowbit.uk.triple) in two sums A = sum f_i x, B = sum
+  /// f_(i+1) x, the digits' one (3A - B) / 256 per lane at the end: 2 adds
+  /// and 2 dot products a digit instead of a 6-7-instruction decode and one.
+  bool tritFractions = false;
   int64_t rows = 1, tileN = 1;
   int64_t prefetchGroups = 0; // config prefetch: row groups ahead, 0: none
   int64_t registerBytes = 0, lanes = 0;
@@ -1083,7 +1089,8 @@ public:
       gathered = createStackBuffer(
           b, loc, plan.tileN * (wholeRows ? rowGathered : gatherBytes));
     // The accumulators of a row group, spilled for their lane sums.
-    folds = createStackBuffer(b, loc, plan.rows * plan.lanes * 4);
+    folds = createStackBuffer(b, loc, plan.rows * plan.lanes * 4 *
+                                          (plan.tritFractions ? 2 : 1));
     Value begin = toIndex(tileBegin), end = toIndex(tileEnd);
     int64_t chunk = plan.rows * std::max<int64_t>(
                                     kChunkGroups, kChunkRows / plan.rows);
@@ -1302,7 +1309,11 @@ private:
                         int64_t columns) {
     int64_t chains = std::max<int64_t>(1, 4 / (rows * columns));
     int64_t registers = int64_t(tritOffsets.size());
-    SmallVector<Value> accs(rows * columns * chains, zeroAcc());
+    int64_t outputs = rows * columns;
+    // accs[o * chains + q]; with fractions, the B sums after the A sums.
+    int64_t sumsPerKind = outputs * chains;
+    SmallVector<Value> accs(sumsPerKind * (plan.tritFractions ? 2 : 1),
+                            zeroAcc());
     int64_t rowLength = plan.k / kBlock * gatherBytes;
     auto block = [&](Value bk) {
       Value gatheredBlock = mul(bk, gatherBytes);
@@ -1332,63 +1343,95 @@ private:
                   : IntegerAttr();
           Value w = UkLoadOp::create(b, loc, byteReg, codes,
                                      add(rowStart, tritOffsets[s]), partial);
+          Value fraction = w; // f_i, from f_0 = the bytes
           for (int64_t i = 0; i < kTrits; ++i) {
-            Value code = UkTritOp::create(b, loc, byteReg, w,
-                                          b.getI64IntegerAttr(i));
+            Value next, code = fraction;
+            if (plan.tritFractions)
+              next = UkTripleOp::create(b, loc, byteReg, fraction);
+            else
+              code = UkTritOp::create(b, loc, byteReg, w,
+                                      b.getI64IntegerAttr(i));
             for (int64_t c = 0; c < columns; ++c) {
-              Value &acc =
-                  accs[(r * columns + c) * chains + (s * kTrits + i) % chains];
-              acc = UkDot4Op::create(b, loc, accReg, acc, code,
-                                     x[(c * registers + s) * kTrits + i],
-                                     false);
+              int64_t at = (r * columns + c) * chains + (s * kTrits + i) % chains;
+              Value xi = x[(c * registers + s) * kTrits + i];
+              accs[at] = UkDot4Op::create(b, loc, accReg, accs[at], code, xi,
+                                          false);
+              if (next)
+                accs[sumsPerKind + at] = UkDot4Op::create(
+                    b, loc, accReg, accs[sumsPerKind + at], next, xi, false);
             }
+            fraction = next;
           }
         }
       }
     };
     carriedRange(constant(0), blocks, 1, accs, block);
+    // Per output the sums of its chains (A, then B).
     SmallVector<Value> sums;
-    for (int64_t o = 0; o < rows * columns; ++o) {
-      Value sum;
-      for (int64_t q = 0; q < chains; ++q) {
-        Value chain = accs[o * chains + q];
-        sum = sum ? arith::AddIOp::create(b, loc, sum, chain) : chain;
+    for (int64_t kind = 0; kind < (plan.tritFractions ? 2 : 1); ++kind)
+      for (int64_t o = 0; o < outputs; ++o) {
+        Value sum;
+        for (int64_t q = 0; q < chains; ++q) {
+          Value chain = accs[kind * sumsPerKind + o * chains + q];
+          sum = sum ? arith::AddIOp::create(b, loc, sum, chain) : chain;
+        }
+        sums.push_back(sum);
       }
-      sums.push_back(sum);
-    }
+    ArrayRef<Value> a = ArrayRef<Value>(sums).take_front(outputs);
+    ArrayRef<Value> next = ArrayRef<Value>(sums).drop_front(outputs);
     for (int64_t c = 0; c < columns; ++c)
       finish(firstRow, rows, add(firstColumn, c),
-             ArrayRef<Value>(sums).drop_front(c).take_front(
-                 (rows - 1) * columns + 1),
-             columns);
+             a.drop_front(c).take_front((rows - 1) * columns + 1), columns,
+             plan.tritFractions
+                 ? next.drop_front(c).take_front((rows - 1) * columns + 1)
+                 : ArrayRef<Value>());
   }
 
-  /// Sums the lanes of each row's accumulator (accs[r * stride]) and
+  /// Sums the lanes of each row's accumulator (accs[r * stride]; with
+  /// `next`, TQ1_0's fraction sums, the digits' (3 A - B) / 256 of each lane
+  /// of accs and next) and
   /// stores y[column][row] = (float)(D - S) * w_scale / s_x, each operation
   /// rounded in f32 as the reference rounds ternary outputs. The lanes go
   /// through `folds` as little-endian bytes (lowbit.uk.spill), read back as
   /// int32 scalars, which the C++ compiler turns back into a register
   /// reduction.
   void finish(Value firstRow, int64_t rows, Value column, ArrayRef<Value> accs,
-              int64_t stride) {
+              int64_t stride, ArrayRef<Value> next = {}) {
     Type i32 = b.getI32Type();
     Value xSum = memref::LoadOp::create(b, loc, xSums, column);
     Value xScale = memref::LoadOp::create(b, loc, xScales, column);
+    int64_t spilled = plan.lanes * 4;
+    // Lane l of the register spilled at byte `at` of `folds`.
+    auto laneAt = [&](int64_t at, int64_t l) {
+      Value lane;
+      for (int64_t j = 0; j < 4; ++j) {
+        Value byte =
+            memref::LoadOp::create(b, loc, folds, constant(at + 4 * l + j));
+        Value word = arith::ExtUIOp::create(b, loc, i32, byte);
+        if (j > 0)
+          word = arith::ShLIOp::create(
+              b, loc, word, arith::ConstantIntOp::create(b, loc, i32, 8 * j));
+        lane = lane ? arith::OrIOp::create(b, loc, lane, word) : word;
+      }
+      return lane;
+    };
     for (int64_t r = 0; r < rows; ++r) {
-      int64_t at = r * plan.lanes * 4;
+      int64_t at = r * spilled * (next.empty() ? 1 : 2);
       UkSpillOp::create(b, loc, accs[r * stride], folds, constant(at));
+      if (!next.empty())
+        UkSpillOp::create(b, loc, next[r * stride], folds,
+                          constant(at + spilled));
       Value sum;
       for (int64_t l = 0; l < plan.lanes; ++l) {
-        Value lane;
-        for (int64_t j = 0; j < 4; ++j) {
-          Value byte = memref::LoadOp::create(b, loc, folds,
-                                              constant(at + 4 * l + j));
-          Value word = arith::ExtUIOp::create(b, loc, i32, byte);
-          if (j > 0)
-            word = arith::ShLIOp::create(
-                b, loc, word,
-                arith::ConstantIntOp::create(b, loc, i32, 8 * j));
-          lane = lane ? arith::OrIOp::create(b, loc, lane, word) : word;
+        Value lane = laneAt(at, l);
+        if (!next.empty()) {
+          // 3 A - B = 256 x the lane's digit sum, within int32
+          // (makeRowPlan's bound).
+          Value triple = arith::AddIOp::create(
+              b, loc, arith::AddIOp::create(b, loc, lane, lane), lane);
+          lane = arith::ShRSIOp::create(
+              b, loc, arith::SubIOp::create(b, loc, triple, laneAt(at + spilled, l)),
+              arith::ConstantIntOp::create(b, loc, i32, 8));
         }
         sum = sum ? arith::AddIOp::create(b, loc, sum, lane) : lane;
       }
@@ -1507,6 +1550,16 @@ private:
     plan.registerBytes = *registerBytes;
     plan.lanes = *registerBytes / 4;
     plan.blockBytes = layout.getGgmlRowsBlockBytes();
+    if (plan.blockBytes == LOWBIT_GGML_ROWS_TQ1_0_BYTES) {
+      // Per lane and block at most registers x 5 dot products of 4
+      // fractions <= 255 by |x| <= 128: 3 A must stay within int32.
+      int64_t registers = llvm::divideCeil(int64_t(52), *registerBytes);
+      int64_t blocksMax =
+          (plan.anyShape ? kAnyShapeMaxTernaryK : plan.k) / LOWBIT_GGML_ROWS_BLOCK;
+      plan.tritFractions = target.getMaxDotCode() >= 255 &&
+                           3 * registers * 5 * 4 * 255 * 128 * blocksMax <=
+                               int64_t(INT32_MAX);
+    }
     // |sum| of a scaled chain <= (K / 4) * (3 << scale) * 128 must stay
     // within int32 (any shape: up to kAnyShapeMaxTernaryK).
     int64_t k = plan.anyShape ? kAnyShapeMaxTernaryK : plan.k;

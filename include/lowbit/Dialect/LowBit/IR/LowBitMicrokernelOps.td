@@ -130,6 +130,26 @@ def LowBit_UkTritOp
   let assemblyFormat = "$packed attr-dict `:` type($result)";
 }
 
+def LowBit_UkTripleOp
+    : LowBit_UkOp<"triple", [Pure, AllTypesMatch<["packed", "result"]>]> {
+  let summary = "Multiplies every byte by 3, modulo 256";
+  let description = [{
+    Every byte of the result is `(3 * byte) mod 256` of the same byte of
+    `packed`. With f_i = (v * 3^i) mod 256 the fraction of digit i of a
+    TQ1_0 byte v (`lowbit.uk.trit`), f_(i+1) is `triple` of f_i and the
+    digit is (3 f_i - f_(i+1)) / 256 exactly, so that a dot product of
+    digits is one of fractions (the up-convert kernels of kernel_abi.h's
+    GGML ROWS LAYOUT on targets whose dot product takes codes up to 255).
+
+    ```mlir
+    %f1 = lowbit.uk.triple %f0 : vector<64xi8>
+    ```
+  }];
+  let arguments = (ins LowBit_ByteRegister:$packed);
+  let results = (outs LowBit_ByteRegister:$result);
+  let assemblyFormat = "$packed attr-dict `:` type($result)";
+}
+
 def LowBit_UkCodebookOp
     : LowBit_UkOp<"codebook", [Pure, AllTypesMatch<["codes", "result"]>]> {
   let summary = "Maps 4-bit codes through a 16-entry byte table";
