@@ -1,10 +1,12 @@
 //===- c_api_test.cpp - the C API of lowbit.h -----------------------------===//
 
 #include "lowbit/lowbit.h"
+#include "lowbit/error.h"
 #include "lowbit/format.h"
 #include "lowbit/gguf.h"
 #include "lowbit/lut.h"
 #include "lowbit/run_kernel.h"
+#include "lowbit/upconvert.h"
 
 #include "scalar_kernel.h"
 #include "test_util.h"
@@ -140,6 +142,58 @@ TEST(CApi, PacksTl2InTheLaneOrderOfTheKernelsLayout) {
     EXPECT_EQ(std::memcmp(recordedCodes, want.codes.data(), want.codes.size()),
               0);
     lowbit_free_weights(w);
+  }
+  ASSERT_EQ(lowbit_register_kernels(nullptr, 0), LOWBIT_OK);
+}
+
+// The direct import's half of the C API (the engine's load): the lane order
+// of the registered tl2 kernels is what upconvert_kernels_registered
+// reports and shape_upconvert lays out; a handle over weights in that order
+// runs the kernel on pack_lut's bytes; weights in the other order are
+// refused.
+TEST(CApi, DirectTl2WeightsTakeTheKernelsLaneOrder) {
+  const int64_t M = 20, K = 256;
+  const Format tl2 = Format::parse("tl2");
+  std::vector<float> W = test::random_values(M * K, 11);
+  for (size_t i = 0; i < W.size(); ++i) // one scale: ggml's d in every block
+    W[i] = i % size_t(K) == 0
+               ? 0.5f
+               : 0.5f * float(W[i] > 0.3f) - 0.5f * float(W[i] < -0.3f);
+  const std::vector<uint8_t> bytes =
+      gguf_encode(GgufType::TQ2_0, W.data(), M, K);
+  const GgufTensor t = test::tensor_of(GgufType::TQ2_0, bytes, M, K);
+  const std::vector<float> X = test::random_values(K, 12);
+  for (uint8_t order : {LOWBIT_LANE_ROWS, LOWBIT_LANE_LANES}) {
+    SCOPED_TRACE(int(order));
+    const lowbit_kernel_entry_t entry = {
+        "tl2", M, K, 1, "any", "test", lut_layout(tl2, order), recordingKernel};
+    ASSERT_EQ(lowbit_register_kernels(&entry, 1), LOWBIT_OK);
+    uint8_t lanes = 99;
+    ASSERT_TRUE(upconvert_kernels_registered(tl2, M, K, &lanes));
+    EXPECT_EQ(lanes, order);
+    EXPECT_FALSE(upconvert_kernels_registered(Format::parse("i2s"), M, K));
+    const uint8_t other =
+        order == LOWBIT_LANE_ROWS ? LOWBIT_LANE_LANES : LOWBIT_LANE_ROWS;
+    for (uint8_t packed : {order, other}) {
+      UpconvertWeights U = shape_upconvert(tl2, M, K, nullptr, packed);
+      ASSERT_EQ(U.lane_order, packed);
+      gguf_finish_rows(t, U, {gguf_pack_rows(t, U, 0, M)});
+      if (packed == other) {
+        EXPECT_THROW(upconvert_weights_handle(std::move(U)), Error);
+        continue;
+      }
+      lowbit_weights_t *w = upconvert_weights_handle(std::move(U));
+      std::vector<float> Y(static_cast<size_t>(M));
+      recordedCodes = nullptr;
+      ASSERT_EQ(lowbit_mpgemm(w, X.data(), 1, Y.data(), nullptr), LOWBIT_OK);
+      const UpconvertWeights want = pack_lut(
+          quantize(tl2, W.data(), M, K),
+          order == LOWBIT_LANE_ROWS ? LutOrder::Rows : LutOrder::Lanes);
+      ASSERT_NE(recordedCodes, nullptr);
+      EXPECT_EQ(
+          std::memcmp(recordedCodes, want.codes.data(), want.codes.size()), 0);
+      lowbit_free_weights(w);
+    }
   }
   ASSERT_EQ(lowbit_register_kernels(nullptr, 0), LOWBIT_OK);
 }
