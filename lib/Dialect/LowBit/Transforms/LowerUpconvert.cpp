@@ -1022,7 +1022,8 @@ struct RowPlan {
   /// products of the digits' fractions f_i = (v * 3^i) mod 256 (two adds
   /// from f_(i-1), lowbit.uk.triple) in two sums A = sum f_i x, B = sum
   /// f_(i+1) x, the digits' one (3A - B) / 256 per lane at the end: 2 adds
-  /// and 2 dot products a digit instead of a 6-7-instruction decode and one.
+  /// and 2 dot products a digit instead of a 6-7-instruction decode and one
+  /// (GEMV tiles: makeRowPlan).
   bool tritFractions = false;
   int64_t rows = 1, tileN = 1;
   int64_t prefetchGroups = 0; // config prefetch: row groups ahead, 0: none
@@ -1556,7 +1557,12 @@ private:
       int64_t registers = llvm::divideCeil(int64_t(52), *registerBytes);
       int64_t blocksMax =
           (plan.anyShape ? kAnyShapeMaxTernaryK : plan.k) / LOWBIT_GGML_ROWS_BLOCK;
+      // GEMV tiles only: a tile of several outputs shares each decoded
+      // digit among its activation rows, and two sums per output would
+      // take twice the accumulator registers (the 4 x 4 GEMM tile: all
+      // 32 zmm; measured 1.3-3x slower than decoding, docs/perf/llama-cpp.md).
       plan.tritFractions = target.getMaxDotCode() >= 255 &&
+                           plan.rows * plan.tileN <= 2 &&
                            3 * registers * 5 * 4 * 255 * 128 * blocksMax <=
                                int64_t(INT32_MAX);
     }
