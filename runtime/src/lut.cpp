@@ -199,7 +199,7 @@ const std::array<std::array<uint64_t, 64>, 8> &tl2_tables() {
     std::array<std::array<uint64_t, 64>, 8> t{};
     for (int x = 0; x < 64; ++x) {
       const int c0 = x & 3, c1 = x >> 2 & 3, c2 = x >> 4;
-      if (c0 == 3 || c1 == 3)
+      if (c0 == 3 || c1 == 3 || c2 == 3)
         continue;
       const int v = 9 * (c0 - 1) + 3 * (c1 - 1) + (c2 - 1);
       for (int g = 0; g < 8; ++g)
