@@ -218,9 +218,22 @@ inline uint32_t nibbles_to_bytes(uint32_t x) {
   return (x | x << 4) & 0x0F0F0F0Fu;
 }
 
-// Bits 0..3 of x at bits 0, 4, 8, 12.
-inline uint32_t spread_nibble(uint32_t x) {
-  return (x & 1u) | (x & 2u) << 3 | (x & 4u) << 6 | (x & 8u) << 9;
+// The lane order's sign bits of a row in a vector, for its 8 sign bits s8
+// (bit 4p + j: group 4p + j): in the low half the 4 of slots 0, 1 (the
+// uint32 of register h = 0), in the high half those of slots 2, 3 (h = 1),
+// bit 8p + 4l of each for slot 2h + l, nibble p; the row's place k / 2 + 16
+// (k % 2) is a shift (put_row_in).
+const std::array<uint64_t, 256> &lanes_sign_table() {
+  static const auto table = [] {
+    std::array<uint64_t, 256> t{};
+    for (uint32_t s8 = 0; s8 < 256; ++s8)
+      for (int p = 0; p < 2; ++p)
+        for (int j = 0; j < 4; ++j)
+          if (s8 >> (4 * p + j) & 1u)
+            t[s8] |= uint64_t(1) << (32 * (j / 2) + 8 * p + 4 * (j % 2));
+    return t;
+  }();
+  return table;
 }
 
 } // namespace
@@ -277,16 +290,18 @@ void LutRowPacker::put_row_in(int64_t m, const uint8_t *row) {
   // byte 8p + r / 2. Lanes: in the uint32 at 4 (2h + r / 8) (slots j = 2h,
   // 2h + 1), bit 16 (k % 2) + 8p + 4l + k / 2 for k = r % 8, l = j % 2.
   const int shift = Lanes ? int(16 * (r % 8 % 2) + r % 8 / 2) : int(4 * (r % 2));
-  auto put_signs = [r, shift](uint8_t *words, uint32_t s8) {
+  const auto &lanes_signs = lanes_sign_table();
+  auto put_signs = [r, shift, &lanes_signs](uint8_t *words, uint32_t s8) {
     if (!Lanes) {
       words[r / 2] |= uint8_t((s8 & 15u) << shift);
       words[8 + r / 2] |= uint8_t((s8 >> 4) << shift);
       return;
     }
+    const uint64_t bits = lanes_signs[s8];
     for (int h = 0; h < 2; ++h) {
-      const uint32_t x = (s8 >> (2 * h) & 3u) | (s8 >> (4 + 2 * h) & 3u) << 2;
       uint8_t *word = words + 4 * (2 * h + r / 8);
-      store_le(word, load_le<uint32_t>(word) | spread_nibble(x) << shift);
+      store_le(word, load_le<uint32_t>(word) |
+                         uint32_t(bits >> (32 * h)) << shift);
     }
   };
 
