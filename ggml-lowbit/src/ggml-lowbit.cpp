@@ -533,9 +533,9 @@ bool profiling() {
 
 /// The step of a token a node of ours belongs to, by its weight's name
 /// (llama.cpp's tensor names); the steps of bench-model --profile.
-enum Step { kQkv, kWo, kGateUp, kDown, kHead, kNorm, kOtherStep, kSteps };
+enum Step { kQkv, kWo, kGateUp, kDown, kHead, kNorm, kAttn, kOtherStep, kSteps };
 constexpr const char *kStepNames[kSteps] = {
-    "qkv", "wo", "gate_up", "down", "head", "norm", "other"};
+    "qkv", "wo", "gate_up", "down", "head", "norm", "attention", "other"};
 
 Step step_of(const ggml_tensor *weight) {
   const std::string name = weight->name;
@@ -612,12 +612,12 @@ struct ActivationShape {
 };
 
 /// One node of a split that runs on our code, as a custom node: a product
-/// or GET_ROWS of our weights, or an RMS_NORM (with the MUL that reads it
-/// where ggml-cpu would fuse them).
+/// or GET_ROWS of our weights, an RMS_NORM (with the MUL that reads it
+/// where ggml-cpu would fuse them), or a prompt's flash attention.
 struct BackendContext;
 
 struct Job {
-  enum Kind { MulMat, GetRows, RmsNorm } kind = MulMat;
+  enum Kind { MulMat, GetRows, RmsNorm, Attn } kind = MulMat;
   ggml_tensor *node = nullptr;
   const WeightSlot *slot = nullptr; // MulMat, GetRows
   ggml_tensor *mul = nullptr;       // RmsNorm: the MUL it computes, or null
@@ -682,6 +682,7 @@ struct BackendContext {
   int64_t norms = 0, fused_muls = 0; // RMS_NORMs ours, MULs with them
   int64_t fused_adds = 0; // ADDs computed by the RMS_NORM after them
   int64_t merged = 0;     // MUL_MATs run in the node of the one before
+  int64_t attentions = 0; // FLASH_ATTN_EXT on our code
   double seconds = 0; // inside graph_compute
   std::map<std::string, int64_t> by_conversion;
   // GGML_LOWBIT_PROFILE: the one-token splits, and those of more rows.
@@ -1029,6 +1030,263 @@ void run_rms_norm(Job &job, int ith, int nth) {
   }
 }
 
+// ---- A prompt's flash attention (FLASH_ATTN_EXT of kFlashAttnRows query
+// rows or more, which supports_op puts in our split): F32 queries, F16 K
+// and V (llama.cpp's default cache), an F16 mask or none, no ALiBi, logit
+// softcap or sinks; any other runs ggml-cpu's. ggml-cpu's tiled loop
+// (ggml_compute_forward_flash_attn_ext_tiled) converts and transposes each
+// K tile for every tile of query rows and covers every tile the mask does
+// not rule out whole; here each work item is kAttnRows query rows of one
+// head over the positions their mask leaves (the mask's finite span):
+// every K and V row is converted once for the item and read once for its
+// rows, as lowbit's engine's attention does (engine/kernels.cpp, attend:
+// scores, softmax, then the weighted sum of V over four queries at once).
+// The softmax is not online: each row's scores are kept whole (one row of
+// the mask's width per query row).
+
+/// The fewest query rows of a flash attention the backend takes (a
+/// prompt's): llama.cpp's own threshold for batches (graph_get_cb's 32).
+constexpr int64_t kFlashAttnRows = 32;
+
+/// Query rows of one head in a work item.
+constexpr int64_t kAttnRows = 4;
+
+constexpr uint16_t kMinusInf = 0xfc00; // F16 -infinity
+
+/// Whether the backend runs this FLASH_ATTN_EXT itself (else ggml-cpu).
+bool attn_takes(const ggml_tensor *node) {
+  const ggml_tensor *q = node->src[0], *k = node->src[1], *v = node->src[2];
+  const ggml_tensor *mask = node->src[3];
+  float params[3];
+  std::memcpy(params, node->op_params, sizeof(params)); // scale, bias, cap
+  return q->type == GGML_TYPE_F32 && k->type == GGML_TYPE_F16 &&
+         v->type == GGML_TYPE_F16 && node->type == GGML_TYPE_F32 &&
+         q->nb[0] == sizeof(float) && k->nb[0] == 2 && v->nb[0] == 2 &&
+         node->nb[0] == sizeof(float) && k->ne[0] == q->ne[0] &&
+         v->ne[0] == k->ne[0] && k->ne[0] % 8 == 0 && v->ne[1] == k->ne[1] &&
+         v->ne[2] == k->ne[2] && v->ne[3] == k->ne[3] &&
+         q->ne[2] % k->ne[2] == 0 && q->ne[3] % k->ne[3] == 0 &&
+         (!mask || (mask->type == GGML_TYPE_F16 && mask->nb[0] == 2 &&
+                    mask->ne[0] >= k->ne[1] && mask->ne[1] >= q->ne[1])) &&
+         !node->src[4] && params[1] == 0.0f && params[2] == 0.0f;
+}
+
+__attribute__((target("avx2,fma,f16c"))) inline __m256
+load_f16(const ggml_fp16_t *p) {
+  return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i *>(p)));
+}
+
+__attribute__((target("avx2"))) inline float hsum8(__m256 v) {
+  const __m128 s = _mm_add_ps(_mm256_castps256_ps128(v),
+                              _mm256_extractf128_ps(v, 1));
+  const __m128 t = _mm_add_ps(s, _mm_movehl_ps(s, s));
+  return _mm_cvtss_f32(_mm_add_ss(t, _mm_movehdup_ps(t)));
+}
+
+/// e^x of 8 floats, x <= 0 (-infinity gives 0): lowbit's engine's exp8
+/// (engine/kernels.cpp): x = n ln2 + r, e^r by its Taylor series to degree
+/// 7, times 2^n; below -87, 0.
+__attribute__((target("avx2,fma"))) inline __m256 exp_nonpositive(__m256 x) {
+  const __m256 keep = _mm256_cmp_ps(x, _mm256_set1_ps(-87.0f), _CMP_GE_OQ);
+  x = _mm256_max_ps(x, _mm256_set1_ps(-87.0f));
+  const __m256 shifter = _mm256_set1_ps(12582912.0f); // rounds to integers
+  const __m256 n = _mm256_sub_ps(
+      _mm256_fmadd_ps(x, _mm256_set1_ps(1.44269504088896341f), shifter),
+      shifter);
+  __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693145751953125f), x);
+  r = _mm256_fnmadd_ps(n, _mm256_set1_ps(1.42860682030941723e-6f), r);
+  __m256 p = _mm256_set1_ps(1.0f / 5040.0f);
+  for (const float c : {1.0f / 720.0f, 1.0f / 120.0f, 1.0f / 24.0f,
+                        1.0f / 6.0f, 0.5f, 1.0f, 1.0f})
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(c));
+  const __m256i e = _mm256_slli_epi32(
+      _mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
+  return _mm256_and_ps(_mm256_mul_ps(p, _mm256_castsi256_ps(e)), keep);
+}
+
+/// [a, b): the span of mask row m (L F16 values) between its first and
+/// last value that is not -infinity (a == b when there is none), 16 at a
+/// time.
+__attribute__((target("avx2"))) inline bool all_minus_inf16(const uint16_t *m) {
+  return _mm256_movemask_epi8(_mm256_cmpeq_epi16(
+             _mm256_loadu_si256(reinterpret_cast<const __m256i *>(m)),
+             _mm256_set1_epi16(short(kMinusInf)))) == -1;
+}
+
+__attribute__((target("avx2"))) void finite_span(const uint16_t *m, int64_t L,
+                                                 int64_t &a, int64_t &b) {
+  a = 0;
+  while (a + 16 <= L && all_minus_inf16(m + a))
+    a += 16;
+  while (a < L && m[a] == kMinusInf)
+    ++a;
+  b = L;
+  while (b - 16 >= a && all_minus_inf16(m + b - 16))
+    b -= 16;
+  while (b > a && m[b - 1] == kMinusInf)
+    --b;
+}
+
+/// Query rows [r0, r1) (at most kAttnRows) of head h, batch i3: s is
+/// scratch of kAttnRows rows of k->ne[1] floats, seen of k->ne[1].
+__attribute__((target("avx2,fma,f16c"))) void
+attend_rows(const ggml_tensor *node, float scale, int64_t h, int64_t i3,
+            int64_t r0, int64_t r1, float *s, int32_t *seen) {
+  const ggml_tensor *q = node->src[0], *k = node->src[1], *v = node->src[2];
+  const ggml_tensor *mask = node->src[3];
+  const int64_t D = k->ne[0], L = k->ne[1], R = r1 - r0;
+  const char *kbase = static_cast<const char *>(k->data) +
+                      h / (q->ne[2] / k->ne[2]) * k->nb[2] +
+                      i3 / (q->ne[3] / k->ne[3]) * k->nb[3];
+  const char *vbase = static_cast<const char *>(v->data) +
+                      h / (q->ne[2] / v->ne[2]) * v->nb[2] +
+                      i3 / (q->ne[3] / v->ne[3]) * v->nb[3];
+  // Rows past r1 repeat row r0 and see nothing (every loop below runs all
+  // kAttnRows rows, in registers).
+  const float *qr[kAttnRows];
+  const uint16_t *mr[kAttnRows] = {};
+  float *out[kAttnRows];
+  int64_t lo = L, hi = 0; // the span any row's mask leaves
+  bool none[kAttnRows];
+  for (int64_t r = 0; r < kAttnRows; ++r) {
+    if (r >= R) {
+      qr[r] = qr[0];
+      mr[r] = mr[0];
+      none[r] = true;
+      continue;
+    }
+    qr[r] = reinterpret_cast<const float *>(
+        static_cast<const char *>(q->data) + (r0 + r) * q->nb[1] +
+        h * q->nb[2] + i3 * q->nb[3]);
+    out[r] = reinterpret_cast<float *>(static_cast<char *>(node->data) +
+                                       h * node->nb[1] +
+                                       (r0 + r) * node->nb[2] +
+                                       i3 * node->nb[3]);
+    int64_t a = 0, b = L;
+    if (mask) {
+      mr[r] = reinterpret_cast<const uint16_t *>(
+          static_cast<const char *>(mask->data) + (r0 + r) * mask->nb[1] +
+          h % mask->ne[2] * mask->nb[2] + i3 % mask->ne[3] * mask->nb[3]);
+      finite_span(mr[r], L, a, b);
+    }
+    none[r] = a >= b;
+    if (!none[r]) {
+      lo = std::min(lo, a);
+      hi = std::max(hi, b);
+    }
+  }
+  // Scores: scale * q . k plus the mask (-infinity where it is).
+  for (int64_t j = lo; j < hi; ++j) {
+    const auto *kj = reinterpret_cast<const ggml_fp16_t *>(kbase + j * k->nb[1]);
+    __m256 acc[kAttnRows];
+    for (int r = 0; r < kAttnRows; ++r)
+      acc[r] = _mm256_setzero_ps();
+    for (int64_t d = 0; d < D; d += 8) {
+      const __m256 kk = load_f16(kj + d);
+      for (int r = 0; r < kAttnRows; ++r)
+        acc[r] = _mm256_fmadd_ps(_mm256_loadu_ps(qr[r] + d), kk, acc[r]);
+    }
+    for (int r = 0; r < kAttnRows; ++r) {
+      float &score = s[r * L + j];
+      if (mask && mr[r][j] == kMinusInf)
+        score = -INFINITY;
+      else
+        score = hsum8(acc[r]) * scale + (mask ? _cvtsh_ss(mr[r][j]) : 0.0f);
+    }
+  }
+  // Softmax numerators in place; 1 / their sum.
+  float inv[kAttnRows] = {};
+  for (int r = 0; r < kAttnRows; ++r) {
+    if (none[r])
+      continue;
+    float *sr = s + r * L;
+    __m256 vmax = _mm256_set1_ps(-INFINITY);
+    int64_t j = lo;
+    for (; j + 8 <= hi; j += 8)
+      vmax = _mm256_max_ps(vmax, _mm256_loadu_ps(sr + j));
+    const __m128 m4 = _mm_max_ps(_mm256_castps256_ps128(vmax),
+                                 _mm256_extractf128_ps(vmax, 1));
+    const __m128 m2 = _mm_max_ps(m4, _mm_movehl_ps(m4, m4));
+    float max = _mm_cvtss_f32(_mm_max_ss(m2, _mm_movehdup_ps(m2)));
+    for (; j < hi; ++j)
+      max = std::max(max, sr[j]);
+    __m256 sum = _mm256_setzero_ps();
+    j = lo;
+    for (; j + 8 <= hi; j += 8) {
+      const __m256 e = exp_nonpositive(
+          _mm256_sub_ps(_mm256_loadu_ps(sr + j), _mm256_set1_ps(max)));
+      _mm256_storeu_ps(sr + j, e);
+      sum = _mm256_add_ps(sum, e);
+    }
+    float tail = 0.0f;
+    for (; j < hi; ++j) {
+      sr[j] = _mm256_cvtss_f32(exp_nonpositive(_mm256_set1_ps(sr[j] - max)));
+      tail += sr[j];
+    }
+    inv[r] = 1.0f / (hsum8(sum) + tail);
+  }
+  // The positions some row sees (a position none sees is skipped: its
+  // cells may hold anything), with each row's weight (0 for a row that
+  // sees nothing: its scores were never made weights).
+  int64_t n_seen = 0;
+  for (int r = 0; r < kAttnRows; ++r)
+    if (none[r])
+      for (int64_t j = lo; j < hi; ++j)
+        s[r * L + j] = 0.0f;
+  for (int64_t j = lo; j < hi; ++j)
+    if (s[j] != 0.0f || s[L + j] != 0.0f || s[2 * L + j] != 0.0f ||
+        s[3 * L + j] != 0.0f)
+      seen[n_seen++] = int32_t(j);
+  // out = sum_j p_j V_j / sum, 16 columns (or 8) of the rows at a time in
+  // registers.
+  const int64_t step = D % 16 == 0 ? 16 : 8;
+  for (int64_t d0 = 0; d0 < D; d0 += step) {
+    __m256 o[kAttnRows][2];
+    for (int r = 0; r < kAttnRows; ++r)
+      o[r][0] = o[r][1] = _mm256_setzero_ps();
+    for (int64_t i = 0; i < n_seen; ++i) {
+      const int64_t j = seen[i];
+      const auto *vj =
+          reinterpret_cast<const ggml_fp16_t *>(vbase + j * v->nb[1]) + d0;
+      const __m256 v0 = load_f16(vj);
+      const __m256 v1 = step == 16 ? load_f16(vj + 8) : _mm256_setzero_ps();
+      for (int r = 0; r < kAttnRows; ++r) {
+        const __m256 p = _mm256_broadcast_ss(s + r * L + j);
+        o[r][0] = _mm256_fmadd_ps(p, v0, o[r][0]);
+        o[r][1] = _mm256_fmadd_ps(p, v1, o[r][1]);
+      }
+    }
+    for (int64_t r = 0; r < R; ++r)
+      for (int64_t c = 0; c < step / 8; ++c)
+        _mm256_storeu_ps(out[r] + d0 + 8 * c,
+                         _mm256_mul_ps(o[r][c], _mm256_set1_ps(inv[r])));
+  }
+}
+
+/// This thread's work items of a flash attention (kAttnRows rows of one
+/// head each, taken from the job's counter: a causal mask gives the last
+/// rows the most positions).
+void run_attention(Job &job, ggml_tensor *node, int ith, int nth) {
+  const ggml_tensor *q = node->src[0];
+  float scale; // the node's op_params are the custom op's while it runs
+  std::memcpy(&scale, job.op_params, sizeof(float));
+  const int64_t rows = q->ne[1], heads = q->ne[2];
+  const int64_t blocks = (rows + kAttnRows - 1) / kAttnRows;
+  const int64_t items = blocks * heads * q->ne[3];
+  thread_local std::vector<float> scores;
+  thread_local std::vector<int32_t> seen;
+  scores.resize(size_t(kAttnRows * node->src[1]->ne[1]));
+  seen.resize(size_t(node->src[1]->ne[1]));
+  for (int64_t c = ith; c < items;
+       c = nth + job.next_chunk.fetch_add(1, std::memory_order_relaxed)) {
+    const int64_t b = c % blocks, h = c / blocks % heads,
+                  i3 = c / (blocks * heads);
+    attend_rows(node, scale, h, i3, b * kAttnRows,
+                std::min(rows, (b + 1) * kAttnRows), scores.data(),
+                seen.data());
+  }
+}
+
 void run_job(ggml_tensor *node, int ith, int nth, void *userdata) {
   Job &job = *static_cast<Job *>(userdata);
   if (job.kind == Job::MulMat) {
@@ -1038,6 +1296,8 @@ void run_job(ggml_tensor *node, int ith, int nth, void *userdata) {
   const Clock::time_point t0 = job.profile ? Clock::now() : Clock::time_point();
   if (job.kind == Job::RmsNorm)
     run_rms_norm(job, ith, nth);
+  else if (job.kind == Job::Attn)
+    guarded(job, [&] { run_attention(job, node, ith, nth); });
   else
     guarded(job, [&] { run_get_rows(job, node, ith, nth); });
   if (job.profile)
@@ -1133,7 +1393,10 @@ void backend_free(ggml_backend_t backend) {
           std::to_string(ctx->fused_muls) + " with their MUL";
   if (ctx->fused_adds > 0)
     text += ", " + std::to_string(ctx->fused_adds) + " with the ADD before";
-  text += "), " + std::to_string(ctx->cpu_nodes) + " other nodes on ggml-cpu";
+  text += ")";
+  if (ctx->attentions > 0)
+    text += ", " + std::to_string(ctx->attentions) + " FLASH_ATTN_EXT";
+  text += ", " + std::to_string(ctx->cpu_nodes) + " other nodes on ggml-cpu";
   log_line(GGML_LOG_LEVEL_INFO, text);
   if (ctx->decode_profile.graphs > 0)
     log_profile(ctx->decode_profile, "one-token");
@@ -1182,6 +1445,11 @@ void plan_jobs(BackendContext &ctx, ggml_cgraph *graph) {
   keys.clear();
   for (int i = 0; i < ggml_graph_n_nodes(graph); ++i) {
     ggml_tensor *node = ggml_graph_node(graph, i);
+    if (node->op == GGML_OP_FLASH_ATTN_EXT && attn_takes(node)) {
+      add_job(ctx, Job::Attn, node).index = i;
+      keys.push_back({nullptr, -1});
+      continue;
+    }
     const bool add = add_fuses(graph, i);
     if (add || (node->op == GGML_OP_RMS_NORM && norm_takes(node))) {
       const int at = add ? i + 1 : i; // the RMS_NORM
@@ -1244,6 +1512,7 @@ void plan_jobs(BackendContext &ctx, ggml_cgraph *graph) {
       Job &job = *ctx.jobs[j];
       job.profile = &p;
       job.step = job.kind == Job::RmsNorm   ? kNorm
+                 : job.kind == Job::Attn    ? kAttn
                  : job.kind == Job::GetRows ? kOtherStep
                                             : step_of(job.node->src[0]);
       first_layer = first_layer ||
@@ -1433,6 +1702,8 @@ ggml_status backend_graph_compute(ggml_backend_t backend, ggml_cgraph *graph) {
       ctx->merged += job.merged ? 1 : 0;
     } else if (job.kind == Job::GetRows) {
       ++ctx->get_rows;
+    } else if (job.kind == Job::Attn) {
+      ++ctx->attentions;
     } else {
       ++ctx->norms;
       ctx->fused_muls += job.mul ? 1 : 0;
@@ -1595,15 +1866,11 @@ bool dev_supports_op(ggml_backend_dev_t, const ggml_tensor *op) {
   // CPU; otherwise it attends without it over a KV cache laid out for it,
   // copying every layer's V cache (ggml_cont of its transpose) for every
   // token: measured slower than the two splits (docs/perf/ggml-lowbit.md).
-  // A prompt's (kFlashAttnRows query rows or more, as many as llama.cpp's
-  // own threshold for batches, graph_get_cb's 32) is ours: ggml-cpu runs it
-  // inside our split, and a prompt's graph is one split instead of 2 more
-  // per layer.
-  if (op->op == GGML_OP_FLASH_ATTN_EXT) {
-    constexpr int64_t kFlashAttnRows = 32;
-    if (op->src[0]->ne[1] < kFlashAttnRows)
-      return false;
-  }
+  // A prompt's (kFlashAttnRows query rows or more) is ours, inside our
+  // split (attn_takes: on our code, else on ggml-cpu's), and a prompt's
+  // graph is one split instead of 2 more per layer.
+  if (op->op == GGML_OP_FLASH_ATTN_EXT && op->src[0]->ne[1] < kFlashAttnRows)
+    return false;
   if (op->op == GGML_OP_MUL_MAT) {
     // A weight in a buffer of ours (or in llama.cpp's probe of it), or a
     // leaf not placed yet (test-backend-ops asks before it allocates): a
