@@ -223,6 +223,7 @@ void setKernelValues(TemplateValues &v, const BundleKernel &k) {
       .set("tileRows", int64_t(layout.tile_rows))
       .set("tileK", int64_t(layout.tile_k))
       .set("panelBlocks", int64_t(layout.panel_blocks))
+      .set("blockBytes", int64_t(layout.block_bytes))
       .set("file", k.file)
       .setList("flags");
   for (const std::string &flag : k.flags)
