@@ -73,7 +73,7 @@ KernelChoice choiceFor(const Format &format, Strategy strategy,
 
 /// The up-convert configs of kernel_abi.h's GGML ROWS LAYOUT (lower-upconvert's
 /// row kernel) for the i2s shapes whose weights are TQ2_0 or TQ1_0 rows in
-/// the file (TQ1_0's named by kTq1Rows):
+/// the file (TQ1_0's named by kTq1Rows, its GEMM kTq1RowsGemm):
 /// the kernels read the file's mapping, so those weights are never packed
 /// (issue 28 item 7), with --in-place: decode measured 0.76-1.07x and
 /// prefill 0.77-0.88x of the packed kernels' (docs/perf/llama-cpp.md), so
@@ -88,6 +88,12 @@ const char *const kGgmlRowsGemm =
     "#lowbit.upconvert<tile_m = 4, tile_k = 256, tile_n = 4>";
 const char *const kTq1Rows =
     "#lowbit.layout<gguf, tile_m = 1, tile_k = 256, block_bytes = 54>";
+/// TQ1_0's GEMM decodes its digits per activation-row tile: 1 row x 8
+/// activation rows shares each decoded register among 8, 0.69-0.93x the
+/// time of 4 x 4 on x86-avx512vnni over the three BitNet-2B shapes at
+/// N = 128 (lowbit bench --interleave, two runs, loaded host).
+const char *const kTq1RowsGemm =
+    "#lowbit.upconvert<tile_m = 1, tile_k = 256, tile_n = 8>";
 bool takesGgmlRows(const KernelChoice &choice) {
   return choice.strategy == Strategy::Upconvert &&
          (choice.target == Target::X86Avx512Vnni ||
@@ -185,12 +191,15 @@ compileModelKernels(const std::vector<engine::LinearSpec> &specs,
         // A schedule's tuned configs (vnni4) win over the row kernels.
         const bool rows = f.name() == "i2s" && takesGgmlRows(choice) &&
                           !options.schedule && ggmlRows.count({M, K});
-        const std::string layout =
-            rows && ggmlRows.at({M, K}) == LOWBIT_GGML_ROWS_TQ1_0_BYTES
-                ? kTq1Rows
-                : "";
-        batch.emplace_back(M, K, 1, rows ? kGgmlRowsGemv : "", layout);
-        batch.emplace_back(M, K, 16, rows ? kGgmlRowsGemm : "", layout);
+        const bool tq1 =
+            rows && ggmlRows.at({M, K}) == LOWBIT_GGML_ROWS_TQ1_0_BYTES;
+        batch.emplace_back(M, K, 1, rows ? kGgmlRowsGemv : "",
+                           tq1 ? kTq1Rows : "");
+        batch.emplace_back(M, K, 16,
+                           tq1    ? kTq1RowsGemm
+                           : rows ? kGgmlRowsGemm
+                                  : "",
+                           tq1 ? kTq1Rows : "");
       }
       std::vector<CompiledKernel> compiled =
           compileKernels(f, choice, batch, options);
