@@ -622,6 +622,7 @@ struct Job {
   const WeightSlot *slot = nullptr; // MulMat, GetRows
   ggml_tensor *mul = nullptr;       // RmsNorm: the MUL it computes, or null
   ggml_tensor *add = nullptr;       // RmsNorm: the ADD before it it computes
+  ggml_tensor *glu = nullptr;       // RmsNorm: or the SWIGLU before it
   BackendContext *ctx = nullptr;
   int index = 0; // of its node in the graph
   // MulMat: the activations it reads (BackendContext::activations[act], or
@@ -653,6 +654,7 @@ struct Job {
   Step step = kOtherStep;
   // The node as the graph had it (and the MUL's and ADD's ops).
   ggml_op op = GGML_OP_NONE, mul_op = GGML_OP_NONE, add_op = GGML_OP_NONE;
+  ggml_op glu_op = GGML_OP_NONE;
   int32_t op_params[GGML_MAX_OP_PARAMS / sizeof(int32_t)] = {};
 };
 
@@ -681,6 +683,7 @@ struct BackendContext {
   int64_t splits = 0, mul_mats = 0, get_rows = 0, cpu_nodes = 0;
   int64_t norms = 0, fused_muls = 0; // RMS_NORMs ours, MULs with them
   int64_t fused_adds = 0; // ADDs computed by the RMS_NORM after them
+  int64_t fused_glus = 0; // SWIGLUs likewise
   int64_t merged = 0;     // MUL_MATs run in the node of the one before
   int64_t attentions = 0; // FLASH_ATTN_EXT on our code
   double seconds = 0; // inside graph_compute
@@ -872,6 +875,51 @@ void run_get_rows(Job &job, ggml_tensor *node, int ith, int nth) {
   }
 }
 
+/// e^x of 8 floats: lowbit's engine's exp8 (engine/kernels.cpp), within 2
+/// ulp of expf for x in [-87, 88]: x = n ln2 + r, e^r by its Taylor series
+/// to degree 7, times 2^n; below -87 (and -infinity), 0; above 88.72,
+/// infinity.
+__attribute__((target("avx2,fma"))) inline __m256 exp8(__m256 x) {
+  const __m256 keep = _mm256_cmp_ps(x, _mm256_set1_ps(-87.0f), _CMP_GE_OQ);
+  const __m256 overflow = _mm256_cmp_ps(x, _mm256_set1_ps(88.72f), _CMP_GT_OQ);
+  x = _mm256_min_ps(_mm256_max_ps(x, _mm256_set1_ps(-87.0f)),
+                    _mm256_set1_ps(88.0f));
+  const __m256 shifter = _mm256_set1_ps(12582912.0f); // rounds to integers
+  const __m256 n = _mm256_sub_ps(
+      _mm256_fmadd_ps(x, _mm256_set1_ps(1.44269504088896341f), shifter),
+      shifter);
+  __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693145751953125f), x);
+  r = _mm256_fnmadd_ps(n, _mm256_set1_ps(1.42860682030941723e-6f), r);
+  __m256 p = _mm256_set1_ps(1.0f / 5040.0f);
+  for (const float c : {1.0f / 720.0f, 1.0f / 120.0f, 1.0f / 24.0f,
+                        1.0f / 6.0f, 0.5f, 1.0f, 1.0f})
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(c));
+  const __m256i e = _mm256_slli_epi32(
+      _mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
+  const __m256 y = _mm256_and_ps(_mm256_mul_ps(p, _mm256_castsi256_ps(e)), keep);
+  return _mm256_blendv_ps(y, _mm256_set1_ps(INFINITY), overflow);
+}
+
+/// y = silu(g) * u = g / (1 + e^-g) * u over n floats (ggml-cpu's SWIGLU,
+/// ggml_vec_swiglu_f32, in the same order; e^x within 2 ulp of expf, as
+/// ggml's own vector exp is). y may be g or u.
+__attribute__((target("avx2,fma"))) void swiglu_row(const float *g,
+                                                    const float *u, float *y,
+                                                    int64_t n) {
+  const __m256 one = _mm256_set1_ps(1.0f);
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m256 x = _mm256_loadu_ps(g + i);
+    const __m256 e = exp8(_mm256_sub_ps(_mm256_setzero_ps(), x));
+    _mm256_storeu_ps(y + i, _mm256_mul_ps(_mm256_div_ps(x, _mm256_add_ps(one, e)),
+                                          _mm256_loadu_ps(u + i)));
+  }
+  for (; i < n; ++i) {
+    const float e = _mm256_cvtss_f32(exp8(_mm256_set1_ps(-g[i])));
+    y[i] = g[i] / (1.0f + e) * u[i];
+  }
+}
+
 // ---- RMS_NORM. ggml-cpu's loop (ggml_compute_forward_rms_norm_f32 in
 // ops.cpp) adds the squares of a row one at a time into a double: one
 // value per add latency (4 cycles), 5% of a BitNet-2B prompt's CPU time
@@ -978,6 +1026,26 @@ ggml_tensor *fused_mul(ggml_cgraph *graph, int i) {
   return takes ? mul : nullptr;
 }
 
+/// Whether graph node i, a SWIGLU of two F32 operands (gate and up, as
+/// llama.cpp's FFN makes it), is computed by the RMS_NORM after it (which
+/// reads it; norm_takes), rows of contiguous values. Its output is still
+/// written.
+bool glu_fuses(ggml_cgraph *graph, int i) {
+  if (i + 1 >= ggml_graph_n_nodes(graph))
+    return false;
+  const ggml_tensor *glu = ggml_graph_node(graph, i);
+  const ggml_tensor *norm = ggml_graph_node(graph, i + 1);
+  if (glu->op != GGML_OP_GLU || ggml_get_glu_op(glu) != GGML_GLU_OP_SWIGLU ||
+      !glu->src[1] || norm->op != GGML_OP_RMS_NORM || norm->src[0] != glu ||
+      !norm_takes(norm))
+    return false;
+  for (const ggml_tensor *t : {glu->src[0], glu->src[1]})
+    if (t->type != GGML_TYPE_F32 || !ggml_are_same_shape(t, glu) ||
+        t->nb[0] != sizeof(float))
+      return false;
+  return glu->type == GGML_TYPE_F32;
+}
+
 /// The row (i1, i2, i3) of t.
 float *row_of(const ggml_tensor *t, int64_t i1, int64_t i2, int64_t i3) {
   return reinterpret_cast<float *>(static_cast<char *>(t->data) +
@@ -1010,6 +1078,10 @@ void run_rms_norm(Job &job, int ith, int nth) {
       add_row(row_of(job.add->src[0], i1, i2, i3),
               row_of(job.add->src[1], i1, i2, i3), row_of(job.add, i1, i2, i3),
               n);
+    if (job.glu) // or the SWIGLU's
+      swiglu_row(row_of(job.glu->src[0], i1, i2, i3),
+                 row_of(job.glu->src[1], i1, i2, i3),
+                 row_of(job.glu, i1, i2, i3), n);
     float *yr = reinterpret_cast<float *>(static_cast<char *>(y->data) +
                                           i1 * y->nb[1] + i2 * y->nb[2] +
                                           i3 * y->nb[3]);
@@ -1083,26 +1155,6 @@ __attribute__((target("avx2"))) inline float hsum8(__m256 v) {
   return _mm_cvtss_f32(_mm_add_ss(t, _mm_movehdup_ps(t)));
 }
 
-/// e^x of 8 floats, x <= 0 (-infinity gives 0): lowbit's engine's exp8
-/// (engine/kernels.cpp): x = n ln2 + r, e^r by its Taylor series to degree
-/// 7, times 2^n; below -87, 0.
-__attribute__((target("avx2,fma"))) inline __m256 exp_nonpositive(__m256 x) {
-  const __m256 keep = _mm256_cmp_ps(x, _mm256_set1_ps(-87.0f), _CMP_GE_OQ);
-  x = _mm256_max_ps(x, _mm256_set1_ps(-87.0f));
-  const __m256 shifter = _mm256_set1_ps(12582912.0f); // rounds to integers
-  const __m256 n = _mm256_sub_ps(
-      _mm256_fmadd_ps(x, _mm256_set1_ps(1.44269504088896341f), shifter),
-      shifter);
-  __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693145751953125f), x);
-  r = _mm256_fnmadd_ps(n, _mm256_set1_ps(1.42860682030941723e-6f), r);
-  __m256 p = _mm256_set1_ps(1.0f / 5040.0f);
-  for (const float c : {1.0f / 720.0f, 1.0f / 120.0f, 1.0f / 24.0f,
-                        1.0f / 6.0f, 0.5f, 1.0f, 1.0f})
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(c));
-  const __m256i e = _mm256_slli_epi32(
-      _mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
-  return _mm256_and_ps(_mm256_mul_ps(p, _mm256_castsi256_ps(e)), keep);
-}
 
 /// [a, b): the span of mask row m (L F16 values) between its first and
 /// last value that is not -infinity (a == b when there is none), 16 at a
@@ -1213,14 +1265,14 @@ attend_rows(const ggml_tensor *node, float scale, int64_t h, int64_t i3,
     __m256 sum = _mm256_setzero_ps();
     j = lo;
     for (; j + 8 <= hi; j += 8) {
-      const __m256 e = exp_nonpositive(
+      const __m256 e = exp8(
           _mm256_sub_ps(_mm256_loadu_ps(sr + j), _mm256_set1_ps(max)));
       _mm256_storeu_ps(sr + j, e);
       sum = _mm256_add_ps(sum, e);
     }
     float tail = 0.0f;
     for (; j < hi; ++j) {
-      sr[j] = _mm256_cvtss_f32(exp_nonpositive(_mm256_set1_ps(sr[j] - max)));
+      sr[j] = _mm256_cvtss_f32(exp8(_mm256_set1_ps(sr[j] - max)));
       tail += sr[j];
     }
     inv[r] = 1.0f / (hsum8(sum) + tail);
@@ -1393,6 +1445,8 @@ void backend_free(ggml_backend_t backend) {
           std::to_string(ctx->fused_muls) + " with their MUL";
   if (ctx->fused_adds > 0)
     text += ", " + std::to_string(ctx->fused_adds) + " with the ADD before";
+  if (ctx->fused_glus > 0)
+    text += ", " + std::to_string(ctx->fused_glus) + " with the SWIGLU before";
   text += ")";
   if (ctx->attentions > 0)
     text += ", " + std::to_string(ctx->attentions) + " FLASH_ATTN_EXT";
@@ -1426,6 +1480,7 @@ Job &add_job(BackendContext &ctx, Job::Kind kind, ggml_tensor *node) {
   job.merged = false;
   job.leader = nullptr;
   job.add = nullptr;
+  job.glu = nullptr;
   job.index = 0;
   job.quantized = 0;
   job.next_chunk = 0;
@@ -1450,11 +1505,12 @@ void plan_jobs(BackendContext &ctx, ggml_cgraph *graph) {
       keys.push_back({nullptr, -1});
       continue;
     }
-    const bool add = add_fuses(graph, i);
-    if (add || (node->op == GGML_OP_RMS_NORM && norm_takes(node))) {
-      const int at = add ? i + 1 : i; // the RMS_NORM
+    const bool add = add_fuses(graph, i), glu = !add && glu_fuses(graph, i);
+    if (add || glu || (node->op == GGML_OP_RMS_NORM && norm_takes(node))) {
+      const int at = add || glu ? i + 1 : i; // the RMS_NORM
       Job &job = add_job(ctx, Job::RmsNorm, ggml_graph_node(graph, at));
       job.add = add ? node : nullptr;
+      job.glu = glu ? node : nullptr;
       job.index = at;
       job.mul = fused_mul(graph, at);
       i = at + (job.mul ? 1 : 0);
@@ -1654,6 +1710,10 @@ ggml_status backend_graph_compute(ggml_backend_t backend, ggml_cgraph *graph) {
       job.add_op = job.add->op;
       job.add->op = GGML_OP_NONE;
     }
+    if (job.glu) {
+      job.glu_op = job.glu->op;
+      job.glu->op = GGML_OP_NONE;
+    }
   }
   if (ctx->cpu_set_threads)
     ctx->cpu_set_threads(ctx->cpu, ctx->threads);
@@ -1691,6 +1751,8 @@ ggml_status backend_graph_compute(ggml_backend_t backend, ggml_cgraph *graph) {
       job.mul->op = job.mul_op;
     if (job.add)
       job.add->op = job.add_op;
+    if (job.glu)
+      job.glu->op = job.glu_op;
     if (job.failed && result == GGML_STATUS_SUCCESS) {
       log_line(GGML_LOG_LEVEL_ERROR, std::string("ggml-lowbit: ") +
                                          job.node->name + ": " + job.error);
@@ -1708,6 +1770,7 @@ ggml_status backend_graph_compute(ggml_backend_t backend, ggml_cgraph *graph) {
       ++ctx->norms;
       ctx->fused_muls += job.mul ? 1 : 0;
       ctx->fused_adds += job.add ? 1 : 0;
+      ctx->fused_glus += job.glu ? 1 : 0;
     }
   }
   return result;
