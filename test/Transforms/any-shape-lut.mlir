@@ -37,7 +37,9 @@
 // LOWER: %[[LASTPANEL:.*]] = arith.subi %[[PANELS]], %c1 : index
 // The tables of all K: 4 per TL2 block, then the TL1 vectors.
 // LOWER: lowbit.uk.stack_buffer {alignment = 64 : i64, bytes = 349696 : i64}
-// LOWER: lowbit.uk.stack_buffer {alignment = 64 : i64, bytes = 32768 : i64}
+// The int32 sums of a batch's 64 tiles between panels, one register per
+// tile (its pairs combined, low + 256 high).
+// LOWER: lowbit.uk.stack_buffer {alignment = 64 : i64, bytes = 4096 : i64}
 // LOWER: %[[VECS:.*]] = arith.muli %[[BLOCKS]], %c4 : index
 // LOWER: scf.for %{{.*}} = %c0 to %[[VECS]] step %c1 {
 // LOWER: lowbit.uk.lut_tables {{.*}} {width = 3 : i64}

@@ -155,12 +155,14 @@ func.func @tl1_gemm(%x: tensor<?x34xf32>, %w: tensor<2x256xi8>, %s: tensor<1xf32
 // first 17 blocks (5440 bytes per tile), panel 1 the other 16 and the
 // header (5184 bytes per tile, from 5440 * tiles = 5440 on). Every
 // tile of the range runs chunk 0 and spills its int32 sums to a second stack
-// buffer (8 registers per tile: 2 sets of 4), then chunk 1 reloads them.
+// buffer, its 8 registers (2 sets x 2 nibbles of low and high sums)
+// combined into one (low + 256 high), which chunk 1 reloads as the first
+// pair's low sums, its other sums starting at 0.
 // While in panel 0 the prefetches jump from the end of the thread's run there
 // (tile_end * 5440) to its run of panel 1 (5440 + tile_begin * 5184).
 // AVX512-LABEL: func.func @tl2_chunks(
 // AVX512: %[[T:.*]] = lowbit.uk.stack_buffer {alignment = 64 : i64, bytes = 33792 : i64} : memref<?xi8>
-// AVX512: %[[P:.*]] = lowbit.uk.stack_buffer {alignment = 64 : i64, bytes = 512 : i64} : memref<?xi8>
+// AVX512: %[[P:.*]] = lowbit.uk.stack_buffer {alignment = 64 : i64, bytes = 64 : i64} : memref<?xi8>
 // Before the tables are built: the first 4096 bytes of the thread's run
 // (from tile_begin * 5440), which the loops' prefetches skip.
 // AVX512: %[[BEGIN:.*]] = arith.index_cast %{{.*}} : i64 to index
@@ -183,14 +185,17 @@ func.func @tl1_gemm(%x: tensor<?x34xf32>, %w: tensor<2x256xi8>, %s: tensor<1xf32
 // AVX512: %[[PAST:.*]] = arith.cmpi uge, %[[NEAR]], %[[RUNEND]] : index
 // AVX512: %[[JUMPED:.*]] = arith.addi %[[NEAR]], %[[JUMP]] : index
 // AVX512: arith.select %[[PAST]], %[[JUMPED]], %[[NEAR]] : index
-// AVX512-COUNT-8: lowbit.uk.spill %{{.*}}, %[[P]][%{{.*}}] : vector<16xi32>, memref<?xi8>
+// AVX512-COUNT-4: lowbit.uk.lut_combine
+// AVX512: lowbit.uk.spill %{{.*}}, %[[P]][%{{.*}}] : vector<16xi32>, memref<?xi8>
+// AVX512-NOT: lowbit.uk.spill
 // AVX512: scf.for %[[T1:.*]] = %[[BEGIN]] to %[[END]] step %c1 {
 // AVX512: %[[PIECE1:.*]] = arith.muli %[[T1]], %c5184 : index
 // AVX512: %[[BASE1:.*]] = arith.addi %[[PIECE1]], %c5440 : index
-// AVX512-COUNT-8: lowbit.uk.load %[[P]][%{{.*}}] : memref<?xi8> -> vector<16xi32>
+// AVX512: %[[SUMS:.*]] = lowbit.uk.load %[[P]][%{{.*}}] : memref<?xi8> -> vector<16xi32>
+// AVX512-NOT: lowbit.uk.load %[[P]]
 // Block 17 + i of the chunk's loop is block i of the tile's piece; no
 // jump past panel 1, the last.
-// AVX512: scf.for %{{.*}} = %c0 to %c16 step %c1 iter_args
+// AVX512: scf.for %{{.*}} = %c0 to %c16 step %c1 iter_args(%{{[a-z0-9]+}} = %[[SUMS]], %{{[a-z0-9]+}} = %cst,
 // AVX512: %[[B:.*]] = arith.addi %{{.*}}, %c17 : index
 // AVX512: %[[OFF:.*]] = arith.muli %[[B]], %c320 : index
 // AVX512: %[[REL:.*]] = arith.addi %[[OFF]], %c-5440 : index
