@@ -76,8 +76,9 @@ KernelChoice choiceFor(const Format &format, Strategy strategy,
 /// the file (TQ1_0's named by kTq1Rows, its GEMM kTq1RowsGemm):
 /// the kernels read the file's mapping, so those weights are never packed
 /// (issue 28 item 7), with --in-place: decode measured 0.76-1.07x and
-/// prefill 0.77-0.88x of the packed kernels' (docs/perf/llama-cpp.md), so
-/// not the default. GEMV: one row per group, a sequential stream of the
+/// prefill 0.77-0.88x of the packed kernels' for TQ2_0, 0.72-0.77x and
+/// 0.41-0.59x for TQ1_0 (whose digits are decoded in registers; loaded
+/// host, docs/perf/llama-cpp.md), so not the default. GEMV: one row per group, a sequential stream of the
 /// rows, prefetched 4 rows ahead; GEMM: 4 rows x 4 activation rows (~5%
 /// faster than 2 x 4 on AVX-512, equal on AVX2). Only the
 /// x86-avx512vnni and x86-avx2 row kernels are checked against the
