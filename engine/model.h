@@ -116,6 +116,7 @@ struct Model::Impl {
   std::vector<float> scores; // [threads][kQueries * n_ctx]
   std::vector<float> last_logits;
   std::vector<TileSpan> spans; // of the products project() runs
+  std::vector<int64_t> chunk_bounds; // run_tiles: chunk c's first tile
   DecodeProfile *profile = nullptr; // set_profile: every pass adds to it
   int64_t regions = 0; // parallel regions of the pass (for `profile`)
   /// With `profile`: each thread's kernel time in the current region of
@@ -198,6 +199,10 @@ void claim_for(lowbit_context_t *ctx, int64_t n, bool parallel, F &&f) {
 /// or was preempted leaves little for the others to wait on, few enough
 /// that each chunk is a long contiguous read.
 constexpr int64_t kChunksPerThread = 4;
+
+/// The first of a decode region's chunks holds this many times the tiles of
+/// the last (run_tiles): the chunks shrink geometrically in between.
+constexpr double kChunkTaper = 12;
 
 /// Tiles of the largest tile group of the runtime's GEMM kernels (N > 1):
 /// the config heuristic's vnni4 tile_m is 1, 2 or 4 tiles of 16 rows
