@@ -992,28 +992,43 @@ bool norm_takes(const ggml_tensor *node) {
          ggml_are_same_shape(x, node);
 }
 
+/// Whether graph node i, an element-wise op of two F32 operands that
+/// `is_op` accepts (the residual ADD; the SWIGLU of gate and up, as
+/// llama.cpp's FFN makes it), is computed by the RMS_NORM after it, which
+/// reads it (norm_takes): operands of its shape (no broadcast), rows of
+/// contiguous values. Its output is still written (the residual stream
+/// reads the ADD's again).
+template <typename IsOp>
+bool fuses_into_norm(ggml_cgraph *graph, int i, IsOp is_op) {
+  if (i + 1 >= ggml_graph_n_nodes(graph))
+    return false;
+  const ggml_tensor *node = ggml_graph_node(graph, i);
+  const ggml_tensor *norm = ggml_graph_node(graph, i + 1);
+  if (!is_op(node) || !node->src[1] || norm->op != GGML_OP_RMS_NORM ||
+      norm->src[0] != node || !norm_takes(norm))
+    return false;
+  for (const ggml_tensor *t : {node->src[0], node->src[1]})
+    if (t->type != GGML_TYPE_F32 || !ggml_are_same_shape(t, node) ||
+        t->nb[0] != sizeof(float))
+      return false;
+  return node->type == GGML_TYPE_F32;
+}
+
+bool add_fuses(ggml_cgraph *graph, int i) {
+  return fuses_into_norm(graph, i, [](const ggml_tensor *t) {
+    return t->op == GGML_OP_ADD;
+  });
+}
+
+bool glu_fuses(ggml_cgraph *graph, int i) {
+  return fuses_into_norm(graph, i, [](const ggml_tensor *t) {
+    return t->op == GGML_OP_GLU && ggml_get_glu_op(t) == GGML_GLU_OP_SWIGLU;
+  });
+}
+
 /// The MUL after graph node i (an RMS_NORM) that ggml-cpu would fuse with
 /// it (ggml_cpu_try_fuse_ops: ggml_can_fuse, F32, a weight row of the
 /// norm's width), else null.
-/// Whether graph node i, an ADD, is computed by the RMS_NORM after it
-/// (which reads it; norm_takes): F32 operands of its shape (no
-/// broadcast), rows of contiguous values. Its output is still written:
-/// the residual stream reads it again.
-bool add_fuses(ggml_cgraph *graph, int i) {
-  if (i + 1 >= ggml_graph_n_nodes(graph))
-    return false;
-  const ggml_tensor *add = ggml_graph_node(graph, i);
-  const ggml_tensor *norm = ggml_graph_node(graph, i + 1);
-  if (add->op != GGML_OP_ADD || norm->op != GGML_OP_RMS_NORM ||
-      norm->src[0] != add || !norm_takes(norm))
-    return false;
-  for (const ggml_tensor *t : {add->src[0], add->src[1]})
-    if (t->type != GGML_TYPE_F32 || !ggml_are_same_shape(t, add) ||
-        t->nb[0] != sizeof(float))
-      return false;
-  return add->type == GGML_TYPE_F32;
-}
-
 ggml_tensor *fused_mul(ggml_cgraph *graph, int i) {
   if (!ggml_can_fuse(graph, i, {GGML_OP_RMS_NORM, GGML_OP_MUL}))
     return nullptr;
@@ -1024,26 +1039,6 @@ ggml_tensor *fused_mul(ggml_cgraph *graph, int i) {
                      w->ne[0] == norm->ne[0] && w->nb[0] == sizeof(float) &&
                      mul->nb[0] == sizeof(float);
   return takes ? mul : nullptr;
-}
-
-/// Whether graph node i, a SWIGLU of two F32 operands (gate and up, as
-/// llama.cpp's FFN makes it), is computed by the RMS_NORM after it (which
-/// reads it; norm_takes), rows of contiguous values. Its output is still
-/// written.
-bool glu_fuses(ggml_cgraph *graph, int i) {
-  if (i + 1 >= ggml_graph_n_nodes(graph))
-    return false;
-  const ggml_tensor *glu = ggml_graph_node(graph, i);
-  const ggml_tensor *norm = ggml_graph_node(graph, i + 1);
-  if (glu->op != GGML_OP_GLU || ggml_get_glu_op(glu) != GGML_GLU_OP_SWIGLU ||
-      !glu->src[1] || norm->op != GGML_OP_RMS_NORM || norm->src[0] != glu ||
-      !norm_takes(norm))
-    return false;
-  for (const ggml_tensor *t : {glu->src[0], glu->src[1]})
-    if (t->type != GGML_TYPE_F32 || !ggml_are_same_shape(t, glu) ||
-        t->nb[0] != sizeof(float))
-      return false;
-  return glu->type == GGML_TYPE_F32;
 }
 
 /// The row (i1, i2, i3) of t.
