@@ -57,18 +57,9 @@ UpconvertWeights pack_lut(const PackedWeights &canonical, LutOrder order) {
                 "' has no lut-elementwise layout (supported: tl1, tl2)");
   validate(canonical);
 
-  UpconvertWeights U;
-  U.format = f;
-  U.M = canonical.M;
-  U.K = canonical.K;
-  U.Mp = lowbit_padded_m(U.M);
-  U.Kp = lowbit_padded_k(U.K);
-  U.bits = 2;
+  UpconvertWeights U = shape_lut(f, canonical.M, canonical.K, order, nullptr);
   U.w_scale = canonical.tensor_scale;
-  U.lane_order =
-      order == LutOrder::Lanes ? LOWBIT_LANE_LANES : LOWBIT_LANE_ROWS;
   const LutSplit split = lut_split(f, U.K);
-  U.codes = AlignedArray<uint8_t>(size_t(U.num_tiles() * split.tile_bytes()));
 
   // Every group of a row, padding included, adds its sign (+1 / -1) times
   // 32768 to the kernel's sum (the high-byte bias): the header removes it.
