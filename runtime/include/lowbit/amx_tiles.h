@@ -1,0 +1,174 @@
+/*===- amx_tiles.h - the AMX-INT8 operations of the x86-amx kernels -------===*\
+|*                                                                          *|
+|* The few tile operations the generated x86-amx kernels call, as inline    *|
+|* C++ wrappers: with LOWBIT_AMX_EMULATE defined, an emulation of the       *|
+|* instructions in plain C++ (so that the kernels are tested on hosts       *|
+|* without AMX); otherwise the <immintrin.h> intrinsics (-mamx-tile         *|
+|* -mamx-int8). Tile numbers are template arguments, because the            *|
+|* intrinsics take them as immediates. The x86-amx TargetInfo embeds this   *|
+|* file's text at the top of every kernel it emits (the generated C++       *|
+|* includes nothing of the runtime), so it is self-contained.               *|
+|*                                                                          *|
+\*===----------------------------------------------------------------------===*/
+/*
+ * SEMANTICS (Intel 64 and IA-32 Architectures Software Developer's Manual,
+ * Vol. 2: LDTILECFG, TILELOADD, TILESTORED, TILEZERO, TDPBSSD / TDPBSUD /
+ * TDPBUSD / TDPBUUD, TILERELEASE; palette 1)
+ *   8 tiles tmm0..tmm7 of up to 16 rows x 64 bytes. The 64-byte tile
+ *   configuration: byte 0 palette (1), byte 1 start_row (0), bytes 16..47
+ *   colsb[t] (uint16, bytes per row of tile t), bytes 48..63 rows[t].
+ *   TILELOADD t, [base + stride]: row r < rows[t] is the colsb[t] bytes at
+ *     base + r * stride; bytes past colsb and rows past rows are zero.
+ *   TILESTORED: writes rows[t] rows of colsb[t] bytes, row r at base +
+ *     r * stride.
+ *   TILEZERO: every byte of the tile zero.
+ *   TDPB<x><y>D c, a, b (x: signedness of a's bytes, y: of b's; S signed,
+ *     U unsigned): for m < rows[c], n < colsb[c] / 4, k < colsb[a] / 4:
+ *       c[m].dword[n] += a[m].byte[4k + i] * b[k].byte[4n + i], i = 0..3,
+ *     in int32 with wraparound; c's bytes past colsb and rows past rows
+ *     are zeroed.
+ * The kernels configure every tile as 16 rows x 64 bytes
+ * (lowbit_amx_config) in their prologue and release the tiles
+ * (lowbit_amx_release) before they return: the configuration is per
+ * thread, and a kernel runs start to end on one thread.
+ */
+#ifndef LOWBIT_AMX_TILES_H
+#define LOWBIT_AMX_TILES_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+/* The 64-byte LDTILECFG operand, palette 1. */
+struct lowbit_amx_tilecfg {
+  uint8_t palette;
+  uint8_t start_row;
+  uint8_t reserved[14];
+  uint16_t colsb[16];
+  uint8_t rows[16];
+};
+
+/* Every tile 16 rows x 64 bytes. */
+static inline struct lowbit_amx_tilecfg lowbit_amx_full_config() {
+  struct lowbit_amx_tilecfg cfg;
+  memset(&cfg, 0, sizeof(cfg));
+  cfg.palette = 1;
+  for (int t = 0; t < 8; ++t) {
+    cfg.colsb[t] = 64;
+    cfg.rows[t] = 16;
+  }
+  return cfg;
+}
+
+#ifdef LOWBIT_AMX_EMULATE
+
+/* The architectural state the emulation keeps per thread. */
+struct lowbit_amx_state {
+  struct lowbit_amx_tilecfg cfg;
+  uint8_t tile[8][16][64];
+};
+
+static inline struct lowbit_amx_state &lowbit_amx_emu_state() {
+  static thread_local struct lowbit_amx_state state;
+  return state;
+}
+
+/* LDTILECFG: the configuration, every tile zeroed. */
+static inline void lowbit_amx_emu_ldtilecfg(const struct lowbit_amx_tilecfg *c) {
+  struct lowbit_amx_state &s = lowbit_amx_emu_state();
+  s.cfg = *c;
+  memset(s.tile, 0, sizeof(s.tile));
+}
+
+/* TILERELEASE: back to the initial (unconfigured, zero) state. */
+static inline void lowbit_amx_emu_release() {
+  memset(&lowbit_amx_emu_state(), 0, sizeof(struct lowbit_amx_state));
+}
+
+static inline void lowbit_amx_emu_zero(int t) {
+  memset(lowbit_amx_emu_state().tile[t], 0, 16 * 64);
+}
+
+static inline void lowbit_amx_emu_load(int t, const void *base,
+                                       ptrdiff_t stride) {
+  struct lowbit_amx_state &s = lowbit_amx_emu_state();
+  memset(s.tile[t], 0, 16 * 64);
+  for (int r = 0; r < s.cfg.rows[t]; ++r)
+    memcpy(s.tile[t][r], (const uint8_t *)base + r * stride, s.cfg.colsb[t]);
+}
+
+static inline void lowbit_amx_emu_store(int t, void *base, ptrdiff_t stride) {
+  struct lowbit_amx_state &s = lowbit_amx_emu_state();
+  for (int r = 0; r < s.cfg.rows[t]; ++r)
+    memcpy((uint8_t *)base + r * stride, s.tile[t][r], s.cfg.colsb[t]);
+}
+
+/* TDPB<x><y>D c, a, b: `a_signed`, `b_signed` choose the extension of a's
+ * and b's bytes. */
+static inline void lowbit_amx_emu_dot(int c, int a, int b, int a_signed,
+                                      int b_signed) {
+  struct lowbit_amx_state &s = lowbit_amx_emu_state();
+  const int rows = s.cfg.rows[c], cols = s.cfg.colsb[c] / 4,
+            depth = s.cfg.colsb[a] / 4;
+  for (int m = 0; m < rows; ++m)
+    for (int n = 0; n < cols; ++n) {
+      uint32_t acc;
+      memcpy(&acc, &s.tile[c][m][4 * n], 4);
+      for (int k = 0; k < depth; ++k)
+        for (int i = 0; i < 4; ++i) {
+          uint8_t x = s.tile[a][m][4 * k + i], w = s.tile[b][k][4 * n + i];
+          int32_t xv = a_signed ? (int32_t)(int8_t)x : (int32_t)x;
+          int32_t wv = b_signed ? (int32_t)(int8_t)w : (int32_t)w;
+          acc += (uint32_t)(xv * wv); /* |xv * wv| <= 2^16: no overflow */
+        }
+      memcpy(&s.tile[c][m][4 * n], &acc, 4);
+    }
+  for (int m = 0; m < 16; ++m)
+    memset(&s.tile[c][m][m < rows ? 4 * cols : 0], 0,
+           m < rows ? 64 - 4 * cols : 64);
+}
+
+static inline void lowbit_amx_config() {
+  struct lowbit_amx_tilecfg cfg = lowbit_amx_full_config();
+  lowbit_amx_emu_ldtilecfg(&cfg);
+}
+static inline void lowbit_amx_release() { lowbit_amx_emu_release(); }
+template <int T> static inline void lowbit_amx_zero() {
+  lowbit_amx_emu_zero(T);
+}
+template <int T>
+static inline void lowbit_amx_load(const void *base, ptrdiff_t stride) {
+  lowbit_amx_emu_load(T, base, stride);
+}
+template <int T> static inline void lowbit_amx_store(void *base, ptrdiff_t stride) {
+  lowbit_amx_emu_store(T, base, stride);
+}
+/* TDPBSUD: signed a (activations) times unsigned b (codes). */
+template <int C, int A, int B> static inline void lowbit_amx_dot_su() {
+  lowbit_amx_emu_dot(C, A, B, 1, 0);
+}
+
+#else /* native AMX */
+
+#include <immintrin.h>
+
+static inline void lowbit_amx_config() {
+  struct lowbit_amx_tilecfg cfg = lowbit_amx_full_config();
+  _tile_loadconfig(&cfg);
+}
+static inline void lowbit_amx_release() { _tile_release(); }
+template <int T> static inline void lowbit_amx_zero() { _tile_zero(T); }
+template <int T>
+static inline void lowbit_amx_load(const void *base, ptrdiff_t stride) {
+  _tile_loadd(T, base, stride);
+}
+template <int T> static inline void lowbit_amx_store(void *base, ptrdiff_t stride) {
+  _tile_stored(T, base, stride);
+}
+template <int C, int A, int B> static inline void lowbit_amx_dot_su() {
+  _tile_dpbsud(C, A, B);
+}
+
+#endif /* LOWBIT_AMX_EMULATE */
+
+#endif /* LOWBIT_AMX_TILES_H */
