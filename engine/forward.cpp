@@ -144,7 +144,7 @@ void Model::Impl::project(std::initializer_list<Product> products,
     }
   }
   if (!spans.empty())
-    run_tiles(total, n > 1 ? kGemmGroupTiles : 1);
+    run_tiles(total, /*decode=*/n == 1);
   for (const Product &p : products) {
     const Linear &L = *p.L;
     if (!L.packed) {
@@ -173,7 +173,7 @@ void Model::Impl::project(std::initializer_list<Product> products,
   }
 }
 
-void Model::Impl::run_tiles(int64_t total, int64_t align) {
+void Model::Impl::run_tiles(int64_t total, bool decode) {
   // Tiles [begin, end) of the union: each span's part of it.
   auto run = [&](int64_t begin, int64_t end) {
     for (size_t i = 0; i < spans.size(); ++i) {
@@ -229,28 +229,28 @@ void Model::Impl::run_tiles(int64_t total, int64_t align) {
     charge();
     return;
   }
-  // Chunk c is tiles [first(c), first(c + 1)), rounded down to a multiple
-  // of `align`. Each thread claims the next chunk not taken, as llama.cpp's
-  // ggml-cpu mul_mat claims its chunks: the threads finish within about a
-  // chunk of each other even when one of them starts late or loses its core
-  // for a while, and each chunk is one contiguous stream of weights. A
-  // thread that has not started by the time the caller finds every chunk
-  // taken is not waited for (claim_for): on a busy host a worker kept off
-  // its core for a scheduler time slice held every region up until it had
-  // run its first chunk. A batch's chunks are equal (c * total / chunks).
-  // Decode's (align 1) shrink geometrically, the first kChunkTaper times
-  // the last, as guided self-scheduling (Polychronopoulos and Kuck) hands
-  // out ever smaller parts: the chunks claimed last are small, so the
-  // threads end closer together than within 1/chunks of the region (with
-  // equal chunks a thread sat idle for 5-10% of a region's thread time;
-  // docs/perf/decode.md).
+  // Chunk c is tiles [first(c), first(c + 1)). Each thread claims the next
+  // chunk not taken, as llama.cpp's ggml-cpu mul_mat claims its chunks: the
+  // threads finish within about a chunk of each other even when one of them
+  // starts late or loses its core for a while, and each chunk is one
+  // contiguous stream of weights. A thread that has not started by the time
+  // the caller finds every chunk taken is not waited for (claim_for): on a
+  // busy host a worker kept off its core for a scheduler time slice held
+  // every region up until it had run its first chunk. A batch's chunks are
+  // equal (c * total / chunks), rounded down to a multiple of
+  // kGemmGroupTiles. A decoded token's (`decode`) shrink geometrically, the
+  // first kChunkTaper times the last, as guided self-scheduling
+  // (Polychronopoulos and Kuck) hands out ever smaller parts: the chunks
+  // claimed last are small, so the threads end closer together than within
+  // 1/chunks of the region (with equal chunks a thread sat idle for 5-10% of
+  // a region's thread time; docs/perf/decode.md).
   chunk_bounds.resize(size_t(chunks) + 1);
   const double q = std::pow(1.0 / kChunkTaper, 1.0 / double(chunks - 1));
   for (int64_t c = 0; c < chunks; ++c)
     chunk_bounds[size_t(c)] =
-        align == 1 ? int64_t(double(total) * (1.0 - std::pow(q, double(c))) /
-                             (1.0 - std::pow(q, double(chunks))))
-                   : c * total / chunks / align * align;
+        decode ? int64_t(double(total) * (1.0 - std::pow(q, double(c))) /
+                         (1.0 - std::pow(q, double(chunks))))
+               : c * total / chunks / kGemmGroupTiles * kGemmGroupTiles;
   chunk_bounds[size_t(chunks)] = total;
   auto first = [&](int64_t c) { return chunk_bounds[size_t(c)]; };
   std::atomic<bool> failed{false};

@@ -143,9 +143,10 @@ struct Model::Impl {
                int64_t n, lowbit_activations_t *acts);
   /// The tiles [0, total) of `spans` (the weights' tiles one after the
   /// other), through lowbit_mpgemm_tiles on the context's threads in
-  /// kChunksPerThread chunks per thread, each starting on a multiple of
-  /// `align` tiles.
-  void run_tiles(int64_t total, int64_t align);
+  /// kChunksPerThread chunks per thread: for a decoded token (`decode`,
+  /// one row) chunks that shrink geometrically (kChunkTaper), for a batch
+  /// equal ones starting on multiples of kGemmGroupTiles.
+  void run_tiles(int64_t total, bool decode);
   /// Rows [0, n) of X (`width` wide) RMS-normalized times w into Y (may be
   /// X).
   void norm_rows(const float *X, const std::vector<float> &w, int64_t n,
