@@ -659,6 +659,14 @@ struct Job {
 };
 
 struct BackendContext {
+  // The device this backend reports (ggml_backend_get_device): the
+  // registry's device or compute_device's, copied so that its context is
+  // this backend (supports_op asks it whether one-token attention is ours).
+  ggml_backend_device device = {};
+  // supports_op was asked about a prompt's flash attention
+  // (kFlashAttnRows query rows or more) on this backend's device: from
+  // then on a decode step's is ours too (dev_supports_op).
+  std::atomic<bool> prompt_attention{false};
   int threads = GGML_DEFAULT_N_THREADS;
   ggml_backend_t cpu = nullptr;
   void (*cpu_set_threads)(ggml_backend_t, int) = nullptr;
@@ -1183,21 +1191,27 @@ __attribute__((target("avx2"))) void finite_span(const uint16_t *m, int64_t L,
     --b;
 }
 
-/// Query rows [r0, r1) (at most kAttnRows) of head h, batch i3: s is
-/// scratch of kAttnRows rows of k->ne[1] floats, seen of k->ne[1].
+/// One query row of a work item: row `row` of head `head`.
+struct QueryRow {
+  int64_t row, head;
+};
+
+/// The query rows qs[0, R) (R at most kAttnRows, heads of one K/V head),
+/// batch i3: s is scratch of kAttnRows rows of k->ne[1] floats, seen of
+/// k->ne[1].
 __attribute__((target("avx2,fma,f16c"))) void
-attend_rows(const ggml_tensor *node, float scale, int64_t h, int64_t i3,
-            int64_t r0, int64_t r1, float *s, int32_t *seen) {
+attend_rows(const ggml_tensor *node, float scale, const QueryRow *qs,
+            int64_t R, int64_t i3, float *s, int32_t *seen) {
   const ggml_tensor *q = node->src[0], *k = node->src[1], *v = node->src[2];
   const ggml_tensor *mask = node->src[3];
-  const int64_t D = k->ne[0], L = k->ne[1], R = r1 - r0;
+  const int64_t D = k->ne[0], L = k->ne[1];
   const char *kbase = static_cast<const char *>(k->data) +
-                      h / (q->ne[2] / k->ne[2]) * k->nb[2] +
+                      qs[0].head / (q->ne[2] / k->ne[2]) * k->nb[2] +
                       i3 / (q->ne[3] / k->ne[3]) * k->nb[3];
   const char *vbase = static_cast<const char *>(v->data) +
-                      h / (q->ne[2] / v->ne[2]) * v->nb[2] +
+                      qs[0].head / (q->ne[2] / v->ne[2]) * v->nb[2] +
                       i3 / (q->ne[3] / v->ne[3]) * v->nb[3];
-  // Rows past r1 repeat row r0 and see nothing (every loop below runs all
+  // Rows past R repeat row 0 and see nothing (every loop below runs all
   // kAttnRows rows, in registers).
   const float *qr[kAttnRows];
   const uint16_t *mr[kAttnRows] = {};
@@ -1211,17 +1225,17 @@ attend_rows(const ggml_tensor *node, float scale, int64_t h, int64_t i3,
       none[r] = true;
       continue;
     }
+    const int64_t row = qs[r].row, h = qs[r].head;
     qr[r] = reinterpret_cast<const float *>(
-        static_cast<const char *>(q->data) + (r0 + r) * q->nb[1] +
-        h * q->nb[2] + i3 * q->nb[3]);
+        static_cast<const char *>(q->data) + row * q->nb[1] + h * q->nb[2] +
+        i3 * q->nb[3]);
     out[r] = reinterpret_cast<float *>(static_cast<char *>(node->data) +
-                                       h * node->nb[1] +
-                                       (r0 + r) * node->nb[2] +
+                                       h * node->nb[1] + row * node->nb[2] +
                                        i3 * node->nb[3]);
     int64_t a = 0, b = L;
     if (mask) {
       mr[r] = reinterpret_cast<const uint16_t *>(
-          static_cast<const char *>(mask->data) + (r0 + r) * mask->nb[1] +
+          static_cast<const char *>(mask->data) + row * mask->nb[1] +
           h % mask->ne[2] * mask->nb[2] + i3 % mask->ne[3] * mask->nb[3]);
       finite_span(mr[r], L, a, b);
     }
@@ -1338,27 +1352,48 @@ attend_rows(const ggml_tensor *node, float scale, int64_t h, int64_t i3,
   }
 }
 
-/// This thread's work items of a flash attention (kAttnRows rows of one
-/// head each, taken from the job's counter: a causal mask gives the last
-/// rows the most positions).
+/// This thread's work items of a flash attention, taken from the job's
+/// counter (a causal mask gives the last rows the most positions). A
+/// prompt's item is kAttnRows rows of one head; with fewer rows (a decode
+/// step) an item is one row of up to kAttnRows heads that share a K/V head
+/// (grouped-query attention: BitNet-2B's 20 heads read 5), so each K and V
+/// row is converted once for them, as the engine's attention does for a
+/// decode step's heads.
 void run_attention(Job &job, ggml_tensor *node, int ith, int nth) {
   const ggml_tensor *q = node->src[0];
   float scale; // the node's op_params are the custom op's while it runs
   std::memcpy(&scale, job.op_params, sizeof(float));
   const int64_t rows = q->ne[1], heads = q->ne[2];
-  const int64_t blocks = (rows + kAttnRows - 1) / kAttnRows;
-  const int64_t items = blocks * heads * q->ne[3];
+  const int64_t group = heads / node->src[1]->ne[2]; // heads per K/V head
+  const bool by_rows = rows >= kAttnRows;
+  // by_rows: blocks of rows, by head; else blocks of heads within a group.
+  const int64_t per_group = (group + kAttnRows - 1) / kAttnRows;
+  const int64_t blocks =
+      by_rows ? (rows + kAttnRows - 1) / kAttnRows * heads
+              : rows * (heads / group) * per_group;
+  const int64_t items = blocks * q->ne[3];
   thread_local std::vector<float> scores;
   thread_local std::vector<int32_t> seen;
   scores.resize(size_t(kAttnRows * node->src[1]->ne[1]));
   seen.resize(size_t(node->src[1]->ne[1]));
+  QueryRow qs[kAttnRows];
   for (int64_t c = ith; c < items;
        c = nth + job.next_chunk.fetch_add(1, std::memory_order_relaxed)) {
-    const int64_t b = c % blocks, h = c / blocks % heads,
-                  i3 = c / (blocks * heads);
-    attend_rows(node, scale, h, i3, b * kAttnRows,
-                std::min(rows, (b + 1) * kAttnRows), scores.data(),
-                seen.data());
+    const int64_t b = c % blocks, i3 = c / blocks;
+    int64_t R = 0;
+    if (by_rows) {
+      const int64_t row_blocks = (rows + kAttnRows - 1) / kAttnRows;
+      const int64_t r0 = b % row_blocks * kAttnRows, h = b / row_blocks;
+      for (; R < kAttnRows && r0 + R < rows; ++R)
+        qs[R] = {r0 + R, h};
+    } else {
+      const int64_t row = b % rows, g = b / rows;
+      const int64_t h0 = g / per_group * group + g % per_group * kAttnRows;
+      const int64_t h1 = std::min(h0 + kAttnRows, g / per_group * group + group);
+      for (; h0 + R < h1; ++R)
+        qs[R] = {row, h0 + R};
+    }
+    attend_rows(node, scale, qs, R, i3, scores.data(), seen.data());
   }
 }
 
@@ -1894,8 +1929,10 @@ ggml_backend_t dev_init_backend(ggml_backend_dev_t dev, const char *) {
   ctx->cpu_set_threads = reinterpret_cast<void (*)(ggml_backend_t, int)>(
       ggml_backend_reg_get_proc_address(ggml_backend_dev_backend_reg(cpu),
                                         "ggml_backend_set_n_threads"));
-  return new ggml_backend{backend_guid(), kBackendInterface,
-                          own_buffers() ? dev : compute_device(dev->reg), ctx};
+  ctx->device = *(own_buffers() ? dev : compute_device(dev->reg));
+  ctx->device.context = ctx;
+  return new ggml_backend{backend_guid(), kBackendInterface, &ctx->device,
+                          ctx};
 }
 
 ggml_backend_buffer_type_t dev_get_buffer_type(ggml_backend_dev_t) {
@@ -1941,22 +1978,33 @@ bool get_rows_takes(const ggml_tensor *op) {
          ids->ne[3] == 1 && op->type == GGML_TYPE_F32;
 }
 
-bool dev_supports_op(ggml_backend_dev_t, const ggml_tensor *op) {
+bool dev_supports_op(ggml_backend_dev_t dev, const ggml_tensor *op) {
   if (ggml_op_is_empty(op->op))
     return true;
-  // Flash attention of a few query rows (a decode step) stays on
-  // llama.cpp's CPU backend (its own split, a second and third per layer):
-  // llama.cpp's default flash_attn "auto" (resolve_fused_ops in
-  // llama-context.cpp) probes a graph of one token per sequence and keeps
-  // flash attention only when that node runs on the layer's device, the
+  // Flash attention runs in our split (attn_takes: on our code, else on
+  // ggml-cpu's inside it), so a graph is one split, a prompt's and a
+  // decode step's. But llama.cpp's default flash_attn "auto"
+  // (resolve_fused_ops in llama-context.cpp) splits a graph of one token
+  // per sequence first, before any other graph of the context, and keeps
+  // flash attention only when that node is on the layer's device, the
   // CPU; otherwise it attends without it over a KV cache laid out for it,
   // copying every layer's V cache (ggml_cont of its transpose) for every
-  // token: measured slower than the two splits (docs/perf/ggml-lowbit.md).
-  // A prompt's (kFlashAttnRows query rows or more) is ours, inside our
-  // split (attn_takes: on our code, else on ggml-cpu's), and a prompt's
-  // graph is one split instead of 2 more per layer.
-  if (op->op == GGML_OP_FLASH_ATTN_EXT && op->src[0]->ne[1] < kFlashAttnRows)
-    return false;
+  // token (measured slower, docs/perf/ggml-lowbit.md). So a backend of ours
+  // leaves flash attention of fewer than kFlashAttnRows query rows (a
+  // decode step's) to llama.cpp's CPU backend until its device has been
+  // asked about one of kFlashAttnRows rows or more (a prompt's: llama.cpp
+  // reserves its prompt graph right after the probe); from then on a
+  // decode step's is ours too, and the two splits per layer around it go.
+  // A context whose batches stay below kFlashAttnRows rows keeps them.
+  if (op->op == GGML_OP_FLASH_ATTN_EXT) {
+    auto *backend = static_cast<BackendContext *>(dev->context);
+    if (op->src[0]->ne[1] >= kFlashAttnRows) {
+      if (backend)
+        backend->prompt_attention = true;
+    } else if (!backend || !backend->prompt_attention) {
+      return false;
+    }
+  }
   if (op->op == GGML_OP_MUL_MAT) {
     // A weight in a buffer of ours (or in llama.cpp's probe of it), or a
     // leaf not placed yet (test-backend-ops asks before it allocates): a
