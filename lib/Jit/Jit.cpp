@@ -343,6 +343,16 @@ compileKernels(const Format &format, KernelChoice choice,
     symbols.push_back(source.functionName);
     flags = source.compileFlags; // the same for every kernel of a target
   }
+  // x86-amx on a host without AMX (LOWBIT_AMX=emulate): the tile wrappers
+  // of amx_tiles.h emulate the instructions; no -mamx-* code is generated.
+  if (choice.target == Target::X86Amx && amx_emulated(host_cpu_features())) {
+    flags.erase(std::remove_if(flags.begin(), flags.end(),
+                               [](const std::string &flag) {
+                                 return flag.rfind("-mamx-", 0) == 0;
+                               }),
+                flags.end());
+    flags.push_back("-DLOWBIT_AMX_EMULATE");
+  }
   if (shapes.empty())
     return kernels;
   std::shared_ptr<KernelLibrary> library = compile_and_load(sources, flags);

@@ -31,6 +31,7 @@ struct TargetEntry {
 /// The registry. CPU targets in order of preference (getTargetNames), then
 /// the GPU targets.
 const TargetEntry kTargets[] = {
+    {"x86-amx", [] { return createX86TargetInfo(X86Isa::Amx); }},
     {"x86-avx512vnni", [] { return createX86TargetInfo(X86Isa::Avx512Vnni); }},
     {"x86-avxvnni", [] { return createX86TargetInfo(X86Isa::AvxVnni); }},
     {"x86-avx2", [] { return createX86TargetInfo(X86Isa::Avx2); }},

@@ -14,12 +14,17 @@
 #include "lowbit/upconvert.h"
 #include "lowbit/vulkan.h"
 
+#include <cstdlib>
 #include <cstring>
 #include <string_view>
 #include <utility>
 
 #if defined(__x86_64__)
 #include <cpuid.h>
+#if defined(__linux__)
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
 #elif defined(__aarch64__) && defined(__linux__)
 #include <sys/auxv.h>
 #endif
@@ -71,6 +76,17 @@ static void detect_x86(CpuFeatures &f) {
   f.avx512vl = f.avx512f && (l7.b & (1u << 31));
   f.avx512vnni = f.avx512f && (l7.c & (1u << 11));
   f.avx512vbmi = f.avx512f && (l7.c & (1u << 1));
+  f.amxtile = l7.d & (1u << 24);
+  f.amxint8 = l7.d & (1u << 25);
+  // XCR0 bits 17 (XTILECFG) and 18 (XTILEDATA); Linux (5.16+) enables
+  // the 8 KiB of tile data per process only on request (Documentation/
+  // arch/x86/xstate.rst): ARCH_REQ_XCOMP_PERM (0x1023) for feature 18.
+  if (f.amxtile && f.amxint8 && f.avx512f &&
+      (xcr0 & (3ull << 17)) == (3ull << 17)) {
+#if defined(__linux__)
+    f.amx_permitted = syscall(SYS_arch_prctl, 0x1023, 18) == 0;
+#endif
+  }
   if (l7.a >= 1) { // subleaf 1 exists
     const CpuidRegs l7s1 = cpuid(7, 1);
     f.avxvnni = avx && (l7s1.a & (1u << 4));
@@ -119,6 +135,7 @@ static constexpr std::pair<Target, const char *> kTargets[] = {
     {Target::X86Avx2, "x86-avx2"},
     {Target::X86AvxVnni, "x86-avxvnni"},
     {Target::X86Avx512Vnni, "x86-avx512vnni"},
+    {Target::X86Amx, "x86-amx"},
     {Target::Aarch64Neon, "aarch64-neon"},
     {Target::Aarch64NeonNoDot, "aarch64-neon-nodot"},
     {Target::SpirvVulkan, "spirv-vulkan"},
@@ -188,6 +205,10 @@ bool runs_on(const CpuFeatures &f, Target t, Strategy strategy) {
     // except Cascade/Cooper Lake, which run those on x86-avx2.
     return x86Base && f.avx512f && f.avx512bw && f.avx512vl && f.avx512vnni &&
            (!lut || f.avx512vbmi);
+  case Target::X86Amx:
+    // AVX512-VNNI's kernels (and its LUT ones) plus the tiles.
+    return runs_on(f, Target::X86Avx512Vnni, strategy) &&
+           amx_missing_reason(f).empty();
   case Target::Aarch64Neon:
     return f.neon && f.dotprod;
   case Target::Aarch64NeonNoDot:
@@ -201,14 +222,31 @@ bool runs_on(const CpuFeatures &f, Target t, Strategy strategy) {
   return false;
 }
 
+std::string amx_missing_reason(const CpuFeatures &f) {
+  if (!runs_on(f, Target::X86Avx512Vnni))
+    return "no AVX512-VNNI";
+  if (!f.amxtile || !f.amxint8)
+    return "no AMX-INT8";
+  if (!f.amx_permitted)
+    return "the kernel refused XTILEDATA";
+  return "";
+}
+
+bool amx_emulated(const CpuFeatures &f) {
+  const char *mode = std::getenv("LOWBIT_AMX");
+  return mode && std::string_view(mode) == "emulate" &&
+         !runs_on(f, Target::X86Amx) && runs_on(f, Target::X86Avx512Vnni);
+}
+
 bool host_runs(Target t, Strategy strategy) {
   return runs_on(host_cpu_features(), t, strategy);
 }
 
 /// The order `native` tries targets in: the widest ISA first.
 static constexpr Target kNativeOrder[] = {
-    Target::X86Avx512Vnni, Target::X86AvxVnni,       Target::X86Avx2,
-    Target::Aarch64Neon,   Target::Aarch64NeonNoDot, Target::Generic};
+    Target::X86Amx,      Target::X86Avx512Vnni,    Target::X86AvxVnni,
+    Target::X86Avx2,     Target::Aarch64Neon,      Target::Aarch64NeonNoDot,
+    Target::Generic};
 
 Target native_target(Strategy strategy) {
   for (Target t : kNativeOrder)
@@ -234,6 +272,7 @@ bool has_byte_table_lookup(Target t) {
   case Target::X86Avx2:
   case Target::X86AvxVnni:
   case Target::X86Avx512Vnni:
+  case Target::X86Amx:
   case Target::Aarch64Neon:
   case Target::Aarch64NeonNoDot:
     return true;
@@ -327,7 +366,14 @@ KernelChoice choose_kernel(const Format &format, Strategy strategy,
     }
   }
   const bool gpu = is_gpu_target(target);
-  if (!(gpu ? vulkan : runs_on(cpu, target)) && !emulated_on(cpu, target))
+  const bool amxEmulated = target == Target::X86Amx && amx_emulated(cpu);
+  if (target == Target::X86Amx && !runs_on(cpu, target) && !amxEmulated)
+    throw Error("target 'x86-amx' cannot run on this host: " +
+                amx_missing_reason(cpu) +
+                " (LOWBIT_AMX=emulate runs its kernels through an emulation "
+                "of the tile instructions on a host with AVX512-VNNI)");
+  if (!(gpu ? vulkan : runs_on(cpu, target)) && !emulated_on(cpu, target) &&
+      !amxEmulated)
     throw Error("target '" + target_name(target) + "' cannot run on this " +
                 (gpu ? "host: no Vulkan device" : "host") +
                 " (see 'lowbit targets')");
@@ -345,7 +391,7 @@ KernelChoice choose_kernel(const Format &format, Strategy strategy,
     return {strategy, target};
   }
   const Strategy s = cpu_strategy(format, strategy, target);
-  if (!runs_on(cpu, target, s) && !emulated_on(cpu, target))
+  if (!runs_on(cpu, target, s) && !emulated_on(cpu, target) && !amxEmulated)
     throw Error("target '" + target_name(target) + "' cannot run " +
                 strategy_name(s) +
                 " kernels on this host: they need AVX512-VBMI (vpermb); use "

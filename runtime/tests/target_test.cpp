@@ -17,9 +17,9 @@ using test::error_of;
 
 TEST(Target, NamesRoundTrip) {
   const std::vector<std::string> names = {
-      "native",         "generic",      "x86-avx2",           "x86-avxvnni",
-      "x86-avx512vnni", "aarch64-neon", "aarch64-neon-nodot", "spirv-vulkan",
-      "spirv-xe2"};
+      "native",         "generic", "x86-avx2",     "x86-avxvnni",
+      "x86-avx512vnni", "x86-amx", "aarch64-neon", "aarch64-neon-nodot",
+      "spirv-vulkan",   "spirv-xe2"};
   std::vector<Target> targets = all_targets();
   ASSERT_EQ(targets.size(), names.size());
   for (size_t i = 0; i < names.size(); ++i) {
@@ -31,8 +31,8 @@ TEST(Target, NamesRoundTrip) {
 TEST(Target, UnknownNameListsTargets) {
   EXPECT_EQ(error_of([] { parse_target("avx2"); }),
             "unknown target 'avx2' (expected native, generic, x86-avx2, "
-            "x86-avxvnni, x86-avx512vnni, aarch64-neon, aarch64-neon-nodot, "
-            "spirv-vulkan, spirv-xe2)");
+            "x86-avxvnni, x86-avx512vnni, x86-amx, aarch64-neon, "
+            "aarch64-neon-nodot, spirv-vulkan, spirv-xe2)");
   EXPECT_NE(error_of([] { parse_target(""); }), "");
   EXPECT_NE(error_of([] { parse_target("Native"); }), "");
 }
@@ -202,6 +202,26 @@ TEST(ChooseKernel, NativeOnX86FeatureSets) {
   expectNative(x86(false, false, false), "x86-avx2", "x86-avx2");
 }
 
+// x86-amx: AVX512-VNNI plus AMX-TILE, AMX-INT8 and the OS's permission for
+// the tile data; `native` takes it only when all hold, and an explicit
+// x86-amx on a host without them names what is missing.
+TEST(ChooseKernel, AmxNeedsTilesAndPermission) {
+  CpuFeatures sapphire = x86(false, true, true);
+  sapphire.amxtile = sapphire.amxint8 = true;
+  EXPECT_EQ(amx_missing_reason(sapphire), "the kernel refused XTILEDATA");
+  EXPECT_FALSE(runs_on(sapphire, Target::X86Amx));
+  expectNative(sapphire, "x86-avx512vnni", "x86-avx512vnni");
+  sapphire.amx_permitted = true;
+  EXPECT_EQ(amx_missing_reason(sapphire), "");
+  EXPECT_TRUE(runs_on(sapphire, Target::X86Amx));
+  expectNative(sapphire, "x86-amx", "x86-amx");
+  CpuFeatures zen4 = x86(false, true, true);
+  EXPECT_EQ(amx_missing_reason(zen4), "no AMX-INT8");
+  zen4.amxtile = true; // tiles without INT8 (not a real CPU)
+  EXPECT_EQ(amx_missing_reason(zen4), "no AMX-INT8");
+  EXPECT_EQ(amx_missing_reason(x86(true, false, false)), "no AVX512-VNNI");
+}
+
 TEST(ChooseKernel, NativeOnAarch64) {
   CpuFeatures arm;
   arm.arch = "aarch64";
@@ -328,6 +348,8 @@ TEST(Target, FeaturesMatchProcCpuinfo) {
   EXPECT_EQ(f.avx512vl, flags.count("avx512vl") == 1);
   EXPECT_EQ(f.avx512vnni, flags.count("avx512_vnni") == 1);
   EXPECT_EQ(f.avx512vbmi, flags.count("avx512vbmi") == 1);
+  EXPECT_EQ(f.amxtile, flags.count("amx_tile") == 1);
+  EXPECT_EQ(f.amxint8, flags.count("amx_int8") == 1);
   EXPECT_FALSE(f.neon);
   EXPECT_FALSE(f.dotprod);
   EXPECT_FALSE(host_runs(Target::Aarch64Neon));

@@ -15,7 +15,7 @@ module {
 
 // -----
 
-// X86: error: lowbit-convert-to-x86: the module's target 'x86-sse2' (its lowbit.target) is not one it converts for; expected x86-avx512vnni, x86-avxvnni, x86-avx2
+// X86: error: lowbit-convert-to-x86: the module's target 'x86-sse2' (its lowbit.target) is not one it converts for; expected x86-amx, x86-avx512vnni, x86-avxvnni, x86-avx2
 // NEON: error: lowbit-convert-to-neon: the module's target 'x86-sse2' (its lowbit.target) is not one it converts for; expected aarch64-neon, aarch64-neon-nodot
 // GENERIC: error: lowbit-convert-to-generic: the module's target 'x86-sse2' (its lowbit.target) is not one it converts for; expected generic
 module attributes {lowbit.target = "x86-sse2"} {

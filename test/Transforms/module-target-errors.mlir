@@ -20,7 +20,7 @@ func.func @no_target(%x: tensor<?x256xf32>, %w: tensor<4x16x64xi8>, %s: tensor<1
 
 // SELECT: error: lowbit-select-config: the module is for target 'x86-sse2' (its lowbit.target), not 'generic'
 module attributes {lowbit.target = "x86-sse2"} {
-  // expected-error@+1 {{unknown target 'x86-sse2' in 'lowbit.target'; expected a CPU target (x86-avx512vnni, x86-avxvnni, x86-avx2, aarch64-neon, aarch64-neon-nodot, generic)}}
+  // expected-error@+1 {{unknown target 'x86-sse2' in 'lowbit.target'; expected a CPU target (x86-amx, x86-avx512vnni, x86-avxvnni, x86-avx2, aarch64-neon, aarch64-neon-nodot, generic)}}
   func.func @unknown(%x: tensor<?x256xf32>, %w: tensor<4x16x64xi8>, %s: tensor<1xf32>) -> tensor<?x64xf32> {
     %y = lowbit.mpgemm %x, %w, %s {
            weight = #lowbit.weight<bits = 2, encoding = ternary>,
@@ -34,7 +34,7 @@ module attributes {lowbit.target = "x86-sse2"} {
 // -----
 
 module attributes {lowbit.target = "spirv-vulkan"} {
-  // expected-error@+1 {{'lowbit.target' = "spirv-vulkan" is a GPU target; expected a CPU one (x86-avx512vnni, x86-avxvnni, x86-avx2, aarch64-neon, aarch64-neon-nodot, generic)}}
+  // expected-error@+1 {{'lowbit.target' = "spirv-vulkan" is a GPU target; expected a CPU one (x86-amx, x86-avx512vnni, x86-avxvnni, x86-avx2, aarch64-neon, aarch64-neon-nodot, generic)}}
   func.func @gpu_target(%x: tensor<?x256xf32>, %w: tensor<4x16x64xi8>, %s: tensor<1xf32>) -> tensor<?x64xf32> {
     %y = lowbit.mpgemm %x, %w, %s {
            weight = #lowbit.weight<bits = 2, encoding = ternary>,

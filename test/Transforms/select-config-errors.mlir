@@ -33,7 +33,7 @@
 // NOFILE: error: schedule '{{.*}}Inputs/does-not-exist.json': cannot read: No such file or directory
 
 // RUN: not lowbit-opt %s --lowbit-select-config="target=x86-sse2" 2>&1 | FileCheck %s --check-prefix=TARGET
-// TARGET: error: lowbit-select-config: unknown target 'x86-sse2'; expected one of x86-avx512vnni, x86-avxvnni, x86-avx2, aarch64-neon, aarch64-neon-nodot, generic
+// TARGET: error: lowbit-select-config: unknown target 'x86-sse2'; expected one of x86-amx, x86-avx512vnni, x86-avxvnni, x86-avx2, aarch64-neon, aarch64-neon-nodot, generic
 
 // RUN: not lowbit-opt %s "--lowbit-select-config=config='#lowbit.layout<i2s>'" 2>&1 | FileCheck %s --check-prefix=NOTCONFIG
 // NOTCONFIG: error: config option: '#lowbit.layout<i2s>' is not a strategy config

@@ -361,6 +361,7 @@ BandwidthResult measure_read_bandwidth(ThreadPool &pool, int64_t bytes,
 std::string peak_isa_for(Target target) {
   switch (target) {
   case Target::X86Avx512Vnni:
+  case Target::X86Amx: // no AMX peak probe yet: the VNNI kernels' peak
     return "avx512vnni";
   case Target::X86AvxVnni:
     return "avxvnni";

@@ -846,7 +846,8 @@ const Command &compileCommand() {
          "live side by side in one program (default lowbit; CPU targets)"},
         {"target", "T",
          "native (default), generic, x86-avx2, x86-avxvnni, "
-         "x86-avx512vnni, aarch64-neon, aarch64-neon-nodot, spirv-vulkan, "
+         "x86-avx512vnni, x86-amx, aarch64-neon, aarch64-neon-nodot, "
+         "spirv-vulkan, "
          "spirv-xe2 (SPIR-V kernels + the Vulkan launcher; C++ API; one "
          "format)"},
         {"strategy", "S",

@@ -271,7 +271,7 @@ const Command &runCommand() {
        "            "
        "lut-bitserial (i2s, w1gG..w4gG), reference (every format, scalar, on "
        "the CPU)\ntargets:    native (default), generic, x86-avx2, x86-avxvnni, "
-       "x86-avx512vnni,\n            aarch64-neon, aarch64-neon-nodot (on x86: "
+       "x86-avx512vnni,\n            x86-amx (LOWBIT_AMX=emulate: emulated tiles without AMX), aarch64-neon, aarch64-neon-nodot (on x86: "
        "cross-built, run under qemu),\n            spirv-vulkan, spirv-xe2 "
        "(Vulkan) (see 'lowbit targets')\n",
        {{"format", "F",

@@ -27,6 +27,7 @@ static std::vector<std::pair<const char *, bool>> hostFeatures() {
       {"avx512f", cpu.avx512f},   {"avx512bw", cpu.avx512bw},
       {"avx512vl", cpu.avx512vl}, {"avx512-vnni", cpu.avx512vnni},
       {"avx512-vbmi", cpu.avx512vbmi},
+      {"amx-tile", cpu.amxtile},  {"amx-int8", cpu.amxint8},
       {"neon", cpu.neon},         {"dotprod", cpu.dotprod},
   };
 }
@@ -56,6 +57,12 @@ static int runTargets(const ParsedOptions &) {
     std::printf("  %-18s %s\n", target_name(t).c_str(),
                 !host_runs(t) && is_aarch64_target(t)
                     ? "does not run here (run and verify use qemu-aarch64)"
+                : t == Target::X86Amx && !host_runs(t)
+                    ? ("does not run here: " + amx_missing_reason(cpu) +
+                       (amx_emulated(cpu) ? " (LOWBIT_AMX=emulate: run and "
+                                            "verify emulate the tiles)"
+                                          : ""))
+                          .c_str()
                 : !host_runs(t) ? "does not run here"
                 : host_runs(t, Strategy::LutElementwise)
                     ? "runs on this host"

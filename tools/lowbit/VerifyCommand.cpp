@@ -71,6 +71,13 @@ static int runVerify(const ParsedOptions &options) {
     for (const std::string &targetName : targetNames) {
       KernelChoice choice =
           resolveKernelChoice(format, strategy, parse_target(targetName));
+      // x86-amx runs natively or, with LOWBIT_AMX=emulate on a host
+      // without AMX, through the emulation of amx_tiles.h: say which.
+      if (choice.target == Target::X86Amx) {
+        progress.clear();
+        std::printf("AMX: %s\n",
+                    host_runs(Target::X86Amx) ? "native" : "emulated");
+      }
       kernelOptions.dtype = parseDtypeFor(options.get("dtype"), choice);
       const GpuDType dtype = kernelOptions.dtype;
       // One GEMV-configured and one GEMM-configured kernel per shape, all

@@ -57,6 +57,9 @@ struct LutDot8Operands {
   bool high = false;
 };
 
+/// The lowbit.uk.tile_* ops (matrix tiles: x86-amx).
+enum class TileOpKind { Config, Release, Zero, Load, Store, Dot };
+
 class TargetInfo {
 public:
   virtual ~TargetInfo() = default;
@@ -113,6 +116,10 @@ public:
   /// CPUs that lack this target's instructions (`generic` for x86 and for
   /// generic itself; `aarch64-neon-nodot` for `aarch64-neon`).
   virtual StringRef getFallbackTarget() const { return "generic"; }
+  /// Whether the target has the int8 matrix tiles of the lowbit.uk.tile_*
+  /// ops (x86-amx: AMX-TILE and AMX-INT8), which lowbit-lower-upconvert's
+  /// ternary GEMM kernels then use for blocks of 16 activation rows.
+  virtual bool hasMatrixTiles() const { return false; }
 
   //===--------------------------------------------------------------------===//
   // Conversion to EmitC
@@ -125,6 +132,9 @@ public:
 
   /// System headers the emitted C++ includes.
   virtual std::vector<std::string> getIncludes() const = 0;
+  /// C++ the emitted file carries after its includes (x86-amx: the tile
+  /// wrappers of runtime/include/lowbit/amx_tiles.h); empty for none.
+  virtual std::string getPrelude() const { return {}; }
   /// The EmitC type of a register value (vector<64xi8> -> __m512i, ...), or
   /// a null type when `type` is not a register of this target.
   virtual Type convertRegisterType(VectorType type) const = 0;
@@ -283,6 +293,14 @@ public:
   virtual Value emitTriple(OpBuilder &b, Location loc, Value packed,
                            VectorType type) const {
     return {};
+  }
+  /// lowbit.uk.tile_* of `kind`: `tiles` are its tile attributes in
+  /// order (tile; or acc, lhs, rhs), `operands` for Load and Store the
+  /// address of the first row and the stride in bytes (size_t); false when
+  /// the target has no tiles.
+  virtual bool emitTileOp(OpBuilder &b, Location loc, TileOpKind kind,
+                          ArrayRef<int64_t> tiles, ValueRange operands) const {
+    return false;
   }
   /// lowbit.uk.load {bytes}: the first `bytes` bytes of a byte register,
   /// the rest zero, never touching memory past them; null when the target

@@ -507,6 +507,39 @@ struct ConvertSpill : TargetPattern<UkSpillOp> {
   }
 };
 
+/// lowbit.uk.tile_*: the target's emitTileOp with the op's tiles (and,
+/// for a load or store, the first row's address and the stride).
+template <typename OpTy, TileOpKind Kind>
+struct ConvertTileOp : TargetPattern<OpTy> {
+  using TargetPattern<OpTy>::TargetPattern;
+  using OpAdaptor = typename TargetPattern<OpTy>::OpAdaptor;
+  LogicalResult
+  matchAndRewrite(OpTy op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    SmallVector<int64_t, 3> tiles;
+    SmallVector<Value, 2> operands;
+    if constexpr (std::is_same_v<OpTy, UkTileDotOp>)
+      tiles = {int64_t(op.getAcc()), int64_t(op.getLhs()),
+               int64_t(op.getRhs())};
+    if constexpr (std::is_same_v<OpTy, UkTileZeroOp>)
+      tiles = {int64_t(op.getTile())};
+    if constexpr (std::is_same_v<OpTy, UkTileLoadOp> ||
+                  std::is_same_v<OpTy, UkTileStoreOp>) {
+      tiles = {int64_t(op.getTile())};
+      operands = {getElementAddress(rewriter, op.getLoc(), adaptor.getBase(),
+                                    adaptor.getOffset()),
+                  adaptor.getStride()};
+    }
+    if (!this->target.emitTileOp(rewriter, op.getLoc(), Kind, tiles,
+                                 operands))
+      return rewriter.notifyMatchFailure(op, [&](Diagnostic &d) {
+        d << "target " << this->target.getName() << " has no matrix tiles";
+      });
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
 /// lowbit.uk.stack_buffer: `int8_t v[bytes];` and `&v[0]` (any target);
 /// with an alignment a, `int8_t v[bytes + a - 1];` and `&v[0]` rounded up to
 /// a multiple of a.
@@ -660,7 +693,14 @@ void mlir::lowbit::populateLowBitToEmitCPatterns(const TypeConverter &converter,
            HookPattern<UkZipOp, emitZip>, HookPattern<UkDot2Op, emitDot2>,
            HookPattern<UkExtendOp, emitExtend>,
            HookPattern<UkLaneFoldOp, emitLaneFold>,
-           HookPattern<UkWidenOp, emitWiden>>(converter, ctx, target);
+           HookPattern<UkWidenOp, emitWiden>,
+           ConvertTileOp<UkTileConfigOp, TileOpKind::Config>,
+           ConvertTileOp<UkTileReleaseOp, TileOpKind::Release>,
+           ConvertTileOp<UkTileZeroOp, TileOpKind::Zero>,
+           ConvertTileOp<UkTileLoadOp, TileOpKind::Load>,
+           ConvertTileOp<UkTileStoreOp, TileOpKind::Store>,
+           ConvertTileOp<UkTileDotOp, TileOpKind::Dot>>(converter, ctx,
+                                                        target);
   patterns.add<ConvertStackBuffer>(converter, ctx);
   patterns.add<ConvertSplatConstant, ConvertRegisterAdd>(converter, ctx, target,
                                                          /*benefit=*/2);
@@ -786,6 +826,8 @@ LogicalResult mlir::lowbit::convertLowBitToEmitC(ModuleOp module,
   for (const std::string &header : target.getIncludes())
     emitc::IncludeOp::create(b, module.getLoc(), header,
                              /*is_standard_include=*/true);
+  if (std::string prelude = target.getPrelude(); !prelude.empty())
+    emitc::VerbatimOp::create(b, module.getLoc(), b.getStringAttr(prelude));
   return success();
 }
 

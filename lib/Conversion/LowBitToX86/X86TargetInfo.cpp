@@ -1,6 +1,7 @@
 //===- X86TargetInfo.cpp - lowbit microkernels as x86 intrinsics ----------===//
 //
-// TargetInfo for AVX512-VNNI (zmm), AVX-VNNI and AVX2 (ymm). One 64-byte
+// TargetInfo for AMX (AVX512-VNNI with int8 tiles), AVX512-VNNI (zmm),
+// AVX-VNNI and AVX2 (ymm). One 64-byte
 // vnni4 vector is one zmm register (16 rows) or two ymm registers (8 rows
 // each). Every hook writes intrinsic calls of <immintrin.h>:
 //
@@ -46,6 +47,8 @@
 #include "lowbit/Conversion/Passes.h"
 
 #include "mlir/Pass/PassManager.h"
+
+#include "AmxTilesText.h"
 
 using namespace mlir;
 using namespace mlir::lowbit;
@@ -493,7 +496,7 @@ protected:
   int64_t registerBytes;
 };
 
-class X86Avx512VnniTargetInfo final : public X86TargetInfoBase {
+class X86Avx512VnniTargetInfo : public X86TargetInfoBase {
 public:
   X86Avx512VnniTargetInfo() : X86TargetInfoBase(64) {}
 
@@ -656,6 +659,70 @@ public:
     Value lanes = emitc::SubOp::create(b, loc, u32, bits, one);
     Value mask = castTo(b, loc, opaqueType(b.getContext(), "__mmask16"), lanes);
     callVoid(b, loc, "_mm512_mask_storeu_ps", {ptr, mask, value});
+  }
+};
+
+/// AVX512-VNNI plus AMX-TILE and AMX-INT8 (Sapphire Rapids and later): the
+/// kernels of x86-avx512vnni, whose ternary GEMM kernels multiply blocks of
+/// 16 activation rows with int8 tiles (lowbit.uk.tile_*). Each tile op is a
+/// call of a wrapper of runtime/include/lowbit/amx_tiles.h, whose text every
+/// kernel carries (getPrelude), with its tiles as template arguments:
+///
+///   op           wrapper                    instruction
+///   tile_config  lowbit_amx_config()        LDTILECFG (16 x 64 bytes each)
+///   tile_release lowbit_amx_release()       TILERELEASE
+///   tile_zero    lowbit_amx_zero<t>()       TILEZERO
+///   tile_load    lowbit_amx_load<t>(p, s)   TILELOADD
+///   tile_store   lowbit_amx_store<t>(p, s)  TILESTORED
+///   tile_dot     lowbit_amx_dot_su<c,a,b>() TDPBSUD
+///
+/// Compiled with -DLOWBIT_AMX_EMULATE instead of -mamx-*, the wrappers
+/// emulate the instructions (lowbit verify on hosts without AMX).
+class X86AmxTargetInfo final : public X86Avx512VnniTargetInfo {
+public:
+  StringRef getName() const override { return "x86-amx"; }
+  StringRef getFallbackTarget() const override { return "x86-avx512vnni"; }
+  bool hasMatrixTiles() const override { return true; }
+  std::vector<std::string> getCompileFlags(bool tableLookups) const override {
+    std::vector<std::string> flags =
+        X86Avx512VnniTargetInfo::getCompileFlags(tableLookups);
+    flags.push_back("-mamx-tile");
+    flags.push_back("-mamx-int8");
+    return flags;
+  }
+  std::string getPrelude() const override { return kAmxTilesText; }
+
+  bool emitTileOp(OpBuilder &b, Location loc, TileOpKind kind,
+                  ArrayRef<int64_t> tiles,
+                  ValueRange operands) const override {
+    StringRef callee;
+    switch (kind) {
+    case TileOpKind::Config:
+      callee = "lowbit_amx_config";
+      break;
+    case TileOpKind::Release:
+      callee = "lowbit_amx_release";
+      break;
+    case TileOpKind::Zero:
+      callee = "lowbit_amx_zero";
+      break;
+    case TileOpKind::Load:
+      callee = "lowbit_amx_load";
+      break;
+    case TileOpKind::Store:
+      callee = "lowbit_amx_store";
+      break;
+    case TileOpKind::Dot:
+      callee = "lowbit_amx_dot_su";
+      break;
+    }
+    SmallVector<Attribute> templateArgs;
+    for (int64_t tile : tiles)
+      templateArgs.push_back(b.getI32IntegerAttr(int32_t(tile)));
+    emitc::CallOpaqueOp::create(
+        b, loc, TypeRange{}, callee, operands, /*args=*/ArrayAttr(),
+        templateArgs.empty() ? ArrayAttr() : b.getArrayAttr(templateArgs));
+    return true;
   }
 };
 
@@ -869,13 +936,16 @@ std::unique_ptr<TargetInfo> mlir::lowbit::createX86TargetInfo(X86Isa isa) {
     return std::make_unique<X86AvxVnniTargetInfo>();
   case X86Isa::Avx512Vnni:
     return std::make_unique<X86Avx512VnniTargetInfo>();
+  case X86Isa::Amx:
+    return std::make_unique<X86AmxTargetInfo>();
   }
   llvm_unreachable("unknown x86 ISA");
 }
 
 SmallVector<std::unique_ptr<TargetInfo>> mlir::lowbit::createX86TargetInfos() {
   SmallVector<std::unique_ptr<TargetInfo>> targets;
-  for (X86Isa isa : {X86Isa::Avx512Vnni, X86Isa::AvxVnni, X86Isa::Avx2})
+  for (X86Isa isa :
+       {X86Isa::Amx, X86Isa::Avx512Vnni, X86Isa::AvxVnni, X86Isa::Avx2})
     targets.push_back(createX86TargetInfo(isa));
   return targets;
 }

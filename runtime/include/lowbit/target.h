@@ -18,6 +18,11 @@ struct CpuFeatures {
   bool avxvnni = false, avxvnniint8 = false;
   bool avx512f = false, avx512bw = false, avx512vl = false,
        avx512vnni = false, avx512vbmi = false;
+  /// AMX-TILE and AMX-INT8 (CPUID), and whether the OS let this process use
+  /// the tile data: XCR0 enables XTILECFG and XTILEDATA and Linux granted
+  /// arch_prctl(ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA), which the runtime
+  /// asks once per process when it detects the features.
+  bool amxtile = false, amxint8 = false, amx_permitted = false;
   bool neon = false, dotprod = false;
 };
 
@@ -26,7 +31,7 @@ const CpuFeatures &host_cpu_features();
 /// Aarch64Neon is Armv8.2-A + dotprod (sdot); Aarch64NeonNoDot the
 /// Advanced SIMD of any Armv8-A core.
 enum class Target {
-  Native, Generic, X86Avx2, X86AvxVnni, X86Avx512Vnni, Aarch64Neon,
+  Native, Generic, X86Avx2, X86AvxVnni, X86Avx512Vnni, X86Amx, Aarch64Neon,
   Aarch64NeonNoDot, SpirvVulkan, SpirvXe2,
 };
 
@@ -43,6 +48,16 @@ enum class Strategy { Reference, Upconvert, LutElementwise, LutBitserial, Auto }
 /// Cascade Lake and Cooper Lake lack.
 bool runs_on(const CpuFeatures &f, Target t,
              Strategy strategy = Strategy::Upconvert);
+/// Why a CPU with features `f` does not run x86-amx natively: "" when it
+/// does, else "no AVX512-VNNI", "no AMX-INT8" (CPUID lacks AMX-TILE or
+/// AMX-INT8) or "the kernel refused XTILEDATA" (XCR0 or arch_prctl).
+std::string amx_missing_reason(const CpuFeatures &f);
+/// Whether x86-amx kernels run here through the emulation of amx_tiles.h
+/// (compiled with -DLOWBIT_AMX_EMULATE): the CPU lacks AMX (or its
+/// permission), has the rest of x86-amx (AVX512-VNNI), and the environment
+/// asks for it with LOWBIT_AMX=emulate. Only an explicit --target x86-amx
+/// runs emulated; `native` never picks it.
+bool amx_emulated(const CpuFeatures &f);
 /// runs_on(host_cpu_features(), t, strategy).
 bool host_runs(Target t, Strategy strategy = Strategy::Upconvert);
 /// The best native target on this host for the kernels of `strategy` (the

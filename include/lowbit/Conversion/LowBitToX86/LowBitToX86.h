@@ -1,6 +1,6 @@
 //===- LowBitToX86.h - lowbit microkernels to x86 intrinsics ----*- C++ -*-===//
 //
-// The x86 TargetInfo implementations (AVX2, AVX-VNNI, AVX512-VNNI): each
+// The x86 TargetInfo implementations (AVX2, AVX-VNNI, AVX512-VNNI, AMX): each
 // lowbit.uk.* op becomes a few <immintrin.h> intrinsics in EmitC.
 //
 //===----------------------------------------------------------------------===//
@@ -17,6 +17,7 @@ enum class X86Isa {
   Avx2,       // ymm; vpmaddubsw + vpmaddwd, no dot-product instruction
   AvxVnni,    // ymm; vpdpbusd (VEX encoding)
   Avx512Vnni, // zmm; vpdpbusd (EVEX), opmask stores
+  Amx,        // Avx512Vnni plus AMX-TILE, AMX-INT8 (tdpbsud: ternary GEMM)
 };
 
 std::unique_ptr<TargetInfo> createX86TargetInfo(X86Isa isa);

@@ -152,3 +152,11 @@ LogicalResult UkLutDot8Op::verify() {
                          << getIndices().getType();
   return success();
 }
+
+LogicalResult UkTileDotOp::verify() {
+  if (getAcc() == getLhs() || getAcc() == getRhs() || getLhs() == getRhs())
+    return emitOpError() << "needs three different tiles, got acc = "
+                         << getAcc() << ", lhs = " << getLhs()
+                         << ", rhs = " << getRhs();
+  return success();
+}

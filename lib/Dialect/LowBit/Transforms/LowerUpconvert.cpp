@@ -159,6 +159,29 @@ struct KernelPlan {
   }
   /// Activation scales and sums per row: one per block, one for ternary.
   int64_t xBlocksPerRow() const { return isTernary() ? 1 : blocks; }
+  /// Ternary GEMM kernels on a target with matrix tiles (x86-amx): weight
+  /// tiles per tile group of the tiled path (1 or 2), 0 for none. Per
+  /// group, the 2-bit codes of all K are expanded once to int8 in a stack
+  /// buffer in the tiles' B layout (kernel_abi.h's vnni4 vector, unpacked
+  /// per plane, is one 64-byte row of 16 weight rows x 4 k: the layout of
+  /// Intel's VNNI tiles), which stays in L2 while every block of 16
+  /// activation rows multiplies it: tdpbsud of the activations (16 rows x
+  /// 64 k, straight from xq) and 16 rows of the buffer into int32
+  /// accumulator tiles, 2 x 2 of them (two blocks of activation rows, two
+  /// weight tiles), stored once at the end of K and scaled as the VNNI
+  /// kernels do (y = (float)(D - S) * w_scale / s_x: exact). The last
+  /// N mod 16 rows take the VNNI loops. A whole-K buffer instead of panels
+  /// keeps the accumulators in their tiles over all K with no spills; its
+  /// bound, kMaxAmxBufferBytes, is the stack the K-quant buffer already
+  /// takes (K up to 16384 with two tiles, 32768 with one; larger K, and the
+  /// any-shape kernels, whose K is a run-time value, keep the VNNI loops).
+  int64_t amxTiles = 0;
+  static constexpr int64_t kMaxAmxBufferBytes = 512 * 1024;
+  /// K per tile product, and K padded to it.
+  static constexpr int64_t kAmxK = 64;
+  int64_t amxKp() const { return llvm::alignTo(kp, kAmxK); }
+  /// Bytes of the expanded codes of one weight tile: Kp / 4 rows of 64.
+  int64_t amxTileBytes() const { return amxKp() / 4 * kVectorBytes; }
 };
 
 /// The run-time sizes of an any-shape kernel (index values computed from
@@ -222,6 +245,10 @@ public:
     if (int64_t bytes = plan.panelOutputBytes())
       panelOutputs = createStackBuffer(b, loc, bytes, kVectorBytes);
     Value begin = toIndex(tileBegin), end = toIndex(tileEnd);
+    if (plan.amxTiles) {
+      buildAmx(begin, end);
+      return;
+    }
     int64_t group = plan.tilesPerGroup;
     if (group == 1) {
       forLoop(begin, end, 1, [&](Value t) { buildTiles(t, 1); });
@@ -238,6 +265,171 @@ public:
   }
 
 private:
+  //===--- Matrix tiles (KernelPlan::amxTiles) ------------------------------===//
+
+  // Tiles: accumulators 0..3 (block p of activation rows, weight tile w:
+  // p * amxTiles + w), activations 4 + p, expanded codes 6 + w.
+  static constexpr int64_t kAccTile = 0, kActTile = 4, kCodeTile = 6;
+
+  /// The tiled kernel: groups of plan.amxTiles weight tiles, then the
+  /// remaining tiles one by one, between tile_config and tile_release.
+  void buildAmx(Value begin, Value end) {
+    UkTileConfigOp::create(b, loc);
+    int64_t bytes = plan.amxTiles * plan.amxTileBytes();
+    amxCodes = createStackBuffer(b, loc, bytes, kVectorBytes);
+    // Accumulators stored for the epilogue, and the activations of the
+    // last 32 k when Kp is not a multiple of 64 (zero padded to 64).
+    amxAccs = createStackBuffer(b, loc, 4 * kTileRows * kVectorBytes,
+                                kVectorBytes);
+    if (plan.amxKp() != plan.kp)
+      amxTail = createStackBuffer(b, loc, 2 * kTileRows * kVectorBytes,
+                                  kVectorBytes);
+    int64_t group = plan.amxTiles;
+    Value positive =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, end, begin);
+    Value count =
+        arith::SelectOp::create(b, loc, positive, sub(end, begin), constant(0));
+    Value groupsEnd = add(begin, mul(div(count, group), group));
+    forLoop(begin, groupsEnd, group, [&](Value t) { buildAmxGroup(t, group); });
+    if (group > 1)
+      forLoop(groupsEnd, end, 1, [&](Value t) { buildAmxGroup(t, 1); });
+    UkTileReleaseOp::create(b, loc);
+  }
+
+  /// One group of `tiles` weight tiles from `firstTile`: its codes
+  /// expanded, the blocks of 16 activation rows on tiles (two at a time,
+  /// then one), the last N mod 16 rows on the VNNI loops.
+  void buildAmxGroup(Value firstTile, int64_t tiles) {
+    expandCodes(firstTile, tiles);
+    Value rows = toIndex(n);
+    Value pairsEnd = mul(div(rows, 2 * kTileRows), 2 * kTileRows);
+    Value blocksEnd = mul(div(rows, kTileRows), kTileRows);
+    forLoop(constant(0), pairsEnd, 2 * kTileRows,
+            [&](Value c) { buildAmxBlock(firstTile, tiles, c, 2); });
+    forLoop(pairsEnd, blocksEnd, kTileRows,
+            [&](Value c) { buildAmxBlock(firstTile, tiles, c, 1); });
+    int64_t tileN = plan.tileN;
+    Value fullEnd = add(blocksEnd, mul(div(sub(rows, blocksEnd), tileN), tileN));
+    forLoop(blocksEnd, fullEnd, tileN,
+            [&](Value c) { buildColumns(firstTile, tiles, c, tileN); });
+    forLoop(fullEnd, rows, 1,
+            [&](Value c) { buildColumns(firstTile, tiles, c, 1); });
+  }
+
+  /// Unpacks every vector of the tiles' codes per 2-bit plane into
+  /// amxCodes: plane j of vector v is row 4v + j of its tile's Kp / 4 rows
+  /// (k 16v + 4j .. + 3 of all 16 weight rows); the rows past Kp / 4 up to
+  /// amxKp() / 4 are zero.
+  void expandCodes(Value firstTile, int64_t tiles) {
+    Tile tile;
+    tile.firstTile = firstTile;
+    tile.tiles = tiles;
+    tile.firstSlice = constant(0);
+    int64_t planes = 8 / plan.bits;
+    for (int64_t t = 0; t < tiles; ++t) {
+      forLoop(constant(0), constant(plan.vectorsPerTile), 1, [&](Value v) {
+        Value packed =
+            UkLoadOp::create(b, loc, byteReg, codes, codesOffset(tile, t, 0, v));
+        for (int64_t j = 0; j < planes; ++j) {
+          Value w = UkUnpackOp::create(b, loc, byteReg, packed, Value(),
+                                       b.getI64IntegerAttr(plan.bits),
+                                       b.getI64IntegerAttr(j),
+                                       b.getI64IntegerAttr(0));
+          Value row = add(mul(v, planes), j);
+          UkSpillOp::create(b, loc, w, amxCodes,
+                            add(mul(row, kVectorBytes),
+                                t * plan.amxTileBytes()));
+        }
+      });
+      Value zero = arith::ConstantOp::create(
+          b, loc, DenseElementsAttr::get(byteReg, b.getI8IntegerAttr(0)));
+      for (int64_t row = plan.kp / 4; row < plan.amxKp() / 4; ++row)
+        UkSpillOp::create(
+            b, loc, zero, amxCodes,
+            constant(t * plan.amxTileBytes() + row * kVectorBytes));
+    }
+  }
+
+  /// Activation rows [firstColumn, firstColumn + 16 * blocks) times the
+  /// group's expanded codes: tile products over K, then the epilogue.
+  void buildAmxBlock(Value firstTile, int64_t tiles, Value firstColumn,
+                     int64_t blocks) {
+    auto acc = [&](int64_t p, int64_t w) { return kAccTile + p * tiles + w; };
+    for (int64_t p = 0; p < blocks; ++p)
+      for (int64_t w = 0; w < tiles; ++w)
+        UkTileZeroOp::create(b, loc, acc(p, w));
+    Value kpStride = constant(plan.kp);
+    // One product step: activations from `xBase` (stride `xStride`) per
+    // block p, codes rows from k / 4.
+    auto step = [&](Value k, function_ref<Value(int64_t)> xAt,
+                    Value xBase, Value xStride) {
+      for (int64_t p = 0; p < blocks; ++p)
+        UkTileLoadOp::create(b, loc, xBase, xAt(p), xStride, kActTile + p);
+      for (int64_t w = 0; w < tiles; ++w)
+        UkTileLoadOp::create(
+            b, loc, amxCodes,
+            add(mul(div(k, 4), kVectorBytes), w * plan.amxTileBytes()),
+            constant(kVectorBytes), kCodeTile + w);
+      for (int64_t p = 0; p < blocks; ++p)
+        for (int64_t w = 0; w < tiles; ++w)
+          UkTileDotOp::create(b, loc, acc(p, w), kActTile + p, kCodeTile + w);
+    };
+    int64_t fullK = plan.kp / plan.kAmxK * plan.kAmxK;
+    forLoop(constant(0), constant(fullK), plan.kAmxK, [&](Value k) {
+      step(
+          k,
+          [&](int64_t p) {
+            return add(mul(add(firstColumn, p * kTileRows), plan.kp), k);
+          },
+          xq, kpStride);
+    });
+    if (fullK != plan.kp) {
+      // The last 32 k: 32 bytes per activation row, zero padded, in
+      // amxTail (xq's rows end there; the codes rows past Kp / 4 are 0).
+      int64_t rest = plan.kp - fullK;
+      for (int64_t p = 0; p < blocks; ++p)
+        forLoop(constant(0), constant(kTileRows), 1, [&](Value r) {
+          Value column = add(add(firstColumn, p * kTileRows), r);
+          Value x = UkLoadOp::create(b, loc, byteReg, xq,
+                                     add(mul(column, plan.kp), fullK),
+                                     b.getI64IntegerAttr(rest));
+          UkSpillOp::create(
+              b, loc, x, amxTail,
+              add(mul(r, kVectorBytes), p * kTileRows * kVectorBytes));
+        });
+      step(
+          constant(fullK),
+          [&](int64_t p) { return constant(p * kTileRows * kVectorBytes); },
+          amxTail, constant(kVectorBytes));
+    }
+    for (int64_t p = 0; p < blocks; ++p)
+      for (int64_t w = 0; w < tiles; ++w)
+        UkTileStoreOp::create(b, loc, amxAccs,
+                              constant(acc(p, w) * kTileRows * kVectorBytes),
+                              constant(kVectorBytes), acc(p, w));
+    // Row r of accumulator (p, w): activation row firstColumn + 16p + r,
+    // the 16 int32 of weight tile w.
+    for (int64_t p = 0; p < blocks; ++p)
+      forLoop(constant(0), constant(kTileRows), 1, [&](Value r) {
+        Tile tile;
+        tile.firstTile = firstTile;
+        tile.tiles = tiles;
+        tile.firstColumn = add(add(firstColumn, p * kTileRows), r);
+        tile.firstSlice = constant(0);
+        Value sum = memref::LoadOp::create(b, loc, xSums, tile.firstColumn);
+        Value scale = memref::LoadOp::create(b, loc, xScales, tile.firstColumn);
+        SmallVector<Value> outputs;
+        for (int64_t w = 0; w < tiles; ++w) {
+          Value dot = UkLoadOp::create(
+              b, loc, accReg, amxAccs,
+              add(mul(r, kVectorBytes), acc(p, w) * kTileRows * kVectorBytes));
+          outputs.push_back(UkTernaryScaleOp::create(b, loc, outReg, dot, sum,
+                                                     wScale, scale));
+        }
+        store(tile, outputs);
+      });
+  }
+
   //===--- Loops over tiles, columns and register slices ------------------===//
 
   void buildTiles(Value firstTile, int64_t tiles) {
@@ -986,6 +1178,10 @@ private:
   /// The outputs of a chunk of activation rows between K panels
   /// (KernelPlan::panelOutputBytes), null without.
   Value panelOutputs;
+  /// Tiled kernels (KernelPlan::amxTiles): the expanded codes of a tile
+  /// group, the stored accumulators, the zero-padded last 32 k of the
+  /// activations (null when Kp is a multiple of 64).
+  Value amxCodes, amxAccs, amxTail;
   Shape shape;
   VectorType byteReg, accReg, outReg;
   SmallVector<Value> groupZeros; // the current group's, see loadGroupZeros
@@ -1650,6 +1846,13 @@ private:
     plan.registerBytes = registerBytes;
     plan.lanes = registerBytes / 4;
     plan.slices = kVectorBytes / registerBytes;
+    if (target.hasMatrixTiles() && plan.isTernary() && plan.bits == 2 &&
+        !plan.anyShape && plan.tileN > 1 && registerBytes == kVectorBytes)
+      for (int64_t tiles : {2, 1})
+        if (tiles * plan.amxTileBytes() <= KernelPlan::kMaxAmxBufferBytes) {
+          plan.amxTiles = tiles;
+          break;
+        }
     return plan;
   }
 

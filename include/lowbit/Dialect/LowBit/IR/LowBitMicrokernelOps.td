@@ -461,20 +461,21 @@ def LowBit_UkLutTablesOp
 }
 
 def LowBit_UkSpillOp : LowBit_UkOp<"spill", [MemoryEffects<[MemWrite]>]> {
-  let summary = "Stores a register of int32 or f32 lanes to a byte buffer";
+  let summary = "Stores a register of int32, f32 or byte lanes to a byte buffer";
   let description = [{
     Stores the lanes of `value` little-endian at bytes `base[offset ..]`
     (no alignment assumed): the partial sums a LUT kernel keeps between the
     K chunks of a tile (int32 sums, or the f32 outputs of the bit-serial
-    group formats), read back with `lowbit.uk.load`.
+    group formats), or a byte register (an x86-amx kernel's codes expanded
+    to int8 for `lowbit.uk.tile_load`), read back with `lowbit.uk.load`.
 
     ```mlir
     lowbit.uk.spill %acc, %buf[%off] : vector<16xi32>, memref<?xi8>
     lowbit.uk.spill %y, %buf[%off] : vector<16xf32>, memref<?xi8>
     ```
   }];
-  let arguments = (ins AnyTypeOf<[LowBit_I32Register,
-                                  LowBit_F32Register]>:$value,
+  let arguments = (ins AnyTypeOf<[LowBit_I32Register, LowBit_F32Register,
+                                  LowBit_ByteRegister]>:$value,
                    MemRefRankOf<[I8], [1]>:$base, Index:$offset);
   let assemblyFormat = [{
     $value `,` $base `[` $offset `]` attr-dict `:` type($value) `,`
@@ -765,6 +766,107 @@ def LowBit_UkPackedDotOp : LowBit_UkOp<"packed_dot", [Pure]> {
   let arguments = (ins I32:$lhs, I32:$rhs, UnitAttr:$unsigned_rhs);
   let results = (outs I32:$result);
   let assemblyFormat = "$lhs `,` $rhs attr-dict";
+}
+
+//===----------------------------------------------------------------------===//
+// Matrix tiles (x86-amx: AMX-TILE, AMX-INT8)
+//===----------------------------------------------------------------------===//
+
+// The tile registers are state of the thread, not SSA values: each op names
+// its tiles (0..7) by attribute, which the conversion keeps compile-time
+// constants (the instructions take them as immediates), and has memory
+// effects so that the ops stay in program order. Every tile is 16 rows x 64
+// bytes (lowbit.uk.tile_config); runtime/include/lowbit/amx_tiles.h states
+// the instructions' semantics.
+def LowBit_TileIndex : ConfinedAttr<I64Attr, [IntMinValue<0>, IntMaxValue<7>]>;
+
+def LowBit_UkTileConfigOp
+    : LowBit_UkOp<"tile_config", [MemoryEffects<[MemWrite]>]> {
+  let summary = "Configures the 8 matrix tiles as 16 rows x 64 bytes";
+  let description = [{
+    LDTILECFG of palette 1 with every tile 16 rows of 64 bytes (zeroes
+    them). A kernel configures the tiles before its first tile op and
+    releases them (`lowbit.uk.tile_release`) before it returns.
+
+    ```mlir
+    lowbit.uk.tile_config
+    ```
+  }];
+  let assemblyFormat = "attr-dict";
+}
+
+def LowBit_UkTileReleaseOp
+    : LowBit_UkOp<"tile_release", [MemoryEffects<[MemWrite]>]> {
+  let summary = "Releases the matrix tiles (TILERELEASE)";
+  let assemblyFormat = "attr-dict";
+}
+
+def LowBit_UkTileZeroOp
+    : LowBit_UkOp<"tile_zero", [MemoryEffects<[MemWrite]>]> {
+  let summary = "Zeroes one matrix tile (TILEZERO)";
+  let description = [{
+    ```mlir
+    lowbit.uk.tile_zero {tile = 0}
+    ```
+  }];
+  let arguments = (ins LowBit_TileIndex:$tile);
+  let assemblyFormat = "attr-dict";
+}
+
+def LowBit_UkTileLoadOp
+    : LowBit_UkOp<"tile_load", [MemoryEffects<[MemRead, MemWrite]>]> {
+  let summary = "Loads 16 rows of 64 bytes into a matrix tile (TILELOADD)";
+  let description = [{
+    Row r of tile `tile` is the 64 bytes at `base[offset + r * stride]`
+    (`stride` in bytes).
+
+    ```mlir
+    lowbit.uk.tile_load %xq[%at], %kp {tile = 4} : memref<?xi8>
+    ```
+  }];
+  let arguments = (ins MemRefRankOf<[I8, UI8], [1]>:$base, Index:$offset,
+                   Index:$stride, LowBit_TileIndex:$tile);
+  let assemblyFormat = [{
+    $base `[` $offset `]` `,` $stride attr-dict `:` type($base)
+  }];
+}
+
+def LowBit_UkTileStoreOp
+    : LowBit_UkOp<"tile_store", [MemoryEffects<[MemRead, MemWrite]>]> {
+  let summary = "Stores a matrix tile's 16 rows of 64 bytes (TILESTORED)";
+  let description = [{
+    Row r of tile `tile` goes to the 64 bytes at `base[offset + r *
+    stride]`: an accumulator tile's 16 x 16 int32.
+
+    ```mlir
+    lowbit.uk.tile_store %buf[%at], %c64 {tile = 0} : memref<?xi8>
+    ```
+  }];
+  let arguments = (ins MemRefRankOf<[I8], [1]>:$base, Index:$offset,
+                   Index:$stride, LowBit_TileIndex:$tile);
+  let assemblyFormat = [{
+    $base `[` $offset `]` `,` $stride attr-dict `:` type($base)
+  }];
+}
+
+def LowBit_UkTileDotOp
+    : LowBit_UkOp<"tile_dot", [MemoryEffects<[MemWrite]>]> {
+  let summary = "int8 matrix product into an int32 tile (TDPBSUD)";
+  let description = [{
+    `acc[m].dword[n] += sum_k sum_{i < 4} lhs[m].byte[4k + i] *
+    rhs[k].byte[4n + i]` for m, n, k < 16, `lhs` bytes signed (int8
+    activations, 16 columns x 64 k), `rhs` bytes unsigned (codes in the
+    VNNI4 layout: row k holds k 4k..4k+3 of 16 weight rows), int32
+    wrapping.
+
+    ```mlir
+    lowbit.uk.tile_dot {acc = 0, lhs = 4, rhs = 6}
+    ```
+  }];
+  let arguments = (ins LowBit_TileIndex:$acc, LowBit_TileIndex:$lhs,
+                   LowBit_TileIndex:$rhs);
+  let assemblyFormat = "attr-dict";
+  let hasVerifier = 1;
 }
 
 #endif // LOWBIT_DIALECT_LOWBIT_IR_LOWBITMICROKERNELOPS_TD

@@ -77,7 +77,8 @@ def LowBitSelectConfig : Pass<"lowbit-select-config", "ModuleOp"> {
   let options = [
     Option<"target", "target", "std::string", /*default=*/"\"generic\"",
            "Target the config is for (x86-avx2, x86-avxvnni, "
-           "x86-avx512vnni, aarch64-neon, aarch64-neon-nodot, generic, "
+           "x86-avx512vnni, x86-amx, aarch64-neon, aarch64-neon-nodot, "
+           "generic, "
            "spirv-vulkan, spirv-xe2)">,
     Option<"threads", "threads", "int64_t", /*default=*/"1",
            "Threads the kernel will run on (schedule key; the heuristic "

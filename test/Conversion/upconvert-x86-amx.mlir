@@ -1,0 +1,34 @@
+// RUN: lowbit-opt %S/Inputs/formats.mlir --lowbit-upconvert-pipeline="target=x86-amx n-hint=16" | mlir-translate --mlir-to-cpp | FileCheck %s
+// RUN: lowbit-opt %S/Inputs/formats.mlir --lowbit-upconvert-pipeline="target=x86-amx" | mlir-translate --mlir-to-cpp | FileCheck %s --check-prefix=GEMV
+
+// x86-amx: the kernels carry the tile wrappers of amx_tiles.h; the i2s GEMM
+// kernel (N hint 16) configures the tiles, expands the codes, multiplies
+// 2 x 2 accumulator tiles (activations 4, 5; codes 6, 7) per 64 k, stores
+// them and releases the tiles; its remaining activation rows and every
+// other format run AVX512-VNNI code. The GEMV kernels use no tile.
+
+// CHECK: #include <immintrin.h>
+// CHECK: static inline void lowbit_amx_config()
+// CHECK-LABEL: extern "C" void i2s(
+// CHECK: lowbit_amx_config();
+// CHECK: _mm512_and_si512(
+// CHECK: lowbit_amx_zero<3>();
+// CHECK: lowbit_amx_load<4>(
+// CHECK: lowbit_amx_load<5>(
+// CHECK: lowbit_amx_load<6>(
+// CHECK: lowbit_amx_load<7>(
+// CHECK: lowbit_amx_dot_su<0, 4, 6>();
+// CHECK: lowbit_amx_dot_su<1, 4, 7>();
+// CHECK: lowbit_amx_dot_su<2, 5, 6>();
+// CHECK: lowbit_amx_dot_su<3, 5, 7>();
+// CHECK: lowbit_amx_store<3>(
+// CHECK: _mm512_div_ps(
+// CHECK: _mm512_dpbusd_epi32(
+// CHECK: lowbit_amx_release();
+// CHECK-LABEL: extern "C" void w1g128(
+// CHECK-NOT: lowbit_amx_config();
+// CHECK: _mm512_dpbusd_epi32(
+
+// GEMV-LABEL: extern "C" void i2s(
+// GEMV-NOT: lowbit_amx_config();
+// GEMV: _mm512_dpbusd_epi32(
