@@ -991,6 +991,99 @@ __attribute__((target("avx2"))) void add_row(const float *a, const float *b,
     y[i] = a[i] + b[i];
 }
 
+/// The int32 codes of 8 values: (x * s + r) - r clamped to [lo, hi].
+__attribute__((target("avx2"))) inline __m256i
+codes8(const float *x, __m256 s, __m256 r, __m256 lo, __m256 hi) {
+  const __m256 v =
+      _mm256_sub_ps(_mm256_add_ps(_mm256_mul_ps(_mm256_loadu_ps(x), s), r), r);
+  return _mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(v, lo), hi));
+}
+
+/// Row n of X [P.N][P.K] quantized into P exactly as
+/// lowbit::quantize_activation_rows does (runtime/src/upconvert.cpp and
+/// activation.cpp: per block the largest |x| as integer bits, s = 127 /
+/// max(amax, 1e-5), each value rounded by adding and subtracting 1.5 * 2^23,
+/// clamped to int8; the row's padding zeroed; int32 sums of the codes per
+/// sum_block), with AVX2: the runtime is compiled for any x86-64 CPU
+/// (SSE2, no unsigned max or sign extension), and its loops took 2.3% of a
+/// BitNet-2B prompt's samples on the norms' rows (docs/perf/ggml-lowbit.md).
+/// The same float operations in the same order give the same codes and
+/// scales; a block with a value that is not finite goes to the runtime's
+/// loop, which throws the error naming it.
+__attribute__((target("avx2"))) void quantize_row(const float *X,
+                                                  lowbit::PreparedActivations &P,
+                                                  int64_t n) {
+  const int64_t blocks = P.Kp / P.block;
+  const int64_t qblock = blocks == 1 ? P.K : P.block;
+  int8_t *row = P.xq.data() + n * P.Kp;
+  for (int64_t b = 0; b < blocks; ++b) {
+    const float *x = X + n * P.K + b * qblock;
+    int8_t *q = row + b * qblock;
+    __m256i vmax = _mm256_setzero_si256();
+    const __m256i abs_mask = _mm256_set1_epi32(0x7fffffff);
+    int64_t k = 0;
+    for (; k + 8 <= qblock; k += 8)
+      vmax = _mm256_max_epu32(
+          vmax, _mm256_and_si256(_mm256_loadu_si256(
+                                     reinterpret_cast<const __m256i *>(x + k)),
+                                 abs_mask));
+    alignas(32) uint32_t lanes[8];
+    _mm256_store_si256(reinterpret_cast<__m256i *>(lanes), vmax);
+    uint32_t amax_bits = 0;
+    for (const uint32_t l : lanes)
+      amax_bits = std::max(amax_bits, l);
+    for (; k < qblock; ++k) {
+      uint32_t bits;
+      std::memcpy(&bits, x + k, sizeof bits);
+      amax_bits = std::max(amax_bits, bits & 0x7fffffffu);
+    }
+    if (amax_bits >= 0x7f800000u) { // the runtime's error
+      lowbit::quantize_activation_rows(X, P, n, n + 1);
+      return;
+    }
+    float amax;
+    std::memcpy(&amax, &amax_bits, sizeof amax);
+    const float s = 127.0f / std::max(amax, 1e-5f);
+    P.x_scales[size_t(n * blocks + b)] = s;
+    constexpr float kRound = 0x1.8p23f;
+    const __m256 vs = _mm256_set1_ps(s), vr = _mm256_set1_ps(kRound);
+    const __m256 lo = _mm256_set1_ps(-128.0f), hi = _mm256_set1_ps(127.0f);
+    k = 0;
+    for (; k + 32 <= qblock; k += 32) {
+      const __m256i ab = _mm256_packs_epi32(codes8(x + k, vs, vr, lo, hi),
+                                            codes8(x + k + 8, vs, vr, lo, hi));
+      const __m256i cd = _mm256_packs_epi32(codes8(x + k + 16, vs, vr, lo, hi),
+                                            codes8(x + k + 24, vs, vr, lo, hi));
+      // packs interleaves the 128-bit lanes: 4-byte groups 0 2 4 6 1 3 5 7.
+      const __m256i v = _mm256_permutevar8x32_epi32(
+          _mm256_packs_epi16(ab, cd), _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+      _mm256_storeu_si256(reinterpret_cast<__m256i *>(q + k), v);
+    }
+    for (; k < qblock; ++k) {
+      const float r = (x[k] * s + kRound) - kRound;
+      q[k] = int8_t(std::clamp(r, -128.0f, 127.0f));
+    }
+  }
+  std::fill(row + P.K, row + P.Kp, int8_t(0));
+  // Sums of the codes per sum_block (16, 32 or the row, all multiples of
+  // 16): |code + 128| summed by vpsadbw, less 128 a code.
+  const int64_t sb = P.sum_block, sums = P.Kp / sb;
+  const __m128i bias = _mm_set1_epi8(int8_t(0x80));
+  for (int64_t b = 0; b < sums; ++b) {
+    __m128i acc = _mm_setzero_si128();
+    for (int64_t k = b * sb; k < (b + 1) * sb; k += 16)
+      acc = _mm_add_epi64(
+          acc, _mm_sad_epu8(_mm_xor_si128(_mm_loadu_si128(
+                                              reinterpret_cast<const __m128i *>(
+                                                  row + k)),
+                                          bias),
+                            _mm_setzero_si128()));
+    const int64_t biased = _mm_cvtsi128_si64(acc) +
+                           _mm_cvtsi128_si64(_mm_unpackhi_epi64(acc, acc));
+    P.x_sums[size_t(n * sums + b)] = int32_t(biased - 128 * sb);
+  }
+}
+
 /// Whether an RMS_NORM node runs as ours: F32 rows of contiguous values
 /// in and out (what ggml-cpu's loop takes).
 bool norm_takes(const ggml_tensor *node) {
@@ -1064,44 +1157,52 @@ void run_rms_norm(Job &job, int ith, int nth) {
   const ggml_tensor *x = job.node->src[0];
   ggml_tensor *y = job.mul ? job.mul : job.node;
   const ggml_tensor *w =
-      !job.mul ? nullptr
-               : (job.mul->src[0] == job.node ? job.mul->src[1]
-                                              : job.mul->src[0]);
+      !job.mul
+          ? nullptr
+          : (job.mul->src[0] == job.node ? job.mul->src[1] : job.mul->src[0]);
   float eps;
   std::memcpy(&eps, job.op_params, sizeof(float));
   const int64_t n = x->ne[0], rows = x->ne[1] * x->ne[2] * x->ne[3];
-  const lowbit::TileRange r = lowbit::split_tiles(rows, nth, ith);
-  for (int64_t row = r.begin; row < r.end; ++row) {
-    const int64_t i1 = row % x->ne[1], i2 = row / x->ne[1] % x->ne[2],
-                  i3 = row / (x->ne[1] * x->ne[2]);
-    const float *xr = reinterpret_cast<const float *>(
-        static_cast<const char *>(x->data) + i1 * x->nb[1] + i2 * x->nb[2] +
-        i3 * x->nb[3]);
-    if (job.add) // x is the ADD's output
-      add_row(row_of(job.add->src[0], i1, i2, i3),
-              row_of(job.add->src[1], i1, i2, i3), row_of(job.add, i1, i2, i3),
-              n);
-    if (job.glu) // or the SWIGLU's
-      swiglu_row(row_of(job.glu->src[0], i1, i2, i3),
-                 row_of(job.glu->src[1], i1, i2, i3),
-                 row_of(job.glu, i1, i2, i3), n);
-    float *yr = reinterpret_cast<float *>(static_cast<char *>(y->data) +
-                                          i1 * y->nb[1] + i2 * y->nb[2] +
-                                          i3 * y->nb[3]);
-    const float *wr =
-        !w ? nullptr
-           : reinterpret_cast<const float *>(
-                 static_cast<const char *>(w->data) +
-                 i1 % w->ne[1] * w->nb[1] + i2 % w->ne[2] * w->nb[2] +
-                 i3 % w->ne[3] * w->nb[3]);
-    const float mean = float(sum_squares(xr, n) / double(n));
-    scale_row(xr, 1.0f / std::sqrt(mean + eps), wr, yr, n);
-    for (const size_t act : job.quantize_into)
-      guarded(job, [&] {
-        lowbit::quantize_activation_rows(static_cast<const float *>(y->data),
-                                         *job.ctx->activations[act], row,
-                                         row + 1);
-      });
+  // Chunks of kNormRows rows the threads take in turn (as a product's
+  // tiles): a thread the OS slows down takes fewer of them. With the rows
+  // split in halves, the main thread took 1.3x the other's time in a
+  // prompt's norms (49 against 38 ms a pass, docs/perf/ggml-lowbit.md).
+  constexpr int64_t kNormRows = 4;
+  const int64_t chunks = (rows + kNormRows - 1) / kNormRows;
+  for (int64_t c = ith; c < chunks;
+       c = nth + job.next_chunk.fetch_add(1, std::memory_order_relaxed)) {
+    const int64_t end = std::min(rows, (c + 1) * kNormRows);
+    for (int64_t row = c * kNormRows; row < end; ++row) {
+      const int64_t i1 = row % x->ne[1], i2 = row / x->ne[1] % x->ne[2],
+                    i3 = row / (x->ne[1] * x->ne[2]);
+      const float *xr = reinterpret_cast<const float *>(
+          static_cast<const char *>(x->data) + i1 * x->nb[1] + i2 * x->nb[2] +
+          i3 * x->nb[3]);
+      if (job.add) // x is the ADD's output
+        add_row(row_of(job.add->src[0], i1, i2, i3),
+                row_of(job.add->src[1], i1, i2, i3),
+                row_of(job.add, i1, i2, i3), n);
+      if (job.glu) // or the SWIGLU's
+        swiglu_row(row_of(job.glu->src[0], i1, i2, i3),
+                   row_of(job.glu->src[1], i1, i2, i3),
+                   row_of(job.glu, i1, i2, i3), n);
+      float *yr = reinterpret_cast<float *>(static_cast<char *>(y->data) +
+                                            i1 * y->nb[1] + i2 * y->nb[2] +
+                                            i3 * y->nb[3]);
+      const float *wr =
+          !w ? nullptr
+             : reinterpret_cast<const float *>(
+                   static_cast<const char *>(w->data) +
+                   i1 % w->ne[1] * w->nb[1] + i2 % w->ne[2] * w->nb[2] +
+                   i3 % w->ne[3] * w->nb[3]);
+      const float mean = float(sum_squares(xr, n) / double(n));
+      scale_row(xr, 1.0f / std::sqrt(mean + eps), wr, yr, n);
+      for (const size_t act : job.quantize_into)
+        guarded(job, [&] {
+          quantize_row(static_cast<const float *>(y->data),
+                       *job.ctx->activations[act], row);
+        });
+    }
   }
 }
 
