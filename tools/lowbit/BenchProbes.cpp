@@ -5,11 +5,14 @@
 #include "lowbit/error.h"
 
 #include <algorithm>
+#include <cstring>
 
 #include <sys/mman.h>
 
 #if defined(__x86_64__)
 #include <immintrin.h>
+
+#include "lowbit/amx_tiles.h"
 #endif
 
 namespace lowbit::cli {
@@ -210,6 +213,79 @@ __attribute__((target("avx2"))) uint64_t peak_avx2(int64_t iterations) {
   return uint64_t(_mm256_extract_epi32(s, 0) + _mm256_extract_epi32(s, 5));
 }
 #undef LOWBIT_OPAQUE
+
+// AMX-INT8: tdpbsud into 4 accumulator tiles (2 activation x 2 weight
+// tiles, as the x86-amx GEMM kernels multiply them), 16 x 16 x 64 MACs
+// each; the tiles' wrappers of amx_tiles.h, `Tiles` either the
+// instructions or their emulation (which only checks the loop's result on
+// hosts without AMX: its speed is no peak). Activations 3 (signed), codes 2
+// (unsigned): accumulator j ends at j + 384 x iterations.
+struct AmxInstructions {
+  __attribute__((target("amx-tile"))) static void
+  config(const lowbit_amx_tilecfg *cfg) {
+    _tile_loadconfig(cfg);
+  }
+  __attribute__((target("amx-tile"))) static void release() {
+    _tile_release();
+  }
+  template <int T>
+  __attribute__((target("amx-tile"))) static void load(const void *p) {
+    _tile_loadd(T, p, 64);
+  }
+  template <int T>
+  __attribute__((target("amx-tile"))) static void store(void *p) {
+    _tile_stored(T, p, 64);
+  }
+  template <int C, int A, int B>
+  __attribute__((target("amx-tile,amx-int8"))) static void dot() {
+    _tile_dpbsud(C, A, B);
+  }
+};
+struct AmxEmulation {
+  static void config(const lowbit_amx_tilecfg *cfg) {
+    lowbit_amx_emu_ldtilecfg(cfg);
+  }
+  static void release() { lowbit_amx_emu_release(); }
+  template <int T> static void load(const void *p) {
+    lowbit_amx_emu_load(T, p, 64);
+  }
+  template <int T> static void store(void *p) { lowbit_amx_emu_store(T, p, 64); }
+  template <int C, int A, int B> static void dot() {
+    lowbit_amx_emu_dot(C, A, B, 1, 0);
+  }
+};
+
+template <typename Tiles> uint64_t peak_amx(int64_t iterations) {
+  const lowbit_amx_tilecfg cfg = lowbit_amx_full_config();
+  Tiles::config(&cfg);
+  alignas(64) int8_t x[16 * 64];
+  alignas(64) uint8_t w[16 * 64];
+  alignas(64) int32_t acc[4][16 * 16];
+  std::memset(x, 3, sizeof(x));
+  std::memset(w, 2, sizeof(w));
+  for (int j = 0; j < 4; ++j)
+    std::fill(acc[j], acc[j] + 16 * 16, j);
+  Tiles::template load<0>(acc[0]);
+  Tiles::template load<1>(acc[1]);
+  Tiles::template load<2>(acc[2]);
+  Tiles::template load<3>(acc[3]);
+  Tiles::template load<4>(x);
+  Tiles::template load<5>(x);
+  Tiles::template load<6>(w);
+  Tiles::template load<7>(w);
+  for (int64_t i = 0; i < iterations; ++i) {
+    Tiles::template dot<0, 4, 6>();
+    Tiles::template dot<1, 4, 7>();
+    Tiles::template dot<2, 5, 6>();
+    Tiles::template dot<3, 5, 7>();
+  }
+  Tiles::template store<0>(acc[0]);
+  Tiles::template store<1>(acc[1]);
+  Tiles::template store<2>(acc[2]);
+  Tiles::template store<3>(acc[3]);
+  Tiles::release();
+  return uint64_t(int64_t(acc[0][0]) + acc[1][17] + acc[2][100] + acc[3][255]);
+}
 #endif
 
 struct PeakLoop {
@@ -226,11 +302,16 @@ PeakLoop peak_loop(const std::string &isa) {
     return {peak_avxvnni, 12 * 32};
   if (isa == "avx2" && cpu.avx2)
     return {peak_avx2, 8 * 32};
+  if (isa == "amx" && runs_on(cpu, Target::X86Amx))
+    return {peak_amx<AmxInstructions>, 4 * 16 * 16 * 64};
+  if (isa == "amx" && amx_emulated(cpu))
+    return {peak_amx<AmxEmulation>, 4 * 16 * 16 * 64};
 #endif
-  if (isa == "avx512vnni" || isa == "avxvnni" || isa == "avx2")
+  if (isa == "avx512vnni" || isa == "avxvnni" || isa == "avx2" ||
+      isa == "amx")
     throw Error("this host cannot run the " + isa + " int8 peak loop");
   throw Error("unknown int8 peak ISA '" + isa +
-              "' (expected avx512vnni, avxvnni or avx2)");
+              "' (expected avx512vnni, avxvnni, avx2 or amx)");
 }
 
 } // namespace
@@ -361,8 +442,9 @@ BandwidthResult measure_read_bandwidth(ThreadPool &pool, int64_t bytes,
 std::string peak_isa_for(Target target) {
   switch (target) {
   case Target::X86Avx512Vnni:
-  case Target::X86Amx: // no AMX peak probe yet: the VNNI kernels' peak
     return "avx512vnni";
+  case Target::X86Amx:
+    return "amx";
   case Target::X86AvxVnni:
     return "avxvnni";
   case Target::X86Avx2:
@@ -417,6 +499,10 @@ PeakResult Int8Peak::measure(int reps) {
     result.rep_gops.push_back(pass());
   result.gops = median(result.rep_gops);
   return result;
+}
+
+uint64_t run_int8_peak_loop(const std::string &isa, int64_t iterations) {
+  return peak_loop(isa).run(iterations);
 }
 
 PeakResult measure_int8_peak(ThreadPool &pool, const std::string &isa,

@@ -123,18 +123,22 @@ struct PeakResult {
   std::vector<double> rep_gops;
   int threads = 0;
   std::string isa; // "avx512vnni" (vpdpbusd zmm), "avxvnni" (vpdpbusd ymm),
-                   // "avx2" (vpmaddubsw + vpmaddwd + vpaddd ymm)
+                   // "avx2" (vpmaddubsw + vpmaddwd + vpaddd ymm), "amx"
+                   // (tdpbsud tiles)
 };
 
 /// The int8 instruction sequence whose peak bounds kernels of `target`:
-/// x86-avx512vnni "avx512vnni", x86-avxvnni "avxvnni", x86-avx2 "avx2";
-/// native resolves first; "" for targets without one.
+/// x86-avx512vnni "avx512vnni", x86-avxvnni "avxvnni", x86-avx2 "avx2",
+/// x86-amx "amx"; native resolves first; "" for targets without one.
 std::string peak_isa_for(Target target);
 
 /// The int8 compute peak of `isa` on every thread of `pool`: independent
-/// accumulator chains (16 vpdpbusd zmm, 12 vpdpbusd ymm, or 8 AVX2
-/// vpmaddubsw/vpmaddwd/vpaddd sequences), calibrated on construction to
-/// about `seconds_per_pass`. Throws Error when the host lacks the ISA.
+/// accumulator chains (16 vpdpbusd zmm, 12 vpdpbusd ymm, 8 AVX2
+/// vpmaddubsw/vpmaddwd/vpaddd sequences, or 4 AMX accumulator tiles of
+/// tdpbsud), calibrated on construction to about `seconds_per_pass`.
+/// Throws Error when the host lacks the ISA. "amx" on a host without AMX
+/// runs the emulation of amx_tiles.h where lowbit::amx_emulated holds
+/// (LOWBIT_AMX=emulate): a check of the loop, not a peak.
 class Int8Peak {
 public:
   Int8Peak(ThreadPool &pool, const std::string &isa,
@@ -153,6 +157,10 @@ private:
   int64_t iterations_ = 0;
   std::vector<uint64_t> sums_;
 };
+
+/// The result of `iterations` of `isa`'s peak loop on the calling thread
+/// (what a pass keeps so the loop is not optimized away; tests check it).
+uint64_t run_int8_peak_loop(const std::string &isa, int64_t iterations);
 
 /// Int8Peak(pool, isa).measure(reps).
 PeakResult measure_int8_peak(ThreadPool &pool, const std::string &isa,

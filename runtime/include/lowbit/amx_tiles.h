@@ -1,10 +1,10 @@
 /*===- amx_tiles.h - the AMX-INT8 operations of the x86-amx kernels -------===*\
 |*                                                                          *|
 |* The few tile operations the generated x86-amx kernels call, as inline    *|
-|* C++ wrappers: with LOWBIT_AMX_EMULATE defined, an emulation of the       *|
-|* instructions in plain C++ (so that the kernels are tested on hosts       *|
-|* without AMX); otherwise the <immintrin.h> intrinsics (-mamx-tile         *|
-|* -mamx-int8). Tile numbers are template arguments, because the            *|
+|* C++ wrappers: with LOWBIT_AMX_EMULATE defined, the emulation of the      *|
+|* instructions below (plain C++, lowbit_amx_emu_*; so that the kernels are *|
+|* tested on hosts without AMX); otherwise the <immintrin.h> intrinsics     *|
+|* (-mamx-tile -mamx-int8). Tile numbers are template arguments, because the            *|
 |* intrinsics take them as immediates. The x86-amx TargetInfo embeds this   *|
 |* file's text at the top of every kernel it emits (the generated C++       *|
 |* includes nothing of the runtime), so it is self-contained.               *|
@@ -60,7 +60,8 @@ static inline struct lowbit_amx_tilecfg lowbit_amx_full_config() {
   return cfg;
 }
 
-#ifdef LOWBIT_AMX_EMULATE
+/* The emulation (always defined: plain C++; lowbit bench's AMX peak loop
+ * checks its result with it on hosts without AMX). */
 
 /* The architectural state the emulation keeps per thread. */
 struct lowbit_amx_state {
@@ -127,6 +128,8 @@ static inline void lowbit_amx_emu_dot(int c, int a, int b, int a_signed,
     memset(&s.tile[c][m][m < rows ? 4 * cols : 0], 0,
            m < rows ? 64 - 4 * cols : 64);
 }
+
+#ifdef LOWBIT_AMX_EMULATE
 
 static inline void lowbit_amx_config() {
   struct lowbit_amx_tilecfg cfg = lowbit_amx_full_config();
