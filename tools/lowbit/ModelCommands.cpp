@@ -73,14 +73,15 @@ KernelChoice choiceFor(const Format &format, Strategy strategy,
 
 /// The up-convert configs of kernel_abi.h's GGML ROWS LAYOUT (lower-upconvert's
 /// row kernel) for the i2s shapes whose weights are TQ2_0 or TQ1_0 rows in
-/// the file (TQ1_0's named by kTq1Rows, its GEMM kTq1RowsGemm):
+/// the file (TQ1_0's named by kTq1Rows):
 /// the kernels read the file's mapping, so those weights are never packed
 /// (issue 28 item 7), with --in-place: decode measured 0.76-1.07x and
 /// prefill 0.77-0.88x of the packed kernels' for TQ2_0, 0.72-0.77x and
 /// 0.41-0.59x for TQ1_0 (whose digits are decoded in registers; loaded
-/// host, docs/perf/llama-cpp.md), so not the default. GEMV: one row per group, a sequential stream of the
-/// rows, prefetched 4 rows ahead; GEMM: 4 rows x 4 activation rows (~5%
-/// faster than 2 x 4 on AVX-512, equal on AVX2). Only the
+/// host, docs/perf/llama-cpp.md), so not the default. GEMV: one row per
+/// group, a sequential stream of the rows, prefetched 4 rows ahead; GEMM,
+/// both types: 4 rows x 4 activation rows, each group of 4 rows decoded
+/// once into int8 codes (lower-upconvert's RowPlan::decodeRows). Only the
 /// x86-avx512vnni and x86-avx2 row kernels are checked against the
 /// reference (test/e2e/upconvert-ggml-rows.test), so only they take it.
 const char *const kGgmlRowsGemv =
@@ -89,12 +90,6 @@ const char *const kGgmlRowsGemm =
     "#lowbit.upconvert<tile_m = 4, tile_k = 256, tile_n = 4>";
 const char *const kTq1Rows =
     "#lowbit.layout<gguf, tile_m = 1, tile_k = 256, block_bytes = 54>";
-/// TQ1_0's GEMM decodes its digits per activation-row tile: 1 row x 8
-/// activation rows shares each decoded register among 8, 0.69-0.93x the
-/// time of 4 x 4 on x86-avx512vnni over the three BitNet-2B shapes at
-/// N = 128 (lowbit bench --interleave, two runs, loaded host).
-const char *const kTq1RowsGemm =
-    "#lowbit.upconvert<tile_m = 1, tile_k = 256, tile_n = 8>";
 bool takesGgmlRows(const KernelChoice &choice) {
   return choice.strategy == Strategy::Upconvert &&
          (choice.target == Target::X86Avx512Vnni ||
@@ -197,9 +192,7 @@ compileModelKernels(const std::vector<engine::LinearSpec> &specs,
         batch.emplace_back(M, K, 1, rows ? kGgmlRowsGemv : "",
                            tq1 ? kTq1Rows : "");
         batch.emplace_back(M, K, 16,
-                           tq1    ? kTq1RowsGemm
-                           : rows ? kGgmlRowsGemm
-                                  : "",
+                           rows ? kGgmlRowsGemm : "",
                            tq1 ? kTq1Rows : "");
       }
       std::vector<CompiledKernel> compiled =

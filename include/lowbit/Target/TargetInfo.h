@@ -218,8 +218,8 @@ public:
                              int64_t width) const {
     return false;
   }
-  /// lowbit.uk.spill of an int32 or f32 register (`ptr`: int8_t *); false
-  /// when the target has none.
+  /// lowbit.uk.spill of an int32, f32 or byte register (`ptr`: int8_t *);
+  /// false when the target has none.
   virtual bool emitSpill(OpBuilder &b, Location loc, Value value, Value ptr,
                          VectorType type) const {
     return false;

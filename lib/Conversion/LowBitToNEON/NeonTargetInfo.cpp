@@ -363,11 +363,13 @@ public:
                  VectorType type) const override {
     MLIRContext *ctx = b.getContext();
     bool f32 = type.getElementType().isF32();
+    bool byte = type.getElementType().isInteger(8);
     Value p = castTo(b, loc,
-                     emitc::PointerType::get(
-                         opaqueType(ctx, f32 ? "float" : "int32_t")),
+                     emitc::PointerType::get(opaqueType(
+                         ctx, f32 ? "float" : byte ? "uint8_t" : "int32_t")),
                      ptr);
-    callVoid(b, loc, f32 ? "vst1q_f32" : "vst1q_s32", {p, value});
+    callVoid(b, loc, f32 ? "vst1q_f32" : byte ? "vst1q_u8" : "vst1q_s32",
+             {p, value});
     return true;
   }
 

@@ -19,6 +19,8 @@
 #include "mlir/IR/Iterators.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
+#include <functional>
+
 namespace mlir::lowbit {
 #define GEN_PASS_DEF_LOWBITLOWERUPCONVERT
 #include "lowbit/Dialect/LowBit/Transforms/Passes.h.inc"
@@ -1209,6 +1211,14 @@ private:
 /// holds no weight (the d bytes, digit 4 of qh, bytes an earlier register
 /// covered). ggml's vec_dot_tq1_0_q8_K decodes the same digits; its AVX2
 /// loop reads the 32 and 16 bytes of qs apart.
+///
+/// GEMM tiles of one shape (decodeRows): each group of rows is decoded
+/// once, unpacked or base-3 digits as above, into a stack buffer of int8
+/// codes 0..2 in weight order (K bytes a row), which every block of
+/// activation rows then reads against the activations in place (no
+/// gathering): the decoding is paid once per row instead of once per
+/// block of activation rows, and the inner loop is a plain int8 dot
+/// product, as the vnni4 GEMM's is after its unpacking.
 struct RowPlan {
   bool anyShape = false;
   int64_t m = 0, k = 0; // static shape (0 for any shape)
@@ -1221,6 +1231,9 @@ struct RowPlan {
   /// and 2 dot products a digit instead of a 6-7-instruction decode and one
   /// (GEMV tiles: makeRowPlan).
   bool tritFractions = false;
+  /// A GEMM tile of one shape whose rows' codes fit kMaxDecodedBytes:
+  /// decode each group of rows once (above).
+  bool decodeRows = false;
   int64_t rows = 1, tileN = 1;
   int64_t prefetchGroups = 0; // config prefetch: row groups ahead, 0: none
   int64_t registerBytes = 0, lanes = 0;
@@ -1275,6 +1288,10 @@ public:
       rowBytes = constant(plan.k / kBlock * plan.blockBytes);
     }
     matrixBytes = mulValue(mValue, rowBytes);
+    if (plan.decodeRows) {
+      buildDecoded();
+      return;
+    }
     // 64-byte registers: the activations in register order, whole rows
     // for a kernel of one shape (gathered once per chunk of rows) up to
     // kMaxGatheredBytes of stack, else one block at a time.
@@ -1315,6 +1332,10 @@ public:
       });
     });
   }
+
+  /// The most bytes of decoded codes (rows x K) a GEMM tile keeps on the
+  /// stack (RowPlan::decodeRows).
+  static constexpr int64_t kMaxDecodedBytes = 64 * 1024;
 
 private:
   /// Row groups per chunk of rows, and rows at least: the activations
@@ -1641,6 +1662,138 @@ private:
     }
   }
 
+  /// RowPlan::decodeRows: per group of plan.rows rows (then the rows left
+  /// one by one) their codes into `decoded`, then every block of tileN
+  /// activation rows against them.
+  void buildDecoded() {
+    int64_t registers = trits ? int64_t(tritOffsets.size()) * kTrits
+                              : 4 * (kVectorBytes / plan.registerBytes);
+    decoded = createStackBuffer(b, loc, plan.rows * plan.k);
+    scratch = createStackBuffer(b, loc, registers * plan.registerBytes);
+    folds = createStackBuffer(b, loc, plan.rows * plan.lanes * 4);
+    Value begin = toIndex(tileBegin), end = toIndex(tileEnd);
+    Value groupsEnd =
+        plan.rows == 1 ? end : tileGroupsEnd(begin, end, plan.rows);
+    auto group = [&](Value first, int64_t rows) {
+      for (int64_t r = 0; r < rows; ++r)
+        decodeRow(add(first, r), r * plan.k);
+      forColumnBlocks(n, plan.tileN, [&](Value firstColumn, int64_t columns) {
+        dotDecoded(first, rows, firstColumn, columns);
+      });
+    };
+    forLoop(begin, groupsEnd, plan.rows,
+            [&](Value r) { group(r, plan.rows); });
+    if (plan.rows > 1)
+      forLoop(groupsEnd, end, 1, [&](Value r) { group(r, 1); });
+  }
+
+  /// The codes of row `row` into decoded[at ..] in weight order: per block
+  /// its registers decoded (TQ2_0: bit pair i of register s; TQ1_0: digit
+  /// i of register s) and spilled to `scratch` in that order, then copied
+  /// from there in runs of consecutive weights.
+  void decodeRow(Value row, int64_t at) {
+    int64_t r = plan.registerBytes;
+    Value rowStart = mulValue(row, rowBytes);
+    forLoop(constant(0), blocks, 1, [&](Value bk) {
+      Value block = add(rowStart, mul(bk, plan.blockBytes));
+      Value to = add(constant(at), mul(bk, kBlock));
+      // weightOf(slot, j): the weight of byte j of register `slot`, or -1.
+      std::function<int64_t(int64_t, int64_t)> weightOf;
+      int64_t slot = 0;
+      if (trits) {
+        IntegerAttr partial = r > kTritBytes ? b.getI64IntegerAttr(kTritBytes)
+                                             : IntegerAttr();
+        for (int64_t s = 0; s < int64_t(tritOffsets.size()); ++s) {
+          Value w = UkLoadOp::create(b, loc, byteReg, codes,
+                                     add(block, tritOffsets[s]), partial);
+          for (int64_t i = 0; i < kTrits; ++i, ++slot)
+            UkSpillOp::create(
+                b, loc,
+                UkTritOp::create(b, loc, byteReg, w, b.getI64IntegerAttr(i)),
+                scratch, constant(slot * r));
+        }
+        // Bytes an earlier register holds are copied from that one.
+        weightOf = [&](int64_t slot, int64_t j) {
+          int64_t s = slot / kTrits, p = tritOffsets[s] + j;
+          return p < s * r ? -1 : tritWeight(p, slot % kTrits);
+        };
+      } else {
+        for (int64_t s = 0; s < kVectorBytes / r; ++s) {
+          Value w = UkLoadOp::create(b, loc, byteReg, codes, add(block, s * r));
+          for (int64_t i = 0; i < 4; ++i, ++slot)
+            UkSpillOp::create(b, loc,
+                              UkUnpackOp::create(b, loc, byteReg, w, Value(),
+                                                 b.getI64IntegerAttr(2),
+                                                 b.getI64IntegerAttr(i),
+                                                 b.getI64IntegerAttr(0)),
+                              scratch, constant(slot * r));
+        }
+        // Byte p = 32h + j of the block, bit pair i: weight 128h + 32i + j.
+        weightOf = [&](int64_t slot, int64_t j) {
+          int64_t p = slot / 4 * r + j;
+          return p / kRun * kHalf + slot % 4 * kRun + p % kRun;
+        };
+      }
+      for (int64_t q = 0; q < slot; ++q)
+        for (int64_t j = 0; j < r;) {
+          int64_t first = weightOf(q, j), length = 1;
+          while (j + length < r && first >= 0 &&
+                 weightOf(q, j + length) == first + length)
+            ++length;
+          if (first >= 0)
+            forLoop(constant(0), constant(length), 1, [&](Value e) {
+              Value v = memref::LoadOp::create(b, loc, scratch,
+                                               add(e, q * r + j));
+              memref::StoreOp::create(b, loc, v, decoded,
+                                      add(add(to, first), e));
+            });
+          j += length;
+        }
+    });
+  }
+
+  /// Rows [firstRow, firstRow + rows), decoded, x activation rows
+  /// [firstColumn, firstColumn + columns) read in place: one int8 dot
+  /// product per register of codes and activation row.
+  void dotDecoded(Value firstRow, int64_t rows, Value firstColumn,
+                  int64_t columns) {
+    int64_t r = plan.registerBytes;
+    int64_t chains = std::max<int64_t>(1, 4 / (rows * columns));
+    SmallVector<Value> accs(rows * columns * chains, zeroAcc());
+    auto block = [&](Value bk) {
+      Value blockX = mul(bk, kBlock);
+      for (int64_t t = 0; t < kBlock / r; ++t) {
+        Value k = add(blockX, t * r);
+        SmallVector<Value> x;
+        for (int64_t c = 0; c < columns; ++c)
+          x.push_back(UkLoadOp::create(b, loc, byteReg, xq,
+                                       xOffset(add(firstColumn, c), k)));
+        for (int64_t row = 0; row < rows; ++row) {
+          Value w = UkLoadOp::create(b, loc, byteReg, decoded,
+                                     add(k, row * plan.k));
+          for (int64_t c = 0; c < columns; ++c) {
+            Value &acc = accs[(row * columns + c) * chains + t % chains];
+            acc = UkDot4Op::create(b, loc, accReg, acc, w, x[c], false);
+          }
+        }
+      }
+    };
+    carriedRange(constant(0), blocks, 1, accs, block);
+    SmallVector<Value> sums;
+    for (int64_t o = 0; o < rows * columns; ++o) {
+      Value sum;
+      for (int64_t q = 0; q < chains; ++q)
+        sum = sum ? arith::AddIOp::create(b, loc, sum, accs[o * chains + q])
+                  : accs[o * chains + q];
+      sums.push_back(sum);
+    }
+    for (int64_t c = 0; c < columns; ++c)
+      finish(firstRow, rows, add(firstColumn, c),
+             ArrayRef<Value>(sums).drop_front(c).take_front(
+                 (rows - 1) * columns + 1),
+             columns);
+  }
+
   /// Copies the kRun activation bytes at xq[from] to gathered[to].
   void copyRun(Value from, Value to) { copyBytes(from, to, kRun); }
 
@@ -1667,6 +1820,9 @@ private:
   Value mArg, kArg;
   Value mValue, kValue, blocks, rowBytes, matrixBytes;
   Value gathered, folds;
+  /// RowPlan::decodeRows: the group's codes (rows x K int8) and the
+  /// registers of one block decoded before they are copied there.
+  Value decoded, scratch;
   bool wholeRows = false; // `gathered` holds whole activation rows
   bool trits = false;     // TQ1_0 rows (base-3 digits), else TQ2_0
   /// TQ1_0: the block bytes each register of digits starts at.
@@ -1747,6 +1903,9 @@ private:
     plan.registerBytes = *registerBytes;
     plan.lanes = *registerBytes / 4;
     plan.blockBytes = layout.getGgmlRowsBlockBytes();
+    plan.decodeRows =
+        !plan.anyShape && plan.tileN > 1 &&
+        plan.rows * plan.k <= RowKernelBuilder::kMaxDecodedBytes;
     if (plan.blockBytes == LOWBIT_GGML_ROWS_TQ1_0_BYTES) {
       // Per lane and block at most registers x 5 dot products of 4
       // fractions <= 255 by |x| <= 128: 3 A must stay within int32.
@@ -1758,7 +1917,7 @@ private:
       // take twice the accumulator registers (the 4 x 4 GEMM tile: all
       // 32 zmm; measured 1.3-3x slower than decoding, docs/perf/llama-cpp.md).
       plan.tritFractions = target.getMaxDotCode() >= 255 &&
-                           plan.rows * plan.tileN <= 2 &&
+                           !plan.decodeRows && plan.rows * plan.tileN <= 2 &&
                            3 * registers * 5 * 4 * 255 * 128 * blocksMax <=
                                int64_t(INT32_MAX);
     }

@@ -466,7 +466,8 @@ def LowBit_UkSpillOp : LowBit_UkOp<"spill", [MemoryEffects<[MemWrite]>]> {
     Stores the lanes of `value` little-endian at bytes `base[offset ..]`
     (no alignment assumed): the partial sums a LUT kernel keeps between the
     K chunks of a tile (int32 sums, or the f32 outputs of the bit-serial
-    group formats), or a byte register (an x86-amx kernel's codes expanded
+    group formats), or a byte register of decoded codes (the ggml rows
+    GEMM's decoded rows, kernel_abi.h; an x86-amx kernel's codes expanded
     to int8 for `lowbit.uk.tile_load`), read back with `lowbit.uk.load`.
 
     ```mlir
