@@ -304,14 +304,14 @@ PeakLoop peak_loop(const std::string &isa) {
     return {peak_avx2, 8 * 32};
   if (isa == "amx" && runs_on(cpu, Target::X86Amx))
     return {peak_amx<AmxInstructions>, 4 * 16 * 16 * 64};
-  if (isa == "amx" && amx_emulated(cpu))
+  if (isa == "amx-emulated" && amx_emulated(cpu))
     return {peak_amx<AmxEmulation>, 4 * 16 * 16 * 64};
 #endif
   if (isa == "avx512vnni" || isa == "avxvnni" || isa == "avx2" ||
-      isa == "amx")
+      isa == "amx" || isa == "amx-emulated")
     throw Error("this host cannot run the " + isa + " int8 peak loop");
   throw Error("unknown int8 peak ISA '" + isa +
-              "' (expected avx512vnni, avxvnni, avx2 or amx)");
+              "' (expected avx512vnni, avxvnni, avx2, amx or amx-emulated)");
 }
 
 } // namespace
@@ -444,7 +444,11 @@ std::string peak_isa_for(Target target) {
   case Target::X86Avx512Vnni:
     return "avx512vnni";
   case Target::X86Amx:
-    return "amx";
+    // Emulated kernels (LOWBIT_AMX=emulate) get the emulated loop, so
+    // labelled: its GOPS are no peak.
+    return host_runs(Target::X86Amx) || !amx_emulated(host_cpu_features())
+               ? "amx"
+               : "amx-emulated";
   case Target::X86AvxVnni:
     return "avxvnni";
   case Target::X86Avx2:

@@ -124,20 +124,21 @@ struct PeakResult {
   int threads = 0;
   std::string isa; // "avx512vnni" (vpdpbusd zmm), "avxvnni" (vpdpbusd ymm),
                    // "avx2" (vpmaddubsw + vpmaddwd + vpaddd ymm), "amx"
-                   // (tdpbsud tiles)
+                   // (tdpbsud tiles), "amx-emulated" (no peak)
 };
 
 /// The int8 instruction sequence whose peak bounds kernels of `target`:
 /// x86-avx512vnni "avx512vnni", x86-avxvnni "avxvnni", x86-avx2 "avx2",
-/// x86-amx "amx"; native resolves first; "" for targets without one.
+/// x86-amx "amx" ("amx-emulated" where its kernels run emulated); native
+/// resolves first; "" for targets without one.
 std::string peak_isa_for(Target target);
 
 /// The int8 compute peak of `isa` on every thread of `pool`: independent
 /// accumulator chains (16 vpdpbusd zmm, 12 vpdpbusd ymm, 8 AVX2
 /// vpmaddubsw/vpmaddwd/vpaddd sequences, or 4 AMX accumulator tiles of
 /// tdpbsud), calibrated on construction to about `seconds_per_pass`.
-/// Throws Error when the host lacks the ISA. "amx" on a host without AMX
-/// runs the emulation of amx_tiles.h where lowbit::amx_emulated holds
+/// Throws Error when the host lacks the ISA. "amx-emulated" runs the loop
+/// on the emulation of amx_tiles.h where lowbit::amx_emulated holds
 /// (LOWBIT_AMX=emulate): a check of the loop, not a peak.
 class Int8Peak {
 public:
