@@ -4,11 +4,14 @@
 // the same layout as `lowbit generate --logits`.
 //
 //   llama-driver --model M.gguf --tokens 1,2,3 [-n 8] [-t T] [--logits L.npy]
-//                [--timings]
+//                [--timings] [--flash-attn]
 //
 // The context keeps its K/V cache in float32 and runs attention without
 // flash attention, as lowbit's engine does, so that what differs between the
-// two is the weights' arithmetic, not the cache's precision.
+// two is the weights' arithmetic, not the cache's precision. --flash-attn
+// keeps llama.cpp's defaults instead (an F16 cache, flash attention "auto")
+// with batches of at least 32 tokens, so that a backend that runs a
+// prompt's flash attention (ggml-lowbit) is asked about one.
 #include "npy.h"
 
 #include "ggml-backend.h"
@@ -32,6 +35,7 @@ struct Args {
   int n = 8;
   int threads = int(std::max(1u, std::thread::hardware_concurrency()));
   bool timings = false;
+  bool flash_attn = false;
 };
 
 const char *usage =
@@ -46,7 +50,9 @@ const char *usage =
     "  -n, --n N        tokens to generate (default 8)\n"
     "  -t, --threads T  threads (default: all CPUs)\n"
     "  --logits L.npy   write float32 logits [len(tokens) + n - 1, vocab]\n"
-    "  --timings        print load and first-token times (ms) to stderr\n";
+    "  --timings        print load and first-token times (ms) to stderr\n"
+    "  --flash-attn     llama.cpp's F16 K/V cache and flash attention (auto),\n"
+    "                   batches of at least 32 tokens\n";
 
 int positive(const std::string &flag, const char *text) {
   char *end = nullptr;
@@ -85,6 +91,10 @@ Args parse(int argc, char **argv) {
     }
     if (flag == "--timings") {
       a.timings = true;
+      continue;
+    }
+    if (flag == "--flash-attn") {
+      a.flash_attn = true;
       continue;
     }
     if (i + 1 >= argc)
@@ -140,11 +150,14 @@ int run(const Args &a) {
 
   const int n_prompt = int(a.tokens.size());
   llama_context_params cp = llama_context_default_params();
-  cp.n_ctx = uint32_t(n_prompt + a.n);
-  cp.n_batch = cp.n_ubatch = uint32_t(std::max(n_prompt, 1));
+  const int ubatch = std::max(n_prompt, a.flash_attn ? 32 : 1);
+  cp.n_ctx = uint32_t(std::max(n_prompt + a.n, ubatch));
+  cp.n_batch = cp.n_ubatch = uint32_t(ubatch);
   cp.n_threads = cp.n_threads_batch = a.threads;
-  cp.type_k = cp.type_v = GGML_TYPE_F32;
-  cp.flash_attn_type = LLAMA_FLASH_ATTN_TYPE_DISABLED;
+  if (!a.flash_attn) {
+    cp.type_k = cp.type_v = GGML_TYPE_F32;
+    cp.flash_attn_type = LLAMA_FLASH_ATTN_TYPE_DISABLED;
+  }
   cp.no_perf = true;
   llama_context *ctx = llama_init_from_model(model, cp);
   if (!ctx)
