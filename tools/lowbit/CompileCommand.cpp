@@ -217,6 +217,8 @@ void setKernelValues(TemplateValues &v, const BundleKernel &k) {
                            : layout.family == LOWBIT_LAYOUT_LUT ? "LUT"
                            : layout.family == LOWBIT_LAYOUT_BITPLANES
                                ? "BITPLANES"
+                           : layout.family == LOWBIT_LAYOUT_GGML_ROWS
+                               ? "GGML_ROWS"
                                : "NONE")
       .set("laneOrder",
            layout.lane_order == LOWBIT_LANE_LANES ? "LANES" : "ROWS")

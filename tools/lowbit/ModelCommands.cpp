@@ -81,9 +81,11 @@ KernelChoice choiceFor(const Format &format, Strategy strategy,
 /// host, docs/perf/llama-cpp.md), so not the default. GEMV: one row per
 /// group, a sequential stream of the rows, prefetched 4 rows ahead; GEMM,
 /// both types: 4 rows x 4 activation rows, each group of 4 rows decoded
-/// once into int8 codes (lower-upconvert's RowPlan::decodeRows). Only the
-/// x86-avx512vnni and x86-avx2 row kernels are checked against the
-/// reference (test/e2e/upconvert-ggml-rows.test), so only they take it.
+/// once into int8 codes (lower-upconvert's RowPlan::decodeRows). The
+/// x86-avx512vnni, x86-avx2, aarch64-neon and -nodot row kernels are
+/// checked against the reference (test/e2e/upconvert-ggml-rows.test,
+/// upconvert-ggml-rows-aarch64.test), so they take it; the others (generic
+/// and its 4-byte registers) keep the packed i2s.
 const char *const kGgmlRowsGemv =
     "#lowbit.upconvert<tile_m = 1, tile_k = 256, tile_n = 1, prefetch = 4>";
 const char *const kGgmlRowsGemm =
@@ -93,7 +95,9 @@ const char *const kTq1Rows =
 bool takesGgmlRows(const KernelChoice &choice) {
   return choice.strategy == Strategy::Upconvert &&
          (choice.target == Target::X86Avx512Vnni ||
-          choice.target == Target::X86Avx2);
+          choice.target == Target::X86Avx2 ||
+          choice.target == Target::Aarch64Neon ||
+          choice.target == Target::Aarch64NeonNoDot);
 }
 
 /// The (M, K) of the i2s weights of `specs` that are all TQ2_0 or all
@@ -577,7 +581,7 @@ static const std::string kGenerateNotes =
 const char *const kInPlaceHelp =
     "TQ2_0 and TQ1_0 weights: kernels that read the file's rows in place "
     "(no packed copy: a faster load, a slower decode and prefill; "
-    "x86-avx512vnni and x86-avx2, no --schedule)";
+    "x86-avx512vnni, x86-avx2, aarch64-neon and -nodot; no --schedule)";
 
 const Command &generateCommand() {
   static const Command command{

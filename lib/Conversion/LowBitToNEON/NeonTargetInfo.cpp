@@ -39,7 +39,12 @@
 //   lut_dot8        the index of lut_dot, one vqtbl4q_u8 (the 4 int8 tables
 //                   of 16 entries), dot4 of the multipliers and entries;
 //   lut_combine     vshlq_n_s32 + vaddq_s32
-//   spill           vst1q_s32, vst1q_f32 (f32)
+//   spill           vst1q_s32, vst1q_f32 (f32), vst1q_u8 (bytes)
+//   trit            vmulq_u8 by 3^digit (wraps modulo 256), then x 3 >> 8
+//                   as vmull_u8 / vmull_high_u8 by 3 and vshrn_n_u16 /
+//                   vshrn_high_n_u16 by 8 (the row kernels' TQ1_0 digits;
+//                   no triple: sdot takes codes below 128 only, so the
+//                   digits' fractions are not dotted)
 //
 // A 64-byte table is 4 q registers, so the LUT lowerings learn that the
 // two tables of a lut_dot take 8 (getLutTableRegisters) and keep fewer
@@ -150,6 +155,33 @@ public:
     Value masks = call(b, loc, reg, "vdupq_n_u8", {},
                        {b.getI32IntegerAttr(int32_t(mask))});
     return call(b, loc, reg, "vandq_u8", {shifted, masks});
+  }
+
+  /// ((v * 3^digit) mod 256) * 3 >> 8 per byte (lowbit.uk.trit): the
+  /// fraction by a wrapping byte multiply, its top bits by a widening one.
+  Value emitTrit(OpBuilder &b, Location loc, Value packed, int64_t digit,
+                 VectorType type) const override {
+    MLIRContext *ctx = b.getContext();
+    Type reg = bytes(ctx), half = opaqueType(ctx, "uint8x8_t"),
+         words = opaqueType(ctx, "uint16x8_t");
+    int64_t power = 1;
+    for (int64_t i = 0; i < digit; ++i)
+      power = power * 3 % 256;
+    Value fraction = packed;
+    if (power != 1)
+      fraction = call(b, loc, reg, "vmulq_u8",
+                      {packed, call(b, loc, reg, "vdupq_n_u8", {},
+                                    {b.getI32IntegerAttr(int32_t(power))})});
+    Value three = call(b, loc, half, "vdup_n_u8", {}, {b.getI32IntegerAttr(3)});
+    Value low = call(b, loc, words, "vmull_u8",
+                     {call(b, loc, half, "vget_low_u8", fraction), three});
+    Value high = call(b, loc, words, "vmull_high_u8",
+                      {fraction, call(b, loc, reg, "vdupq_n_u8", {},
+                                      {b.getI32IntegerAttr(3)})});
+    Value narrow = call(b, loc, half, "vshrn_n_u16", low,
+                        {b.getI32IntegerAttr(8)});
+    return call(b, loc, reg, "vshrn_high_n_u16", {narrow, high},
+                {b.getI32IntegerAttr(8)});
   }
 
   /// One tbl (vqtbl1q_u8) of the table (byteConstant).
