@@ -161,6 +161,7 @@ struct KernelPlan {
   }
   /// Activation scales and sums per row: one per block, one for ternary.
   int64_t xBlocksPerRow() const { return isTernary() ? 1 : blocks; }
+
   /// Ternary GEMM kernels on a target with matrix tiles (x86-amx): weight
   /// tiles per tile group of the tiled path (1 or 2), 0 for none. Per
   /// group, the 2-bit codes of all K are expanded once to int8 in a stack
@@ -175,8 +176,9 @@ struct KernelPlan {
   /// N mod 16 rows take the VNNI loops. A whole-K buffer instead of panels
   /// keeps the accumulators in their tiles over all K with no spills; its
   /// bound, kMaxAmxBufferBytes, is the stack the K-quant buffer already
-  /// takes (K up to 16384 with two tiles, 32768 with one; larger K, and the
-  /// any-shape kernels, whose K is a run-time value, keep the VNNI loops).
+  /// takes (K up to 16384 with two tiles, 32768 with one; larger K keeps
+  /// the VNNI loops). Any-shape kernels take two tiles and check at run
+  /// time that their K fits (16384), else run the VNNI loops.
   int64_t amxTiles = 0;
   static constexpr int64_t kMaxAmxBufferBytes = 512 * 1024;
   /// K per tile product, and K padded to it.
@@ -247,10 +249,16 @@ public:
     if (int64_t bytes = plan.panelOutputBytes())
       panelOutputs = createStackBuffer(b, loc, bytes, kVectorBytes);
     Value begin = toIndex(tileBegin), end = toIndex(tileEnd);
-    if (plan.amxTiles) {
+    if (plan.amxTiles)
       buildAmx(begin, end);
-      return;
-    }
+    else
+      buildTileGroups(begin, end);
+  }
+
+private:
+  /// The VNNI loops: whole tile groups, then the remaining tiles one by
+  /// one.
+  void buildTileGroups(Value begin, Value end) {
     int64_t group = plan.tilesPerGroup;
     if (group == 1) {
       forLoop(begin, end, 1, [&](Value t) { buildTiles(t, 1); });
@@ -266,7 +274,6 @@ public:
     forLoop(groupsEnd, end, 1, [&](Value t) { buildTiles(t, 1); });
   }
 
-private:
   //===--- Matrix tiles (KernelPlan::amxTiles) ------------------------------===//
 
   // Tiles: accumulators 0..3 (block p of activation rows, weight tile w:
@@ -274,16 +281,40 @@ private:
   static constexpr int64_t kAccTile = 0, kActTile = 4, kCodeTile = 6;
 
   /// The tiled kernel: groups of plan.amxTiles weight tiles, then the
-  /// remaining tiles one by one, between tile_config and tile_release.
+  /// remaining tiles one by one, between tile_config and tile_release. An
+  /// any-shape kernel takes it where its K fits the buffer (run-time
+  /// check), else the VNNI loops.
   void buildAmx(Value begin, Value end) {
+    Value kp = shape.kp ? shape.kp : constant(plan.kp);
+    amxKp = mul(div(add(kp, KernelPlan::kAmxK - 1), KernelPlan::kAmxK),
+                KernelPlan::kAmxK);
+    amxTileBytes = mul(div(amxKp, 4), kVectorBytes);
+    if (!plan.anyShape) {
+      buildAmxGroups(begin, end);
+      return;
+    }
+    Value fits = arith::CmpIOp::create(
+        b, loc, arith::CmpIPredicate::ule, mul(amxTileBytes, plan.amxTiles),
+        constant(KernelPlan::kMaxAmxBufferBytes));
+    auto branch = scf::IfOp::create(b, loc, fits, /*withElseRegion=*/true);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(branch.thenBlock());
+    buildAmxGroups(begin, end);
+    b.setInsertionPointToStart(branch.elseBlock());
+    buildTileGroups(begin, end);
+  }
+
+  void buildAmxGroups(Value begin, Value end) {
     UkTileConfigOp::create(b, loc);
-    int64_t bytes = plan.amxTiles * plan.amxTileBytes();
+    // The expanded codes (sized for the largest K where any shape), the
+    // stored accumulators, and the activations of the last 32 k where Kp
+    // is not a multiple of 64 (zero padded to 64).
+    int64_t bytes = plan.anyShape ? KernelPlan::kMaxAmxBufferBytes
+                                  : plan.amxTiles * plan.amxTileBytes();
     amxCodes = createStackBuffer(b, loc, bytes, kVectorBytes);
-    // Accumulators stored for the epilogue, and the activations of the
-    // last 32 k when Kp is not a multiple of 64 (zero padded to 64).
     amxAccs = createStackBuffer(b, loc, 4 * kTileRows * kVectorBytes,
                                 kVectorBytes);
-    if (plan.amxKp() != plan.kp)
+    if (plan.anyShape || plan.amxKp() != plan.kp)
       amxTail = createStackBuffer(b, loc, 2 * kTileRows * kVectorBytes,
                                   kVectorBytes);
     int64_t group = plan.amxTiles;
@@ -321,15 +352,20 @@ private:
   /// Unpacks every vector of the tiles' codes per 2-bit plane into
   /// amxCodes: plane j of vector v is row 4v + j of its tile's Kp / 4 rows
   /// (k 16v + 4j .. + 3 of all 16 weight rows); the rows past Kp / 4 up to
-  /// amxKp() / 4 are zero.
+  /// amxKp / 4 are zero.
   void expandCodes(Value firstTile, int64_t tiles) {
     Tile tile;
     tile.firstTile = firstTile;
     tile.tiles = tiles;
     tile.firstSlice = constant(0);
     int64_t planes = 8 / plan.bits;
+    Value vectors = shape.vectorsPerTile ? shape.vectorsPerTile
+                                         : constant(plan.vectorsPerTile);
+    Value zero = arith::ConstantOp::create(
+        b, loc, DenseElementsAttr::get(byteReg, b.getI8IntegerAttr(0)));
     for (int64_t t = 0; t < tiles; ++t) {
-      forLoop(constant(0), constant(plan.vectorsPerTile), 1, [&](Value v) {
+      Value base = mul(amxTileBytes, t);
+      forLoop(constant(0), vectors, 1, [&](Value v) {
         Value packed =
             UkLoadOp::create(b, loc, byteReg, codes, codesOffset(tile, t, 0, v));
         for (int64_t j = 0; j < planes; ++j) {
@@ -339,16 +375,13 @@ private:
                                        b.getI64IntegerAttr(0));
           Value row = add(mul(v, planes), j);
           UkSpillOp::create(b, loc, w, amxCodes,
-                            add(mul(row, kVectorBytes),
-                                t * plan.amxTileBytes()));
+                            add(mul(row, kVectorBytes), base));
         }
       });
-      Value zero = arith::ConstantOp::create(
-          b, loc, DenseElementsAttr::get(byteReg, b.getI8IntegerAttr(0)));
-      for (int64_t row = plan.kp / 4; row < plan.amxKp() / 4; ++row)
-        UkSpillOp::create(
-            b, loc, zero, amxCodes,
-            constant(t * plan.amxTileBytes() + row * kVectorBytes));
+      forLoop(mul(vectors, planes), div(amxKp, 4), 1, [&](Value row) {
+        UkSpillOp::create(b, loc, zero, amxCodes,
+                          add(mul(row, kVectorBytes), base));
+      });
     }
   }
 
@@ -360,50 +393,52 @@ private:
     for (int64_t p = 0; p < blocks; ++p)
       for (int64_t w = 0; w < tiles; ++w)
         UkTileZeroOp::create(b, loc, acc(p, w));
-    Value kpStride = constant(plan.kp);
+    Value kp = shape.kp ? shape.kp : constant(plan.kp);
     // One product step: activations from `xBase` (stride `xStride`) per
     // block p, codes rows from k / 4.
-    auto step = [&](Value k, function_ref<Value(int64_t)> xAt,
-                    Value xBase, Value xStride) {
+    auto step = [&](Value k, function_ref<Value(int64_t)> xAt, Value xBase,
+                    Value xStride) {
       for (int64_t p = 0; p < blocks; ++p)
         UkTileLoadOp::create(b, loc, xBase, xAt(p), xStride, kActTile + p);
       for (int64_t w = 0; w < tiles; ++w)
         UkTileLoadOp::create(
             b, loc, amxCodes,
-            add(mul(div(k, 4), kVectorBytes), w * plan.amxTileBytes()),
+            add(mul(div(k, 4), kVectorBytes), mul(amxTileBytes, w)),
             constant(kVectorBytes), kCodeTile + w);
       for (int64_t p = 0; p < blocks; ++p)
         for (int64_t w = 0; w < tiles; ++w)
           UkTileDotOp::create(b, loc, acc(p, w), kActTile + p, kCodeTile + w);
     };
-    int64_t fullK = plan.kp / plan.kAmxK * plan.kAmxK;
-    forLoop(constant(0), constant(fullK), plan.kAmxK, [&](Value k) {
+    auto xRow = [&](Value column) { return scaled(column, plan.kp, shape.kp); };
+    Value fullK = mul(div(kp, KernelPlan::kAmxK), KernelPlan::kAmxK);
+    forLoop(constant(0), fullK, KernelPlan::kAmxK, [&](Value k) {
       step(
           k,
           [&](int64_t p) {
-            return add(mul(add(firstColumn, p * kTileRows), plan.kp), k);
+            return add(xRow(add(firstColumn, p * kTileRows)), k);
           },
-          xq, kpStride);
+          xq, kp);
     });
-    if (fullK != plan.kp) {
-      // The last 32 k: 32 bytes per activation row, zero padded, in
-      // amxTail (xq's rows end there; the codes rows past Kp / 4 are 0).
-      int64_t rest = plan.kp - fullK;
-      for (int64_t p = 0; p < blocks; ++p)
-        forLoop(constant(0), constant(kTileRows), 1, [&](Value r) {
-          Value column = add(add(firstColumn, p * kTileRows), r);
-          Value x = UkLoadOp::create(b, loc, byteReg, xq,
-                                     add(mul(column, plan.kp), fullK),
-                                     b.getI64IntegerAttr(rest));
-          UkSpillOp::create(
-              b, loc, x, amxTail,
-              add(mul(r, kVectorBytes), p * kTileRows * kVectorBytes));
-        });
-      step(
-          constant(fullK),
-          [&](int64_t p) { return constant(p * kTileRows * kVectorBytes); },
-          amxTail, constant(kVectorBytes));
-    }
+    // The last 32 k where Kp is not a multiple of 64 (a loop of at most
+    // one step): 32 bytes per activation row, zero padded, in amxTail
+    // (xq's rows end there; the codes rows past Kp / 4 are 0).
+    if (amxTail)
+      forLoop(fullK, kp, KernelPlan::kAmxK, [&](Value k) {
+        for (int64_t p = 0; p < blocks; ++p)
+          forLoop(constant(0), constant(kTileRows), 1, [&](Value r) {
+            Value column = add(add(firstColumn, p * kTileRows), r);
+            Value x = UkLoadOp::create(
+                b, loc, byteReg, xq, add(xRow(column), k),
+                b.getI64IntegerAttr(KernelPlan::kAmxK / 2));
+            UkSpillOp::create(
+                b, loc, x, amxTail,
+                add(mul(r, kVectorBytes), p * kTileRows * kVectorBytes));
+          });
+        step(
+            k,
+            [&](int64_t p) { return constant(p * kTileRows * kVectorBytes); },
+            amxTail, constant(kVectorBytes));
+      });
     for (int64_t p = 0; p < blocks; ++p)
       for (int64_t w = 0; w < tiles; ++w)
         UkTileStoreOp::create(b, loc, amxAccs,
@@ -1184,6 +1219,9 @@ private:
   /// group, the stored accumulators, the zero-padded last 32 k of the
   /// activations (null when Kp is a multiple of 64).
   Value amxCodes, amxAccs, amxTail;
+  /// Kp rounded up to 64, and the bytes of a weight tile's expanded codes
+  /// (amxKp / 4 rows of 64).
+  Value amxKp, amxTileBytes;
   Shape shape;
   VectorType byteReg, accReg, outReg;
   SmallVector<Value> groupZeros; // the current group's, see loadGroupZeros
@@ -2005,10 +2043,13 @@ private:
     plan.registerBytes = registerBytes;
     plan.lanes = registerBytes / 4;
     plan.slices = kVectorBytes / registerBytes;
+    // An any-shape kernel sizes its buffer for 2 tiles of the largest K
+    // that fits (16384) and checks its K at run time.
     if (target.hasMatrixTiles() && plan.isTernary() && plan.bits == 2 &&
-        !plan.anyShape && plan.tileN > 1 && registerBytes == kVectorBytes)
+        plan.tileN > 1 && registerBytes == kVectorBytes)
       for (int64_t tiles : {2, 1})
-        if (tiles * plan.amxTileBytes() <= KernelPlan::kMaxAmxBufferBytes) {
+        if (plan.anyShape ||
+            tiles * plan.amxTileBytes() <= KernelPlan::kMaxAmxBufferBytes) {
           plan.amxTiles = tiles;
           break;
         }
