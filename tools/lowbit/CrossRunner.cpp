@@ -191,6 +191,11 @@ void requireTimableTarget(Target target, const std::string &command) {
                 "whose speed says nothing about ARM hardware (check them "
                 "with 'lowbit verify'; README.md, AArch64 NEON, models "
                 "their speed)");
+  if (target == Target::X86Amx && !host_runs(target))
+    throw Error(command + " cannot time x86-amx kernels on this host: " +
+                amx_missing_reason(host_cpu_features()) +
+                " (LOWBIT_AMX=emulate runs them through an emulation of "
+                "the tiles, for 'lowbit verify' only)");
 }
 
 } // namespace lowbit::cli
