@@ -818,7 +818,11 @@ void run_mul_mat(Job &job, ggml_tensor *node, int ith, int nth) {
     t2 = Clock::now();
   // The tiles of this product and of those merged into it, in chunks the
   // threads take in turn (ggml-cpu's mul_mat does the same with an atomic
-  // counter): each thread its first chunk, then the next free one.
+  // counter): each thread its first chunk, then the next free one. The
+  // node's last nth chunks go in quarters (kTailSplit), so that the
+  // threads reach ggml's barrier after the node within a quarter chunk of
+  // each other instead of a chunk.
+  constexpr int64_t kTailSplit = 4;
   const size_t parts = 1 + job.members.size();
   std::array<int64_t, kMaxMerged + 1> chunk{}, chunks{};
   int64_t total = 0;
@@ -830,22 +834,41 @@ void run_mul_mat(Job &job, ggml_tensor *node, int ith, int nth) {
     chunks[p] = (tiles + chunk[p] - 1) / chunk[p];
     total += chunks[p];
   }
+  // The last part: its chunks before the tail, then the tail's tiles in
+  // pieces of `piece`.
+  const size_t last = parts - 1;
+  const int64_t last_tiles =
+      (last == 0 ? W : job.members[last - 1]->slot->packed->weights)
+          .num_tiles();
+  const int64_t tail_begin =
+      std::max<int64_t>(0, chunks[last] - nth) * chunk[last];
+  const int64_t piece = std::max<int64_t>(1, chunk[last] / kTailSplit);
+  const int64_t head_chunks = tail_begin / chunk[last];
+  total += head_chunks + (last_tiles - tail_begin + piece - 1) / piece -
+           chunks[last];
   if (!job.failed) {
     for (int64_t c = ith; c < total;
          c = nth + job.next_chunk.fetch_add(1, std::memory_order_relaxed)) {
       size_t p = 0;
       int64_t local = c;
-      while (local >= chunks[p])
+      while (p < last && local >= chunks[p])
         local -= chunks[p++];
+      int64_t begin, end;
+      if (p < last || local < head_chunks) {
+        begin = local * chunk[p];
+        end = begin + chunk[p];
+      } else {
+        begin = tail_begin + (local - head_chunks) * piece;
+        end = begin + piece;
+      }
       const Job &part = p == 0 ? job : *job.members[p - 1];
       const PackedTensor &pp = *part.slot->packed;
       const lowbit::UpconvertWeights &Wp = pp.weights;
       pp.kernel_for(N).any_fn(
           Wp.codes.data(), Wp.scales_or_null(), Wp.zeros_or_null(),
           A.xq.data(), A.x_scales.data(), A.x_sums.data(),
-          static_cast<float *>(part.node->data), A.N, local * chunk[p],
-          std::min(Wp.num_tiles(), (local + 1) * chunk[p]), Wp.w_scale, Wp.M,
-          Wp.K);
+          static_cast<float *>(part.node->data), A.N, begin,
+          std::min(Wp.num_tiles(), end), Wp.w_scale, Wp.M, Wp.K);
     }
   }
   if (job.profile)
