@@ -116,7 +116,7 @@ TEST(AmxEmulation, LoadZeroesPastRowsAndColumnsStoreWritesOnlyThem) {
 // (unsigned): each C entry is 64 products of -2, -128, twice over for two
 // products; tile 3 zeroed stays 0.
 TEST(AmxEmulation, WrappersFullTiles) {
-  lowbit_amx_config();
+  lowbit_amx_config<64>();
   std::vector<int8_t> a(16 * 64, -1);
   std::vector<uint8_t> b(16 * 64, 2);
   lowbit_amx_zero<0>();
@@ -133,6 +133,28 @@ TEST(AmxEmulation, WrappersFullTiles) {
     EXPECT_EQ(v, -256);
   for (int32_t v : z)
     EXPECT_EQ(v, 0);
+}
+
+// Products of 32 k (lowbit_amx_config<32>: activations 16 x 32 bytes,
+// codes 8 rows): loads read only 32 bytes of each activation row and 8
+// code rows, so the bytes past them (7, in memory) take no part: each C
+// entry is 32 products of 3 x 2 = 192.
+TEST(AmxEmulation, WrappersProductsOf32) {
+  lowbit_amx_config<32>();
+  std::vector<int8_t> a(16 * 64, 7);
+  std::vector<uint8_t> b(16 * 64, 7);
+  for (int r = 0; r < 16; ++r)
+    std::memset(&a[r * 64], 3, 32);
+  std::memset(b.data(), 2, 8 * 64);
+  lowbit_amx_zero<1>();
+  lowbit_amx_load<5>(a.data(), 64);
+  lowbit_amx_load<7>(b.data(), 64);
+  lowbit_amx_dot_su<1, 5, 7>();
+  std::vector<int32_t> c(16 * 16, 1);
+  lowbit_amx_store<1>(c.data(), 64);
+  lowbit_amx_release();
+  for (int32_t v : c)
+    EXPECT_EQ(v, 192);
 }
 
 } // namespace

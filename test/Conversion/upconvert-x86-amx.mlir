@@ -4,13 +4,14 @@
 // x86-amx: the kernels carry the tile wrappers of amx_tiles.h; the i2s GEMM
 // kernel (N hint 16) configures the tiles, expands the codes, multiplies
 // 2 x 2 accumulator tiles (activations 4, 5; codes 6, 7) per 64 k, stores
-// them and releases the tiles; its remaining activation rows and every
-// other format run AVX512-VNNI code. The GEMV kernels use no tile.
+// them and releases the tiles; its remaining activation rows and the
+// formats other than i2s, q4_0 and q8_0 run AVX512-VNNI code. The GEMV
+// kernels use no tile.
 
 // CHECK: #include <immintrin.h>
-// CHECK: static inline void lowbit_amx_config()
+// CHECK: template <int K> static inline void lowbit_amx_config()
 // CHECK-LABEL: extern "C" void i2s(
-// CHECK: lowbit_amx_config();
+// CHECK: lowbit_amx_config<64>();
 // CHECK: _mm512_and_si512(
 // CHECK: lowbit_amx_zero<3>();
 // CHECK: lowbit_amx_load<4>(
@@ -26,9 +27,18 @@
 // CHECK: _mm512_dpbusd_epi32(
 // CHECK: lowbit_amx_release();
 // CHECK-LABEL: extern "C" void w1g128(
-// CHECK-NOT: lowbit_amx_config();
+// CHECK-NOT: lowbit_amx_config<
 // CHECK: _mm512_dpbusd_epi32(
 
+// q4_0: one tile product per 32-k block, combined in f32 per block.
+// CHECK-LABEL: extern "C" void q4_0(
+// CHECK: lowbit_amx_config<32>();
+// CHECK: lowbit_amx_dot_su<0, 4, 6>();
+// CHECK: lowbit_amx_store<0>(
+// CHECK: _mm512_cvtph_ps(
+// CHECK: _mm512_fmadd_ps(
+// CHECK: lowbit_amx_release();
+
 // GEMV-LABEL: extern "C" void i2s(
-// GEMV-NOT: lowbit_amx_config();
+// GEMV-NOT: lowbit_amx_config<
 // GEMV: _mm512_dpbusd_epi32(

@@ -256,7 +256,7 @@ struct AmxEmulation {
 };
 
 template <typename Tiles> uint64_t peak_amx(int64_t iterations) {
-  const lowbit_amx_tilecfg cfg = lowbit_amx_full_config();
+  const lowbit_amx_tilecfg cfg = lowbit_amx_full_config(64);
   Tiles::config(&cfg);
   alignas(64) int8_t x[16 * 64];
   alignas(64) uint8_t w[16 * 64];

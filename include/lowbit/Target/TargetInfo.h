@@ -118,7 +118,8 @@ public:
   virtual StringRef getFallbackTarget() const { return "generic"; }
   /// Whether the target has the int8 matrix tiles of the lowbit.uk.tile_*
   /// ops (x86-amx: AMX-TILE and AMX-INT8), which lowbit-lower-upconvert's
-  /// ternary GEMM kernels then use for blocks of 16 activation rows.
+  /// i2s, q4_0 and q8_0 GEMM kernels then use for blocks of 16 activation
+  /// rows.
   virtual bool hasMatrixTiles() const { return false; }
 
   //===--------------------------------------------------------------------===//
@@ -295,9 +296,9 @@ public:
     return {};
   }
   /// lowbit.uk.tile_* of `kind`: `tiles` are its tile attributes in
-  /// order (tile; or acc, lhs, rhs), `operands` for Load and Store the
-  /// address of the first row and the stride in bytes (size_t); false when
-  /// the target has no tiles.
+  /// order (tile; acc, lhs, rhs; Config: k), `operands` for Load and Store
+  /// the address of the first row and the stride in bytes (size_t); false
+  /// when the target has no tiles.
   virtual bool emitTileOp(OpBuilder &b, Location loc, TileOpKind kind,
                           ArrayRef<int64_t> tiles, ValueRange operands) const {
     return false;

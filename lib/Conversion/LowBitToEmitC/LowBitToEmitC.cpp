@@ -523,6 +523,8 @@ struct ConvertTileOp : TargetPattern<OpTy> {
                int64_t(op.getRhs())};
     if constexpr (std::is_same_v<OpTy, UkTileZeroOp>)
       tiles = {int64_t(op.getTile())};
+    if constexpr (std::is_same_v<OpTy, UkTileConfigOp>)
+      tiles = {int64_t(op.getK())};
     if constexpr (std::is_same_v<OpTy, UkTileLoadOp> ||
                   std::is_same_v<OpTy, UkTileStoreOp>) {
       tiles = {int64_t(op.getTile())};

@@ -663,13 +663,14 @@ public:
 };
 
 /// AVX512-VNNI plus AMX-TILE and AMX-INT8 (Sapphire Rapids and later): the
-/// kernels of x86-avx512vnni, whose ternary GEMM kernels multiply blocks of
-/// 16 activation rows with int8 tiles (lowbit.uk.tile_*). Each tile op is a
+/// kernels of x86-avx512vnni, whose i2s, q4_0 and q8_0 GEMM kernels
+/// multiply blocks of 16 activation rows with int8 tiles (lowbit.uk.tile_*,
+/// lowbit-lower-upconvert's KernelPlan::amxTiles). Each tile op is a
 /// call of a wrapper of runtime/include/lowbit/amx_tiles.h, whose text every
 /// kernel carries (getPrelude), with its tiles as template arguments:
 ///
 ///   op           wrapper                    instruction
-///   tile_config  lowbit_amx_config()        LDTILECFG (16 x 64 bytes each)
+///   tile_config  lowbit_amx_config<k>()     LDTILECFG (products of k bytes)
 ///   tile_release lowbit_amx_release()       TILERELEASE
 ///   tile_zero    lowbit_amx_zero<t>()       TILEZERO
 ///   tile_load    lowbit_amx_load<t>(p, s)   TILELOADD

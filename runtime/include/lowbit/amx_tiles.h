@@ -27,8 +27,8 @@
  *       c[m].dword[n] += a[m].byte[4k + i] * b[k].byte[4n + i], i = 0..3,
  *     in int32 with wraparound; c's bytes past colsb and rows past rows
  *     are zeroed.
- * The kernels configure every tile as 16 rows x 64 bytes
- * (lowbit_amx_config) in their prologue and release the tiles
+ * The kernels configure the tiles (lowbit_amx_config<k>: products of k
+ * bytes, see lowbit_amx_full_config) in their prologue and release them
  * (lowbit_amx_release) before they return: the configuration is per
  * thread, and a kernel runs start to end on one thread.
  */
@@ -48,14 +48,16 @@ struct lowbit_amx_tilecfg {
   uint8_t rows[16];
 };
 
-/* Every tile 16 rows x 64 bytes. */
-static inline struct lowbit_amx_tilecfg lowbit_amx_full_config() {
+/* Tiles 0..3 (accumulators) 16 rows x 64 bytes, 4 and 5 (activations) 16
+ * rows x k bytes, 6 and 7 (codes) k / 4 rows x 64 bytes: tile products of
+ * k k (k = 64: every tile 16 x 64). */
+static inline struct lowbit_amx_tilecfg lowbit_amx_full_config(int k = 64) {
   struct lowbit_amx_tilecfg cfg;
   memset(&cfg, 0, sizeof(cfg));
   cfg.palette = 1;
   for (int t = 0; t < 8; ++t) {
-    cfg.colsb[t] = 64;
-    cfg.rows[t] = 16;
+    cfg.colsb[t] = t == 4 || t == 5 ? k : 64;
+    cfg.rows[t] = t >= 6 ? k / 4 : 16;
   }
   return cfg;
 }
@@ -131,8 +133,8 @@ static inline void lowbit_amx_emu_dot(int c, int a, int b, int a_signed,
 
 #ifdef LOWBIT_AMX_EMULATE
 
-static inline void lowbit_amx_config() {
-  struct lowbit_amx_tilecfg cfg = lowbit_amx_full_config();
+template <int K> static inline void lowbit_amx_config() {
+  struct lowbit_amx_tilecfg cfg = lowbit_amx_full_config(K);
   lowbit_amx_emu_ldtilecfg(&cfg);
 }
 static inline void lowbit_amx_release() { lowbit_amx_emu_release(); }
@@ -155,8 +157,8 @@ template <int C, int A, int B> static inline void lowbit_amx_dot_su() {
 
 #include <immintrin.h>
 
-static inline void lowbit_amx_config() {
-  struct lowbit_amx_tilecfg cfg = lowbit_amx_full_config();
+template <int K> static inline void lowbit_amx_config() {
+  struct lowbit_amx_tilecfg cfg = lowbit_amx_full_config(K);
   _tile_loadconfig(&cfg);
 }
 static inline void lowbit_amx_release() { _tile_release(); }

@@ -180,10 +180,18 @@ struct KernelPlan {
   /// the VNNI loops). Any-shape kernels take two tiles and check at run
   /// time that their K fits (16384), else run the VNNI loops.
   int64_t amxTiles = 0;
+  /// Formats with a scale per 32-k block (q4_0, q8_0) on tiles: one tile
+  /// product per block (tile_config k = 32), its accumulators stored and
+  /// combined in f32 per block as the VNNI kernels combine them
+  /// (block_combine, group_combine), into f32 outputs kept in a stack
+  /// buffer: the blocking of llama.cpp's AMX kernels for its block types
+  /// (ggml-cpu/amx), whose per-block AVX-512 epilogue bounds them.
+  bool amxPerBlock = false;
   static constexpr int64_t kMaxAmxBufferBytes = 512 * 1024;
   /// K per tile product, and K padded to it.
   static constexpr int64_t kAmxK = 64;
-  int64_t amxKp() const { return llvm::alignTo(kp, kAmxK); }
+  int64_t amxProductK() const { return amxPerBlock ? kBlockK : kAmxK; }
+  int64_t amxKp() const { return llvm::alignTo(kp, amxProductK()); }
   /// Bytes of the expanded codes of one weight tile: Kp / 4 rows of 64.
   int64_t amxTileBytes() const { return amxKp() / 4 * kVectorBytes; }
 };
@@ -286,8 +294,8 @@ private:
   /// check), else the VNNI loops.
   void buildAmx(Value begin, Value end) {
     Value kp = shape.kp ? shape.kp : constant(plan.kp);
-    amxKp = mul(div(add(kp, KernelPlan::kAmxK - 1), KernelPlan::kAmxK),
-                KernelPlan::kAmxK);
+    int64_t productK = plan.amxProductK();
+    amxKp = mul(div(add(kp, productK - 1), productK), productK);
     amxTileBytes = mul(div(amxKp, 4), kVectorBytes);
     if (!plan.anyShape) {
       buildAmxGroups(begin, end);
@@ -305,7 +313,7 @@ private:
   }
 
   void buildAmxGroups(Value begin, Value end) {
-    UkTileConfigOp::create(b, loc);
+    UkTileConfigOp::create(b, loc, plan.amxProductK());
     // The expanded codes (sized for the largest K where any shape), the
     // stored accumulators, and the activations of the last 32 k where Kp
     // is not a multiple of 64 (zero padded to 64).
@@ -314,9 +322,14 @@ private:
     amxCodes = createStackBuffer(b, loc, bytes, kVectorBytes);
     amxAccs = createStackBuffer(b, loc, 4 * kTileRows * kVectorBytes,
                                 kVectorBytes);
-    if (plan.anyShape || plan.amxKp() != plan.kp)
+    if (!plan.amxPerBlock && (plan.anyShape || plan.amxKp() != plan.kp))
       amxTail = createStackBuffer(b, loc, 2 * kTileRows * kVectorBytes,
                                   kVectorBytes);
+    // Per-block formats: the f32 outputs of a column block,
+    // [block p][row r][weight tile w] registers.
+    if (plan.amxPerBlock)
+      amxOutputs = createStackBuffer(
+          b, loc, 2 * kTileRows * plan.amxTiles * kVectorBytes, kVectorBytes);
     int64_t group = plan.amxTiles;
     Value positive =
         arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, end, begin);
@@ -337,10 +350,15 @@ private:
     Value rows = toIndex(n);
     Value pairsEnd = mul(div(rows, 2 * kTileRows), 2 * kTileRows);
     Value blocksEnd = mul(div(rows, kTileRows), kTileRows);
+    auto block = [&](Value c, int64_t blocks) {
+      if (plan.amxPerBlock)
+        buildAmxScaledBlock(firstTile, tiles, c, blocks);
+      else
+        buildAmxBlock(firstTile, tiles, c, blocks);
+    };
     forLoop(constant(0), pairsEnd, 2 * kTileRows,
-            [&](Value c) { buildAmxBlock(firstTile, tiles, c, 2); });
-    forLoop(pairsEnd, blocksEnd, kTileRows,
-            [&](Value c) { buildAmxBlock(firstTile, tiles, c, 1); });
+            [&](Value c) { block(c, 2); });
+    forLoop(pairsEnd, blocksEnd, kTileRows, [&](Value c) { block(c, 1); });
     int64_t tileN = plan.tileN;
     Value fullEnd = add(blocksEnd, mul(div(sub(rows, blocksEnd), tileN), tileN));
     forLoop(blocksEnd, fullEnd, tileN,
@@ -349,10 +367,10 @@ private:
             [&](Value c) { buildColumns(firstTile, tiles, c, 1); });
   }
 
-  /// Unpacks every vector of the tiles' codes per 2-bit plane into
-  /// amxCodes: plane j of vector v is row 4v + j of its tile's Kp / 4 rows
-  /// (k 16v + 4j .. + 3 of all 16 weight rows); the rows past Kp / 4 up to
-  /// amxKp / 4 are zero.
+  /// Unpacks every vector of the tiles' codes per plane of b bits into
+  /// amxCodes: plane j of vector v is row (8 / b) v + j of its tile's Kp /
+  /// 4 rows (k 32v / b + 4j .. + 3 of all 16 weight rows; 8-bit codes are
+  /// the vector itself); the rows past Kp / 4 up to amxKp / 4 are zero.
   void expandCodes(Value firstTile, int64_t tiles) {
     Tile tile;
     tile.firstTile = firstTile;
@@ -369,10 +387,12 @@ private:
         Value packed =
             UkLoadOp::create(b, loc, byteReg, codes, codesOffset(tile, t, 0, v));
         for (int64_t j = 0; j < planes; ++j) {
-          Value w = UkUnpackOp::create(b, loc, byteReg, packed, Value(),
-                                       b.getI64IntegerAttr(plan.bits),
-                                       b.getI64IntegerAttr(j),
-                                       b.getI64IntegerAttr(0));
+          Value w = plan.bits == 8
+                        ? packed
+                        : UkUnpackOp::create(b, loc, byteReg, packed, Value(),
+                                             b.getI64IntegerAttr(plan.bits),
+                                             b.getI64IntegerAttr(j),
+                                             b.getI64IntegerAttr(0));
           Value row = add(mul(v, planes), j);
           UkSpillOp::create(b, loc, w, amxCodes,
                             add(mul(row, kVectorBytes), base));
@@ -463,6 +483,103 @@ private:
           outputs.push_back(UkTernaryScaleOp::create(b, loc, outReg, dot, sum,
                                                      wScale, scale));
         }
+        store(tile, outputs);
+      });
+  }
+
+  /// buildAmxBlock for formats with a scale per 32-k block: per block one
+  /// tile product, then per activation row n and weight tile, as the VNNI
+  /// kernels: D - off * S_b (off: the code offset), g = that / s_b
+  /// (block_combine), y += g * d_b (group_combine, d_b the rows' fp16
+  /// scales), y in amxOutputs until the end of K.
+  void buildAmxScaledBlock(Value firstTile, int64_t tiles, Value firstColumn,
+                           int64_t blocks) {
+    auto acc = [&](int64_t p, int64_t w) { return kAccTile + p * tiles + w; };
+    auto outputAt = [&](int64_t p, Value r, int64_t w) {
+      return add(mul(r, tiles * kVectorBytes),
+                 (p * kTileRows * tiles + w) * kVectorBytes);
+    };
+    Value kp = shape.kp ? shape.kp : constant(plan.kp);
+    for (int64_t p = 0; p < blocks; ++p)
+      forLoop(constant(0), constant(kTileRows), 1, [&](Value r) {
+        for (int64_t w = 0; w < tiles; ++w)
+          UkSpillOp::create(b, loc, zeroOut(), amxOutputs, outputAt(p, r, w));
+      });
+    Value numBlocks = shape.blocks ? shape.blocks : constant(plan.blocks);
+    forLoop(constant(0), numBlocks, 1, [&](Value block) {
+      Value k = mul(block, kBlockK);
+      for (int64_t p = 0; p < blocks; ++p)
+        for (int64_t w = 0; w < tiles; ++w)
+          UkTileZeroOp::create(b, loc, acc(p, w));
+      for (int64_t p = 0; p < blocks; ++p)
+        UkTileLoadOp::create(
+            b, loc, xq,
+            add(scaled(add(firstColumn, p * kTileRows), plan.kp, shape.kp), k),
+            kp, kActTile + p);
+      for (int64_t w = 0; w < tiles; ++w)
+        UkTileLoadOp::create(
+            b, loc, amxCodes,
+            add(mul(div(k, 4), kVectorBytes), mul(amxTileBytes, w)),
+            constant(kVectorBytes), kCodeTile + w);
+      for (int64_t p = 0; p < blocks; ++p)
+        for (int64_t w = 0; w < tiles; ++w)
+          UkTileDotOp::create(b, loc, acc(p, w), kActTile + p, kCodeTile + w);
+      for (int64_t p = 0; p < blocks; ++p)
+        for (int64_t w = 0; w < tiles; ++w)
+          UkTileStoreOp::create(b, loc, amxAccs,
+                                constant(acc(p, w) * kTileRows * kVectorBytes),
+                                constant(kVectorBytes), acc(p, w));
+      Tile tile;
+      tile.firstTile = firstTile;
+      tile.tiles = tiles;
+      tile.firstSlice = constant(0);
+      SmallVector<Value> scale;
+      for (int64_t w = 0; w < tiles; ++w)
+        scale.push_back(UkLoadHalfOp::create(
+            b, loc, outReg, scales, scalesOffset(tile, w, 0, block)));
+      for (int64_t p = 0; p < blocks; ++p)
+        forLoop(constant(0), constant(kTileRows), 1, [&](Value r) {
+          Value column = add(add(firstColumn, p * kTileRows), r);
+          Value at = add(scaled(column, plan.xBlocksPerRow(), shape.blocks),
+                         block);
+          Value sum = memref::LoadOp::create(b, loc, xSums, at);
+          Value one = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(1));
+          Value inv = arith::DivFOp::create(
+              b, loc, one, memref::LoadOp::create(b, loc, xScales, at));
+          Value start;
+          if (plan.codeOffset) {
+            Value z = arith::ConstantOp::create(
+                b, loc, b.getI32IntegerAttr(int32_t(-plan.codeOffset)));
+            start = vector::BroadcastOp::create(
+                b, loc, accReg, arith::MulIOp::create(b, loc, sum, z));
+          }
+          for (int64_t w = 0; w < tiles; ++w) {
+            Value dot = UkLoadOp::create(
+                b, loc, accReg, amxAccs,
+                add(mul(r, kVectorBytes),
+                    acc(p, w) * kTileRows * kVectorBytes));
+            if (start)
+              dot = arith::AddIOp::create(b, loc, start, dot);
+            Value g = UkBlockCombineOp::create(b, loc, outReg, zeroOut(), dot,
+                                               inv, Value(), Value(), Value());
+            Value y = UkLoadOp::create(b, loc, outReg, amxOutputs,
+                                       outputAt(p, r, w));
+            y = UkGroupCombineOp::create(b, loc, outReg, y, g, scale[w]);
+            UkSpillOp::create(b, loc, y, amxOutputs, outputAt(p, r, w));
+          }
+        });
+    });
+    for (int64_t p = 0; p < blocks; ++p)
+      forLoop(constant(0), constant(kTileRows), 1, [&](Value r) {
+        Tile tile;
+        tile.firstTile = firstTile;
+        tile.tiles = tiles;
+        tile.firstColumn = add(add(firstColumn, p * kTileRows), r);
+        tile.firstSlice = constant(0);
+        SmallVector<Value> outputs;
+        for (int64_t w = 0; w < tiles; ++w)
+          outputs.push_back(UkLoadOp::create(b, loc, outReg, amxOutputs,
+                                             outputAt(p, r, w)));
         store(tile, outputs);
       });
   }
@@ -1219,6 +1336,9 @@ private:
   /// group, the stored accumulators, the zero-padded last 32 k of the
   /// activations (null when Kp is a multiple of 64).
   Value amxCodes, amxAccs, amxTail;
+  /// Per-block formats (KernelPlan::amxPerBlock): the f32 outputs of the
+  /// column block on tiles.
+  Value amxOutputs;
   /// Kp rounded up to 64, and the bytes of a weight tile's expanded codes
   /// (amxKp / 4 rows of 64).
   Value amxKp, amxTileBytes;
@@ -2045,14 +2165,25 @@ private:
     plan.slices = kVectorBytes / registerBytes;
     // An any-shape kernel sizes its buffer for 2 tiles of the largest K
     // that fits (16384) and checks its K at run time.
-    if (target.hasMatrixTiles() && plan.isTernary() && plan.bits == 2 &&
-        plan.tileN > 1 && registerBytes == kVectorBytes)
+    // Formats with one scale per 32-k block and one plane of 4 or 8-bit
+    // codes whose offset is the same for every row (q4_0, q8_0).
+    bool perBlock = (plan.encoding == Encoding::GgufQ4_0 ||
+                     plan.encoding == Encoding::Offset) &&
+                    plan.group == kBlockK && !plan.subScales &&
+                    plan.lowBits == plan.bits &&
+                    (plan.bits == 4 || plan.bits == 8) &&
+                    plan.lookup.empty() && !plan.centred;
+    if (target.hasMatrixTiles() &&
+        ((plan.isTernary() && plan.bits == 2) || perBlock) &&
+        plan.tileN > 1 && registerBytes == kVectorBytes) {
+      plan.amxPerBlock = perBlock;
       for (int64_t tiles : {2, 1})
         if (plan.anyShape ||
             tiles * plan.amxTileBytes() <= KernelPlan::kMaxAmxBufferBytes) {
           plan.amxTiles = tiles;
           break;
         }
+    }
     return plan;
   }
 

@@ -776,23 +776,29 @@ def LowBit_UkPackedDotOp : LowBit_UkOp<"packed_dot", [Pure]> {
 // The tile registers are state of the thread, not SSA values: each op names
 // its tiles (0..7) by attribute, which the conversion keeps compile-time
 // constants (the instructions take them as immediates), and has memory
-// effects so that the ops stay in program order. Every tile is 16 rows x 64
-// bytes (lowbit.uk.tile_config); runtime/include/lowbit/amx_tiles.h states
-// the instructions' semantics.
+// effects so that the ops stay in program order. lowbit.uk.tile_config
+// fixes the tiles' shapes; runtime/include/lowbit/amx_tiles.h states the
+// instructions' semantics.
 def LowBit_TileIndex : ConfinedAttr<I64Attr, [IntMinValue<0>, IntMaxValue<7>]>;
 
 def LowBit_UkTileConfigOp
     : LowBit_UkOp<"tile_config", [MemoryEffects<[MemWrite]>]> {
-  let summary = "Configures the 8 matrix tiles as 16 rows x 64 bytes";
+  let summary = "Configures the 8 matrix tiles for products of `k` bytes";
   let description = [{
-    LDTILECFG of palette 1 with every tile 16 rows of 64 bytes (zeroes
-    them). A kernel configures the tiles before its first tile op and
-    releases them (`lowbit.uk.tile_release`) before it returns.
+    LDTILECFG of palette 1 (zeroes the tiles): tiles 0..3 (accumulators)
+    16 rows of 64 bytes, tiles 4 and 5 (activations) 16 rows of `k` bytes,
+    tiles 6 and 7 (codes) `k` / 4 rows of 64 bytes, so that one
+    `lowbit.uk.tile_dot` multiplies `k` k (64, or 32: one block of a
+    format with a scale per 32-k block). A kernel configures the tiles
+    before its first tile op and releases them (`lowbit.uk.tile_release`)
+    before it returns.
 
     ```mlir
-    lowbit.uk.tile_config
+    lowbit.uk.tile_config {k = 64}
     ```
   }];
+  let arguments = (ins ConfinedAttr<I64Attr, [IntMinValue<4>,
+                                               IntMaxValue<64>]>:$k);
   let assemblyFormat = "attr-dict";
 }
 
@@ -816,10 +822,10 @@ def LowBit_UkTileZeroOp
 
 def LowBit_UkTileLoadOp
     : LowBit_UkOp<"tile_load", [MemoryEffects<[MemRead, MemWrite]>]> {
-  let summary = "Loads 16 rows of 64 bytes into a matrix tile (TILELOADD)";
+  let summary = "Loads the rows of a matrix tile (TILELOADD)";
   let description = [{
-    Row r of tile `tile` is the 64 bytes at `base[offset + r * stride]`
-    (`stride` in bytes).
+    Row r of tile `tile` is the configured bytes per row at `base[offset +
+    r * stride]` (`stride` in bytes), for its configured rows.
 
     ```mlir
     lowbit.uk.tile_load %xq[%at], %kp {tile = 4} : memref<?xi8>
@@ -855,10 +861,10 @@ def LowBit_UkTileDotOp
   let summary = "int8 matrix product into an int32 tile (TDPBSUD)";
   let description = [{
     `acc[m].dword[n] += sum_k sum_{i < 4} lhs[m].byte[4k + i] *
-    rhs[k].byte[4n + i]` for m, n, k < 16, `lhs` bytes signed (int8
-    activations, 16 columns x 64 k), `rhs` bytes unsigned (codes in the
-    VNNI4 layout: row k holds k 4k..4k+3 of 16 weight rows), int32
-    wrapping.
+    rhs[k].byte[4n + i]` for m, n < 16 and k < K / 4 (K the configured
+    `k`), `lhs` bytes signed (int8 activations, 16 columns x K), `rhs`
+    bytes unsigned (codes in the VNNI4 layout: row k holds k 4k..4k+3 of
+    16 weight rows), int32 wrapping.
 
     ```mlir
     lowbit.uk.tile_dot {acc = 0, lhs = 4, rhs = 6}
