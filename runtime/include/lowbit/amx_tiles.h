@@ -4,7 +4,7 @@
 |* C++ wrappers: with LOWBIT_AMX_EMULATE defined, the emulation of the      *|
 |* instructions below (plain C++, lowbit_amx_emu_*; so that the kernels are *|
 |* tested on hosts without AMX); otherwise the <immintrin.h> intrinsics     *|
-|* (-mamx-tile -mamx-int8). Tile numbers are template arguments, because the            *|
+|* (-mamx-tile -mamx-int8). Tile numbers are template arguments, because the *|
 |* intrinsics take them as immediates. The x86-amx TargetInfo embeds this   *|
 |* file's text at the top of every kernel it emits (the generated C++       *|
 |* includes nothing of the runtime), so it is self-contained.               *|
@@ -39,6 +39,10 @@
 #include <stdint.h>
 #include <string.h>
 
+/* Every function here: a kernel's text carries all of them and calls a few
+ * (no unused-function warnings). */
+#define LOWBIT_AMX_FN static inline __attribute__((unused))
+
 /* The 64-byte LDTILECFG operand, palette 1. */
 struct lowbit_amx_tilecfg {
   uint8_t palette;
@@ -51,7 +55,7 @@ struct lowbit_amx_tilecfg {
 /* Tiles 0..3 (accumulators) 16 rows x 64 bytes, 4 and 5 (activations) 16
  * rows x k bytes, 6 and 7 (codes) k / 4 rows x 64 bytes: tile products of
  * k k (k = 64: every tile 16 x 64). */
-static inline struct lowbit_amx_tilecfg lowbit_amx_full_config(int k = 64) {
+LOWBIT_AMX_FN struct lowbit_amx_tilecfg lowbit_amx_full_config(int k = 64) {
   struct lowbit_amx_tilecfg cfg;
   memset(&cfg, 0, sizeof(cfg));
   cfg.palette = 1;
@@ -71,28 +75,29 @@ struct lowbit_amx_state {
   uint8_t tile[8][16][64];
 };
 
-static inline struct lowbit_amx_state &lowbit_amx_emu_state() {
+LOWBIT_AMX_FN struct lowbit_amx_state &lowbit_amx_emu_state() {
   static thread_local struct lowbit_amx_state state;
   return state;
 }
 
 /* LDTILECFG: the configuration, every tile zeroed. */
-static inline void lowbit_amx_emu_ldtilecfg(const struct lowbit_amx_tilecfg *c) {
+LOWBIT_AMX_FN void
+lowbit_amx_emu_ldtilecfg(const struct lowbit_amx_tilecfg *c) {
   struct lowbit_amx_state &s = lowbit_amx_emu_state();
   s.cfg = *c;
   memset(s.tile, 0, sizeof(s.tile));
 }
 
 /* TILERELEASE: back to the initial (unconfigured, zero) state. */
-static inline void lowbit_amx_emu_release() {
+LOWBIT_AMX_FN void lowbit_amx_emu_release() {
   memset(&lowbit_amx_emu_state(), 0, sizeof(struct lowbit_amx_state));
 }
 
-static inline void lowbit_amx_emu_zero(int t) {
+LOWBIT_AMX_FN void lowbit_amx_emu_zero(int t) {
   memset(lowbit_amx_emu_state().tile[t], 0, 16 * 64);
 }
 
-static inline void lowbit_amx_emu_load(int t, const void *base,
+LOWBIT_AMX_FN void lowbit_amx_emu_load(int t, const void *base,
                                        ptrdiff_t stride) {
   struct lowbit_amx_state &s = lowbit_amx_emu_state();
   memset(s.tile[t], 0, 16 * 64);
@@ -100,7 +105,7 @@ static inline void lowbit_amx_emu_load(int t, const void *base,
     memcpy(s.tile[t][r], (const uint8_t *)base + r * stride, s.cfg.colsb[t]);
 }
 
-static inline void lowbit_amx_emu_store(int t, void *base, ptrdiff_t stride) {
+LOWBIT_AMX_FN void lowbit_amx_emu_store(int t, void *base, ptrdiff_t stride) {
   struct lowbit_amx_state &s = lowbit_amx_emu_state();
   for (int r = 0; r < s.cfg.rows[t]; ++r)
     memcpy((uint8_t *)base + r * stride, s.tile[t][r], s.cfg.colsb[t]);
@@ -108,7 +113,7 @@ static inline void lowbit_amx_emu_store(int t, void *base, ptrdiff_t stride) {
 
 /* TDPB<x><y>D c, a, b: `a_signed`, `b_signed` choose the extension of a's
  * and b's bytes. */
-static inline void lowbit_amx_emu_dot(int c, int a, int b, int a_signed,
+LOWBIT_AMX_FN void lowbit_amx_emu_dot(int c, int a, int b, int a_signed,
                                       int b_signed) {
   struct lowbit_amx_state &s = lowbit_amx_emu_state();
   const int rows = s.cfg.rows[c], cols = s.cfg.colsb[c] / 4,
@@ -133,23 +138,24 @@ static inline void lowbit_amx_emu_dot(int c, int a, int b, int a_signed,
 
 #ifdef LOWBIT_AMX_EMULATE
 
-template <int K> static inline void lowbit_amx_config() {
+template <int K> LOWBIT_AMX_FN void lowbit_amx_config() {
   struct lowbit_amx_tilecfg cfg = lowbit_amx_full_config(K);
   lowbit_amx_emu_ldtilecfg(&cfg);
 }
-static inline void lowbit_amx_release() { lowbit_amx_emu_release(); }
-template <int T> static inline void lowbit_amx_zero() {
+LOWBIT_AMX_FN void lowbit_amx_release() { lowbit_amx_emu_release(); }
+template <int T> LOWBIT_AMX_FN void lowbit_amx_zero() {
   lowbit_amx_emu_zero(T);
 }
 template <int T>
-static inline void lowbit_amx_load(const void *base, ptrdiff_t stride) {
+LOWBIT_AMX_FN void lowbit_amx_load(const void *base, ptrdiff_t stride) {
   lowbit_amx_emu_load(T, base, stride);
 }
-template <int T> static inline void lowbit_amx_store(void *base, ptrdiff_t stride) {
+template <int T>
+LOWBIT_AMX_FN void lowbit_amx_store(void *base, ptrdiff_t stride) {
   lowbit_amx_emu_store(T, base, stride);
 }
 /* TDPBSUD: signed a (activations) times unsigned b (codes). */
-template <int C, int A, int B> static inline void lowbit_amx_dot_su() {
+template <int C, int A, int B> LOWBIT_AMX_FN void lowbit_amx_dot_su() {
   lowbit_amx_emu_dot(C, A, B, 1, 0);
 }
 
@@ -157,20 +163,21 @@ template <int C, int A, int B> static inline void lowbit_amx_dot_su() {
 
 #include <immintrin.h>
 
-template <int K> static inline void lowbit_amx_config() {
+template <int K> LOWBIT_AMX_FN void lowbit_amx_config() {
   struct lowbit_amx_tilecfg cfg = lowbit_amx_full_config(K);
   _tile_loadconfig(&cfg);
 }
-static inline void lowbit_amx_release() { _tile_release(); }
-template <int T> static inline void lowbit_amx_zero() { _tile_zero(T); }
+LOWBIT_AMX_FN void lowbit_amx_release() { _tile_release(); }
+template <int T> LOWBIT_AMX_FN void lowbit_amx_zero() { _tile_zero(T); }
 template <int T>
-static inline void lowbit_amx_load(const void *base, ptrdiff_t stride) {
+LOWBIT_AMX_FN void lowbit_amx_load(const void *base, ptrdiff_t stride) {
   _tile_loadd(T, base, stride);
 }
-template <int T> static inline void lowbit_amx_store(void *base, ptrdiff_t stride) {
+template <int T>
+LOWBIT_AMX_FN void lowbit_amx_store(void *base, ptrdiff_t stride) {
   _tile_stored(T, base, stride);
 }
-template <int C, int A, int B> static inline void lowbit_amx_dot_su() {
+template <int C, int A, int B> LOWBIT_AMX_FN void lowbit_amx_dot_su() {
   _tile_dpbsud(C, A, B);
 }
 
