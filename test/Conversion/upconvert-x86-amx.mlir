@@ -9,7 +9,7 @@
 // kernels use no tile.
 
 // CHECK: #include <immintrin.h>
-// CHECK: template <int K> static inline void lowbit_amx_config()
+// CHECK: template <int K> LOWBIT_AMX_FN void lowbit_amx_config()
 // CHECK-LABEL: extern "C" void i2s(
 // CHECK: lowbit_amx_config<64>();
 // CHECK: _mm512_and_si512(
