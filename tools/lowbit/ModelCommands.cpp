@@ -77,7 +77,7 @@ KernelChoice choiceFor(const Format &format, Strategy strategy,
 /// the kernels read the file's mapping, so those weights are never packed
 /// (issue 28 item 7), with --in-place: decode measured 0.76-1.07x and
 /// prefill 0.77-0.88x of the packed kernels' for TQ2_0, 0.72-0.77x and
-/// 0.41-0.59x for TQ1_0 (whose digits are decoded in registers; loaded
+/// 0.63-1.16x for TQ1_0 (whose digits are decoded in registers; loaded
 /// host, docs/perf/llama-cpp.md), so not the default. GEMV: one row per
 /// group, a sequential stream of the rows, prefetched 4 rows ahead; GEMM,
 /// both types: 4 rows x 4 activation rows, each group of 4 rows decoded
