@@ -162,18 +162,18 @@ struct KernelPlan {
   /// Activation scales and sums per row: one per block, one for ternary.
   int64_t xBlocksPerRow() const { return isTernary() ? 1 : blocks; }
 
-  /// Ternary GEMM kernels on a target with matrix tiles (x86-amx): weight
-  /// tiles per tile group of the tiled path (1 or 2), 0 for none. Per
-  /// group, the 2-bit codes of all K are expanded once to int8 in a stack
-  /// buffer in the tiles' B layout (kernel_abi.h's vnni4 vector, unpacked
-  /// per plane, is one 64-byte row of 16 weight rows x 4 k: the layout of
-  /// Intel's VNNI tiles), which stays in L2 while every block of 16
-  /// activation rows multiplies it: tdpbsud of the activations (16 rows x
-  /// 64 k, straight from xq) and 16 rows of the buffer into int32
-  /// accumulator tiles, 2 x 2 of them (two blocks of activation rows, two
-  /// weight tiles), stored once at the end of K and scaled as the VNNI
-  /// kernels do (y = (float)(D - S) * w_scale / s_x: exact). The last
-  /// N mod 16 rows take the VNNI loops. A whole-K buffer instead of panels
+  /// GEMM kernels of i2s (and amxPerBlock's formats) on a target with
+  /// matrix tiles (x86-amx): weight tiles per tile group of the tiled path
+  /// (1 or 2), 0 for none. Per group, the codes of all K are expanded once
+  /// to int8 in a stack buffer in the tiles' B layout (kernel_abi.h's
+  /// vnni4 vector, unpacked per plane, is one 64-byte row of 16 weight rows
+  /// x 4 k: the layout of Intel's VNNI tiles), which stays in L2 while
+  /// every block of 16 activation rows multiplies it: tdpbsud of the
+  /// activations (16 rows x 64 k, straight from xq) and 16 rows of the
+  /// buffer into int32 accumulator tiles, 2 x 2 of them (two blocks of
+  /// activation rows, two weight tiles), stored once at the end of K and
+  /// scaled as the VNNI kernels do (y = (float)(D - S) * w_scale / s_x:
+  /// exact). The last N mod 16 rows take the VNNI loops. A whole-K buffer instead of panels
   /// keeps the accumulators in their tiles over all K with no spills; its
   /// bound, kMaxAmxBufferBytes, is the stack the K-quant buffer already
   /// takes (K up to 16384 with two tiles, 32768 with one; larger K keeps
