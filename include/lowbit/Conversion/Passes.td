@@ -24,7 +24,7 @@ def LowBitConvertToX86 : Pass<"lowbit-convert-to-x86", "ModuleOp"> {
 
     | target           | register | dot4                                   |
     | ---------------- | -------- | -------------------------------------- |
-    | `x86-amx`        | `__m512i`| as avx512vnni; GEMM i2s, q4_0: tiles   |
+    | `x86-amx`        | `__m512i`| as avx512vnni; GEMM: `_tile_dpbsud`    |
     | `x86-avx512vnni` | `__m512i`| `_mm512_dpbusd_epi32`                  |
     | `x86-avxvnni`    | `__m256i`| `_mm256_dpbusd_avx_epi32`              |
     | `x86-avx2`       | `__m256i`| `_mm256_maddubs_epi16` + `_mm256_madd_epi16` |

@@ -17,7 +17,7 @@ enum class X86Isa {
   Avx2,       // ymm; vpmaddubsw + vpmaddwd, no dot-product instruction
   AvxVnni,    // ymm; vpdpbusd (VEX encoding)
   Avx512Vnni, // zmm; vpdpbusd (EVEX), opmask stores
-  Amx,        // Avx512Vnni plus AMX-TILE, AMX-INT8 (tdpbsud: i2s, q4_0 GEMM)
+  Amx,        // Avx512Vnni plus AMX-TILE, AMX-INT8 (tdpbsud: GEMM)
 };
 
 std::unique_ptr<TargetInfo> createX86TargetInfo(X86Isa isa);

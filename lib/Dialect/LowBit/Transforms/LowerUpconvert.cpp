@@ -20,6 +20,7 @@
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
 #include <functional>
+#include <optional>
 
 namespace mlir::lowbit {
 #define GEN_PASS_DEF_LOWBITLOWERUPCONVERT
@@ -162,6 +163,25 @@ struct KernelPlan {
   /// Activation scales and sums per row: one per block, one for ternary.
   int64_t xBlocksPerRow() const { return isTernary() ? 1 : blocks; }
 
+  /// The codes are TQ2_0 rows of kernel_abi.h's GGML ROWS LAYOUT (tile_begin
+  /// and tile_end count rows), read by the VNNI GEMM loops below: each
+  /// group of tilesPerGroup x 16 rows from tile_begin on (then the rows
+  /// left in tiles of 16) is first repacked into the vnni4 i2s layout in a
+  /// stack buffer (ggmlRowsBytes(), as a vnni4 tile group's codes: L2)
+  /// that every column block then reads as the packed i2s kernel reads
+  /// its weights; their outputs are stored from the group's first row on,
+  /// rows past tile_end left alone. vnni4 vector v of a tile (k 16v ..
+  /// 16v + 15) is bit pair (v mod 8) / 2 of the 16 bytes at 16 v mod 256
+  /// + 128 ((v mod 16) >= 8) of each row's block: the 16 rows' 4-byte words
+  /// j of them are gathered into one vector per j (4 bytes a row: a
+  /// 16 rows x 4 k vnni block per bit pair), and the bit pair of word j
+  /// becomes the vector's plane j (lowbit.uk.unpack into). Same math as the
+  /// row kernels and the packed i2s: bit-exact.
+  bool ggmlRows = false;
+  int64_t ggmlRowsBytes() const {
+    return tilesPerGroup * vectorsPerTile * kVectorBytes;
+  }
+
   /// GEMM kernels of i2s (and amxPerBlock's formats) on a target with
   /// matrix tiles (x86-amx): weight tiles per tile group of the tiled path
   /// (1 or 2), 0 for none. Per group, the codes of all K are expanded once
@@ -180,12 +200,12 @@ struct KernelPlan {
   /// the VNNI loops). Any-shape kernels take two tiles and check at run
   /// time that their K fits (16384), else run the VNNI loops.
   int64_t amxTiles = 0;
-  /// Formats with a scale per 32-k block (q4_0, q8_0) on tiles: one tile
-  /// product per block (tile_config k = 32), its accumulators stored and
-  /// combined in f32 per block as the VNNI kernels combine them
-  /// (block_combine, group_combine), into f32 outputs kept in a stack
-  /// buffer: the blocking of llama.cpp's AMX kernels for its block types
-  /// (ggml-cpu/amx), whose per-block AVX-512 epilogue bounds them.
+  /// Formats with a scale per 32-k block (q4_0, q8_0) or per group of
+  /// blocks with zero points (w2gG, w4gG) on tiles: one tile product per
+  /// block (tile_config k = 32), its accumulators stored and combined in
+  /// f32 per block (block_combine, group_combine), into f32 outputs kept in
+  /// a stack buffer: the blocking of llama.cpp's AMX kernels for its block
+  /// types (ggml-cpu/amx), whose per-block AVX-512 epilogue bounds them.
   bool amxPerBlock = false;
   static constexpr int64_t kMaxAmxBufferBytes = 512 * 1024;
   /// K per tile product, and K padded to it.
@@ -257,7 +277,9 @@ public:
     if (int64_t bytes = plan.panelOutputBytes())
       panelOutputs = createStackBuffer(b, loc, bytes, kVectorBytes);
     Value begin = toIndex(tileBegin), end = toIndex(tileEnd);
-    if (plan.amxTiles)
+    if (plan.ggmlRows)
+      buildGgmlRowGroups(begin, end);
+    else if (plan.amxTiles)
       buildAmx(begin, end);
     else
       buildTileGroups(begin, end);
@@ -280,6 +302,88 @@ private:
     Value groupsEnd = add(begin, mul(div(count, group), group));
     forLoop(begin, groupsEnd, group, [&](Value t) { buildTiles(t, group); });
     forLoop(groupsEnd, end, 1, [&](Value t) { buildTiles(t, 1); });
+  }
+
+  //===--- TQ2_0 rows repacked per tile group (KernelPlan::ggmlRows) -------===//
+
+  /// Groups of tilesPerGroup x 16 rows of [begin, end), then tiles of 16
+  /// rows (the last one partial): each repacked into `repacked`, then the
+  /// column loops over it with `codes` pointing there.
+  void buildGgmlRowGroups(Value begin, Value end) {
+    rowsSource = codes;
+    rowsEnd = end;
+    repacked = createStackBuffer(b, loc, plan.ggmlRowsBytes(), kVectorBytes);
+    gatheredWords = createStackBuffer(b, loc, 4 * kVectorBytes, kVectorBytes);
+    codes = repacked;
+    int64_t group = plan.tilesPerGroup * kTileRows;
+    Value groupsEnd = tileGroupsEnd(begin, end, group);
+    auto tiles = [&](Value first, int64_t count) {
+      for (int64_t t = 0; t < count; ++t)
+        repackTile(add(first, t * kTileRows), t);
+      rowBase = first;
+      buildTiles(constant(0), count);
+    };
+    forLoop(begin, groupsEnd, group,
+            [&](Value first) { tiles(first, plan.tilesPerGroup); });
+    forLoop(groupsEnd, end, kTileRows, [&](Value first) { tiles(first, 1); });
+  }
+
+  /// Rows [first, first + 16) into tile t of `repacked` (KernelPlan::
+  /// ggmlRows); a row at or past the range's end reads its last row (its
+  /// outputs are not stored).
+  void repackTile(Value first, int64_t t) {
+    constexpr int64_t kRowsBlock = LOWBIT_GGML_ROWS_BLOCK;
+    constexpr int64_t kRowsBlockBytes = LOWBIT_GGML_ROWS_TQ2_0_BYTES;
+    int64_t k = plan.kp;
+    Value rowBytes = constant(k / kRowsBlock * kRowsBlockBytes);
+    Value last = sub(rowsEnd, constant(1));
+    SmallVector<Value> rowStarts;
+    for (int64_t r = 0; r < kTileRows; ++r) {
+      Value row = add(first, r);
+      Value past =
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, row, last);
+      rowStarts.push_back(
+          mulValue(arith::SelectOp::create(b, loc, past, last, row), rowBytes));
+    }
+    int64_t tileBytes = plan.vectorsPerTile * kVectorBytes;
+    forLoop(constant(0), constant(k / kRowsBlock), 1, [&](Value bk) {
+      Value block = mul(bk, kRowsBlockBytes);
+      // Bytes 16 q .. 16 q + 15 of the block: vnni4 vectors 8 (q / 2) + 2 i
+      // + q % 2 of the block's 16, bit pair i.
+      for (int64_t q = 0; q < 4; ++q) {
+        for (int64_t r = 0; r < kTileRows; ++r)
+          for (int64_t j = 0; j < 4; ++j)
+            copyWord(add(add(rowStarts[r], block), 16 * q + 4 * j),
+                     constant(j * kVectorBytes + 4 * r));
+        for (int64_t s = 0; s < plan.slices; ++s) {
+          SmallVector<Value> words;
+          for (int64_t j = 0; j < 4; ++j)
+            words.push_back(UkLoadOp::create(
+                b, loc, byteReg, gatheredWords,
+                constant(j * kVectorBytes + s * plan.registerBytes)));
+          for (int64_t i = 0; i < 4; ++i) {
+            Value vector;
+            for (int64_t j = 0; j < 4; ++j)
+              vector = UkUnpackOp::create(
+                  b, loc, byteReg, words[j], vector, b.getI64IntegerAttr(2),
+                  b.getI64IntegerAttr(i), b.getI64IntegerAttr(2 * j));
+            int64_t v = 8 * (q / 2) + 2 * i + q % 2;
+            UkSpillOp::create(
+                b, loc, vector, repacked,
+                add(mul(bk, 16 * kVectorBytes),
+                    t * tileBytes + v * kVectorBytes + s * plan.registerBytes));
+          }
+        }
+      }
+    });
+  }
+
+  /// The 4 bytes at rowsSource[from] to gatheredWords[to].
+  void copyWord(Value from, Value to) {
+    forLoop(constant(0), constant(4), 1, [&](Value j) {
+      Value v = memref::LoadOp::create(b, loc, rowsSource, add(from, j));
+      memref::StoreOp::create(b, loc, v, gatheredWords, add(to, j));
+    });
   }
 
   //===--- Matrix tiles (KernelPlan::amxTiles) ------------------------------===//
@@ -487,11 +591,15 @@ private:
       });
   }
 
-  /// buildAmxBlock for formats with a scale per 32-k block: per block one
-  /// tile product, then per activation row n and weight tile, as the VNNI
-  /// kernels: D - off * S_b (off: the code offset), g = that / s_b
-  /// (block_combine), y += g * d_b (group_combine, d_b the rows' fp16
-  /// scales), y in amxOutputs until the end of K.
+  /// buildAmxBlock for the formats of KernelPlan::amxPerBlock: per 32-k
+  /// block one tile product, then per activation row n and weight tile
+  /// g = (D - off * S_b) / s_b (off: the code offset; with zero points
+  /// block_combine's (D - z * S_b) / s_b, z the rows' zero points of the
+  /// block's group) and y += g * d (group_combine, d the rows' fp16 scales
+  /// of the group), y in amxOutputs until the end of K. For a group of one
+  /// block this is the VNNI kernels' float combination; larger groups scale
+  /// each block's share by d rather than their sum (within kernel_abi.h's
+  /// bound, as every group format's combination).
   void buildAmxScaledBlock(Value firstTile, int64_t tiles, Value firstColumn,
                            int64_t blocks) {
     auto acc = [&](int64_t p, int64_t w) { return kAccTile + p * tiles + w; };
@@ -533,10 +641,15 @@ private:
       tile.firstTile = firstTile;
       tile.tiles = tiles;
       tile.firstSlice = constant(0);
-      SmallVector<Value> scale;
-      for (int64_t w = 0; w < tiles; ++w)
+      Value group = div(block, plan.group / kBlockK);
+      SmallVector<Value> scale, zero;
+      for (int64_t w = 0; w < tiles; ++w) {
         scale.push_back(UkLoadHalfOp::create(
-            b, loc, outReg, scales, scalesOffset(tile, w, 0, block)));
+            b, loc, outReg, scales, scalesOffset(tile, w, 0, group)));
+        if (plan.hasZeros())
+          zero.push_back(UkLoadHalfOp::create(
+              b, loc, outReg, zeros, scalesOffset(tile, w, 0, group)));
+      }
       for (int64_t p = 0; p < blocks; ++p)
         forLoop(constant(0), constant(kTileRows), 1, [&](Value r) {
           Value column = add(add(firstColumn, p * kTileRows), r);
@@ -560,8 +673,10 @@ private:
                     acc(p, w) * kTileRows * kVectorBytes));
             if (start)
               dot = arith::AddIOp::create(b, loc, start, dot);
-            Value g = UkBlockCombineOp::create(b, loc, outReg, zeroOut(), dot,
-                                               inv, Value(), Value(), Value());
+            Value g = UkBlockCombineOp::create(
+                b, loc, outReg, zeroOut(), dot, inv, Value(),
+                plan.hasZeros() ? zero[w] : Value(),
+                plan.hasZeros() ? sum : Value());
             Value y = UkLoadOp::create(b, loc, outReg, amxOutputs,
                                        outputAt(p, r, w));
             y = UkGroupCombineOp::create(b, loc, outReg, y, g, scale[w]);
@@ -1209,7 +1324,10 @@ private:
         Value row = add(mul(add(tile.firstTile, t), kTileRows),
                         mul(add(tile.firstSlice, s), plan.lanes));
         Value count;
-        if (shape.m) {
+        if (rowBase) {
+          row = add(rowBase, row);
+          count = storeCount(row, rowsEnd, plan.lanes);
+        } else if (shape.m) {
           count = storeCount(row, shape.m, plan.lanes);
         } else if (plan.m % kTileRows != 0) {
           // clamp(M - row, 0, lanes), compared as signed.
@@ -1332,6 +1450,10 @@ private:
   /// The outputs of a chunk of activation rows between K panels
   /// (KernelPlan::panelOutputBytes), null without.
   Value panelOutputs;
+  /// KernelPlan::ggmlRows: the TQ2_0 rows and the end of the range, the
+  /// group's repacked codes (which `codes` then points to), the 16 rows'
+  /// gathered words j, and the group's first row (store), else null.
+  Value rowsSource, rowsEnd, repacked, gatheredWords, rowBase;
   /// Tiled kernels (KernelPlan::amxTiles): the expanded codes of a tile
   /// group, the stored accumulators, the zero-padded last 32 k of the
   /// activations (null when Kp is a multiple of 64).
@@ -2005,6 +2127,11 @@ public:
       FailureOr<RowPlan> rows = makeRowPlan(kernel->op, *kernel->target);
       if (failed(rows))
         return signalPassFailure();
+      if (std::optional<KernelPlan> groups =
+              makeGgmlRowsPlan(kernel->op, *rows)) {
+        rewriteFunction(func, *groups, *kernel->target);
+        return;
+      }
       rewriteKernelFunction(
           func,
           [&](OpBuilder &b, ValueRange args) {
@@ -2092,6 +2219,40 @@ private:
     return plan;
   }
 
+  /// TQ2_0 rows in a GEMM tile of one shape whose tile_m is a multiple of
+  /// 16: the VNNI GEMM loops over each group's rows repacked into vnni4 i2s
+  /// codes (KernelPlan::ggmlRows), with the config's tile_m, tile_k,
+  /// unroll and tile_n; else none (the row kernel).
+  static std::optional<KernelPlan> makeGgmlRowsPlan(MpGemmOp op,
+                                                    const RowPlan &rows) {
+    auto config = cast<UpconvertAttr>(op.getConfigAttr());
+    if (rows.anyShape || rows.blockBytes != LOWBIT_GGML_ROWS_TQ2_0_BYTES ||
+        rows.tileN == 1 || rows.rows % kTileRows != 0 ||
+        config.getTileK() % kBlockK != 0)
+      return std::nullopt;
+    KernelPlan plan;
+    plan.ggmlRows = true;
+    plan.encoding = Encoding::Ternary;
+    plan.bits = 2;
+    plan.lowBits = lowbit_vnni4_low_bits(2);
+    plan.m = rows.m;
+    plan.kp = rows.k;
+    plan.numTiles = llvm::divideCeilSigned(plan.m, kTileRows);
+    plan.vectorsPerTile = plan.kp * plan.bits / kBlockK;
+    plan.blocks = plan.kp / kBlockK;
+    plan.tilesPerGroup = rows.rows / kTileRows;
+    plan.tileN = rows.tileN;
+    plan.blocksPerStep = config.getTileK() / kBlockK * config.getUnroll();
+    plan.registerBytes = rows.registerBytes;
+    plan.lanes = rows.lanes;
+    plan.slices = kVectorBytes / rows.registerBytes;
+    if (plan.ggmlRowsBytes() > kMaxRepackedBytes)
+      return std::nullopt;
+    return plan;
+  }
+  /// The most stack for a group's repacked codes (K = 16384 at 64 rows).
+  static constexpr int64_t kMaxRepackedBytes = 512 * 1024;
+
   static FailureOr<KernelPlan> makePlan(MpGemmOp op, const TargetInfo &target) {
     LayoutAttr layout = op.getLayout();
     WeightAttr weight = op.getWeight();
@@ -2165,13 +2326,17 @@ private:
     plan.slices = kVectorBytes / registerBytes;
     // An any-shape kernel sizes its buffer for 2 tiles of the largest K
     // that fits (16384) and checks its K at run time.
-    // Formats with one scale per 32-k block and one plane of 4 or 8-bit
-    // codes whose offset is the same for every row (q4_0, q8_0).
-    bool perBlock = (plan.encoding == Encoding::GgufQ4_0 ||
-                     plan.encoding == Encoding::Offset) &&
-                    plan.group == kBlockK && !plan.subScales &&
+    // Formats of one plane of 2, 4 or 8-bit codes with a scale per 32-k
+    // block and a code offset the same for every row (q4_0, q8_0), or a
+    // scale and a zero point per row and group of whole blocks (w2gG,
+    // w4gG).
+    bool sameOffset = (plan.encoding == Encoding::GgufQ4_0 ||
+                       plan.encoding == Encoding::Offset) &&
+                      plan.group == kBlockK;
+    bool zeroPoints = plan.hasZeros() && plan.group % kBlockK == 0;
+    bool perBlock = (sameOffset || zeroPoints) && !plan.subScales &&
                     plan.lowBits == plan.bits &&
-                    (plan.bits == 4 || plan.bits == 8) &&
+                    (plan.bits == 2 || plan.bits == 4 || plan.bits == 8) &&
                     plan.lookup.empty() && !plan.centred;
     if (target.hasMatrixTiles() &&
         ((plan.isTernary() && plan.bits == 2) || perBlock) &&
