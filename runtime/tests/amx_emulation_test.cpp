@@ -159,4 +159,38 @@ TEST(AmxEmulation, WrappersProductsOf32) {
     EXPECT_EQ(v, 192);
 }
 
+// Where the hardware faults, the emulation stops too (SDM: LDTILECFG #GP,
+// TDPB*D and TILELOADD #UD), so that a kernel it accepts runs natively.
+TEST(AmxEmulationDeathTest, FaultsWhereTheHardwareDoes) {
+  lowbit_amx_emu_release();
+  EXPECT_DEATH(lowbit_amx_emu_load(1, kA, 16), "tiles not configured");
+  lowbit_amx_tilecfg cfg = smallConfig();
+  cfg.rows[2] = 3; // B's rows != A's colsb / 4
+  EXPECT_DEATH(
+      {
+        lowbit_amx_emu_ldtilecfg(&cfg);
+        lowbit_amx_emu_dot(0, 1, 2, 1, 0);
+      },
+      "colsb\\[a\\] / 4 != rows\\[b\\]");
+  cfg = smallConfig();
+  EXPECT_DEATH(
+      {
+        lowbit_amx_emu_ldtilecfg(&cfg);
+        lowbit_amx_emu_dot(0, 1, 1, 1, 0);
+      },
+      "a tile used twice");
+  cfg = smallConfig();
+  EXPECT_DEATH(
+      {
+        lowbit_amx_emu_ldtilecfg(&cfg);
+        lowbit_amx_emu_zero(3);
+      },
+      "tile not configured");
+  cfg.colsb[4] = 4; // rows[4] stays 0
+  EXPECT_DEATH(lowbit_amx_emu_ldtilecfg(&cfg), "one of rows and colsb zero");
+  cfg = smallConfig();
+  cfg.rows[0] = 17;
+  EXPECT_DEATH(lowbit_amx_emu_ldtilecfg(&cfg), "more than 16 rows");
+}
+
 } // namespace

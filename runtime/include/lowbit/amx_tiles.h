@@ -27,6 +27,13 @@
  *       c[m].dword[n] += a[m].byte[4k + i] * b[k].byte[4n + i], i = 0..3,
  *     in int32 with wraparound; c's bytes past colsb and rows past rows
  *     are zeroed.
+ *   Faults the emulation reproduces (it prints the rule and aborts, so that
+ *   a kernel the hardware would stop is stopped here too): LDTILECFG #GP on
+ *   a palette other than 1, nonzero reserved bytes or start_row, rows > 16,
+ *   colsb > 64, or a tile with exactly one of rows and colsb zero; #UD on a
+ *   tile operation before LDTILECFG or on a tile it left unconfigured; TDPB*
+ *   #UD unless c, a and b are distinct, rows[a] == rows[c], colsb[a] / 4 ==
+ *   rows[b] and colsb[b] == colsb[c].
  * The kernels configure the tiles (lowbit_amx_config<k>: products of k
  * bytes, see lowbit_amx_full_config) in their prologue and release them
  * (lowbit_amx_release) before they return: the configuration is per
@@ -37,6 +44,8 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* Every function here: a kernel's text carries all of them and calls a few
@@ -80,9 +89,39 @@ LOWBIT_AMX_FN struct lowbit_amx_state &lowbit_amx_emu_state() {
   return state;
 }
 
+/* A fault of the instruction `insn` (see SEMANTICS): the rule it broke. */
+LOWBIT_AMX_FN void lowbit_amx_emu_fault(bool broken, const char *insn,
+                                        const char *rule) {
+  if (!broken)
+    return;
+  fprintf(stderr, "lowbit: AMX emulation: %s faults: %s\n", insn, rule);
+  abort();
+}
+
+/* #UD of a tile operation on tile t before LDTILECFG or unconfigured. */
+LOWBIT_AMX_FN void lowbit_amx_emu_check_tile(int t, const char *insn) {
+  const struct lowbit_amx_tilecfg &c = lowbit_amx_emu_state().cfg;
+  lowbit_amx_emu_fault(c.palette != 1, insn, "tiles not configured");
+  lowbit_amx_emu_fault(t < 0 || t > 7 || c.rows[t] == 0, insn,
+                       "tile not configured");
+}
+
 /* LDTILECFG: the configuration, every tile zeroed. */
 LOWBIT_AMX_FN void
 lowbit_amx_emu_ldtilecfg(const struct lowbit_amx_tilecfg *c) {
+  const char *insn = "LDTILECFG";
+  lowbit_amx_emu_fault(c->palette != 1, insn, "palette other than 1");
+  lowbit_amx_emu_fault(c->start_row != 0, insn, "start_row not 0");
+  for (int i = 0; i < 14; ++i)
+    lowbit_amx_emu_fault(c->reserved[i] != 0, insn, "reserved byte set");
+  for (int t = 0; t < 16; ++t) {
+    lowbit_amx_emu_fault(t >= 8 && (c->rows[t] || c->colsb[t]), insn,
+                         "a tile past palette 1's 8");
+    lowbit_amx_emu_fault(c->rows[t] > 16 || c->colsb[t] > 64, insn,
+                         "more than 16 rows or 64 bytes a row");
+    lowbit_amx_emu_fault((c->rows[t] == 0) != (c->colsb[t] == 0), insn,
+                         "one of rows and colsb zero");
+  }
   struct lowbit_amx_state &s = lowbit_amx_emu_state();
   s.cfg = *c;
   memset(s.tile, 0, sizeof(s.tile));
@@ -94,11 +133,13 @@ LOWBIT_AMX_FN void lowbit_amx_emu_release() {
 }
 
 LOWBIT_AMX_FN void lowbit_amx_emu_zero(int t) {
+  lowbit_amx_emu_check_tile(t, "TILEZERO");
   memset(lowbit_amx_emu_state().tile[t], 0, 16 * 64);
 }
 
 LOWBIT_AMX_FN void lowbit_amx_emu_load(int t, const void *base,
                                        ptrdiff_t stride) {
+  lowbit_amx_emu_check_tile(t, "TILELOADD");
   struct lowbit_amx_state &s = lowbit_amx_emu_state();
   memset(s.tile[t], 0, 16 * 64);
   for (int r = 0; r < s.cfg.rows[t]; ++r)
@@ -106,6 +147,7 @@ LOWBIT_AMX_FN void lowbit_amx_emu_load(int t, const void *base,
 }
 
 LOWBIT_AMX_FN void lowbit_amx_emu_store(int t, void *base, ptrdiff_t stride) {
+  lowbit_amx_emu_check_tile(t, "TILESTORED");
   struct lowbit_amx_state &s = lowbit_amx_emu_state();
   for (int r = 0; r < s.cfg.rows[t]; ++r)
     memcpy((uint8_t *)base + r * stride, s.tile[t][r], s.cfg.colsb[t]);
@@ -115,7 +157,18 @@ LOWBIT_AMX_FN void lowbit_amx_emu_store(int t, void *base, ptrdiff_t stride) {
  * and b's bytes. */
 LOWBIT_AMX_FN void lowbit_amx_emu_dot(int c, int a, int b, int a_signed,
                                       int b_signed) {
+  const char *insn = "TDPB*D";
+  lowbit_amx_emu_check_tile(c, insn);
+  lowbit_amx_emu_check_tile(a, insn);
+  lowbit_amx_emu_check_tile(b, insn);
   struct lowbit_amx_state &s = lowbit_amx_emu_state();
+  lowbit_amx_emu_fault(c == a || c == b || a == b, insn, "a tile used twice");
+  lowbit_amx_emu_fault(s.cfg.rows[a] != s.cfg.rows[c], insn,
+                       "rows[a] != rows[c]");
+  lowbit_amx_emu_fault(s.cfg.colsb[a] / 4 != s.cfg.rows[b], insn,
+                       "colsb[a] / 4 != rows[b]");
+  lowbit_amx_emu_fault(s.cfg.colsb[b] != s.cfg.colsb[c], insn,
+                       "colsb[b] != colsb[c]");
   const int rows = s.cfg.rows[c], cols = s.cfg.colsb[c] / 4,
             depth = s.cfg.colsb[a] / 4;
   for (int m = 0; m < rows; ++m)
