@@ -1,5 +1,6 @@
 // RUN: lowbit-opt %S/Inputs/formats.mlir --lowbit-upconvert-pipeline="target=x86-amx n-hint=16" | mlir-translate --mlir-to-cpp | FileCheck %s
 // RUN: lowbit-opt %S/Inputs/formats.mlir --lowbit-upconvert-pipeline="target=x86-amx" | mlir-translate --mlir-to-cpp | FileCheck %s --check-prefix=GEMV
+// RUN: lowbit-opt %S/Inputs/blocks.mlir --lowbit-upconvert-pipeline="target=x86-amx n-hint=16" | mlir-translate --mlir-to-cpp | FileCheck %s --check-prefix=KQ
 
 // x86-amx: the kernels carry the tile wrappers of amx_tiles.h; the i2s GEMM
 // kernel (N hint 16) configures the tiles, expands the codes, multiplies
@@ -46,3 +47,14 @@
 // GEMV-LABEL: extern "C" void i2s(
 // GEMV-NOT: lowbit_amx_config<
 // GEMV: _mm512_dpbusd_epi32(
+
+// K-quants (q4_k): the GEMM kernel's sub-scales widened per tile group,
+// one tile product per 32-k sub-block; iq4_nl (codebook) keeps the VNNI
+// loops.
+// KQ-LABEL: extern "C" void q4_k(
+// KQ: lowbit_amx_config<32>();
+// KQ: lowbit_amx_dot_su<0, 4, 6>();
+// KQ: lowbit_amx_store<0>(
+// KQ: lowbit_amx_release();
+// KQ-LABEL: extern "C" void iq4_nl(
+// KQ-NOT: lowbit_amx_config<

@@ -120,10 +120,13 @@ struct KernelPlan {
   int64_t subScaleBufferBytes() const {
     if (!subScales || anyShape || tileN == 1 || lanes == 1)
       return 0;
-    int64_t bytes = blocks * halves * tilesPerGroup * sumsPerOutput() *
+    int64_t bytes = blocks * halves * subScaleTiles() * sumsPerOutput() *
                     kTileRows * 4;
     return bytes <= kMaxSubScaleBufferBytes ? bytes : 0;
   }
+  /// Tiles per group of the sub-scale buffer: the VNNI loops' group, or the
+  /// tiled path's (amxTiles) where that is larger.
+  int64_t subScaleTiles() const { return std::max(tilesPerGroup, amxTiles); }
   /// The largest sub-scale buffer: q2_k's for 4 tiles of K = 14336 (448
   /// KiB; within the 512 KiB stack of a macOS secondary thread).
   static constexpr int64_t kMaxSubScaleBufferBytes = 512 * 1024;
@@ -206,11 +209,17 @@ struct KernelPlan {
   /// f32 per block (block_combine, group_combine), into f32 outputs kept in
   /// a stack buffer: the blocking of llama.cpp's AMX kernels for its block
   /// types (ggml-cpu/amx), whose per-block AVX-512 epilogue bounds them.
+  /// K-quants (shape-specialized, with the sub-scale buffer) too: one
+  /// product per sub-block (k = 32, or 16 for sub-blocks of 16), combined
+  /// as the VNNI GEMM combines its blocks (combineSubScales,
+  /// combineHalves).
   bool amxPerBlock = false;
   static constexpr int64_t kMaxAmxBufferBytes = 512 * 1024;
   /// K per tile product, and K padded to it.
   static constexpr int64_t kAmxK = 64;
-  int64_t amxProductK() const { return amxPerBlock ? kBlockK : kAmxK; }
+  int64_t amxProductK() const {
+    return amxPerBlock ? kBlockK / halves : kAmxK;
+  }
   int64_t amxKp() const { return llvm::alignTo(kp, amxProductK()); }
   /// Bytes of the expanded codes of one weight tile: Kp / 4 rows of 64.
   int64_t amxTileBytes() const { return amxKp() / 4 * kVectorBytes; }
@@ -424,8 +433,9 @@ private:
     int64_t bytes = plan.anyShape ? KernelPlan::kMaxAmxBufferBytes
                                   : plan.amxTiles * plan.amxTileBytes();
     amxCodes = createStackBuffer(b, loc, bytes, kVectorBytes);
-    amxAccs = createStackBuffer(b, loc, 4 * kTileRows * kVectorBytes,
-                                kVectorBytes);
+    // (per half of a block for sub-blocks of 16)
+    amxAccs = createStackBuffer(
+        b, loc, 4 * plan.halves * kTileRows * kVectorBytes, kVectorBytes);
     if (!plan.amxPerBlock && (plan.anyShape || plan.amxKp() != plan.kp))
       amxTail = createStackBuffer(b, loc, 2 * kTileRows * kVectorBytes,
                                   kVectorBytes);
@@ -451,6 +461,8 @@ private:
   /// then one), the last N mod 16 rows on the VNNI loops.
   void buildAmxGroup(Value firstTile, int64_t tiles) {
     expandCodes(firstTile, tiles);
+    if (subScaleBuffer)
+      widenSubScales(firstTile, tiles);
     Value rows = toIndex(n);
     Value pairsEnd = mul(div(rows, 2 * kTileRows), 2 * kTileRows);
     Value blocksEnd = mul(div(rows, kTileRows), kTileRows);
@@ -471,38 +483,57 @@ private:
             [&](Value c) { buildColumns(firstTile, tiles, c, 1); });
   }
 
-  /// Unpacks every vector of the tiles' codes per plane of b bits into
-  /// amxCodes: plane j of vector v is row (8 / b) v + j of its tile's Kp /
-  /// 4 rows (k 32v / b + 4j .. + 3 of all 16 weight rows; 8-bit codes are
-  /// the vector itself); the rows past Kp / 4 up to amxKp / 4 are zero.
+  /// Unpacks the tiles' codes into amxCodes, one 64-byte row per 4-k
+  /// group: group g of 32-k block c (k 32c + 4g .. + 3 of all 16 weight
+  /// rows) is row 8c + g, unpacked as buildBlock unpacks it (plane j of low
+  /// vector u is group u (8 / lowBits) + j, joined by its high bits where
+  /// codes have 3, 5 or 6 bits; 8-bit codes are the vector itself); the
+  /// rows past Kp / 4 up to amxKp / 4 are zero.
   void expandCodes(Value firstTile, int64_t tiles) {
     Tile tile;
     tile.firstTile = firstTile;
     tile.tiles = tiles;
     tile.firstSlice = constant(0);
-    int64_t planes = 8 / plan.bits;
-    Value vectors = shape.vectorsPerTile ? shape.vectorsPerTile
-                                         : constant(plan.vectorsPerTile);
+    int64_t planes = 8 / plan.lowBits, highBits = plan.bits - plan.lowBits;
+    Value numBlocks = shape.blocks ? shape.blocks : constant(plan.blocks);
     Value zero = arith::ConstantOp::create(
         b, loc, DenseElementsAttr::get(byteReg, b.getI8IntegerAttr(0)));
     for (int64_t t = 0; t < tiles; ++t) {
       Value base = mul(amxTileBytes, t);
-      forLoop(constant(0), vectors, 1, [&](Value v) {
-        Value packed =
-            UkLoadOp::create(b, loc, byteReg, codes, codesOffset(tile, t, 0, v));
-        for (int64_t j = 0; j < planes; ++j) {
-          Value w = plan.bits == 8
-                        ? packed
-                        : UkUnpackOp::create(b, loc, byteReg, packed, Value(),
-                                             b.getI64IntegerAttr(plan.bits),
-                                             b.getI64IntegerAttr(j),
-                                             b.getI64IntegerAttr(0));
-          Value row = add(mul(v, planes), j);
-          UkSpillOp::create(b, loc, w, amxCodes,
-                            add(mul(row, kVectorBytes), base));
+      forLoop(constant(0), numBlocks, 1, [&](Value block) {
+        auto load = [&](int64_t v) -> Value {
+          return UkLoadOp::create(
+              b, loc, byteReg, codes,
+              codesOffset(tile, t, 0, add(mul(block, plan.bits), v)));
+        };
+        SmallVector<Value> high(highBits);
+        for (int64_t u = 0; u < plan.lowBits; ++u) {
+          Value packed = load(u);
+          for (int64_t j = 0; j < planes; ++j) {
+            int64_t group = u * planes + j;
+            Value w = plan.lowBits == 8
+                          ? packed
+                          : UkUnpackOp::create(
+                                b, loc, byteReg, packed, Value(),
+                                b.getI64IntegerAttr(plan.lowBits),
+                                b.getI64IntegerAttr(j), b.getI64IntegerAttr(0));
+            if (highBits > 0) {
+              int64_t highPlanes = 8 / highBits;
+              Value &h = high[group / highPlanes];
+              if (!h)
+                h = load(plan.lowBits + group / highPlanes);
+              w = UkUnpackOp::create(b, loc, byteReg, h, w,
+                                     b.getI64IntegerAttr(highBits),
+                                     b.getI64IntegerAttr(group % highPlanes),
+                                     b.getI64IntegerAttr(plan.lowBits));
+            }
+            UkSpillOp::create(
+                b, loc, w, amxCodes,
+                add(mul(add(mul(block, 8), group), kVectorBytes), base));
+          }
         }
       });
-      forLoop(mul(vectors, planes), div(amxKp, 4), 1, [&](Value row) {
+      forLoop(mul(numBlocks, 8), div(amxKp, 4), 1, [&](Value row) {
         UkSpillOp::create(b, loc, zero, amxCodes,
                           add(mul(row, kVectorBytes), base));
       });
@@ -599,7 +630,9 @@ private:
   /// of the group), y in amxOutputs until the end of K. For a group of one
   /// block this is the VNNI kernels' float combination; larger groups scale
   /// each block's share by d rather than their sum (within kernel_abi.h's
-  /// bound, as every group format's combination).
+  /// bound, as every group format's combination). K-quants take one
+  /// product per sub-block (two per block for sub-blocks of 16) and
+  /// combineAmxSubScales.
   void buildAmxScaledBlock(Value firstTile, int64_t tiles, Value firstColumn,
                            int64_t blocks) {
     auto acc = [&](int64_t p, int64_t w) { return kAccTile + p * tiles + w; };
@@ -614,29 +647,49 @@ private:
           UkSpillOp::create(b, loc, zeroOut(), amxOutputs, outputAt(p, r, w));
       });
     Value numBlocks = shape.blocks ? shape.blocks : constant(plan.blocks);
+    // Accumulator (p, w) of half h: rows of 16 int32 at accAt(p, w, h).
+    auto accAt = [&](int64_t p, int64_t w, int64_t h) {
+      return (h * 4 + acc(p, w)) * kTileRows * kVectorBytes;
+    };
+    int64_t productK = plan.amxProductK();
     forLoop(constant(0), numBlocks, 1, [&](Value block) {
-      Value k = mul(block, kBlockK);
-      for (int64_t p = 0; p < blocks; ++p)
+      for (int64_t h = 0; h < plan.halves; ++h) {
+        Value k = add(mul(block, kBlockK), h * productK);
+        for (int64_t p = 0; p < blocks; ++p)
+          for (int64_t w = 0; w < tiles; ++w)
+            UkTileZeroOp::create(b, loc, acc(p, w));
+        for (int64_t p = 0; p < blocks; ++p)
+          UkTileLoadOp::create(
+              b, loc, xq,
+              add(scaled(add(firstColumn, p * kTileRows), plan.kp, shape.kp),
+                  k),
+              kp, kActTile + p);
         for (int64_t w = 0; w < tiles; ++w)
-          UkTileZeroOp::create(b, loc, acc(p, w));
-      for (int64_t p = 0; p < blocks; ++p)
-        UkTileLoadOp::create(
-            b, loc, xq,
-            add(scaled(add(firstColumn, p * kTileRows), plan.kp, shape.kp), k),
-            kp, kActTile + p);
-      for (int64_t w = 0; w < tiles; ++w)
-        UkTileLoadOp::create(
-            b, loc, amxCodes,
-            add(mul(div(k, 4), kVectorBytes), mul(amxTileBytes, w)),
-            constant(kVectorBytes), kCodeTile + w);
-      for (int64_t p = 0; p < blocks; ++p)
-        for (int64_t w = 0; w < tiles; ++w)
-          UkTileDotOp::create(b, loc, acc(p, w), kActTile + p, kCodeTile + w);
-      for (int64_t p = 0; p < blocks; ++p)
-        for (int64_t w = 0; w < tiles; ++w)
-          UkTileStoreOp::create(b, loc, amxAccs,
-                                constant(acc(p, w) * kTileRows * kVectorBytes),
-                                constant(kVectorBytes), acc(p, w));
+          UkTileLoadOp::create(
+              b, loc, amxCodes,
+              add(mul(div(k, 4), kVectorBytes), mul(amxTileBytes, w)),
+              constant(kVectorBytes), kCodeTile + w);
+        for (int64_t p = 0; p < blocks; ++p)
+          for (int64_t w = 0; w < tiles; ++w)
+            UkTileDotOp::create(b, loc, acc(p, w), kActTile + p, kCodeTile + w);
+        for (int64_t p = 0; p < blocks; ++p)
+          for (int64_t w = 0; w < tiles; ++w)
+            UkTileStoreOp::create(b, loc, amxAccs, constant(accAt(p, w, h)),
+                                  constant(kVectorBytes), acc(p, w));
+      }
+      if (plan.subScales) {
+        for (int64_t p = 0; p < blocks; ++p)
+          forLoop(constant(0), constant(kTileRows), 1, [&](Value r) {
+            combineAmxSubScales(firstTile, tiles, block,
+                                add(add(firstColumn, p * kTileRows), r),
+                                [&](int64_t w) { return outputAt(p, r, w); },
+                                [&](int64_t w, int64_t h) {
+                                  return add(mul(r, kVectorBytes),
+                                             accAt(p, w, h));
+                                });
+          });
+        return;
+      }
       Tile tile;
       tile.firstTile = firstTile;
       tile.tiles = tiles;
@@ -667,10 +720,9 @@ private:
                 b, loc, accReg, arith::MulIOp::create(b, loc, sum, z));
           }
           for (int64_t w = 0; w < tiles; ++w) {
-            Value dot = UkLoadOp::create(
-                b, loc, accReg, amxAccs,
-                add(mul(r, kVectorBytes),
-                    acc(p, w) * kTileRows * kVectorBytes));
+            Value dot = UkLoadOp::create(b, loc, accReg, amxAccs,
+                                         add(mul(r, kVectorBytes),
+                                             accAt(p, w, 0)));
             if (start)
               dot = arith::AddIOp::create(b, loc, start, dot);
             Value g = UkBlockCombineOp::create(
@@ -697,6 +749,40 @@ private:
                                              outputAt(p, r, w)));
         store(tile, outputs);
       });
+  }
+
+  /// K-quants on tiles: activation row `column`'s int32 products of
+  /// `block` (per weight tile w and half h at amxAccs[dotAt(w, h)]) into
+  /// its f32 outputs (amxOutputs[outputAt(w)]), by the VNNI GEMM's block
+  /// combination: the code offset's share from the block sums
+  /// (initialDots), then combineHalves or combineSubScales with the tile
+  /// group's sub-scale buffer.
+  void combineAmxSubScales(Value firstTile, int64_t tiles, Value block,
+                           Value column, function_ref<Value(int64_t)> outputAt,
+                           function_ref<Value(int64_t, int64_t)> dotAt) {
+    Tile tile;
+    tile.firstTile = firstTile;
+    tile.tiles = tiles;
+    tile.firstColumn = column;
+    tile.firstSlice = constant(0);
+    SmallVector<Value> sums, invs, outputs;
+    blockActivations(tile, block, sums, invs);
+    SmallVector<Value> dots = initialDots(tile, sums);
+    for (int64_t w = 0; w < tiles; ++w) {
+      for (int64_t h = 0; h < plan.halves; ++h) {
+        Value &dot = dots[tile.accIndex(w, 0, 0) * plan.halves + h];
+        dot = arith::AddIOp::create(
+            b, loc, dot,
+            UkLoadOp::create(b, loc, accReg, amxAccs, dotAt(w, h)));
+      }
+      outputs.push_back(
+          UkLoadOp::create(b, loc, outReg, amxOutputs, outputAt(w)));
+    }
+    outputs = plan.halves == 2
+                  ? combineHalves(tile, block, outputs, dots, invs)
+                  : combineSubScales(tile, block, outputs, dots, invs);
+    for (int64_t w = 0; w < tiles; ++w)
+      UkSpillOp::create(b, loc, outputs[w], amxOutputs, outputAt(w));
   }
 
   //===--- Loops over tiles, columns and register slices ------------------===//
@@ -892,7 +978,7 @@ private:
   Value subScaleBufferOffset(Value block, int64_t h, int64_t t, int64_t part,
                              Value slice) {
     Value index = add(mul(add(mul(block, plan.halves), h),
-                          plan.tilesPerGroup * plan.sumsPerOutput()),
+                          plan.subScaleTiles() * plan.sumsPerOutput()),
                       t * plan.sumsPerOutput() + part);
     return mul(add(mul(index, plan.slices), slice), plan.registerBytes);
   }
@@ -2338,6 +2424,9 @@ private:
                     plan.lowBits == plan.bits &&
                     (plan.bits == 2 || plan.bits == 4 || plan.bits == 8) &&
                     plan.lookup.empty() && !plan.centred;
+    // K-quants of one shape (their sub-scales from the sub-scale buffer).
+    bool kQuant = plan.subScales && !plan.anyShape && !plan.centred;
+    perBlock = perBlock || kQuant;
     if (target.hasMatrixTiles() &&
         ((plan.isTernary() && plan.bits == 2) || perBlock) &&
         plan.tileN > 1 && registerBytes == kVectorBytes) {
@@ -2348,6 +2437,10 @@ private:
           plan.amxTiles = tiles;
           break;
         }
+      if (kQuant && plan.subScaleBufferBytes() == 0) {
+        plan.amxTiles = 0;
+        plan.amxPerBlock = false;
+      }
     }
     return plan;
   }
