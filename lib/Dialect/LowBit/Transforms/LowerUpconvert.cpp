@@ -117,10 +117,14 @@ struct KernelPlan {
   /// beside them (the oneDNN / ggml int8 GEMM order: integer dot per
   /// sub-block, one scale per sub-block and row). Bytes of the buffer, 0
   /// for none: [32-k block][half][tile][s_j, o_j][slice] registers.
+  /// Any-shape kernels have one only on tiles, sized for the largest K
+  /// there (kMaxAmxBufferBytes / 2 tiles: 16384, checked at run time).
   int64_t subScaleBufferBytes() const {
-    if (!subScales || anyShape || tileN == 1 || lanes == 1)
+    if (!subScales || (anyShape && !amxTiles) || tileN == 1 || lanes == 1)
       return 0;
-    int64_t bytes = blocks * halves * subScaleTiles() * sumsPerOutput() *
+    int64_t maxBlocks =
+        anyShape ? kMaxAmxBufferBytes / amxTiles / 16 / kBlockK : blocks;
+    int64_t bytes = maxBlocks * halves * subScaleTiles() * sumsPerOutput() *
                     kTileRows * 4;
     return bytes <= kMaxSubScaleBufferBytes ? bytes : 0;
   }
@@ -209,7 +213,7 @@ struct KernelPlan {
   /// f32 per block (block_combine, group_combine), into f32 outputs kept in
   /// a stack buffer: the blocking of llama.cpp's AMX kernels for its block
   /// types (ggml-cpu/amx), whose per-block AVX-512 epilogue bounds them.
-  /// K-quants (shape-specialized, with the sub-scale buffer) too: one
+  /// K-quants (with the sub-scale buffer: any-shape K up to 16384) too: one
   /// product per sub-block (k = 32, or 16 for sub-blocks of 16), combined
   /// as the VNNI GEMM combines its blocks (combineSubScales,
   /// combineHalves).
@@ -422,6 +426,8 @@ private:
     b.setInsertionPointToStart(branch.thenBlock());
     buildAmxGroups(begin, end);
     b.setInsertionPointToStart(branch.elseBlock());
+    // (K-quants: the sub-scale buffer holds K <= 16384 only)
+    subScaleBuffer = Value();
     buildTileGroups(begin, end);
   }
 
@@ -932,7 +938,9 @@ private:
     tile.firstSlice = constant(0);
     int64_t blocksPer = plan.group / kBlockK;
     int64_t subBytes = kTileRows * plan.scaleBits / 8;
-    forLoop(constant(0), constant(plan.groupsPerRow()), 1, [&](Value super) {
+    Value supers = shape.groupsPerRow ? shape.groupsPerRow
+                                      : constant(plan.groupsPerRow());
+    forLoop(constant(0), supers, 1, [&](Value super) {
       for (int64_t t = 0; t < tiles; ++t)
         for (int64_t s = 0; s < plan.slices; ++s) {
           SmallVector<Value> superScales = loadSuperScales(tile, t, s, super);
@@ -1031,8 +1039,12 @@ private:
       state = finishTernary(tile, state);
     } else if (subScaleBuffer) {
       // s_j and o_j carry d and -dmin: every block adds to the outputs.
-      steppedLoop(0, plan.blocks, plan.blocksPerStep, state,
-                  [&](Value block) { accumulate(block, state); });
+      if (shape.blocks)
+        dynamicSteppedLoop(shape.blocks, plan.blocksPerStep, state,
+                           [&](Value block) { accumulate(block, state); });
+      else
+        steppedLoop(0, plan.blocks, plan.blocksPerStep, state,
+                    [&](Value block) { accumulate(block, state); });
     } else if (shape.blocks) {
       dynamicGroupedLoop(
           shape.blocks, plan.blocksPerStep, plan.group / kBlockK, zeroOut(),
@@ -2424,8 +2436,8 @@ private:
                     plan.lowBits == plan.bits &&
                     (plan.bits == 2 || plan.bits == 4 || plan.bits == 8) &&
                     plan.lookup.empty() && !plan.centred;
-    // K-quants of one shape (their sub-scales from the sub-scale buffer).
-    bool kQuant = plan.subScales && !plan.anyShape && !plan.centred;
+    // K-quants (their sub-scales from the sub-scale buffer).
+    bool kQuant = plan.subScales && !plan.centred;
     perBlock = perBlock || kQuant;
     if (target.hasMatrixTiles() &&
         ((plan.isTernary() && plan.bits == 2) || perBlock) &&
