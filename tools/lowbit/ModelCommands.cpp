@@ -79,9 +79,12 @@ KernelChoice choiceFor(const Format &format, Strategy strategy,
 /// prefill 0.77-0.88x of the packed kernels' for TQ2_0, 0.72-0.77x and
 /// 0.63-1.16x for TQ1_0 (whose digits are decoded in registers; loaded
 /// host, docs/perf/llama-cpp.md), so not the default. GEMV: one row per
-/// group, a sequential stream of the rows, prefetched 4 rows ahead; GEMM,
-/// both types: 4 rows x 4 activation rows, each group of 4 rows decoded
-/// once into int8 codes (lower-upconvert's RowPlan::decodeRows). The
+/// group, a sequential stream of the rows, prefetched 4 rows ahead. GEMM:
+/// TQ2_0 the packed i2s GEMM's tile (64 rows x 4 activation rows), each
+/// group of 64 rows repacked once into vnni4 i2s codes on the stack and
+/// read by the vnni4 GEMM loops (lower-upconvert's KernelPlan::ggmlRows);
+/// TQ1_0 4 rows x 4 activation rows, each group of 4 rows decoded once into
+/// int8 codes (RowPlan::decodeRows). The
 /// x86-avx512vnni, x86-avx2, aarch64-neon and -nodot row kernels are
 /// checked against the reference (test/e2e/upconvert-ggml-rows.test,
 /// upconvert-ggml-rows-aarch64.test), so they take it; the others (generic
@@ -89,7 +92,10 @@ KernelChoice choiceFor(const Format &format, Strategy strategy,
 const char *const kGgmlRowsGemv =
     "#lowbit.upconvert<tile_m = 1, tile_k = 256, tile_n = 1, prefetch = 4>";
 const char *const kGgmlRowsGemm =
+    "#lowbit.upconvert<tile_m = 64, tile_k = 256, tile_n = 4>";
+const char *const kTq1RowsGemm =
     "#lowbit.upconvert<tile_m = 4, tile_k = 256, tile_n = 4>";
+const char *const kTq2Rows = "#lowbit.layout<gguf, tile_m = 1, tile_k = 256>";
 const char *const kTq1Rows =
     "#lowbit.layout<gguf, tile_m = 1, tile_k = 256, block_bytes = 54>";
 bool takesGgmlRows(const KernelChoice &choice) {
@@ -196,8 +202,12 @@ compileModelKernels(const std::vector<engine::LinearSpec> &specs,
         batch.emplace_back(M, K, 1, rows ? kGgmlRowsGemv : "",
                            tq1 ? kTq1Rows : "");
         batch.emplace_back(M, K, 16,
-                           rows ? kGgmlRowsGemm : "",
-                           tq1 ? kTq1Rows : "");
+                           !rows ? ""
+                           : tq1 ? kTq1RowsGemm
+                                 : kGgmlRowsGemm,
+                           !rows ? ""
+                           : tq1 ? kTq1Rows
+                                 : kTq2Rows);
       }
       std::vector<CompiledKernel> compiled =
           compileKernels(f, choice, batch, options);

@@ -326,7 +326,8 @@ private:
     rowsSource = codes;
     rowsEnd = end;
     repacked = createStackBuffer(b, loc, plan.ggmlRowsBytes(), kVectorBytes);
-    gatheredWords = createStackBuffer(b, loc, 4 * kVectorBytes, kVectorBytes);
+    staging = createStackBuffer(b, loc, (kTileRows + 16) * kVectorBytes,
+                                kVectorBytes);
     codes = repacked;
     int64_t group = plan.tilesPerGroup * kTileRows;
     Value groupsEnd = tileGroupsEnd(begin, end, group);
@@ -361,19 +362,33 @@ private:
     int64_t tileBytes = plan.vectorsPerTile * kVectorBytes;
     forLoop(constant(0), constant(k / kRowsBlock), 1, [&](Value bk) {
       Value block = mul(bk, kRowsBlockBytes);
+      // The 64 code bytes of the 16 rows' blocks into staging (row r at
+      // 64 r), in registers.
+      for (int64_t r = 0; r < kTileRows; ++r)
+        for (int64_t s = 0; s < plan.slices; ++s)
+          UkSpillOp::create(
+              b, loc,
+              UkLoadOp::create(b, loc, byteReg, rowsSource,
+                               add(add(rowStarts[r], block),
+                                   s * plan.registerBytes)),
+              staging, constant(r * kVectorBytes + s * plan.registerBytes));
       // Bytes 16 q .. 16 q + 15 of the block: vnni4 vectors 8 (q / 2) + 2 i
       // + q % 2 of the block's 16, bit pair i.
-      for (int64_t q = 0; q < 4; ++q) {
+      // All words first, so that their stores are done before the vector
+      // loads read them (a load of several smaller stores waits for them).
+      for (int64_t q = 0; q < 4; ++q)
         for (int64_t r = 0; r < kTileRows; ++r)
           for (int64_t j = 0; j < 4; ++j)
-            copyWord(add(add(rowStarts[r], block), 16 * q + 4 * j),
-                     constant(j * kVectorBytes + 4 * r));
+            copyWord(r * kVectorBytes + 16 * q + 4 * j,
+                     kGatheredAt + (4 * q + j) * kVectorBytes + 4 * r);
+      for (int64_t q = 0; q < 4; ++q) {
         for (int64_t s = 0; s < plan.slices; ++s) {
           SmallVector<Value> words;
           for (int64_t j = 0; j < 4; ++j)
             words.push_back(UkLoadOp::create(
-                b, loc, byteReg, gatheredWords,
-                constant(j * kVectorBytes + s * plan.registerBytes)));
+                b, loc, byteReg, staging,
+                constant(kGatheredAt + (4 * q + j) * kVectorBytes +
+                         s * plan.registerBytes)));
           for (int64_t i = 0; i < 4; ++i) {
             Value vector;
             for (int64_t j = 0; j < 4; ++j)
@@ -391,12 +406,15 @@ private:
     });
   }
 
-  /// The 4 bytes at rowsSource[from] to gatheredWords[to].
-  void copyWord(Value from, Value to) {
-    forLoop(constant(0), constant(4), 1, [&](Value j) {
-      Value v = memref::LoadOp::create(b, loc, rowsSource, add(from, j));
-      memref::StoreOp::create(b, loc, v, gatheredWords, add(to, j));
-    });
+  /// The 4 bytes at staging[from] to staging[to], loaded before they are
+  /// stored: the C++ compiler makes them one 4-byte move.
+  void copyWord(int64_t from, int64_t to) {
+    SmallVector<Value, 4> bytes;
+    for (int64_t j = 0; j < 4; ++j)
+      bytes.push_back(
+          memref::LoadOp::create(b, loc, staging, constant(from + j)));
+    for (int64_t j = 0; j < 4; ++j)
+      memref::StoreOp::create(b, loc, bytes[j], staging, constant(to + j));
   }
 
   //===--- Matrix tiles (KernelPlan::amxTiles) ------------------------------===//
@@ -1549,9 +1567,13 @@ private:
   /// (KernelPlan::panelOutputBytes), null without.
   Value panelOutputs;
   /// KernelPlan::ggmlRows: the TQ2_0 rows and the end of the range, the
-  /// group's repacked codes (which `codes` then points to), the 16 rows'
-  /// gathered words j, and the group's first row (store), else null.
-  Value rowsSource, rowsEnd, repacked, gatheredWords, rowBase;
+  /// group's repacked codes (which `codes` then points to), one buffer for
+  /// a block's code bytes of 16 rows (row r at 64 r) and their gathered
+  /// words (q, j) (at kGatheredAt + 64 (4 q + j); one buffer, so that the
+  /// C++ compiler sees that the two do not overlap), the group's first row
+  /// (store); else null.
+  Value rowsSource, rowsEnd, repacked, staging, rowBase;
+  static constexpr int64_t kGatheredAt = kTileRows * kVectorBytes;
   /// Tiled kernels (KernelPlan::amxTiles): the expanded codes of a tile
   /// group, the stored accumulators, the zero-padded last 32 k of the
   /// activations (null when Kp is a multiple of 64).
@@ -2319,14 +2341,13 @@ private:
 
   /// TQ2_0 rows in a GEMM tile of one shape whose tile_m is a multiple of
   /// 16: the VNNI GEMM loops over each group's rows repacked into vnni4 i2s
-  /// codes (KernelPlan::ggmlRows), with the config's tile_m, tile_k,
-  /// unroll and tile_n; else none (the row kernel).
+  /// codes (KernelPlan::ggmlRows), with the config's tile_m, tile_n and
+  /// unroll; else none (the row kernel).
   static std::optional<KernelPlan> makeGgmlRowsPlan(MpGemmOp op,
                                                     const RowPlan &rows) {
     auto config = cast<UpconvertAttr>(op.getConfigAttr());
     if (rows.anyShape || rows.blockBytes != LOWBIT_GGML_ROWS_TQ2_0_BYTES ||
-        rows.tileN == 1 || rows.rows % kTileRows != 0 ||
-        config.getTileK() % kBlockK != 0)
+        rows.tileN == 1 || rows.rows % kTileRows != 0)
       return std::nullopt;
     KernelPlan plan;
     plan.ggmlRows = true;
@@ -2340,7 +2361,9 @@ private:
     plan.blocks = plan.kp / kBlockK;
     plan.tilesPerGroup = rows.rows / kTileRows;
     plan.tileN = rows.tileN;
-    plan.blocksPerStep = config.getTileK() / kBlockK * config.getUnroll();
+    // tile_k is the layout's 256; a K step of 2 blocks (the vnni4 GEMM's
+    // tile_k = 64) per unroll.
+    plan.blocksPerStep = 2 * config.getUnroll();
     plan.registerBytes = rows.registerBytes;
     plan.lanes = rows.lanes;
     plan.slices = kVectorBytes / rows.registerBytes;

@@ -54,7 +54,11 @@ private:
 
     MLIRContext *ctx = op.getContext();
     WeightAttr weight = op.getWeight();
-    if (cast<UpconvertAttr>(config).getTileM() < LOWBIT_TILE_ROWS)
+    // Weights in the GGML ROWS LAYOUT stay as they are for every tile_m
+    // (lower-upconvert repacks TQ2_0 rows per tile group for tile_m >= 16).
+    if (cast<UpconvertAttr>(config).getTileM() < LOWBIT_TILE_ROWS ||
+        (op.getLayout().getKind() == LayoutKind::Gguf &&
+         op.getLayout().isTiled()))
       return packGgmlRows(func, op);
     int64_t bits = weight.getBits();
     auto layout =
