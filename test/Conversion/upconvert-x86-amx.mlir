@@ -49,12 +49,15 @@
 // GEMV: _mm512_dpbusd_epi32(
 
 // K-quants (q4_k): the GEMM kernel's sub-scales widened per tile group,
-// one tile product per 32-k sub-block; iq4_nl (codebook) keeps the VNNI
-// loops.
+// one tile product per 32-k sub-block; iq4_nl: its codes looked up
+// (pshufb) as they are expanded, one tile product per 32-k block.
 // KQ-LABEL: extern "C" void q4_k(
 // KQ: lowbit_amx_config<32>();
 // KQ: lowbit_amx_dot_su<0, 4, 6>();
 // KQ: lowbit_amx_store<0>(
 // KQ: lowbit_amx_release();
 // KQ-LABEL: extern "C" void iq4_nl(
-// KQ-NOT: lowbit_amx_config<
+// KQ: lowbit_amx_config<32>();
+// KQ: _mm512_shuffle_epi8(
+// KQ: lowbit_amx_dot_su<0, 4, 6>();
+// KQ: lowbit_amx_release();

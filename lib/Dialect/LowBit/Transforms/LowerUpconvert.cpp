@@ -207,12 +207,13 @@ struct KernelPlan {
   /// the VNNI loops). Any-shape kernels take two tiles and check at run
   /// time that their K fits (16384), else run the VNNI loops.
   int64_t amxTiles = 0;
-  /// Formats with a scale per 32-k block (q4_0, q8_0) or per group of
-  /// blocks with zero points (w2gG, w4gG) on tiles: one tile product per
-  /// block (tile_config k = 32), its accumulators stored and combined in
-  /// f32 per block (block_combine, group_combine), into f32 outputs kept in
-  /// a stack buffer: the blocking of llama.cpp's AMX kernels for its block
-  /// types (ggml-cpu/amx), whose per-block AVX-512 epilogue bounds them.
+  /// Formats with a scale per 32-k block (q4_0, q5_0, q8_0, iq4_nl) or per
+  /// group of blocks with zero points (w2gG, w4gG) on tiles: one
+  /// tile product per block (tile_config k = 32), its accumulators stored
+  /// and combined in f32 per block (block_combine, group_combine), into f32
+  /// outputs kept in a stack buffer: the blocking of llama.cpp's AMX
+  /// kernels for its block types (ggml-cpu/amx), whose per-block AVX-512
+  /// epilogue bounds them.
   /// K-quants (with the sub-scale buffer: any-shape K up to 16384) too: one
   /// product per sub-block (k = 32, or 16 for sub-blocks of 16), combined
   /// as the VNNI GEMM combines its blocks (combineSubScales,
@@ -510,9 +511,10 @@ private:
   /// Unpacks the tiles' codes into amxCodes, one 64-byte row per 4-k
   /// group: group g of 32-k block c (k 32c + 4g .. + 3 of all 16 weight
   /// rows) is row 8c + g, unpacked as buildBlock unpacks it (plane j of low
-  /// vector u is group u (8 / lowBits) + j, joined by its high bits where
-  /// codes have 3, 5 or 6 bits; 8-bit codes are the vector itself); the
-  /// rows past Kp / 4 up to amxKp / 4 are zero.
+  /// vector u is group u (8 / lowBits) + j, looked up in the codebook
+  /// (iq4_nl), joined by its high bits where codes have 3, 5 or 6 bits;
+  /// 8-bit codes are the vector itself); the rows past Kp / 4 up to
+  /// amxKp / 4 are zero.
   void expandCodes(Value firstTile, int64_t tiles) {
     Tile tile;
     tile.firstTile = firstTile;
@@ -541,6 +543,8 @@ private:
                                 b, loc, byteReg, packed, Value(),
                                 b.getI64IntegerAttr(plan.lowBits),
                                 b.getI64IntegerAttr(j), b.getI64IntegerAttr(0));
+            if (!plan.lookup.empty())
+              w = UkCodebookOp::create(b, loc, byteReg, w, plan.lookup);
             if (highBits > 0) {
               int64_t highPlanes = 8 / highBits;
               Value &h = high[group / highPlanes];
@@ -2447,18 +2451,17 @@ private:
     plan.slices = kVectorBytes / registerBytes;
     // An any-shape kernel sizes its buffer for 2 tiles of the largest K
     // that fits (16384) and checks its K at run time.
-    // Formats of one plane of 2, 4 or 8-bit codes with a scale per 32-k
-    // block and a code offset the same for every row (q4_0, q8_0), or a
-    // scale and a zero point per row and group of whole blocks (w2gG,
+    // Formats with a scale per 32-k block and a code offset the same for
+    // every row (q4_0, q5_0, q8_0; iq4_nl's looked-up codes, offset 128),
+    // or a scale and a zero point per row and group of whole blocks (w2gG,
     // w4gG).
     bool sameOffset = (plan.encoding == Encoding::GgufQ4_0 ||
-                       plan.encoding == Encoding::Offset) &&
+                       plan.encoding == Encoding::Offset ||
+                       plan.encoding == Encoding::Codebook) &&
                       plan.group == kBlockK;
     bool zeroPoints = plan.hasZeros() && plan.group % kBlockK == 0;
-    bool perBlock = (sameOffset || zeroPoints) && !plan.subScales &&
-                    plan.lowBits == plan.bits &&
-                    (plan.bits == 2 || plan.bits == 4 || plan.bits == 8) &&
-                    plan.lookup.empty() && !plan.centred;
+    bool perBlock =
+        (sameOffset || zeroPoints) && !plan.subScales && !plan.centred;
     // K-quants (their sub-scales from the sub-scale buffer).
     bool kQuant = plan.subScales && !plan.centred;
     perBlock = perBlock || kQuant;
