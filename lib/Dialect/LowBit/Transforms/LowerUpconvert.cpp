@@ -207,10 +207,11 @@ struct KernelPlan {
   /// the VNNI loops). Any-shape kernels take two tiles and check at run
   /// time that their K fits (16384), else run the VNNI loops.
   int64_t amxTiles = 0;
-  /// Formats with a scale per 32-k block (q4_0, q5_0, q8_0, iq4_nl) or per
-  /// group of blocks with zero points (w2gG, w4gG) on tiles: one
-  /// tile product per block (tile_config k = 32), its accumulators stored
-  /// and combined in f32 per block (block_combine, group_combine), into f32
+  /// Formats with a scale per 32-k block (q4_0, q5_0, q8_0, iq4_nl; with a
+  /// minimum, q4_1, q5_1) or per group of blocks with zero points (w2gG,
+  /// w4gG) on tiles: one tile product per block (tile_config k = 32), its
+  /// accumulators stored and combined in f32 per block (block_combine,
+  /// group_combine, the minimum's o * S / s_b as foldGroup's), into f32
   /// outputs kept in a stack buffer: the blocking of llama.cpp's AMX
   /// kernels for its block types (ggml-cpu/amx), whose per-block AVX-512
   /// epilogue bounds them.
@@ -727,7 +728,7 @@ private:
       for (int64_t w = 0; w < tiles; ++w) {
         scale.push_back(UkLoadHalfOp::create(
             b, loc, outReg, scales, scalesOffset(tile, w, 0, group)));
-        if (plan.hasZeros())
+        if (plan.hasZeros() || plan.hasMin())
           zero.push_back(UkLoadHalfOp::create(
               b, loc, outReg, zeros, scalesOffset(tile, w, 0, group)));
       }
@@ -747,6 +748,15 @@ private:
             start = vector::BroadcastOp::create(
                 b, loc, accReg, arith::MulIOp::create(b, loc, sum, z));
           }
+          // Minimums (q4_1, q5_1): y += o * S / s_b, as foldGroup.
+          Value minTerm;
+          if (plan.hasMin())
+            minTerm = vector::BroadcastOp::create(
+                b, loc, outReg,
+                arith::MulFOp::create(
+                    b, loc,
+                    arith::SIToFPOp::create(b, loc, b.getF32Type(), sum),
+                    inv));
           for (int64_t w = 0; w < tiles; ++w) {
             Value dot = UkLoadOp::create(b, loc, accReg, amxAccs,
                                          add(mul(r, kVectorBytes),
@@ -760,6 +770,9 @@ private:
             Value y = UkLoadOp::create(b, loc, outReg, amxOutputs,
                                        outputAt(p, r, w));
             y = UkGroupCombineOp::create(b, loc, outReg, y, g, scale[w]);
+            if (minTerm)
+              y = UkGroupCombineOp::create(b, loc, outReg, y, minTerm,
+                                           zero[w]);
             UkSpillOp::create(b, loc, y, amxOutputs, outputAt(p, r, w));
           }
         });
@@ -2459,9 +2472,11 @@ private:
                        plan.encoding == Encoding::Offset ||
                        plan.encoding == Encoding::Codebook) &&
                       plan.group == kBlockK;
+    // (and q4_1, q5_1: a minimum per row and 32-k block)
     bool zeroPoints = plan.hasZeros() && plan.group % kBlockK == 0;
-    bool perBlock =
-        (sameOffset || zeroPoints) && !plan.subScales && !plan.centred;
+    bool minimums = plan.hasMin() && plan.group == kBlockK;
+    bool perBlock = (sameOffset || zeroPoints || minimums) &&
+                    !plan.subScales && !plan.centred;
     // K-quants (their sub-scales from the sub-scale buffer).
     bool kQuant = plan.subScales && !plan.centred;
     perBlock = perBlock || kQuant;
