@@ -5,9 +5,10 @@
 // x86-amx: the kernels carry the tile wrappers of amx_tiles.h; the i2s GEMM
 // kernel (N hint 16) configures the tiles, expands the codes, multiplies
 // 2 x 2 accumulator tiles (activations 4, 5; codes 6, 7) per 64 k, stores
-// them and releases the tiles; its remaining activation rows and w1gG
-// (codes doubled) run AVX512-VNNI code; w2gG, w4gG and q4_0 take one tile
-// product per 32-k block. The GEMV kernels use no tile.
+// them and releases the tiles; its remaining activation rows run
+// AVX512-VNNI code; w1gG (codes doubled as they are expanded), w2gG, w4gG
+// and q4_0 take one tile product per 32-k block. The GEMV kernels use no
+// tile.
 
 // CHECK: #include <immintrin.h>
 // CHECK: template <int K> LOWBIT_AMX_FN void lowbit_amx_config()
@@ -28,8 +29,8 @@
 // CHECK: _mm512_dpbusd_epi32(
 // CHECK: lowbit_amx_release();
 // CHECK-LABEL: extern "C" void w1g128(
-// CHECK-NOT: lowbit_amx_config<
-// CHECK: _mm512_dpbusd_epi32(
+// CHECK: lowbit_amx_config<32>();
+// CHECK: lowbit_amx_dot_su<0, 4, 6>();
 // CHECK-LABEL: extern "C" void w2g64(
 // CHECK: lowbit_amx_config<32>();
 // CHECK-LABEL: extern "C" void w4g32(

@@ -208,13 +208,13 @@ struct KernelPlan {
   /// time that their K fits (16384), else run the VNNI loops.
   int64_t amxTiles = 0;
   /// Formats with a scale per 32-k block (q4_0, q5_0, q8_0, iq4_nl; with a
-  /// minimum, q4_1, q5_1) or per group of blocks with zero points (w2gG,
-  /// w4gG) on tiles: one tile product per block (tile_config k = 32), its
-  /// accumulators stored and combined in f32 per block (block_combine,
-  /// group_combine, the minimum's o * S / s_b as foldGroup's), into f32
-  /// outputs kept in a stack buffer: the blocking of llama.cpp's AMX
-  /// kernels for its block types (ggml-cpu/amx), whose per-block AVX-512
-  /// epilogue bounds them.
+  /// minimum, q4_1, q5_1) or per group of blocks (w1gG, codes doubled;
+  /// with zero points, w2gG, w4gG) on tiles: one tile product per block
+  /// (tile_config k = 32), its accumulators stored and combined in f32 per
+  /// block (block_combine, group_combine, the minimum's o * S / s_b as
+  /// foldGroup's), into f32 outputs kept in a stack buffer: the blocking of
+  /// llama.cpp's AMX kernels for its block types (ggml-cpu/amx), whose
+  /// per-block AVX-512 epilogue bounds them.
   /// K-quants (with the sub-scale buffer: any-shape K up to 16384) too: one
   /// product per sub-block (k = 32, or 16 for sub-blocks of 16), combined
   /// as the VNNI GEMM combines its blocks (combineSubScales,
@@ -538,12 +538,15 @@ private:
           Value packed = load(u);
           for (int64_t j = 0; j < planes; ++j) {
             int64_t group = u * planes + j;
+            // (w1gG's codes doubled, as buildBlock doubles them)
+            int64_t scale = plan.encoding == Encoding::Binary ? 1 : 0;
             Value w = plan.lowBits == 8
                           ? packed
                           : UkUnpackOp::create(
                                 b, loc, byteReg, packed, Value(),
                                 b.getI64IntegerAttr(plan.lowBits),
-                                b.getI64IntegerAttr(j), b.getI64IntegerAttr(0));
+                                b.getI64IntegerAttr(j),
+                                b.getI64IntegerAttr(scale));
             if (!plan.lookup.empty())
               w = UkCodebookOp::create(b, loc, byteReg, w, plan.lookup);
             if (highBits > 0) {
@@ -741,10 +744,13 @@ private:
           Value one = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(1));
           Value inv = arith::DivFOp::create(
               b, loc, one, memref::LoadOp::create(b, loc, xScales, at));
+          // The code offset's share (w1gG's doubled codes: q = 2c - 1).
+          int64_t offset =
+              plan.encoding == Encoding::Binary ? 1 : plan.codeOffset;
           Value start;
-          if (plan.codeOffset) {
+          if (offset) {
             Value z = arith::ConstantOp::create(
-                b, loc, b.getI32IntegerAttr(int32_t(-plan.codeOffset)));
+                b, loc, b.getI32IntegerAttr(int32_t(-offset)));
             start = vector::BroadcastOp::create(
                 b, loc, accReg, arith::MulIOp::create(b, loc, sum, z));
           }
@@ -2466,14 +2472,15 @@ private:
     // that fits (16384) and checks its K at run time.
     // Formats with a scale per 32-k block and a code offset the same for
     // every row (q4_0, q5_0, q8_0; iq4_nl's looked-up codes, offset 128),
-    // or a scale and a zero point per row and group of whole blocks (w2gG,
-    // w4gG).
+    // or a scale (w1gG, codes doubled) and a zero point (w2gG, w4gG) per
+    // row and group of whole blocks.
     bool sameOffset = (plan.encoding == Encoding::GgufQ4_0 ||
                        plan.encoding == Encoding::Offset ||
                        plan.encoding == Encoding::Codebook) &&
                       plan.group == kBlockK;
     // (and q4_1, q5_1: a minimum per row and 32-k block)
-    bool zeroPoints = plan.hasZeros() && plan.group % kBlockK == 0;
+    bool zeroPoints = (plan.hasZeros() || plan.encoding == Encoding::Binary) &&
+                      plan.group % kBlockK == 0;
     bool minimums = plan.hasMin() && plan.group == kBlockK;
     bool perBlock = (sameOffset || zeroPoints || minimums) &&
                     !plan.subScales && !plan.centred;
