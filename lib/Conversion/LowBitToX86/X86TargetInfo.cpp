@@ -663,9 +663,9 @@ public:
 };
 
 /// AVX512-VNNI plus AMX-TILE and AMX-INT8 (Sapphire Rapids and later): the
-/// kernels of x86-avx512vnni, whose GEMM kernels of i2s, q4_0, q5_0, q8_0,
-/// iq4_nl, w2gG, w4gG and the K-quants multiply blocks of 16 activation
-/// rows with int8 tiles (lowbit.uk.tile_*, lowbit-lower-upconvert's
+/// kernels of x86-avx512vnni, whose upconvert GEMM kernels (i2s, w1gG,
+/// w2gG, w4gG, ggml's block formats) multiply blocks of 16 activation rows
+/// with int8 tiles (lowbit.uk.tile_*, lowbit-lower-upconvert's
 /// KernelPlan::amxTiles). Each tile op is a call of a wrapper of
 /// runtime/include/lowbit/amx_tiles.h, whose text every kernel carries
 /// (getPrelude), with its tiles as template arguments:
