@@ -118,8 +118,8 @@ public:
   virtual StringRef getFallbackTarget() const { return "generic"; }
   /// Whether the target has the int8 matrix tiles of the lowbit.uk.tile_*
   /// ops (x86-amx: AMX-TILE and AMX-INT8), which lowbit-lower-upconvert's
-  /// GEMM kernels of i2s, q4_0, q8_0, w2gG and w4gG then use for blocks of
-  /// 16 activation rows.
+  /// GEMM kernels (every up-convert format) then use for blocks of 16
+  /// activation rows.
   virtual bool hasMatrixTiles() const { return false; }
 
   //===--------------------------------------------------------------------===//

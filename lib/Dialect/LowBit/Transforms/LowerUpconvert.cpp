@@ -572,35 +572,45 @@ private:
     }
   }
 
+  /// One tile product step at k, into accumulators (p, w): the activation
+  /// tiles of the `blocks` blocks of 16 rows (block p at `xAt(p)` of
+  /// `xBase`, rows `xStride` bytes apart) times the `tiles` code tiles of
+  /// the expanded codes' rows from k / 4.
+  void amxProducts(Value k, int64_t tiles, int64_t blocks,
+                   function_ref<Value(int64_t)> xAt, Value xBase,
+                   Value xStride) {
+    for (int64_t p = 0; p < blocks; ++p)
+      UkTileLoadOp::create(b, loc, xBase, xAt(p), xStride, kActTile + p);
+    for (int64_t w = 0; w < tiles; ++w)
+      UkTileLoadOp::create(
+          b, loc, amxCodes,
+          add(mul(div(k, 4), kVectorBytes), mul(amxTileBytes, w)),
+          constant(kVectorBytes), kCodeTile + w);
+    for (int64_t p = 0; p < blocks; ++p)
+      for (int64_t w = 0; w < tiles; ++w)
+        UkTileDotOp::create(b, loc, amxAcc(p, w, tiles), kActTile + p,
+                            kCodeTile + w);
+  }
+
+  /// The accumulator tile of block p of activation rows and weight tile w.
+  static int64_t amxAcc(int64_t p, int64_t w, int64_t tiles) {
+    return kAccTile + p * tiles + w;
+  }
+
   /// Activation rows [firstColumn, firstColumn + 16 * blocks) times the
   /// group's expanded codes: tile products over K, then the epilogue.
   void buildAmxBlock(Value firstTile, int64_t tiles, Value firstColumn,
                      int64_t blocks) {
-    auto acc = [&](int64_t p, int64_t w) { return kAccTile + p * tiles + w; };
+    auto acc = [&](int64_t p, int64_t w) { return amxAcc(p, w, tiles); };
     for (int64_t p = 0; p < blocks; ++p)
       for (int64_t w = 0; w < tiles; ++w)
         UkTileZeroOp::create(b, loc, acc(p, w));
     Value kp = shape.kp ? shape.kp : constant(plan.kp);
-    // One product step: activations from `xBase` (stride `xStride`) per
-    // block p, codes rows from k / 4.
-    auto step = [&](Value k, function_ref<Value(int64_t)> xAt, Value xBase,
-                    Value xStride) {
-      for (int64_t p = 0; p < blocks; ++p)
-        UkTileLoadOp::create(b, loc, xBase, xAt(p), xStride, kActTile + p);
-      for (int64_t w = 0; w < tiles; ++w)
-        UkTileLoadOp::create(
-            b, loc, amxCodes,
-            add(mul(div(k, 4), kVectorBytes), mul(amxTileBytes, w)),
-            constant(kVectorBytes), kCodeTile + w);
-      for (int64_t p = 0; p < blocks; ++p)
-        for (int64_t w = 0; w < tiles; ++w)
-          UkTileDotOp::create(b, loc, acc(p, w), kActTile + p, kCodeTile + w);
-    };
     auto xRow = [&](Value column) { return scaled(column, plan.kp, shape.kp); };
     Value fullK = mul(div(kp, KernelPlan::kAmxK), KernelPlan::kAmxK);
     forLoop(constant(0), fullK, KernelPlan::kAmxK, [&](Value k) {
-      step(
-          k,
+      amxProducts(
+          k, tiles, blocks,
           [&](int64_t p) {
             return add(xRow(add(firstColumn, p * kTileRows)), k);
           },
@@ -621,8 +631,8 @@ private:
                 b, loc, x, amxTail,
                 add(mul(r, kVectorBytes), p * kTileRows * kVectorBytes));
           });
-        step(
-            k,
+        amxProducts(
+            k, tiles, blocks,
             [&](int64_t p) { return constant(p * kTileRows * kVectorBytes); },
             amxTail, constant(kVectorBytes));
       });
@@ -667,7 +677,7 @@ private:
   /// combineAmxSubScales.
   void buildAmxScaledBlock(Value firstTile, int64_t tiles, Value firstColumn,
                            int64_t blocks) {
-    auto acc = [&](int64_t p, int64_t w) { return kAccTile + p * tiles + w; };
+    auto acc = [&](int64_t p, int64_t w) { return amxAcc(p, w, tiles); };
     auto outputAt = [&](int64_t p, Value r, int64_t w) {
       return add(mul(r, tiles * kVectorBytes),
                  (p * kTileRows * tiles + w) * kVectorBytes);
@@ -690,20 +700,14 @@ private:
         for (int64_t p = 0; p < blocks; ++p)
           for (int64_t w = 0; w < tiles; ++w)
             UkTileZeroOp::create(b, loc, acc(p, w));
-        for (int64_t p = 0; p < blocks; ++p)
-          UkTileLoadOp::create(
-              b, loc, xq,
-              add(scaled(add(firstColumn, p * kTileRows), plan.kp, shape.kp),
-                  k),
-              kp, kActTile + p);
-        for (int64_t w = 0; w < tiles; ++w)
-          UkTileLoadOp::create(
-              b, loc, amxCodes,
-              add(mul(div(k, 4), kVectorBytes), mul(amxTileBytes, w)),
-              constant(kVectorBytes), kCodeTile + w);
-        for (int64_t p = 0; p < blocks; ++p)
-          for (int64_t w = 0; w < tiles; ++w)
-            UkTileDotOp::create(b, loc, acc(p, w), kActTile + p, kCodeTile + w);
+        amxProducts(
+            k, tiles, blocks,
+            [&](int64_t p) {
+              return add(scaled(add(firstColumn, p * kTileRows), plan.kp,
+                                shape.kp),
+                         k);
+            },
+            xq, kp);
         for (int64_t p = 0; p < blocks; ++p)
           for (int64_t w = 0; w < tiles; ++w)
             UkTileStoreOp::create(b, loc, amxAccs, constant(accAt(p, w, h)),
