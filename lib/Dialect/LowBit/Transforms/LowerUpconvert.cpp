@@ -301,6 +301,18 @@ public:
   }
 
 private:
+  /// `tiles` whole tiles from `firstTile` (every register slice) for the
+  /// activation row `firstColumn` (none yet where it is null).
+  Tile wholeTiles(Value firstTile, int64_t tiles,
+                  Value firstColumn = Value()) {
+    Tile tile;
+    tile.firstTile = firstTile;
+    tile.tiles = tiles;
+    tile.firstColumn = firstColumn;
+    tile.firstSlice = constant(0);
+    return tile;
+  }
+
   /// The VNNI loops: whole tile groups, then the remaining tiles one by
   /// one.
   void buildTileGroups(Value begin, Value end) {
@@ -517,10 +529,7 @@ private:
   /// 8-bit codes are the vector itself); the rows past Kp / 4 up to
   /// amxKp / 4 are zero.
   void expandCodes(Value firstTile, int64_t tiles) {
-    Tile tile;
-    tile.firstTile = firstTile;
-    tile.tiles = tiles;
-    tile.firstSlice = constant(0);
+    Tile tile = wholeTiles(firstTile, tiles);
     int64_t planes = 8 / plan.lowBits, highBits = plan.bits - plan.lowBits;
     Value numBlocks = shape.blocks ? shape.blocks : constant(plan.blocks);
     Value zero = arith::ConstantOp::create(
@@ -645,11 +654,8 @@ private:
     // the 16 int32 of weight tile w.
     for (int64_t p = 0; p < blocks; ++p)
       forLoop(constant(0), constant(kTileRows), 1, [&](Value r) {
-        Tile tile;
-        tile.firstTile = firstTile;
-        tile.tiles = tiles;
-        tile.firstColumn = add(add(firstColumn, p * kTileRows), r);
-        tile.firstSlice = constant(0);
+        Tile tile = wholeTiles(firstTile, tiles,
+                               add(add(firstColumn, p * kTileRows), r));
         Value sum = memref::LoadOp::create(b, loc, xSums, tile.firstColumn);
         Value scale = memref::LoadOp::create(b, loc, xScales, tile.firstColumn);
         SmallVector<Value> outputs;
@@ -726,10 +732,7 @@ private:
           });
         return;
       }
-      Tile tile;
-      tile.firstTile = firstTile;
-      tile.tiles = tiles;
-      tile.firstSlice = constant(0);
+      Tile tile = wholeTiles(firstTile, tiles);
       Value group = div(block, plan.group / kBlockK);
       SmallVector<Value> scale, zero;
       for (int64_t w = 0; w < tiles; ++w) {
@@ -789,11 +792,8 @@ private:
     });
     for (int64_t p = 0; p < blocks; ++p)
       forLoop(constant(0), constant(kTileRows), 1, [&](Value r) {
-        Tile tile;
-        tile.firstTile = firstTile;
-        tile.tiles = tiles;
-        tile.firstColumn = add(add(firstColumn, p * kTileRows), r);
-        tile.firstSlice = constant(0);
+        Tile tile = wholeTiles(firstTile, tiles,
+                               add(add(firstColumn, p * kTileRows), r));
         SmallVector<Value> outputs;
         for (int64_t w = 0; w < tiles; ++w)
           outputs.push_back(UkLoadOp::create(b, loc, outReg, amxOutputs,
@@ -811,11 +811,7 @@ private:
   void combineAmxSubScales(Value firstTile, int64_t tiles, Value block,
                            Value column, function_ref<Value(int64_t)> outputAt,
                            function_ref<Value(int64_t, int64_t)> dotAt) {
-    Tile tile;
-    tile.firstTile = firstTile;
-    tile.tiles = tiles;
-    tile.firstColumn = column;
-    tile.firstSlice = constant(0);
+    Tile tile = wholeTiles(firstTile, tiles, column);
     SmallVector<Value> sums, invs, outputs;
     blockActivations(tile, block, sums, invs);
     SmallVector<Value> dots = initialDots(tile, sums);
@@ -977,10 +973,7 @@ private:
   /// Fills subScaleBuffer with s_j = d * sc_j (and o_j = -dmin * m_j) of
   /// the tiles [firstTile, firstTile + tiles), every 32-k block.
   void widenSubScales(Value firstTile, int64_t tiles) {
-    Tile tile;
-    tile.firstTile = firstTile;
-    tile.tiles = tiles;
-    tile.firstSlice = constant(0);
+    Tile tile = wholeTiles(firstTile, tiles);
     int64_t blocksPer = plan.group / kBlockK;
     int64_t subBytes = kTileRows * plan.scaleBits / 8;
     Value supers = shape.groupsPerRow ? shape.groupsPerRow
