@@ -37,6 +37,14 @@ bash scripts/llama-cpp.sh || true
 # libggml-lowbit.so against it (test/interop/backend-*.test).
 bash scripts/ggml-lowbit.sh || true
 
+# The x86-amx kernels' tests run on the tiles where this host has AMX, else
+# through amx_tiles.h's emulation of them (LOWBIT_AMX=emulate): say which.
+amx=$(build/bin/lowbit targets 2>/dev/null | sed -n 's/^  x86-amx  *//p')
+case "$amx" in
+"runs on this host") echo "=== x86-amx kernels: native (AMX tiles)" ;;
+*) echo "=== x86-amx kernels: emulated (${amx:-lowbit targets failed})" ;;
+esac
+
 # lit: dialect round trips and diagnostics, passes, emitted C++, CLI
 # behaviour, and every generated kernel against the reference (test/e2e).
 # -v without -s: one "PASS: ... (i of N)" line per test as it finishes (a
