@@ -1855,23 +1855,8 @@ private:
       }
     };
     carriedRange(constant(0), blocks, 1, accs, block);
-    SmallVector<Value> sums;
-    for (int64_t o = 0; o < rows * columns; ++o) {
-      Value sum;
-      for (int64_t q = 0; q < chains; ++q) {
-        Value chain = accs[o * chains + q];
-        if (scale[q] > 0)
-          chain = UkShrExactOp::create(b, loc, accReg, chain,
-                                       b.getI64IntegerAttr(scale[q]));
-        sum = sum ? arith::AddIOp::create(b, loc, sum, chain) : chain;
-      }
-      sums.push_back(sum);
-    }
-    for (int64_t c = 0; c < columns; ++c)
-      finish(firstRow, rows, add(firstColumn, c),
-             ArrayRef<Value>(sums).drop_front(c).take_front(
-                 (rows - 1) * columns + 1),
-             columns);
+    finishColumns(firstRow, rows, firstColumn, columns,
+                  sumChains(accs, rows * columns, chains, scale));
   }
 
   /// Row r of the group `prefetch` groups ahead of the block at `rowStart`
@@ -2005,24 +1990,46 @@ private:
     };
     carriedRange(constant(0), blocks, 1, accs, block);
     // Per output the sums of its chains (A, then B).
+    SmallVector<Value> a = sumChains(
+        ArrayRef<Value>(accs).take_front(sumsPerKind), outputs, chains);
+    SmallVector<Value> next;
+    if (plan.tritFractions)
+      next = sumChains(ArrayRef<Value>(accs).drop_front(sumsPerKind), outputs,
+                       chains);
+    finishColumns(firstRow, rows, firstColumn, columns, a, next);
+  }
+
+  /// Per output o of `outputs`, the sum of its chains accs[o * chains + q]
+  /// (chain q divided back by 2^scale[q] first, where scale is given).
+  SmallVector<Value> sumChains(ArrayRef<Value> accs, int64_t outputs,
+                               int64_t chains, ArrayRef<int64_t> scale = {}) {
     SmallVector<Value> sums;
-    for (int64_t kind = 0; kind < (plan.tritFractions ? 2 : 1); ++kind)
-      for (int64_t o = 0; o < outputs; ++o) {
-        Value sum;
-        for (int64_t q = 0; q < chains; ++q) {
-          Value chain = accs[kind * sumsPerKind + o * chains + q];
-          sum = sum ? arith::AddIOp::create(b, loc, sum, chain) : chain;
-        }
-        sums.push_back(sum);
+    for (int64_t o = 0; o < outputs; ++o) {
+      Value sum;
+      for (int64_t q = 0; q < chains; ++q) {
+        Value chain = accs[o * chains + q];
+        if (!scale.empty() && scale[q] > 0)
+          chain = UkShrExactOp::create(b, loc, accReg, chain,
+                                       b.getI64IntegerAttr(scale[q]));
+        sum = sum ? arith::AddIOp::create(b, loc, sum, chain) : chain;
       }
-    ArrayRef<Value> a = ArrayRef<Value>(sums).take_front(outputs);
-    ArrayRef<Value> next = ArrayRef<Value>(sums).drop_front(outputs);
+      sums.push_back(sum);
+    }
+    return sums;
+  }
+
+  /// finish for each of the `columns` activation rows from firstColumn, the
+  /// sums of output (r, c) at sums[r * columns + c] (and TQ1_0's `next`
+  /// likewise).
+  void finishColumns(Value firstRow, int64_t rows, Value firstColumn,
+                     int64_t columns, ArrayRef<Value> sums,
+                     ArrayRef<Value> next = {}) {
+    int64_t span = (rows - 1) * columns + 1;
     for (int64_t c = 0; c < columns; ++c)
       finish(firstRow, rows, add(firstColumn, c),
-             a.drop_front(c).take_front((rows - 1) * columns + 1), columns,
-             plan.tritFractions
-                 ? next.drop_front(c).take_front((rows - 1) * columns + 1)
-                 : ArrayRef<Value>());
+             sums.drop_front(c).take_front(span), columns,
+             next.empty() ? ArrayRef<Value>()
+                          : next.drop_front(c).take_front(span));
   }
 
   /// Sums the lanes of each row's accumulator (accs[r * stride]; with
@@ -2199,19 +2206,8 @@ private:
       }
     };
     carriedRange(constant(0), blocks, 1, accs, block);
-    SmallVector<Value> sums;
-    for (int64_t o = 0; o < rows * columns; ++o) {
-      Value sum;
-      for (int64_t q = 0; q < chains; ++q)
-        sum = sum ? arith::AddIOp::create(b, loc, sum, accs[o * chains + q])
-                  : accs[o * chains + q];
-      sums.push_back(sum);
-    }
-    for (int64_t c = 0; c < columns; ++c)
-      finish(firstRow, rows, add(firstColumn, c),
-             ArrayRef<Value>(sums).drop_front(c).take_front(
-                 (rows - 1) * columns + 1),
-             columns);
+    finishColumns(firstRow, rows, firstColumn, columns,
+                  sumChains(accs, rows * columns, chains));
   }
 
   /// Copies the kRun activation bytes at xq[from] to gathered[to].
